@@ -1,0 +1,53 @@
+/*
+ * solver.h - conda solving on libsolv in conda mode.
+ *
+ * menv keeps libsolv inside this module: callers hand in channels' PackageRecords, virtual
+ * packages and MatchSpecs, and get back the records to link, ordered dependencies first.
+ * No `Pool *` or `Id` leaves solver/. Follows conda's semantics: MatchSpec matching
+ * (CEP-29, translated by specs/ and evaluated by libsolv's conda matcher), channel priority
+ * (flexible or strict), track_features de-prioritisation, virtual packages (CEP-30).
+ */
+#ifndef MENV_SOLVER_H
+#define MENV_SOLVER_H
+
+#include "specs.h"
+
+struct menv_solver;
+
+/* A new, empty solver for `subdir` ("linux-64") with the given channel priority mode.
+ * Free with menv_solver_free(). */
+struct menv_solver *menv_solver_new(const char *subdir, enum menv_channel_priority prio);
+void menv_solver_free(struct menv_solver *s);
+
+/* Adds the records of one channel subdir. `rd` is borrowed and must outlive the solver.
+ * Channels added earlier get higher priority unless rd->channel->priority says otherwise. */
+void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata *rd);
+
+/* Adds a virtual package (CEP-30), e.g. ("__glibc", "2.36", "0"). Strings are copied. */
+void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
+			     const char *build);
+
+/* A virtual package as detected on this machine. */
+struct menv_virtual {
+	char name[32];
+	char version[64];
+	char build[32];
+};
+/* Detects this machine's virtual packages (CEP-30): __unix, __linux (kernel release),
+ * __glibc (gnu_get_libc_version), __archspec (x86-64 microarchitecture level), __cuda (the
+ * driver's CUDA version via libcuda's cuDriverGetVersion; absent without a driver), each
+ * overridden by CONDA_OVERRIDE_<NAME> (empty value: removed). Fills up to `max` entries and
+ * returns how many. */
+size_t menv_virtual_detect(struct menv_virtual *out, size_t max);
+
+/* Solves for installing `specs` (parsed MatchSpecs, borrowed) into an empty prefix.
+ * A spec with a channel only matches records of that channel (and subdir).
+ * On success `*out` is a new array of `*n_out` borrowed record pointers (free the array
+ * only), ordered so that each record comes after its dependencies (virtual packages are
+ * not included). Errors: MENV_EUNSAT with the solver's problems as readable text (one
+ * problem per line, after the first line), MENV_ENOTFOUND when a requested name exists in
+ * no channel. */
+int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
+		      const struct menv_record ***out, size_t *n_out, struct menv_error *err);
+
+#endif

@@ -1,0 +1,244 @@
+/*
+ * buf.c - memory helpers, menv_buf (a git-style strbuf), string vectors and whole-file I/O.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "specs.h"
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "menv: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *menv_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *menv_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *menv_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *menv_xstrdup(const char *s)
+{
+	return s ? menv_xstrndup(s, strlen(s)) : NULL;
+}
+
+char *menv_xstrndup(const char *s, size_t n)
+{
+	char *p = menv_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *menv_xasprintf(const char *fmt, ...)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	menv_buf_grow(&b, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b.buf, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b.len = (size_t)n;
+	return b.buf;
+}
+
+void menv_buf_init(struct menv_buf *b)
+{
+	b->buf = NULL;
+	b->len = b->alloc = 0;
+	menv_buf_grow(b, 0);
+}
+
+void menv_buf_release(struct menv_buf *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->len = b->alloc = 0;
+}
+
+void menv_buf_reset(struct menv_buf *b)
+{
+	b->len = 0;
+	if (b->buf)
+		b->buf[0] = '\0';
+}
+
+void menv_buf_grow(struct menv_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+	if (need <= b->alloc && b->buf)
+		return;
+	size_t alloc = b->alloc ? b->alloc : 64;
+	while (alloc < need)
+		alloc *= 2;
+	b->buf = menv_xrealloc(b->buf, alloc);
+	if (!b->alloc)
+		b->buf[0] = '\0';
+	b->alloc = alloc;
+}
+
+void menv_buf_add(struct menv_buf *b, const void *data, size_t n)
+{
+	menv_buf_grow(b, n);
+	memcpy(b->buf + b->len, data, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+}
+
+void menv_buf_adds(struct menv_buf *b, const char *s)
+{
+	menv_buf_add(b, s, strlen(s));
+}
+
+void menv_buf_addch(struct menv_buf *b, char c)
+{
+	menv_buf_add(b, &c, 1);
+}
+
+void menv_buf_addf(struct menv_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	menv_buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+char *menv_buf_detach(struct menv_buf *b)
+{
+	char *p;
+	menv_buf_grow(b, 0);
+	p = b->buf;
+	b->buf = NULL;
+	b->len = b->alloc = 0;
+	return p;
+}
+
+int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
+				      "cannot open '%s'", path);
+	for (;;) {
+		menv_buf_grow(out, 65536);
+		ssize_t r = read(fd, out->buf + out->len, out->alloc - out->len - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
+			close(fd);
+			return MENV_EIO;
+		}
+		if (r == 0)
+			break;
+		out->len += (size_t)r;
+		out->buf[out->len] = '\0';
+	}
+	close(fd);
+	return 0;
+}
+
+int menv_write_file_atomic(const char *path, const void *data, size_t len,
+			   struct menv_error *err)
+{
+	char *tmp = menv_xasprintf("%s.tmp-XXXXXX", path);
+	const char *p = data;
+	int rc = 0;
+	int fd = mkstemp(tmp);
+
+	if (fd < 0) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", tmp);
+		goto out;
+	}
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", path);
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (!rc && fchmod(fd, 0644) < 0)
+		rc = menv_error_sys(err, MENV_EIO, "cannot chmod '%s'", path);
+	if (!rc && fsync(fd) < 0)
+		rc = menv_error_sys(err, MENV_EIO, "cannot sync '%s'", path);
+	if (close(fd) < 0 && !rc)
+		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", path);
+	if (!rc && rename(tmp, path) < 0)
+		rc = menv_error_sys(err, MENV_EIO, "cannot rename '%s' to '%s'", tmp, path);
+	if (rc)
+		unlink(tmp);
+out:
+	free(tmp);
+	return rc;
+}
+
+void menv_strvec_push(struct menv_strvec *sv, const char *s)
+{
+	menv_strvec_push_owned(sv, menv_xstrdup(s));
+}
+
+void menv_strvec_push_owned(struct menv_strvec *sv, char *s)
+{
+	if (sv->n == sv->alloc) {
+		sv->alloc = sv->alloc ? sv->alloc * 2 : 8;
+		sv->v = menv_xrealloc(sv->v, sv->alloc * sizeof(*sv->v));
+	}
+	sv->v[sv->n++] = s;
+}
+
+bool menv_strvec_contains(const struct menv_strvec *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (!strcmp(sv->v[i], s))
+			return true;
+	return false;
+}
+
+void menv_strvec_clear(struct menv_strvec *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->alloc = 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * error.c - menv_error: the one place a failure's code and one-line message are kept.
+ * Messages grow context as they rise ("while linking 'x': ..."); only the CLI prints them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "specs.h"
+
+static int vset(struct menv_error *err, int code, int sys, const char *fmt, va_list ap)
+{
+	if (!err)
+		return code;
+	err->code = code;
+	err->sys_errno = sys;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	if (sys) {
+		size_t len = strlen(err->msg);
+		snprintf(err->msg + len, sizeof(err->msg) - len, ": %s", strerror(sys));
+	}
+	return code;
+}
+
+int menv_error_set(struct menv_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vset(err, code, 0, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int menv_error_sys(struct menv_error *err, int code, const char *fmt, ...)
+{
+	int sys = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vset(err, code, sys, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
+{
+	char head[1024], old[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err)
+		return MENV_EIO;
+	va_start(ap, fmt);
+	vsnprintf(head, sizeof(head), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old);
+	return err->code;
+}
+
+const char *menv_error_name(int code)
+{
+	switch (code) {
+	case MENV_OK: return "ok";
+	case MENV_EPARSE: return "parse error";
+	case MENV_ENOTFOUND: return "not found";
+	case MENV_EUNSAT: return "unsatisfiable";
+	case MENV_ENET: return "network error";
+	case MENV_ECHECKSUM: return "checksum mismatch";
+	case MENV_EIO: return "i/o error";
+	case MENV_ELOCKED: return "locked";
+	case MENV_EUNSAFE: return "unsafe input";
+	case MENV_EEXIST: return "exists";
+	case MENV_EUNSUPPORTED: return "unsupported";
+	case MENV_EINTR: return "interrupted";
+	case MENV_EUSAGE: return "usage";
+	default: return "error";
+	}
+}
