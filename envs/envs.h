@@ -20,6 +20,7 @@ struct menv_link_stats {
 	size_t hardlinks;    /* files hardlinked from the package cache */
 	size_t copies;       /* files copied (no hardlink possible, or prefix replaced) */
 	size_t replaced;     /* files whose prefix placeholder was replaced */
+	size_t clobbered;    /* files of one package overwritten by a later package */
 };
 
 struct menv_install_opts {
@@ -35,7 +36,7 @@ struct menv_install_opts {
  * hardlink, or copy when hardlinking fails or the file needs its prefix replaced (text and
  * binary mode, CEP-34); softlinks are recreated. noarch python packages go to the
  * environment python's site-packages and bin. Writes `conda-meta/<dist>.json` PrefixRecords
- * (conda's fields), `conda-meta/history` and `conda-meta/menv-create` marker. Everything is
+ * (conda's fields) and `conda-meta/history`. Everything is
  * built in `<parent>/.<name>.menv-tmp-XXXXXX` and renamed to `prefix` at the end; on any
  * error the temporary tree is removed and `prefix` is as before.
  * Errors: MENV_EEXIST (prefix not empty), MENV_EUNSUPPORTED (e.g. binary placeholder shorter
@@ -52,7 +53,7 @@ struct menv_prefix_record {
 	const char *channel, *subdir, *url; /* borrowed, may be NULL */
 };
 
-/* Reads every `conda-meta/*.json` of `prefix`, sorted by name. `*out` is a new array of
+/* Reads every `conda-meta/<dist>.json` of `prefix`, sorted by name. `*out` is a new array of
  * `*n` records; free with menv_prefix_records_free(). A prefix without conda-meta/ is
  * MENV_ENOTFOUND; an unreadable record is MENV_EPARSE naming the file. */
 int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out, size_t *n,

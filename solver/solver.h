@@ -41,7 +41,10 @@ struct menv_virtual {
 size_t menv_virtual_detect(struct menv_virtual *out, size_t max);
 
 /* Solves for installing `specs` (parsed MatchSpecs, borrowed) into an empty prefix.
- * A spec with a channel only matches records of that channel (and subdir).
+ * A spec's `channel`, when set, must already be resolved by the caller to a channel
+ * base URL (menv_channel_parse()->base_url); such a spec only matches records of that
+ * channel (and of `subdir` when set). md5, sha256, fn, build_number and track_features
+ * keys filter candidates too.
  * On success `*out` is a new array of `*n_out` borrowed record pointers (free the array
  * only), ordered so that each record comes after its dependencies (virtual packages are
  * not included). Errors: MENV_EUNSAT with the solver's problems as readable text (one

@@ -52,7 +52,15 @@ int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old);
+	size_t hl = strlen(head);
+	if (hl > sizeof(err->msg) - 3)
+		hl = sizeof(err->msg) - 3;
+	memcpy(err->msg, head, hl);
+	memcpy(err->msg + hl, ": ", 2);
+	size_t room = sizeof(err->msg) - hl - 3;
+	size_t ol = strnlen(old, room);
+	memcpy(err->msg + hl + 2, old, ol);
+	err->msg[hl + 2 + ol] = '\0';
 	return err->code;
 }
 

@@ -221,7 +221,8 @@ char *menv_record_dist(const struct menv_record *r);
 int menv_record_from_json(struct menv_record *r, json_t *obj, const char *fn, const char *base,
 			  const struct menv_channel *ch, struct menv_error *err);
 void menv_record_release(struct menv_record *r);
-/* The depends / constrains arrays of the record (borrowed JSON arrays, possibly empty). */
+/* The record's depends array (borrowed, always an array once parsed) and its constrains
+ * array (borrowed, NULL when the record has none). */
 json_t *menv_record_depends(const struct menv_record *r);
 json_t *menv_record_constrains(const struct menv_record *r);
 

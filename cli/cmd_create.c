@@ -1,0 +1,428 @@
+/*
+ * cmd_create.c - `menv create`: specs or an environment file -> channels -> repodata ->
+ * solve -> package cache -> new prefix. Prints the transaction like conda (or conda's JSON
+ * shape with --json); --dry-run stops after the solve.
+ */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "envs.h"
+#include "fetch.h"
+#include "solver.h"
+
+struct create_opts {
+	const char *name, *prefix, *file;
+	struct menv_strvec cli_channels;
+	bool override_channels, dry_run, json, quiet;
+};
+
+struct loaded {
+	struct menv_channel **chans;
+	size_t nchans;
+	struct menv_repodata **rds;
+	size_t nrds;
+};
+
+static void loaded_free(struct loaded *l)
+{
+	for (size_t i = 0; i < l->nrds; i++)
+		menv_repodata_free(l->rds[i]);
+	for (size_t i = 0; i < l->nchans; i++)
+		menv_channel_free(l->chans[i]);
+	free(l->rds);
+	free(l->chans);
+}
+
+/* Finds or adds the channel with this base URL; returns it (borrowed). */
+static struct menv_channel *add_channel(struct loaded *l, struct menv_channel *c)
+{
+	for (size_t i = 0; i < l->nchans; i++) {
+		if (!strcmp(l->chans[i]->base_url, c->base_url)) {
+			menv_channel_free(c);
+			return l->chans[i];
+		}
+	}
+	l->chans = menv_xrealloc(l->chans, (l->nchans + 1) * sizeof(*l->chans));
+	l->chans[l->nchans++] = c;
+	return c;
+}
+
+static int load_repodata(struct loaded *l, const char *subdir, bool quiet,
+			 struct menv_error *err)
+{
+	const char *subdirs[2] = { subdir, "noarch" };
+
+	l->rds = menv_xcalloc(l->nchans * 2 + 1, sizeof(*l->rds));
+	for (size_t i = 0; i < l->nchans; i++) {
+		struct menv_channel *c = l->chans[i];
+		c->priority = (int)(l->nchans - i);
+		for (int k = 0; k < 2; k++) {
+			struct menv_buf b = MENV_BUF_INIT;
+			int rc = menv_fetch_repodata(c, subdirs[k], &b, err);
+			if (!rc) {
+				char *src = menv_xasprintf("%s/%s/repodata.json", c->base_url,
+							   subdirs[k]);
+				rc = menv_repodata_parse(b.buf, b.len, src, c, subdirs[k],
+							 &l->rds[l->nrds], err);
+				free(src);
+				if (!rc)
+					l->nrds++;
+			}
+			menv_buf_release(&b);
+			if (rc)
+				return rc;
+			if (menv_cli_cancel)
+				return menv_error_set(err, MENV_EINTR, "interrupted");
+		}
+		if (!quiet)
+			fprintf(stderr, "  channel %s: %zu + %zu records\n", c->name,
+				l->rds[l->nrds - 2]->n, l->rds[l->nrds - 1]->n);
+	}
+	return 0;
+}
+
+static void human_size(int64_t n, char *out, size_t len)
+{
+	if (n < 0)
+		snprintf(out, len, "-");
+	else if (n < 1000)
+		snprintf(out, len, "%lld B", (long long)n);
+	else if (n < 1000 * 1000)
+		snprintf(out, len, "%.1f kB", (double)n / 1e3);
+	else if (n < 1000LL * 1000 * 1000)
+		snprintf(out, len, "%.1f MB", (double)n / 1e6);
+	else
+		snprintf(out, len, "%.1f GB", (double)n / 1e9);
+}
+
+static void print_transaction(const char *prefix, const struct menv_record *const *recs,
+			      size_t n)
+{
+	int64_t total = 0;
+	char sz[32];
+
+	printf("\nTransaction\n\n  Prefix: %s\n\n", prefix);
+	if (!n) {
+		printf("  Nothing to install: an empty environment\n\n");
+		return;
+	}
+	printf("  Install (%zu packages):\n\n", n);
+	printf("  %-28s %-16s %-26s %-24s %10s\n", "Package", "Version", "Build", "Channel", "Size");
+	for (size_t i = 0; i < n; i++) {
+		const struct menv_record *r = recs[i];
+		human_size(r->size, sz, sizeof(sz));
+		printf("  + %-26s %-16s %-26s %-24s %10s\n", r->name, r->version, r->build,
+		       r->channel ? r->channel->name : "", sz);
+		if (r->size > 0)
+			total += r->size;
+	}
+	human_size(total, sz, sizeof(sz));
+	printf("\n  Total download: %s\n\n", sz);
+}
+
+static json_t *link_json(const struct menv_record *r)
+{
+	json_t *o = json_object();
+	char *dist = menv_record_dist(r);
+	json_object_set_new(o, "name", json_string(r->name));
+	json_object_set_new(o, "version", json_string(r->version));
+	json_object_set_new(o, "build_string", json_string(r->build));
+	json_object_set_new(o, "build_number", json_integer(r->build_number));
+	json_object_set_new(o, "channel", json_string(r->channel ? r->channel->name : ""));
+	json_object_set_new(o, "base_url", json_string(r->channel ? r->channel->base_url : ""));
+	json_object_set_new(o, "subdir", json_string(r->subdir ? r->subdir : ""));
+	json_object_set_new(o, "platform", json_string(r->subdir ? r->subdir : ""));
+	json_object_set_new(o, "url", json_string(r->url ? r->url : ""));
+	json_object_set_new(o, "fn", json_string(r->fn));
+	json_object_set_new(o, "dist_name", json_string(dist));
+	if (r->md5)
+		json_object_set_new(o, "md5", json_string(r->md5));
+	if (r->sha256)
+		json_object_set_new(o, "sha256", json_string(r->sha256));
+	if (r->size >= 0)
+		json_object_set_new(o, "size", json_integer(r->size));
+	free(dist);
+	return o;
+}
+
+static void print_json(const char *prefix, const struct menv_record *const *recs, size_t n,
+		       bool dry_run)
+{
+	json_t *root = json_object(), *actions = json_object();
+	json_t *link = json_array(), *fetch = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(link, link_json(recs[i]));
+		json_array_append_new(fetch, link_json(recs[i]));
+	}
+	json_object_set_new(actions, "LINK", link);
+	json_object_set_new(actions, "FETCH", fetch);
+	json_object_set_new(actions, "PREFIX", json_string(prefix));
+	json_object_set_new(root, "actions", actions);
+	json_object_set_new(root, "prefix", json_string(prefix));
+	json_object_set_new(root, "dry_run", json_boolean(dry_run));
+	json_object_set_new(root, "success", json_true());
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+	printf("%s\n", s);
+	free(s);
+	json_decref(root);
+}
+
+static void on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
+{
+	bool quiet = *(bool *)ud;
+	if (quiet)
+		return;
+	const char *what = ev == MENV_FETCH_CACHED ? "cached" :
+			   ev == MENV_FETCH_DOWNLOADED ? "downloaded" : "extracted";
+	fprintf(stderr, "  %-10s %s-%s-%s\n", what, r->name, r->version, r->build);
+}
+
+/* True when path exists and is not an empty directory. */
+static bool prefix_in_use(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool used = false;
+
+	if (!d)
+		return access(path, F_OK) == 0;
+	while (!used && (de = readdir(d)))
+		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return used;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: menv create (-n NAME | -p PREFIX) [-c CHANNEL]... [--override-channels]\n"
+		   "                   [--dry-run] [--json] [-q] [-y] SPEC...\n"
+		   "       menv create -f environment.yml [-n NAME | -p PREFIX] [options]\n");
+}
+
+int menv_cmd_create(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "channel", required_argument, NULL, 'c' },
+		{ "override-channels", no_argument, NULL, 'O' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "yes", no_argument, NULL, 'y' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct create_opts o = { 0 };
+	struct menv_config cfg = { 0 };
+	struct menv_error err = { 0 };
+	struct menv_envfile *ef = NULL;
+	struct menv_strvec specs_str = MENV_STRVEC_INIT, chan_names = MENV_STRVEC_INIT,
+			   user_chans = MENV_STRVEC_INIT;
+	struct menv_matchspec **specs = NULL;
+	struct loaded l = { 0 };
+	struct menv_solver *solver = NULL;
+	const struct menv_record **recs = NULL;
+	size_t nspecs = 0, nrecs = 0;
+	char *prefix = NULL, *cmdline = NULL;
+	int c, rc = 0, exit_code = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:p:f:c:dqyh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': o.name = optarg; break;
+		case 'p': o.prefix = optarg; break;
+		case 'f': o.file = optarg; break;
+		case 'c': menv_strvec_push(&o.cli_channels, optarg); break;
+		case 'O': o.override_channels = true; break;
+		case 'd': o.dry_run = true; break;
+		case 'j': o.json = true; o.quiet = true; break;
+		case 'q': o.quiet = true; break;
+		case 'y': break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return MENV_EXIT_USAGE;
+		}
+	}
+	rc = menv_config_load(&cfg, &err);
+	if (rc)
+		goto out;
+	if (o.file) {
+		rc = menv_envfile_load(o.file, &ef, &err);
+		if (rc)
+			goto out;
+		if (ef->pip.n) {
+			rc = menv_error_set(&err, MENV_EUNSUPPORTED,
+					    "%s: the 'pip:' section (%zu requirements) is not "
+					    "supported yet", o.file, ef->pip.n);
+			goto out;
+		}
+		if (!o.name && !o.prefix) {
+			if (ef->name)
+				o.name = ef->name;
+			else if (ef->prefix)
+				o.prefix = ef->prefix;
+		}
+		for (size_t i = 0; i < ef->deps.n; i++)
+			menv_strvec_push(&specs_str, ef->deps.v[i]);
+	}
+	for (int i = optind; i < argc; i++)
+		menv_strvec_push(&specs_str, argv[i]);
+	prefix = menv_cli_prefix(&cfg, o.name, o.prefix, &err);
+	if (!prefix) {
+		rc = err.code;
+		goto out;
+	}
+	if (!o.dry_run && prefix_in_use(prefix)) {
+		/* checked again when linking; failing early saves the downloads */
+		rc = menv_error_set(&err, MENV_EEXIST, "prefix '%s' already exists", prefix);
+		goto out;
+	}
+
+	/* specs */
+	specs = menv_xcalloc(specs_str.n + 1, sizeof(*specs));
+	for (size_t i = 0; i < specs_str.n; i++) {
+		rc = menv_matchspec_parse(specs_str.v[i], &specs[nspecs], &err);
+		if (rc) {
+			if (o.file)
+				menv_error_prefix(&err, "%s", o.file);
+			goto out;
+		}
+		nspecs++;
+	}
+
+	/* channels: -c first, then the file's, then the configured ones (conda's order);
+	 * `nodefaults` in the file or --override-channels drop the configured ones */
+	for (size_t i = 0; i < o.cli_channels.n; i++)
+		menv_strvec_push(&user_chans, o.cli_channels.v[i]);
+	bool nodefaults = o.override_channels;
+	if (ef) {
+		for (size_t i = 0; i < ef->channels.n; i++)
+			menv_strvec_push(&user_chans, ef->channels.v[i]);
+		nodefaults = nodefaults || menv_strvec_contains(&ef->channels, "nodefaults");
+	}
+	if (!nodefaults)
+		for (size_t i = 0; i < cfg.channels.n; i++)
+			menv_strvec_push(&user_chans, cfg.channels.v[i]);
+	if (!nodefaults && !cfg.channels.n)
+		menv_strvec_push(&user_chans, "defaults");
+	menv_channels_expand(&user_chans, &cfg, &chan_names);
+	for (size_t i = 0; i < chan_names.n; i++) {
+		struct menv_channel *ch;
+		rc = menv_channel_parse(chan_names.v[i], &cfg, &ch, &err);
+		if (rc)
+			goto out;
+		add_channel(&l, ch);
+	}
+	/* a `channel::pkg` spec loads its channel even when it is not listed (BR-005) */
+	for (size_t i = 0; i < nspecs; i++) {
+		struct menv_channel *ch;
+		if (!specs[i]->channel)
+			continue;
+		rc = menv_channel_parse(specs[i]->channel, &cfg, &ch, &err);
+		if (rc)
+			goto out;
+		ch = add_channel(&l, ch);
+		free(specs[i]->channel);
+		specs[i]->channel = menv_xstrdup(ch->base_url);
+	}
+	if (nspecs && !l.nchans) {
+		rc = menv_error_set(&err, MENV_EUSAGE, "no channels: give -c CHANNEL or list "
+				    "channels in the environment file or .condarc");
+		goto out;
+	}
+
+	if (nspecs) {
+		if (!o.quiet)
+			fprintf(stderr, "Reading repodata for %s\n", cfg.subdir);
+		rc = load_repodata(&l, cfg.subdir, o.quiet, &err);
+		if (rc)
+			goto out;
+		solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
+		for (size_t i = 0; i < l.nrds; i++)
+			menv_solver_add_repodata(solver, l.rds[i]);
+		struct menv_virtual virt[8];
+		size_t nv = menv_virtual_detect(virt, 8);
+		for (size_t i = 0; i < nv; i++)
+			menv_solver_add_virtual(solver, virt[i].name, virt[i].version, virt[i].build);
+		rc = menv_solver_solve(solver, specs, nspecs, &recs, &nrecs, &err);
+		if (rc)
+			goto out;
+	}
+
+	if (o.json && o.dry_run)
+		print_json(prefix, recs, nrecs, true);
+	else if (!o.json)
+		print_transaction(prefix, recs, nrecs);
+	if (o.dry_run) {
+		if (!o.json)
+			printf("Dry run: nothing was changed.\n");
+		goto out;
+	}
+	if (nrecs) {
+		if (!o.quiet)
+			fprintf(stderr, "Fetching packages into %s\n", cfg.pkgs_dir);
+		rc = menv_pkgcache_fetch(cfg.pkgs_dir, (struct menv_record *const *)recs, nrecs,
+					 cfg.download_threads, on_fetch, &o.quiet,
+					 (volatile int *)&menv_cli_cancel, &err);
+		if (rc)
+			goto out;
+	}
+	struct menv_strvec requested = MENV_STRVEC_INIT;
+	for (size_t i = 0; i < nspecs; i++)
+		menv_strvec_push_owned(&requested, menv_matchspec_str(specs[i]));
+	cmdline = menv_cli_cmdline();
+	struct menv_install_opts io = {
+		.pkgs_dir = cfg.pkgs_dir,
+		.requested = &requested,
+		.cmdline = cmdline,
+		.cancel = (volatile int *)&menv_cli_cancel,
+	};
+	struct menv_link_stats st;
+	rc = menv_env_create(prefix, recs, nrecs, &io, &st, &err);
+	menv_strvec_clear(&requested);
+	if (rc)
+		goto out;
+	if (o.json) {
+		print_json(prefix, recs, nrecs, false);
+	} else {
+		printf("Created %s: %zu packages, %zu files (%zu hardlinked, %zu copied, %zu "
+		       "relocated)\n",
+		       prefix, st.packages, st.files, st.hardlinks, st.copies, st.replaced);
+		if (st.clobbered)
+			printf("warning: %zu files were provided by more than one package; the "
+			       "later package's copy was kept\n", st.clobbered);
+	}
+out:
+	if (rc) {
+		if (o.json) {
+			json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error",
+					      menv_error_name(err.code), "message", err.msg);
+			char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+			printf("%s\n", s);
+			free(s);
+			json_decref(j);
+		}
+		exit_code = menv_cli_fail(&err);
+	}
+	free(recs);
+	menv_solver_free(solver);
+	loaded_free(&l);
+	for (size_t i = 0; i < nspecs; i++)
+		menv_matchspec_free(specs[i]);
+	free(specs);
+	menv_strvec_clear(&specs_str);
+	menv_strvec_clear(&chan_names);
+	menv_strvec_clear(&user_chans);
+	menv_strvec_clear(&o.cli_channels);
+	menv_envfile_free(ef);
+	menv_config_release(&cfg);
+	free(prefix);
+	free(cmdline);
+	return exit_code;
+}

@@ -1,0 +1,374 @@
+/*
+ * solver.c - conda solving on libsolv (DISTTYPE_CONDA). Records become solvables with conda's
+ * attributes (build string as flavor, build number, track_features, constrains, timestamp);
+ * their depends are parsed by libsolv's conda MatchSpec reader. Top-level specs with keys
+ * libsolv's reader does not know (channel, subdir, md5, ...) become explicit candidate sets.
+ * libsolv's types stay inside this file.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <solv/conda.h>
+#include <solv/pool.h>
+#include <solv/poolarch.h>
+#include <solv/problems.h>
+#include <solv/repo.h>
+#include <solv/selection.h>
+#include <solv/solver.h>
+#include <solv/transaction.h>
+
+#include "solver.h"
+
+struct menv_solver {
+	Pool *pool;
+	char *subdir;
+	enum menv_channel_priority prio;
+	Repo *virt;
+	const struct menv_record **by_id; /* solvable Id -> record (NULL for virtual ones) */
+	size_t by_id_alloc;
+	int nrepos;
+};
+
+struct menv_solver *menv_solver_new(const char *subdir, enum menv_channel_priority prio)
+{
+	struct menv_solver *s = menv_xcalloc(1, sizeof(*s));
+
+	s->pool = pool_create();
+	pool_setdisttype(s->pool, DISTTYPE_CONDA);
+	s->subdir = menv_xstrdup(subdir);
+	s->prio = prio;
+	s->virt = repo_create(s->pool, "@virtual");
+	pool_set_installed(s->pool, s->virt);
+	return s;
+}
+
+void menv_solver_free(struct menv_solver *s)
+{
+	if (!s)
+		return;
+	pool_free(s->pool);
+	free(s->by_id);
+	free(s->subdir);
+	free(s);
+}
+
+static void remember(struct menv_solver *s, Id p, const struct menv_record *r)
+{
+	if ((size_t)p >= s->by_id_alloc) {
+		size_t n = s->by_id_alloc ? s->by_id_alloc : 1024;
+		while (n <= (size_t)p)
+			n *= 2;
+		s->by_id = menv_xrealloc(s->by_id, n * sizeof(*s->by_id));
+		memset(s->by_id + s->by_id_alloc, 0, (n - s->by_id_alloc) * sizeof(*s->by_id));
+		s->by_id_alloc = n;
+	}
+	s->by_id[p] = r;
+}
+
+static void add_track_features(Repodata *data, Id h, Pool *pool, const char *tf)
+{
+	const char *p = tf;
+	while (*p) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		const char *e = p;
+		while (*e && *e != ' ' && *e != ',')
+			e++;
+		if (e > p)
+			repodata_add_idarray(data, h, SOLVABLE_TRACK_FEATURES,
+					     pool_strn2id(pool, p, (unsigned int)(e - p), 1));
+		p = e;
+	}
+}
+
+void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata *rd)
+{
+	Pool *pool = s->pool;
+	Repo *repo;
+	Repodata *data;
+	char *rname = menv_xasprintf("%s/%s", rd->channel ? rd->channel->name : "?", rd->subdir);
+
+	repo = repo_create(pool, rname);
+	free(rname);
+	repo->appdata = (void *)rd;
+	if (s->prio != MENV_PRIORITY_DISABLED)
+		repo->priority = rd->channel ? rd->channel->priority : -s->nrepos;
+	repo->subpriority = strcmp(rd->subdir, "noarch") ? 1 : 0;
+	s->nrepos++;
+	data = repo_add_repodata(repo, 0);
+	for (size_t i = 0; i < rd->n; i++) {
+		const struct menv_record *r = &rd->recs[i];
+		Id p = repo_add_solvable(repo);
+		Solvable *sv = pool_id2solvable(pool, p);
+		json_t *arr, *v;
+		size_t k;
+		char num[32];
+
+		sv->name = pool_str2id(pool, r->name, 1);
+		sv->evr = pool_str2id(pool, r->version, 1);
+		sv->provides = repo_addid_dep(repo, sv->provides,
+					      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
+		repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, r->build);
+		snprintf(num, sizeof(num), "%lld", (long long)r->build_number);
+		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
+		if (r->timestamp > 0)
+			repodata_set_num(data, p, SOLVABLE_BUILDTIME,
+					 (unsigned long long)(r->timestamp / 1000));
+		arr = menv_record_depends(r);
+		json_array_foreach(arr, k, v) {
+			if (!json_is_string(v))
+				continue;
+			Id dep = pool_conda_matchspec(pool, json_string_value(v));
+			if (dep)
+				sv->requires = repo_addid_dep(repo, sv->requires, dep, 0);
+		}
+		arr = menv_record_constrains(r);
+		if (arr) {
+			json_array_foreach(arr, k, v) {
+				if (!json_is_string(v))
+					continue;
+				Id dep = pool_conda_matchspec(pool, json_string_value(v));
+				if (dep)
+					repodata_add_idarray(data, p, SOLVABLE_CONSTRAINS, dep);
+			}
+		}
+		v = json_object_get(r->json, "track_features");
+		if (json_is_string(v))
+			add_track_features(data, p, pool, json_string_value(v));
+		else if (json_is_array(v)) {
+			json_t *f;
+			json_array_foreach(v, k, f) if (json_is_string(f))
+				add_track_features(data, p, pool, json_string_value(f));
+		}
+		remember(s, p, r);
+	}
+	repo_internalize(repo);
+}
+
+void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
+			     const char *build)
+{
+	Pool *pool = s->pool;
+	Repodata *data = repo_last_repodata(s->virt);
+	Id p = repo_add_solvable(s->virt);
+	Solvable *sv = pool_id2solvable(pool, p);
+
+	if (!data)
+		data = repo_add_repodata(s->virt, 0);
+	sv->name = pool_str2id(pool, name, 1);
+	sv->evr = pool_str2id(pool, version, 1);
+	sv->provides = repo_addid_dep(s->virt, sv->provides,
+				      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
+	repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, build);
+	repodata_set_str(data, p, SOLVABLE_BUILDVERSION, "0");
+	repodata_internalize(data);
+}
+
+/* Does record r satisfy the keys of ms that libsolv's conda reader does not evaluate? */
+static bool extra_keys_match(const struct menv_matchspec *ms, const struct menv_record *r)
+{
+	if (!r)
+		return false;
+	if (ms->channel && (!r->channel || strcmp(ms->channel, r->channel->base_url)))
+		return false;
+	if (ms->subdir && (!r->subdir || strcmp(ms->subdir, r->subdir)))
+		return false;
+	if (ms->md5 && (!r->md5 || strcasecmp(ms->md5, r->md5)))
+		return false;
+	if (ms->sha256 && (!r->sha256 || strcasecmp(ms->sha256, r->sha256)))
+		return false;
+	if (ms->fn && strcmp(ms->fn, r->fn))
+		return false;
+	if (ms->build_number) {
+		const char *b = ms->build_number;
+		long long want, have = r->build_number;
+		int op = 0; /* 0 ==, 1 >=, 2 <=, 3 >, 4 <, 5 != */
+		if (!strncmp(b, ">=", 2)) op = 1, b += 2;
+		else if (!strncmp(b, "<=", 2)) op = 2, b += 2;
+		else if (!strncmp(b, "!=", 2)) op = 5, b += 2;
+		else if (!strncmp(b, "==", 2)) b += 2;
+		else if (*b == '>') op = 3, b++;
+		else if (*b == '<') op = 4, b++;
+		else if (*b == '=') b++;
+		want = atoll(b);
+		bool ok = op == 0 ? have == want : op == 1 ? have >= want : op == 2 ? have <= want :
+			  op == 3 ? have > want : op == 4 ? have < want : have != want;
+		if (!ok)
+			return false;
+	}
+	if (ms->track_features) {
+		json_t *tf = json_object_get(r->json, "track_features");
+		if (!json_is_string(tf) || !strstr(json_string_value(tf), ms->track_features))
+			return false;
+	}
+	return true;
+}
+
+/* Does solvable p match the version and build of ms when its name is taken as `name`? */
+static bool provides_match(struct menv_solver *s, Id p, const struct menv_matchspec *ms,
+			   const char *name)
+{
+	Pool *pool = s->pool;
+	struct menv_matchspec m = *ms;
+	Id dep, q, qq;
+	char *str;
+
+	m.name = (char *)name;
+	str = menv_matchspec_str(&m);
+	dep = pool_conda_matchspec(pool, str);
+	free(str);
+	if (!dep)
+		return false;
+	FOR_PROVIDES(q, qq, dep) {
+		if (q == p)
+			return true;
+	}
+	return false;
+}
+
+static bool needs_candidates(const struct menv_matchspec *ms)
+{
+	return ms->channel || ms->subdir || ms->md5 || ms->sha256 || ms->fn || ms->build_number ||
+	       ms->track_features || (ms->name && strchr(ms->name, '*'));
+}
+
+static void describe_problems(Solver *solv, struct menv_buf *out)
+{
+	int np = solver_problem_count(solv);
+	for (Id i = 1; i <= np; i++) {
+		Queue rules;
+		queue_init(&rules);
+		solver_findallproblemrules(solv, i, &rules);
+		menv_buf_addf(out, "\n  problem %d: %s", i, solver_problem2str(solv, i));
+		for (int j = 0; j < rules.count; j++) {
+			Id type, source, target, dep;
+			Id r = rules.elements[j];
+			type = solver_ruleinfo(solv, r, &source, &target, &dep);
+			if (type == SOLVER_RULE_JOB)
+				continue;
+			menv_buf_addf(out, "\n    - %s",
+				      solver_problemruleinfo2str(solv, type, source, target, dep));
+		}
+		queue_free(&rules);
+	}
+}
+
+int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
+		      const struct menv_record ***out, size_t *n_out, struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	Solver *solv = NULL;
+	Transaction *trans = NULL;
+	Queue job, q;
+	int rc = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	queue_init(&job);
+	queue_init(&q);
+	pool_addfileprovides(pool);
+	pool_createwhatprovides(pool);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct menv_matchspec *ms = specs[i];
+		struct menv_matchspec plain = *ms;
+		char *str;
+		Id dep, p, pp;
+		bool known = false;
+
+		plain.channel = NULL;
+		if (ms->name && strchr(ms->name, '*'))
+			plain.name = NULL;
+		str = menv_matchspec_str(&plain);
+		dep = pool_conda_matchspec(pool, str);
+		free(str);
+		if (!dep) {
+			rc = menv_error_set(err, MENV_EPARSE, "cannot read match spec for '%s'",
+					    ms->name ? ms->name : "*");
+			goto out;
+		}
+		if (ms->name && !strchr(ms->name, '*')) {
+			Id nameid = pool_str2id(pool, ms->name, 0);
+			if (nameid)
+				FOR_PROVIDES(p, pp, nameid) known = true;
+			if (!known) {
+				char *full = menv_matchspec_str_full(ms);
+				rc = menv_error_set(err, MENV_ENOTFOUND,
+						    "package '%s' is not available from the current "
+						    "channels", full);
+				free(full);
+				goto out;
+			}
+		}
+		if (!needs_candidates(ms)) {
+			queue_push2(&job, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES, dep);
+			continue;
+		}
+		queue_empty(&q);
+		if (ms->name && !strchr(ms->name, '*')) {
+			FOR_PROVIDES(p, pp, dep) {
+				if ((size_t)p < s->by_id_alloc && extra_keys_match(ms, s->by_id[p]))
+					queue_push(&q, p);
+			}
+		} else {
+			/* a name glob or "*": test every record */
+			for (p = 2; p < pool->nsolvables; p++) {
+				Solvable *sv = pool_id2solvable(pool, p);
+				if (!sv->repo || (size_t)p >= s->by_id_alloc || !s->by_id[p])
+					continue;
+				const char *nm = pool_id2str(pool, sv->name);
+				if (ms->name && fnmatch(ms->name, nm, 0))
+					continue;
+				if (!extra_keys_match(ms, s->by_id[p]))
+					continue;
+				if ((plain.version || plain.build) && !provides_match(s, p, &plain, nm))
+					continue;
+				queue_push(&q, p);
+			}
+		}
+		if (!q.count) {
+			char *full = menv_matchspec_str_full(ms);
+			rc = menv_error_set(err, MENV_ENOTFOUND,
+					    "no package matches '%s' in the current channels", full);
+			free(full);
+			goto out;
+		}
+		queue_push2(&job, SOLVER_INSTALL | SOLVER_SOLVABLE_ONE_OF, pool_queuetowhatprovides(pool, &q));
+	}
+
+	solv = solver_create(pool);
+	if (s->prio == MENV_PRIORITY_STRICT)
+		solver_set_flag(solv, SOLVER_FLAG_STRICT_REPO_PRIORITY, 1);
+	if (solver_solve(solv, &job)) {
+		struct menv_buf b = MENV_BUF_INIT;
+		describe_problems(solv, &b);
+		rc = menv_error_set(err, MENV_EUNSAT, "could not solve for the requested packages:%s",
+				    b.buf ? b.buf : "");
+		menv_buf_release(&b);
+		goto out;
+	}
+	trans = solver_create_transaction(solv);
+	transaction_order(trans, 0);
+	const struct menv_record **res = menv_xcalloc((size_t)trans->steps.count + 1, sizeof(*res));
+	size_t nres = 0;
+	for (int i = 0; i < trans->steps.count; i++) {
+		Id p = trans->steps.elements[i];
+		Id type = transaction_type(trans, p, SOLVER_TRANSACTION_SHOW_ACTIVE);
+		if (type != SOLVER_TRANSACTION_INSTALL)
+			continue;
+		if ((size_t)p < s->by_id_alloc && s->by_id[p])
+			res[nres++] = s->by_id[p];
+	}
+	*out = res;
+	*n_out = nres;
+out:
+	transaction_free(trans);
+	if (solv)
+		solver_free(solv);
+	queue_free(&q);
+	queue_free(&job);
+	return rc;
+}

@@ -1,0 +1,215 @@
+/*
+ * envfile.c - environment.yml (CEP-24): name, prefix, channels, dependencies with an
+ * optional `pip:` section, variables. YAML errors carry the file, line and column; a key
+ * present with no value (YAML null) reads as "no items", as conda reads it (BR-002).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "specs.h"
+
+struct ctx {
+	yaml_document_t *doc;
+	const char *src;
+	struct menv_error *err;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct ctx *c, yaml_node_t *n, const char *fmt, ...)
+{
+	char m[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m, sizeof(m), fmt, ap);
+	va_end(ap);
+	return menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: %s", c->src,
+			      n->start_mark.line + 1, n->start_mark.column + 1, m);
+}
+
+static bool is_null(yaml_node_t *n)
+{
+	if (n->type != YAML_SCALAR_NODE)
+		return false;
+	const char *v = (const char *)n->data.scalar.value;
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+	       !strcmp(v, "NULL");
+}
+
+static const char *scalar(yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int string_list(struct ctx *c, yaml_node_t *n, const char *key, struct menv_strvec *out)
+{
+	if (is_null(n))
+		return 0;
+	if (n->type == YAML_SCALAR_NODE) {
+		/* a single string where a list is expected: accepted like conda */
+		menv_strvec_push(out, scalar(n));
+		return 0;
+	}
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail(c, n, "'%s' must be a list", key);
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *v = yaml_document_get_node(c->doc, *it);
+		if (!v || v->type != YAML_SCALAR_NODE)
+			return fail(c, v ? v : n, "items of '%s' must be strings", key);
+		if (is_null(v))
+			continue;
+		menv_strvec_push(out, scalar(v));
+	}
+	return 0;
+}
+
+static int dependencies(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
+{
+	if (is_null(n))
+		return 0;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail(c, n, "'%s' must be a list", "dependencies");
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *v = yaml_document_get_node(c->doc, *it);
+		if (!v)
+			continue;
+		if (v->type == YAML_SCALAR_NODE) {
+			if (!is_null(v))
+				menv_strvec_push(&ef->deps, scalar(v));
+			continue;
+		}
+		if (v->type != YAML_MAPPING_NODE)
+			return fail(c, v, "a dependency must be a string or a '%s:' section", "pip");
+		for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
+		     p++) {
+			yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+			yaml_node_t *val = yaml_document_get_node(c->doc, p->value);
+			const char *ks = scalar(k);
+			if (!ks || strcmp(ks, "pip"))
+				return fail(c, k ? k : v, "unknown dependency section '%s'",
+					    ks ? ks : "?");
+			ef->has_pip_section = true;
+			int rc = string_list(c, val, "pip", &ef->pip);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int variables(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
+{
+	if (is_null(n))
+		return 0;
+	if (n->type != YAML_MAPPING_NODE)
+		return fail(c, n, "'%s' must be a mapping of names to values", "variables");
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+		if (!scalar(k) || !v || v->type != YAML_SCALAR_NODE)
+			return fail(c, k ? k : n, "variable values must be %s", "strings");
+		menv_strvec_push(&ef->var_names, scalar(k));
+		menv_strvec_push(&ef->var_values, is_null(v) ? "" : scalar(v));
+	}
+	return 0;
+}
+
+int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct menv_envfile **out,
+		       struct menv_error *err)
+{
+	struct menv_envfile *ef = menv_xcalloc(1, sizeof(*ef));
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root;
+	struct ctx c = { &doc, src, err };
+	int rc = 0;
+
+	*out = NULL;
+	ef->path = menv_xstrdup(src);
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		yaml_mark_t m = parser.problem_mark;
+		rc = menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s%s%s", src, m.line + 1,
+				    m.column + 1, parser.problem ? parser.problem : "invalid YAML",
+				    parser.context ? " " : "", parser.context ? parser.context : "");
+		yaml_parser_delete(&parser);
+		menv_envfile_free(ef);
+		return rc;
+	}
+	root = yaml_document_get_root_node(&doc);
+	if (!root) {
+		rc = menv_error_set(err, MENV_EPARSE, "%s: the environment file is empty", src);
+		goto out;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		rc = fail(&c, root, "expected a mapping with '%s' and other keys", "dependencies");
+		goto out;
+	}
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     p < root->data.mapping.pairs.top && !rc; p++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(&doc, p->value);
+		const char *key = scalar(k);
+		if (!key || !v)
+			continue;
+		if (!strcmp(key, "name") || !strcmp(key, "prefix")) {
+			if (is_null(v))
+				continue;
+			if (v->type != YAML_SCALAR_NODE) {
+				rc = fail(&c, v, "'%s' must be a string", key);
+				continue;
+			}
+			char **slot = key[0] == 'n' ? &ef->name : &ef->prefix;
+			free(*slot);
+			*slot = menv_xstrdup(scalar(v));
+		} else if (!strcmp(key, "channels")) {
+			rc = string_list(&c, v, "channels", &ef->channels);
+		} else if (!strcmp(key, "dependencies")) {
+			rc = dependencies(&c, v, ef);
+		} else if (!strcmp(key, "variables")) {
+			rc = variables(&c, v, ef);
+		}
+	}
+out:
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	if (rc) {
+		menv_envfile_free(ef);
+		return rc;
+	}
+	*out = ef;
+	return 0;
+}
+
+int menv_envfile_load(const char *path, struct menv_envfile **out, struct menv_error *err)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	int rc = menv_buf_read_file(&b, path, err);
+	if (!rc)
+		rc = menv_envfile_parse(b.buf, b.len, path, out, err);
+	menv_buf_release(&b);
+	return rc;
+}
+
+void menv_envfile_free(struct menv_envfile *ef)
+{
+	if (!ef)
+		return;
+	free(ef->path);
+	free(ef->name);
+	free(ef->prefix);
+	menv_strvec_clear(&ef->channels);
+	menv_strvec_clear(&ef->deps);
+	menv_strvec_clear(&ef->pip);
+	menv_strvec_clear(&ef->var_names);
+	menv_strvec_clear(&ef->var_values);
+	free(ef);
+}
