@@ -365,7 +365,8 @@ int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs
 	*out = res;
 	*n_out = nres;
 out:
-	transaction_free(trans);
+	if (trans)
+		transaction_free(trans);
 	if (solv)
 		solver_free(solv);
 	queue_free(&q);

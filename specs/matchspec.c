@@ -243,7 +243,10 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 					    in);
 			goto out;
 		}
-		set_field(&ms->channel, ch);
+		if (ms->channel)
+			free(ch); /* [channel=...] wins */
+		else
+			ms->channel = ch;
 	}
 	while (*body == ' ')
 		body++;
@@ -255,7 +258,7 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': no package name", in);
 		goto out;
 	}
-	if (p > body)
+	if (p > body) /* the positional name wins over [name=...] */
 		set_field(&ms->name, menv_xstrndup(body, (size_t)(p - body)));
 	for (char *q = ms->name; *q; q++) {
 		unsigned char c = (unsigned char)*q;
@@ -294,10 +297,15 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 			free(version); /* `pkg *` and `pkg=*` mean any version */
 			version = NULL;
 		}
-		if (version)
-			set_field(&ms->version, version);
-		if (build)
-			set_field(&ms->build, build);
+		/* bracket values take precedence over the positional ones, as in conda */
+		if (version && !ms->version)
+			ms->version = version;
+		else
+			free(version);
+		if (build && !ms->build)
+			ms->build = build;
+		else
+			free(build);
 	}
 out:
 	free(rest);

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Runs one solver case of shared/conformance/solver_cases through `menv create --dry-run --json`.
+
+A case folder holds channels/<name>/<subdir>/repodata.json, channels.txt (channel names in
+priority order), request.txt (one MatchSpec a line) and expected.txt (`name=version=build` or
+`name=version=build=build_number` lines of the whole resulting environment, or `UNSAT`), and
+optionally flags.txt, virtual.txt, pins.txt, installed.json, update.txt.
+
+The channels are served through channel_alias = file://<case>/channels, so names resolve like
+real conda channel names. Exit 0: pass, 1: fail, 77: the case needs a feature menv does not
+have yet (named in the output).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+VIRTUALS = ("__unix", "__linux", "__glibc", "__archspec", "__cuda")
+
+
+def lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [l.strip() for l in f if l.strip()]
+
+
+def main():
+    menv, case = sys.argv[1], sys.argv[2]
+    name = os.path.basename(case.rstrip("/"))
+    unsupported = [f for f in ("pins.txt", "installed.json", "update.txt")
+                   if os.path.exists(os.path.join(case, f))]
+    if unsupported:
+        print(f"{name}: skipped, needs {', '.join(unsupported)} (pins, installed prefixes and "
+              "updates come with the solver and install-engine issues)")
+        return 77
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rc = os.path.join(tmp, "condarc")
+        alias = "file://" + os.path.abspath(os.path.join(case, "channels"))
+        flags = dict(l.split("=", 1) for l in lines(os.path.join(case, "flags.txt")))
+        with open(rc, "w") as f:
+            f.write(f"channel_alias: {alias}\n")
+            if "channel_priority" in flags:
+                f.write(f"channel_priority: {flags['channel_priority']}\n")
+        env = dict(os.environ, HOME=tmp, MENVRC=rc, MENV_ROOT_PREFIX=os.path.join(tmp, "root"))
+        virt = lines(os.path.join(case, "virtual.txt"))
+        if virt:
+            given = {v.split("=")[0]: v.split("=") for v in virt}
+            for vp in VIRTUALS:
+                var = "CONDA_OVERRIDE_" + vp[2:].upper()
+                if vp == "__unix":
+                    continue
+                if vp in given:
+                    g = given[vp]
+                    env[var] = g[2] if vp == "__archspec" else g[1]
+                else:
+                    env[var] = ""
+        else:
+            env["CONDA_OVERRIDE_CUDA"] = ""  # no GPU assumptions unless the case says so
+        specs = [s.replace("<CHANNEL_ALIAS>", alias) for s in lines(os.path.join(case, "request.txt"))]
+        cmd = [menv, "create", "--dry-run", "--json", "-p", os.path.join(tmp, "env"),
+               "--override-channels"]
+        for ch in lines(os.path.join(case, "channels.txt")):
+            cmd += ["-c", ch]
+        cmd += specs
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        expected = lines(os.path.join(case, "expected.txt"))
+        if expected == ["UNSAT"]:
+            if p.returncode == 0:
+                print(f"{name}: FAIL expected UNSAT, menv solved:\n{p.stdout}")
+                return 1
+            err = p.stderr.strip().splitlines()
+            first = err[0] if err else ""
+            if "could not solve" not in first and "is not available" not in first:
+                print(f"{name}: FAIL expected an unsatisfiable or missing-package error, "
+                      f"got: {first}")
+                return 1
+            print(f"{name}: ok (unsatisfiable: {first})")
+            return 0
+        if p.returncode != 0:
+            print(f"{name}: FAIL menv exited {p.returncode}: {p.stderr.strip()}")
+            return 1
+        out = json.loads(p.stdout)
+        got = set()
+        for r in out["actions"]["LINK"]:
+            got.add(f"{r['name']}={r['version']}={r['build_string']}")
+            got.add(f"{r['name']}={r['version']}={r['build_string']}={r['build_number']}")
+        want = set(expected)
+        missing = want - got
+        extra = {g for g in got if g.count("=") == 2} - {"=".join(w.split("=")[:3]) for w in want}
+        if missing or extra:
+            print(f"{name}: FAIL\n  missing: {sorted(missing)}\n  unexpected: {sorted(extra)}")
+            return 1
+        print(f"{name}: ok ({len(want)} records)")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
