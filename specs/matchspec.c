@@ -5,8 +5,12 @@
  * that follow an operator or comma belong to the version (`python > 3.10`, BR-001).
  */
 #include <ctype.h>
+#include <fnmatch.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "specs.h"
 
@@ -30,7 +34,48 @@ static void set_field(char **slot, char *v)
 	*slot = v;
 }
 
-/* key=value pairs of a bracket, values optionally quoted with ' or ". */
+static int apply_key(struct menv_matchspec *ms, const char *key, char *val)
+{
+	if (!strcmp(key, "version")) {
+		/* blanks inside a bracket version are insignificant */
+		char *d = val;
+		for (char *q = val; *q; q++)
+			if (*q != ' ')
+				*d++ = *q;
+		*d = '\0';
+		set_field(&ms->version, val);
+	} else if (!strcmp(key, "build"))
+		set_field(&ms->build, val);
+	else if (!strcmp(key, "build_number"))
+		set_field(&ms->build_number, val);
+	else if (!strcmp(key, "channel"))
+		set_field(&ms->channel, val);
+	else if (!strcmp(key, "subdir"))
+		set_field(&ms->subdir, val);
+	else if (!strcmp(key, "md5"))
+		set_field(&ms->md5, val);
+	else if (!strcmp(key, "sha256"))
+		set_field(&ms->sha256, val);
+	else if (!strcmp(key, "fn"))
+		set_field(&ms->fn, val);
+	else if (!strcmp(key, "url"))
+		set_field(&ms->url, val);
+	else if (!strcmp(key, "track_features"))
+		set_field(&ms->track_features, val);
+	else if (!strcmp(key, "license"))
+		set_field(&ms->license, val);
+	else if (!strcmp(key, "license_family"))
+		set_field(&ms->license_family, val);
+	else if (!strcmp(key, "name"))
+		set_field(&ms->name, val);
+	else
+		free(val); /* features, optional, target, namespace: no effect on matching */
+	return 0;
+}
+
+/* The inside of a bracket: `key=value` entries separated by commas or blanks, values bare
+ * (up to a comma or blank) or quoted with ' or ". Entries that are not `key=` (a bare word,
+ * `key = value` with blanks) are ignored as conda ignores them; an empty value is an error. */
 static int parse_brackets(struct menv_matchspec *ms, const char *s, const char *spec,
 			  struct menv_error *err)
 {
@@ -42,15 +87,16 @@ static int parse_brackets(struct menv_matchspec *ms, const char *s, const char *
 		if (!*p)
 			break;
 		const char *k = p;
-		while (*p && *p != '=' && *p != ',')
+		while (isalnum((unsigned char)*p) || *p == '_')
 			p++;
-		if (*p != '=')
-			return menv_error_set(err, MENV_EPARSE,
-					      "invalid match spec '%s': bracket entry without '='", spec);
-		char *key = trim(k, (size_t)(p - k));
+		if (p == k || *p != '=') {
+			/* not a key=value entry: skip this word */
+			while (*p && *p != ',' && *p != ' ')
+				p++;
+			continue;
+		}
+		char *key = menv_xstrndup(k, (size_t)(p - k));
 		p++;
-		while (*p == ' ')
-			p++;
 		char *val;
 		if (*p == '\'' || *p == '"') {
 			char q = *p++;
@@ -66,42 +112,18 @@ static int parse_brackets(struct menv_matchspec *ms, const char *s, const char *
 			p++;
 		} else {
 			const char *v = p;
-			while (*p && *p != ',')
+			while (*p && *p != ',' && *p != ' ')
 				p++;
-			val = trim(v, (size_t)(p - v));
+			val = menv_xstrndup(v, (size_t)(p - v));
 		}
-		if (!strcmp(key, "version")) {
-			/* blanks inside a bracket version are insignificant */
-			char *d = val;
-			for (char *q = val; *q; q++)
-				if (*q != ' ')
-					*d++ = *q;
-			*d = '\0';
-			set_field(&ms->version, val);
-		} else if (!strcmp(key, "build"))
-			set_field(&ms->build, val);
-		else if (!strcmp(key, "build_number"))
-			set_field(&ms->build_number, val);
-		else if (!strcmp(key, "channel"))
-			set_field(&ms->channel, val);
-		else if (!strcmp(key, "subdir"))
-			set_field(&ms->subdir, val);
-		else if (!strcmp(key, "md5"))
-			set_field(&ms->md5, val);
-		else if (!strcmp(key, "sha256"))
-			set_field(&ms->sha256, val);
-		else if (!strcmp(key, "fn"))
-			set_field(&ms->fn, val);
-		else if (!strcmp(key, "url"))
-			set_field(&ms->url, val);
-		else if (!strcmp(key, "track_features"))
-			set_field(&ms->track_features, val);
-		else if (!strcmp(key, "license"))
-			set_field(&ms->license, val);
-		else if (!strcmp(key, "name"))
-			set_field(&ms->name, val);
-		else
-			free(val); /* features, optional, target, namespace: no effect on matching */
+		if (!*val) {
+			free(val);
+			int rc = menv_error_set(err, MENV_EPARSE,
+						"invalid match spec '%s': empty value for '%s'", spec, key);
+			free(key);
+			return rc;
+		}
+		apply_key(ms, key, val);
 		free(key);
 	}
 	return 0;
@@ -175,11 +197,24 @@ static int parse_url_spec(struct menv_matchspec *ms, const char *s, struct menv_
 		return menv_error_set(err, MENV_EPARSE, "invalid package file name in '%s'", s);
 	}
 	*v = '\0';
+	ms->fn = menv_xstrdup(fn);
+	if (strstr(s, "://")) {
+		ms->url = menv_xstrdup(s);
+	} else if (s[0] == '/') {
+		ms->url = menv_xasprintf("file://%s", s);
+	} else {
+		/* a relative path: conda keeps only the file (as URL) and matches any name */
+		char cwd[4096];
+		if (!getcwd(cwd, sizeof(cwd)))
+			strcpy(cwd, ".");
+		ms->url = menv_xasprintf("file://%s/%s", cwd, s + (s[0] == '.' && s[1] == '/' ? 2 : 0));
+		ms->name = menv_xstrdup("*");
+		free(stem);
+		return 0;
+	}
 	ms->name = menv_xstrdup(stem);
 	ms->version = menv_xstrdup(v + 1);
 	ms->build = menv_xstrdup(b + 1);
-	ms->fn = menv_xstrdup(fn);
-	ms->url = menv_xstrdup(s);
 	free(stem);
 	return 0;
 }
@@ -192,12 +227,22 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 	int rc = 0;
 
 	*out = NULL;
+	if (isspace((unsigned char)in[0])) {
+		/* conda refuses a spec that starts with a blank */
+		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': leading blank", in);
+		s = NULL;
+		goto out;
+	}
 	hash = strstr(in, " #");
 	s = trim(in, hash ? (size_t)(hash - in) : strlen(in));
 	if (s[0] == '#')
 		s[0] = '\0';
 	if (!*s) {
-		rc = menv_error_set(err, MENV_EPARSE, "empty match spec");
+		if (*in) {
+			rc = menv_error_set(err, MENV_EPARSE, "empty match spec");
+			goto out;
+		}
+		ms->name = menv_xstrdup("*"); /* conda reads "" as "*" */
 		goto out;
 	}
 	size_t n = strlen(s);
@@ -207,20 +252,47 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 			goto out;
 		}
 	}
-	/* brackets */
-	p = strchr(s, '[');
-	if (p) {
-		char *close = strrchr(s, ']');
-		if (!close || close < p || close[1] != '\0') {
+	/* a trailing "(target=..., optional)" group carries nothing that matches */
+	if (s[n - 1] == ')') {
+		char *open = strrchr(s, '(');
+		char *br = strrchr(s, ']');
+		if (open && br && br + 1 == open)
+			*open = '\0', n = strlen(s);
+	}
+	/* the bracket group at the end; brackets left in the name part are an error */
+	if (s[n - 1] == ']') {
+		char *open = strrchr(s, '[');
+		if (!open) {
 			rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': unbalanced "
 					    "brackets", in);
 			goto out;
 		}
-		*close = '\0';
-		rc = parse_brackets(ms, p + 1, in, err);
+		s[n - 1] = '\0';
+		rc = parse_brackets(ms, open + 1, in, err);
 		if (rc)
 			goto out;
-		*p = '\0';
+		*open = '\0';
+	}
+	{
+		char *cc = strstr(s, "::");
+		char *tail = cc ? cc + 2 : s;
+		if (strpbrk(tail, "[]") || (!cc && strpbrk(s, "[]"))) {
+			rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': misplaced "
+					    "brackets", in);
+			goto out;
+		}
+	}
+	/* channel:namespace:name and namespace:name (single colons) */
+	if (!strstr(s, "::") && strchr(s, ':') && !strstr(s, "://")) {
+		char *c1 = strchr(s, ':'), *c2 = strchr(c1 + 1, ':');
+		if (c2) {
+			*c1 = '\0';
+			if (!ms->channel && *s)
+				ms->channel = menv_xstrdup(s);
+			memmove(s, c2 + 1, strlen(c2 + 1) + 1);
+		} else {
+			memmove(s, c1 + 1, strlen(c1 + 1) + 1);
+		}
 	}
 	/* channel[/subdir]:: */
 	char *body = s;
@@ -260,6 +332,11 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 	}
 	if (p > body) /* the positional name wins over [name=...] */
 		set_field(&ms->name, menv_xstrndup(body, (size_t)(p - body)));
+	if (ms->name[0] == '-' || strstr(ms->name, "--")) {
+		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': invalid package name "
+				    "'%s'", in, ms->name);
+		goto out;
+	}
 	for (char *q = ms->name; *q; q++) {
 		unsigned char c = (unsigned char)*q;
 		if (!(isalnum(c) || c == '_' || c == '-' || c == '.' || c == '*')) {
@@ -271,6 +348,13 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		*q = (char)tolower(c);
 	}
 	rest = trim(p, strlen(p));
+	if (!strcmp(rest, "="))
+		rest[0] = '\0'; /* "numpy=": any version, as conda reads it */
+	if (strpbrk(rest, "()")) {
+		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': parentheses are only "
+				    "allowed inside [version=...]", in);
+		goto out;
+	}
 	if (*rest) {
 		char *version, *build;
 		split_version_build(rest, &version, &build);
@@ -307,6 +391,18 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		else
 			free(build);
 	}
+	if (ms->version && strcmp(ms->version, "*")) {
+		rc = menv_version_spec_parse(ms->version, &ms->vspec, err);
+		if (rc) {
+			menv_error_prefix(err, "invalid match spec '%s'", in);
+			goto out;
+		}
+	}
+	if (ms->build && ms->build[0] == '^' && ms->build[strlen(ms->build) - 1] != '$') {
+		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': a build regex must "
+				    "end with '$'", in);
+		goto out;
+	}
 out:
 	free(rest);
 	free(s);
@@ -334,6 +430,8 @@ void menv_matchspec_free(struct menv_matchspec *ms)
 	free(ms->url);
 	free(ms->track_features);
 	free(ms->license);
+	free(ms->license_family);
+	menv_version_spec_free(ms->vspec);
 	free(ms);
 }
 
@@ -385,4 +483,132 @@ char *menv_matchspec_str_full(const struct menv_matchspec *ms)
 	if (open)
 		menv_buf_addch(&b, ']');
 	return menv_buf_detach(&b);
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* glob (`*`), regex (`^...$`) or exact match of a string field */
+static bool str_match(const char *pat, const char *s, bool casefold)
+{
+	if (!s)
+		s = "";
+	size_t n = strlen(pat);
+	if (n >= 2 && pat[0] == '^' && pat[n - 1] == '$') {
+		regex_t re;
+		bool m = false;
+		if (!regcomp(&re, pat, REG_EXTENDED | REG_NOSUB | (casefold ? REG_ICASE : 0))) {
+			m = regexec(&re, s, 0, NULL, 0) == 0;
+			regfree(&re);
+		}
+		return m;
+	}
+	if (strchr(pat, '*'))
+		return fnmatch(pat, s, casefold ? FNM_CASEFOLD : 0) == 0;
+	return casefold ? !strcasecmp(pat, s) : !strcmp(pat, s);
+}
+
+/* track_features as a set: "mkl,openssl" equals "openssl mkl" */
+static bool feature_set_equal(const char *a, const char *b)
+{
+	char *x = menv_xstrdup(a), *y = menv_xstrdup(b ? b : "");
+	char *tx[64], *ty[64], *save;
+	size_t nx = 0, ny = 0;
+	bool eq = true;
+
+	for (char *t = strtok_r(x, " ,", &save); t && nx < 64; t = strtok_r(NULL, " ,", &save))
+		tx[nx++] = t;
+	for (char *t = strtok_r(y, " ,", &save); t && ny < 64; t = strtok_r(NULL, " ,", &save))
+		ty[ny++] = t;
+	for (size_t i = 0; i < nx && eq; i++) {
+		bool found = false;
+		for (size_t j = 0; j < ny && !found; j++)
+			found = !strcmp(tx[i], ty[j]);
+		eq = found;
+	}
+	for (size_t j = 0; j < ny && eq; j++) {
+		bool found = false;
+		for (size_t i = 0; i < nx && !found; i++)
+			found = !strcmp(tx[i], ty[j]);
+		eq = found;
+	}
+	free(x);
+	free(y);
+	return eq;
+}
+
+bool menv_matchspec_build_number_ok(const char *spec, long long have)
+{
+	const char *b = spec;
+	int op = 0; /* 0 ==, 1 >=, 2 <=, 3 >, 4 <, 5 != */
+	if (!strncmp(b, ">=", 2)) op = 1, b += 2;
+	else if (!strncmp(b, "<=", 2)) op = 2, b += 2;
+	else if (!strncmp(b, "!=", 2)) op = 5, b += 2;
+	else if (!strncmp(b, "==", 2)) b += 2;
+	else if (*b == '>') op = 3, b++;
+	else if (*b == '<') op = 4, b++;
+	else if (*b == '=') b++;
+	long long want = atoll(b);
+	switch (op) {
+	case 1: return have >= want;
+	case 2: return have <= want;
+	case 3: return have > want;
+	case 4: return have < want;
+	case 5: return have != want;
+	default: return have == want;
+	}
+}
+
+bool menv_matchspec_match_json(const struct menv_matchspec *ms, json_t *rec)
+{
+	const char *name = jstr(rec, "name"), *version = jstr(rec, "version");
+	json_t *bn = json_object_get(rec, "build_number");
+
+	if (!name || !version)
+		return false;
+	if (ms->name && strcmp(ms->name, "*") && !str_match(ms->name, name, true))
+		return false;
+	if (ms->vspec && !menv_version_spec_match(ms->vspec, version))
+		return false;
+	if (ms->build && strcmp(ms->build, "*") && !str_match(ms->build, jstr(rec, "build"), false))
+		return false;
+	if (ms->build_number && strcmp(ms->build_number, "*") &&
+	    !menv_matchspec_build_number_ok(ms->build_number,
+					    json_is_integer(bn) ? json_integer_value(bn) : 0))
+		return false;
+	if (ms->subdir && !str_match(ms->subdir, jstr(rec, "subdir"), false))
+		return false;
+	if (ms->md5 && !str_match(ms->md5, jstr(rec, "md5"), true))
+		return false;
+	if (ms->sha256 && !str_match(ms->sha256, jstr(rec, "sha256"), true))
+		return false;
+	if (ms->fn && !str_match(ms->fn, jstr(rec, "fn"), false))
+		return false;
+	if (ms->license && !str_match(ms->license, jstr(rec, "license"), true))
+		return false;
+	if (ms->license_family && !str_match(ms->license_family, jstr(rec, "license_family"), true))
+		return false;
+	if (ms->track_features) {
+		json_t *tf = json_object_get(rec, "track_features");
+		char *joined = NULL;
+		if (json_is_array(tf)) {
+			struct menv_buf b = MENV_BUF_INIT;
+			size_t i;
+			json_t *f;
+			json_array_foreach(tf, i, f) if (json_is_string(f)) {
+				menv_buf_adds(&b, json_string_value(f));
+				menv_buf_addch(&b, ' ');
+			}
+			joined = menv_buf_detach(&b);
+		}
+		bool eq = feature_set_equal(ms->track_features,
+					    joined ? joined : json_is_string(tf) ? json_string_value(tf) : "");
+		free(joined);
+		if (!eq)
+			return false;
+	}
+	return true;
 }

@@ -122,21 +122,56 @@ enum menv_channel_priority { MENV_PRIORITY_FLEXIBLE, MENV_PRIORITY_STRICT, MENV_
 struct menv_config {
 	char *root_prefix;        /* $MENV_ROOT_PREFIX, default ~/.menv */
 	char *pkgs_dir;           /* first of pkgs_dirs, default <root>/pkgs */
-	char *envs_dir;           /* <root>/envs */
-	char *channel_alias;      /* default https://conda.anaconda.org, no trailing slash */
+	char *envs_dir;           /* first of envs_dirs, default <root>/envs */
+	char *channel_alias;      /* default https://conda.anaconda.org, no trailing slash; may
+				     hold credentials and a /t/<token> (never print it) */
 	struct menv_strvec channels;          /* `channels:`; default ["defaults"] */
 	struct menv_strvec default_channels;  /* what `defaults` expands to */
 	enum menv_channel_priority channel_priority; /* default flexible, like conda */
-	int download_threads;     /* default 5 */
+	int download_threads;     /* parallel transfers, 1..64, default 5 (micromamba's) */
 	char *subdir;             /* platform subdir; $CONDA_SUBDIR overrides */
 	struct menv_strvec files; /* the rc files that were read, in order */
+
+	/* `custom_channels:` (name -> URL of its location), as two parallel vectors. conda's
+	 * default entry (pkgs/pro beside the default channels) comes first. */
+	struct menv_strvec custom_channel_names, custom_channel_urls;
+	/* `migrated_custom_channels:` (name -> former location) and
+	 * `migrated_channel_aliases:` (former aliases), as conda. */
+	struct menv_strvec migrated_custom_names, migrated_custom_urls;
+	struct menv_strvec migrated_channel_aliases;
+
+	/* Transfers (conda's keys and defaults) */
+	int remote_max_retries;            /* retries after the first attempt, default 3 */
+	double remote_backoff_factor;      /* seconds; retry k waits factor * 2^(k-1), default 1 */
+	double remote_connect_timeout_secs; /* default 9.15 */
+	double remote_read_timeout_secs;   /* no byte for this long fails the attempt, 60 */
+	/* 1 (default): honour the server's Cache-Control max-age; 0: always revalidate;
+	 * N > 1: treat cached repodata as fresh for N seconds (conda's local_repodata_ttl) */
+	long local_repodata_ttl;
+	bool offline;             /* `offline:`, $CONDA_OFFLINE, --offline: cache only */
+	bool ssl_verify;          /* default true; false disables peer verification */
+	char *ssl_ca_bundle;      /* `ssl_verify: <path>`: CA file or directory, or NULL */
+	char *client_ssl_cert;    /* PEM certificate (may hold the key too), or NULL */
+	char *client_ssl_cert_key; /* PEM key, or NULL */
+	char *proxy_http;         /* proxy_servers: {http: URL}, or NULL (libcurl's env vars) */
+	char *proxy_https;        /* proxy_servers: {https: URL}, or NULL */
+	bool repodata_use_zst;    /* try repodata.json.zst first, default true */
+	bool repodata_use_shards; /* use repodata_shards.msgpack.zst where served, default true */
 };
 
 /* Fills `cfg` from defaults, then each existing rc file of conda's search path
  * (/etc/conda/.condarc, /etc/conda/condarc, ~/.config/conda/.condarc, ~/.condarc,
- * $CONDARC, $MENVRC; later files override scalars and replace lists) and the environment
- * variables MENV_ROOT_PREFIX and CONDA_PKGS_DIRS. Unknown keys are ignored.
- * Errors: MENV_EPARSE naming the file, line and column. Release with menv_config_release(). */
+ * $CONDARC, $MENVRC; later files override scalars and replace lists and maps), then
+ * environment variables: MENV_<KEY> or CONDA_<KEY> for each key below (MENV_ wins; lists
+ * comma-separated, e.g. CONDA_CHANNELS=a,b), MENV_ROOT_PREFIX and CONDA_PKGS_DIRS.
+ * Keys: channels, default_channels, channel_alias, custom_channels, migrated_custom_channels,
+ * migrated_channel_aliases, channel_priority, pkgs_dirs, envs_dirs, root_prefix,
+ * download_threads (alias fetch_threads), remote_max_retries, remote_backoff_factor,
+ * remote_connect_timeout_secs, remote_read_timeout_secs, local_repodata_ttl, offline,
+ * ssl_verify (true, false or a CA bundle path), client_ssl_cert, client_ssl_cert_key,
+ * proxy_servers ({http: URL, https: URL}), repodata_use_zst, repodata_use_shards.
+ * Unknown keys are ignored. Errors: MENV_EPARSE naming the file (or variable), line and
+ * column. Release with menv_config_release(). */
 int menv_config_load(struct menv_config *cfg, struct menv_error *err);
 /* Applies one rc file (used by menv_config_load and tests). Errors: MENV_EPARSE, MENV_EIO. */
 int menv_config_apply_file(struct menv_config *cfg, const char *path, struct menv_error *err);
@@ -147,26 +182,105 @@ void menv_config_release(struct menv_config *cfg);
 /* Channels (CEP-26 names and URLs)                                                          */
 
 struct menv_channel {
-	char *name;     /* canonical name as conda shows it: "conda-forge", or the URL for
-			   file:// and URL channels outside the alias */
-	char *base_url; /* scheme://.../name without trailing slash and without subdir */
+	char *name;     /* canonical name as conda shows it (Channel.canonical_name):
+			   "conda-forge", "defaults" for a member of default_channels, or the
+			   URL (without credentials) for channels outside the alias */
+	char *base_url; /* scheme://location/name without credentials, token, subdir or
+			   trailing slash: safe to print, and the channel's identity */
 	int priority;   /* higher wins; set by the caller from the channel order */
+	/* conda's Channel parts (CEP-26): scheme://[auth@]location[/t/token]/cname/platform */
+	char *scheme;   /* "https", "http", "file", ... */
+	char *auth;     /* "user:password" from the URL or configuration, or NULL: never print */
+	char *location; /* "host[:port][/path]", or a directory ("/srv") for file:// */
+	char *token;    /* the "/t/<token>" of anaconda.org-style URLs, or NULL: never print */
+	char *cname;    /* conda's Channel.name ("conda-forge/label/dev"), or NULL */
+	char *platform; /* the subdir the input named ("linux-64"), or NULL */
+	char *package_filename; /* the package file the input named, or NULL */
 };
 
-/* Resolves one channel string: a name ("conda-forge", "org/label/dev"), a URL
- * (http, https, file), or a filesystem path (absolute, ./relative, ~/...), using
- * cfg->channel_alias for names. "defaults" must be expanded by the caller
- * (menv_channels_expand). A trailing known subdir ("/linux-64") is dropped.
- * Errors: MENV_EPARSE for an empty or malformed string. Free with menv_channel_free(). */
+/* Resolves one channel string like conda's Channel(value) (CEP-26): a name with optional
+ * labels ("conda-forge", "pkgs/main/label/dev") through custom_channels, default_channels and
+ * channel_alias; a URL (any scheme; "/t/<token>" and "user:pass@" are split off into token
+ * and auth; a subdir and package file name at the end are split off; migrated_custom_channels
+ * and migrated_channel_aliases are mapped to their new locations); or a path (absolute,
+ * ./relative, ~/..., made a file:// URL). Multichannels ("defaults", and "<unknown>") give one
+ * channel per member, each with `name` set to the multichannel's name; "local" gives none.
+ * `*out` is an owned array of `*n` owned channels (free with menv_channels_free).
+ * Errors: MENV_EPARSE for an empty or malformed string. */
+int menv_channel_resolve(const char *s, const struct menv_config *cfg, struct menv_channel ***out,
+			 size_t *n, struct menv_error *err);
+/* As menv_channel_resolve for the channel part of a MatchSpec (`channel[/subdir]::name`,
+ * `[channel=..., subdir=...]`), as conda's MatchSpec stores it: a URL keeps its own channel,
+ * a name goes through its canonical name (so "pkgs/main::x" means "defaults::x"); `subdir`
+ * (may be NULL) replaces the channel's platform. Errors as menv_channel_resolve. */
+int menv_channel_resolve_spec(const char *channel, const char *subdir,
+			      const struct menv_config *cfg, struct menv_channel ***out, size_t *n,
+			      struct menv_error *err);
+void menv_channels_free(struct menv_channel **v, size_t n);
+
+/* Resolves one channel string to exactly one channel (as menv_channel_resolve); a
+ * multichannel must be expanded by the caller first (menv_channels_expand) and is an error
+ * here, except that a single-member one gives its member. A trailing known subdir
+ * ("/linux-64") is kept in ->platform, not in base_url.
+ * Errors: MENV_EPARSE for an empty or malformed string or a multichannel. Free with
+ * menv_channel_free(). */
 int menv_channel_parse(const char *s, const struct menv_config *cfg, struct menv_channel **out,
 		       struct menv_error *err);
 void menv_channel_free(struct menv_channel *c);
+/* A deep copy. Free with menv_channel_free(). */
+struct menv_channel *menv_channel_dup(const struct menv_channel *c);
+
+/* The subdir URLs conda searches for a channel (Channel.urls): its platform, else `subdir`,
+ * then "noarch" (once). With `with_credentials`, "user:pass@" and "/t/<token>" are included
+ * (for transfers only: never print those). Owned strings are appended to `out`. */
+void menv_channel_urls(const struct menv_channel *c, const char *subdir, bool with_credentials,
+		       struct menv_strvec *out);
+/* One subdir URL of a channel ("<base>/<subdir>"), with credentials or not. Caller frees. */
+char *menv_channel_subdir_url(const struct menv_channel *c, const char *subdir,
+			      bool with_credentials);
+/* A copy of `url` safe to print: "user:pass@" becomes "***@" and "/t/<token>" becomes
+ * "/t/<TOKEN>" (conda's redaction). Caller frees. */
+char *menv_url_redact(const char *url);
 
 /* Expands a user channel list in order: `defaults` becomes cfg->default_channels,
  * `nodefaults` is dropped (conda: an instruction, not a channel), duplicates are dropped.
  * `out` receives owned strings. */
 void menv_channels_expand(const struct menv_strvec *in, const struct menv_config *cfg,
 			  struct menv_strvec *out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Versions (CEP-33) and version specs                                                      */
+
+struct menv_version;      /* a parsed version (conda's VersionOrder) */
+struct menv_version_spec; /* a parsed version constraint */
+
+/* Parses a version. Errors: MENV_EPARSE quoting the text and saying what is wrong (invalid
+ * characters, empty component, duplicated '!' or '+'). Free with menv_version_free(). */
+int menv_version_parse(const char *s, struct menv_version **out, struct menv_error *err);
+void menv_version_free(struct menv_version *v);
+/* Orders two versions like conda: <0, 0 or >0. `1.1 == 1.1.0`, `1.0dev < 1.0a < 1.0 <
+ * 1.0post`, epochs first, local versions last. */
+int menv_version_cmp(const struct menv_version *a, const struct menv_version *b);
+/* conda's VersionOrder.startswith: `1.7.1` starts with `1.7`, `1.70` does not. */
+bool menv_version_startswith(const struct menv_version *v, const struct menv_version *prefix);
+/* The normalised text (lower-cased, `-` as `_`), borrowed. */
+const char *menv_version_str(const struct menv_version *v);
+
+/* Parses a version spec: relations `==`, `!=`, `<`, `<=`, `>`, `>=`, `=` (starts with), `~=`,
+ * globs (`1.7*`, `1.7.*`, `*.7.*`), regexes (`^...$`), `*`, joined by `,` (and) and `|` (or,
+ * binding looser) with parentheses. Errors: MENV_EPARSE quoting the spec.
+ * Free with menv_version_spec_free(). */
+int menv_version_spec_parse(const char *s, struct menv_version_spec **out,
+			    struct menv_error *err);
+void menv_version_spec_free(struct menv_version_spec *vs);
+/* Does `version` (a record's version string) satisfy the spec? An unparsable version only
+ * matches `*`, globs, regexes and exact `@` strings. */
+bool menv_version_spec_match(const struct menv_version_spec *vs, const char *version);
+/* As _match, but -1 where conda raises while matching (`~=1`: a one-component `~=` cannot
+ * be evaluated for versions >= it); 1 match, 0 no match. */
+int menv_version_spec_eval(const struct menv_version_spec *vs, const char *version);
+bool menv_version_spec_match_parsed(const struct menv_version_spec *vs,
+				    const struct menv_version *v);
 
 /* ---------------------------------------------------------------------------------------- */
 /* MatchSpec (CEP-29)                                                                        */
@@ -178,7 +292,8 @@ struct menv_matchspec {
 	char *version;      /* version constraint in conda syntax without blanks, NULL = any */
 	char *build;        /* build string or glob, NULL = any */
 	char *build_number; /* "3", ">=2", NULL = any */
-	char *md5, *sha256, *fn, *url, *track_features, *license; /* bracket keys or NULL */
+	char *md5, *sha256, *fn, *url, *track_features, *license, *license_family;
+	struct menv_version_spec *vspec; /* `version` compiled; NULL when any version */
 };
 
 /* Parses one MatchSpec: `[channel[/subdir]::]name[ version[ build]]`, `name=ver[=build]`,
@@ -188,6 +303,15 @@ struct menv_matchspec {
  * Errors: MENV_EPARSE with the spec quoted. Free with menv_matchspec_free(). */
 int menv_matchspec_parse(const char *s, struct menv_matchspec **out, struct menv_error *err);
 void menv_matchspec_free(struct menv_matchspec *ms);
+/* Does a record (a repodata/PrefixRecord JSON object, borrowed) satisfy every field of the
+ * spec except channel? Name and build are globs (`*`), `^...$` regexes or exact strings;
+ * license and license_family are case-insensitive globs; track_features compares as a set;
+ * build_number takes an exact number or a relation (`>=3`); subdir, md5, sha256 and fn are
+ * exact. Follows conda's MatchSpec.match (CEP-29). */
+bool menv_matchspec_match_json(const struct menv_matchspec *ms, json_t *rec);
+/* Does build number `have` satisfy a build_number field ("3", ">=3", "<2", "!=1")? */
+bool menv_matchspec_build_number_ok(const char *spec, long long have);
+
 /* The canonical string without channel: "name version build", blanks only as separators
  * (e.g. "polars >=1.0.0", "zlib 1.3.* h0_1"). Caller frees. Used for history and for the
  * solver's conda dependency strings. */

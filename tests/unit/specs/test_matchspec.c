@@ -32,7 +32,7 @@ static const struct row rows[] = {
 	{ "scipy >=1.10, <1.14", NULL, "scipy", ">=1.10,<1.14", NULL, "scipy>=1.10,<1.14" },
 	{ "zlib 1.3.*", NULL, "zlib", "1.3.*", NULL, "zlib 1.3.*" },
 	{ "zlib 1.3.* h0_1", NULL, "zlib", "1.3.*", "h0_1", "zlib 1.3.* h0_1" },
-	{ "  numpy   ", NULL, "numpy", NULL, NULL, "numpy" },
+	{ "numpy   ", NULL, "numpy", NULL, NULL, "numpy" },
 	{ "NumPy", NULL, "numpy", NULL, NULL, "numpy" },
 	{ "numpy  # a comment", NULL, "numpy", NULL, NULL, "numpy" },
 	{ "numpy=*", NULL, "numpy", NULL, NULL, "numpy" },
@@ -117,7 +117,7 @@ static void test_url_spec(void **state)
 static void test_errors(void **state)
 {
 	(void)state;
-	const char *bad[] = { "", "   ", "foo >=", "foo[build=bld", "foo[build]", "::foo",
+	const char *bad[] = { "   ", "foo >=", "foo[build=bld", "foo[build=]", "::foo", " foo",
 			      ">=1.0", "foo$bar", "foo 1.0[", "foo ==", "foo <" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		struct menv_matchspec *ms = NULL;

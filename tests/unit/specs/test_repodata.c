@@ -10,7 +10,7 @@
 #include "specs.h"
 
 static char chan_name[] = "test", chan_url[] = "file:///srv/test";
-static struct menv_channel chan = { chan_name, chan_url, 1 };
+static struct menv_channel chan = { .name = chan_name, .base_url = chan_url, .priority = 1 };
 
 static const struct menv_record *find(const struct menv_repodata *rd, const char *fn)
 {
