@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -150,14 +151,32 @@ static json_t *link_json(const struct menv_record *r)
 	return o;
 }
 
-static void print_json(const char *prefix, const struct menv_record *const *recs, size_t n,
-		       bool dry_run)
+/* Is the record already extracted in the package cache with the same hash? (conda's FETCH
+ * lists only what has to be downloaded) */
+static bool in_cache(const char *pkgs_dir, const struct menv_record *r)
+{
+	char *dir = menv_pkgcache_dir(pkgs_dir, r);
+	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
+	json_t *j = json_load_file(path, 0, NULL);
+	const char *sha = json_string_value(json_object_get(j, "sha256"));
+	const char *md5 = json_string_value(json_object_get(j, "md5"));
+	bool hit = j && ((r->sha256 && sha && !strcasecmp(r->sha256, sha)) ||
+			 (!r->sha256 && r->md5 && md5 && !strcasecmp(r->md5, md5)));
+	json_decref(j);
+	free(path);
+	free(dir);
+	return hit;
+}
+
+static void print_json(const char *prefix, const char *pkgs_dir,
+		       const struct menv_record *const *recs, size_t n, bool dry_run)
 {
 	json_t *root = json_object(), *actions = json_object();
 	json_t *link = json_array(), *fetch = json_array();
 	for (size_t i = 0; i < n; i++) {
 		json_array_append_new(link, link_json(recs[i]));
-		json_array_append_new(fetch, link_json(recs[i]));
+		if (!dry_run || !in_cache(pkgs_dir, recs[i]))
+			json_array_append_new(fetch, link_json(recs[i]));
 	}
 	json_object_set_new(actions, "LINK", link);
 	json_object_set_new(actions, "FETCH", fetch);
@@ -351,12 +370,14 @@ int menv_cmd_create(int argc, char **argv)
 		for (size_t i = 0; i < nv; i++)
 			menv_solver_add_virtual(solver, virt[i].name, virt[i].version, virt[i].build);
 		rc = menv_solver_solve(solver, specs, nspecs, &recs, &nrecs, &err);
+		if (rc == MENV_EUNSAT && !o.quiet)
+			fprintf(stderr, "%s", menv_solver_problems(solver));
 		if (rc)
 			goto out;
 	}
 
 	if (o.json && o.dry_run)
-		print_json(prefix, recs, nrecs, true);
+		print_json(prefix, cfg.pkgs_dir, recs, nrecs, true);
 	else if (!o.json)
 		print_transaction(prefix, recs, nrecs);
 	if (o.dry_run) {
@@ -389,7 +410,7 @@ int menv_cmd_create(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (o.json) {
-		print_json(prefix, recs, nrecs, false);
+		print_json(prefix, cfg.pkgs_dir, recs, nrecs, false);
 	} else {
 		printf("Created %s: %zu packages, %zu files (%zu hardlinked, %zu copied, %zu "
 		       "relocated)\n",
@@ -403,6 +424,9 @@ out:
 		if (o.json) {
 			json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error",
 					      menv_error_name(err.code), "message", err.msg);
+			if (solver && err.code == MENV_EUNSAT)
+				json_object_set_new(j, "problems",
+						    json_string(menv_solver_problems(solver)));
 			char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 			printf("%s\n", s);
 			free(s);

@@ -28,6 +28,8 @@ struct menv_solver {
 	enum menv_channel_priority prio;
 	Repo *virt;
 	const struct menv_record **by_id; /* solvable Id -> record (NULL for virtual ones) */
+	char *problems;                   /* the last failed solve's problem rules, or NULL */
+	bool has_cuda;                    /* a __cuda virtual package was added */
 	size_t by_id_alloc;
 	int nrepos;
 };
@@ -52,6 +54,7 @@ void menv_solver_free(struct menv_solver *s)
 	pool_free(s->pool);
 	free(s->by_id);
 	free(s->subdir);
+	free(s->problems);
 	free(s);
 }
 
@@ -158,6 +161,8 @@ void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char
 
 	if (!data)
 		data = repo_add_repodata(s->virt, 0);
+	if (!strcmp(name, "__cuda"))
+		s->has_cuda = true;
 	sv->name = pool_str2id(pool, name, 1);
 	sv->evr = pool_str2id(pool, version, 1);
 	sv->provides = repo_addid_dep(s->virt, sv->provides,
@@ -235,25 +240,40 @@ static bool needs_candidates(const struct menv_matchspec *ms)
 	       ms->track_features || (ms->name && strchr(ms->name, '*'));
 }
 
-static void describe_problems(Solver *solv, struct menv_buf *out)
+/* One line per problem in `line` ("a; b"), and the rules behind each in `tree`. */
+static void describe_problems(Solver *solv, struct menv_buf *line, struct menv_buf *tree,
+			      bool *needs_cuda)
 {
+	Pool *pool = solv->pool;
 	int np = solver_problem_count(solv);
 	for (Id i = 1; i <= np; i++) {
 		Queue rules;
+		const char *ps = solver_problem2str(solv, i);
 		queue_init(&rules);
 		solver_findallproblemrules(solv, i, &rules);
-		menv_buf_addf(out, "\n  problem %d: %s", i, solver_problem2str(solv, i));
+		if (!strstr(line->buf ? line->buf : "", ps))
+			menv_buf_addf(line, "%s%s", line->len ? "; " : "", ps);
+		menv_buf_addf(tree, "problem %d: %s\n", i, ps);
 		for (int j = 0; j < rules.count; j++) {
 			Id type, source, target, dep;
 			Id r = rules.elements[j];
 			type = solver_ruleinfo(solv, r, &source, &target, &dep);
+			if (dep && !strncmp(pool_dep2str(pool, dep), "__cuda", 6))
+				*needs_cuda = true;
 			if (type == SOLVER_RULE_JOB)
 				continue;
-			menv_buf_addf(out, "\n    - %s",
+			menv_buf_addf(tree, "  - %s\n",
 				      solver_problemruleinfo2str(solv, type, source, target, dep));
 		}
+		if (strstr(ps, "__cuda"))
+			*needs_cuda = true;
 		queue_free(&rules);
 	}
+}
+
+const char *menv_solver_problems(const struct menv_solver *s)
+{
+	return s->problems ? s->problems : "";
 }
 
 int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
@@ -343,11 +363,19 @@ int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs
 	if (s->prio == MENV_PRIORITY_STRICT)
 		solver_set_flag(solv, SOLVER_FLAG_STRICT_REPO_PRIORITY, 1);
 	if (solver_solve(solv, &job)) {
-		struct menv_buf b = MENV_BUF_INIT;
-		describe_problems(solv, &b);
-		rc = menv_error_set(err, MENV_EUNSAT, "could not solve for the requested packages:%s",
-				    b.buf ? b.buf : "");
-		menv_buf_release(&b);
+		struct menv_buf line = MENV_BUF_INIT, tree = MENV_BUF_INIT;
+		bool needs_cuda = false;
+		describe_problems(solv, &line, &tree, &needs_cuda);
+		rc = menv_error_set(err, MENV_EUNSAT,
+				    "could not solve for the requested packages: %s%s",
+				    line.buf ? line.buf : "",
+				    needs_cuda && !s->has_cuda
+					    ? " (no CUDA driver was found: __cuda is absent; "
+					      "CONDA_OVERRIDE_CUDA=11.8 solves for a GPU machine)"
+					    : "");
+		free(s->problems);
+		s->problems = menv_buf_detach(&tree);
+		menv_buf_release(&line);
 		goto out;
 	}
 	trans = solver_create_transaction(solv);

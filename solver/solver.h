@@ -47,10 +47,14 @@ size_t menv_virtual_detect(struct menv_virtual *out, size_t max);
  * keys filter candidates too.
  * On success `*out` is a new array of `*n_out` borrowed record pointers (free the array
  * only), ordered so that each record comes after its dependencies (virtual packages are
- * not included). Errors: MENV_EUNSAT with the solver's problems as readable text (one
- * problem per line, after the first line), MENV_ENOTFOUND when a requested name exists in
- * no channel. */
+ * not included). Errors: MENV_EUNSAT with the problems on one line (the rules behind them
+ * from menv_solver_problems(); a hint when a missing __cuda is involved), MENV_ENOTFOUND when
+ * a requested name exists in no channel. */
 int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
 		      const struct menv_record ***out, size_t *n_out, struct menv_error *err);
+
+/* After a failed solve: the problems with the rules behind each, several lines (borrowed,
+ * valid until the next solve or menv_solver_free). "" when there was none. */
+const char *menv_solver_problems(const struct menv_solver *s);
 
 #endif
