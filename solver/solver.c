@@ -30,6 +30,9 @@ struct menv_solver {
 	const struct menv_record **by_id; /* solvable Id -> record (NULL for virtual ones) */
 	char *problems;                   /* the last failed solve's problem rules, or NULL */
 	bool has_cuda;                    /* a __cuda virtual package was added */
+	int npins;
+	json_t **inst_by_id;              /* solvable Id -> installed PrefixRecord (borrowed) */
+	size_t inst_alloc;
 	size_t by_id_alloc;
 	int nrepos;
 };
@@ -55,6 +58,7 @@ void menv_solver_free(struct menv_solver *s)
 	free(s->by_id);
 	free(s->subdir);
 	free(s->problems);
+	free(s->inst_by_id);
 	free(s);
 }
 
@@ -108,14 +112,17 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
 		Solvable *sv = pool_id2solvable(pool, p);
 		json_t *arr, *v;
 		size_t k;
-		char num[32];
+		char num[48];
 
 		sv->name = pool_str2id(pool, r->name, 1);
 		sv->evr = pool_str2id(pool, r->version, 1);
 		sv->provides = repo_addid_dep(repo, sv->provides,
 					      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
 		repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, r->build);
-		snprintf(num, sizeof(num), "%lld", (long long)r->build_number);
+		/* libsolv's conda policy compares this after the version: the build number, then
+		 * (conda's last tie-breaker) the newer timestamp, as one dotted number */
+		snprintf(num, sizeof(num), "%lld.%lld", (long long)r->build_number,
+			 (long long)(r->timestamp > 0 ? r->timestamp / 1000 : 0));
 		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
 		if (r->timestamp > 0)
 			repodata_set_num(data, p, SOLVABLE_BUILDTIME,
@@ -169,6 +176,94 @@ void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char
 				      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
 	repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, build);
 	repodata_set_str(data, p, SOLVABLE_BUILDVERSION, "0");
+	repodata_internalize(data);
+}
+
+void menv_solver_add_pin(struct menv_solver *s, const struct menv_matchspec *pin)
+{
+	Pool *pool = s->pool;
+	Repodata *data = repo_last_repodata(s->virt);
+	char *str = menv_matchspec_str(pin);
+	char name[64];
+	Id p, dep;
+
+	dep = pool_conda_matchspec(pool, str);
+	free(str);
+	if (!dep)
+		return;
+	if (!data)
+		data = repo_add_repodata(s->virt, 0);
+	/* an installed solvable that constrains the pinned name: the pin holds when the name is
+	 * installed and forces nothing when it is not (conda's pinned_packages) */
+	snprintf(name, sizeof(name), "__menv_pin_%d", s->npins++);
+	p = repo_add_solvable(s->virt);
+	Solvable *sv = pool_id2solvable(pool, p);
+	sv->name = pool_str2id(pool, name, 1);
+	sv->evr = pool_str2id(pool, "0", 1);
+	sv->provides = repo_addid_dep(s->virt, sv->provides,
+				      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
+	repodata_add_idarray(data, p, SOLVABLE_CONSTRAINS, dep);
+	repodata_internalize(data);
+}
+
+static void add_deps(Pool *pool, Repo *repo, Repodata *data, Id p, json_t *arr, bool constrains)
+{
+	size_t k;
+	json_t *v;
+	Solvable *sv = pool_id2solvable(pool, p);
+	if (!json_is_array(arr))
+		return;
+	json_array_foreach(arr, k, v) {
+		if (!json_is_string(v))
+			continue;
+		Id dep = pool_conda_matchspec(pool, json_string_value(v));
+		if (!dep)
+			continue;
+		if (constrains)
+			repodata_add_idarray(data, p, SOLVABLE_CONSTRAINS, dep);
+		else
+			sv->requires = repo_addid_dep(repo, sv->requires, dep, 0);
+	}
+}
+
+void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_t n)
+{
+	Pool *pool = s->pool;
+	Repodata *data = repo_last_repodata(s->virt);
+
+	if (!data)
+		data = repo_add_repodata(s->virt, 0);
+	for (size_t i = 0; i < n; i++) {
+		json_t *r = recs[i];
+		const char *name = json_string_value(json_object_get(r, "name"));
+		const char *ver = json_string_value(json_object_get(r, "version"));
+		const char *build = json_string_value(json_object_get(r, "build"));
+		json_t *bn = json_object_get(r, "build_number");
+		char num[48];
+		if (!name || !ver || !build)
+			continue;
+		Id p = repo_add_solvable(s->virt);
+		Solvable *sv = pool_id2solvable(pool, p);
+		sv->name = pool_str2id(pool, name, 1);
+		sv->evr = pool_str2id(pool, ver, 1);
+		sv->provides = repo_addid_dep(s->virt, sv->provides,
+					      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
+		repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, build);
+		snprintf(num, sizeof(num), "%lld.0",
+			 (long long)(json_is_integer(bn) ? json_integer_value(bn) : 0));
+		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
+		add_deps(pool, s->virt, data, p, json_object_get(r, "depends"), false);
+		add_deps(pool, s->virt, data, p, json_object_get(r, "constrains"), true);
+		if ((size_t)p >= s->inst_alloc) {
+			size_t m = s->inst_alloc ? s->inst_alloc : 256;
+			while (m <= (size_t)p)
+				m *= 2;
+			s->inst_by_id = menv_xrealloc(s->inst_by_id, m * sizeof(*s->inst_by_id));
+			memset(s->inst_by_id + s->inst_alloc, 0, (m - s->inst_alloc) * sizeof(json_t *));
+			s->inst_alloc = m;
+		}
+		s->inst_by_id[p] = r;
+	}
 	repodata_internalize(data);
 }
 
@@ -276,8 +371,97 @@ const char *menv_solver_problems(const struct menv_solver *s)
 	return s->problems ? s->problems : "";
 }
 
+/* Appends the job for one spec (`how` = SOLVER_INSTALL, SOLVER_ERASE or SOLVER_UPDATE). */
+static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
+			const struct menv_matchspec *ms, bool must_exist, struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	struct menv_matchspec plain = *ms;
+	char *str;
+	Id dep, p, pp;
+	bool known = false;
+
+	plain.channel = NULL;
+	if (ms->name && strchr(ms->name, '*'))
+		plain.name = NULL;
+	str = menv_matchspec_str(&plain);
+	dep = pool_conda_matchspec(pool, str);
+	free(str);
+	if (!dep)
+		return menv_error_set(err, MENV_EPARSE, "cannot read match spec for '%s'",
+				      ms->name ? ms->name : "*");
+	if (ms->name && !strchr(ms->name, '*')) {
+		Id nameid = pool_str2id(pool, ms->name, 0);
+		if (nameid)
+			FOR_PROVIDES(p, pp, nameid) known = true;
+		if (!known && must_exist) {
+			char *full = menv_matchspec_str_full(ms);
+			int rc = menv_error_set(err, MENV_ENOTFOUND,
+						"package '%s' is not available from the current "
+						"channels", full);
+			free(full);
+			return rc;
+		}
+		if (!known)
+			return menv_error_set(err, MENV_ENOTFOUND, "package '%s' is not installed",
+					      ms->name);
+	}
+	if (!needs_candidates(ms)) {
+		queue_push2(job, how | SOLVER_SOLVABLE_PROVIDES, dep);
+		return 0;
+	}
+	queue_empty(q);
+	for (p = 2; p < pool->nsolvables; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (!sv->repo || (size_t)p >= s->by_id_alloc || !s->by_id[p])
+			continue;
+		const char *nm = pool_id2str(pool, sv->name);
+		if (ms->name && fnmatch(ms->name, nm, 0))
+			continue;
+		if (!extra_keys_match(ms, s->by_id[p]))
+			continue;
+		if ((plain.version || plain.build) && !provides_match(s, p, &plain, nm))
+			continue;
+		queue_push(q, p);
+	}
+	if (!q->count) {
+		char *full = menv_matchspec_str_full(ms);
+		int rc = menv_error_set(err, MENV_ENOTFOUND,
+					"no package matches '%s' in the current channels", full);
+		free(full);
+		return rc;
+	}
+	queue_push2(job, how | SOLVER_SOLVABLE_ONE_OF, pool_queuetowhatprovides(pool, q));
+	return 0;
+}
+
 int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
 		      const struct menv_record ***out, size_t *n_out, struct menv_error *err)
+{
+	struct menv_solve_request req = { .install = specs, .ninstall = n };
+	struct menv_transaction t;
+	int rc;
+
+	*out = NULL;
+	*n_out = 0;
+	rc = menv_solver_solve_request(s, &req, &t, err);
+	if (rc)
+		return rc;
+	*out = t.link;
+	*n_out = t.nlink;
+	free(t.unlink);
+	return 0;
+}
+
+void menv_transaction_release(struct menv_transaction *t)
+{
+	free(t->link);
+	free(t->unlink);
+	memset(t, 0, sizeof(*t));
+}
+
+int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
+			      struct menv_transaction *out, struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	Solver *solv = NULL;
@@ -285,83 +469,35 @@ int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs
 	Queue job, q;
 	int rc = 0;
 
-	*out = NULL;
-	*n_out = 0;
+	memset(out, 0, sizeof(*out));
 	queue_init(&job);
 	queue_init(&q);
 	pool_addfileprovides(pool);
 	pool_createwhatprovides(pool);
 
-	for (size_t i = 0; i < n; i++) {
-		const struct menv_matchspec *ms = specs[i];
-		struct menv_matchspec plain = *ms;
-		char *str;
-		Id dep, p, pp;
-		bool known = false;
-
-		plain.channel = NULL;
-		if (ms->name && strchr(ms->name, '*'))
-			plain.name = NULL;
-		str = menv_matchspec_str(&plain);
-		dep = pool_conda_matchspec(pool, str);
-		free(str);
-		if (!dep) {
-			rc = menv_error_set(err, MENV_EPARSE, "cannot read match spec for '%s'",
-					    ms->name ? ms->name : "*");
-			goto out;
-		}
-		if (ms->name && !strchr(ms->name, '*')) {
-			Id nameid = pool_str2id(pool, ms->name, 0);
-			if (nameid)
-				FOR_PROVIDES(p, pp, nameid) known = true;
-			if (!known) {
-				char *full = menv_matchspec_str_full(ms);
-				rc = menv_error_set(err, MENV_ENOTFOUND,
-						    "package '%s' is not available from the current "
-						    "channels", full);
-				free(full);
-				goto out;
-			}
-		}
-		if (!needs_candidates(ms)) {
-			queue_push2(&job, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES, dep);
-			continue;
-		}
-		queue_empty(&q);
-		if (ms->name && !strchr(ms->name, '*')) {
-			FOR_PROVIDES(p, pp, dep) {
-				if ((size_t)p < s->by_id_alloc && extra_keys_match(ms, s->by_id[p]))
-					queue_push(&q, p);
-			}
-		} else {
-			/* a name glob or "*": test every record */
-			for (p = 2; p < pool->nsolvables; p++) {
-				Solvable *sv = pool_id2solvable(pool, p);
-				if (!sv->repo || (size_t)p >= s->by_id_alloc || !s->by_id[p])
-					continue;
-				const char *nm = pool_id2str(pool, sv->name);
-				if (ms->name && fnmatch(ms->name, nm, 0))
-					continue;
-				if (!extra_keys_match(ms, s->by_id[p]))
-					continue;
-				if ((plain.version || plain.build) && !provides_match(s, p, &plain, nm))
-					continue;
-				queue_push(&q, p);
-			}
-		}
-		if (!q.count) {
-			char *full = menv_matchspec_str_full(ms);
-			rc = menv_error_set(err, MENV_ENOTFOUND,
-					    "no package matches '%s' in the current channels", full);
-			free(full);
-			goto out;
-		}
-		queue_push2(&job, SOLVER_INSTALL | SOLVER_SOLVABLE_ONE_OF, pool_queuetowhatprovides(pool, &q));
+	for (size_t i = 0; i < req->ninstall && !rc; i++)
+		rc = add_spec_job(s, &job, &q, SOLVER_INSTALL, req->install[i], true, err);
+	for (size_t i = 0; i < req->nupdate && !rc; i++)
+		rc = add_spec_job(s, &job, &q, SOLVER_UPDATE, req->update[i], true, err);
+	for (size_t i = 0; i < req->nremove && !rc; i++)
+		rc = add_spec_job(s, &job, &q, SOLVER_ERASE, req->remove[i], false, err);
+	if (rc)
+		goto out;
+	if (req->update_all)
+		queue_push2(&job, SOLVER_UPDATE | SOLVER_SOLVABLE_ALL, 0);
+	/* virtual packages and pins are facts: never removed or replaced */
+	for (Id p = s->virt->start; p < s->virt->end; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo == s->virt && !((size_t)p < s->inst_alloc && s->inst_by_id[p]))
+			queue_push2(&job, SOLVER_LOCK | SOLVER_SOLVABLE, p);
 	}
 
 	solv = solver_create(pool);
 	if (s->prio == MENV_PRIORITY_STRICT)
 		solver_set_flag(solv, SOLVER_FLAG_STRICT_REPO_PRIORITY, 1);
+	/* like conda: installed packages may be changed or removed when a request needs it */
+	solver_set_flag(solv, SOLVER_FLAG_ALLOW_DOWNGRADE, 1);
+	solver_set_flag(solv, SOLVER_FLAG_ALLOW_UNINSTALL, 1);
 	if (solver_solve(solv, &job)) {
 		struct menv_buf line = MENV_BUF_INIT, tree = MENV_BUF_INIT;
 		bool needs_cuda = false;
@@ -380,18 +516,23 @@ int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs
 	}
 	trans = solver_create_transaction(solv);
 	transaction_order(trans, 0);
-	const struct menv_record **res = menv_xcalloc((size_t)trans->steps.count + 1, sizeof(*res));
-	size_t nres = 0;
+	out->link = menv_xcalloc((size_t)trans->steps.count + 1, sizeof(*out->link));
+	out->unlink = menv_xcalloc((size_t)trans->steps.count + 1, sizeof(*out->unlink));
 	for (int i = 0; i < trans->steps.count; i++) {
 		Id p = trans->steps.elements[i];
-		Id type = transaction_type(trans, p, SOLVER_TRANSACTION_SHOW_ACTIVE);
-		if (type != SOLVER_TRANSACTION_INSTALL)
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo == s->virt) {
+			/* an installed package leaving (erased or replaced) */
+			if ((size_t)p < s->inst_alloc && s->inst_by_id[p] &&
+			    transaction_type(trans, p, SOLVER_TRANSACTION_SHOW_ACTIVE |
+							  SOLVER_TRANSACTION_SHOW_ALL) !=
+				    SOLVER_TRANSACTION_IGNORE)
+				out->unlink[out->nunlink++] = s->inst_by_id[p];
 			continue;
+		}
 		if ((size_t)p < s->by_id_alloc && s->by_id[p])
-			res[nres++] = s->by_id[p];
+			out->link[out->nlink++] = s->by_id[p];
 	}
-	*out = res;
-	*n_out = nres;
 out:
 	if (trans)
 		transaction_free(trans);

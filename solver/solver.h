@@ -27,6 +27,11 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
 			     const char *build);
 
+/* Pins a package (conda's pinned_packages and conda-meta/pinned): when `pin->name` is part
+ * of the solution it must match the pin; the pin does not request it. Only name, version
+ * and build of the spec are used. `pin` is borrowed. */
+void menv_solver_add_pin(struct menv_solver *s, const struct menv_matchspec *pin);
+
 /* A virtual package as detected on this machine. */
 struct menv_virtual {
 	char name[32];
@@ -52,6 +57,39 @@ size_t menv_virtual_detect(struct menv_virtual *out, size_t max);
  * a requested name exists in no channel. */
 int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
 		      const struct menv_record ***out, size_t *n_out, struct menv_error *err);
+
+/* Adds the packages installed in a prefix (PrefixRecord JSON objects, borrowed; they must
+ * outlive the solver), so that a solve changes an existing environment. */
+void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_t n);
+
+/* What to change. Specs are borrowed; channels in specs resolved as for menv_solver_solve. */
+struct menv_solve_request {
+	struct menv_matchspec *const *install; /* conda install: add or change to match */
+	size_t ninstall;
+	struct menv_matchspec *const *update;  /* conda update NAME: newest allowed */
+	size_t nupdate;
+	struct menv_matchspec *const *remove;  /* conda remove: take out (and what needs it) */
+	size_t nremove;
+	bool update_all;                       /* conda update --all */
+};
+
+/* The result of a solve: records to link (ordered dependencies first, borrowed from the
+ * repodata) and installed records to unlink (borrowed PrefixRecords). A package that changes
+ * version or build appears in both. Release the arrays with menv_transaction_release(). */
+struct menv_transaction {
+	const struct menv_record **link;
+	size_t nlink;
+	json_t **unlink;
+	size_t nunlink;
+};
+void menv_transaction_release(struct menv_transaction *t);
+
+/* Solves a request against the channels, the installed packages, virtual packages and pins
+ * (which are never removed). Installed packages may be changed or removed where the request
+ * needs it, as conda does. Errors as menv_solver_solve; removing a name that is not installed
+ * is MENV_ENOTFOUND. */
+int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
+			      struct menv_transaction *out, struct menv_error *err);
 
 /* After a failed solve: the problems with the rules behind each, several lines (borrowed,
  * valid until the next solve or menv_solver_free). "" when there was none. */
