@@ -5,7 +5,12 @@
  * libsolv's reader does not know (channel, subdir, md5, ...) become explicit candidate sets.
  * libsolv's types stay inside this file.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +21,15 @@
 #include <solv/poolarch.h>
 #include <solv/problems.h>
 #include <solv/repo.h>
+#include <solv/repo_conda.h>
+#include <solv/repo_solv.h>
+#include <solv/repo_write.h>
+#include <solv/repodata.h>
 #include <solv/selection.h>
 #include <solv/solver.h>
 #include <solv/transaction.h>
 
+#include "jsonscan.h"
 #include "solver.h"
 
 struct menv_solver {
@@ -35,6 +45,23 @@ struct menv_solver {
 	size_t inst_alloc;
 	size_t by_id_alloc;
 	int nrepos;
+	struct filerepo **files;          /* repos read from repodata.json files */
+	size_t nfiles;
+	Id offkey;                        /* "menv:offset": a record's byte offset in its JSON */
+	Id cachekey;                      /* "menv:cachekey" on SOLVID_META of a .solv */
+	Id baseurlkey;                    /* "menv:base_url" on SOLVID_META */
+};
+
+/* A channel subdir whose solvables came from libsolv's conda reader (or its .solv cache);
+ * its records are parsed from the mapped JSON only when a solve needs them. */
+struct filerepo {
+	const struct menv_channel *ch;
+	char *subdir;
+	char *base;          /* URL the package files live under */
+	const char *map;     /* the repodata.json, mapped read-only */
+	size_t size;
+	Repo *repo;
+	struct menv_record **recs; /* lazily made, indexed by p - repo->start */
 };
 
 struct menv_solver *menv_solver_new(const char *subdir, enum menv_channel_priority prio)
@@ -46,6 +73,9 @@ struct menv_solver *menv_solver_new(const char *subdir, enum menv_channel_priori
 	s->subdir = menv_xstrdup(subdir);
 	s->prio = prio;
 	s->virt = repo_create(s->pool, "@virtual");
+	s->offkey = pool_str2id(s->pool, "menv:offset", 1);
+	s->cachekey = pool_str2id(s->pool, "menv:cachekey", 1);
+	s->baseurlkey = pool_str2id(s->pool, "menv:base_url", 1);
 	pool_set_installed(s->pool, s->virt);
 	return s;
 }
@@ -54,6 +84,22 @@ void menv_solver_free(struct menv_solver *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct filerepo *f = s->files[i];
+		size_t n = f->repo ? (size_t)(f->repo->end - f->repo->start) : 0;
+		for (size_t k = 0; f->recs && k < n; k++) {
+			if (f->recs[k])
+				menv_record_release(f->recs[k]);
+			free(f->recs[k]);
+		}
+		free(f->recs);
+		if (f->map)
+			munmap((void *)f->map, f->size);
+		free(f->subdir);
+		free(f->base);
+		free(f);
+	}
+	free(s->files);
 	pool_free(s->pool);
 	free(s->by_id);
 	free(s->subdir);
@@ -156,6 +202,257 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
 		remember(s, p, r);
 	}
 	repo_internalize(repo);
+}
+
+
+/* ---------------------------------------------------------------------------------------- */
+/* repodata.json files through libsolv's conda reader, cached as .solv                      */
+
+struct scan_ctx {
+	struct menv_solver *s;
+	const char *map;
+	size_t size;
+	size_t info_off;
+	bool has_info;
+	/* file name -> offset, for the records libsolv kept */
+	char **fns;
+	size_t *offs;
+	size_t n, alloc;
+};
+
+static void on_scan(void *ud, enum menv_jsonscan_kind kind, const char *key, size_t keylen,
+		    size_t off)
+{
+	struct scan_ctx *c = ud;
+	if (kind == MENV_JSONSCAN_INFO) {
+		c->info_off = off;
+		c->has_info = true;
+		return;
+	}
+	if (c->n == c->alloc) {
+		c->alloc = c->alloc ? c->alloc * 2 : 1024;
+		c->fns = menv_xrealloc(c->fns, c->alloc * sizeof(*c->fns));
+		c->offs = menv_xrealloc(c->offs, c->alloc * sizeof(*c->offs));
+	}
+	c->fns[c->n] = menv_xstrndup(key, keylen);
+	c->offs[c->n] = off;
+	c->n++;
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The base URL of a repodata file: CEP-15 info.base_url, or <channel>/<subdir>. */
+static char *base_url_of(const struct menv_channel *ch, const char *subdir, const char *info,
+			 size_t len)
+{
+	json_t *j = info ? json_loadb(info, len, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+	const char *bu = json_string_value(json_object_get(j, "base_url"));
+	char *base;
+	if (bu && *bu) {
+		base = strstr(bu, "://") || bu[0] == '/'
+			       ? menv_xstrdup(bu)
+			       : menv_xasprintf("%s/%s/%s", ch ? ch->base_url : "", subdir, bu);
+		size_t n = strlen(base);
+		while (n > 0 && base[n - 1] == '/')
+			base[--n] = '\0';
+	} else {
+		base = menv_xasprintf("%s/%s", ch ? ch->base_url : "", subdir);
+	}
+	json_decref(j);
+	return base;
+}
+
+static int build_from_json(struct menv_solver *s, struct filerepo *f, const char *path,
+			   const char *key, struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	struct scan_ctx c = { .s = s, .map = f->map, .size = f->size };
+	FILE *fp = fmemopen((void *)f->map, f->size, "r");
+	int rc = 0;
+
+	if (!fp)
+		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
+	if (repo_add_conda(f->repo, fp, 0)) {
+		rc = menv_error_set(err, MENV_EPARSE, "%s: %s", path, pool_errstr(pool));
+		fclose(fp);
+		return rc;
+	}
+	fclose(fp);
+	if (menv_jsonscan_repodata(f->map, f->size, on_scan, &c) < 0) {
+		rc = menv_error_set(err, MENV_EPARSE, "%s: not a repodata object", path);
+		goto out;
+	}
+	/* sort (fn, offset) pairs by name to look them up per solvable */
+	size_t *idx = menv_xcalloc(c.n + 1, sizeof(*idx));
+	char **sorted = menv_xcalloc(c.n + 1, sizeof(*sorted));
+	for (size_t i = 0; i < c.n; i++) {
+		char *k = menv_xasprintf("%s%c%zu", c.fns[i], '\0', c.offs[i]);
+		sorted[i] = k; /* "fn\0offset": strcmp sees only fn */
+		(void)idx;
+	}
+	qsort(sorted, c.n, sizeof(*sorted), cmp_fn);
+	/* menv's attributes go into a second repodata: lookups prefer the newest one */
+	Repodata *data = repo_add_repodata(f->repo, 0);
+	repodata_extend_block(data, f->repo->start, f->repo->end - f->repo->start);
+	Id p;
+	Solvable *sv;
+	FOR_REPO_SOLVABLES(f->repo, p, sv) {
+		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+		if (!loc)
+			continue;
+		char *want = (char *)loc;
+		char **hit = bsearch(&want, sorted, c.n, sizeof(*sorted), cmp_fn);
+		if (hit) {
+			size_t off = strtoull(*hit + strlen(*hit) + 1, NULL, 10);
+			repodata_set_num(data, p, s->offkey, off);
+		}
+		/* build number, then timestamp: conda's order after the version */
+		const char *bn = solvable_lookup_str(sv, SOLVABLE_BUILDVERSION);
+		unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
+		char num[48];
+		snprintf(num, sizeof(num), "%s.%llu", bn ? bn : "0", ts);
+		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
+	}
+	for (size_t i = 0; i < c.n; i++)
+		free(sorted[i]);
+	free(sorted);
+	free(idx);
+	f->base = base_url_of(f->ch, f->subdir, c.has_info ? f->map + c.info_off : NULL,
+			      c.has_info ? f->size - c.info_off : 0);
+	repodata_set_str(data, SOLVID_META, s->cachekey, key);
+	repodata_set_str(data, SOLVID_META, s->baseurlkey, f->base);
+	repodata_internalize(data);
+out:
+	for (size_t i = 0; i < c.n; i++)
+		free(c.fns[i]);
+	free(c.fns);
+	free(c.offs);
+	return rc;
+}
+
+int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_channel *ch,
+				  const char *subdir, const char *path, const char *solv_path,
+				  struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	struct filerepo *f = menv_xcalloc(1, sizeof(*f));
+	struct stat st;
+	char key[128];
+	int fd, rc = 0;
+	bool cached = false;
+
+	f->ch = ch;
+	f->subdir = menv_xstrdup(subdir);
+	s->files = menv_xrealloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
+	s->files[s->nfiles++] = f;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
+				      "cannot open '%s'", path);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", path);
+	}
+	f->size = (size_t)st.st_size;
+	if (f->size) {
+		f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (f->map == MAP_FAILED) {
+			f->map = NULL;
+			close(fd);
+			return menv_error_sys(err, MENV_EIO, "cannot map '%s'", path);
+		}
+	}
+	close(fd);
+	snprintf(key, sizeof(key), "menv-solv-1:%lld:%lld.%09ld", (long long)st.st_size,
+		 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+
+	char *rname = menv_xasprintf("%s/%s", ch ? ch->name : "?", subdir);
+	f->repo = repo_create(pool, rname);
+	free(rname);
+	f->repo->appdata = f;
+	if (s->prio != MENV_PRIORITY_DISABLED)
+		f->repo->priority = ch ? ch->priority : -s->nrepos;
+	f->repo->subpriority = strcmp(subdir, "noarch") ? 1 : 0;
+	s->nrepos++;
+
+	if (solv_path) {
+		FILE *fp = fopen(solv_path, "r");
+		if (fp) {
+			if (repo_add_solv(f->repo, fp, 0) == 0) {
+				const char *k = repo_lookup_str(f->repo, SOLVID_META, s->cachekey);
+				const char *b = repo_lookup_str(f->repo, SOLVID_META, s->baseurlkey);
+				cached = k && b && !strcmp(k, key);
+				if (cached)
+					f->base = menv_xstrdup(b);
+			}
+			fclose(fp);
+			if (!cached)
+				repo_empty(f->repo, 1);
+		}
+	}
+	if (!cached) {
+		if (!f->size)
+			return menv_error_set(err, MENV_EPARSE, "%s: empty file", path);
+		rc = build_from_json(s, f, path, key, err);
+		if (rc)
+			return rc;
+		if (solv_path) {
+			/* best effort: a cache we cannot write only costs time */
+			char *tmp = menv_xasprintf("%s.tmp-%d", solv_path, (int)getpid());
+			FILE *fp = fopen(tmp, "w");
+			if (fp && repo_write(f->repo, fp) == 0 && fclose(fp) == 0)
+				rename(tmp, solv_path);
+			else if (fp)
+				fclose(fp);
+			unlink(tmp);
+			free(tmp);
+		}
+	}
+	f->recs = menv_xcalloc((size_t)(f->repo->end - f->repo->start) + 1, sizeof(*f->recs));
+	return 0;
+}
+
+/* The record of solvable p: a repodata record added with menv_solver_add_repodata, or the
+ * JSON object at its offset in a mapped repodata file, parsed on first use. NULL for
+ * installed and virtual solvables. */
+static const struct menv_record *record_of(struct menv_solver *s, Id p)
+{
+	if ((size_t)p < s->by_id_alloc && s->by_id[p])
+		return s->by_id[p];
+	Solvable *sv = pool_id2solvable(s->pool, p);
+	if (!sv->repo || !sv->repo->appdata || sv->repo == s->virt)
+		return NULL;
+	struct filerepo *f = NULL;
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i]->repo == sv->repo)
+			f = s->files[i];
+	if (!f)
+		return NULL;
+	size_t k = (size_t)(p - f->repo->start);
+	if (f->recs[k])
+		return f->recs[k];
+	unsigned long long off = solvable_lookup_num(sv, s->offkey, (unsigned long long)-1);
+	if (off == (unsigned long long)-1 || off >= f->size)
+		return NULL;
+	json_t *obj = json_loadb(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, NULL);
+	const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+	struct menv_record *r = menv_xcalloc(1, sizeof(*r));
+	struct menv_error err;
+	if (!obj || !loc || menv_record_from_json(r, obj, loc, f->base, f->ch, &err)) {
+		json_decref(obj);
+		free(r);
+		return NULL;
+	}
+	json_decref(obj); /* the record holds its own reference */
+	if (!r->subdir) {
+		json_object_set_new(r->json, "subdir", json_string(f->subdir));
+		r->subdir = json_string_value(json_object_get(r->json, "subdir"));
+	}
+	f->recs[k] = r;
+	return r;
 }
 
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
@@ -411,14 +708,21 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 		return 0;
 	}
 	queue_empty(q);
-	for (p = 2; p < pool->nsolvables; p++) {
+	if (ms->name && !strchr(ms->name, '*')) {
+		FOR_PROVIDES(p, pp, dep) {
+			if (pool_id2solvable(pool, p)->repo != s->virt &&
+			    extra_keys_match(ms, record_of(s, p)))
+				queue_push(q, p);
+		}
+	}
+	for (p = 2; !(ms->name && !strchr(ms->name, '*')) && p < pool->nsolvables; p++) {
 		Solvable *sv = pool_id2solvable(pool, p);
-		if (!sv->repo || (size_t)p >= s->by_id_alloc || !s->by_id[p])
+		if (!sv->repo || sv->repo == s->virt)
 			continue;
 		const char *nm = pool_id2str(pool, sv->name);
 		if (ms->name && fnmatch(ms->name, nm, 0))
 			continue;
-		if (!extra_keys_match(ms, s->by_id[p]))
+		if (!extra_keys_match(ms, record_of(s, p)))
 			continue;
 		if ((plain.version || plain.build) && !provides_match(s, p, &plain, nm))
 			continue;
@@ -530,8 +834,9 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 				out->unlink[out->nunlink++] = s->inst_by_id[p];
 			continue;
 		}
-		if ((size_t)p < s->by_id_alloc && s->by_id[p])
-			out->link[out->nlink++] = s->by_id[p];
+		const struct menv_record *r = record_of(s, p);
+		if (r)
+			out->link[out->nlink++] = r;
 	}
 out:
 	if (trans)

@@ -23,6 +23,17 @@ void menv_solver_free(struct menv_solver *s);
  * Channels added earlier get higher priority unless rd->channel->priority says otherwise. */
 void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata *rd);
 
+/* Adds the records of one channel subdir from a repodata.json file (CEP-36) through
+ * libsolv's conda reader. The file is mapped for the solver's lifetime and only the records
+ * a solve returns are parsed into menv_records (owned by the solver). When `solv_path` is
+ * given, the pool is cached there as a .solv file keyed to the JSON's size and mtime and
+ * reused while they match (a stale or unreadable cache is rebuilt; one that cannot be
+ * written is skipped). `ch` is borrowed and must outlive the solver.
+ * Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EPARSE naming the file. */
+int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_channel *ch,
+				  const char *subdir, const char *path, const char *solv_path,
+				  struct menv_error *err);
+
 /* Adds a virtual package (CEP-30), e.g. ("__glibc", "2.36", "0"). Strings are copied. */
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
 			     const char *build);
