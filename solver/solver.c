@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include <solv/conda.h>
+#include <solv/evr.h>
 #include <solv/pool.h>
 #include <solv/poolarch.h>
 #include <solv/problems.h>
@@ -41,6 +42,7 @@ struct menv_solver {
 	char *problems;                   /* the last failed solve's problem rules, or NULL */
 	bool has_cuda;                    /* a __cuda virtual package was added */
 	int npins;
+	bool ranked;                      /* rank_variants ran */
 	json_t **inst_by_id;              /* solvable Id -> installed PrefixRecord (borrowed) */
 	size_t inst_alloc;
 	size_t by_id_alloc;
@@ -167,7 +169,7 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
 		repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, r->build);
 		/* libsolv's conda policy compares this after the version: the build number, then
 		 * (conda's last tie-breaker) the newer timestamp, as one dotted number */
-		snprintf(num, sizeof(num), "%lld.%lld", (long long)r->build_number,
+		snprintf(num, sizeof(num), "%lld.0.%lld", (long long)r->build_number,
 			 (long long)(r->timestamp > 0 ? r->timestamp / 1000 : 0));
 		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
 		if (r->timestamp > 0)
@@ -313,7 +315,7 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 		const char *bn = solvable_lookup_str(sv, SOLVABLE_BUILDVERSION);
 		unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
 		char num[48];
-		snprintf(num, sizeof(num), "%s.%llu", bn ? bn : "0", ts);
+		snprintf(num, sizeof(num), "%s.0.%llu", bn ? bn : "0", ts);
 		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
 	}
 	for (size_t i = 0; i < c.n; i++)
@@ -546,7 +548,7 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 		sv->provides = repo_addid_dep(s->virt, sv->provides,
 					      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
 		repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, build);
-		snprintf(num, sizeof(num), "%lld.0",
+		snprintf(num, sizeof(num), "%lld.0.0",
 			 (long long)(json_is_integer(bn) ? json_integer_value(bn) : 0));
 		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
 		add_deps(pool, s->virt, data, p, json_object_get(r, "depends"), false);
@@ -668,6 +670,146 @@ const char *menv_solver_problems(const struct menv_solver *s)
 	return s->problems ? s->problems : "";
 }
 
+
+/* ---------------------------------------------------------------------------------------- */
+/* Variant prioritisation                                                                    */
+
+struct variant {
+	Id p, name, evr;
+	long long bn;
+};
+
+static long long build_number_of(Solvable *sv)
+{
+	const char *bv = solvable_lookup_str(sv, SOLVABLE_BUILDVERSION);
+	return bv ? atoll(bv) : 0;
+}
+
+static int cmp_variant(const void *a, const void *b)
+{
+	const struct variant *x = a, *y = b;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->evr != y->evr)
+		return x->evr < y->evr ? -1 : 1;
+	if (x->bn != y->bn)
+		return x->bn < y->bn ? -1 : 1;
+	return x->p < y->p ? -1 : x->p > y->p;
+}
+
+/* The best version (evr Id) among the providers of each requirement of p, by dependency
+ * name, into `names`/`best` (parallel queues). */
+static void best_dep_versions(Pool *pool, Id p, Queue *names, Queue *best)
+{
+	Solvable *sv = pool_id2solvable(pool, p);
+	queue_empty(names);
+	queue_empty(best);
+	if (!sv->requires)
+		return;
+	for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
+		Id dep = *dp, q, qq, top = 0;
+		Id name = ISRELDEP(dep) ? GETRELDEP(pool, dep)->name : dep;
+		while (ISRELDEP(name))
+			name = GETRELDEP(pool, name)->name;
+		FOR_PROVIDES(q, qq, dep) {
+			Id e = pool_id2solvable(pool, q)->evr;
+			if (!top || pool_evrcmp(pool, e, top, EVRCMP_COMPARE) > 0)
+				top = e;
+		}
+		queue_push(names, name);
+		queue_push(best, top);
+	}
+}
+
+/* a beats b when more of their shared dependencies reach a newer version through a */
+static int dep_compare(Pool *pool, Queue *na, Queue *ba, Queue *nb, Queue *bb)
+{
+	int score = 0;
+	for (int i = 0; i < na->count; i++)
+		for (int j = 0; j < nb->count; j++) {
+			if (na->elements[i] != nb->elements[j])
+				continue;
+			Id x = ba->elements[i], y = bb->elements[j];
+			if (x && y && x != y) {
+				int c = pool_evrcmp(pool, x, y, EVRCMP_COMPARE);
+				score += c > 0 ? 1 : c < 0 ? -1 : 0;
+			} else if (x && !y) {
+				score++;
+			} else if (!x && y) {
+				score--;
+			}
+		}
+	return score;
+}
+
+/* Among builds of one name, version and build number, prefer the one whose dependencies
+ * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
+ * build-version key as "build_number.rank.timestamp". Runs once per pool. */
+static void rank_variants(struct menv_solver *s)
+{
+	Pool *pool = s->pool;
+	struct variant *v = menv_xcalloc((size_t)pool->nsolvables + 1, sizeof(*v));
+	size_t n = 0;
+	Queue na, ba, nb, bb;
+
+	if (s->ranked)
+		return;
+	s->ranked = true;
+	for (Id p = 2; p < pool->nsolvables; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (!sv->repo || sv->repo == s->virt)
+			continue;
+		v[n++] = (struct variant){ p, sv->name, sv->evr, build_number_of(sv) };
+	}
+	qsort(v, n, sizeof(*v), cmp_variant);
+	queue_init(&na);
+	queue_init(&ba);
+	queue_init(&nb);
+	queue_init(&bb);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && v[j].name == v[i].name && v[j].evr == v[i].evr && v[j].bn == v[i].bn)
+			j++;
+		if (j - i > 1 && j - i <= 256) {
+			for (size_t a = i; a < j; a++) {
+				int wins = 0;
+				best_dep_versions(pool, v[a].p, &na, &ba);
+				for (size_t b = i; b < j; b++) {
+					if (a == b)
+						continue;
+					best_dep_versions(pool, v[b].p, &nb, &bb);
+					wins += dep_compare(pool, &na, &ba, &nb, &bb) > 0;
+				}
+				if (!wins)
+					continue;
+				Solvable *sv = pool_id2solvable(pool, v[a].p);
+				Repodata *data = repo_last_repodata(sv->repo);
+				if (!data || data->state == REPODATA_AVAILABLE) {
+					data = repo_add_repodata(sv->repo, 0);
+					repodata_extend_block(data, sv->repo->start,
+							      sv->repo->end - sv->repo->start);
+				}
+				unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
+				char num[64];
+				snprintf(num, sizeof(num), "%lld.%d.%llu", v[a].bn, wins, ts);
+				repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
+			}
+		}
+		i = j;
+	}
+	queue_free(&na);
+	queue_free(&ba);
+	queue_free(&nb);
+	queue_free(&bb);
+	/* the rewritten keys become visible to the policy once internalized */
+	for (int r = 1; r < pool->nrepos; r++) {
+		Repo *repo = pool->repos[r];
+		if (repo && repo != s->virt)
+			repo_internalize(repo);
+	}
+	free(v);
+}
+
 /* Appends the job for one spec (`how` = SOLVER_INSTALL, SOLVER_ERASE or SOLVER_UPDATE). */
 static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 			const struct menv_matchspec *ms, bool must_exist, struct menv_error *err)
@@ -778,6 +920,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	queue_init(&q);
 	pool_addfileprovides(pool);
 	pool_createwhatprovides(pool);
+	rank_variants(s);
 
 	for (size_t i = 0; i < req->ninstall && !rc; i++)
 		rc = add_spec_job(s, &job, &q, SOLVER_INSTALL, req->install[i], true, err);
