@@ -721,6 +721,27 @@ static void best_dep_versions(Pool *pool, Id p, Queue *names, Queue *best)
 	}
 }
 
+/* How many requirements of p can only be met by packages with track_features (conda
+ * counts those features against the whole solution; libsolv only looks at candidates). */
+static int forced_features(Pool *pool, Id p)
+{
+	Solvable *sv = pool_id2solvable(pool, p);
+	int n = 0;
+	if (!sv->requires)
+		return 0;
+	for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
+		Id q, qq;
+		bool any = false, all_tracked = true;
+		FOR_PROVIDES(q, qq, *dp) {
+			any = true;
+			if (!solvable_lookup_count(pool_id2solvable(pool, q), SOLVABLE_TRACK_FEATURES))
+				all_tracked = false;
+		}
+		n += any && all_tracked;
+	}
+	return n;
+}
+
 /* a beats b when more of their shared dependencies reach a newer version through a */
 static int dep_compare(Pool *pool, Queue *na, Queue *ba, Queue *nb, Queue *bb)
 {
@@ -771,6 +792,8 @@ static void rank_variants(struct menv_solver *s)
 		while (j < n && v[j].name == v[i].name && v[j].evr == v[i].evr && v[j].bn == v[i].bn)
 			j++;
 		if (j - i > 1 && j - i <= 256) {
+			long *rank = menv_xcalloc(j - i, sizeof(*rank));
+			bool differ = false;
 			for (size_t a = i; a < j; a++) {
 				int wins = 0;
 				best_dep_versions(pool, v[a].p, &na, &ba);
@@ -780,8 +803,14 @@ static void rank_variants(struct menv_solver *s)
 					best_dep_versions(pool, v[b].p, &nb, &bb);
 					wins += dep_compare(pool, &na, &ba, &nb, &bb) > 0;
 				}
-				if (!wins)
-					continue;
+				/* first: fewer track_features forced on the environment through a
+				 * dependency (a cpu mutex); then: better dependency versions */
+				int forced = forced_features(pool, v[a].p);
+				rank[a - i] = (long)(999 - (forced > 999 ? 999 : forced)) * 1000 +
+					      (wins > 999 ? 999 : wins);
+				differ = differ || rank[a - i] != rank[0];
+			}
+			for (size_t a = i; differ && a < j; a++) {
 				Solvable *sv = pool_id2solvable(pool, v[a].p);
 				Repodata *data = repo_last_repodata(sv->repo);
 				if (!data || data->state == REPODATA_AVAILABLE) {
@@ -791,9 +820,10 @@ static void rank_variants(struct menv_solver *s)
 				}
 				unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
 				char num[64];
-				snprintf(num, sizeof(num), "%lld.%d.%llu", v[a].bn, wins, ts);
+				snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i], ts);
 				repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
 			}
+			free(rank);
 		}
 		i = j;
 	}
