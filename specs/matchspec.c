@@ -341,8 +341,8 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		unsigned char c = (unsigned char)*q;
 		if (!(isalnum(c) || c == '_' || c == '-' || c == '.' || c == '*')) {
 			rc = menv_error_set(err, MENV_EPARSE,
-					    "invalid match spec '%s': bad character '%c' in name", in,
-					    c);
+					    "invalid match spec '%s': bad character '%c' in the name at "
+					    "column %d", in, c, (int)(strchr(in, c) - in) + 1);
 			goto out;
 		}
 		*q = (char)tolower(c);

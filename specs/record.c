@@ -137,8 +137,8 @@ int menv_repodata_parse(const char *bytes, size_t len, const char *src,
 	*out = NULL;
 	root = json_loadb(bytes, len, JSON_ALLOW_NUL, &jerr);
 	if (!root)
-		return menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", src, jerr.line, jerr.column,
-				      jerr.text);
+		return menv_error_set(err, MENV_EPARSE, "%s:%d:%d (byte %d): %s", src, jerr.line,
+				      jerr.column, jerr.position, jerr.text);
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return menv_error_set(err, MENV_EPARSE, "%s: repodata is not a JSON object", src);

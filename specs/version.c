@@ -14,6 +14,7 @@
  */
 #include <ctype.h>
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,6 +230,7 @@ int menv_version_parse(const char *in, struct menv_version **out, struct menv_er
 {
 	struct menv_version *v = menv_xcalloc(1, sizeof(*v));
 	const char *why = NULL;
+	char why_buf[64];
 	char *s, *bang, *plus;
 	size_t n;
 
@@ -250,7 +252,13 @@ int menv_version_parse(const char *in, struct menv_version **out, struct menv_er
 			if (*p == '-')
 				*p = '_';
 	if (!valid_chars(s)) {
-		why = "invalid character(s)";
+		const char *p = s;
+		while (*p && (isdigit((unsigned char)*p) || (*p >= 'a' && *p <= 'z') ||
+			      strchr("*.+!_", *p)))
+			p++;
+		snprintf(why_buf, sizeof(why_buf), "invalid character '%c' at column %d", *p,
+			 (int)(p - s) + 1);
+		why = why_buf;
 		goto fail;
 	}
 	v->norm = menv_xstrdup(s);
