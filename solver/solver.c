@@ -642,7 +642,8 @@ static void describe_problems(Solver *solv, struct menv_buf *line, struct menv_b
 	int np = solver_problem_count(solv);
 	for (Id i = 1; i <= np; i++) {
 		Queue rules;
-		const char *ps = solver_problem2str(solv, i);
+		/* pool_tmp strings: copy before the next libsolv call reuses the space */
+		char *ps = menv_xstrdup(solver_problem2str(solv, i));
 		queue_init(&rules);
 		solver_findallproblemrules(solv, i, &rules);
 		if (!strstr(line->buf ? line->buf : "", ps))
@@ -661,6 +662,7 @@ static void describe_problems(Solver *solv, struct menv_buf *line, struct menv_b
 		}
 		if (strstr(ps, "__cuda"))
 			*needs_cuda = true;
+		free(ps);
 		queue_free(&rules);
 	}
 }
