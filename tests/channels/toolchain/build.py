@@ -1,0 +1,654 @@
+#!/usr/bin/env python3
+"""build.py OUTDIR MENV: the toolchain channel's builder (called by ../build-toolchain).
+
+1. resolve: pinned Debian packages (recipes.DEBS) to exact versions, through a private apt
+   configuration in the cache (lists, sources file and apt cache of its own; the sources'
+   URIs are the machine's own, from /etc/apt/sources.list.d/*.sources or sources.list);
+2. download: `apt-get download` of what the cache lacks;
+3. extract: each .deb with dpkg-deb (only a few members of nvidia-cuda-dev, cached);
+4. stage: per conda package, Debian paths mapped into a prefix layout; symlinks re-pointed
+   inside it; ELF files get $ORIGIN-relative rpaths (patchelf); /usr paths in the few text
+   files that need them become conda's placeholder (text mode, recorded in has_prefix);
+5. package: info/{index,paths,about,link}.json, has_prefix, files; a CEP-35 .conda (stored
+   ZIP: metadata.json, pkg-<dist>.tar.zst, info-<dist>.tar.zst);
+6. `menv index OUTDIR`.
+Built packages are cached under a key of every input (this code, the recipes, the exact
+Debian versions), so a second run copies them and only re-indexes.
+
+Environment: MENV_TOOLCHAIN_CACHE (default ~/.cache/menv-toolchain), MENV_TOOLCHAIN_MIRROR
+(a Debian archive URI, default: the machine's), MENV_TOOLCHAIN_JOBS (default: CPU count),
+MENV_TOOLCHAIN_ZSTD_LEVEL (default 3).
+"""
+
+import fcntl
+import fnmatch
+import glob
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import recipes  # noqa: E402
+
+PLACEHOLDER = recipes.PLACEHOLDER
+MTIME = 1700000000                     # fixed mtime of every archive member
+TIMESTAMP_MS = 1700000000000           # index.json timestamp
+SUBDIR = "linux-64"
+GLIBC_LIBS = re.compile(r"^(libc|libm|libdl|libpthread|librt|libutil|libresolv|libcrypt|"
+                        r"ld-linux-x86-64)\.so")
+FORMAT_VERSION = 7                     # bump to invalidate every cached package
+
+
+def log(msg):
+    print("build-toolchain: %s" % msg, file=sys.stderr, flush=True)
+
+
+def die(msg):
+    log("error: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    kw.setdefault("check", True)
+    return subprocess.run(cmd, **kw)
+
+
+class Timer:
+    def __init__(self):
+        self.t0 = time.monotonic()
+        self.phases = []
+
+    def phase(self, name, t_start):
+        self.phases.append((name, time.monotonic() - t_start))
+
+    def summary(self, extra=()):
+        total = time.monotonic() - self.t0
+        lines = ["timing summary:"]
+        for name, dt in self.phases:
+            lines.append("  %-28s %7.1f s" % (name, dt))
+        for line in extra:
+            lines.append("  " + line)
+        lines.append("  %-28s %7.1f s" % ("total", total))
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1-2. apt: resolve and download
+
+def mirror_uri():
+    uri = os.environ.get("MENV_TOOLCHAIN_MIRROR")
+    if uri:
+        return uri
+    for f in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
+        for line in open(f, encoding="utf-8", errors="replace"):
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].lower() == "uris:":
+                for u in parts[1:]:
+                    if "security" not in u and "debian" in u:
+                        return u
+    try:
+        for line in open("/etc/apt/sources.list", encoding="utf-8", errors="replace"):
+            parts = line.split()
+            if parts and parts[0] == "deb" and "security" not in line:
+                for p in parts[1:]:
+                    if re.match(r"^[a-z]+://", p):
+                        return p
+    except OSError:
+        pass
+    die("no Debian archive found in the machine's apt sources (set MENV_TOOLCHAIN_MIRROR)")
+
+
+class Apt:
+    def __init__(self, cache):
+        self.dir = os.path.join(cache, "apt")
+        self.sources = os.path.join(self.dir, "toolchain.sources")
+        for d in ("lists/partial", "cache/archives/partial"):
+            os.makedirs(os.path.join(self.dir, d), exist_ok=True)
+        self.opts = ["-o", "Dir::State::Lists=" + os.path.join(self.dir, "lists"),
+                     "-o", "Dir::Etc::SourceList=" + self.sources,
+                     "-o", "Dir::Etc::SourceParts=/nonexistent",
+                     "-o", "Dir::Cache=" + os.path.join(self.dir, "cache"),
+                     "-o", "Debug::NoLocking=1", "-o", "APT::Get::List-Cleanup=0",
+                     "-o", "Acquire::Retries=3"]
+        if os.geteuid() == 0:
+            self.opts += ["-o", "APT::Sandbox::User=root"]
+
+    def update(self):
+        uri = mirror_uri()
+        key = "/usr/share/keyrings/debian-archive-keyring.gpg"
+        with open(self.sources, "w") as f:
+            f.write("Types: deb\nURIs: %s\nSuites: bookworm\nComponents: main non-free\n"
+                    "Signed-By: %s\n\n" % (uri, key))
+            f.write("Types: deb\nURIs: %s\nSuites: bullseye\nComponents: main\n"
+                    "Signed-By: %s\n" % (uri, key))
+        run(["apt-get"] + self.opts + ["-qq", "update"])
+
+    def madison(self, names):
+        p = run(["apt-cache"] + self.opts + ["madison"] + names, capture_output=True, text=True)
+        out = {}
+        for line in p.stdout.splitlines():
+            cols = [c.strip() for c in line.split("|")]
+            if len(cols) >= 3:
+                m = re.search(r" ([a-z-]+)/[a-z-]+ ", " " + cols[2] + " ")
+                out.setdefault(cols[0], []).append((cols[1], m.group(1) if m else ""))
+        return out
+
+    def download(self, pkgvers, dest):
+        run(["apt-get"] + self.opts + ["-qq", "download"] + ["%s=%s" % pv for pv in pkgvers],
+            cwd=dest)
+
+
+def upstream(debver):
+    v = debver.split(":", 1)[-1]
+    return v.rsplit("-", 1)[0] if "-" in v else v
+
+
+def deb_filename(pkg, ver, debs_dir):
+    q = ver.replace(":", "%3a")
+    hits = glob.glob(os.path.join(debs_dir, "%s_%s_*.deb" % (glob.escape(pkg), glob.escape(q))))
+    return hits[0] if hits else None
+
+
+def resolve_and_download(cache, timer):
+    """{deb name: path of the .deb} for recipes.DEBS, using the cache when it suffices."""
+    debs_dir = os.path.join(cache, "debs")
+    os.makedirs(debs_dir, exist_ok=True)
+    spec_key = hashlib.sha256(json.dumps(recipes.DEBS).encode()).hexdigest()[:16]
+    resolved_file = os.path.join(cache, "resolved-%s.json" % spec_key)
+    resolved = None
+    if os.path.exists(resolved_file):
+        resolved = json.load(open(resolved_file))
+        if any(deb_filename(p, v, debs_dir) is None for p, v in resolved.items()):
+            resolved = None
+    if resolved is None:
+        t = time.monotonic()
+        apt = Apt(cache)
+        log("reading Debian package indexes (bookworm main non-free, bullseye main)")
+        apt.update()
+        avail = apt.madison(sorted({d[0] for d in recipes.DEBS}))
+        resolved = {}
+        for pkg, suite, up in recipes.DEBS:
+            cands = [v for v, s in avail.get(pkg, []) if s == suite
+                     and re.match(re.escape(up) + r"($|[^0-9])", upstream(v))]
+            if not cands:
+                die("%s %s not found in %s (have: %s)" % (pkg, up, suite, avail.get(pkg)))
+            resolved[pkg] = cands[0]          # madison lists the newest first
+        timer.phase("resolve (apt update)", t)
+        missing = [(p, v) for p, v in sorted(resolved.items())
+                   if deb_filename(p, v, debs_dir) is None]
+        if missing:
+            t = time.monotonic()
+            log("downloading %d Debian packages" % len(missing))
+            apt.download(missing, debs_dir)
+            timer.phase("download (%d debs)" % len(missing), t)
+        json.dump(resolved, open(resolved_file, "w"), indent=1, sort_keys=True)
+    paths = {}
+    for p, v in resolved.items():
+        f = deb_filename(p, v, debs_dir)
+        if f is None:
+            die("%s=%s was not downloaded" % (p, v))
+        paths[p] = f
+    return resolved, paths
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. extract
+
+def extract(pkg, deb, cache, work):
+    """Extracts one .deb; returns its root. Partial extractions are cached by file name."""
+    if pkg in recipes.PARTIAL:
+        members = recipes.PARTIAL[pkg]
+        key = hashlib.sha256((os.path.basename(deb) + json.dumps(members)).encode()).hexdigest()[:16]
+        root = os.path.join(cache, "extract", "%s-%s" % (pkg, key))
+        if os.path.exists(root + ".done"):
+            return root
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(root)
+        dpkg = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", deb], stdout=subprocess.PIPE)
+        run(["tar", "-x", "-C", root, "--wildcards"] + members, stdin=dpkg.stdout)
+        dpkg.stdout.close()
+        if dpkg.wait() != 0:
+            die("dpkg-deb failed on %s" % deb)
+        open(root + ".done", "w").close()
+        return root
+    root = os.path.join(work, "x", pkg)
+    os.makedirs(root)
+    run(["dpkg-deb", "-x", deb, root])
+    return root
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. stage
+
+def match(path, patterns):
+    return any(fnmatch.fnmatchcase(path, p) for p in patterns)
+
+
+def map_path(debpath):
+    """Debian path (no leading slash) -> prefix-relative path, or None."""
+    for src, dst in recipes.MAP_RULES:
+        if debpath == src.rstrip("/") and not src.endswith("/"):
+            return dst
+        if debpath.startswith(src):
+            return dst + debpath[len(src):]
+    return None
+
+
+def walk_files(root):
+    """Debian paths (relative, no leading slash) of everything but directories."""
+    out = []
+    for dp, dns, fns in os.walk(root):
+        for n in fns + [d for d in dns if os.path.islink(os.path.join(dp, d))]:
+            out.append(os.path.relpath(os.path.join(dp, n), root))
+    return sorted(out)
+
+
+def is_elf(path):
+    try:
+        with open(path, "rb") as f:
+            head = f.read(18)
+    except OSError:
+        return False
+    return head[:4] == b"\x7fELF" and head[16] in (2, 3)   # ET_EXEC, ET_DYN
+
+
+def elf_needed(path):
+    p = subprocess.run(["patchelf", "--print-needed", path], capture_output=True, text=True)
+    return p.stdout.split() if p.returncode == 0 else []
+
+
+class Staged:
+    def __init__(self, recipe, root):
+        self.r = recipe
+        self.root = root               # the staging prefix
+        self.text_prefix = set()       # prefix-relative files holding the placeholder
+        self.links = {}                # prefix-relative symlink -> target (for the check)
+
+
+def stage(recipe, roots, work):
+    """Copies the recipe's files from the extracted debs into a staging prefix."""
+    r = recipe
+    root = os.path.join(work, "stage", r["name"])
+    os.makedirs(root)
+    st = Staged(r, root)
+    drop = recipes.DROP_ALWAYS + r["drop"]
+    for deb in r["debs"]:
+        droot = roots[deb]
+        for dp in walk_files(droot):
+            if not match(dp, r["take"]) or match(dp, drop):
+                continue
+            rel = map_path(dp)
+            if rel is None:
+                continue
+            src = os.path.join(droot, dp)
+            dst = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.lexists(dst):
+                os.unlink(dst)
+            if os.path.islink(src):
+                target = os.readlink(src)
+                abs_t = (target.lstrip("/") if target.startswith("/")
+                         else os.path.normpath(os.path.join(os.path.dirname(dp), target)))
+                mapped = map_path(abs_t)
+                if mapped is None:
+                    log("  %s: dropping link %s -> %s (outside the prefix)" % (r["name"], rel, target))
+                    continue
+                new = os.path.relpath(mapped, os.path.dirname(rel))
+                os.symlink(new, dst)
+                st.links[rel] = new
+            else:
+                shutil.copy2(src, dst)
+    for item in r["extra"]:
+        kind = item[0]
+        if kind == "link":
+            _, rel, target = item
+            dst = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.lexists(dst):
+                os.unlink(dst)
+            os.symlink(target, dst)
+            st.links[rel] = target
+        elif kind == "file":
+            _, rel, text, mode = item
+            dst = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.lexists(dst):
+                os.unlink(dst)
+            with open(dst, "w") as f:
+                f.write(text)
+            os.chmod(dst, mode)
+        elif kind == "patch":
+            _, rel, old, new = item
+            p = os.path.join(root, rel)
+            s = open(p, encoding="utf-8").read()
+            if old not in s:
+                die("%s: patch of %s does not apply" % (r["name"], rel))
+            with open(p, "w", encoding="utf-8") as f:
+                f.write(s.replace(old, new))
+    # text fixes: Debian's /usr paths -> the placeholder
+    for rel, fixes in r["text_fixes"].items():
+        p = os.path.join(root, rel)
+        if not os.path.isfile(p):
+            die("%s: %s to fix is missing" % (r["name"], rel))
+        s = open(p, encoding="utf-8").read()
+        for old, new in fixes:
+            s = s.replace(old, new)
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(s)
+    # scripts with a Debian python shebang (in bin/, or linked from there like pdb3.9)
+    bindir = os.path.join(root, "bin")
+    scripts = set()
+    for n in sorted(os.listdir(bindir)) if os.path.isdir(bindir) else []:
+        p = os.path.realpath(os.path.join(bindir, n))
+        if p.startswith(root + "/") and os.path.isfile(p):
+            scripts.add(p)
+    for p in sorted(scripts):
+        with open(p, "rb") as f:
+            data = f.read()
+        m = re.match(rb"#! ?/usr/bin/(python3(\.\d+)?)\b", data)
+        if m:
+            data = b"#!" + PLACEHOLDER.encode() + b"/bin/python3.9" + data[m.end():]
+            with open(p, "wb") as f:
+                f.write(data)
+    relocate_elves(st)
+    return st
+
+
+def relocate_elves(st):
+    """$ORIGIN-relative rpaths on every ELF that needs a library beyond glibc."""
+    root = st.root
+    for dp, _, fns in os.walk(root):
+        for n in fns:
+            p = os.path.join(dp, n)
+            if os.path.islink(p) or not is_elf(p):
+                continue
+            needed = [x for x in elf_needed(p) if not GLIBC_LIBS.match(x)]
+            rel = os.path.relpath(p, root)
+            interp = rel == "bin/python3.9"
+            if not needed and not interp:
+                continue
+            up = os.path.relpath(os.path.join(root, "lib"), dp)
+            rpath = "$ORIGIN" if up == "." else "$ORIGIN/" + up
+            mode = os.stat(p).st_mode
+            os.chmod(p, mode | stat.S_IWUSR)
+            cmd = ["patchelf", "--set-rpath", rpath]
+            if interp:
+                # DT_RPATH (not RUNPATH): also applies to what extension modules load
+                cmd.append("--force-rpath")
+            run(cmd + [p])
+            os.chmod(p, mode)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. package
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def package_files(root):
+    out = []
+    for dp, dns, fns in os.walk(root):
+        for n in fns + [d for d in dns if os.path.islink(os.path.join(dp, d))]:
+            out.append(os.path.relpath(os.path.join(dp, n), root))
+    return sorted(out)
+
+
+def build_string(r, depends):
+    if r["build"]:
+        return r["build"]
+    h = hashlib.sha1(json.dumps([r["name"], r["version"], sorted(depends),
+                                 r["constrains"]]).encode()).hexdigest()[:7]
+    if r["noarch"] == "python":
+        return "pyh%s_0" % h
+    return "%s%s_0%s" % (r["build_prefix"], h, r["build_suffix"])
+
+
+def tar_zst(out, root, names, level):
+    """A tar of root/<names> (sorted, owner 0, fixed mtime), compressed with the zstd CLI."""
+    with open(out, "wb") as fo:
+        z = subprocess.Popen(["zstd", "-q", "-%d" % level, "-T0", "-c"], stdin=subprocess.PIPE,
+                             stdout=fo)
+        with tarfile.open(fileobj=z.stdin, mode="w|", format=tarfile.PAX_FORMAT) as tf:
+            for n in names:
+                p = os.path.join(root, n)
+                st = os.lstat(p)
+                ti = tarfile.TarInfo(n)
+                ti.mtime = MTIME
+                ti.uid = ti.gid = 0
+                ti.uname = ti.gname = ""
+                if stat.S_ISLNK(st.st_mode):
+                    ti.type = tarfile.SYMTYPE
+                    ti.linkname = os.readlink(p)
+                    ti.mode = 0o777
+                    tf.addfile(ti)
+                else:
+                    ti.size = st.st_size
+                    ti.mode = 0o755 if st.st_mode & 0o111 else 0o644
+                    with open(p, "rb") as f:
+                        tf.addfile(ti, f)
+        z.stdin.close()
+        if z.wait() != 0:
+            die("zstd failed for %s" % out)
+
+
+def make_conda(st, resolved, outdir, work, level):
+    r = st.r
+    root = st.root
+    noarch = r["noarch"] == "python"
+    if noarch:
+        # noarch python layout (CEP-20): site-packages/ at the top, menv maps it back
+        sp = os.path.join(root, "lib/python3.9/site-packages")
+        if os.path.isdir(sp):
+            shutil.move(sp, os.path.join(root, "site-packages"))
+        for d in ("lib/python3.9", "lib"):
+            p = os.path.join(root, d)
+            if os.path.isdir(p) and not os.listdir(p):
+                os.rmdir(p)
+    names = package_files(root)
+    if not names and r["name"] not in ("python_abi", "_libgcc_mutex"):
+        die("%s: no files" % r["name"])
+    paths = []
+    has_prefix = []
+    for n in names:
+        p = os.path.join(root, n)
+        if os.path.islink(p):
+            paths.append({"_path": n, "path_type": "softlink", "size_in_bytes": 0})
+            continue
+        e = {"_path": n, "path_type": "hardlink", "sha256": sha256_file(p),
+             "size_in_bytes": os.path.getsize(p)}
+        with open(p, "rb") as f:
+            data = f.read()
+        if PLACEHOLDER.encode() in data:
+            if is_elf(p) or b"\0" in data:
+                die("%s: binary file %s holds the placeholder" % (r["name"], n))
+            e["prefix_placeholder"] = PLACEHOLDER
+            e["file_mode"] = "text"
+            has_prefix.append("%s text %s" % (PLACEHOLDER, n))
+        paths.append(e)
+    depends = list(r["depends"])
+    build = build_string(r, depends)
+    dist = "%s-%s-%s" % (r["name"], r["version"], build)
+    index = {"name": r["name"], "version": r["version"], "build": build, "build_number": 0,
+             "depends": depends, "constrains": r["constrains"], "license": r["license"],
+             "subdir": "noarch" if noarch else SUBDIR, "timestamp": TIMESTAMP_MS}
+    if noarch:
+        index["noarch"] = "python"
+    else:
+        index.update(arch="x86_64", platform="linux")
+    debs = ["%s=%s" % (d, resolved[d]) for d in r["debs"]]
+    about = {"summary": r["summary"], "license": r["license"],
+             "description": "Repackaged by menv's tests/channels/build-toolchain from Debian's "
+                            "binary packages: " + (", ".join(debs) or "(no files)"),
+             "extra": {"debian_packages": debs}}
+    info = os.path.join(work, "info", r["name"])
+    os.makedirs(os.path.join(info, "info"))
+
+    def w(name, obj):
+        with open(os.path.join(info, "info", name), "w") as f:
+            if isinstance(obj, str):
+                f.write(obj)
+            else:
+                json.dump(obj, f, indent=2, sort_keys=True)
+                f.write("\n")
+    w("index.json", index)
+    w("paths.json", {"paths": paths, "paths_version": 1})
+    w("about.json", about)
+    w("files", "".join(n + "\n" for n in names))
+    if has_prefix:
+        w("has_prefix", "".join(x + "\n" for x in has_prefix))
+    if noarch:
+        w("link.json", {"noarch": {"type": "python", "entry_points": r["entry_points"]},
+                        "package_metadata_version": 1})
+    sub = os.path.join(outdir, index["subdir"])
+    os.makedirs(sub, exist_ok=True)
+    tmp = os.path.join(work, "conda", dist)
+    os.makedirs(tmp)
+    pkg_zst = os.path.join(tmp, "pkg-%s.tar.zst" % dist)
+    info_zst = os.path.join(tmp, "info-%s.tar.zst" % dist)
+    tar_zst(pkg_zst, root, names, level)
+    tar_zst(info_zst, info, package_files(info), level)
+    fn = os.path.join(sub, dist + ".conda")
+    with zipfile.ZipFile(fn + ".part", "w", compression=zipfile.ZIP_STORED) as zf:
+        zi = zipfile.ZipInfo("metadata.json", date_time=(2023, 11, 14, 22, 13, 20))
+        zf.writestr(zi, json.dumps({"conda_pkg_format_version": 2}))
+        for part in (pkg_zst, info_zst):
+            zf.write(part, os.path.basename(part))
+    os.replace(fn + ".part", fn)
+    shutil.rmtree(tmp)
+    return fn, sum(os.path.getsize(os.path.join(root, n)) for n in names
+                   if not os.path.islink(os.path.join(root, n)))
+
+
+def check_links(staged):
+    """Every symlink resolves inside the union of the channel's packages."""
+    have = set()
+    for st in staged:
+        have.update(package_files(st.root))
+    for st in staged:
+        for rel, target in sorted(st.links.items()):
+            t = os.path.normpath(os.path.join(os.path.dirname(rel), target))
+            if t not in have and not any(h.startswith(t + "/") for h in have):
+                log("  %s: dropping dangling link %s -> %s" % (st.r["name"], rel, target))
+                os.unlink(os.path.join(st.root, rel))
+
+
+# ---------------------------------------------------------------------------------------------
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: build.py OUTDIR MENV", file=sys.stderr)
+        sys.exit(2)
+    outdir = os.path.abspath(sys.argv[1])
+    menv = sys.argv[2]
+    if not os.access(menv, os.X_OK):
+        die("menv binary not found: %s (build menv first, or pass it as the second argument)" % menv)
+    for tool in ("dpkg-deb", "apt-get", "zstd", "patchelf"):
+        if not shutil.which(tool):
+            die("'%s' is needed" % tool)
+    cache = os.path.abspath(os.environ.get("MENV_TOOLCHAIN_CACHE")
+                            or os.path.expanduser("~/.cache/menv-toolchain"))
+    jobs = int(os.environ.get("MENV_TOOLCHAIN_JOBS") or os.cpu_count() or 2)
+    level = int(os.environ.get("MENV_TOOLCHAIN_ZSTD_LEVEL") or 3)
+    os.makedirs(cache, exist_ok=True)
+    # one build at a time per cache (the test fixture and the main job may share it)
+    lock = open(os.path.join(cache, "lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        log("waiting for another build-toolchain using %s" % cache)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    timer = Timer()
+
+    resolved, debs = resolve_and_download(cache, timer)
+
+    h = hashlib.sha256()
+    for f in (os.path.abspath(__file__), recipes.__file__):
+        h.update(open(f, "rb").read())
+    h.update(json.dumps([resolved, level, FORMAT_VERSION], sort_keys=True).encode())
+    key = h.hexdigest()[:20]
+    built = os.path.join(cache, "channels", key)
+    extra = []
+    if os.path.exists(built + ".done"):
+        log("packages are cached (key %s)" % key)
+    else:
+        t = time.monotonic()
+        work = os.path.join(cache, "work")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        wanted = sorted({d for r in recipes.PACKAGES for d in r["debs"]})
+        # the big partial extraction first, so it overlaps the others
+        wanted.sort(key=lambda d: d not in recipes.PARTIAL)
+        log("extracting %d Debian packages" % len(wanted))
+        with ThreadPoolExecutor(max(2, jobs)) as ex:
+            roots = dict(zip(wanted, ex.map(lambda d: extract(d, debs[d], cache, work), wanted)))
+        timer.phase("extract", t)
+
+        t = time.monotonic()
+        log("staging %d conda packages" % len(recipes.PACKAGES))
+        with ThreadPoolExecutor(jobs) as ex:
+            staged = list(ex.map(lambda r: stage(r, roots, work), recipes.PACKAGES))
+        check_links(staged)
+        shutil.rmtree(os.path.join(work, "x"), ignore_errors=True)
+        timer.phase("stage (relocate, patchelf)", t)
+
+        t = time.monotonic()
+        tmp_out = built + ".tmp"
+        shutil.rmtree(tmp_out, ignore_errors=True)
+        log("writing .conda packages (zstd -%d)" % level)
+        # biggest first: the CUDA package dominates
+        order = sorted(staged, key=lambda s: s.r["name"] != "cudatoolkit")
+        with ThreadPoolExecutor(jobs) as ex:
+            results = list(ex.map(lambda s: make_conda(s, resolved, tmp_out, work, level), order))
+        shutil.rmtree(built, ignore_errors=True)
+        os.replace(tmp_out, built)
+        open(built + ".done", "w").close()
+        shutil.rmtree(work, ignore_errors=True)
+        timer.phase("package (.conda)", t)
+        raw = sum(x[1] for x in results)
+        extra.append("%d packages, %.0f MB of files" % (len(results), raw / 1e6))
+        # older builds of the channel are of no further use
+        for old in glob.glob(os.path.join(cache, "channels", "*.done")):
+            if old != built + ".done":
+                shutil.rmtree(old[:-5], ignore_errors=True)
+                os.unlink(old)
+
+    t = time.monotonic()
+    for sub in ("linux-64", "noarch"):
+        d = os.path.join(outdir, sub)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        src = os.path.join(built, sub)
+        for n in sorted(os.listdir(src)) if os.path.isdir(src) else []:
+            try:
+                os.link(os.path.join(src, n), os.path.join(d, n))
+            except OSError:
+                shutil.copy2(os.path.join(src, n), os.path.join(d, n))
+    run([menv, "index", outdir], stdout=subprocess.DEVNULL)
+    timer.phase("copy + menv index", t)
+    size = sum(os.path.getsize(f) for f in glob.glob(os.path.join(outdir, "*", "*.conda")))
+    extra.append("channel: %d .conda files, %.0f MB" %
+                 (len(glob.glob(os.path.join(outdir, "*", "*.conda"))), size / 1e6))
+    log("channel in %s\n%s" % (outdir, timer.summary(extra)))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except subprocess.CalledProcessError as e:
+        die("command failed (exit %s): %s" % (e.returncode, " ".join(map(str, e.cmd))))

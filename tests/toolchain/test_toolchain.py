@@ -1,0 +1,584 @@
+#!/usr/bin/env python3
+"""toolchain.*: the README's main job, checked. Called as
+
+    python3 test_toolchain.py MENV CHANNEL ENVFILE CASE        CASE: packages | env | prefixes | http
+
+CHANNEL is the folder tests/channels/build-toolchain built (the toolchain.channel fixture),
+ENVFILE is ops/environment.yml, whose channel `./menv-toolchain` is resolved from the working
+directory: each case runs menv in a temporary directory where `menv-toolchain` links to
+CHANNEL. Everything inside an environment runs scrubbed, like `env -i PATH=$PREFIX/bin:/usr/bin:/bin
+HOME=...`: no CUDA_HOME, LIBRARY_PATH or /usr/local/cuda from the machine.
+
+- env: create `ops`; Python 3.9.2 with sys.prefix == prefix; ssl, sqlite3, ctypes, decimal
+  (the C _decimal), numpy, all from the prefix; a pybind11 extension built by setuptools with
+  the environment's g++ 11 and imported; nvcc 11.8 compiles for sm_90 + PTX with static cudart
+  and the binary needs only glibc; the machine's g++ 12 as host compiler is refused with
+  nvcc's 'unsupported GNU version'; the activate.d / deactivate.d scripts of gcc_linux-64 and
+  gxx_linux-64 set and restore CC, CXX, CFLAGS, CXXFLAGS; create time and size are printed.
+- prefixes: the same environment at a long prefix and at one with spaces: both work, text
+  placeholders are replaced, and no path of the builder (its cache, its staging) nor the
+  placeholder is left in any file.
+- packages: every .conda read without menv: CEP-35 layout, index.json, paths.json v1 against
+  the payload (sha256, size, placeholders), repodata.json against the files.
+- http: the channel served over HTTP on 127.0.0.1 (nginx when installed, else python's
+  http.server), the environment created from it.
+Exit 0 when every check passed, 1 otherwise, 77 when a prerequisite is missing.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+PLACEHOLDER = b"/opt/anaconda1anaconda2anaconda3"
+GLIBC = {"libc.so.6", "ld-linux-x86-64.so.2", "libm.so.6", "libdl.so.2", "libpthread.so.0",
+         "librt.so.1"}
+KERNEL = r'''#include <cstdio>
+__global__ void add_one(int *x) { x[threadIdx.x] += 1; }
+int main() {
+    int *d = nullptr;
+    cudaError_t e = cudaMalloc(&d, 32 * sizeof(int));
+    if (e != cudaSuccess) { std::printf("no device: %s\n", cudaGetErrorString(e)); return 0; }
+    add_one<<<1, 32>>>(d);
+    std::printf("%s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+    return 0;
+}
+'''
+EXT_CPP = r'''#include <pybind11/pybind11.h>
+static int add(int a, int b) { return a + b; }
+PYBIND11_MODULE(tcext, m) { m.def("add", &add); }
+'''
+EXT_SETUP = r'''from setuptools import setup
+from pybind11.setup_helpers import Pybind11Extension
+setup(name="tcext", ext_modules=[Pybind11Extension("tcext", ["tcext.cpp"])])
+'''
+PY_CHECK = r'''
+import json, sys, os
+import ssl, sqlite3, ctypes, decimal, numpy, _decimal
+ctx = ssl.create_default_context()
+con = sqlite3.connect(":memory:")
+one = con.execute("select 1").fetchone()[0]
+libc = ctypes.CDLL(None)
+a = numpy.arange(16.0).reshape(4, 4) + numpy.eye(4)
+maps = open("/proc/self/maps").read().split("\n")
+libs = sorted({l.split(None, 5)[5] for l in maps if len(l.split(None, 5)) == 6 and ".so" in l})
+print(json.dumps({
+    "prefix": sys.prefix, "exec_prefix": sys.exec_prefix, "version": list(sys.version_info[:3]),
+    "executable": sys.executable, "path": sys.path,
+    "ssl": ssl.OPENSSL_VERSION, "sqlite": sqlite3.sqlite_version, "sqlite_one": one,
+    "decimal_c": decimal.Decimal is _decimal.Decimal, "mpdec": decimal.__libmpdec_version__,
+    "ctypes_strlen": libc.strlen(b"four"),
+    "numpy": numpy.__version__, "numpy_file": numpy.__file__,
+    "det": float(numpy.linalg.det(a)),
+    "files": {m.__name__: getattr(m, "__file__", None)
+              for m in (ssl, sqlite3, ctypes, decimal, numpy, _decimal)},
+    "libs": libs,
+}))
+'''
+
+
+class Skip(Exception):
+    pass
+
+
+class Fatal(Exception):
+    pass
+
+
+class Case:
+    def __init__(self, menv, channel, envfile):
+        self.menv = os.path.abspath(menv)
+        self.channel = os.path.abspath(channel)
+        self.envfile = os.path.abspath(envfile)
+        self.tmp = tempfile.mkdtemp(prefix="menv-toolchain-")
+        self.home = os.path.join(self.tmp, "home")
+        self.root = os.path.join(self.tmp, "root")
+        os.makedirs(self.home)
+        self.rc = os.path.join(self.tmp, "menvrc")
+        open(self.rc, "w").close()
+        os.symlink(self.channel, os.path.join(self.tmp, "menv-toolchain"))
+        self.failures = []
+        self.checks = 0
+
+    def check(self, cond, what, detail=None):
+        self.checks += 1
+        if cond:
+            print("ok:   %s" % what)
+            return True
+        self.failures.append(what)
+        print("FAIL: %s" % what)
+        if detail is not None:
+            print("      " + str(detail)[-3000:].replace("\n", "\n      "))
+        return False
+
+    def menv_env(self):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("CONDA", "MAMBA", "MENV", "_CONDA", "CUDA"))
+               and k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+        env.update(HOME=self.home, MENV_ROOT_PREFIX=self.root, MENVRC=self.rc, LC_ALL="C")
+        return env
+
+    def menv_run(self, *args, timeout=600):
+        t = time.monotonic()
+        p = subprocess.run([self.menv] + [str(a) for a in args], cwd=self.tmp,
+                           env=self.menv_env(), capture_output=True, text=True, timeout=timeout)
+        p.elapsed = time.monotonic() - t
+        return p
+
+    def create(self, *args):
+        p = self.menv_run("create", "-q", *args)
+        if p.returncode != 0:
+            print(p.stdout[-3000:], p.stderr[-3000:])
+            raise Fatal("menv create %s failed (exit %d)" % (" ".join(args), p.returncode))
+        print("menv create %s: %.1f s" % (" ".join(args), p.elapsed))
+        return p
+
+    @staticmethod
+    def scrubbed(prefix, home, extra_path=None):
+        """What `env -i PATH=$PREFIX/bin:/usr/bin:/bin HOME=... LC_ALL=C` gives."""
+        path = [os.path.join(prefix, "bin"), "/usr/bin", "/bin"]
+        if extra_path:
+            path = extra_path + path
+        return {"PATH": ":".join(path), "HOME": home, "LC_ALL": "C"}
+
+    def inside(self, prefix, cmd, cwd=None, timeout=300, env_extra=None):
+        env = self.scrubbed(prefix, self.home)
+        env.update(env_extra or {})
+        return subprocess.run(cmd, cwd=cwd or self.tmp, env=env, capture_output=True,
+                              text=True, timeout=timeout)
+
+    def cleanup(self):
+        if os.environ.get("MENV_TEST_KEEP"):
+            print("kept %s" % self.tmp)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def du(path):
+    seen, total = set(), 0
+    for dp, dns, fns in os.walk(path):
+        for n in fns:
+            st = os.lstat(os.path.join(dp, n))
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
+
+
+def readelf_needed(path):
+    p = subprocess.run(["readelf", "-d", path], capture_output=True, text=True)
+    return [l.split("[", 1)[1].split("]", 1)[0] for l in p.stdout.splitlines() if "(NEEDED)" in l]
+
+
+def check_python(c, prefix, label):
+    p = c.inside(prefix, ["python", "--version"])
+    c.check(p.returncode == 0 and (p.stdout + p.stderr).strip() == "Python 3.9.2",
+            "%s: python --version is Python 3.9.2" % label, p.stdout + p.stderr)
+    p = c.inside(prefix, ["python", "-c", PY_CHECK])
+    if not c.check(p.returncode == 0, "%s: import ssl, sqlite3, ctypes, decimal, numpy" % label,
+                   p.stdout + p.stderr):
+        return
+    info = json.loads(p.stdout)
+    c.check(info["prefix"] == prefix and info["exec_prefix"] == prefix,
+            "%s: sys.prefix is the prefix" % label, (info["prefix"], prefix))
+    c.check(info["version"] == [3, 9, 2], "%s: sys.version_info is 3.9.2" % label, info["version"])
+    c.check(info["decimal_c"], "%s: decimal uses the C _decimal (libmpdec %s)"
+            % (label, info["mpdec"]))
+    c.check(info["ssl"].startswith("OpenSSL 1.1.1"), "%s: ssl is OpenSSL 1.1.1" % label, info["ssl"])
+    c.check(info["sqlite_one"] == 1 and info["ctypes_strlen"] == 4,
+            "%s: sqlite3 and ctypes work" % label)
+    c.check(abs(info["det"]) > 0, "%s: numpy.linalg (LAPACK) works" % label, info["det"])
+    c.check(info["numpy"] == "1.19.5", "%s: numpy 1.19.5" % label, info["numpy"])
+    outside = [f for f in info["files"].values() if f and not f.startswith(prefix + "/")]
+    c.check(not outside, "%s: the modules come from the prefix" % label, outside)
+    wanted = ["libssl", "libcrypto", "libffi", "libmpdec", "libsqlite3", "libblas", "liblapack"]
+    bad = [w for w in wanted
+           if not any(os.path.basename(l).startswith(w + ".so") and l.startswith(prefix + "/")
+                      for l in info["libs"])]
+    c.check(not bad, "%s: ssl, ffi, mpdec, sqlite, blas, lapack libraries load from the prefix"
+            % label, [bad, info["libs"]])
+    foreign = [l for l in info["libs"] if not l.startswith(prefix + "/")
+               and os.path.basename(l).split(".so")[0] + ".so" not in
+               {"libc.so", "ld-linux-x86-64.so", "libm.so", "libdl.so", "libpthread.so",
+                "librt.so", "libutil.so", "libcrypt.so"}]
+    c.check(not foreign, "%s: no library from outside the prefix but glibc's" % label, foreign)
+
+
+def check_extension(c, prefix, label):
+    work = tempfile.mkdtemp(prefix="ext-", dir=c.tmp)
+    with open(os.path.join(work, "tcext.cpp"), "w") as f:
+        f.write(EXT_CPP)
+    with open(os.path.join(work, "setup.py"), "w") as f:
+        f.write(EXT_SETUP)
+    p = c.inside(prefix, ["python", "-c", "import sysconfig; print(sysconfig.get_config_var('CC'),"
+                          " sysconfig.get_config_var('LDSHARED'), sysconfig.get_paths()['include'])"])
+    c.check(p.returncode == 0 and p.stdout.startswith("gcc -pthread gcc -pthread -shared")
+            and p.stdout.strip().endswith(prefix + "/include/python3.9"),
+            "%s: sysconfig names gcc and the prefix's include dir" % label, p.stdout + p.stderr)
+    p = c.inside(prefix, ["python", "setup.py", "-q", "build_ext", "--inplace"], cwd=work)
+    if not c.check(p.returncode == 0, "%s: a pybind11 extension builds with setuptools" % label,
+                   p.stdout + p.stderr):
+        return
+    p = c.inside(prefix, ["python", "-c", "import tcext; print(tcext.add(40, 2))"], cwd=work)
+    c.check(p.returncode == 0 and p.stdout.strip() == "42", "%s: the extension imports and runs"
+            % label, p.stdout + p.stderr)
+    so = [f for f in os.listdir(work) if f.startswith("tcext") and f.endswith(".so")]
+    if so:
+        q = subprocess.run(["readelf", "-p", ".comment", os.path.join(work, so[0])],
+                           capture_output=True, text=True)
+        c.check("11.3.0" in q.stdout and "12.2" not in q.stdout,
+                "%s: the extension was compiled by the environment's g++ 11.3" % label, q.stdout)
+
+
+def check_nvcc(c, prefix, label, negative=True):
+    p = c.inside(prefix, ["nvcc", "--version"])
+    c.check(p.returncode == 0 and "release 11.8" in p.stdout, "%s: nvcc --version says 11.8"
+            % label, p.stdout + p.stderr)
+    p = c.inside(prefix, ["g++", "--version"])
+    c.check(p.returncode == 0 and "11.3.0" in p.stdout.splitlines()[0], "%s: g++ --version is 11.3"
+            % label, p.stdout + p.stderr)
+    work = tempfile.mkdtemp(prefix="cuda-", dir=c.tmp)
+    with open(os.path.join(work, "kernel.cu"), "w") as f:
+        f.write(KERNEL)
+    flags = ["-gencode", "arch=compute_90,code=[sm_90,compute_90]", "-cudart", "static"]
+    t = time.monotonic()
+    p = c.inside(prefix, ["nvcc"] + flags + ["-o", "kernel", "kernel.cu"], cwd=work)
+    dt = time.monotonic() - t
+    if not c.check(p.returncode == 0, "%s: nvcc compiles for sm_90 + compute_90 with static cudart "
+                   "(%.1f s)" % (label, dt), p.stdout + p.stderr):
+        return
+    binary = os.path.join(work, "kernel")
+    needed = readelf_needed(binary)
+    c.check(needed and set(needed) <= GLIBC, "%s: the binary needs only glibc" % label, needed)
+    p = c.inside(prefix, ["cuobjdump", "--list-elf", "--list-ptx", binary])
+    c.check(p.returncode == 0 and "sm_90" in p.stdout and ".ptx" in p.stdout,
+            "%s: the binary holds sm_90 SASS and PTX" % label, p.stdout + p.stderr)
+    p = subprocess.run([binary], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    c.check(p.returncode == 0, "%s: the binary runs (%s)" % (label, p.stdout.strip()),
+            p.stdout + p.stderr)
+    if not negative:
+        return
+    gxx12 = shutil.which("g++-12", path="/usr/bin:/bin")
+    if not gxx12:
+        print("note: no /usr/bin/g++-12 here: the refused-host-compiler check is skipped")
+        return
+    p = c.inside(prefix, ["nvcc", "-ccbin", gxx12] + flags + ["-o", "kernel12", "kernel.cu"],
+                 cwd=work)
+    c.check(p.returncode != 0 and "unsupported GNU version" in p.stdout + p.stderr,
+            "%s: with the machine's g++ 12, nvcc stops with 'unsupported GNU version'" % label,
+            p.stdout + p.stderr)
+    # nvcc.profile puts nvcc's own directory first on the PATH it gives the host compiler:
+    # the environment's g++ 11 wins even when the machine's compilers come first
+    p = c.inside(prefix, ["nvcc", "--dryrun"] + flags + ["-o", "kernel", "kernel.cu"], cwd=work,
+                 env_extra={"PATH": "/usr/bin:/bin:" + os.path.join(prefix, "bin")})
+    path = [l[len("#$ PATH="):].split(":") for l in (p.stdout + p.stderr).splitlines()
+            if l.startswith("#$ PATH=")]
+    bindir = os.path.join(prefix, "bin")
+    c.check(p.returncode == 0 and path and bindir in path[0] and "/usr/bin" in path[0]
+            and path[0].index(bindir) < path[0].index("/usr/bin"),
+            "%s: with the machine's compilers first on PATH, nvcc still runs the "
+            "environment's g++" % label, p.stdout + p.stderr)
+
+
+def check_activation(c, prefix):
+    script = r'''
+set -u
+export CC=old-cc
+unset CXXFLAGS || true
+for f in "$P"/etc/conda/activate.d/*.sh; do . "$f"; done
+echo "A CC=$CC"; echo "A CXX=$CXX"; echo "A CFLAGS=$CFLAGS"; echo "A CXXFLAGS=$CXXFLAGS"
+"$CXX" --version | head -1 | sed 's/^/A VERSION=/'
+for f in "$P"/etc/conda/deactivate.d/*.sh; do . "$f"; done
+echo "D CC=$CC"; echo "D CXX=${CXX-unset}"; echo "D CXXFLAGS=${CXXFLAGS-unset}"
+echo "D BACKUP=${CONDA_BACKUP_CC-unset}"
+'''
+    env = c.scrubbed(prefix, c.home)
+    env.update(P=prefix, CONDA_PREFIX=prefix)
+    p = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    out = dict(l.split("=", 1) for l in p.stdout.splitlines() if "=" in l)
+    ok = p.returncode == 0
+    c.check(ok and out.get("A CC") == prefix + "/bin/x86_64-conda-linux-gnu-cc"
+            and out.get("A CXX") == prefix + "/bin/x86_64-conda-linux-gnu-c++"
+            and "-isystem " + prefix + "/include" in out.get("A CFLAGS", "")
+            and "-std=c++17" in out.get("A CXXFLAGS", "") and "11.3.0" in out.get("A VERSION", ""),
+            "activate.d scripts set CC, CXX, CFLAGS, CXXFLAGS to the environment's g++ 11",
+            p.stdout + p.stderr)
+    c.check(ok and out.get("D CC") == "old-cc" and out.get("D CXX") == "unset"
+            and out.get("D CXXFLAGS") == "unset" and out.get("D BACKUP") == "unset",
+            "deactivate.d scripts restore CC and unset what was unset", p.stdout + p.stderr)
+
+
+def builder_needles():
+    cache = os.environ.get("MENV_TOOLCHAIN_CACHE") or os.path.expanduser("~/.cache/menv-toolchain")
+    return [os.path.abspath(cache).encode(), b"menv-toolchain/work/", b"/work/stage/"]
+
+
+def scan_prefix(c, prefix, label):
+    """No placeholder and no builder path in any file; placeholders in text files replaced."""
+    needles = builder_needles() + [PLACEHOLDER]
+    hits = []
+    for dp, dns, fns in os.walk(prefix):
+        if os.path.relpath(dp, prefix).split("/")[0] == "conda-meta":
+            continue   # PrefixRecords name the placeholder each file had (as conda's do)
+        for n in fns:
+            f = os.path.join(dp, n)
+            if os.path.islink(f):
+                t = os.readlink(f)
+                if t.startswith("/") or any(x.decode() in t for x in needles):
+                    hits.append((f, "link to " + t))
+                continue
+            with open(f, "rb") as fh:
+                data = fh.read()
+            for x in needles:
+                if x in data:
+                    hits.append((f, x.decode()))
+    c.check(not hits, "%s: no builder path, placeholder or absolute link in any file" % label,
+            hits[:20])
+    replaced = []
+    for rec in os.listdir(os.path.join(prefix, "conda-meta")):
+        if not rec.endswith(".json"):
+            continue
+        data = json.load(open(os.path.join(prefix, "conda-meta", rec)))
+        for e in data.get("paths_data", {}).get("paths", []):
+            if e.get("prefix_placeholder"):
+                replaced.append(e["_path"])
+    bad = []
+    for p in replaced:
+        data = open(os.path.join(prefix, p), "rb").read()
+        # the prefix, or a shebang rewritten to /usr/bin/env (a prefix too long or with
+        # spaces for the kernel, as conda does it)
+        if prefix.encode() not in data and not data.startswith(b"#!/usr/bin/env "):
+            bad.append(p)
+    c.check(replaced and not bad, "%s: the %d text files with a placeholder name the prefix "
+            "(or have an /usr/bin/env shebang)" % (label, len(replaced)), bad)
+
+
+def case_env(c):
+    p = c.create("-f", c.envfile)
+    prefix = os.path.join(c.root, "envs", "ops")
+    c.check(os.path.isdir(os.path.join(prefix, "conda-meta")), "environment 'ops' created")
+    names = {json.load(open(os.path.join(prefix, "conda-meta", f)))["name"]
+             for f in os.listdir(os.path.join(prefix, "conda-meta")) if f.endswith(".json")}
+    for n in ("python", "cudatoolkit", "gxx_linux-64", "gxx_impl_linux-64", "gcc_impl_linux-64",
+              "binutils_impl_linux-64", "libstdcxx-ng", "libgcc-ng", "numpy", "pybind11",
+              "ninja", "pip", "setuptools", "wheel", "python_abi", "openssl", "libffi",
+              "libmpdec", "sqlite", "libblas"):
+        c.check(n in names, "the solve brings in %s" % n)
+    print("create time: %.1f s; environment size: %.0f MB (%d packages)"
+          % (p.elapsed, du(prefix) / 1e6, len(names)))
+    check_python(c, prefix, "ops")
+    check_extension(c, prefix, "ops")
+    check_nvcc(c, prefix, "ops")
+    check_activation(c, prefix)
+    for tool in (["ninja", "--version"], ["pip", "--version"], ["cuobjdump", "--version"],
+                 ["x86_64-linux-gnu-ld", "--version"]):
+        q = c.inside(prefix, tool)
+        c.check(q.returncode == 0, "%s runs" % " ".join(tool), q.stdout + q.stderr)
+    q = c.inside(prefix, ["pip", "--version"])
+    c.check(prefix + "/lib/python3.9/site-packages/pip" in q.stdout, "pip is the environment's",
+            q.stdout)
+
+
+def case_prefixes(c):
+    # a long prefix (but with '#!PREFIX/bin/python' inside the kernel's 255 characters) and
+    # one with spaces
+    long_prefix = os.path.join(c.tmp, "long", *(["a-rather-long-directory-name"] * 5), "ops")
+    space_prefix = os.path.join(c.tmp, "with space", "ops env")
+    for prefix, label in ((long_prefix, "long prefix"), (space_prefix, "prefix with spaces")):
+        os.makedirs(os.path.dirname(prefix), exist_ok=True)
+        c.create("-f", c.envfile, "-p", prefix)
+        check_python(c, prefix, label)
+        check_extension(c, prefix, label)
+        check_nvcc(c, prefix, label, negative=False)
+        scan_prefix(c, prefix, label)
+        q = c.inside(prefix, ["python", "-m", "pip", "--version"])
+        c.check(q.returncode == 0 and prefix in q.stdout, "%s: python -m pip works" % label,
+                q.stdout + q.stderr)
+        q = c.inside(prefix, ["pip", "--version"])
+        if prefix not in q.stdout:
+            print("note: %s: the 'pip' entry point does not run the environment's pip (its "
+                  "shebang names the prefix as is)" % label)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, proc):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            if proc.poll() is not None:
+                return False
+            time.sleep(0.05)
+    return False
+
+
+def serve(c, directory):
+    port = free_port()
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if nginx:
+        conf = os.path.join(c.tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("daemon off; pid %s/nginx.pid; error_log %s/nginx.err;\n"
+                    "events {}\nhttp { access_log %s/access.log;\n"
+                    "  client_body_temp_path %s; proxy_temp_path %s; fastcgi_temp_path %s;\n"
+                    "  uwsgi_temp_path %s; scgi_temp_path %s;\n"
+                    "  types { application/json json; }\n"
+                    "  server { listen 127.0.0.1:%d; root %s; } }\n"
+                    % ((c.tmp,) * 3 + (c.tmp,) * 5 + (port, directory)))
+        proc = subprocess.Popen([nginx, "-c", conf, "-p", c.tmp], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        kind = "nginx"
+    else:
+        proc = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
+                                 str(port), "--directory", directory],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        kind = "python http.server"
+    if not wait_port(port, proc):
+        proc.kill()
+        raise Fatal("%s did not start" % kind)
+    print("serving %s with %s on 127.0.0.1:%d" % (directory, kind, port))
+    return proc, "http://127.0.0.1:%d" % port
+
+
+def case_http(c):
+    proc, url = serve(c, c.channel)
+    try:
+        envfile = os.path.join(c.tmp, "environment-http.yml")
+        text = open(c.envfile).read().replace("./menv-toolchain", url)
+        with open(envfile, "w") as f:
+            f.write(text)
+        prefix = os.path.join(c.tmp, "http-env")
+        p = c.create("-f", envfile, "-p", prefix)
+        recs = [json.load(open(os.path.join(prefix, "conda-meta", f)))
+                for f in os.listdir(os.path.join(prefix, "conda-meta")) if f.endswith(".json")]
+        bad = [r["name"] for r in recs if not str(r.get("url", "")).startswith(url + "/")]
+        c.check(recs and not bad, "every package came from %s" % url, bad)
+        check_python(c, prefix, "http")
+        q = c.inside(prefix, ["nvcc", "--version"])
+        c.check("release 11.8" in q.stdout, "http: nvcc --version says 11.8", q.stdout + q.stderr)
+        print("create over HTTP: %.1f s" % p.elapsed)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def case_packages(c):
+    """Every .conda of the channel, read without menv: CEP-35 layout, index.json fields,
+    paths.json v1 against the payload, repodata.json against the files."""
+    import hashlib
+    import io
+    import tarfile
+    import zipfile
+    if not shutil.which("zstd"):
+        raise Skip("the zstd command is needed to read .conda packages")
+    required = ("name", "version", "build", "build_number", "depends", "constrains",
+                "license", "subdir", "timestamp")
+    n = 0
+    for sub in ("linux-64", "noarch"):
+        repodata = json.load(open(os.path.join(c.channel, sub, "repodata.json")))
+        recs = repodata.get("packages.conda", {})
+        files = sorted(f for f in os.listdir(os.path.join(c.channel, sub)) if f.endswith(".conda"))
+        c.check(sorted(recs) == files, "%s/repodata.json lists the %d packages" % (sub, len(files)))
+        for fn in files:
+            n += 1
+            path = os.path.join(c.channel, sub, fn)
+            dist = fn[:-len(".conda")]
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+                stored = all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist())
+                meta = json.loads(z.read("metadata.json")) if "metadata.json" in names else {}
+                members = {}
+                for part in ("info", "pkg"):
+                    raw = subprocess.run(["zstd", "-dc"], input=z.read("%s-%s.tar.zst" % (part, dist)),
+                                         capture_output=True, check=True).stdout
+                    with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
+                        for m in tf.getmembers():
+                            members[m.name] = (m, tf.extractfile(m).read() if m.isfile() else None)
+            ok = c.check(stored and meta.get("conda_pkg_format_version") == 2
+                         and sorted(names) == sorted(["metadata.json", "info-%s.tar.zst" % dist,
+                                                      "pkg-%s.tar.zst" % dist]),
+                         "%s: a stored ZIP of metadata.json, info- and pkg-.tar.zst" % fn, names)
+            index = json.loads(members["info/index.json"][1])
+            missing = [k for k in required if k not in index]
+            ok &= c.check(not missing and "%s-%s-%s" % (index["name"], index["version"],
+                                                         index["build"]) == dist
+                          and index["subdir"] == sub, "%s: index.json is complete" % fn, missing)
+            pj = json.loads(members["info/paths.json"][1])
+            bad = []
+            for e in pj["paths"]:
+                m, data = members.get(e["_path"], (None, None))
+                if m is None:
+                    bad.append((e["_path"], "missing"))
+                elif e["path_type"] == "softlink":
+                    if not m.issym():
+                        bad.append((e["_path"], "not a link"))
+                elif (data is None or hashlib.sha256(data).hexdigest() != e["sha256"]
+                      or len(data) != e["size_in_bytes"]):
+                    bad.append((e["_path"], "sha256/size"))
+                elif e.get("prefix_placeholder") and e["prefix_placeholder"].encode() not in data:
+                    bad.append((e["_path"], "placeholder"))
+            payload = {k for k in members if not k.startswith("info/")}
+            extra = payload - {e["_path"] for e in pj["paths"]}
+            ok &= c.check(pj.get("paths_version") == 1 and not bad and not extra,
+                          "%s: paths.json v1 matches the %d payload files" % (fn, len(payload)),
+                          (bad[:10], sorted(extra)[:10]))
+            rec = recs.get(fn, {})
+            c.check(rec.get("sha256") == hashlib.sha256(open(path, "rb").read()).hexdigest()
+                    and rec.get("depends") == index["depends"],
+                    "%s: its repodata record matches" % fn)
+            if index.get("noarch") == "python":
+                c.check("info/link.json" in members, "%s: noarch python with link.json" % fn)
+    c.check(n >= 35, "the channel has all its packages (%d)" % n)
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__)
+        sys.exit(2)
+    menv, channel, envfile, case = sys.argv[1:]
+    if not os.path.isfile(os.path.join(channel, "linux-64", "repodata.json")):
+        print("SKIP: no toolchain channel at %s (the toolchain.channel fixture builds it)" % channel)
+        sys.exit(SKIP)
+    for tool in ("readelf",):
+        if not shutil.which(tool):
+            print("SKIP: %s is needed" % tool)
+            sys.exit(SKIP)
+    c = Case(menv, channel, envfile)
+    rc = 0
+    try:
+        {"env": case_env, "prefixes": case_prefixes, "http": case_http,
+         "packages": case_packages}[case](c)
+    except Skip as e:
+        print("SKIP: %s" % e)
+        rc = SKIP
+    except Fatal as e:
+        c.failures.append(str(e))
+        print("FATAL: %s" % e)
+    finally:
+        c.cleanup()
+    if rc == 0 and c.failures:
+        print("\n%d of %d checks failed:" % (len(c.failures), c.checks))
+        for f in c.failures:
+            print("  - " + f)
+        rc = 1
+    elif rc == 0:
+        print("\nall %d checks passed" % c.checks)
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()
