@@ -8,6 +8,7 @@
 
 #include <signal.h>
 
+#include "envs.h"
 #include "specs.h"
 
 /* Exit codes */
@@ -33,5 +34,61 @@ int menv_cmd_list(int argc, char **argv);
 int menv_cmd_export(int argc, char **argv);
 int menv_cmd_index(int argc, char **argv);
 int menv_cmd_info(int argc, char **argv);
+
+/* Activation, `menv run`, environments (cmd_shell.c, cmd_run.c, cmd_env.c) */
+int menv_cmd_shell(int argc, char **argv);
+int menv_cmd_activate_nohook(int argc, char **argv);
+int menv_cmd_run(int argc, char **argv);
+int menv_cmd_env(int argc, char **argv);
+/* The absolute path of the running menv executable (/proc/self/exe). Caller frees. */
+char *menv_cli_self_exe(void);
+/* .condarc `changeps1` (default true; $MENV_CHANGEPS1 / $CONDA_CHANGEPS1 override). */
+bool menv_cli_changeps1(const struct menv_config *cfg);
+/* -n NAME ("base" is the root prefix) / -p PREFIX / else the active $CONDA_PREFIX, as an
+ * existing environment (menv_env_locate). Caller frees; NULL + err (MENV_EUSAGE,
+ * MENV_ENOTFOUND) otherwise. */
+char *menv_cli_env_prefix(const struct menv_config *cfg, const char *name, const char *path,
+			  struct menv_error *err);
+
+/* Changing environments (cmd_install.c): install, remove, update, `env update` (called by
+ * cmd_env.c's dispatcher for `menv env update`). */
+int menv_cmd_install(int argc, char **argv);
+int menv_cmd_remove(int argc, char **argv);
+int menv_cmd_update(int argc, char **argv);
+int menv_cmd_env_update(int argc, char **argv);
+/* `menv list --revisions [--json]` for an environment (cmd_install.c). */
+int menv_cli_list_revisions(const char *prefix, bool json);
+
+/* Channels and their repodata for a command (channels.c). */
+struct menv_cli_channels {
+	struct menv_channel **chans; /* owned, in priority order */
+	size_t nchans;
+	struct menv_repodata **rds;  /* owned: <subdir> and noarch of each channel */
+	size_t nrds;
+};
+/* Resolves the channels in conda's order (cli_channels, then file_channels, then the
+ * configured ones unless override_channels or `nodefaults` in file_channels; either vector
+ * may be NULL), adds the channel of each `channel::name` spec (rewriting spec->channel to
+ * the channel's base URL, as menv_solver_solve expects) and loads cfg->subdir and noarch
+ * repodata of each (a channel needs at least one of the two). Prints progress on stderr
+ * unless quiet. Release `out` with menv_cli_channels_release, also after an error.
+ * Errors: as menv_channel_parse, menv_fetch_repodata, menv_repodata_parse; MENV_EINTR. */
+int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
+			   const struct menv_strvec *file_channels, bool override_channels,
+			   struct menv_matchspec **specs, size_t nspecs, bool quiet,
+			   struct menv_cli_channels *out, struct menv_error *err);
+void menv_cli_channels_release(struct menv_cli_channels *l);
+
+/* Fills io->link_mode and io->allow_softlinks from conda's always_copy, always_softlink and
+ * allow_softlinks (today from $MENV_<KEY> / $CONDA_<KEY>, e.g. CONDA_ALWAYS_COPY=true). */
+void menv_cli_link_settings(const struct menv_config *cfg, struct menv_install_opts *io);
+/* Draws environment-transaction events (menv_env_cb); `ud` is a struct menv_cli_events or
+ * NULL. Clobbers and warnings go to stderr, package messages to stdout (or into
+ * ud->messages with --json). */
+struct menv_cli_events {
+	json_t *messages; /* non-NULL: collect package messages here (--json) */
+	bool verbose;     /* show link progress and failing scripts' output */
+};
+void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg);
 
 #endif

@@ -19,7 +19,7 @@
 struct create_opts {
 	const char *name, *prefix, *file;
 	struct menv_strvec cli_channels;
-	bool override_channels, dry_run, json, quiet;
+	bool override_channels, dry_run, json, quiet, offline;
 };
 
 struct loaded {
@@ -53,38 +53,75 @@ static struct menv_channel *add_channel(struct loaded *l, struct menv_channel *c
 	return c;
 }
 
-static int load_repodata(struct loaded *l, const char *subdir, bool quiet,
+/* Loads the repodata of every channel (its platform subdir and noarch) in parallel through
+ * the fetch module's cache (<pkgs>/cache, conda's layout and HTTP semantics). Where every
+ * subdir serves sharded repodata (CEP-16) and every spec names a package, only the shards of
+ * the names the specs reach are loaded; otherwise the full repodata. */
+static int load_repodata(struct loaded *l, const struct menv_config *cfg,
+			 struct menv_matchspec *const *specs, size_t nspecs, bool quiet,
 			 struct menv_error *err)
 {
-	const char *subdirs[2] = { subdir, "noarch" };
+	const char *subdirs[2] = { cfg->subdir, "noarch" };
+	struct menv_fetch_opts fo;
+	struct menv_strvec roots = MENV_STRVEC_INIT;
+	size_t n = l->nchans * 2;
+	struct menv_repodata_req *reqs = menv_xcalloc(n + 1, sizeof(*reqs));
+	char *cache = menv_xasprintf("%s/cache", cfg->pkgs_dir);
+	bool sharded = cfg->repodata_use_shards && nspecs > 0;
+	int rc = 0;
 
-	l->rds = menv_xcalloc(l->nchans * 2 + 1, sizeof(*l->rds));
+	menv_fetch_opts_from_config(&fo, cfg);
+	fo.cache_dir = cache;
+	fo.cancel = (volatile int *)&menv_cli_cancel;
 	for (size_t i = 0; i < l->nchans; i++) {
-		struct menv_channel *c = l->chans[i];
-		c->priority = (int)(l->nchans - i);
+		l->chans[i]->priority = (int)(l->nchans - i);
 		for (int k = 0; k < 2; k++) {
-			struct menv_buf b = MENV_BUF_INIT;
-			int rc = menv_fetch_repodata(c, subdirs[k], &b, err);
-			if (!rc) {
-				char *src = menv_xasprintf("%s/%s/repodata.json", c->base_url,
-							   subdirs[k]);
-				rc = menv_repodata_parse(b.buf, b.len, src, c, subdirs[k],
-							 &l->rds[l->nrds], err);
-				free(src);
-				if (!rc)
-					l->nrds++;
-			}
-			menv_buf_release(&b);
-			if (rc)
-				return rc;
-			if (menv_cli_cancel)
-				return menv_error_set(err, MENV_EINTR, "interrupted");
+			reqs[2 * i + (size_t)k].channel = l->chans[i];
+			reqs[2 * i + (size_t)k].subdir = subdirs[k];
 		}
-		if (!quiet)
-			fprintf(stderr, "  channel %s: %zu + %zu records\n", c->name,
-				l->rds[l->nrds - 2]->n, l->rds[l->nrds - 1]->n);
 	}
-	return 0;
+	for (size_t i = 0; i < nspecs && sharded; i++) {
+		const char *name = specs[i]->name;
+		if (!name || strpbrk(name, "*?["))
+			sharded = false;
+		else if (!menv_strvec_contains(&roots, name))
+			menv_strvec_push(&roots, name);
+	}
+	if (sharded) {
+		rc = menv_fetch_repodata_sharded(reqs, n, &roots, &fo, err);
+		if (rc == MENV_EINTR)
+			goto out;
+		if (rc) /* some subdir has no shards (or they failed): full repodata for all */
+			sharded = false;
+	}
+	if (!sharded) {
+		for (size_t i = 0; i < n; i++)
+			menv_repodata_req_release(&reqs[i]);
+		rc = menv_fetch_repodata_many(reqs, n, &fo, err);
+		if (rc)
+			goto out;
+	}
+	l->rds = menv_xcalloc(n + 1, sizeof(*l->rds));
+	for (size_t i = 0; i < n; i++) {
+		struct menv_repodata_req *r = &reqs[i];
+		rc = menv_repodata_parse(r->json.buf, r->json.len, r->url,
+					 r->channel, r->subdir, &l->rds[l->nrds], err);
+		if (rc)
+			goto out;
+		l->nrds++;
+	}
+	for (size_t i = 0; !quiet && i < l->nchans; i++)
+		fprintf(stderr, "  channel %s: %zu + %zu records%s\n", l->chans[i]->name,
+			l->rds[2 * i]->n, l->rds[2 * i + 1]->n,
+			sharded ? " (sharded)" : reqs[2 * i].from_cache ? " (cached)"
+				 : reqs[2 * i].not_modified ? " (not modified)" : "");
+out:
+	for (size_t i = 0; i < n; i++)
+		menv_repodata_req_release(&reqs[i]);
+	free(reqs);
+	free(cache);
+	menv_strvec_clear(&roots);
+	return rc;
 }
 
 static void human_size(int64_t n, char *out, size_t len)
@@ -219,7 +256,7 @@ static bool prefix_in_use(const char *path)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: menv create (-n NAME | -p PREFIX) [-c CHANNEL]... [--override-channels]\n"
-		   "                   [--dry-run] [--json] [-q] [-y] SPEC...\n"
+		   "                   [--dry-run] [--offline] [--json] [-q] [-y] SPEC...\n"
 		   "       menv create -f environment.yml [-n NAME | -p PREFIX] [options]\n");
 }
 
@@ -234,6 +271,7 @@ int menv_cmd_create(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "offline", no_argument, NULL, 'o' },
 		{ "yes", no_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -263,6 +301,7 @@ int menv_cmd_create(int argc, char **argv)
 		case 'd': o.dry_run = true; break;
 		case 'j': o.json = true; o.quiet = true; break;
 		case 'q': o.quiet = true; break;
+		case 'o': o.offline = true; break;
 		case 'y': break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return MENV_EXIT_USAGE;
@@ -271,6 +310,8 @@ int menv_cmd_create(int argc, char **argv)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;
+	if (o.offline)
+		cfg.offline = true; /* repodata from the cache only */
 	if (o.file) {
 		rc = menv_envfile_load(o.file, &ef, &err);
 		if (rc)
@@ -359,7 +400,7 @@ int menv_cmd_create(int argc, char **argv)
 	if (nspecs) {
 		if (!o.quiet)
 			fprintf(stderr, "Reading repodata for %s\n", cfg.subdir);
-		rc = load_repodata(&l, cfg.subdir, o.quiet, &err);
+		rc = load_repodata(&l, &cfg, specs, nspecs, o.quiet, &err);
 		if (rc)
 			goto out;
 		solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
@@ -403,7 +444,11 @@ int menv_cmd_create(int argc, char **argv)
 		.requested = &requested,
 		.cmdline = cmdline,
 		.cancel = (volatile int *)&menv_cli_cancel,
+		.var_names = ef ? &ef->var_names : NULL,
+		.var_values = ef ? &ef->var_values : NULL,
+		.cb = menv_cli_env_event,
 	};
+	menv_cli_link_settings(&cfg, &io);
 	struct menv_link_stats st;
 	rc = menv_env_create(prefix, recs, nrecs, &io, &st, &err);
 	menv_strvec_clear(&requested);

@@ -3,6 +3,7 @@
  * virtual packages (CEP-30).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -29,6 +30,11 @@ int menv_cmd_info(int argc, char **argv)
 	menv_channels_expand(cfg.channels.n ? &cfg.channels : &dflt, &cfg, &chans);
 	menv_strvec_clear(&dflt);
 	nv = menv_virtual_detect(virt, 8);
+	/* the active environment, from the variables activation sets (as conda info) */
+	const char *active = getenv("CONDA_PREFIX"), *active_name = getenv("CONDA_DEFAULT_ENV");
+	const char *shlvl = getenv("CONDA_SHLVL");
+	if (active && !*active)
+		active = NULL;
 	if (json) {
 		json_t *j = json_object(), *jv = json_array(), *jc = json_array(), *jf = json_array();
 		for (size_t i = 0; i < nv; i++) {
@@ -49,11 +55,21 @@ int menv_cmd_info(int argc, char **argv)
 		json_object_set_new(j, "channels", jc);
 		json_object_set_new(j, "config_files", jf);
 		json_object_set_new(j, "virtual_pkgs", jv);
+		json_object_set_new(j, "active_prefix", active ? json_string(active) : json_null());
+		json_object_set_new(j, "active_prefix_name",
+				    active && active_name ? json_string(active_name) : json_null());
+		json_object_set_new(j, "shlvl", json_integer(shlvl ? atoi(shlvl) : -1));
 		char *s = json_dumps(j, JSON_INDENT(2));
 		printf("%s\n", s);
 		free(s);
 		json_decref(j);
 	} else {
+		printf("active environment : %s\n", active ? (active_name ? active_name : active) :
+								"None");
+		if (active)
+			printf("active env location : %s\n", active);
+		if (shlvl)
+			printf("      shell level : %s\n", shlvl);
 		printf("     menv version : %s\n", MENV_VERSION);
 		printf("      root prefix : %s\n", cfg.root_prefix);
 		printf("    package cache : %s\n", cfg.pkgs_dir);

@@ -12,7 +12,7 @@
 
 struct env_opts {
 	const char *name, *prefix;
-	bool json, no_builds;
+	bool json, no_builds, revisions;
 };
 
 static int parse(int argc, char **argv, struct env_opts *o, const char *use)
@@ -22,6 +22,7 @@ static int parse(int argc, char **argv, struct env_opts *o, const char *use)
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-builds", no_argument, NULL, 'B' },
+		{ "revisions", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -33,6 +34,7 @@ static int parse(int argc, char **argv, struct env_opts *o, const char *use)
 		case 'p': o->prefix = optarg; break;
 		case 'j': o->json = true; break;
 		case 'B': o->no_builds = true; break;
+		case 'R': o->revisions = true; break;
 		case 'h': printf("%s", use); return 1;
 		default: fprintf(stderr, "%s", use); return -1;
 		}
@@ -71,6 +73,24 @@ static int load(struct env_opts *o, struct menv_config *cfg, char **prefix,
 	*prefix = menv_cli_prefix(cfg, o->name, o->prefix, err);
 	if (!*prefix)
 		return err->code;
+	if (menv_env_needs_recovery(*prefix)) {
+		/* a transaction that a crash or Ctrl-C interrupted: finish or undo it first */
+		enum menv_recovery what = MENV_RECOVERY_NONE;
+		int fd;
+		rc = menv_env_lock(*prefix, false, menv_cli_env_event, NULL, &fd, err);
+		if (!rc)
+			rc = menv_env_recover(*prefix, &what, err);
+		menv_env_unlock(fd);
+		if (rc)
+			return rc;
+		if (what != MENV_RECOVERY_NONE)
+			fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
+				what == MENV_RECOVERY_FINISHED ? "finished"
+				: what == MENV_RECOVERY_REMOVED ? "removed the unfinished new "
+								   "environment of"
+								 : "rolled back",
+				*prefix);
+	}
 	return menv_prefix_records_load(*prefix, recs, n, err);
 }
 
@@ -84,9 +104,19 @@ int menv_cmd_list(int argc, char **argv)
 	char *prefix = NULL;
 	int rc, code = 0;
 
-	rc = parse(argc, argv, &o, "usage: menv list (-n NAME | -p PREFIX) [--json]\n");
+	rc = parse(argc, argv, &o,
+		   "usage: menv list (-n NAME | -p PREFIX) [--json] [--revisions]\n");
 	if (rc)
 		return rc > 0 ? 0 : MENV_EXIT_USAGE;
+	if (o.revisions) {
+		rc = menv_config_load(&cfg, &err);
+		if (!rc) {
+			prefix = menv_cli_prefix(&cfg, o.name, o.prefix, &err);
+			rc = prefix ? 0 : err.code;
+		}
+		code = rc ? menv_cli_fail(&err) : menv_cli_list_revisions(prefix, o.json);
+		goto out;
+	}
 	rc = load(&o, &cfg, &prefix, &recs, &n, &err);
 	if (rc) {
 		code = menv_cli_fail(&err);

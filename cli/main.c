@@ -28,6 +28,14 @@ static const struct command commands[] = {
 	{ "export", menv_cmd_export, "print an environment as an environment.yml" },
 	{ "index", menv_cmd_index, "write repodata.json for a folder of packages" },
 	{ "info", menv_cmd_info, "show settings, locations and virtual packages" },
+	{ "install", menv_cmd_install, "install packages into an environment (or --revision N)" },
+	{ "remove", menv_cmd_remove, "remove packages (and what needs them) from an environment" },
+	{ "update", menv_cmd_update, "update packages of an environment (--all: every package)" },
+	{ "shell", menv_cmd_shell, "shell hook, init/deinit of rc files, activation code" },
+	{ "activate", menv_cmd_activate_nohook, "activate an environment (needs the shell hook)" },
+	{ "deactivate", menv_cmd_activate_nohook, "deactivate the environment (needs the hook)" },
+	{ "run", menv_cmd_run, "run a command in an environment" },
+	{ "env", menv_cmd_env, "list environments; env config vars list|set|unset" },
 };
 
 static void on_signal(int sig)
@@ -40,7 +48,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: menv [--version] [--help] <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nrun 'menv <command> --help' for a command's options\n");
 }
 

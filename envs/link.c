@@ -1,20 +1,28 @@
 /*
  * link.c - linking one extracted package into a prefix (CEP-34): the file list of
- * `info/paths.json` (or legacy `info/files` + `info/has_prefix`), hardlink-else-copy, prefix
- * replacement in text and binary files, softlinks, noarch python paths (CEP-20) and entry
- * points. Produces the `files` and `paths_data` of the PrefixRecord.
+ * `info/paths.json` (or legacy `info/files` + `info/has_prefix`), the link method (reflink,
+ * hardlink, softlink or copy), prefix replacement in text and binary files, softlinks,
+ * noarch python paths (CEP-20) and entry points. Every file is journaled before it is
+ * created, and a path that exists already is moved aside (and reported as a clobber).
+ * Produces the `files` and `paths_data` of the PrefixRecord.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "envs.h"
 #include "link.h"
+
+#define MAX_SHEBANG 127
 
 struct path_entry {
 	const char *path;        /* relative path in the package */
@@ -24,6 +32,16 @@ struct path_entry {
 	bool no_link;
 	json_t *src;             /* the paths.json entry (borrowed), NULL for legacy */
 };
+
+void menv_sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+	for (unsigned int i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	out[64] = '\0';
+}
 
 static bool safe_relpath(const char *p)
 {
@@ -38,7 +56,7 @@ static bool safe_relpath(const char *p)
 		if (*s == '/')
 			s++;
 	}
-	return true;
+	return !strchr(p, '\n');
 }
 
 int menv_mkdirs(const char *path, struct menv_error *err)
@@ -60,19 +78,6 @@ int menv_mkdirs(const char *path, struct menv_error *err)
 		rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'", p);
 out:
 	free(p);
-	return rc;
-}
-
-static int mkparents(const char *path, struct menv_error *err)
-{
-	char *d = menv_xstrdup(path);
-	char *slash = strrchr(d, '/');
-	int rc = 0;
-	if (slash && slash != d) {
-		*slash = '\0';
-		rc = menv_mkdirs(d, err);
-	}
-	free(d);
 	return rc;
 }
 
@@ -104,6 +109,33 @@ static int write_new_file(const char *dst, const char *data, size_t len, mode_t 
 	if (close(fd) < 0)
 		return menv_error_sys(err, MENV_EIO, "cannot write '%s'", dst);
 	return 0;
+}
+
+/* FICLONE: 0, or -1 with errno (the destination is removed again). */
+static int reflink(const char *src, const char *dst, mode_t mode)
+{
+	int s = open(src, O_RDONLY | O_CLOEXEC);
+	if (s < 0)
+		return -1;
+	int d = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
+	if (d < 0) {
+		int e = errno;
+		close(s);
+		errno = e;
+		return -1;
+	}
+	int r = ioctl(d, FICLONE, s);
+	int e = errno;
+	close(s);
+	if (close(d) < 0 && r == 0) {
+		r = -1;
+		e = errno;
+	}
+	if (r < 0) {
+		unlink(dst);
+		errno = e;
+	}
+	return r;
 }
 
 static int copy_file(const char *src, const char *dst, mode_t mode, struct menv_error *err)
@@ -175,45 +207,102 @@ static int collect(const char *root, size_t rootlen, const char *dir, struct men
 	return rc;
 }
 
-/* A package with neither info/paths.json nor info/files: every file outside info/,
- * one per line, in `out`. */
-static int list_package_files(const char *pkgdir, struct menv_buf *out, struct menv_error *err)
-{
-	return collect(pkgdir, strlen(pkgdir), pkgdir, out, err);
-}
-
 /* The prefix-relative target of a package path (noarch python remaps). Caller frees. */
-static char *target_path(const char *path, const struct menv_link_ctx *ctx)
+static char *target_path(const char *path, bool noarch_python, const char *site_packages)
 {
-	if (ctx->noarch_python) {
+	if (noarch_python) {
 		if (!strncmp(path, "site-packages/", 14))
-			return menv_xasprintf("%s/%s", ctx->site_packages, path + 14);
+			return menv_xasprintf("%s/%s", site_packages, path + 14);
 		if (!strncmp(path, "python-scripts/", 15))
 			return menv_xasprintf("bin/%s", path + 15);
 	}
 	return menv_xstrdup(path);
 }
 
-static int link_one(const struct menv_link_ctx *ctx, const struct path_entry *pe,
-		    json_t *files, json_t *paths, struct menv_link_stats *st,
-		    struct menv_error *err)
+static void report_clobber(struct menv_link_ctx *ctx, const char *rel)
 {
-	char *rel = target_path(pe->path, ctx);
+	json_t *o = json_object_get(ctx->owners, rel);
+	char *msg;
+
+	ctx->st->clobbered++;
+	if (!ctx->opts->cb)
+		return;
+	if (json_is_string(o))
+		msg = menv_xasprintf("ClobberWarning: This transaction has incompatible packages due "
+				     "to a shared path.\n  packages: %s, %s\n  path: '%s'",
+				     json_string_value(o), ctx->dist, rel);
+	else
+		msg = menv_xasprintf("ClobberWarning: The package '%s' overwrites the path '%s', "
+				     "which already exists in the target prefix and belongs to no "
+				     "package (it may have been created by another program)",
+				     ctx->dist, rel);
+	ctx->opts->cb(ctx->opts->ud, MENV_ENV_CLOBBER, msg);
+	free(msg);
+}
+
+/* Makes room for a new file at rel: creates its parents, moves an existing file aside
+ * (a clobber), and journals the creation. */
+static int prepare(struct menv_link_ctx *ctx, const char *rel, struct menv_error *err)
+{
+	char *dst = menv_xasprintf("%s/%s", ctx->txn->root, rel);
+	struct stat sb;
+	int rc = menv_txn_mkparents(ctx->txn, rel, err);
+
+	if (rc)
+		goto out;
+	if (lstat(dst, &sb) == 0) {
+		if (S_ISDIR(sb.st_mode)) {
+			rc = menv_error_set(err, MENV_EEXIST, "cannot link '%s': a directory of that "
+					    "name exists in the prefix", rel);
+			goto out;
+		}
+		report_clobber(ctx, rel);
+		rc = menv_txn_move_aside(ctx->txn, rel, err);
+		if (rc)
+			goto out;
+	}
+	rc = menv_txn_created(ctx->txn, rel, err);
+out:
+	free(dst);
+	return rc;
+}
+
+static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *dst, mode_t mode,
+		      struct menv_error *err)
+{
+	if (!ctx->caps->no_reflink) {
+		if (reflink(src, dst, mode) == 0) {
+			ctx->st->reflinks++;
+			return 0;
+		}
+		if (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY ||
+		    errno == ENOSYS)
+			ctx->caps->no_reflink = true;
+	}
+	int rc = copy_file(src, dst, mode, err);
+	if (!rc)
+		ctx->st->copies++;
+	return rc;
+}
+
+static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json_t *files,
+		    json_t *paths, struct menv_error *err)
+{
+	const struct menv_install_opts *o = ctx->opts;
+	struct menv_link_stats *st = ctx->st;
+	char *rel = target_path(pe->path, ctx->noarch_python, ctx->site_packages);
 	char *src = menv_xasprintf("%s/%s", ctx->pkgdir, pe->path);
-	char *dst = menv_xasprintf("%s/%s", ctx->staging, rel);
+	char *dst = menv_xasprintf("%s/%s", ctx->txn->root, rel);
 	struct stat sst;
 	json_t *pd = pe->src ? json_deep_copy(pe->src) : json_object();
 	int rc = 0;
 
-	if (!safe_relpath(pe->path)) {
+	if (!safe_relpath(pe->path) || !safe_relpath(rel)) {
 		rc = menv_error_set(err, MENV_EUNSAFE, "path '%s' leaves the prefix", pe->path);
 		goto out;
 	}
-	rc = mkparents(dst, err);
-	if (rc)
-		goto out;
 	if (!strcmp(pe->path_type, "directory")) {
-		rc = menv_mkdirs(dst, err);
+		rc = menv_txn_mkdirs(ctx->txn, rel, err);
 		goto record;
 	}
 	if (lstat(src, &sst) < 0) {
@@ -221,9 +310,9 @@ static int link_one(const struct menv_link_ctx *ctx, const struct path_entry *pe
 				    pe->path);
 		goto out;
 	}
-	/* a later package overwrites an earlier one's file (clobbering), as conda does */
-	if (unlink(dst) == 0)
-		st->clobbered++;
+	rc = prepare(ctx, rel, err);
+	if (rc)
+		goto out;
 	if (S_ISLNK(sst.st_mode)) {
 		char target[4096];
 		ssize_t n = readlink(src, target, sizeof(target) - 1);
@@ -247,27 +336,77 @@ static int link_one(const struct menv_link_ctx *ctx, const struct path_entry *pe
 			menv_error_prefix(err, "cannot relocate '%s'", pe->path);
 		if (!rc)
 			rc = write_new_file(dst, outb.buf, outb.len, sst.st_mode, err);
-		menv_buf_release(&in);
-		menv_buf_release(&outb);
 		if (!rc) {
 			st->replaced++;
 			st->copies++;
+			ctx->link_type = 3;
+			if (outb.len != in.len || memcmp(outb.buf, in.buf, in.len)) {
+				char hex[65];
+				menv_sha256_hex(outb.buf, outb.len, hex);
+				json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
+				json_object_set_new(pd, "size_in_bytes",
+						    json_integer((json_int_t)outb.len));
+			}
 		}
+		menv_buf_release(&in);
+		menv_buf_release(&outb);
 		goto record;
 	}
-	if (!pe->no_link && link(src, dst) == 0) {
-		st->hardlinks++;
+	if (pe->no_link || o->link_mode == MENV_LINK_COPY) {
+		rc = place_copy(ctx, src, dst, sst.st_mode, err);
+		ctx->link_type = 3;
+		goto record;
+	}
+	if (o->link_mode == MENV_LINK_SOFTLINK) {
+		if (symlink(src, dst) < 0) {
+			rc = menv_error_sys(err, MENV_EIO, "cannot create link '%s'", dst);
+			goto out;
+		}
+		st->softlinks++;
+		ctx->link_type = 2;
+		json_object_set_new(pd, "path_type", json_string("softlink"));
+		goto record;
+	}
+	/* AUTO: reflink, else hardlink, else softlink (allow_softlinks), else copy */
+	if (!ctx->caps->no_reflink) {
+		if (reflink(src, dst, sst.st_mode) == 0) {
+			st->reflinks++;
+			if (ctx->link_type != 3)
+				ctx->link_type = 1;
+			goto record;
+		}
+		if (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY ||
+		    errno == ENOSYS)
+			ctx->caps->no_reflink = true;
+	}
+	if (!ctx->caps->no_hardlink) {
+		if (link(src, dst) == 0) {
+			st->hardlinks++;
+			if (!ctx->link_type)
+				ctx->link_type = 1;
+			goto record;
+		}
+		if (errno == EXDEV || errno == EPERM || errno == EMLINK)
+			ctx->caps->no_hardlink = true;
+	}
+	if (o->allow_softlinks && symlink(src, dst) == 0) {
+		st->softlinks++;
+		ctx->link_type = 2;
+		json_object_set_new(pd, "path_type", json_string("softlink"));
 		goto record;
 	}
 	rc = copy_file(src, dst, sst.st_mode, err);
 	if (!rc)
 		st->copies++;
+	ctx->link_type = 3;
 record:
 	if (rc)
 		goto out;
 	st->files++;
-	if (strcmp(pe->path_type, "directory"))
+	if (strcmp(pe->path_type, "directory")) {
 		json_array_append_new(files, json_string(rel));
+		json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
+	}
 	json_object_set_new(pd, "_path", json_string(rel));
 	if (!json_object_get(pd, "path_type"))
 		json_object_set_new(pd, "path_type", json_string(pe->path_type));
@@ -280,10 +419,32 @@ out:
 	return rc;
 }
 
+char *menv_python_shebang(const char *prefix)
+{
+	char *line = menv_xasprintf("#!%s/bin/python", prefix);
+	if (strlen(line) <= MAX_SHEBANG && !strpbrk(prefix, " \t\n")) {
+		char *r = menv_xasprintf("%s\n", line);
+		free(line);
+		return r;
+	}
+	free(line);
+	/* sh runs `exec "<python>" "$0" "$@"`; for Python the second and third lines are one
+	 * string expression (distlib's launcher trick, as conda writes it) */
+	struct menv_buf b = MENV_BUF_INIT;
+	menv_buf_adds(&b, "#!/bin/sh\n'''exec' \"");
+	for (const char *s = prefix; *s; s++) {
+		if (strchr("\"$`\\", *s))
+			menv_buf_addch(&b, '\\');
+		menv_buf_addch(&b, *s);
+	}
+	menv_buf_adds(&b, "/bin/python\" \"$0\" \"$@\"\n' '''\n");
+	return menv_buf_detach(&b);
+}
+
 /* Entry points of a noarch python package (info/link.json "noarch.entry_points"):
  * "name = module:function" becomes an executable bin/name run by the prefix's python. */
-static int write_entry_points(const struct menv_link_ctx *ctx, json_t *linkjson, json_t *files,
-			      json_t *paths, struct menv_link_stats *st, struct menv_error *err)
+static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_t *files,
+			      json_t *paths, struct menv_error *err)
 {
 	json_t *eps = json_object_get(json_object_get(linkjson, "noarch"), "entry_points");
 	size_t i;
@@ -296,15 +457,16 @@ static int write_entry_points(const struct menv_link_ctx *ctx, json_t *linkjson,
 			continue;
 		char name[256], module[512], func[256];
 		if (sscanf(json_string_value(e), " %255[^= ] = %511[^: ] : %255[^ \n]", name, module,
-			   func) != 3)
+			   func) != 3 || strchr(name, '/'))
 			return menv_error_set(err, MENV_EPARSE, "invalid entry point '%s'",
 					      json_string_value(e));
 		char imp[256];
 		snprintf(imp, sizeof(imp), "%.*s", (int)strcspn(func, "."), func);
 		char *rel = menv_xasprintf("bin/%s", name);
-		char *dst = menv_xasprintf("%s/%s", ctx->staging, rel);
+		char *dst = menv_xasprintf("%s/%s", ctx->txn->root, rel);
+		char *shebang = menv_python_shebang(ctx->prefix);
 		char *body = menv_xasprintf(
-			"#!%s/bin/python\n"
+			"%s"
 			"# -*- coding: utf-8 -*-\n"
 			"import re\n"
 			"import sys\n\n"
@@ -312,19 +474,24 @@ static int write_entry_points(const struct menv_link_ctx *ctx, json_t *linkjson,
 			"if __name__ == '__main__':\n"
 			"    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])\n"
 			"    sys.exit(%s())\n",
-			ctx->prefix, module, imp, func);
-		int rc = mkparents(dst, err);
-		unlink(dst);
+			shebang, module, imp, func);
+		int rc = prepare(ctx, rel, err);
 		if (!rc)
 			rc = write_new_file(dst, body, strlen(body), 0755, err);
 		if (!rc) {
+			char hex[65];
 			json_t *pd = json_object();
+			menv_sha256_hex(body, strlen(body), hex);
 			json_object_set_new(pd, "_path", json_string(rel));
 			json_object_set_new(pd, "path_type", json_string("unix_python_entry_point"));
+			json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
+			json_object_set_new(pd, "size_in_bytes", json_integer((json_int_t)strlen(body)));
 			json_array_append_new(paths, pd);
 			json_array_append_new(files, json_string(rel));
-			st->files++;
+			json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
+			ctx->st->files++;
 		}
+		free(shebang);
 		free(body);
 		free(dst);
 		free(rel);
@@ -334,12 +501,14 @@ static int write_entry_points(const struct menv_link_ctx *ctx, json_t *linkjson,
 	return 0;
 }
 
-int menv_link_package(const struct menv_link_ctx *ctx, json_t *files, json_t *paths,
-		      struct menv_link_stats *st, struct menv_error *err)
+/* Calls fn for each entry of the package's file list (paths.json, or info/files +
+ * has_prefix, or every file outside info/). */
+typedef int (*entry_fn)(void *ud, const struct path_entry *pe, struct menv_error *err);
+
+static int for_each_entry(const char *pkgdir, entry_fn fn, void *ud, struct menv_error *err)
 {
-	char *pj = menv_xasprintf("%s/info/paths.json", ctx->pkgdir);
-	char *lj = menv_xasprintf("%s/info/link.json", ctx->pkgdir);
-	json_t *root = NULL, *linkjson = NULL;
+	char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
+	json_t *root = NULL;
 	struct menv_buf legacy = MENV_BUF_INIT, hp = MENV_BUF_INIT;
 	json_error_t jerr;
 	int rc = 0;
@@ -365,47 +534,88 @@ int menv_link_package(const struct menv_link_ctx *ctx, json_t *files, json_t *pa
 			struct path_entry pe = {
 				.path = json_string_value(p),
 				.path_type = json_is_string(t) ? json_string_value(t) : "hardlink",
-				.placeholder = json_is_string(ph) ? json_string_value(ph) : NULL,
+				.placeholder = json_is_string(ph) && *json_string_value(ph)
+						       ? json_string_value(ph)
+						       : NULL,
 				.binary = json_is_string(fm) && !strcmp(json_string_value(fm), "binary"),
 				.no_link = json_is_true(json_object_get(e, "no_link")),
 				.src = e,
 			};
-			rc = link_one(ctx, &pe, files, paths, st, err);
+			rc = fn(ud, &pe, err);
 			if (rc)
 				goto out;
 		}
-	} else {
-		/* legacy packages: info/files, info/has_prefix, info/no_link */
-		char *ff = menv_xasprintf("%s/info/files", ctx->pkgdir);
-		char *hf = menv_xasprintf("%s/info/has_prefix", ctx->pkgdir);
-		if (access(ff, F_OK) == 0)
-			rc = menv_buf_read_file(&legacy, ff, err);
-		else
-			rc = list_package_files(ctx->pkgdir, &legacy, err);
-		if (!rc && access(hf, F_OK) == 0)
-			rc = menv_buf_read_file(&hp, hf, err);
-		free(ff);
-		free(hf);
+		goto out;
+	}
+	/* legacy packages: info/files, info/has_prefix, info/no_link */
+	char *ff = menv_xasprintf("%s/info/files", pkgdir);
+	char *hf = menv_xasprintf("%s/info/has_prefix", pkgdir);
+	char *info = menv_xasprintf("%s/info", pkgdir);
+	if (access(info, F_OK) < 0)
+		rc = menv_error_set(err, MENV_ENOTFOUND, "'%s' is not an extracted package (no info/)",
+				    pkgdir);
+	else if (access(ff, F_OK) == 0)
+		rc = menv_buf_read_file(&legacy, ff, err);
+	else
+		rc = collect(pkgdir, strlen(pkgdir), pkgdir, &legacy, err);
+	if (!rc && access(hf, F_OK) == 0)
+		rc = menv_buf_read_file(&hp, hf, err);
+	free(ff);
+	free(hf);
+	free(info);
+	if (rc)
+		goto out;
+	char *save = NULL;
+	for (char *line = strtok_r(legacy.buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(line);
+		while (n && (line[n - 1] == '\r' || line[n - 1] == ' '))
+			line[--n] = '\0';
+		if (!n)
+			continue;
+		char ph[1024];
+		bool bin = false;
+		struct path_entry pe = { .path = line, .path_type = "hardlink" };
+		pe.placeholder = has_prefix_lookup(hp.buf, line, &bin, ph, sizeof(ph));
+		pe.binary = bin;
+		rc = fn(ud, &pe, err);
 		if (rc)
 			goto out;
-		char *save = NULL;
-		for (char *line = strtok_r(legacy.buf, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save)) {
-			size_t n = strlen(line);
-			while (n && (line[n - 1] == '\r' || line[n - 1] == ' '))
-				line[--n] = '\0';
-			if (!n)
-				continue;
-			char ph[1024];
-			bool bin = false;
-			struct path_entry pe = { .path = line, .path_type = "hardlink" };
-			pe.placeholder = has_prefix_lookup(hp.buf, line, &bin, ph, sizeof(ph));
-			pe.binary = bin;
-			rc = link_one(ctx, &pe, files, paths, st, err);
-			if (rc)
-				goto out;
-		}
 	}
+out:
+	json_decref(root);
+	menv_buf_release(&legacy);
+	menv_buf_release(&hp);
+	free(pj);
+	return rc;
+}
+
+struct link_ud {
+	struct menv_link_ctx *ctx;
+	json_t *files, *paths;
+};
+
+static int link_entry(void *ud, const struct path_entry *pe, struct menv_error *err)
+{
+	struct link_ud *l = ud;
+	if (l->ctx->opts->cancel && *l->ctx->opts->cancel)
+		return menv_error_set(err, MENV_EINTR, "interrupted");
+	return link_one(l->ctx, pe, l->files, l->paths, err);
+}
+
+int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
+		      struct menv_error *err)
+{
+	char *lj = menv_xasprintf("%s/info/link.json", ctx->pkgdir);
+	json_t *linkjson = NULL;
+	json_error_t jerr;
+	struct link_ud ud = { ctx, files, paths };
+	int rc;
+
+	ctx->link_type = 0;
+	rc = for_each_entry(ctx->pkgdir, link_entry, &ud, err);
+	if (rc)
+		goto out;
 	if (ctx->noarch_python && access(lj, F_OK) == 0) {
 		linkjson = json_load_file(lj, 0, &jerr);
 		if (!linkjson) {
@@ -413,14 +623,42 @@ int menv_link_package(const struct menv_link_ctx *ctx, json_t *files, json_t *pa
 					    jerr.column, jerr.text);
 			goto out;
 		}
-		rc = write_entry_points(ctx, linkjson, files, paths, st, err);
+		rc = write_entry_points(ctx, linkjson, files, paths, err);
 	}
+	if (!ctx->link_type)
+		ctx->link_type = 1;
 out:
-	json_decref(root);
 	json_decref(linkjson);
-	menv_buf_release(&legacy);
-	menv_buf_release(&hp);
-	free(pj);
 	free(lj);
 	return rc;
+}
+
+struct check_ud {
+	const char *dist, *prefix;
+};
+
+static int check_entry(void *ud, const struct path_entry *pe, struct menv_error *err)
+{
+	struct check_ud *c = ud;
+	size_t pl, nl = strlen(c->prefix);
+
+	if (!safe_relpath(pe->path))
+		return menv_error_set(err, MENV_EUNSAFE, "'%s': path '%s' leaves the prefix",
+				      c->dist, pe->path);
+	if (!pe->placeholder || !pe->binary)
+		return 0;
+	pl = strlen(pe->placeholder);
+	if (nl > pl)
+		return menv_error_set(err, MENV_EUNSUPPORTED,
+				      "cannot install '%s' into '%s': the prefix is %zu bytes, "
+				      "longer than the %zu-byte placeholder of the binary file '%s'",
+				      c->dist, c->prefix, nl, pl, pe->path);
+	return 0;
+}
+
+int menv_link_check(const char *pkgdir, const char *dist, const char *prefix,
+		    struct menv_error *err)
+{
+	struct check_ud c = { dist, prefix };
+	return for_each_entry(pkgdir, check_entry, &c, err);
 }

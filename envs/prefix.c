@@ -1,19 +1,30 @@
 /*
- * prefix.c - creating an environment as one transaction: every package is linked into a
- * staging directory beside the target, conda-meta/ is written there, and the staging
- * directory is renamed to the prefix at the end. Any failure (or Ctrl-C) removes the staging
- * directory, so a prefix either appears complete or not at all.
+ * prefix.c - environment transactions.
+ *
+ * Creating: every package is linked into a staging directory beside the target,
+ * conda-meta/ is written there, and the staging directory is renamed to the prefix; the
+ * post-link scripts then run under an `N` journal, so a failure (or a crash) removes the
+ * new prefix: a prefix either appears complete or not at all.
+ *
+ * Changing (install, remove, update): under the prefix lock, after recovering any
+ * interrupted transaction, every package is checked first; then the packages leaving are
+ * unlinked (pre-unlink scripts, files moved aside into the journal's backup), the new ones
+ * linked (pre-link scripts, files, .pyc, PrefixRecords), history appended and post-link
+ * scripts run. Every change is journaled (journal.c), so any failure rolls the prefix back
+ * to exactly its previous state, and a crash is rolled back by the next menv command.
  */
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,22 +32,75 @@
 #include "envs.h"
 #include "link.h"
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+/* One package linked by a transaction. */
+struct linked {
+	const struct menv_record *r;
+	char *dist;     /* name-version-build */
+	char *label;    /* "channel/subdir::dist" for history and messages */
+	char *pkgdir;
+	json_t *files, *paths;
+	int link_type;
+};
+
+struct run {
+	const char *prefix; /* the final prefix */
+	struct menv_txn txn;
+	const struct menv_install_opts *opts;
+	struct menv_link_stats st;
+	struct menv_link_caps caps;
+	json_t *owners;     /* prefix path -> label of the package that has it */
+	char *site;         /* "lib/pythonX.Y/site-packages", or NULL without python */
+	char *pyver;        /* "X.Y", or NULL */
+	struct linked *pk;
+	size_t npk;
+};
+
+static void run_release(struct run *r)
 {
-	(void)sb;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
+	for (size_t i = 0; i < r->npk; i++) {
+		free(r->pk[i].dist);
+		free(r->pk[i].label);
+		free(r->pk[i].pkgdir);
+		json_decref(r->pk[i].files);
+		json_decref(r->pk[i].paths);
+	}
+	free(r->pk);
+	json_decref(r->owners);
+	free(r->site);
+	free(r->pyver);
+	menv_txn_release(&r->txn);
 }
 
-/* rm -rf; errors are ignored (best effort cleanup). */
-static void remove_tree(const char *path)
+static void emit(const struct menv_install_opts *o, enum menv_env_event ev, const char *msg)
 {
-	nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
+	if (o->cb)
+		o->cb(o->ud, ev, msg);
+}
+
+static bool cancelled(const struct menv_install_opts *o)
+{
+	return o->cancel && *o->cancel;
+}
+
+/* Appends "; <note>" to the error message. */
+__attribute__((format(printf, 2, 3))) static void add_note(struct menv_error *err,
+							   const char *fmt, ...)
+{
+	va_list ap;
+	if (!err)
+		return;
+	size_t l = strlen(err->msg);
+	if (l + 3 >= sizeof(err->msg))
+		return;
+	err->msg[l++] = ';';
+	err->msg[l++] = ' ';
+	va_start(ap, fmt);
+	vsnprintf(err->msg + l, sizeof(err->msg) - l, fmt, ap);
+	va_end(ap);
 }
 
 static bool dir_is_empty(const char *path)
 {
-	
 	int n = 0;
 	DIR *d = opendir(path);
 	struct dirent *de;
@@ -59,11 +123,11 @@ static json_t *load_json(const char *path, struct menv_error *err)
 	return j;
 }
 
-/* The spec the user asked for that names this record, or "". */
+/* The spec the user asked for that names this record, or NULL. */
 static const char *requested_for(const struct menv_strvec *req, const char *name)
 {
 	if (!req)
-		return "";
+		return NULL;
 	for (size_t i = 0; i < req->n; i++) {
 		const char *s = req->v[i];
 		const char *cc = strstr(s, "::");
@@ -73,126 +137,409 @@ static const char *requested_for(const struct menv_strvec *req, const char *name
 		if (strlen(name) == n && !strncasecmp(s, name, n))
 			return req->v[i];
 	}
-	return "";
+	return NULL;
 }
 
-static int write_history(const char *staging, const struct menv_record *const *recs, size_t n,
-			 const struct menv_install_opts *opts, struct menv_error *err)
+static char *record_label(const struct menv_record *r)
+{
+	char *dist = menv_record_dist(r);
+	char *l = menv_xasprintf("%s/%s::%s", r->channel ? r->channel->name : "<unknown>",
+				 r->subdir ? r->subdir : "", dist);
+	free(dist);
+	return l;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static char *json_dist(json_t *rec)
+{
+	return menv_xasprintf("%s-%s-%s", jstr(rec, "name"), jstr(rec, "version"),
+			      jstr(rec, "build"));
+}
+
+/* python's version and site-packages from its record (CEP-20; python_site_packages_path
+ * when the record has it). */
+static void set_python(struct run *r, json_t *rec)
+{
+	const char *ver = jstr(rec, "version");
+	const char *sp = jstr(rec, "python_site_packages_path");
+	int maj = 0, min = 0;
+
+	if (!ver || sscanf(ver, "%d.%d", &maj, &min) != 2)
+		return;
+	free(r->pyver);
+	free(r->site);
+	r->pyver = menv_xasprintf("%d.%d", maj, min);
+	r->site = sp && *sp && sp[0] != '/' && !strstr(sp, "..")
+			  ? menv_xstrdup(sp)
+			  : menv_xasprintf("lib/python%d.%d/site-packages", maj, min);
+}
+
+/* Writes a new file at rel inside the transaction (moving an existing one aside). */
+static int txn_write(struct run *r, const char *rel, const char *data, size_t len,
+		     struct menv_error *err)
+{
+	char *abs = menv_xasprintf("%s/%s", r->txn.root, rel);
+	struct stat sb;
+	int rc = menv_txn_mkparents(&r->txn, rel, err);
+
+	if (!rc && lstat(abs, &sb) == 0)
+		rc = menv_txn_move_aside(&r->txn, rel, err);
+	if (!rc)
+		rc = menv_txn_created(&r->txn, rel, err);
+	if (rc)
+		goto out;
+	int fd = open(abs, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", abs);
+		goto out;
+	}
+	const char *p = data;
+	size_t n = len;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", abs);
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	if (close(fd) < 0 && !rc)
+		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", abs);
+out:
+	free(abs);
+	return rc;
+}
+
+/* Every package can be linked into the prefix: extracted in the cache, file list
+ * readable, binary placeholders long enough (BR-026), python present for noarch python. */
+static int check_all(struct run *r, const struct menv_record *const *recs, size_t n,
+		     struct menv_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *dist = menv_record_dist(recs[i]);
+		char *pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, dist);
+		int rc = 0;
+		if (recs[i]->noarch_python && !r->site)
+			rc = menv_error_set(err, MENV_EUNSUPPORTED,
+					    "'%s' is a noarch python package but the environment "
+					    "has no python", dist);
+		if (!rc)
+			rc = menv_link_check(pkgdir, dist, r->prefix, err);
+		free(pkgdir);
+		free(dist);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void show_prelink_messages(struct run *r, const char *pkgdir)
+{
+	char *dir = menv_xasprintf("%s/info/prelink_messages", pkgdir);
+	struct dirent **names = NULL;
+	int n = r->opts->cb ? scandir(dir, &names, NULL, alphasort) : -1;
+	for (int i = 0; i < n; i++) {
+		if (names[i]->d_name[0] != '.') {
+			struct menv_buf b = MENV_BUF_INIT;
+			char *p = menv_xasprintf("%s/%s", dir, names[i]->d_name);
+			if (menv_buf_read_file(&b, p, NULL) == 0 && b.len)
+				emit(r->opts, MENV_ENV_MESSAGE, b.buf);
+			menv_buf_release(&b);
+			free(p);
+		}
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+}
+
+static int script_failed(struct run *r, struct menv_buf *out, int rc)
+{
+	if (out->len)
+		emit(r->opts, MENV_ENV_SCRIPT_OUTPUT, out->buf);
+	return rc;
+}
+
+/* Links every record into r->txn.root (pre-link scripts, files, entry points, .pyc). */
+static int link_all(struct run *r, const struct menv_record *const *recs, size_t n,
+		    struct menv_error *err)
+{
+	int rc = 0;
+
+	r->pk = menv_xcalloc(n + 1, sizeof(*r->pk));
+	for (size_t i = 0; i < n; i++) {
+		const struct menv_record *rec = recs[i];
+		struct linked *l = &r->pk[r->npk++];
+		l->r = rec;
+		l->dist = menv_record_dist(rec);
+		l->label = record_label(rec);
+		l->pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, l->dist);
+		l->files = json_array();
+		l->paths = json_array();
+		if (cancelled(r->opts))
+			return menv_error_set(err, MENV_EINTR, "interrupted");
+		emit(r->opts, MENV_ENV_LINK, l->dist);
+		show_prelink_messages(r, l->pkgdir);
+		char *pre = menv_xasprintf("%s/bin/.%s-pre-link.sh", l->pkgdir, rec->name);
+		if (access(pre, F_OK) == 0) {
+			struct menv_buf out = MENV_BUF_INIT;
+			rc = menv_run_link_script(r->prefix, pre, "pre-link", rec->name, rec->version,
+						  rec->build_number, l->dist, &out, err);
+			if (rc)
+				script_failed(r, &out, rc);
+			menv_buf_release(&out);
+		}
+		free(pre);
+		if (rc)
+			return rc;
+		struct menv_link_ctx ctx = {
+			.prefix = r->prefix,
+			.txn = &r->txn,
+			.pkgdir = l->pkgdir,
+			.dist = l->label,
+			.noarch_python = rec->noarch_python,
+			.site_packages = r->site,
+			.opts = r->opts,
+			.owners = r->owners,
+			.caps = &r->caps,
+			.st = &r->st,
+		};
+		rc = menv_link_package(&ctx, l->files, l->paths, err);
+		if (rc) {
+			if (rc != MENV_EINTR)
+				menv_error_prefix(err, "while linking '%s'", l->dist);
+			return rc;
+		}
+		l->link_type = ctx.link_type;
+		if (rec->noarch_python) {
+			size_t before = json_array_size(l->files);
+			rc = menv_compile_pyc(&r->txn, r->pyver, l->files, l->paths, r->opts, err);
+			if (rc)
+				return rc;
+			r->st.pyc += json_array_size(l->files) - before;
+		}
+		r->st.packages++;
+	}
+	return 0;
+}
+
+/* conda-meta/<dist>.json for each linked package. `old` (may be NULL): records leaving, whose
+ * requested_spec carries over to a new build of the same name. */
+static int write_records(struct run *r, json_t *const *old, size_t nold, struct menv_error *err)
+{
+	for (size_t i = 0; i < r->npk; i++) {
+		struct linked *l = &r->pk[i];
+		char *rrpath = menv_xasprintf("%s/info/repodata_record.json", l->pkgdir);
+		json_t *rec = access(rrpath, F_OK) == 0 ? load_json(rrpath, err)
+							 : json_deep_copy(l->r->json);
+		free(rrpath);
+		if (!rec)
+			return MENV_EPARSE;
+		const char *req = requested_for(r->opts->requested, l->r->name);
+		for (size_t k = 0; !req && k < nold; k++) {
+			const char *nm = jstr(old[k], "name");
+			const char *rs = jstr(old[k], "requested_spec");
+			if (nm && rs && *rs && !strcmp(nm, l->r->name))
+				req = rs;
+		}
+		json_object_set_new(rec, "url", json_string(l->r->url ? l->r->url : ""));
+		json_object_set_new(rec, "channel",
+				    json_string(l->r->channel_url ? l->r->channel_url : ""));
+		json_object_set(rec, "files", l->files);
+		json_t *pd = json_object();
+		json_object_set(pd, "paths", l->paths);
+		json_object_set_new(pd, "paths_version", json_integer(1));
+		json_object_set_new(rec, "paths_data", pd);
+		json_t *link = json_object();
+		json_object_set_new(link, "source", json_string(l->pkgdir));
+		json_object_set_new(link, "type", json_integer(l->link_type ? l->link_type : 1));
+		json_object_set_new(rec, "link", link);
+		json_object_set_new(rec, "requested_spec", json_string(req ? req : ""));
+		json_object_set_new(rec, "extracted_package_dir", json_string(l->pkgdir));
+		char *tarball = menv_xasprintf("%s/%s", r->opts->pkgs_dir, l->r->fn);
+		json_object_set_new(rec, "package_tarball_full_path", json_string(tarball));
+		free(tarball);
+		char *dump = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
+		char *rel = menv_xasprintf("conda-meta/%s.json", l->dist);
+		int rc = txn_write(r, rel, dump, strlen(dump), err);
+		free(rel);
+		free(dump);
+		json_decref(rec);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The "channel/subdir::dist" an installed record was recorded under in the history, or one
+ * made from its channel URL. Caller frees. */
+static char *installed_label(json_t *rec, const struct menv_revision *revs, size_t nrevs)
+{
+	char *dist = json_dist(rec);
+	for (size_t i = nrevs; i-- > 0;) {
+		for (size_t k = 0; k < revs[i].added.n; k++) {
+			const char *a = revs[i].added.v[k];
+			const char *cc = strstr(a, "::");
+			if (!strcmp(cc ? cc + 2 : a, dist)) {
+				free(dist);
+				return menv_xstrdup(a);
+			}
+		}
+	}
+	const char *ch = jstr(rec, "channel");
+	const char *sd = jstr(rec, "subdir");
+	char *c = menv_xstrdup(ch ? ch : "<unknown>");
+	size_t n = strlen(c);
+	if (sd && n > strlen(sd) + 1 && c[n - strlen(sd) - 1] == '/' &&
+	    !strcmp(c + n - strlen(sd), sd))
+		c[n - strlen(sd) - 1] = '\0';
+	char *l = menv_xasprintf("%s/%s::%s", c, sd ? sd : "", dist);
+	free(c);
+	free(dist);
+	return l;
+}
+
+static int write_history(struct run *r, const struct menv_strvec *minus, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
 	char when[64];
 	time_t now = time(NULL);
 	struct tm tm;
+	char *path = menv_xasprintf("%s/conda-meta/history", r->txn.root);
 	int rc;
 
+	if (access(path, F_OK) == 0) {
+		rc = menv_buf_read_file(&b, path, err);
+		if (rc)
+			goto out;
+		if (b.len && b.buf[b.len - 1] != '\n')
+			menv_buf_addch(&b, '\n');
+	}
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	menv_buf_addf(&b, "==> %s <==\n", when);
-	menv_buf_addf(&b, "# cmd: %s\n", opts->cmdline ? opts->cmdline : "menv create");
+	menv_buf_addf(&b, "# cmd: %s\n", r->opts->cmdline ? r->opts->cmdline : "menv");
 	menv_buf_addf(&b, "# menv version: %s\n", MENV_VERSION);
-	for (size_t i = 0; i < n; i++) {
-		char *dist = menv_record_dist(recs[i]);
-		menv_buf_addf(&b, "+%s/%s::%s\n",
-			      recs[i]->channel ? recs[i]->channel->name : "<unknown>",
-			      recs[i]->subdir ? recs[i]->subdir : "", dist);
-		free(dist);
-	}
+	for (size_t i = 0; minus && i < minus->n; i++)
+		menv_buf_addf(&b, "-%s\n", minus->v[i]);
+	for (size_t i = 0; i < r->npk; i++)
+		menv_buf_addf(&b, "+%s\n", r->pk[i].label);
 	json_t *specs = json_array();
-	for (size_t i = 0; opts->requested && i < opts->requested->n; i++)
-		json_array_append_new(specs, json_string(opts->requested->v[i]));
+	for (size_t i = 0; r->opts->requested && i < r->opts->requested->n; i++)
+		json_array_append_new(specs, json_string(r->opts->requested->v[i]));
 	char *js = json_dumps(specs, JSON_COMPACT | JSON_ENSURE_ASCII);
-	menv_buf_addf(&b, "# update specs: %s\n", js);
+	menv_buf_addf(&b, "# %s specs: %s\n", r->opts->remove_specs ? "remove" : "update", js);
 	free(js);
 	json_decref(specs);
-	char *path = menv_xasprintf("%s/conda-meta/history", staging);
-	rc = menv_write_file_atomic(path, b.buf, b.len, err);
+	rc = txn_write(r, "conda-meta/history", b.buf, b.len, err);
+out:
 	free(path);
 	menv_buf_release(&b);
 	return rc;
 }
 
-static int link_record(const char *prefix, const char *staging, const struct menv_record *r,
-		       const char *site_packages, const struct menv_install_opts *opts,
-		       struct menv_link_stats *st, struct menv_error *err)
+/* post-link scripts in link order, then the messages they left. */
+static int post_link(struct run *r, struct menv_error *err)
 {
-	char *dist = menv_record_dist(r);
-	char *pkgdir = menv_xasprintf("%s/%s", opts->pkgs_dir, dist);
-	char *rrpath = menv_xasprintf("%s/info/repodata_record.json", pkgdir);
-	json_t *files = json_array(), *paths = json_array(), *rec = NULL;
+	char *msgs = menv_xasprintf("%s/.messages.txt", r->txn.root);
+	struct stat sb;
 	int rc = 0;
 
-	if (r->noarch_python && !site_packages) {
-		rc = menv_error_set(err, MENV_EUNSUPPORTED,
-				    "'%s' is a noarch python package but the environment has no "
-				    "python", dist);
-		goto out;
+	if (lstat(msgs, &sb) == 0)
+		rc = menv_txn_move_aside(&r->txn, ".messages.txt", err);
+	if (!rc)
+		rc = menv_txn_created(&r->txn, ".messages.txt", err);
+	for (size_t i = 0; !rc && i < r->npk; i++) {
+		struct linked *l = &r->pk[i];
+		char *s = menv_xasprintf("%s/bin/.%s-post-link.sh", r->txn.root, l->r->name);
+		if (access(s, F_OK) == 0) {
+			struct menv_buf out = MENV_BUF_INIT;
+			rc = menv_run_link_script(r->prefix, s, "post-link", l->r->name,
+						  l->r->version, l->r->build_number, l->dist, &out,
+						  err);
+			if (rc)
+				script_failed(r, &out, rc);
+			menv_buf_release(&out);
+		}
+		free(s);
+		if (!rc && cancelled(r->opts))
+			rc = menv_error_set(err, MENV_EINTR, "interrupted");
 	}
-	struct menv_link_ctx ctx = {
-		.prefix = prefix,
-		.staging = staging,
-		.pkgdir = pkgdir,
-		.noarch_python = r->noarch_python,
-		.site_packages = site_packages,
-	};
-	size_t hard_before = st->hardlinks;
-	rc = menv_link_package(&ctx, files, paths, st, err);
-	if (rc) {
-		menv_error_prefix(err, "while linking '%s'", dist);
-		goto out;
-	}
-	/* the PrefixRecord: the repodata record plus what linking did */
-	rec = access(rrpath, F_OK) == 0 ? load_json(rrpath, err) : json_deep_copy(r->json);
-	if (!rec) {
-		rc = MENV_EPARSE;
-		goto out;
-	}
-	json_object_set_new(rec, "url", json_string(r->url ? r->url : ""));
-	json_object_set_new(rec, "channel", json_string(r->channel_url ? r->channel_url : ""));
-	json_object_set_new(rec, "files", files);
-	files = NULL;
-	json_t *pd = json_object();
-	json_object_set_new(pd, "paths", paths);
-	json_object_set_new(pd, "paths_version", json_integer(1));
-	paths = NULL;
-	json_object_set_new(rec, "paths_data", pd);
-	json_t *link = json_object();
-	json_object_set_new(link, "source", json_string(pkgdir));
-	json_object_set_new(link, "type", json_integer(st->hardlinks > hard_before ? 1 : 3));
-	json_object_set_new(rec, "link", link);
-	json_object_set_new(rec, "requested_spec",
-			    json_string(requested_for(opts->requested, r->name)));
-	json_object_set_new(rec, "extracted_package_dir", json_string(pkgdir));
-	char *tarball = menv_xasprintf("%s/%s", opts->pkgs_dir, r->fn);
-	json_object_set_new(rec, "package_tarball_full_path", json_string(tarball));
-	free(tarball);
-	char *dump = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
-	char *out = menv_xasprintf("%s/conda-meta/%s.json", staging, dist);
-	rc = menv_write_file_atomic(out, dump, strlen(dump), err);
-	free(out);
-	free(dump);
-	st->packages++;
-out:
-	json_decref(rec);
-	json_decref(files);
-	json_decref(paths);
-	free(rrpath);
-	free(pkgdir);
-	free(dist);
+	free(msgs);
 	return rc;
+}
+
+/* After the commit: show and remove .messages.txt (as conda does). */
+static void show_messages(struct run *r)
+{
+	char *msgs = menv_xasprintf("%s/.messages.txt", r->prefix);
+	struct menv_buf b = MENV_BUF_INIT;
+	if (menv_buf_read_file(&b, msgs, NULL) == 0) {
+		if (b.len)
+			emit(r->opts, MENV_ENV_MESSAGE, b.buf);
+		unlink(msgs);
+	}
+	menv_buf_release(&b);
+	free(msgs);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Create                                                                                    */
+
+/* Removes staging directories of earlier creates of this name that were killed (their lock
+ * is free). */
+static void remove_stale_staging(const char *parent, const char *base)
+{
+	DIR *d = opendir(parent);
+	struct dirent *de;
+	char *pfx = menv_xasprintf(".%s.menv-tmp-", base);
+
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, pfx, strlen(pfx)) || strlen(de->d_name) != strlen(pfx) + 6)
+			continue;
+		char *dir = menv_xasprintf("%s/%s", parent, de->d_name);
+		char *lock = menv_xasprintf("%s/conda-meta/.menv.lock", dir);
+		int fd = open(lock, O_RDWR | O_CLOEXEC);
+		struct stat sb;
+		bool stale = false;
+		if (fd >= 0) {
+			stale = flock(fd, LOCK_EX | LOCK_NB) == 0;
+			close(fd);
+		} else if (stat(dir, &sb) == 0 && time(NULL) - sb.st_mtime > 3600) {
+			stale = true; /* never got its lock: died at once */
+		}
+		if (stale)
+			menv_remove_tree(dir);
+		free(lock);
+		free(dir);
+	}
+	if (d)
+		closedir(d);
+	free(pfx);
 }
 
 int menv_env_create(const char *prefix, const struct menv_record *const *recs, size_t n,
 		    const struct menv_install_opts *opts, struct menv_link_stats *stats,
 		    struct menv_error *err)
 {
-	struct menv_link_stats st = { 0 };
+	struct run r = { .prefix = prefix, .opts = opts };
 	char *pcopy = menv_xstrdup(prefix), *bcopy = menv_xstrdup(prefix);
 	char *parent = dirname(pcopy), *base = basename(bcopy);
-	char *staging = NULL, *meta = NULL, *site = NULL;
+	char *staging = NULL, *meta = NULL;
 	struct stat sb;
-	bool empty_dir = false;
-	int rc = 0;
+	bool empty_dir = false, renamed = false;
+	int lock_fd = -1, rc = 0;
 
+	menv_txn_init(&r.txn, "/");
+	r.owners = json_object();
 	if (prefix[0] != '/') {
 		rc = menv_error_set(err, MENV_EUSAGE, "prefix '%s' is not an absolute path", prefix);
 		goto out;
@@ -204,9 +551,16 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		}
 		empty_dir = true;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(recs[i]->name, "python"))
+			set_python(&r, recs[i]->json);
+	rc = check_all(&r, recs, n, err);
+	if (rc)
+		goto out;
 	rc = menv_mkdirs(parent, err);
 	if (rc)
 		goto out;
+	remove_stale_staging(parent, base);
 	staging = menv_xasprintf("%s/.%s.menv-tmp-XXXXXX", parent, base);
 	if (!mkdtemp(staging)) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot create a staging directory in '%s'",
@@ -220,50 +574,333 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	rc = menv_mkdirs(meta, err);
 	if (rc)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(recs[i]->name, "python")) {
-			int maj = 0, min = 0;
-			if (sscanf(recs[i]->version, "%d.%d", &maj, &min) == 2)
-				site = menv_xasprintf("lib/python%d.%d/site-packages", maj, min);
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (opts->cancel && *opts->cancel) {
-			rc = menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created",
-					    prefix);
-			goto out;
-		}
-		rc = link_record(prefix, staging, recs[i], site, opts, &st, err);
-		if (rc)
-			goto out;
-	}
-	rc = write_history(staging, recs, n, opts, err);
+	rc = menv_env_lock(staging, true, NULL, NULL, &lock_fd, err);
 	if (rc)
 		goto out;
-	if (opts->cancel && *opts->cancel) {
+	menv_txn_release(&r.txn);
+	menv_txn_init(&r.txn, staging);
+	rc = link_all(&r, recs, n, err);
+	if (!rc)
+		rc = write_records(&r, NULL, 0, err);
+	if (!rc)
+		rc = write_history(&r, NULL, err);
+	if (!rc && opts->var_names && opts->var_values && opts->var_names->n)
+		rc = menv_env_state_vars_set(staging, opts->var_names, opts->var_values, err);
+	if (rc)
+		goto out;
+	if (cancelled(opts)) {
 		rc = menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created", prefix);
 		goto out;
 	}
+	/* the journal says: a new prefix; until its commit, recovery removes it */
+	rc = menv_txn_begin(&r.txn, 'N', err);
+	if (rc)
+		goto out;
 	if (empty_dir && rmdir(prefix) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot replace empty directory '%s'", prefix);
 		goto out;
 	}
 	if (rename(staging, prefix) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot move the new environment to '%s'", prefix);
+		if (empty_dir)
+			mkdir(prefix, 0755);
 		goto out;
 	}
-	free(staging);
-	staging = NULL;
+	renamed = true;
+	free(r.txn.root);
+	free(r.txn.dir);
+	r.txn.root = menv_xstrdup(prefix);
+	r.txn.dir = menv_xasprintf("%s/conda-meta/.menv-txn", prefix);
+	rc = post_link(&r, err);
+	if (!rc)
+		rc = menv_txn_commit(&r.txn, err);
+	if (rc)
+		goto out;
+	show_messages(&r);
 out:
-	if (staging) {
-		remove_tree(staging);
-		free(staging);
+	if (rc && renamed) {
+		menv_remove_tree(prefix);
+		if (empty_dir)
+			mkdir(prefix, 0755);
+		if (rc == MENV_EINTR)
+			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created", prefix);
+		else
+			add_note(err, "'%s' was not created", prefix);
+	} else if (rc && staging) {
+		if (rc == MENV_EINTR)
+			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created", prefix);
+		menv_remove_tree(staging);
 	}
+	menv_env_unlock(lock_fd);
 	if (stats)
-		*stats = st;
-	free(site);
+		*stats = r.st;
+	run_release(&r);
+	free(staging);
 	free(meta);
 	free(pcopy);
 	free(bcopy);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Changing an environment                                                                   */
+
+static int by_depth_desc(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t dx = 0, dy = 0;
+	for (const char *s = x; *s; s++)
+		dx += *s == '/';
+	for (const char *s = y; *s; s++)
+		dy += *s == '/';
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return strcmp(y, x);
+}
+
+/* Unlinks one installed package: pre-unlink script, files moved aside (except those another
+ * remaining package lists), its record. Directories left empty are collected in `dirs`. */
+static int unlink_one(struct run *r, json_t *rec, json_t *dirs, struct menv_error *err)
+{
+	const char *name = jstr(rec, "name");
+	char *dist = json_dist(rec);
+	char *pre = menv_xasprintf("%s/bin/.%s-pre-unlink.sh", r->prefix, name);
+	json_t *files = json_object_get(rec, "files");
+	json_t *bn = json_object_get(rec, "build_number");
+	size_t i;
+	json_t *f;
+	int rc = 0;
+
+	emit(r->opts, MENV_ENV_UNLINK, dist);
+	if (access(pre, F_OK) == 0) {
+		struct menv_buf out = MENV_BUF_INIT;
+		struct menv_error serr = { 0 };
+		if (menv_run_link_script(r->prefix, pre, "pre-unlink", name, jstr(rec, "version"),
+					 json_is_integer(bn) ? json_integer_value(bn) : 0, dist,
+					 &out, &serr)) {
+			script_failed(r, &out, serr.code);
+			emit(r->opts, MENV_ENV_WARNING, serr.msg);
+		}
+		menv_buf_release(&out);
+	}
+	json_array_foreach(files, i, f) {
+		const char *rel = json_string_value(f);
+		struct stat sb;
+		if (!rel || !*rel || rel[0] == '/' || strstr(rel, "..") || strchr(rel, '\n'))
+			continue;
+		if (json_object_get(r->owners, rel))
+			continue; /* a package that stays has this path too */
+		char *abs = menv_xasprintf("%s/%s", r->prefix, rel);
+		if (lstat(abs, &sb) == 0 && !S_ISDIR(sb.st_mode))
+			rc = menv_txn_move_aside(&r->txn, rel, err);
+		free(abs);
+		if (rc)
+			goto out;
+		char *d = menv_xstrdup(rel);
+		for (char *s = strrchr(d, '/'); s; s = strrchr(d, '/')) {
+			*s = '\0';
+			json_object_set_new(dirs, d, json_true());
+		}
+		free(d);
+	}
+	char *rel = menv_xasprintf("conda-meta/%s.json", dist);
+	rc = menv_txn_move_aside(&r->txn, rel, err);
+	free(rel);
+	r->st.unlinked++;
+out:
+	free(pre);
+	free(dist);
+	return rc;
+}
+
+static int remove_empty_dirs(struct run *r, json_t *dirs, struct menv_error *err)
+{
+	const char *k;
+	json_t *v;
+	size_t n = 0, i = 0;
+	const char **v2 = menv_xcalloc(json_object_size(dirs) + 1, sizeof(*v2));
+	int rc = 0;
+
+	json_object_foreach(dirs, k, v) v2[n++] = k;
+	qsort(v2, n, sizeof(*v2), by_depth_desc);
+	for (i = 0; i < n && !rc; i++) {
+		if (!strcmp(v2[i], "conda-meta"))
+			continue;
+		char *abs = menv_xasprintf("%s/%s", r->prefix, v2[i]);
+		struct stat sb;
+		if (lstat(abs, &sb) == 0 && S_ISDIR(sb.st_mode) && dir_is_empty(abs))
+			rc = menv_txn_rmdir(&r->txn, v2[i], err);
+		free(abs);
+	}
+	free(v2);
+	return rc;
+}
+
+int menv_env_apply(const char *prefix, const struct menv_record *const *link, size_t nlink,
+		   json_t *const *unlink, size_t nunlink, const struct menv_install_opts *opts,
+		   struct menv_link_stats *stats, struct menv_error *err)
+{
+	struct run r = { .prefix = prefix, .opts = opts };
+	struct menv_prefix_record *inst = NULL;
+	struct menv_revision *revs = NULL;
+	struct menv_strvec minus = MENV_STRVEC_INIT;
+	json_t *leaving = json_object(), *dirs = json_object();
+	size_t ninst = 0, nrevs = 0;
+	enum menv_recovery rec;
+	bool began = false;
+	int lock_fd = -1, rc;
+
+	menv_txn_init(&r.txn, prefix);
+	r.owners = json_object();
+	rc = menv_env_lock(prefix, opts->no_wait, opts->cb, opts->ud, &lock_fd, err);
+	if (rc)
+		goto out;
+	rc = menv_env_recover(prefix, &rec, err);
+	if (rc)
+		goto out;
+	if (rec != MENV_RECOVERY_NONE) {
+		char *msg = menv_xasprintf(
+			rec == MENV_RECOVERY_FINISHED
+				? "finished an interrupted transaction in '%s'"
+				: "rolled back an interrupted transaction in '%s'",
+			prefix);
+		emit(opts, MENV_ENV_RECOVERED, msg);
+		free(msg);
+	}
+	rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
+	if (rc)
+		goto out;
+	if (menv_history_load(prefix, &revs, &nrevs, NULL))
+		nrevs = 0;
+	/* which installed records leave; the others own their files */
+	for (size_t i = 0; i < nunlink; i++) {
+		char *d = json_dist(unlink[i]);
+		bool found = false;
+		for (size_t k = 0; k < ninst && !found; k++) {
+			char *dk = json_dist(inst[k].json);
+			found = !strcmp(d, dk);
+			free(dk);
+		}
+		if (!found) {
+			rc = menv_error_set(err, MENV_ENOTFOUND,
+					    "'%s' is no longer installed in '%s' (another process "
+					    "changed the environment; run the command again)", d,
+					    prefix);
+			free(d);
+			goto out;
+		}
+		json_object_set_new(leaving, d, json_true());
+		free(d);
+	}
+	for (size_t k = 0; k < ninst; k++) {
+		char *dk = json_dist(inst[k].json);
+		bool leaves = json_object_get(leaving, dk) != NULL;
+		if (!leaves) {
+			char *label = installed_label(inst[k].json, revs, nrevs);
+			size_t i;
+			json_t *f;
+			json_array_foreach(json_object_get(inst[k].json, "files"), i, f)
+				if (json_is_string(f))
+					json_object_set_new(r.owners, json_string_value(f),
+							    json_string(label));
+			free(label);
+			if (!strcmp(inst[k].name, "python"))
+				set_python(&r, inst[k].json);
+		}
+		free(dk);
+	}
+	for (size_t i = 0; i < nlink; i++)
+		if (!strcmp(link[i]->name, "python"))
+			set_python(&r, link[i]->json);
+	rc = check_all(&r, link, nlink, err);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < nunlink; i++)
+		menv_strvec_push_owned(&minus, installed_label(unlink[i], revs, nrevs));
+
+	rc = menv_txn_begin(&r.txn, 'U', err);
+	if (rc)
+		goto out;
+	began = true;
+	for (size_t i = 0; i < nunlink && !rc; i++) {
+		if (cancelled(opts))
+			rc = menv_error_set(err, MENV_EINTR, "interrupted");
+		else
+			rc = unlink_one(&r, unlink[i], dirs, err);
+	}
+	if (!rc)
+		rc = remove_empty_dirs(&r, dirs, err);
+	if (rc)
+		goto out;
+	const char *pause = getenv("MENV_TEST_PAUSE_AFTER_UNLINK");
+	if (pause) {
+		for (long s = strtol(pause, NULL, 10) * 10; s > 0 && !cancelled(opts); s--)
+			usleep(100000);
+	}
+	if (cancelled(opts)) {
+		rc = menv_error_set(err, MENV_EINTR, "interrupted");
+		goto out;
+	}
+	rc = link_all(&r, link, nlink, err);
+	if (!rc)
+		rc = write_records(&r, unlink, nunlink, err);
+	if (!rc)
+		rc = write_history(&r, &minus, err);
+	if (!rc)
+		rc = post_link(&r, err);
+	if (!rc && cancelled(opts))
+		rc = menv_error_set(err, MENV_EINTR, "interrupted");
+	if (!rc)
+		rc = menv_txn_commit(&r.txn, err);
+	if (!rc)
+		show_messages(&r);
+out:
+	if (rc && began) {
+		struct menv_error rerr = { 0 };
+		if (menv_txn_rollback(&r.txn, &rerr))
+			menv_error_prefix(err, "rolling back failed too (%s)", rerr.msg);
+		else if (rc == MENV_EINTR)
+			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was rolled back to its "
+					"previous state", prefix);
+		else
+			add_note(err, "'%s' was rolled back to its previous state", prefix);
+	}
+	menv_env_unlock(lock_fd);
+	if (stats)
+		*stats = r.st;
+	menv_strvec_clear(&minus);
+	menv_history_free(revs, nrevs);
+	menv_prefix_records_free(inst, ninst);
+	json_decref(leaving);
+	json_decref(dirs);
+	run_release(&r);
+	return rc;
+}
+
+int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
+		    struct menv_link_stats *stats, struct menv_error *err)
+{
+	struct menv_prefix_record *inst = NULL;
+	json_t **all = NULL;
+	size_t n = 0;
+	int lock_fd = -1;
+	int rc = menv_prefix_records_load(prefix, &inst, &n, err);
+
+	if (rc)
+		return rc;
+	all = menv_xcalloc(n + 1, sizeof(*all));
+	for (size_t i = 0; i < n; i++)
+		all[i] = inst[i].json;
+	rc = menv_env_apply(prefix, NULL, 0, all, n, opts, stats, err);
+	if (!rc)
+		rc = menv_env_lock(prefix, opts->no_wait, opts->cb, opts->ud, &lock_fd, err);
+	if (!rc) {
+		menv_remove_tree(prefix);
+		if (access(prefix, F_OK) == 0)
+			rc = menv_error_sys(err, MENV_EIO, "cannot remove '%s' completely", prefix);
+	}
+	menv_env_unlock(lock_fd);
+	free(all);
+	menv_prefix_records_free(inst, n);
 	return rc;
 }

@@ -18,7 +18,7 @@
 struct menv_hashes {
 	char sha256[65]; /* lowercase hex, NUL-terminated */
 	char md5[33];
-	int64_t size;    /* bytes */
+	int64_t size; /* bytes */
 };
 
 /* Hashes a file (sha256 and md5 in one pass). Errors: MENV_ENOTFOUND, MENV_EIO. */
@@ -29,16 +29,115 @@ void menv_hash_mem(const void *data, size_t len, struct menv_hashes *out);
 /* ---------------------------------------------------------------------------------------- */
 /* Transfers                                                                                 */
 
-/* Downloads `url` (file://, http://, https://) into `out` (appended).
- * Errors: MENV_ENOTFOUND (404, or a missing file:// path), MENV_ENET (any other failure,
- * with curl's message and the URL), MENV_EINTR. */
-int menv_fetch_url(const char *url, struct menv_buf *out, struct menv_error *err);
+/* How transfers run. Every transfer goes through one libcurl multi handle per call, with up
+ * to `threads` at once; a failed attempt (timeout, refused or dropped connection, HTTP 408,
+ * 429, 5xx, a body shorter than announced) is retried up to `max_retries` times, waiting
+ * backoff_factor * 2^(k-1) seconds before retry k, continuing with a Range request where the
+ * bytes received so far can be kept. Credentials in URLs and ~/.netrc ($NETRC) are used;
+ * URLs in messages are redacted (menv_url_redact). Strings are borrowed. */
+struct menv_fetch_opts {
+	int threads;            /* parallel transfers, >= 1 (download_threads) */
+	int max_retries;        /* retries after the first attempt (remote_max_retries) */
+	double backoff_factor;  /* seconds (remote_backoff_factor) */
+	double connect_timeout; /* seconds (remote_connect_timeout_secs) */
+	double read_timeout;    /* seconds without a byte that fail an attempt */
+	bool ssl_verify;        /* false: accept any certificate */
+	const char *ca_bundle;  /* CA file or directory, NULL: the system's */
+	const char *client_cert, *client_key; /* PEM files or NULL */
+	const char *proxy_http, *proxy_https; /* NULL: libcurl's http_proxy/https_proxy */
+	/* repodata */
+	const char *cache_dir; /* <pkgs>/cache; NULL: repodata is not cached */
+	long repodata_ttl;     /* local_repodata_ttl: 1 max-age, 0 always check, N seconds */
+	bool offline;          /* only the cache (and file:// URLs) */
+	bool use_zst;          /* try repodata.json.zst first */
+	volatile int *cancel;  /* non-zero (Ctrl-C) stops all transfers: MENV_EINTR; or NULL */
+};
 
-/* Fetches `<channel>/<subdir>/repodata.json` into `out`. A missing `noarch` subdir gives an
- * empty repodata (`{}`) like conda; a missing platform subdir is MENV_ENOTFOUND naming the
- * channel. Other errors as menv_fetch_url. */
+/* Defaults as conda's: 5 threads, 3 retries, backoff 1 s, connect 9.15 s, read 60 s,
+ * verification on, ttl 1, zst on, no cache. */
+void menv_fetch_opts_init(struct menv_fetch_opts *o);
+/* The settings of `cfg` (borrowed: cfg must outlive o); cache_dir stays NULL. */
+void menv_fetch_opts_from_config(struct menv_fetch_opts *o, const struct menv_config *cfg);
+
+/* Downloads `url` (file://, http://, https://) into `out` (appended) with default options.
+ * Errors: MENV_ENOTFOUND (404, 410, or a missing file:// path), MENV_ENET (any other
+ * failure after the retries, with curl's message and the URL), MENV_EINTR. */
+int menv_fetch_url(const char *url, struct menv_buf *out, struct menv_error *err);
+/* As menv_fetch_url with options (o may be NULL for the defaults). */
+int menv_fetch_url_opts(const char *url, const struct menv_fetch_opts *o, struct menv_buf *out,
+                        struct menv_error *err);
+
+/* Fetches `<channel>/<subdir>/repodata.json` into `out` with default options and no cache.
+ * A missing `noarch` subdir gives an empty repodata (`{}`); a missing platform subdir is
+ * MENV_ENOTFOUND naming the channel, the subdir and the URL. Other errors as menv_fetch_url. */
 int menv_fetch_repodata(const struct menv_channel *ch, const char *subdir, struct menv_buf *out,
-			struct menv_error *err);
+                        struct menv_error *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Repodata with a cache (conda's layout and HTTP semantics; CEP-36 and its .zst)            */
+
+/* One channel subdir to load. */
+struct menv_repodata_req {
+	const struct menv_channel *channel; /* in, borrowed */
+	const char *subdir;                 /* in, borrowed */
+	struct menv_buf json;               /* out: the repodata.json bytes */
+	char *url;             /* out: the repodata URL the bytes stand for, redacted (owned) */
+	int rc;                /* out: 0 or a MENV_E* code for this subdir */
+	struct menv_error err; /* out: details when rc != 0 */
+	bool from_cache;       /* out: served from the cache without asking the server */
+	bool not_modified;     /* out: the server answered 304 to a conditional request */
+	bool zst;              /* out: the bytes travelled as repodata.json.zst */
+	bool missing;          /* out: the subdir does not exist (404) */
+};
+
+/* Loads several channel subdirs at once, transfers in parallel. With o->cache_dir each
+ * subdir is cached as conda does: `<cache>/<first 8 hex of md5(subdir URL + "/")>.json` (the
+ * decompressed JSON) and `<same>.info.json` (url, etag, mod, cache_control, size, mtime_ns,
+ * refresh_ns, has_zst). A cached copy is used without a request while fresh (o->repodata_ttl:
+ * 1 = Cache-Control max-age, 0 = never, N = N seconds), else revalidated with If-None-Match /
+ * If-Modified-Since (304 keeps it). o->offline uses the cache alone (MENV_ENOTFOUND when
+ * there is none). repodata.json.zst is tried first (o->use_zst) and decompressed while it
+ * streams; a 404 for it falls back to repodata.json and is remembered for 14 days. New bytes
+ * are checked to be JSON before the cache entry is replaced (atomically: the JSON first, then
+ * its state); a failure leaves the previous entry as it was.
+ * Missing subdirs (404, missing = true): with both subdirs of a channel requested, one missing
+ * gives `{}` (a noarch-only channel works, as in conda) and both missing is MENV_ENOTFOUND
+ * "channel '<name>' not found" naming the URL; a platform subdir requested without its noarch
+ * is MENV_ENOTFOUND naming the subdir and the URL; a lone noarch gives `{}`. Returns 0 when every request succeeded, else the first failure's code
+ * (each request holds its own rc and err; `err` gets the first). Truncated or corrupt .zst and
+ * malformed JSON are MENV_EPARSE naming the URL (and the byte offset). Release each request
+ * with menv_repodata_req_release(). */
+int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
+                             const struct menv_fetch_opts *o, struct menv_error *err);
+void menv_repodata_req_release(struct menv_repodata_req *r);
+
+/* The cache file name conda uses for a subdir URL ("<8 hex>.json"). Caller frees. */
+char *menv_repodata_cache_name(const char *subdir_url);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Sharded repodata (CEP-16)                                                                 */
+
+/* Loads only the repodata reachable from `roots` (package names) from channel subdirs that
+ * serve `repodata_shards.msgpack.zst`: the index (kept in `<cache>/<8 hex>.shards.msgpack.zst`
+ * for offline runs and failing servers), then the shards of the root names, then recursively
+ * of every name in their records' `depends` (across all the given subdirs, in parallel rounds;
+ * "python" also reaches "pip", as conda's add_pip_as_python_dependency does). Shards are content-addressed: each is
+ * checked against its sha256 and cached as `<cache>/shards/<sha256>.msgpack.zst`.
+ * Each request's `json` receives a repodata.json document (info.subdir, info.base_url when
+ * the index sets one, packages, packages.conda) holding exactly the records of the reached
+ * names, equal to the full repodata.json filtered to those names.
+ * A subdir without a shard index gets rc MENV_ENOTFOUND and missing = true (the caller falls
+ * back to full repodata). Errors: MENV_ENET, MENV_ECHECKSUM (a shard's hash), MENV_EPARSE
+ * (msgpack or zstd), MENV_EINTR, as per request; returns the first. */
+int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
+                                const struct menv_strvec *roots, const struct menv_fetch_opts *o,
+                                struct menv_error *err);
+
+/* Decodes one msgpack document (CEP-16's encoding) into JSON: maps, arrays, strings,
+ * integers, floats, booleans, nil; binary strings become lowercase hex strings (sha256, md5).
+ * Errors: MENV_EPARSE naming `src` and the byte offset. `*out` is a new reference. */
+int menv_msgpack_to_json(const void *data, size_t len, const char *src, json_t **out,
+                         struct menv_error *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Archives (CEP-35)                                                                         */
@@ -56,30 +155,41 @@ int menv_archive_extract(const char *archive, const char *dest, struct menv_erro
  * extracting the rest. Errors: MENV_ENOTFOUND when the member is missing, MENV_EPARSE,
  * MENV_EIO. */
 int menv_archive_read_member(const char *archive, const char *member, struct menv_buf *out,
-			     struct menv_error *err);
+                             struct menv_error *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Package cache                                                                             */
 
 /* Progress events of menv_pkgcache_fetch, called from worker threads (serialised by the
- * library: never two at once). `done_bytes`/`total_bytes` are bytes of package files. */
+ * library: never two at once). */
 enum menv_fetch_event { MENV_FETCH_CACHED, MENV_FETCH_DOWNLOADED, MENV_FETCH_EXTRACTED };
 typedef void (*menv_fetch_cb)(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
 
 /* Makes every record available extracted in the package cache `pkgs_dir`:
  *   - `<pkgs>/<dist>/info/repodata_record.json` present with the same sha256 (or md5): kept;
  *   - else `<pkgs>/<fn>` present with the right hash: extracted;
- *   - else downloaded from r->url to `<pkgs>/<fn>.partial` while hashing, verified against
- *     the record's sha256 (md5 when only md5 is known) and size, then renamed into place.
- * Extraction goes into a temporary directory in `pkgs_dir` renamed to `<pkgs>/<dist>` when
- * complete, so the cache never holds a half-extracted or unverified package. Runs `threads`
- * workers (>= 1). The cache is locked (flock on `<pkgs>/.menv.lock`) while this runs; a busy
- * lock is waited for. Stops at the first failure (other workers finish their file).
- * Errors: MENV_ECHECKSUM (naming the package and both hashes), MENV_ENET, MENV_EPARSE,
- * MENV_EUNSAFE, MENV_EIO, MENV_EINTR (when *cancel became non-zero). */
+ *   - else downloaded from r->url (with the credentials of r->channel, if any) to
+ *     `<pkgs>/<fn>.partial` while hashing, verified against the record's sha256 (md5 when only
+ *     md5 is known) and size, then renamed into place. A `.partial` left by an interrupted run
+ *     is continued with a Range request when the record's size or hash is known (and fetched
+ *     again from byte 0 if the result does not verify).
+ * All downloads run through one libcurl multi handle, `threads` at a time, with the retries
+ * of menv_fetch_opts; extraction runs on `threads` worker threads as files arrive. Extraction
+ * goes into a temporary directory in `pkgs_dir` renamed to `<pkgs>/<dist>` when complete, so
+ * the cache never holds a half-extracted or unverified package. The cache is locked (flock on
+ * `<pkgs>/.menv.lock`) while this runs; a busy lock is waited for. Stops at the first failure
+ * (transfers in flight are abandoned and their partial files removed).
+ * Errors: MENV_ECHECKSUM (naming the package and both hashes), MENV_ENOTFOUND (404, naming the
+ * URL), MENV_ENET, MENV_EPARSE, MENV_EUNSAFE, MENV_EIO (e.g. a full disk, naming the file),
+ * MENV_EINTR (when *cancel became non-zero). */
 int menv_pkgcache_fetch(const char *pkgs_dir, struct menv_record *const *recs, size_t n,
-			int threads, menv_fetch_cb cb, void *ud, volatile int *cancel,
-			struct menv_error *err);
+                        int threads, menv_fetch_cb cb, void *ud, volatile int *cancel,
+                        struct menv_error *err);
+/* As menv_pkgcache_fetch with transfer options (o->threads and o->cancel are used; o may be
+ * NULL for the defaults). */
+int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *recs, size_t n,
+                             const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
+                             struct menv_error *err);
 
 /* The extracted directory of a record in the cache ("<pkgs>/<dist>"). Caller frees. */
 char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r);

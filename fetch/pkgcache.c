@@ -3,11 +3,12 @@
  * extracted `<pkgs>/<dist>/` with `info/repodata_record.json`, and `urls.txt`.
  *
  * Invariant: whatever sits under its final name is complete and verified. Downloads go to
- * `<fn>.partial` (hashed while streaming) and are renamed after the checksum matched;
- * extraction goes to `.<dist>.tmp-XXXXXX` and is renamed to `<dist>` once
- * repodata_record.json (written last) is there. A pool of worker threads pulls records from
- * a shared index; the first failure stops new work. One process at a time: flock on
- * `<pkgs>/.menv.lock`.
+ * `<fn>.partial` (hashed while streaming) and are renamed after the checksum matched; a
+ * `.partial` left by an interrupted run is continued with a Range request. Extraction goes to
+ * `.<dist>.tmp-XXXXXX` and is renamed to `<dist>` once repodata_record.json (written last) is
+ * there. The calling thread runs all downloads through the transfer engine (one curl multi
+ * handle); verified files are queued to a pool of extraction threads as they arrive. The
+ * first failure stops everything. One process at a time: flock on `<pkgs>/.menv.lock`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +41,7 @@ int menv_fetch_rmtree(const char *path, struct menv_error *err)
 
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0
-				       : menv_error_sys(err, MENV_EIO, "cannot remove '%s'", path);
+		                       : menv_error_sys(err, MENV_EIO, "cannot remove '%s'", path);
 	if (!S_ISDIR(st.st_mode)) {
 		if (unlink(path) < 0 && errno != ENOENT)
 			return menv_error_sys(err, MENV_EIO, "cannot remove '%s'", path);
@@ -56,7 +57,7 @@ static int mkdir_p(const char *path, struct menv_error *err)
 	char *p = menv_xstrdup(path);
 	int rc = 0;
 
-	for (char *s = p + 1; ; s++) {
+	for (char *s = p + 1;; s++) {
 		if (*s != '/' && *s != '\0')
 			continue;
 		char c = *s;
@@ -82,12 +83,12 @@ static bool is_dir(const char *path)
 /* "name-version-build": the file name without its package extension. */
 static char *dist_of(const struct menv_record *r)
 {
-	static const char *const exts[] = { ".conda", ".tar.bz2" };
+	static const char *const exts[] = {".conda", ".tar.bz2"};
 	const char *fn = r->fn;
 
 	if (!fn)
 		return menv_xasprintf("%s-%s-%s", r->name ? r->name : "",
-				      r->version ? r->version : "", r->build ? r->build : "");
+		                      r->version ? r->version : "", r->build ? r->build : "");
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
 		size_t n = strlen(fn), m = strlen(exts[i]);
 		if (n > m && !strcmp(fn + n - m, exts[i]))
@@ -107,23 +108,30 @@ char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r)
 /* ---------------------------------------------------------------------------------------- */
 /* One record                                                                                */
 
+struct task {
+	const struct menv_record *r;
+	struct menv_hashes h;
+};
+
 struct pool {
 	const char *pkgs;
-	struct menv_record *const *recs;
-	size_t *todo;            /* indexes into recs: one per file name */
-	size_t n, next;          /* n entries in todo */
 	menv_fetch_cb cb;
 	void *ud;
 	volatile int *cancel;
-	pthread_mutex_t lock;    /* next, rc, err */
+	pthread_mutex_t lock; /* queue, closed, rc, err */
+	pthread_cond_t cond;
 	pthread_mutex_t cb_lock; /* callbacks and urls.txt: one at a time */
+	struct task *q;          /* extraction queue */
+	size_t qn, qhead, qalloc;
+	bool closed;       /* no more tasks will come */
+	volatile int stop; /* a failure happened: stop everything */
 	int rc;
 	struct menv_error err;
 };
 
 static bool cancelled(const struct pool *p)
 {
-	return p->cancel && *p->cancel;
+	return (p->cancel && *p->cancel) || p->stop;
 }
 
 static void emit(struct pool *p, enum menv_fetch_event ev, const struct menv_record *r)
@@ -133,6 +141,33 @@ static void emit(struct pool *p, enum menv_fetch_event ev, const struct menv_rec
 	pthread_mutex_lock(&p->cb_lock);
 	p->cb(p->ud, ev, r);
 	pthread_mutex_unlock(&p->cb_lock);
+}
+
+/* Records the first failure and stops the rest. */
+static void fail(struct pool *p, int rc, const struct menv_error *err)
+{
+	pthread_mutex_lock(&p->lock);
+	if (!p->rc) {
+		p->rc = rc;
+		p->err = *err;
+	}
+	p->stop = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void enqueue(struct pool *p, const struct menv_record *r, const struct menv_hashes *h)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->qn == p->qalloc) {
+		p->qalloc = p->qalloc ? p->qalloc * 2 : 16;
+		p->q = menv_xrealloc(p->q, p->qalloc * sizeof(*p->q));
+	}
+	p->q[p->qn].r = r;
+	p->q[p->qn].h = *h;
+	p->qn++;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 }
 
 static const char *json_str(json_t *obj, const char *key)
@@ -168,79 +203,34 @@ out:
 }
 
 /* Compares a file's hashes with the record. Returns 0 or MENV_ECHECKSUM naming both. */
+static int verify_from(const struct menv_record *r, const struct menv_hashes *h, const char *from,
+                       struct menv_error *err)
+{
+	char src[1024] = "";
+
+	if (from)
+		snprintf(src, sizeof(src), " from '%s'", from);
+	if (r->sha256 && strcasecmp(r->sha256, h->sha256))
+		return menv_error_set(err, MENV_ECHECKSUM,
+		                      "sha256 mismatch for '%s'%s: expected "
+		                      "%s, got %s",
+		                      r->fn, src, r->sha256, h->sha256);
+	if (!r->sha256 && r->md5 && strcasecmp(r->md5, h->md5))
+		return menv_error_set(err, MENV_ECHECKSUM,
+		                      "md5 mismatch for '%s'%s: expected %s, "
+		                      "got %s",
+		                      r->fn, src, r->md5, h->md5);
+	if (r->size >= 0 && r->size != h->size)
+		return menv_error_set(err, MENV_ECHECKSUM,
+		                      "size mismatch for '%s'%s: expected "
+		                      "%lld bytes, got %lld",
+		                      r->fn, src, (long long)r->size, (long long)h->size);
+	return 0;
+}
+
 static int verify(const struct menv_record *r, const struct menv_hashes *h, struct menv_error *err)
 {
-	if (r->sha256 && strcasecmp(r->sha256, h->sha256))
-		return menv_error_set(err, MENV_ECHECKSUM, "sha256 mismatch for '%s': expected %s, "
-				      "got %s", r->fn, r->sha256, h->sha256);
-	if (!r->sha256 && r->md5 && strcasecmp(r->md5, h->md5))
-		return menv_error_set(err, MENV_ECHECKSUM, "md5 mismatch for '%s': expected %s, "
-				      "got %s", r->fn, r->md5, h->md5);
-	if (r->size >= 0 && r->size != h->size)
-		return menv_error_set(err, MENV_ECHECKSUM, "size mismatch for '%s': expected %lld "
-				      "bytes, got %lld", r->fn, (long long)r->size,
-				      (long long)h->size);
-	return 0;
-}
-
-struct partial {
-	int fd;
-	struct menv_hasher h;
-};
-
-static int partial_sink(void *ud, const void *data, size_t len)
-{
-	struct partial *p = ud;
-	const char *s = data;
-
-	menv_hasher_update(&p->h, data, len);
-	while (len > 0) {
-		ssize_t w = write(p->fd, s, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		s += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Downloads r->url to `<file>.partial`, verifies it, renames it to `file`. */
-static int download(struct pool *pool, const struct menv_record *r, const char *file,
-		    struct menv_hashes *h, struct menv_error *err)
-{
-	char *tmp = menv_xasprintf("%s.partial", file);
-	struct partial p;
-	int rc;
-
-	p.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (p.fd < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", tmp);
-		goto out;
-	}
-	menv_hasher_init(&p.h);
-	rc = menv_fetch_stream(r->url, partial_sink, &p, pool->cancel, err);
-	if (rc) {
-		menv_hasher_release(&p.h);
-		close(p.fd);
-		goto out;
-	}
-	menv_hasher_final(&p.h, h);
-	if (close(p.fd) < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", tmp);
-		goto out;
-	}
-	rc = verify(r, h, err);
-	if (rc)
-		goto out;
-	if (rename(tmp, file) < 0)
-		rc = menv_error_sys(err, MENV_EIO, "cannot rename '%s' to '%s'", tmp, file);
-out:
-	if (rc)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return verify_from(r, h, NULL, err);
 }
 
 static int append_url(const char *pkgs, const char *url, struct menv_error *err)
@@ -268,7 +258,7 @@ static void set_str(json_t *obj, const char *key, const char *value)
 
 /* repodata_record.json: the record's keys plus where the file came from and its hashes. */
 static int write_record(const char *dir, const struct menv_record *r, const struct menv_hashes *h,
-			struct menv_error *err)
+                        struct menv_error *err)
 {
 	json_t *j = r->json ? json_deep_copy(r->json) : json_object();
 	char *info = menv_xasprintf("%s/info", dir);
@@ -309,7 +299,7 @@ out:
 
 /* Extracts `file` into a temporary directory and renames it to `<pkgs>/<dist>`. */
 static int extract(const char *pkgs, const char *dist, const char *file,
-		   const struct menv_record *r, const struct menv_hashes *h, struct menv_error *err)
+                   const struct menv_record *r, const struct menv_hashes *h, struct menv_error *err)
 {
 	char *tmp = menv_xasprintf("%s/.%s.tmp-XXXXXX", pkgs, dist);
 	char *dir = menv_xasprintf("%s/%s", pkgs, dist);
@@ -347,7 +337,7 @@ out:
 
 /* Whether `<pkgs>/<fn>` is there with the record's checksums; a stale one is removed. */
 static int have_verified_file(const char *file, const struct menv_record *r, bool *ok,
-			      struct menv_hashes *h, struct menv_error *err)
+                              struct menv_hashes *h, struct menv_error *err)
 {
 	struct menv_error ignored;
 	struct stat st;
@@ -363,95 +353,221 @@ static int have_verified_file(const char *file, const struct menv_record *r, boo
 	return menv_fetch_rmtree(file, err); /* stale or corrupt: fetched again */
 }
 
-static int fetch_one(struct pool *pool, const struct menv_record *r, struct menv_error *err)
-{
-	char *dist = NULL, *dir = NULL, *file = NULL;
-	struct menv_hashes h;
-	bool have = false;
-	int rc = 0;
-
-	if (!r->fn || !r->fn[0] || strchr(r->fn, '/') || r->fn[0] == '.')
-		return menv_error_set(err, MENV_EPARSE, "invalid file name '%s' in the record of "
-				      "'%s'", r->fn ? r->fn : "", r->name ? r->name : "?");
-	dist = dist_of(r);
-	dir = menv_xasprintf("%s/%s", pool->pkgs, dist);
-	file = menv_xasprintf("%s/%s", pool->pkgs, r->fn);
-
-	if (is_dir(dir) && extracted_matches(dir, r)) {
-		emit(pool, MENV_FETCH_CACHED, r);
-		goto out;
-	}
-	rc = have_verified_file(file, r, &have, &h, err);
-	if (rc)
-		goto out;
-	if (!have && !r->url) {
-		rc = menv_error_set(err, MENV_ENOTFOUND, "no URL to download '%s' from", r->fn);
-		goto out;
-	}
-	if (!have && cancelled(pool)) {
-		rc = menv_error_set(err, MENV_EINTR, "interrupted");
-		goto out;
-	}
-	if (!have) {
-		rc = download(pool, r, file, &h, err);
-		if (rc)
-			goto out;
-		pthread_mutex_lock(&pool->cb_lock);
-		rc = append_url(pool->pkgs, r->url, err);
-		pthread_mutex_unlock(&pool->cb_lock);
-		if (rc)
-			goto out;
-		emit(pool, MENV_FETCH_DOWNLOADED, r);
-	}
-	if (cancelled(pool)) {
-		rc = menv_error_set(err, MENV_EINTR, "interrupted");
-		goto out;
-	}
-	rc = extract(pool->pkgs, dist, file, r, &h, err);
-	if (rc)
-		goto out;
-	emit(pool, MENV_FETCH_EXTRACTED, r);
-out:
-	free(file);
-	free(dir);
-	free(dist);
-	return rc;
-}
+/* ---------------------------------------------------------------------------------------- */
+/* Extraction workers                                                                        */
 
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
-	struct menv_error err = { 0, 0, "" };
 
 	for (;;) {
-		size_t i;
+		struct task t;
+		struct menv_error err = {0, 0, ""};
+		char *dist, *file;
 		int rc;
 
 		pthread_mutex_lock(&p->lock);
-		if (p->rc || p->next >= p->n) {
+		while (p->qhead == p->qn && !p->closed && !p->stop)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->stop || p->qhead == p->qn) {
 			pthread_mutex_unlock(&p->lock);
 			break;
 		}
-		if (cancelled(p)) {
-			p->rc = menv_error_set(&p->err, MENV_EINTR, "interrupted");
-			pthread_mutex_unlock(&p->lock);
-			break;
-		}
-		i = p->todo[p->next++];
+		t = p->q[p->qhead++];
 		pthread_mutex_unlock(&p->lock);
 
-		rc = fetch_one(p, p->recs[i], &err);
-		if (rc) {
-			pthread_mutex_lock(&p->lock);
-			if (!p->rc) {
-				p->rc = rc;
-				p->err = err;
-			}
-			pthread_mutex_unlock(&p->lock);
+		if (p->cancel && *p->cancel) {
+			menv_error_set(&err, MENV_EINTR, "interrupted");
+			fail(p, MENV_EINTR, &err);
 			break;
 		}
+		dist = dist_of(t.r);
+		file = menv_xasprintf("%s/%s", p->pkgs, t.r->fn);
+		rc = extract(p->pkgs, dist, file, t.r, &t.h, &err);
+		free(file);
+		free(dist);
+		if (rc) {
+			menv_error_prefix(&err, "while extracting '%s'", t.r->fn);
+			fail(p, rc, &err);
+			break;
+		}
+		emit(p, MENV_FETCH_EXTRACTED, t.r);
 	}
 	return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Downloads                                                                                 */
+
+struct dl {
+	struct pool *pool;
+	const struct menv_record *r;
+	char *file, *tmp;
+	int fd;
+	struct menv_hasher h;
+	bool hashing;
+	bool full_retry; /* already started over once after a failed resume */
+	bool finished;
+	struct menv_xfer x;
+};
+
+static int partial_sink(void *ud, const void *data, size_t len)
+{
+	struct dl *d = ud;
+	const char *s = data;
+
+	menv_hasher_update(&d->h, data, len);
+	while (len > 0) {
+		ssize_t w = write(d->fd, s, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		s += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int partial_restart(void *ud)
+{
+	struct dl *d = ud;
+
+	if (ftruncate(d->fd, 0) < 0 || lseek(d->fd, 0, SEEK_SET) < 0)
+		return -1;
+	if (d->hashing)
+		menv_hasher_release(&d->h);
+	menv_hasher_init(&d->h);
+	d->hashing = true;
+	return 0;
+}
+
+/* Opens `<fn>.partial`, keeping the bytes of an earlier run when they can be continued (the
+ * record's size or hash is known, and they are fewer than its size); hashes them. */
+static int open_partial(struct dl *d, int64_t *offset, struct menv_error *err)
+{
+	const struct menv_record *r = d->r;
+	struct stat st;
+	char buf[65536];
+	int64_t have = 0;
+	ssize_t got;
+
+	*offset = 0;
+	d->fd = open(d->tmp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (d->fd < 0)
+		return menv_error_sys(err, MENV_EIO, "cannot create '%s'", d->tmp);
+	menv_hasher_init(&d->h);
+	d->hashing = true;
+	if (fstat(d->fd, &st) < 0)
+		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", d->tmp);
+	if (st.st_size > 0 && (r->sha256 || r->md5 || r->size > 0) &&
+	    (r->size < 0 || st.st_size < r->size)) {
+		while ((got = read(d->fd, buf, sizeof(buf))) > 0) {
+			menv_hasher_update(&d->h, buf, (size_t)got);
+			have += got;
+		}
+		if (got < 0)
+			return menv_error_sys(err, MENV_EIO, "cannot read '%s'", d->tmp);
+		*offset = have;
+		return 0;
+	}
+	if (partial_restart(d) < 0)
+		return menv_error_sys(err, MENV_EIO, "cannot truncate '%s'", d->tmp);
+	return 0;
+}
+
+/* The URL to download from: the record's, with its channel's token and credentials. */
+static char *package_url(const struct menv_record *r)
+{
+	const struct menv_channel *c = r->channel;
+	char *prefix, *url;
+	size_t bl, pl;
+
+	if (!c || !(c->token || c->auth) || !c->base_url || !c->location)
+		return menv_xstrdup(r->url);
+	bl = strlen(c->base_url);
+	if (strncmp(r->url, c->base_url, bl) || (r->url[bl] != '/' && r->url[bl]))
+		return menv_xstrdup(r->url);
+	prefix = menv_channel_subdir_url(c, NULL, true);
+	pl = strlen(prefix);
+	while (pl > 0 && prefix[pl - 1] == '/')
+		prefix[--pl] = '\0';
+	url = menv_xasprintf("%s%s", prefix, r->url + bl);
+	free(prefix);
+	return url;
+}
+
+/* The transfer ended: verify, rename, queue the extraction. Returns 1 to start over. */
+static int dl_done(void *ud, struct menv_xfer *x)
+{
+	struct dl *d = ud;
+	struct pool *p = d->pool;
+	struct menv_error err = {0};
+	struct menv_hashes h;
+	int rc = x->rc;
+
+	if (rc) {
+		err = x->err;
+		goto out;
+	}
+	menv_hasher_final(&d->h, &h);
+	d->hashing = false;
+	if (close(d->fd) < 0) {
+		d->fd = -1;
+		rc = menv_error_sys(&err, MENV_EIO, "cannot write '%s'", d->tmp);
+		goto out;
+	}
+	d->fd = -1;
+	rc = verify_from(d->r, &h, x->shown, &err);
+	if (rc && x->resumed_at > 0 && !d->full_retry) {
+		/* the kept bytes were not the start of this file: fetch it whole */
+		d->full_retry = true;
+		d->fd = open(d->tmp, O_RDWR | O_TRUNC | O_CLOEXEC, 0644);
+		if (d->fd >= 0)
+			return 1;
+		rc = menv_error_sys(&err, MENV_EIO, "cannot open '%s'", d->tmp);
+	}
+	if (rc)
+		goto out;
+	if (rename(d->tmp, d->file) < 0) {
+		rc = menv_error_sys(&err, MENV_EIO, "cannot rename '%s' to '%s'", d->tmp, d->file);
+		goto out;
+	}
+	pthread_mutex_lock(&p->cb_lock);
+	rc = append_url(p->pkgs, d->r->url, &err);
+	pthread_mutex_unlock(&p->cb_lock);
+	if (rc)
+		goto out;
+	d->finished = true;
+	emit(p, MENV_FETCH_DOWNLOADED, d->r);
+	enqueue(p, d->r, &h);
+	return 0;
+out:
+	x->rc = rc;
+	x->err = err;
+	if (rc != MENV_EINTR)
+		fail(p, rc, &err);
+	return 0;
+}
+
+/* Closes a download; its `.partial` stays only when a later run can continue it. */
+static void dl_release(struct dl *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->hashing)
+		menv_hasher_release(&d->h);
+	if (!d->finished && d->tmp) {
+		/* interrupted (Ctrl-C): the next run continues it; any other failure leaves
+		 * nothing behind */
+		bool keep = d->x.rc == MENV_EINTR && d->pool->cancel && *d->pool->cancel &&
+		            (d->r->sha256 || d->r->md5 || d->r->size > 0);
+		if (!keep)
+			unlink(d->tmp);
+	}
+	menv_xfer_release(&d->x);
+	free(d->file);
+	free(d->tmp);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -470,9 +586,11 @@ static int lock_cache(const char *pkgs, volatile int *cancel, int *fd, struct me
 	while (flock(*fd, LOCK_EX) < 0) {
 		if (errno == EINTR && !(cancel && *cancel))
 			continue;
-		rc = errno == EINTR ? menv_error_set(err, MENV_EINTR, "interrupted while waiting "
-						     "for the lock '%s'", path)
-				    : menv_error_sys(err, MENV_EIO, "cannot lock '%s'", path);
+		rc = errno == EINTR ? menv_error_set(err, MENV_EINTR,
+		                                     "interrupted while waiting "
+		                                     "for the lock '%s'",
+		                                     path)
+		                    : menv_error_sys(err, MENV_EIO, "cannot lock '%s'", path);
 		close(*fd);
 		*fd = -1;
 		break;
@@ -482,70 +600,171 @@ out:
 	return rc;
 }
 
-int menv_pkgcache_fetch(const char *pkgs_dir, struct menv_record *const *recs, size_t n,
-			int threads, menv_fetch_cb cb, void *ud, volatile int *cancel,
-			struct menv_error *err)
+int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *recs, size_t n,
+                             const struct menv_fetch_opts *o_in, menv_fetch_cb cb, void *ud,
+                             struct menv_error *err)
 {
-	struct pool p = { .pkgs = pkgs_dir, .recs = recs, .cb = cb, .ud = ud, .cancel = cancel };
+	struct menv_fetch_opts dflt;
+	const struct menv_fetch_opts *o = o_in;
+	struct pool p = {.pkgs = pkgs_dir, .cb = cb, .ud = ud};
 	pthread_t *tids = NULL;
-	size_t started = 0, want;
+	struct dl *dls = NULL;
+	struct menv_xfer **xs = NULL;
+	size_t *todo = NULL, ntodo = 0, ndl = 0, started = 0, want;
 	int lockfd = -1, rc;
 
+	if (!o) {
+		menv_fetch_opts_init(&dflt);
+		o = &dflt;
+	}
+	p.cancel = o->cancel;
 	if (n == 0)
 		return 0;
-	/* a file name listed twice is fetched once (two workers would share `<fn>.partial`) */
-	p.todo = menv_xcalloc(n, sizeof(*p.todo));
+	/* a file name listed twice is fetched once (two transfers would share `<fn>.partial`) */
+	todo = menv_xcalloc(n, sizeof(*todo));
 	for (size_t i = 0; i < n; i++) {
 		bool dup = false;
-		for (size_t k = 0; k < p.n && !dup; k++)
-			dup = recs[i]->fn && recs[p.todo[k]]->fn &&
-			      !strcmp(recs[i]->fn, recs[p.todo[k]]->fn);
+		for (size_t k = 0; k < ntodo && !dup; k++)
+			dup = recs[i]->fn && recs[todo[k]]->fn &&
+			      !strcmp(recs[i]->fn, recs[todo[k]]->fn);
 		if (!dup)
-			p.todo[p.n++] = i;
+			todo[ntodo++] = i;
 	}
 	rc = mkdir_p(pkgs_dir, err);
 	if (!rc)
-		rc = lock_cache(pkgs_dir, cancel, &lockfd, err);
+		rc = lock_cache(pkgs_dir, o->cancel, &lockfd, err);
 	if (rc) {
-		free(p.todo);
+		free(todo);
 		return rc;
 	}
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_mutex_init(&p.cb_lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
 
-	want = threads < 1 ? 1 : (size_t)threads;
-	if (want > p.n)
-		want = p.n;
-	if (want == 1) {
-		worker(&p);
-	} else {
-		tids = menv_xcalloc(want, sizeof(*tids));
-		for (; started < want; started++)
-			if (pthread_create(&tids[started], NULL, worker, &p) != 0)
-				break;
-		if (started == 0)
-			worker(&p); /* no thread could start: do the work here */
-		for (size_t i = 0; i < started; i++)
-			pthread_join(tids[i], NULL);
+	want = o->threads < 1 ? 1 : (size_t)o->threads;
+	if (want > ntodo)
+		want = ntodo;
+	tids = menv_xcalloc(want + 1, sizeof(*tids));
+	for (; started < want; started++)
+		if (pthread_create(&tids[started], NULL, worker, &p) != 0)
+			break;
+
+	/* what the cache has; downloads for the rest */
+	dls = menv_xcalloc(ntodo, sizeof(*dls));
+	xs = menv_xcalloc(ntodo, sizeof(*xs));
+	for (size_t k = 0; k < ntodo && !cancelled(&p); k++) {
+		const struct menv_record *r = recs[todo[k]];
+		struct menv_error e = {0};
+		struct menv_hashes h;
+		char *dist, *dir, *file, *url;
+		bool have = false;
+		int64_t offset = 0;
+		struct dl *d;
+
+		if (!r->fn || !r->fn[0] || strchr(r->fn, '/') || r->fn[0] == '.') {
+			menv_error_set(&e, MENV_EPARSE,
+			               "invalid file name '%s' in the record of "
+			               "'%s'",
+			               r->fn ? r->fn : "", r->name ? r->name : "?");
+			fail(&p, MENV_EPARSE, &e);
+			break;
+		}
+		dist = dist_of(r);
+		dir = menv_xasprintf("%s/%s", pkgs_dir, dist);
+		file = menv_xasprintf("%s/%s", pkgs_dir, r->fn);
+		free(dist);
+		if (is_dir(dir) && extracted_matches(dir, r)) {
+			emit(&p, MENV_FETCH_CACHED, r);
+			free(dir);
+			free(file);
+			continue;
+		}
+		free(dir);
+		rc = have_verified_file(file, r, &have, &h, &e);
+		if (!rc && !have && !r->url)
+			rc = menv_error_set(&e, MENV_ENOTFOUND, "no URL to download '%s' from",
+			                    r->fn);
+		if (rc) {
+			fail(&p, rc, &e);
+			free(file);
+			break;
+		}
+		if (have) {
+			enqueue(&p, r, &h);
+			free(file);
+			continue;
+		}
+		d = &dls[ndl++];
+		d->pool = &p;
+		d->r = r;
+		d->fd = -1;
+		d->file = file;
+		d->tmp = menv_xasprintf("%s.partial", file);
+		url = package_url(r);
+		menv_xfer_init(&d->x, url);
+		free(url);
+		rc = open_partial(d, &offset, &e);
+		if (rc) {
+			fail(&p, rc, &e);
+			break;
+		}
+		d->x.sink = partial_sink;
+		d->x.restart = partial_restart;
+		d->x.done = dl_done;
+		d->x.ud = d;
+		d->x.offset = offset;
+		xs[ndl - 1] = &d->x;
 	}
+	if (!cancelled(&p) && ndl) {
+		struct menv_error e = {0};
+		int xrc = menv_xfer_run(xs, ndl, o, &p.stop, true, &e);
+		if (xrc && !p.rc)
+			fail(&p, xrc, &e);
+	}
+	pthread_mutex_lock(&p.lock);
+	p.closed = true;
+	pthread_cond_broadcast(&p.cond);
+	pthread_mutex_unlock(&p.lock);
+	if (started == 0 && !p.stop)
+		worker(&p); /* no thread could start: extract here */
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
 	rc = p.rc;
-	if (!rc && p.next < p.n && cancelled(&p))
+	if (!rc && o->cancel && *o->cancel)
 		rc = menv_error_set(&p.err, MENV_EINTR, "interrupted");
 	if (rc && err)
 		*err = p.err;
+	for (size_t i = 0; i < ndl; i++)
+		dl_release(&dls[i]);
 	/* the duplicates: available now, like their first occurrence */
 	for (size_t i = 0, k = 0; !rc && i < n; i++) {
-		if (k < p.n && p.todo[k] == i)
+		if (k < ntodo && todo[k] == i)
 			k++;
 		else
 			emit(&p, MENV_FETCH_CACHED, recs[i]);
 	}
 
-	free(p.todo);
+	free(dls);
+	free(xs);
+	free(todo);
 	free(tids);
+	free(p.q);
 	pthread_mutex_destroy(&p.lock);
 	pthread_mutex_destroy(&p.cb_lock);
+	pthread_cond_destroy(&p.cond);
 	flock(lockfd, LOCK_UN);
 	close(lockfd);
 	return rc;
+}
+
+int menv_pkgcache_fetch(const char *pkgs_dir, struct menv_record *const *recs, size_t n,
+                        int threads, menv_fetch_cb cb, void *ud, volatile int *cancel,
+                        struct menv_error *err)
+{
+	struct menv_fetch_opts o;
+
+	menv_fetch_opts_init(&o);
+	o.threads = threads < 1 ? 1 : threads;
+	o.cancel = cancel;
+	return menv_pkgcache_fetch_opts(pkgs_dir, recs, n, &o, cb, ud, err);
 }

@@ -1,8 +1,12 @@
 /*
  * config.c - menv settings from conda's .condarc files (same keys, same search path, plus
- * $MENVRC) and environment variables. Only the keys menv uses are read; others are ignored so
- * an existing .condarc works unchanged.
+ * $MENVRC) and environment variables (MENV_<KEY>, CONDA_<KEY>). Only the keys menv uses are
+ * read; others are ignored so an existing .condarc works unchanged. Every key goes through
+ * one setter (set_scalar, set_list, set_map) whichever source it comes from.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,22 @@ static char *expand_user(const char *p)
 		return r;
 	}
 	return menv_xstrdup(p);
+}
+
+/* "scheme://host[:port]" of a URL (credentials dropped). Caller frees. */
+static char *url_origin(const char *url)
+{
+	const char *p = strstr(url, "://");
+	const char *host, *end, *at;
+
+	if (!p)
+		return menv_xstrdup(url);
+	host = p + 3;
+	end = host + strcspn(host, "/");
+	at = memchr(host, '@', (size_t)(end - host));
+	if (at)
+		host = at + 1;
+	return menv_xasprintf("%.*s://%.*s", (int)(p - url), url, (int)(end - host), host);
 }
 
 static void strip_slash(char *s)
@@ -77,6 +97,18 @@ void menv_config_defaults(struct menv_config *cfg)
 	cfg->channel_priority = MENV_PRIORITY_FLEXIBLE;
 	cfg->download_threads = 5;
 	cfg->subdir = menv_xstrdup(sub && *sub ? sub : menv_platform_subdir());
+	/* conda's DEFAULT_CUSTOM_CHANNELS: pkgs/pro lives where the default channels live */
+	char *origin = url_origin(cfg->default_channels.v[0]);
+	menv_strvec_push(&cfg->custom_channel_names, "pkgs/pro");
+	menv_strvec_push_owned(&cfg->custom_channel_urls, origin);
+	cfg->remote_max_retries = 3;
+	cfg->remote_backoff_factor = 1.0;
+	cfg->remote_connect_timeout_secs = 9.15;
+	cfg->remote_read_timeout_secs = 60.0;
+	cfg->local_repodata_ttl = 1;
+	cfg->ssl_verify = true;
+	cfg->repodata_use_zst = true;
+	cfg->repodata_use_shards = true;
 	free(root);
 	free(h);
 }
@@ -91,23 +123,239 @@ void menv_config_release(struct menv_config *cfg)
 	menv_strvec_clear(&cfg->channels);
 	menv_strvec_clear(&cfg->default_channels);
 	menv_strvec_clear(&cfg->files);
+	menv_strvec_clear(&cfg->custom_channel_names);
+	menv_strvec_clear(&cfg->custom_channel_urls);
+	menv_strvec_clear(&cfg->migrated_custom_names);
+	menv_strvec_clear(&cfg->migrated_custom_urls);
+	menv_strvec_clear(&cfg->migrated_channel_aliases);
+	free(cfg->ssl_ca_bundle);
+	free(cfg->client_ssl_cert);
+	free(cfg->client_ssl_cert_key);
+	free(cfg->proxy_http);
+	free(cfg->proxy_https);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* Where a value came from, for messages: "FILE:LINE:COL" or "$VAR". */
+struct where {
+	const char *path; /* file name, or NULL for an environment variable */
+	const char *var;  /* variable name when path is NULL */
+	size_t line, col; /* 1-based */
+};
+
+static int bad(struct menv_error *err, const struct where *w, const char *fmt, const char *key)
+        __attribute__((format(printf, 3, 0)));
+
+static int bad(struct menv_error *err, const struct where *w, const char *fmt, const char *key)
+{
+	char what[256];
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	snprintf(what, sizeof(what), fmt, key);
+#pragma GCC diagnostic pop
+	if (w->path)
+		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s", w->path, w->line, w->col,
+		                      what);
+	return menv_error_set(err, MENV_EPARSE, "$%s: %s", w->var, what);
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = {"true", "yes", "on", "1", "True", "TRUE", "Yes"};
+	static const char *const no[] = {"false", "no", "off", "0", "False", "FALSE", "No", ""};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
+		if (!strcmp(v, yes[i]))
+			return *out = true, 0;
+	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+		if (!strcmp(v, no[i]))
+			return *out = false, 0;
+	return -1;
+}
+
+static int parse_double(const char *v, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(v, &end);
+	return errno || end == v || *end || !isfinite(*out) || *out < 0 ? -1 : 0;
+}
+
+static int parse_long(const char *v, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(v, &end, 10);
+	return errno || end == v || *end ? -1 : 0;
+}
+
+static void map_set(struct menv_strvec *names, struct menv_strvec *vals, const char *k,
+                    const char *v)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		if (!strcmp(names->v[i], k)) {
+			free(vals->v[i]);
+			vals->v[i] = menv_xstrdup(v);
+			return;
+		}
+	}
+	menv_strvec_push(names, k);
+	menv_strvec_push(vals, v);
+}
+
+/* One scalar key. Returns 0, 1 when the key is not a scalar key, or MENV_EPARSE. */
+static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
+                      const struct where *w, struct menv_error *err)
+{
+	double d;
+	long l;
+	bool b;
+
+	if (!strcmp(key, "channel_alias")) {
+		if (*val) {
+			free(cfg->channel_alias);
+			cfg->channel_alias = menv_xstrdup(val);
+			strip_slash(cfg->channel_alias);
+		}
+	} else if (!strcmp(key, "root_prefix")) {
+		if (*val)
+			change_root(cfg, val);
+	} else if (!strcmp(key, "channel_priority")) {
+		if (!strcmp(val, "strict"))
+			cfg->channel_priority = MENV_PRIORITY_STRICT;
+		else if (!strcmp(val, "flexible"))
+			cfg->channel_priority = MENV_PRIORITY_FLEXIBLE;
+		else if (!strcmp(val, "disabled"))
+			cfg->channel_priority = MENV_PRIORITY_DISABLED;
+		else
+			return bad(err, w, "%s must be strict, flexible or disabled", key);
+	} else if (!strcmp(key, "download_threads") || !strcmp(key, "fetch_threads")) {
+		if (parse_long(val, &l) || l < 1 || l > 64)
+			return bad(err, w, "%s must be 1 to 64", key);
+		cfg->download_threads = (int)l;
+	} else if (!strcmp(key, "remote_max_retries")) {
+		if (parse_long(val, &l) || l < 0 || l > 100)
+			return bad(err, w, "%s must be 0 to 100", key);
+		cfg->remote_max_retries = (int)l;
+	} else if (!strcmp(key, "remote_backoff_factor")) {
+		if (parse_double(val, &d) || d > 3600)
+			return bad(err, w, "%s must be a number of seconds", key);
+		cfg->remote_backoff_factor = d;
+	} else if (!strcmp(key, "remote_connect_timeout_secs")) {
+		if (parse_double(val, &d) || d <= 0)
+			return bad(err, w, "%s must be a positive number of seconds", key);
+		cfg->remote_connect_timeout_secs = d;
+	} else if (!strcmp(key, "remote_read_timeout_secs")) {
+		if (parse_double(val, &d) || d <= 0)
+			return bad(err, w, "%s must be a positive number of seconds", key);
+		cfg->remote_read_timeout_secs = d;
+	} else if (!strcmp(key, "local_repodata_ttl")) {
+		if (!parse_bool(val, &b) && strcmp(val, "0") && strcmp(val, "1"))
+			cfg->local_repodata_ttl = b ? 1 : 0;
+		else if (!parse_long(val, &l) && l >= 0)
+			cfg->local_repodata_ttl = l;
+		else
+			return bad(err, w, "%s must be true, false or a number of seconds", key);
+	} else if (!strcmp(key, "offline") || !strcmp(key, "repodata_use_zst") ||
+	           !strcmp(key, "repodata_use_shards") || !strcmp(key, "use_sharded_repodata")) {
+		if (parse_bool(val, &b))
+			return bad(err, w, "%s must be true or false", key);
+		if (!strcmp(key, "offline"))
+			cfg->offline = b;
+		else if (!strcmp(key, "repodata_use_zst"))
+			cfg->repodata_use_zst = b;
+		else
+			cfg->repodata_use_shards = b;
+	} else if (!strcmp(key, "ssl_verify")) {
+		free(cfg->ssl_ca_bundle);
+		cfg->ssl_ca_bundle = NULL;
+		if (!strcmp(val, "truststore")) {
+			b = true;
+		} else if (parse_bool(val, &b)) {
+			cfg->ssl_ca_bundle = expand_user(val); /* a CA bundle file or directory */
+			b = true;
+		}
+		cfg->ssl_verify = b;
+	} else if (!strcmp(key, "client_ssl_cert") || !strcmp(key, "client_ssl_cert_key")) {
+		char **dst = !strcmp(key, "client_ssl_cert") ? &cfg->client_ssl_cert
+		                                             : &cfg->client_ssl_cert_key;
+		free(*dst);
+		*dst = *val ? expand_user(val) : NULL;
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* One list key. Returns 0, 1 when the key is not a list key. */
+static int set_list(struct menv_config *cfg, const char *key, struct menv_strvec *items)
+{
+	if (!strcmp(key, "channels")) {
+		menv_strvec_clear(&cfg->channels);
+		cfg->channels = *items;
+	} else if (!strcmp(key, "default_channels")) {
+		menv_strvec_clear(&cfg->default_channels);
+		cfg->default_channels = *items;
+	} else if (!strcmp(key, "migrated_channel_aliases")) {
+		menv_strvec_clear(&cfg->migrated_channel_aliases);
+		cfg->migrated_channel_aliases = *items;
+	} else if (!strcmp(key, "pkgs_dirs") || !strcmp(key, "envs_dirs")) {
+		if (items->n) {
+			char **dst = key[0] == 'p' ? &cfg->pkgs_dir : &cfg->envs_dir;
+			free(*dst);
+			*dst = expand_user(items->v[0]);
+			strip_slash(*dst);
+		}
+		menv_strvec_clear(items);
+	} else {
+		return 1;
+	}
+	memset(items, 0, sizeof(*items));
+	return 0;
+}
+
+/* One map entry. Returns 0, 1 when the key is not a map key. */
+static int set_map(struct menv_config *cfg, const char *key, const char *k, const char *v)
+{
+	if (!strcmp(key, "custom_channels"))
+		map_set(&cfg->custom_channel_names, &cfg->custom_channel_urls, k, v);
+	else if (!strcmp(key, "migrated_custom_channels"))
+		map_set(&cfg->migrated_custom_names, &cfg->migrated_custom_urls, k, v);
+	else if (!strcmp(key, "proxy_servers")) {
+		char **dst = !strcmp(k, "http")    ? &cfg->proxy_http
+		             : !strcmp(k, "https") ? &cfg->proxy_https
+		                                   : NULL;
+		if (dst) {
+			free(*dst);
+			*dst = *v ? menv_xstrdup(v) : NULL;
+		}
+	} else
+		return 1;
+	return 0;
+}
+
+static struct where node_where(const char *path, const yaml_node_t *n)
+{
+	struct where w = {path, NULL, n->start_mark.line + 1, n->start_mark.column + 1};
+	return w;
 }
 
 static int node_error(struct menv_error *err, const char *path, yaml_node_t *n, const char *what)
 {
 	return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s", path, n->start_mark.line + 1,
-			      n->start_mark.column + 1, what);
+	                      n->start_mark.column + 1, what);
 }
 
 static int scalar_list(yaml_document_t *doc, yaml_node_t *n, const char *path,
-		       struct menv_strvec *out, struct menv_error *err)
+                       struct menv_strvec *out, struct menv_error *err)
 {
 	if (n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0)
 		return 0; /* `key:` with nothing: an empty list */
 	if (n->type != YAML_SEQUENCE_NODE)
 		return node_error(err, path, n, "expected a list");
-	menv_strvec_clear(out);
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
 		yaml_node_t *v = yaml_document_get_node(doc, *it);
@@ -116,6 +364,81 @@ static int scalar_list(yaml_document_t *doc, yaml_node_t *n, const char *path,
 		menv_strvec_push(out, (const char *)v->data.scalar.value);
 	}
 	return 0;
+}
+
+static bool is_list_key(const char *key)
+{
+	return !strcmp(key, "channels") || !strcmp(key, "default_channels") ||
+	       !strcmp(key, "migrated_channel_aliases") || !strcmp(key, "pkgs_dirs") ||
+	       !strcmp(key, "envs_dirs");
+}
+
+static bool is_map_key(const char *key)
+{
+	return !strcmp(key, "custom_channels") || !strcmp(key, "migrated_custom_channels") ||
+	       !strcmp(key, "proxy_servers");
+}
+
+static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char *path,
+                      yaml_node_t *k, yaml_node_t *v, struct menv_error *err)
+{
+	const char *key = (const char *)k->data.scalar.value;
+	struct where w = node_where(path, v);
+	int rc = 0;
+
+	if (is_list_key(key)) {
+		struct menv_strvec items = MENV_STRVEC_INIT;
+		rc = scalar_list(doc, v, path, &items, err);
+		if (!rc)
+			set_list(cfg, key, &items);
+		menv_strvec_clear(&items);
+		return rc;
+	}
+	if (is_map_key(key)) {
+		if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0)
+			return 0;
+		if (v->type != YAML_MAPPING_NODE)
+			return node_error(err, path, v, "expected a mapping");
+		for (yaml_node_pair_t *p = v->data.mapping.pairs.start;
+		     p < v->data.mapping.pairs.top; p++) {
+			yaml_node_t *mk = yaml_document_get_node(doc, p->key);
+			yaml_node_t *mv = yaml_document_get_node(doc, p->value);
+			if (!mk || !mv || mk->type != YAML_SCALAR_NODE ||
+			    mv->type != YAML_SCALAR_NODE)
+				return node_error(err, path, mv ? mv : v,
+				                  "expected a mapping of strings");
+			set_map(cfg, key, (const char *)mk->data.scalar.value,
+			        (const char *)mv->data.scalar.value);
+		}
+		return 0;
+	}
+	if (v->type != YAML_SCALAR_NODE) {
+		/* a structured value for a scalar key menv reads is an error; unknown keys pass */
+		static const char *const scalars[] = {
+		        "channel_alias",
+		        "root_prefix",
+		        "channel_priority",
+		        "download_threads",
+		        "fetch_threads",
+		        "remote_max_retries",
+		        "remote_backoff_factor",
+		        "remote_connect_timeout_secs",
+		        "remote_read_timeout_secs",
+		        "local_repodata_ttl",
+		        "offline",
+		        "ssl_verify",
+		        "client_ssl_cert",
+		        "client_ssl_cert_key",
+		        "repodata_use_zst",
+		        "repodata_use_shards",
+		};
+		for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++)
+			if (!strcmp(key, scalars[i]))
+				return bad(err, &w, "%s must be a single value", key);
+		return 0;
+	}
+	rc = set_scalar(cfg, key, (const char *)v->data.scalar.value, &w, err);
+	return rc > 0 ? 0 : rc;
 }
 
 int menv_config_apply_file(struct menv_config *cfg, const char *path, struct menv_error *err)
@@ -133,8 +456,8 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 	yaml_parser_set_input_string(&parser, (const unsigned char *)b.buf, b.len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		rc = menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s", path,
-				    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-				    parser.problem ? parser.problem : "invalid YAML");
+		                    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+		                    parser.problem ? parser.problem : "invalid YAML");
 		yaml_parser_delete(&parser);
 		menv_buf_release(&b);
 		return rc;
@@ -150,48 +473,10 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 	     p < root->data.mapping.pairs.top && !rc; p++) {
 		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(&doc, p->value);
-		const char *key, *val;
 
 		if (!k || !v || k->type != YAML_SCALAR_NODE)
 			continue;
-		key = (const char *)k->data.scalar.value;
-		val = v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : NULL;
-		if (!strcmp(key, "channels"))
-			rc = scalar_list(&doc, v, path, &cfg->channels, err);
-		else if (!strcmp(key, "default_channels"))
-			rc = scalar_list(&doc, v, path, &cfg->default_channels, err);
-		else if (!strcmp(key, "pkgs_dirs")) {
-			struct menv_strvec dirs = MENV_STRVEC_INIT;
-			rc = scalar_list(&doc, v, path, &dirs, err);
-			if (!rc && dirs.n) {
-				free(cfg->pkgs_dir);
-				cfg->pkgs_dir = expand_user(dirs.v[0]);
-			}
-			menv_strvec_clear(&dirs);
-		} else if (!strcmp(key, "channel_alias") && val && *val) {
-			free(cfg->channel_alias);
-			cfg->channel_alias = menv_xstrdup(val);
-			strip_slash(cfg->channel_alias);
-		} else if (!strcmp(key, "root_prefix") && val && *val) {
-			change_root(cfg, val);
-		} else if (!strcmp(key, "channel_priority") && val) {
-			if (!strcmp(val, "strict"))
-				cfg->channel_priority = MENV_PRIORITY_STRICT;
-			else if (!strcmp(val, "flexible"))
-				cfg->channel_priority = MENV_PRIORITY_FLEXIBLE;
-			else if (!strcmp(val, "disabled"))
-				cfg->channel_priority = MENV_PRIORITY_DISABLED;
-			else
-				rc = node_error(err, path, v,
-						"channel_priority must be strict, flexible or disabled");
-		} else if ((!strcmp(key, "download_threads") || !strcmp(key, "fetch_threads")) &&
-			   val) {
-			int t = atoi(val);
-			if (t < 1 || t > 64)
-				rc = node_error(err, path, v, "download_threads must be 1 to 64");
-			else
-				cfg->download_threads = t;
-		}
+		rc = apply_pair(cfg, &doc, path, k, v, err);
 	}
 	if (!rc)
 		menv_strvec_push(&cfg->files, path);
@@ -200,6 +485,92 @@ out:
 	yaml_parser_delete(&parser);
 	menv_buf_release(&b);
 	return rc;
+}
+
+/* MENV_<KEY> wins over CONDA_<KEY>; returns the value and the variable's name. */
+static const char *env_value(const char *key, char *name, size_t len)
+{
+	const char *v;
+	size_t n;
+
+	n = (size_t)snprintf(name, len, "MENV_");
+	for (const char *k = key; *k && n + 1 < len; k++)
+		name[n++] = (char)toupper((unsigned char)*k);
+	name[n] = '\0';
+	if ((v = getenv(name)))
+		return v;
+	memmove(name + 6, name + 5, n - 4);
+	memcpy(name, "CONDA_", 6);
+	return getenv(name);
+}
+
+static void split_commas(const char *s, struct menv_strvec *out)
+{
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		char *item = menv_xstrndup(s, n);
+		char *b = item, *e;
+		while (*b == ' ')
+			b++;
+		e = b + strlen(b);
+		while (e > b && e[-1] == ' ')
+			*--e = '\0';
+		if (*b)
+			menv_strvec_push(out, b);
+		free(item);
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+}
+
+/* Environment variables override the rc files, like conda's CONDA_<KEY>. */
+static int apply_env(struct menv_config *cfg, struct menv_error *err)
+{
+	static const char *const scalars[] = {
+	        "channel_alias",
+	        "channel_priority",
+	        "download_threads",
+	        "fetch_threads",
+	        "remote_max_retries",
+	        "remote_backoff_factor",
+	        "remote_connect_timeout_secs",
+	        "remote_read_timeout_secs",
+	        "local_repodata_ttl",
+	        "offline",
+	        "ssl_verify",
+	        "client_ssl_cert",
+	        "client_ssl_cert_key",
+	        "repodata_use_zst",
+	        "repodata_use_shards",
+	};
+	static const char *const lists[] = {
+	        "channels",
+	        "default_channels",
+	        "migrated_channel_aliases",
+	        "envs_dirs",
+	};
+	char name[64];
+	const char *v;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++) {
+		if (!(v = env_value(scalars[i], name, sizeof(name))))
+			continue;
+		struct where w = {NULL, name, 0, 0};
+		rc = set_scalar(cfg, scalars[i], v, &w, err);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < sizeof(lists) / sizeof(*lists); i++) {
+		struct menv_strvec items = MENV_STRVEC_INIT;
+		if (!(v = env_value(lists[i], name, sizeof(name))))
+			continue;
+		split_commas(v, &items);
+		set_list(cfg, lists[i], &items);
+		menv_strvec_clear(&items);
+	}
+	return 0;
 }
 
 int menv_config_load(struct menv_config *cfg, struct menv_error *err)
@@ -225,6 +596,8 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 	for (size_t i = 0; i < np; i++)
 		free(paths[i]);
 	free(h);
+	if (!rc)
+		rc = apply_env(cfg, err);
 	if (rc)
 		return rc;
 	if ((env = getenv("MENV_ROOT_PREFIX")) && *env)
@@ -232,7 +605,8 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 	if ((env = getenv("CONDA_PKGS_DIRS")) && *env) {
 		const char *comma = strchr(env, ',');
 		free(cfg->pkgs_dir);
-		cfg->pkgs_dir = comma ? menv_xstrndup(env, (size_t)(comma - env)) : menv_xstrdup(env);
+		cfg->pkgs_dir =
+		        comma ? menv_xstrndup(env, (size_t)(comma - env)) : menv_xstrdup(env);
 	}
 	return 0;
 }

@@ -390,4 +390,136 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 		       struct menv_error *err);
 void menv_envfile_free(struct menv_envfile *ef);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Lockfiles: conda-lock.yml v1 (CEP-37), explicit (CEP-23), pixi.lock v4-v7, micromamba     */
+/* JSON; writing conda-lock v1, explicit and environment.yml (CEP-24)                        */
+
+/* The formats menv reads. Detection is by content, never by file name. */
+enum menv_lock_format {
+	MENV_LOCK_NONE = 0,       /* not a lockfile (e.g. an environment.yml) */
+	MENV_LOCK_CONDA_LOCK,     /* conda-lock.yml, `version: 1` (CEP-37) */
+	MENV_LOCK_EXPLICIT,       /* `@EXPLICIT` list of package URLs (CEP-23) */
+	MENV_LOCK_PIXI,           /* pixi.lock / rattler_lock, `version: 4` to `7` */
+	MENV_LOCK_MAMBA_JSON,     /* micromamba's JSON lock (`"lockVersion": "1.0.x"`) */
+};
+
+enum menv_lock_manager { MENV_LOCK_CONDA = 0, MENV_LOCK_PIP = 1 };
+
+/* One locked package for one platform (and, for pixi, one environment). Strings owned. */
+struct menv_lock_package {
+	enum menv_lock_manager manager;
+	char *name;        /* conda name, or the pip distribution name as written */
+	char *version;
+	char *build;       /* conda build string (from the entry or the file name); NULL for pip */
+	char *platform;    /* the lock platform this entry belongs to ("linux-64") */
+	char *subdir;      /* the package's own subdir ("noarch" for noarch packages), or NULL */
+	char *url;         /* where the file is; NULL for a source package (see `source`) */
+	char *md5, *sha256; /* lowercase hex, or NULL when the lock has none */
+	int64_t size;      /* bytes, -1 when unknown */
+	char *category;    /* conda-lock category, "main" by default */
+	bool optional;     /* conda-lock `optional` */
+	/* MatchSpec strings ("name spec") of the package's dependencies, an array (owned
+	 * reference), or NULL when the lock does not say. conda-lock's {name: spec} mapping is
+	 * turned into "name spec" strings. */
+	json_t *depends;
+	/* conda-lock's `dependencies` mapping exactly as written (owned reference, or NULL); kept
+	 * so that re-writing a conda-lock file loses nothing */
+	json_t *deps_map;
+	/* The other record fields the lock carries (build_number, constrains, license, timestamp,
+	 * noarch, track_features, purls, ...) and keys menv does not know, an object (owned
+	 * reference, never NULL once parsed). Written back only into the same format. */
+	json_t *extra;
+	char *source;      /* a package to build from source (pixi `conda_source`, a pypi path or
+			      VCS URL), or NULL: such an entry cannot be installed from the lock */
+	char *env;         /* pixi: the environment name; NULL for the other formats */
+};
+
+/* A pixi environment: its channels and PyPI settings. */
+struct menv_lock_env {
+	char *name;
+	struct menv_strvec channels;   /* channel URLs */
+	struct menv_strvec indexes;    /* PyPI index URLs (the first is the index URL) */
+	struct menv_strvec find_links; /* `find-links` paths or URLs */
+};
+
+/* A parsed lockfile: the union of what the formats hold. */
+struct menv_lockfile {
+	enum menv_lock_format format;
+	int version;                  /* conda-lock 1; pixi 4..7; mamba JSON 1; explicit 0 */
+	char *path;                   /* the file read, or NULL */
+	struct menv_strvec channels;  /* conda-lock metadata.channels[].url (pixi: first env) */
+	struct menv_strvec platforms; /* platforms the lock covers, in file order */
+	struct menv_strvec sources;   /* conda-lock metadata.sources */
+	json_t *content_hash;         /* {platform: hex} (conda-lock), an object, never NULL */
+	/* conda-lock: metadata.channels as written ([{url, used_env_vars}]) and the metadata
+	 * keys menv does not know (time_metadata, git_metadata, ...); pixi v7: `platforms` as
+	 * written. Owned references, never NULL once parsed. */
+	json_t *channels_raw, *metadata_extra, *platforms_raw;
+	struct menv_lock_package *pkgs;
+	size_t npkgs;
+	struct menv_lock_env *envs;   /* pixi environments (others: none) */
+	size_t nenvs;
+};
+
+/* Says which lockfile format `bytes` hold (MENV_LOCK_NONE for anything else, e.g. an
+ * environment.yml or a plain spec list) by content: an `@EXPLICIT` line; a JSON object with
+ * "lockVersion"; a YAML mapping with `version:` and `package:`/`metadata:` (conda-lock) or
+ * `environments:` (pixi). Cheap; does not validate. */
+enum menv_lock_format menv_lockfile_detect(const char *bytes, size_t len);
+/* A short name of a format ("conda-lock", "explicit", "pixi", "mamba-json"); static. */
+const char *menv_lock_format_name(enum menv_lock_format f);
+
+/* Parses a lockfile of any format above. `src` names it in messages. conda-lock v1 entries
+ * need name, version, manager, platform and url; a conda entry's build comes from its file
+ * name. Explicit lines are `URL[#md5|#sha256:hex]`, with `# platform: P` and conda-lock's
+ * `# pip name @ URL` lines; a line that is not a `.conda`/`.tar.bz2` URL is an error. pixi
+ * entries (`conda:`/`pypi:`/`conda_source:` in v6-v7, `kind:` + `url:` in v4-v5) are
+ * expanded per environment and platform (v7 platform names map to their subdir).
+ * Errors: MENV_EPARSE ("SRC:LINE:COL: ..." for YAML/JSON, "SRC:LINE: ..." for explicit, or
+ * naming the entry and the missing key), MENV_EUNSUPPORTED for a format version menv does not
+ * read (e.g. conda-lock `version: 1000`, pixi v3, lockVersion 0.0.0), or MENV_EPARSE "not a
+ * lockfile". Free with menv_lockfile_free(). */
+int menv_lockfile_parse(const char *bytes, size_t len, const char *src,
+			struct menv_lockfile **out, struct menv_error *err);
+/* As _parse, reading `path`. Errors also MENV_ENOTFOUND, MENV_EIO. */
+int menv_lockfile_load(const char *path, struct menv_lockfile **out, struct menv_error *err);
+/* An empty lockfile of `format` (for writers). Free with menv_lockfile_free(). */
+struct menv_lockfile *menv_lockfile_new(enum menv_lock_format format);
+void menv_lockfile_free(struct menv_lockfile *lf);
+/* Appends a package (fields zeroed, size -1, category "main", extra {}); the pointer is
+ * valid until the next append. */
+struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf);
+
+/* The installable entries for `platform` (and pixi environment `env`; NULL means "default"),
+ * in file order, as borrowed pointers (free the array only). Errors: MENV_ENOTFOUND naming
+ * the platforms the lock has when it has no entry for `platform`, or the environments when
+ * `env` does not exist; MENV_EUNSUPPORTED when an entry is a source package. An empty
+ * environment or platform listed in the lock is not an error (*n = 0). */
+int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const char *platform,
+			 const struct menv_lock_package ***out, size_t *n, struct menv_error *err);
+
+/* Writes conda-lock.yml v1 (CEP-37): the header comment, `version: 1`, metadata
+ * (content_hash, channels, platforms, sources, then the unknown metadata keys kept from a
+ * parsed conda-lock) and one `package:` entry per package (name, version, manager,
+ * platform, dependencies, url, hash {md5, sha256}, category, optional; a conda-lock entry's
+ * unknown keys are kept). Appends to `out`. */
+void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_buf *out);
+/* Writes an explicit file (CEP-23) of the conda packages for `platform` (NULL: the first):
+ * `# platform: P`, `@EXPLICIT`, one `URL#sha256:hex` line each (`URL#md5` when only md5 is
+ * known), then conda-lock's `# pip name @ URL` lines. Appends to `out`. */
+void menv_lockfile_write_explicit(const struct menv_lockfile *lf, const char *platform,
+				  struct menv_buf *out);
+/* The lockfile as one JSON document (the model above, for --json and for comparing two
+ * lockfiles field by field). New reference. */
+json_t *menv_lockfile_to_json(const struct menv_lockfile *lf);
+/* A conda package's name, version and build from its file name ("x-1.0-h1_0.conda").
+ * Errors: MENV_EPARSE when the name has no `.conda`/`.tar.bz2` or fewer than 3 parts. */
+int menv_dist_split(const char *fn, char **name, char **version, char **build,
+		    struct menv_error *err);
+
+/* Writes an environment.yml (CEP-24, conda env export's layout): name, channels,
+ * dependencies (a `- pip:` section when ef->pip is non-empty or has_pip_section), variables,
+ * prefix. Scalars are quoted where YAML would misread them. Appends to `out`. */
+void menv_envfile_write(const struct menv_envfile *ef, struct menv_buf *out);
+
 #endif

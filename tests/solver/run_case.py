@@ -6,9 +6,13 @@ priority order), request.txt (one MatchSpec a line) and expected.txt (`name=vers
 `name=version=build=build_number` lines of the whole resulting environment, or `UNSAT`), and
 optionally flags.txt, virtual.txt, pins.txt, installed.json, update.txt.
 
+Cases with installed.json, pins.txt or update.txt run against a prefix made for them (one
+conda-meta record per installed.json entry, pins in conda-meta/pinned) through
+`menv install` (or `menv update` with update.txt's specs) `--dry-run --json -p PREFIX`; the
+resulting environment is what stays installed (minus UNLINK) plus LINK.
+
 The channels are served through channel_alias = file://<case>/channels, so names resolve like
-real conda channel names. Exit 0: pass, 1: fail, 77: the case needs a feature menv does not
-have yet (named in the output).
+real conda channel names. Exit 0: pass, 1: fail.
 """
 import json
 import os
@@ -29,13 +33,6 @@ def lines(path):
 def main():
     menv, case = sys.argv[1], sys.argv[2]
     name = os.path.basename(case.rstrip("/"))
-    unsupported = [f for f in ("pins.txt", "installed.json", "update.txt")
-                   if os.path.exists(os.path.join(case, f))]
-    if unsupported:
-        print(f"{name}: skipped, needs {', '.join(unsupported)} (pins, installed prefixes and "
-              "updates come with the solver and install-engine issues)")
-        return 77
-
     with tempfile.TemporaryDirectory() as tmp:
         rc = os.path.join(tmp, "condarc")
         alias = "file://" + os.path.abspath(os.path.join(case, "channels"))
@@ -60,8 +57,34 @@ def main():
         else:
             env["CONDA_OVERRIDE_CUDA"] = ""  # no GPU assumptions unless the case says so
         specs = [s.replace("<CHANNEL_ALIAS>", alias) for s in lines(os.path.join(case, "request.txt"))]
-        cmd = [menv, "create", "--dry-run", "--json", "-p", os.path.join(tmp, "env"),
-               "--override-channels"]
+        prefix = os.path.join(tmp, "env")
+        installed = []
+        if os.path.exists(os.path.join(case, "installed.json")):
+            with open(os.path.join(case, "installed.json"), encoding="utf-8") as f:
+                installed = json.load(f)
+        pins = lines(os.path.join(case, "pins.txt"))
+        updates = lines(os.path.join(case, "update.txt"))
+        changing = bool(installed or pins or updates) or os.path.exists(
+            os.path.join(case, "installed.json"))
+        if changing:
+            # an existing prefix: conda-meta/ records made from installed.json (and pins in
+            # conda-meta/pinned); the request goes through `menv install` / `menv update`
+            meta = os.path.join(prefix, "conda-meta")
+            os.makedirs(meta)
+            for r in installed:
+                r = dict(r, files=[], paths_data={"paths": [], "paths_version": 1})
+                r.setdefault("channel", "")
+                with open(os.path.join(meta, "%s-%s-%s.json" % (r["name"], r["version"],
+                                                                 r["build"])), "w") as f:
+                    json.dump(r, f)
+            if pins:
+                with open(os.path.join(meta, "pinned"), "w") as f:
+                    f.write("\n".join(pins) + "\n")
+            verb = "update" if updates else "install"
+            cmd = [menv, verb, "--dry-run", "--json", "-p", prefix, "--override-channels"]
+            specs = updates if updates else specs
+        else:
+            cmd = [menv, "create", "--dry-run", "--json", "-p", prefix, "--override-channels"]
         for ch in lines(os.path.join(case, "channels.txt")):
             cmd += ["-c", ch]
         cmd += specs
@@ -83,10 +106,19 @@ def main():
             print(f"{name}: FAIL menv exited {p.returncode}: {p.stderr.strip()}")
             return 1
         out = json.loads(p.stdout)
-        got = set()
+        # the whole resulting environment: what stays installed, plus what is linked
+        final = {}
+        unlinked = {(r["name"], r["version"], r["build_string"])
+                    for r in out["actions"].get("UNLINK", [])}
+        for r in installed:
+            if (r["name"], r["version"], r["build"]) not in unlinked:
+                final[r["name"]] = (r["version"], r["build"], r.get("build_number", 0))
         for r in out["actions"]["LINK"]:
-            got.add(f"{r['name']}={r['version']}={r['build_string']}")
-            got.add(f"{r['name']}={r['version']}={r['build_string']}={r['build_number']}")
+            final[r["name"]] = (r["version"], r["build_string"], r["build_number"])
+        got = set()
+        for n, (v, b, bn) in final.items():
+            got.add(f"{n}={v}={b}")
+            got.add(f"{n}={v}={b}={bn}")
         want = set(expected)
         missing = want - got
         extra = {g for g in got if g.count("=") == 2} - {"=".join(w.split("=")[:3]) for w in want}

@@ -79,6 +79,38 @@ static void test_no_placeholder(void **state)
 	menv_buf_release(&out);
 }
 
+/* A shebang holding the placeholder that becomes too long (> 127 bytes) or holds a blank is
+ * rewritten to `#!/usr/bin/env NAME ARGS` (conda, BR-027); other lines are replaced as usual. */
+static void test_shebang(void **state)
+{
+	(void)state;
+	const char in[] = "#!" PH "/bin/python3.9 -E -s\nroot = '" PH "'\n";
+	struct menv_buf out = MENV_BUF_INIT;
+	struct menv_error err = { 0 };
+	assert_int_equal(menv_prefix_replace(in, sizeof(in) - 1, PH, "/tmp/env with space", false,
+					     &out, &err), 0);
+	assert_string_equal(out.buf, "#!/usr/bin/env python3.9 -E -s\nroot = '/tmp/env with space'\n");
+	menv_buf_release(&out);
+
+	char longp[140];
+	memset(longp, 'l', sizeof(longp) - 1);
+	longp[0] = '/';
+	longp[sizeof(longp) - 1] = '\0';
+	assert_int_equal(menv_prefix_replace(in, sizeof(in) - 1, PH, longp, false, &out, &err), 0);
+	const char want[] = "#!/usr/bin/env python3.9 -E -s\nroot = '/lll";
+	assert_memory_equal(out.buf, want, sizeof(want) - 1);
+	menv_buf_release(&out);
+
+	/* short and blank-free: direct; an env shebang and binary mode: untouched */
+	assert_int_equal(menv_prefix_replace(in, sizeof(in) - 1, PH, "/e", false, &out, &err), 0);
+	assert_string_equal(out.buf, "#!/e/bin/python3.9 -E -s\nroot = '/e'\n");
+	menv_buf_release(&out);
+	const char env[] = "#!/usr/bin/env python\n# " PH "\n";
+	assert_int_equal(menv_prefix_replace(env, sizeof(env) - 1, PH, "/a b", false, &out, &err), 0);
+	assert_string_equal(out.buf, "#!/usr/bin/env python\n# /a b\n");
+	menv_buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -86,6 +118,7 @@ int main(void)
 		cmocka_unit_test(test_binary),
 		cmocka_unit_test(test_binary_too_long),
 		cmocka_unit_test(test_no_placeholder),
+		cmocka_unit_test(test_shebang),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,7 +98,7 @@ static void test_fetch_repodata_file(void **state)
 	char *base = tu_path("file://%s/", dir); /* trailing slash tolerated */
 	char *sub = tu_path("%s/linux-64", dir);
 	char *rd = tu_path("%s/repodata.json", sub);
-	struct menv_channel ch = { (char *)"local-test", base, 0 };
+	struct menv_channel ch = { .name = (char *)"local-test", .base_url = base };
 	struct menv_buf b = MENV_BUF_INIT;
 	struct menv_error err = { 0 };
 	static const char body[] = "{\"info\":{\"subdir\":\"linux-64\"},\"packages\":{}}";
@@ -236,8 +236,12 @@ static void test_fetch_http(void **state)
 	assert_non_null(strstr(err.msg, "404"));
 	assert_int_equal(b.len, 0);
 
+	/* a 500 is retried (quickly here), then reported */
+	struct menv_fetch_opts fast;
+	menv_fetch_opts_init(&fast);
+	fast.backoff_factor = 0.01;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/boom", s->port);
-	assert_int_equal(menv_fetch_url(url, &b, &err), MENV_ENET);
+	assert_int_equal(menv_fetch_url_opts(url, &fast, &b, &err), MENV_ENET);
 	assert_non_null(strstr(err.msg, url));
 	assert_non_null(strstr(err.msg, "HTTP 500"));
 	assert_int_equal(b.len, 0);
@@ -245,7 +249,7 @@ static void test_fetch_http(void **state)
 	/* a platform subdir answering 404 over HTTP */
 	char base[64];
 	snprintf(base, sizeof(base), "http://127.0.0.1:%d/chan", s->port);
-	struct menv_channel ch = { (char *)"http-test", base, 0 };
+	struct menv_channel ch = { .name = (char *)"http-test", .base_url = base };
 	assert_int_equal(menv_fetch_repodata(&ch, "linux-64", &b, &err), MENV_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "channel 'http-test' has no repodata for 'linux-64'"));
 	assert_int_equal(menv_fetch_repodata(&ch, "noarch", &b, &err), 0);
@@ -271,7 +275,10 @@ static void test_fetch_refused(void **state)
 	close(fd);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/x", ntohs(a.sin_port));
 	menv_buf_init(&b);
-	assert_int_equal(menv_fetch_url(url, &b, &err), MENV_ENET);
+	struct menv_fetch_opts fast;
+	menv_fetch_opts_init(&fast);
+	fast.backoff_factor = 0.01;
+	assert_int_equal(menv_fetch_url_opts(url, &fast, &b, &err), MENV_ENET);
 	assert_int_equal(err.code, MENV_ENET);
 	assert_non_null(strstr(err.msg, url));
 	menv_buf_release(&b);

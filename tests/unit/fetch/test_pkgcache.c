@@ -214,8 +214,8 @@ static void test_checksum_mismatch_leaves_nothing(void **state)
 		    "file://" SYMLINK_CONDA, bad, NULL, -1);
 	assert_int_equal(fetch1(f, &r, &ev, &err), MENV_ECHECKSUM);
 	assert_int_equal(err.code, MENV_ECHECKSUM);
-	assert_string_equal(err.msg, "sha256 mismatch for 'symlink-test-1.0.0-0.conda': "
-			    "expected " ZEROS ", got " SYMLINK_SHA256);
+	assert_string_equal(err.msg, "sha256 mismatch for 'symlink-test-1.0.0-0.conda' from "
+			    "'file://" SYMLINK_CONDA "': expected " ZEROS ", got " SYMLINK_SHA256);
 	assert_int_equal(ev.n, 0);
 	assert_false(tu_exists(file));
 	assert_false(tu_exists(dir));
@@ -226,7 +226,7 @@ static void test_checksum_mismatch_leaves_nothing(void **state)
 	make_record(&r, "symlink-test", "1.0.0", "0", "symlink-test-1.0.0-0.conda",
 		    "file://" SYMLINK_CONDA, NULL, "0123456789abcdef0123456789abcdef", -1);
 	assert_int_equal(fetch1(f, &r, &ev, &err), MENV_ECHECKSUM);
-	assert_non_null(strstr(err.msg, "md5 mismatch for 'symlink-test-1.0.0-0.conda': "
+	assert_non_null(strstr(err.msg, "md5 mismatch for 'symlink-test-1.0.0-0.conda' from 'file://" SYMLINK_CONDA "': "
 			       "expected 0123456789abcdef0123456789abcdef, got "));
 	assert_false(tu_exists(file));
 	assert_no_leftovers(f->pkgs, r.fn, "symlink-test-1.0.0-0");

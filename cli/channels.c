@@ -1,0 +1,204 @@
+/*
+ * channels.c - the channel list of a command (conda's order: -c channels, then the
+ * environment file's, then .condarc's unless --override-channels or `nodefaults`; a
+ * `channel::pkg` spec adds its channel) and its repodata, for the commands that change
+ * environments; plus the link settings (always_copy, always_softlink, allow_softlinks) and
+ * the drawing of environment-transaction events.
+ *
+ * NOTE: the channel loading duplicates cmd_create.c's `add_channel`/`load_repodata` on
+ * purpose while that code is being reworked; the two are to be merged into this file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "envs.h"
+#include "fetch.h"
+
+void menv_cli_channels_release(struct menv_cli_channels *l)
+{
+	for (size_t i = 0; i < l->nrds; i++)
+		menv_repodata_free(l->rds[i]);
+	for (size_t i = 0; i < l->nchans; i++)
+		menv_channel_free(l->chans[i]);
+	free(l->rds);
+	free(l->chans);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Finds or adds the channel with this base URL; returns it (borrowed). */
+static struct menv_channel *add_channel(struct menv_cli_channels *l, struct menv_channel *c)
+{
+	for (size_t i = 0; i < l->nchans; i++) {
+		if (!strcmp(l->chans[i]->base_url, c->base_url)) {
+			menv_channel_free(c);
+			return l->chans[i];
+		}
+	}
+	l->chans = menv_xrealloc(l->chans, (l->nchans + 1) * sizeof(*l->chans));
+	l->chans[l->nchans++] = c;
+	return c;
+}
+
+static int load_repodata(struct menv_cli_channels *l, const char *subdir, bool quiet,
+			 struct menv_error *err)
+{
+	const char *subdirs[2] = { subdir, "noarch" };
+
+	l->rds = menv_xcalloc(l->nchans * 2 + 1, sizeof(*l->rds));
+	for (size_t i = 0; i < l->nchans; i++) {
+		struct menv_channel *c = l->chans[i];
+		struct menv_error missing = { 0 };
+		size_t got = 0;
+		int found = 0;
+		c->priority = (int)(l->nchans - i);
+		for (int k = 0; k < 2; k++) {
+			struct menv_buf b = MENV_BUF_INIT;
+			struct menv_error e2 = { 0 };
+			int rc = menv_fetch_repodata(c, subdirs[k], &b, &e2);
+			if (!rc) {
+				char *src = menv_xasprintf("%s/%s/repodata.json", c->base_url,
+							   subdirs[k]);
+				rc = menv_repodata_parse(b.buf, b.len, src, c, subdirs[k],
+							 &l->rds[l->nrds], &e2);
+				free(src);
+				if (!rc) {
+					got += l->rds[l->nrds]->n;
+					l->nrds++;
+					found++;
+				}
+			}
+			menv_buf_release(&b);
+			if (rc == MENV_ENOTFOUND) {
+				/* a channel with only one of its two subdirs is fine */
+				if (!missing.code)
+					missing = e2;
+				continue;
+			}
+			if (rc) {
+				if (err)
+					*err = e2;
+				return rc;
+			}
+			if (menv_cli_cancel)
+				return menv_error_set(err, MENV_EINTR, "interrupted");
+		}
+		if (!found) {
+			if (err)
+				*err = missing;
+			return missing.code;
+		}
+		if (!quiet)
+			fprintf(stderr, "  channel %s: %zu records\n", c->name, got);
+	}
+	return 0;
+}
+
+int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
+			   const struct menv_strvec *file_channels, bool override_channels,
+			   struct menv_matchspec **specs, size_t nspecs, bool quiet,
+			   struct menv_cli_channels *out, struct menv_error *err)
+{
+	struct menv_strvec user = MENV_STRVEC_INIT, names = MENV_STRVEC_INIT;
+	bool nodefaults = override_channels;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; cli_channels && i < cli_channels->n; i++)
+		menv_strvec_push(&user, cli_channels->v[i]);
+	for (size_t i = 0; file_channels && i < file_channels->n; i++)
+		menv_strvec_push(&user, file_channels->v[i]);
+	if (file_channels && menv_strvec_contains(file_channels, "nodefaults"))
+		nodefaults = true;
+	if (!nodefaults)
+		for (size_t i = 0; i < cfg->channels.n; i++)
+			menv_strvec_push(&user, cfg->channels.v[i]);
+	if (!nodefaults && !cfg->channels.n)
+		menv_strvec_push(&user, "defaults");
+	menv_channels_expand(&user, cfg, &names);
+	for (size_t i = 0; i < names.n; i++) {
+		struct menv_channel *ch;
+		rc = menv_channel_parse(names.v[i], cfg, &ch, err);
+		if (rc)
+			goto out;
+		add_channel(out, ch);
+	}
+	/* a `channel::pkg` spec loads its channel even when it is not listed (BR-005) */
+	for (size_t i = 0; i < nspecs; i++) {
+		struct menv_channel *ch;
+		if (!specs[i]->channel)
+			continue;
+		rc = menv_channel_parse(specs[i]->channel, cfg, &ch, err);
+		if (rc)
+			goto out;
+		ch = add_channel(out, ch);
+		free(specs[i]->channel);
+		specs[i]->channel = menv_xstrdup(ch->base_url);
+	}
+	if (!out->nchans)
+		goto out;
+	if (!quiet)
+		fprintf(stderr, "Reading repodata for %s\n", cfg->subdir);
+	rc = load_repodata(out, cfg->subdir, quiet, err);
+out:
+	menv_strvec_clear(&user);
+	menv_strvec_clear(&names);
+	return rc;
+}
+
+static bool env_flag(const char *key)
+{
+	char m[64], c[64];
+	snprintf(m, sizeof(m), "MENV_%s", key);
+	snprintf(c, sizeof(c), "CONDA_%s", key);
+	const char *v = getenv(m);
+	if (!v)
+		v = getenv(c);
+	return v && (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcmp(v, "1"));
+}
+
+void menv_cli_link_settings(const struct menv_config *cfg, struct menv_install_opts *io)
+{
+	(void)cfg; /* TODO: always_copy, always_softlink, allow_softlinks from .condarc */
+	io->link_mode = env_flag("ALWAYS_COPY")       ? MENV_LINK_COPY
+			: env_flag("ALWAYS_SOFTLINK") ? MENV_LINK_SOFTLINK
+						      : MENV_LINK_AUTO;
+	io->allow_softlinks = env_flag("ALLOW_SOFTLINKS");
+}
+
+void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg)
+{
+	struct menv_cli_events *e = ud;
+	switch (ev) {
+	case MENV_ENV_LOCK_WAIT:
+		fprintf(stderr, "menv: %s (use --no-wait to fail instead)\n", msg);
+		break;
+	case MENV_ENV_RECOVERED:
+		fprintf(stderr, "menv: %s\n", msg);
+		break;
+	case MENV_ENV_CLOBBER:
+		fprintf(stderr, "%s\n", msg);
+		break;
+	case MENV_ENV_WARNING:
+		fprintf(stderr, "warning: %s\n", msg);
+		break;
+	case MENV_ENV_MESSAGE:
+		if (e && e->messages)
+			json_array_append_new(e->messages, json_string(msg));
+		else
+			printf("%s%s", msg, msg[0] && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
+		break;
+	case MENV_ENV_SCRIPT_OUTPUT:
+		if (e && e->verbose)
+			fprintf(stderr, "%s", msg);
+		break;
+	case MENV_ENV_LINK:
+	case MENV_ENV_UNLINK:
+		if (e && e->verbose)
+			fprintf(stderr, "  %s %s\n", ev == MENV_ENV_LINK ? "linking" : "unlinking",
+				msg);
+		break;
+	}
+}

@@ -1,0 +1,972 @@
+/*
+ * cmd_install.c - changing an existing environment: `menv install`, `menv remove`,
+ * `menv update [--all]`, `menv env update -f FILE [--prune]`, `menv install --revision N`,
+ * and `menv list --revisions`. Each reads the prefix's PrefixRecords, solves a request
+ * against them (menv_solver_solve_request), prints the transaction like conda (or conda's
+ * JSON with LINK and UNLINK), fetches what is new, and applies it as one journaled
+ * transaction (menv_env_apply): unlink before link, rolled back on any failure.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "envs.h"
+#include "fetch.h"
+#include "solver.h"
+
+enum kind { K_INSTALL, K_REMOVE, K_UPDATE, K_ENV_UPDATE };
+
+struct chg_opts {
+	enum kind kind;
+	const char *name, *prefix, *file;
+	struct menv_strvec channels;
+	struct menv_strvec specs;
+	bool override_channels, dry_run, json, quiet, no_wait, all, prune, verbose;
+	bool has_revision;
+	long revision;
+};
+
+static const char *const usages[] = {
+	[K_INSTALL] = "usage: menv install [-n NAME | -p PREFIX] [-c CHANNEL]... "
+		      "[--override-channels]\n"
+		      "                    [--dry-run] [--json] [-q] [-y] [--no-wait] SPEC...\n"
+		      "       menv install [-n NAME | -p PREFIX] --revision N\n",
+	[K_REMOVE] = "usage: menv remove [-n NAME | -p PREFIX] [--dry-run] [--json] [-q] [-y] "
+		     "[--no-wait]\n"
+		     "                   (NAME... | --all)\n",
+	[K_UPDATE] = "usage: menv update [-n NAME | -p PREFIX] [-c CHANNEL]... "
+		     "[--override-channels]\n"
+		     "                   [--dry-run] [--json] [-q] [-y] [--no-wait] (NAME... | "
+		     "--all)\n",
+	[K_ENV_UPDATE] = "usage: menv env update -f environment.yml [-n NAME | -p PREFIX] "
+			 "[--prune]\n"
+			 "                       [--dry-run] [--json] [-q] [-y] [--no-wait]\n",
+};
+
+static int parse(int argc, char **argv, struct chg_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "channel", required_argument, NULL, 'c' },
+		{ "override-channels", no_argument, NULL, 'O' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "yes", no_argument, NULL, 'y' },
+		{ "no-wait", no_argument, NULL, 'W' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "prune", no_argument, NULL, 'P' },
+		{ "revision", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:p:f:c:dqvyh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': o->name = optarg; break;
+		case 'p': o->prefix = optarg; break;
+		case 'f': o->file = optarg; break;
+		case 'c': menv_strvec_push(&o->channels, optarg); break;
+		case 'O': o->override_channels = true; break;
+		case 'd': o->dry_run = true; break;
+		case 'j': o->json = true; o->quiet = true; break;
+		case 'q': o->quiet = true; break;
+		case 'v': o->verbose = true; break;
+		case 'y': break;
+		case 'W': o->no_wait = true; break;
+		case 'a': o->all = true; break;
+		case 'P': o->prune = true; break;
+		case 'r':
+			o->revision = strtol(optarg, &end, 10);
+			if (*end || o->revision < 0) {
+				fprintf(stderr, "menv: error: invalid revision '%s'\n", optarg);
+				return -1;
+			}
+			o->has_revision = true;
+			break;
+		case 'h': printf("%s", usages[o->kind]); return 1;
+		default: fprintf(stderr, "%s", usages[o->kind]); return -1;
+		}
+	}
+	for (int i = optind; i < argc; i++)
+		menv_strvec_push(&o->specs, argv[i]);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Rendering                                                                                 */
+
+static json_t *link_json(const struct menv_record *r)
+{
+	json_t *o = json_object();
+	char *dist = menv_record_dist(r);
+	json_object_set_new(o, "name", json_string(r->name));
+	json_object_set_new(o, "version", json_string(r->version));
+	json_object_set_new(o, "build_string", json_string(r->build));
+	json_object_set_new(o, "build_number", json_integer(r->build_number));
+	json_object_set_new(o, "channel", json_string(r->channel ? r->channel->name : ""));
+	json_object_set_new(o, "base_url", json_string(r->channel ? r->channel->base_url : ""));
+	json_object_set_new(o, "subdir", json_string(r->subdir ? r->subdir : ""));
+	json_object_set_new(o, "platform", json_string(r->subdir ? r->subdir : ""));
+	json_object_set_new(o, "url", json_string(r->url ? r->url : ""));
+	json_object_set_new(o, "fn", json_string(r->fn));
+	json_object_set_new(o, "dist_name", json_string(dist));
+	if (r->md5)
+		json_object_set_new(o, "md5", json_string(r->md5));
+	if (r->sha256)
+		json_object_set_new(o, "sha256", json_string(r->sha256));
+	if (r->size >= 0)
+		json_object_set_new(o, "size", json_integer(r->size));
+	free(dist);
+	return o;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static json_t *unlink_json(json_t *rec)
+{
+	json_t *o = json_object();
+	json_t *bn = json_object_get(rec, "build_number");
+	char *dist = menv_xasprintf("%s-%s-%s", jstr(rec, "name"), jstr(rec, "version"),
+				    jstr(rec, "build"));
+	json_object_set_new(o, "name", json_string(jstr(rec, "name")));
+	json_object_set_new(o, "version", json_string(jstr(rec, "version")));
+	json_object_set_new(o, "build_string", json_string(jstr(rec, "build")));
+	json_object_set_new(o, "build_number",
+			    json_integer(json_is_integer(bn) ? json_integer_value(bn) : 0));
+	json_object_set_new(o, "channel", json_string(jstr(rec, "channel")));
+	json_object_set_new(o, "subdir", json_string(jstr(rec, "subdir")));
+	json_object_set_new(o, "platform", json_string(jstr(rec, "subdir")));
+	json_object_set_new(o, "dist_name", json_string(dist));
+	free(dist);
+	return o;
+}
+
+static int cmp_versions(const char *a, const char *b)
+{
+	struct menv_version *va = NULL, *vb = NULL;
+	int c = 0;
+	if (menv_version_parse(a, &va, NULL) == 0 && menv_version_parse(b, &vb, NULL) == 0)
+		c = menv_version_cmp(va, vb);
+	else
+		c = strcmp(a, b);
+	menv_version_free(va);
+	menv_version_free(vb);
+	return c;
+}
+
+static json_t *find_unlink_named(json_t *const *unlink, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(jstr(unlink[i], "name"), name))
+			return unlink[i];
+	return NULL;
+}
+
+static bool links_name(const struct menv_record *const *link, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(link[i]->name, name))
+			return true;
+	return false;
+}
+
+static void print_plan(const char *prefix, const struct menv_record *const *link, size_t nlink,
+		       json_t *const *unlink, size_t nunlink)
+{
+	size_t nrem = 0, nchg = 0, nadd = 0;
+
+	printf("\nTransaction\n\n  Prefix: %s\n\n", prefix);
+	if (!nlink && !nunlink) {
+		printf("  All requested packages already installed.\n\n");
+		return;
+	}
+	for (size_t i = 0; i < nunlink; i++)
+		if (!links_name(link, nlink, jstr(unlink[i], "name")))
+			nrem++;
+	for (size_t i = 0; i < nlink; i++) {
+		if (find_unlink_named(unlink, nunlink, link[i]->name))
+			nchg++;
+		else
+			nadd++;
+	}
+	if (nrem) {
+		printf("  Remove (%zu packages):\n\n", nrem);
+		for (size_t i = 0; i < nunlink; i++)
+			if (!links_name(link, nlink, jstr(unlink[i], "name")))
+				printf("  - %-26s %-16s %-26s\n", jstr(unlink[i], "name"),
+				       jstr(unlink[i], "version"), jstr(unlink[i], "build"));
+		printf("\n");
+	}
+	if (nchg) {
+		printf("  Change (%zu packages):\n\n", nchg);
+		for (size_t i = 0; i < nlink; i++) {
+			json_t *u = find_unlink_named(unlink, nunlink, link[i]->name);
+			if (!u)
+				continue;
+			int c = cmp_versions(link[i]->version, jstr(u, "version"));
+			printf("  %s %-26s %s-%s -> %s-%s (%s)\n", c > 0 ? "^" : c < 0 ? "v" : "~",
+			       link[i]->name, jstr(u, "version"), jstr(u, "build"), link[i]->version,
+			       link[i]->build,
+			       c > 0 ? "upgrade" : c < 0 ? "downgrade" : "reinstall or rebuild");
+		}
+		printf("\n");
+	}
+	if (nadd) {
+		printf("  Install (%zu packages):\n\n", nadd);
+		for (size_t i = 0; i < nlink; i++)
+			if (!find_unlink_named(unlink, nunlink, link[i]->name))
+				printf("  + %-26s %-16s %-26s %s\n", link[i]->name, link[i]->version,
+				       link[i]->build, link[i]->channel ? link[i]->channel->name : "");
+		printf("\n");
+	}
+}
+
+static void print_json(const char *prefix, const struct menv_record *const *link, size_t nlink,
+		       json_t *const *unlink, size_t nunlink, bool dry_run, json_t *messages)
+{
+	json_t *root = json_object(), *actions = json_object();
+	json_t *jl = json_array(), *ju = json_array(), *jf = json_array();
+	for (size_t i = 0; i < nlink; i++) {
+		json_array_append_new(jl, link_json(link[i]));
+		json_array_append_new(jf, link_json(link[i]));
+	}
+	for (size_t i = 0; i < nunlink; i++)
+		json_array_append_new(ju, unlink_json(unlink[i]));
+	json_object_set_new(actions, "LINK", jl);
+	json_object_set_new(actions, "UNLINK", ju);
+	json_object_set_new(actions, "FETCH", jf);
+	json_object_set_new(actions, "PREFIX", json_string(prefix));
+	json_object_set_new(root, "actions", actions);
+	json_object_set_new(root, "prefix", json_string(prefix));
+	json_object_set_new(root, "dry_run", json_boolean(dry_run));
+	json_object_set_new(root, "success", json_true());
+	if (!nlink && !nunlink)
+		json_object_set_new(root, "message",
+				    json_string("All requested packages already installed."));
+	if (messages && json_array_size(messages))
+		json_object_set(root, "messages", messages);
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+	printf("%s\n", s);
+	free(s);
+	json_decref(root);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Requests                                                                                  */
+
+/* conda-meta/pinned: one MatchSpec a line (# comments). */
+static int load_pins(const char *prefix, struct menv_matchspec ***pins, size_t *n,
+		     struct menv_error *err)
+{
+	char *path = menv_xasprintf("%s/conda-meta/pinned", prefix);
+	struct menv_buf b = MENV_BUF_INIT;
+	int rc = menv_buf_read_file(&b, path, NULL);
+
+	*pins = NULL;
+	*n = 0;
+	if (rc) {
+		rc = 0;
+		goto out;
+	}
+	char *save = NULL;
+	for (char *line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line || *line == '#')
+			continue;
+		struct menv_matchspec *ms;
+		rc = menv_matchspec_parse(line, &ms, err);
+		if (rc) {
+			menv_error_prefix(err, "%s", path);
+			goto out;
+		}
+		*pins = menv_xrealloc(*pins, (*n + 1) * sizeof(**pins));
+		(*pins)[(*n)++] = ms;
+	}
+out:
+	menv_buf_release(&b);
+	free(path);
+	return rc;
+}
+
+/* The name a dependency spec names ("python >=3.8" -> "python"). Caller frees. */
+static char *dep_name(const char *dep)
+{
+	const char *s = strstr(dep, "::");
+	s = s ? s + 2 : dep;
+	while (*s == ' ')
+		s++;
+	return menv_xstrndup(s, strcspn(s, " =<>!~[;"));
+}
+
+/* --prune: keeps only what the file's specs need (its closure over depends); appends the
+ * installed records that are no longer needed to `*unlink` and drops unneeded links. */
+static void prune(struct menv_matchspec **specs, size_t nspecs,
+		  struct menv_prefix_record *inst, size_t ninst, struct menv_transaction *t,
+		  json_t ***unlink, size_t *nunlink)
+{
+	json_t *final = json_object(); /* name -> depends array */
+	json_t *need = json_object();
+	struct menv_strvec queue = MENV_STRVEC_INIT;
+
+	for (size_t i = 0; i < ninst; i++) {
+		bool leaving = false;
+		for (size_t k = 0; k < t->nunlink && !leaving; k++)
+			leaving = t->unlink[k] == inst[i].json;
+		if (!leaving)
+			json_object_set(final, inst[i].name,
+					json_object_get(inst[i].json, "depends"));
+	}
+	for (size_t i = 0; i < t->nlink; i++)
+		json_object_set(final, t->link[i]->name, menv_record_depends(t->link[i]));
+	for (size_t i = 0; i < nspecs; i++)
+		if (specs[i]->name)
+			menv_strvec_push(&queue, specs[i]->name);
+	for (size_t q = 0; q < queue.n; q++) {
+		const char *nm = queue.v[q];
+		if (json_object_get(need, nm) || !json_object_get(final, nm))
+			continue;
+		json_object_set_new(need, nm, json_true());
+		size_t k;
+		json_t *d;
+		json_array_foreach(json_object_get(final, nm), k, d) {
+			if (json_is_string(d))
+				menv_strvec_push_owned(&queue, dep_name(json_string_value(d)));
+		}
+	}
+	*unlink = menv_xcalloc(t->nunlink + ninst + 1, sizeof(**unlink));
+	*nunlink = 0;
+	for (size_t i = 0; i < t->nunlink; i++)
+		(*unlink)[(*nunlink)++] = t->unlink[i];
+	for (size_t i = 0; i < ninst; i++) {
+		bool leaving = false;
+		for (size_t k = 0; k < t->nunlink && !leaving; k++)
+			leaving = t->unlink[k] == inst[i].json;
+		if (!leaving && !json_object_get(need, inst[i].name))
+			(*unlink)[(*nunlink)++] = inst[i].json;
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < t->nlink; i++)
+		if (json_object_get(need, t->link[i]->name))
+			t->link[w++] = t->link[i];
+	t->nlink = w;
+	menv_strvec_clear(&queue);
+	json_decref(need);
+	json_decref(final);
+}
+
+static const char *dist_of_label(const char *label)
+{
+	const char *cc = strstr(label, "::");
+	return cc ? cc + 2 : label;
+}
+
+/* Records kept alive for --revision (from the package cache). */
+struct owned_recs {
+	struct menv_record *v;
+	size_t n;
+};
+
+/* Orders records so that each comes after the records of the same set it depends on. */
+static void toposort(const struct menv_record **recs, size_t n)
+{
+	const struct menv_record **out = menv_xcalloc(n + 1, sizeof(*out));
+	bool *done = menv_xcalloc(n + 1, sizeof(*done));
+	size_t k = 0;
+
+	while (k < n) {
+		size_t before = k;
+		for (size_t i = 0; i < n; i++) {
+			if (done[i])
+				continue;
+			bool ready = true;
+			size_t j;
+			json_t *d;
+			json_array_foreach(menv_record_depends(recs[i]), j, d) {
+				char *dn = json_is_string(d) ? dep_name(json_string_value(d)) : NULL;
+				for (size_t m = 0; dn && m < n && ready; m++)
+					if (m != i && !done[m] && !strcmp(recs[m]->name, dn))
+						ready = false;
+				free(dn);
+			}
+			if (ready) {
+				done[i] = true;
+				out[k++] = recs[i];
+			}
+		}
+		if (k == before) { /* a cycle: the rest in their order */
+			for (size_t i = 0; i < n; i++)
+				if (!done[i]) {
+					done[i] = true;
+					out[k++] = recs[i];
+				}
+		}
+	}
+	memcpy(recs, out, n * sizeof(*recs));
+	free(out);
+	free(done);
+}
+
+/* --revision N: the records to link and unlink to get back to revision N's packages. */
+static int revision_plan(const char *prefix, const struct menv_config *cfg, size_t rev,
+			 const struct menv_cli_channels *ch, struct menv_prefix_record *inst,
+			 size_t ninst, struct owned_recs *owned, struct menv_transaction *t,
+			 struct menv_error *err)
+{
+	struct menv_revision *revs = NULL;
+	struct menv_strvec target = MENV_STRVEC_INIT;
+	size_t nrevs = 0;
+	int rc = menv_history_load(prefix, &revs, &nrevs, err);
+
+	if (!rc)
+		rc = menv_history_state(revs, nrevs, rev, &target, err);
+	if (rc)
+		goto out;
+	t->link = menv_xcalloc(target.n + 1, sizeof(*t->link));
+	t->unlink = menv_xcalloc(ninst + 1, sizeof(*t->unlink));
+	owned->v = menv_xcalloc(target.n + 1, sizeof(*owned->v));
+	for (size_t i = 0; i < ninst; i++) {
+		char *d = menv_xasprintf("%s-%s-%s", inst[i].name, inst[i].version, inst[i].build);
+		bool keep = false;
+		for (size_t k = 0; k < target.n && !keep; k++)
+			keep = !strcmp(dist_of_label(target.v[k]), d);
+		if (!keep)
+			t->unlink[t->nunlink++] = inst[i].json;
+		free(d);
+	}
+	for (size_t k = 0; k < target.n; k++) {
+		const char *want = dist_of_label(target.v[k]);
+		bool have = false;
+		for (size_t i = 0; i < ninst && !have; i++) {
+			char *d = menv_xasprintf("%s-%s-%s", inst[i].name, inst[i].version,
+						 inst[i].build);
+			have = !strcmp(d, want);
+			free(d);
+		}
+		if (have)
+			continue;
+		const struct menv_record *found = NULL;
+		for (size_t r = 0; r < ch->nrds && !found; r++) {
+			for (size_t j = 0; j < ch->rds[r]->n && !found; j++) {
+				char *d = menv_record_dist(&ch->rds[r]->recs[j]);
+				if (!strcmp(d, want))
+					found = &ch->rds[r]->recs[j];
+				free(d);
+			}
+		}
+		if (!found) {
+			/* the package cache still has it */
+			char *p = menv_xasprintf("%s/%s/info/repodata_record.json", cfg->pkgs_dir, want);
+			json_t *j = json_load_file(p, 0, NULL);
+			free(p);
+			const char *url = j ? jstr(j, "url") : "";
+			const char *fn = j ? jstr(j, "fn") : "";
+			if (j && *fn) {
+				char *base = menv_xstrdup(url);
+				char *slash = strrchr(base, '/');
+				if (slash)
+					*slash = '\0';
+				struct menv_record *nr = &owned->v[owned->n];
+				if (menv_record_from_json(nr, j, fn, base, NULL, NULL) == 0) {
+					owned->n++;
+					found = nr;
+				}
+				free(base);
+			}
+			json_decref(j);
+		}
+		if (!found) {
+			rc = menv_error_set(err, MENV_ENOTFOUND,
+					    "'%s' of revision %zu is in neither the channels nor the "
+					    "package cache", want, rev);
+			goto out;
+		}
+		t->link[t->nlink++] = found;
+	}
+	toposort(t->link, t->nlink);
+out:
+	menv_strvec_clear(&target);
+	menv_history_free(revs, nrevs);
+	return rc;
+}
+
+static bool is_installed(struct menv_prefix_record *inst, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcasecmp(inst[i].name, name))
+			return true;
+	return false;
+}
+
+static int change(struct chg_opts *o)
+{
+	struct menv_config cfg = { 0 };
+	struct menv_error err = { 0 };
+	struct menv_envfile *ef = NULL;
+	struct menv_prefix_record *inst = NULL;
+	struct menv_matchspec **specs = NULL, **pins = NULL, **constrained = NULL;
+	struct menv_cli_channels ch = { 0 };
+	struct menv_solver *solver = NULL;
+	struct menv_transaction t = { 0 };
+	struct owned_recs owned = { 0 };
+	struct menv_strvec spec_strs = MENV_STRVEC_INIT, requested = MENV_STRVEC_INIT;
+	struct menv_cli_events ev = { .verbose = o->verbose };
+	json_t **unlink = NULL, **instj = NULL;
+	size_t ninst = 0, nspecs = 0, npins = 0, nunlink = 0, nconstrained = 0;
+	char *prefix = NULL, *cmdline = NULL;
+	bool remove_env = false;
+	int rc = 0, exit_code = 0;
+
+	rc = menv_config_load(&cfg, &err);
+	if (rc)
+		goto out;
+	if (o->kind == K_ENV_UPDATE) {
+		if (!o->file) {
+			rc = menv_error_set(&err, MENV_EUSAGE, "env update needs -f FILE");
+			goto out;
+		}
+		rc = menv_envfile_load(o->file, &ef, &err);
+		if (rc)
+			goto out;
+		if (ef->pip.n) {
+			rc = menv_error_set(&err, MENV_EUNSUPPORTED,
+					    "%s: the 'pip:' section (%zu requirements) is not "
+					    "supported yet", o->file, ef->pip.n);
+			goto out;
+		}
+		if (!o->name && !o->prefix) {
+			if (ef->name)
+				o->name = ef->name;
+			else if (ef->prefix)
+				o->prefix = ef->prefix;
+		}
+		for (size_t i = 0; i < ef->deps.n; i++)
+			menv_strvec_push(&spec_strs, ef->deps.v[i]);
+	}
+	for (size_t i = 0; i < o->specs.n; i++)
+		menv_strvec_push(&spec_strs, o->specs.v[i]);
+	if (o->has_revision && spec_strs.n) {
+		rc = menv_error_set(&err, MENV_EUSAGE, "--revision takes no package specs");
+		goto out;
+	}
+	if (!spec_strs.n && !o->has_revision && !o->all && o->kind != K_ENV_UPDATE) {
+		rc = menv_error_set(&err, MENV_EUSAGE, "no packages given%s",
+				    o->kind == K_INSTALL ? "" : " (or --all)");
+		goto out;
+	}
+	prefix = menv_cli_env_prefix(&cfg, o->name, o->prefix, &err);
+	if (!prefix) {
+		rc = err.code ? err.code : MENV_EUSAGE;
+		goto out;
+	}
+	if (!o->dry_run && menv_env_needs_recovery(prefix)) {
+		int fd;
+		enum menv_recovery what;
+		rc = menv_env_lock(prefix, o->no_wait, menv_cli_env_event, &ev, &fd, &err);
+		if (!rc)
+			rc = menv_env_recover(prefix, &what, &err);
+		menv_env_unlock(fd);
+		if (rc)
+			goto out;
+		if (what != MENV_RECOVERY_NONE)
+			fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
+				what == MENV_RECOVERY_FINISHED ? "finished" : "rolled back", prefix);
+		if (what == MENV_RECOVERY_REMOVED) {
+			rc = menv_error_set(&err, MENV_ENOTFOUND,
+					    "'%s' was an interrupted create and has been removed",
+					    prefix);
+			goto out;
+		}
+	}
+	rc = menv_prefix_records_load(prefix, &inst, &ninst, &err);
+	if (rc)
+		goto out;
+	instj = menv_xcalloc(ninst + 1, sizeof(*instj));
+	for (size_t i = 0; i < ninst; i++)
+		instj[i] = inst[i].json;
+
+	specs = menv_xcalloc(spec_strs.n + 1, sizeof(*specs));
+	for (size_t i = 0; i < spec_strs.n; i++) {
+		rc = menv_matchspec_parse(spec_strs.v[i], &specs[nspecs], &err);
+		if (rc) {
+			if (o->file)
+				menv_error_prefix(&err, "%s", o->file);
+			goto out;
+		}
+		nspecs++;
+	}
+	if (o->kind == K_UPDATE || o->kind == K_REMOVE) {
+		for (size_t i = 0; i < nspecs; i++) {
+			if (specs[i]->name && !strchr(specs[i]->name, '*') &&
+			    !is_installed(inst, ninst, specs[i]->name)) {
+				rc = menv_error_set(&err, MENV_ENOTFOUND,
+						    "package '%s' is not installed in '%s'",
+						    specs[i]->name, prefix);
+				goto out;
+			}
+		}
+	}
+
+	if (o->kind == K_REMOVE && o->all) {
+		/* the whole environment: unlink everything (pre-unlink scripts), then remove it */
+		remove_env = true;
+		t.unlink = menv_xcalloc(ninst + 1, sizeof(*t.unlink));
+		for (size_t i = 0; i < ninst; i++)
+			t.unlink[t.nunlink++] = inst[i].json;
+	} else {
+		if (o->kind != K_REMOVE) {
+			rc = menv_cli_load_channels(&cfg, &o->channels, ef ? &ef->channels : NULL,
+						    o->override_channels, specs, nspecs, o->quiet,
+						    &ch, &err);
+			if (rc)
+				goto out;
+			if (!ch.nchans && (nspecs || o->all)) {
+				rc = menv_error_set(&err, MENV_EUSAGE,
+						    "no channels: give -c CHANNEL or list channels "
+						    "in the environment file or .condarc");
+				goto out;
+			}
+		}
+		if (o->has_revision) {
+			rc = revision_plan(prefix, &cfg, (size_t)o->revision, &ch, inst, ninst,
+					   &owned, &t, &err);
+			if (rc)
+				goto out;
+		} else {
+			solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
+			for (size_t i = 0; i < ch.nrds; i++)
+				menv_solver_add_repodata(solver, ch.rds[i]);
+			struct menv_virtual virt[8];
+			size_t nv = menv_virtual_detect(virt, 8);
+			for (size_t i = 0; i < nv; i++)
+				menv_solver_add_virtual(solver, virt[i].name, virt[i].version,
+							virt[i].build);
+			menv_solver_add_installed(solver, instj, ninst);
+			rc = load_pins(prefix, &pins, &npins, &err);
+			if (rc)
+				goto out;
+			for (size_t i = 0; i < npins; i++)
+				menv_solver_add_pin(solver, pins[i]);
+			struct menv_solve_request req = { 0 };
+			constrained = menv_xcalloc(nspecs + 1, sizeof(*constrained));
+			switch (o->kind) {
+			case K_INSTALL:
+			case K_ENV_UPDATE:
+				req.install = specs;
+				req.ninstall = nspecs;
+				break;
+			case K_UPDATE:
+				/* the newest allowed by each spec: constrained specs are also
+				 * install jobs, so that `update 'numpy<=1.1'` stays within them */
+				for (size_t i = 0; i < nspecs; i++)
+					if (specs[i]->version || specs[i]->build)
+						constrained[nconstrained++] = specs[i];
+				req.install = constrained;
+				req.ninstall = nconstrained;
+				req.update = specs;
+				req.nupdate = nspecs;
+				req.update_all = o->all;
+				break;
+			case K_REMOVE:
+				req.remove = specs;
+				req.nremove = nspecs;
+				break;
+			}
+			rc = menv_solver_solve_request(solver, &req, &t, &err);
+			if (rc == MENV_EUNSAT && !o->quiet)
+				fprintf(stderr, "%s", menv_solver_problems(solver));
+			if (rc)
+				goto out;
+		}
+	}
+	/* a prefix holds one package per name: an installed record whose name is linked again
+	 * leaves (the solver reports upgrades only on the new side) */
+	for (size_t i = 0; i < t.nlink; i++) {
+		for (size_t k = 0; k < ninst; k++) {
+			if (strcmp(inst[k].name, t.link[i]->name))
+				continue;
+			bool listed = false;
+			for (size_t m = 0; m < t.nunlink && !listed; m++)
+				listed = t.unlink[m] == inst[k].json;
+			if (listed)
+				continue;
+			t.unlink = menv_xrealloc(t.unlink, (t.nunlink + 2) * sizeof(*t.unlink));
+			t.unlink[t.nunlink++] = inst[k].json;
+		}
+	}
+	if (o->kind == K_ENV_UPDATE && o->prune)
+		prune(specs, nspecs, inst, ninst, &t, &unlink, &nunlink);
+	else {
+		unlink = menv_xcalloc(t.nunlink + 1, sizeof(*unlink));
+		for (size_t i = 0; i < t.nunlink; i++)
+			unlink[nunlink++] = t.unlink[i];
+	}
+
+	if (o->json && o->dry_run)
+		print_json(prefix, t.link, t.nlink, unlink, nunlink, true, NULL);
+	else if (!o->json)
+		print_plan(prefix, t.link, t.nlink, unlink, nunlink);
+	if (o->dry_run) {
+		if (!o->json)
+			printf("Dry run: nothing was changed.\n");
+		goto out;
+	}
+	if (!t.nlink && !nunlink) {
+		if (o->json)
+			print_json(prefix, t.link, t.nlink, unlink, nunlink, false, NULL);
+		goto out;
+	}
+	/* every download, extraction and hash check before the first unlink (BR-032) */
+	if (t.nlink) {
+		if (!o->quiet)
+			fprintf(stderr, "Fetching packages into %s\n", cfg.pkgs_dir);
+		rc = menv_pkgcache_fetch(cfg.pkgs_dir, (struct menv_record *const *)t.link, t.nlink,
+					 cfg.download_threads, NULL, NULL,
+					 (volatile int *)&menv_cli_cancel, &err);
+		if (rc)
+			goto out;
+	}
+	for (size_t i = 0; i < nspecs; i++)
+		menv_strvec_push_owned(&requested, menv_matchspec_str(specs[i]));
+	cmdline = menv_cli_cmdline();
+	if (o->json)
+		ev.messages = json_array();
+	struct menv_install_opts io = {
+		.pkgs_dir = cfg.pkgs_dir,
+		.requested = &requested,
+		.cmdline = cmdline,
+		.remove_specs = o->kind == K_REMOVE,
+		.cancel = (volatile int *)&menv_cli_cancel,
+		.no_wait = o->no_wait,
+		.cb = menv_cli_env_event,
+		.ud = &ev,
+	};
+	menv_cli_link_settings(&cfg, &io);
+	struct menv_link_stats st;
+	if (remove_env)
+		rc = menv_env_remove(prefix, &io, &st, &err);
+	else
+		rc = menv_env_apply(prefix, t.link, t.nlink, unlink, nunlink, &io, &st, &err);
+	if (rc)
+		goto out;
+	if (o->json) {
+		print_json(prefix, t.link, t.nlink, unlink, nunlink, false, ev.messages);
+	} else {
+		printf("%s %s: %zu packages removed, %zu linked, %zu files (%zu reflinked, %zu "
+		       "hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)\n",
+		       remove_env ? "Removed" : "Updated", prefix, st.unlinked, st.packages, st.files,
+		       st.reflinks, st.hardlinks, st.softlinks, st.copies, st.replaced, st.pyc);
+		if (st.clobbered)
+			printf("warning: %zu files were provided by more than one package; the "
+			       "later package's copy was kept\n", st.clobbered);
+	}
+out:
+	if (rc) {
+		if (o->json) {
+			json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error",
+					      menv_error_name(err.code), "message", err.msg);
+			if (solver && err.code == MENV_EUNSAT)
+				json_object_set_new(j, "problems",
+						    json_string(menv_solver_problems(solver)));
+			char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+			printf("%s\n", s);
+			free(s);
+			json_decref(j);
+		}
+		exit_code = menv_cli_fail(&err);
+	}
+	json_decref(ev.messages);
+	free(unlink);
+	menv_transaction_release(&t);
+	menv_solver_free(solver);
+	for (size_t i = 0; i < owned.n; i++)
+		menv_record_release(&owned.v[i]);
+	free(owned.v);
+	menv_cli_channels_release(&ch);
+	for (size_t i = 0; i < npins; i++)
+		menv_matchspec_free(pins[i]);
+	free(pins);
+	for (size_t i = 0; i < nspecs; i++)
+		menv_matchspec_free(specs[i]);
+	free(specs);
+	free(constrained);
+	free(instj);
+	menv_prefix_records_free(inst, ninst);
+	menv_strvec_clear(&spec_strs);
+	menv_strvec_clear(&requested);
+	menv_strvec_clear(&o->channels);
+	menv_strvec_clear(&o->specs);
+	menv_envfile_free(ef);
+	menv_config_release(&cfg);
+	free(prefix);
+	free(cmdline);
+	return exit_code;
+}
+
+static int run_kind(enum kind k, int argc, char **argv)
+{
+	struct chg_opts o = { .kind = k };
+	int rc = parse(argc, argv, &o);
+	if (rc) {
+		menv_strvec_clear(&o.channels);
+		menv_strvec_clear(&o.specs);
+		return rc > 0 ? 0 : MENV_EXIT_USAGE;
+	}
+	if ((o.all && k != K_UPDATE && k != K_REMOVE) || (o.prune && k != K_ENV_UPDATE) ||
+	    (o.has_revision && k != K_INSTALL) || (o.file && k != K_ENV_UPDATE)) {
+		fprintf(stderr, "%s", usages[k]);
+		menv_strvec_clear(&o.channels);
+		menv_strvec_clear(&o.specs);
+		return MENV_EXIT_USAGE;
+	}
+	return change(&o);
+}
+
+int menv_cmd_install(int argc, char **argv)
+{
+	return run_kind(K_INSTALL, argc, argv);
+}
+
+int menv_cmd_remove(int argc, char **argv)
+{
+	return run_kind(K_REMOVE, argc, argv);
+}
+
+int menv_cmd_update(int argc, char **argv)
+{
+	return run_kind(K_UPDATE, argc, argv);
+}
+
+int menv_cmd_env_update(int argc, char **argv)
+{
+	return run_kind(K_ENV_UPDATE, argc, argv);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* list --revisions                                                                          */
+
+/* Splits "name-version-build" (of a label) into name and version-build. */
+static void split_dist(const char *label, char **name, char **ver, char **vb)
+{
+	const char *d = dist_of_label(label);
+	const char *b = strrchr(d, '-');
+	const char *v = b ? b : d;
+	while (v > d && v[-1] != '-')
+		v--;
+	if (!b || v == d) {
+		*name = menv_xstrdup(d);
+		*ver = menv_xstrdup("");
+		*vb = menv_xstrdup("");
+		return;
+	}
+	*name = menv_xstrndup(d, (size_t)(v - 1 - d));
+	*ver = menv_xstrndup(v, (size_t)(b - v));
+	*vb = menv_xstrdup(v);
+}
+
+int menv_cli_list_revisions(const char *prefix, bool json)
+{
+	struct menv_error err = { 0 };
+	struct menv_revision *revs = NULL;
+	size_t n = 0;
+	json_t *all = json ? json_array() : NULL;
+
+	if (menv_history_load(prefix, &revs, &n, &err)) {
+		json_decref(all);
+		return menv_cli_fail(&err);
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *inst = json_array(), *rem = json_array(), *up = json_array(),
+		       *down = json_array();
+		const struct menv_revision *r = &revs[i];
+		if (!json)
+			printf("%s  (rev %zu)\n", r->date, i);
+		for (size_t k = 0; k < r->removed.n; k++) {
+			char *nm, *ver, *vb;
+			split_dist(r->removed.v[k], &nm, &ver, &vb);
+			bool changed = false;
+			for (size_t m = 0; m < r->added.n && !changed; m++) {
+				char *nm2, *ver2, *vb2;
+				split_dist(r->added.v[m], &nm2, &ver2, &vb2);
+				if (!strcmp(nm, nm2)) {
+					changed = true;
+					char *s = menv_xasprintf("%s-%s -> %s", nm, vb, vb2);
+					json_array_append_new(cmp_versions(ver2, ver) >= 0 ? up : down,
+							      json_string(s));
+					if (!json)
+						printf("     %s  {%s -> %s}\n", nm, vb, vb2);
+					free(s);
+				}
+				free(nm2);
+				free(ver2);
+				free(vb2);
+			}
+			if (!changed) {
+				json_array_append_new(rem, json_string(r->removed.v[k]));
+				if (!json)
+					printf("    -%s\n", dist_of_label(r->removed.v[k]));
+			}
+			free(nm);
+			free(ver);
+			free(vb);
+		}
+		for (size_t k = 0; k < r->added.n; k++) {
+			char *nm, *ver, *vb;
+			split_dist(r->added.v[k], &nm, &ver, &vb);
+			bool changed = false;
+			for (size_t m = 0; m < r->removed.n && !changed; m++) {
+				char *nm2, *ver2, *vb2;
+				split_dist(r->removed.v[m], &nm2, &ver2, &vb2);
+				changed = !strcmp(nm, nm2);
+				free(nm2);
+				free(ver2);
+				free(vb2);
+			}
+			if (!changed) {
+				json_array_append_new(inst, json_string(r->added.v[k]));
+				if (!json)
+					printf("    +%s\n", dist_of_label(r->added.v[k]));
+			}
+			free(nm);
+			free(ver);
+			free(vb);
+		}
+		if (json) {
+			json_t *o = json_pack("{s:I, s:s, s:o, s:o, s:o, s:o}", "rev", (json_int_t)i,
+					      "date", r->date, "install", inst, "remove", rem,
+					      "upgrade", up, "downgrade", down);
+			if (r->cmd)
+				json_object_set_new(o, "cmd", json_string(r->cmd));
+			json_array_append_new(all, o);
+		} else {
+			printf("\n");
+			json_decref(inst);
+			json_decref(rem);
+			json_decref(up);
+			json_decref(down);
+		}
+	}
+	if (json) {
+		char *s = json_dumps(all, JSON_INDENT(2));
+		printf("%s\n", s);
+		free(s);
+		json_decref(all);
+	}
+	menv_history_free(revs, n);
+	return 0;
+}

@@ -1,0 +1,380 @@
+/*
+ * pip.c - the `pip:` part of an environment: running the environment's own
+ * `python -m pip install` after the conda packages are linked, and finding the
+ * distributions pip installed (the `*.dist-info` folders of site-packages that no
+ * conda-meta record owns, BR-021) for `menv list` and every export.
+ *
+ * pip runs in the final prefix (after the staging directory was renamed into place), so
+ * scripts get the right shebangs and compiled paths; when it fails the caller removes the
+ * whole new prefix (menv_pip_rollback_prefix).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "envs.h"
+#include "link.h"
+
+/* PEP 503 normalisation: lower case, runs of '-', '_', '.' as one '-'. Caller frees. */
+char *menv_pip_normalize(const char *name)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	bool sep = false;
+	for (const char *p = name; *p; p++) {
+		if (*p == '-' || *p == '_' || *p == '.') {
+			sep = true;
+			continue;
+		}
+		if (sep && b.len)
+			menv_buf_addch(&b, '-');
+		sep = false;
+		menv_buf_addch(&b, (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p));
+	}
+	return menv_buf_detach(&b);
+}
+
+/* The site-packages folders of a prefix (lib/pythonX.Y/site-packages). */
+static void site_packages(const char *prefix, struct menv_strvec *out)
+{
+	char *lib = menv_xasprintf("%s/lib", prefix);
+	DIR *d = opendir(lib);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "python", 6) || !de->d_name[6])
+			continue;
+		char *sp = menv_xasprintf("%s/%s/site-packages", lib, de->d_name);
+		struct stat st;
+		if (stat(sp, &st) == 0 && S_ISDIR(st.st_mode))
+			menv_strvec_push_owned(out, sp);
+		else
+			free(sp);
+	}
+	if (d)
+		closedir(d);
+	free(lib);
+}
+
+/* "Name:" and "Version:" of a METADATA file (RFC 822 headers, up to the first blank line). */
+static void read_metadata(const char *path, char **name, char **version)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	while (f && fgets(line, sizeof(line), f)) {
+		if (line[0] == '\n' || line[0] == '\r')
+			break;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!strncmp(line, "Name:", 5) && !*name)
+			*name = menv_xstrdup(line + 5 + strspn(line + 5, " \t"));
+		else if (!strncmp(line, "Version:", 8) && !*version)
+			*version = menv_xstrdup(line + 8 + strspn(line + 8, " \t"));
+	}
+	if (f)
+		fclose(f);
+}
+
+int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
+		  struct menv_error *err)
+{
+	struct menv_prefix_record *recs = NULL;
+	size_t nrecs = 0;
+	struct menv_strvec owned = MENV_STRVEC_INIT, sps = MENV_STRVEC_INIT;
+	struct menv_pip_dist *v = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = menv_prefix_records_load(prefix, &recs, &nrecs, err);
+	if (rc)
+		return rc;
+	/* every "<...>/site-packages/<x>.dist-info" folder a conda package ships */
+	for (size_t i = 0; i < nrecs; i++) {
+		size_t k;
+		json_t *f;
+		json_array_foreach(json_object_get(recs[i].json, "files"), k, f) {
+			const char *s = json_string_value(f);
+			const char *di = s ? strstr(s, ".dist-info/") : NULL;
+			if (!di)
+				continue;
+			const char *start = di;
+			while (start > s && start[-1] != '/')
+				start--;
+			char *name = menv_xstrndup(start, (size_t)(di + 10 - start));
+			if (!menv_strvec_contains(&owned, name))
+				menv_strvec_push_owned(&owned, name);
+			else
+				free(name);
+		}
+	}
+	site_packages(prefix, &sps);
+	for (size_t s = 0; s < sps.n; s++) {
+		DIR *d = opendir(sps.v[s]);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			if (l < 11 || strcmp(de->d_name + l - 10, ".dist-info") ||
+			    menv_strvec_contains(&owned, de->d_name))
+				continue;
+			char *dir = menv_xasprintf("%s/%s", sps.v[s], de->d_name);
+			char *meta = menv_xasprintf("%s/METADATA", dir);
+			char *name = NULL, *version = NULL;
+			read_metadata(meta, &name, &version);
+			free(meta);
+			if (!name || !version) {
+				free(name);
+				free(version);
+				free(dir);
+				continue;
+			}
+			v = menv_xrealloc(v, (*n + 1) * sizeof(*v));
+			struct menv_pip_dist *p = &v[(*n)++];
+			memset(p, 0, sizeof(*p));
+			p->name = menv_pip_normalize(name);
+			p->version = version;
+			free(name);
+			/* PEP 610: where a direct URL install came from, and its hash */
+			char *du = menv_xasprintf("%s/direct_url.json", dir);
+			json_t *j = json_load_file(du, 0, NULL);
+			const char *url = json_string_value(json_object_get(j, "url"));
+			const char *h = json_string_value(
+				json_object_get(json_object_get(j, "archive_info"), "hash"));
+			if (url && strncmp(url, "file://", 7) != 0)
+				p->url = menv_xstrdup(url);
+			if (url && h && !strncmp(h, "sha256=", 7))
+				p->sha256 = menv_xstrdup(h + 7);
+			/* menv's record of where the wheel came from (menv_pip_install) */
+			char *mr = menv_xasprintf("%s/MENV_SOURCE", dir);
+			json_t *m = json_load_file(mr, 0, NULL);
+			if (!p->url && json_string_value(json_object_get(m, "url")))
+				p->url = menv_xstrdup(json_string_value(json_object_get(m, "url")));
+			if (!p->sha256 && json_string_value(json_object_get(m, "sha256")))
+				p->sha256 = menv_xstrdup(
+					json_string_value(json_object_get(m, "sha256")));
+			json_decref(m);
+			free(mr);
+			json_decref(j);
+			free(du);
+			free(dir);
+		}
+		if (d)
+			closedir(d);
+	}
+	*out = v;
+	menv_strvec_clear(&owned);
+	menv_strvec_clear(&sps);
+	menv_prefix_records_free(recs, nrecs);
+	return 0;
+}
+
+void menv_pip_dists_free(struct menv_pip_dist *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].version);
+		free(v[i].url);
+		free(v[i].sha256);
+	}
+	free(v);
+}
+
+/* Runs argv (NULL-terminated) in `cwd` with stdout sent to stderr; returns its exit status,
+ * or -1 when it could not run (errno). */
+static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(2, 1);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0)
+			dup2(nul, 0);
+		if (cwd && chdir(cwd) != 0)
+			_exit(127);
+		setenv("PIP_NO_INPUT", "1", 1);
+		setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1", 1);
+		setenv("PYTHONNOUSERSITE", "1", 1);
+		unsetenv("PYTHONPATH");
+		unsetenv("PYTHONHOME");
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			return -1;
+		if (cancel && *cancel)
+			kill(pid, SIGTERM);
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* Records where each wheel came from, from pip's log ("Processing /x/y.whl", "Downloading
+ * URL", "Added ... from URL#sha256=..."), in <dist-info>/MENV_SOURCE of the installed
+ * distributions. Best effort: nothing is lost for the environment when this fails. */
+static void record_sources(const char *prefix, const char *log)
+{
+	FILE *f = fopen(log, "r");
+	char line[8192];
+	json_t *byfile = json_object(); /* wheel file name -> {url, sha256} */
+
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		const char *u = strstr(line, "http://");
+		if (!u)
+			u = strstr(line, "https://");
+		if (!u)
+			u = strstr(line, "file://");
+		if (!u)
+			continue;
+		size_t ul = strcspn(u, " ()'\"");
+		char *url = menv_xstrndup(u, ul);
+		char *frag = strchr(url, '#');
+		char *sha = NULL;
+		if (frag) {
+			if (!strncmp(frag, "#sha256=", 8))
+				sha = menv_xstrndup(frag + 8, 64);
+			*frag = '\0';
+		}
+		const char *base = strrchr(url, '/');
+		base = base ? base + 1 : url;
+		if (strstr(base, ".whl") || strstr(base, ".tar.gz") || strstr(base, ".zip")) {
+			json_t *e = json_object_get(byfile, base);
+			if (!e) {
+				e = json_object();
+				json_object_set_new(byfile, base, e);
+			}
+			if (!json_object_get(e, "url") && strncmp(url, "file://", 7))
+				json_object_set_new(e, "url", json_string(url));
+			if (sha && strlen(sha) == 64)
+				json_object_set_new(e, "sha256", json_string(sha));
+		}
+		free(sha);
+		free(url);
+	}
+	if (f)
+		fclose(f);
+	/* a wheel "name-version-..." belongs to the dist-info "name-version.dist-info" */
+	struct menv_strvec sps = MENV_STRVEC_INIT;
+	site_packages(prefix, &sps);
+	const char *fn;
+	json_t *e;
+	json_object_foreach(byfile, fn, e) {
+		const char *d1 = strchr(fn, '-');
+		const char *d2 = d1 ? strchr(d1 + 1, '-') : NULL;
+		if (!d2 || !strstr(fn, ".whl"))
+			continue;
+		char *stem = menv_xstrndup(fn, (size_t)(d2 - fn));
+		for (size_t s = 0; s < sps.n; s++) {
+			char *dir = menv_xasprintf("%s/%s.dist-info", sps.v[s], stem);
+			struct stat st;
+			if (stat(dir, &st) == 0) {
+				char *path = menv_xasprintf("%s/MENV_SOURCE", dir);
+				json_dump_file(e, path, JSON_SORT_KEYS);
+				free(path);
+			}
+			free(dir);
+		}
+		free(stem);
+	}
+	menv_strvec_clear(&sps);
+	json_decref(byfile);
+}
+
+int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
+		     struct menv_error *err)
+{
+	char *python = menv_xasprintf("%s/bin/python", prefix);
+	char tmpl[] = "/tmp/menv-pip-XXXXXX";
+	char *dir = NULL, *reqfile = NULL, *log = NULL;
+	struct menv_buf text = MENV_BUF_INIT;
+	struct menv_strvec argv = MENV_STRVEC_INIT;
+	int rc = 0;
+
+	if (access(python, X_OK) != 0) {
+		rc = menv_error_set(err, MENV_ENOTFOUND, "the environment has no python to run pip "
+				    "with ('%s'): add 'python' and 'pip' to the conda dependencies",
+				    python);
+		goto out;
+	}
+	dir = mkdtemp(tmpl) ? menv_xstrdup(tmpl) : NULL;
+	if (!dir) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot create a temporary directory");
+		goto out;
+	}
+	reqfile = menv_xasprintf("%s/requirements.txt", dir);
+	log = menv_xasprintf("%s/pip.log", dir);
+	for (size_t i = 0; i < req->requirements.n; i++)
+		menv_buf_addf(&text, "%s\n", req->requirements.v[i]);
+	rc = menv_write_file_atomic(reqfile, text.buf, text.len, err);
+	if (rc)
+		goto out;
+	menv_strvec_push(&argv, python);
+	menv_strvec_push(&argv, "-m");
+	menv_strvec_push(&argv, "pip");
+	menv_strvec_push(&argv, "install");
+	menv_strvec_push(&argv, "--no-input");
+	menv_strvec_push(&argv, "--disable-pip-version-check");
+	menv_strvec_push(&argv, "--no-warn-script-location");
+	menv_strvec_push(&argv, "--log");
+	menv_strvec_push(&argv, log);
+	if (req->no_deps)
+		menv_strvec_push(&argv, "--no-deps");
+	if (req->require_hashes)
+		menv_strvec_push(&argv, "--require-hashes");
+	if (req->quiet)
+		menv_strvec_push(&argv, "-q");
+	for (size_t i = 0; i < req->options.n; i++)
+		menv_strvec_push(&argv, req->options.v[i]);
+	menv_strvec_push(&argv, "-r");
+	menv_strvec_push(&argv, reqfile);
+	menv_strvec_push_owned(&argv, NULL);
+	int st = run_child(argv.v, req->cwd, req->cancel);
+	if (st < 0) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot run '%s -m pip'", python);
+	} else if (req->cancel && *req->cancel) {
+		rc = menv_error_set(err, MENV_EINTR, "interrupted while pip was installing");
+	} else if (st != 0) {
+		rc = menv_error_set(err, MENV_EIO, "pip failed (exit %d) installing %zu "
+				    "requirement%s of the 'pip:' section (%s%s)", st,
+				    req->requirements.n, req->requirements.n == 1 ? "" : "s",
+				    req->requirements.n ? req->requirements.v[0] : "",
+				    req->requirements.n > 1 ? ", ..." : "");
+	} else {
+		record_sources(prefix, log);
+	}
+out:
+	if (reqfile)
+		unlink(reqfile);
+	if (log)
+		unlink(log);
+	if (dir)
+		rmdir(dir);
+	free(dir);
+	free(reqfile);
+	free(log);
+	free(python);
+	menv_buf_release(&text);
+	menv_strvec_clear(&argv);
+	return rc;
+}
+
+void menv_pip_rollback_prefix(const char *prefix)
+{
+	/* renamed aside first, so a half-removed prefix never stands under its own name */
+	char *aside = menv_xasprintf("%s.menv-pip-failed-%ld", prefix, (long)getpid());
+	if (rename(prefix, aside) == 0)
+		menv_remove_tree(aside);
+	else
+		menv_remove_tree(prefix);
+	free(aside);
+}

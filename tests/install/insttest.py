@@ -1,0 +1,134 @@
+"""Helpers for the install-engine tests (python3 standard library only): building small conda
+packages byte-exactly, channels of them, and snapshots of a prefix with hashes.
+
+Every test is called as   python3 test_X.py MENV_BINARY SHARED_DIR   and reuses tests/cli's
+menvtest (T, main, checks)."""
+
+import hashlib
+import io
+import json
+import os
+import stat
+import sys
+import tarfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+import menvtest  # noqa: E402
+from menvtest import Fatal, Skip, main  # noqa: F401,E402
+
+PH = "/opt/anaconda1anaconda2anaconda3"
+
+
+def pkg(out_dir, name, version, build="0", depends=(), files=None, noarch=None,
+        entry_points=None, subdir=None, build_number=0, extra_index=None):
+    """Writes <out_dir>/<subdir>/<name>-<version>-<build>.tar.bz2.
+    files: {path: bytes | dict(data=bytes, mode=int, placeholder=str, file_mode='text'|'binary',
+    symlink=target)}. Returns the file path."""
+    files = files or {}
+    subdir = subdir or ("noarch" if noarch else "linux-64")
+    index = {"name": name, "version": version, "build": build, "build_number": build_number,
+             "depends": list(depends), "subdir": subdir, "license": "BSD",
+             "timestamp": 1700000000000}
+    if noarch:
+        index["noarch"] = noarch
+    if extra_index:
+        index.update(extra_index)
+    paths = []
+    members = []
+    for path, spec in sorted(files.items()):
+        if not isinstance(spec, dict):
+            spec = {"data": spec}
+        ti = tarfile.TarInfo(path)
+        ti.mtime = 1700000000
+        if "symlink" in spec:
+            ti.type = tarfile.SYMTYPE
+            ti.linkname = spec["symlink"]
+            members.append((ti, None))
+            paths.append({"_path": path, "path_type": "softlink", "size_in_bytes": 0})
+            continue
+        data = spec["data"]
+        if isinstance(data, str):
+            data = data.encode()
+        ti.size = len(data)
+        ti.mode = spec.get("mode", 0o644)
+        members.append((ti, data))
+        e = {"_path": path, "path_type": "hardlink", "sha256": hashlib.sha256(data).hexdigest(),
+             "size_in_bytes": len(data)}
+        if spec.get("placeholder"):
+            e["prefix_placeholder"] = spec["placeholder"]
+            e["file_mode"] = spec.get("file_mode", "text")
+        if spec.get("no_link"):
+            e["no_link"] = True
+        paths.append(e)
+    info = {"info/index.json": json.dumps(index).encode(),
+            "info/paths.json": json.dumps({"paths": paths, "paths_version": 1}).encode()}
+    if noarch == "python":
+        link = {"noarch": {"type": "python"}, "package_metadata_version": 1}
+        if entry_points:
+            link["noarch"]["entry_points"] = list(entry_points)
+        info["info/link.json"] = json.dumps(link).encode()
+    path = os.path.join(out_dir, subdir, "%s-%s-%s.tar.bz2" % (name, version, build))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with tarfile.open(path, "w:bz2") as tf:
+        for n, data in info.items():
+            ti = tarfile.TarInfo(n)
+            ti.size, ti.mode, ti.mtime = len(data), 0o644, 1700000000
+            tf.addfile(ti, io.BytesIO(data))
+        for ti, data in members:
+            tf.addfile(ti, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def snapshot(top, skip=("conda-meta/.menv.lock",)):
+    """relpath -> (kind, mode, sha256 or link target) for everything under top: two equal
+    snapshots mean byte-identical trees (contents, modes, links)."""
+    snap = {}
+    if not os.path.lexists(top):
+        return snap
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, top)
+            if rel in skip:
+                continue
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                snap[rel] = ("l", 0, os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                snap[rel] = ("d", stat.S_IMODE(st.st_mode), None)
+            else:
+                with open(p, "rb") as f:
+                    snap[rel] = ("f", stat.S_IMODE(st.st_mode),
+                                 hashlib.sha256(f.read()).hexdigest())
+    return snap
+
+
+def diff(a, b):
+    """A short description of how two snapshots differ."""
+    out = []
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            out.append("%s: %r -> %r" % (k, a.get(k), b.get(k)))
+    return "\n".join(out[:20]) + ("\n..." if len(out) > 20 else "")
+
+
+def payload(snap):
+    """The files of a snapshot outside conda-meta/."""
+    return {k: v for k, v in snap.items() if not k.startswith("conda-meta")}
+
+
+def files_of(prefix):
+    """Sorted paths of regular files and links outside conda-meta/."""
+    return sorted(k for k, v in snapshot(prefix).items()
+                  if v[0] != "d" and not k.startswith("conda-meta"))
+
+
+def records(prefix):
+    d = os.path.join(prefix, "conda-meta")
+    out = {}
+    for n in sorted(os.listdir(d)):
+        if n.endswith(".json") and not n.startswith("."):
+            with open(os.path.join(d, n)) as f:
+                r = json.load(f)
+            out[r["name"]] = r
+    return out

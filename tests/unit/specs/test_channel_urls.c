@@ -1,0 +1,349 @@
+/*
+ * Channel resolution against conda's behaviour: every row of
+ * ../shared/conformance/channel_urls.tsv (input, context, canonical name, subdir URLs with
+ * credentials). The contexts (default, ctxA, ctxB, ctxC) are the .condarc settings and
+ * environment variables described in conformance/README.md; the hosts that are conda's own
+ * defaults are taken from menv_config_defaults() rather than written here.
+ * Also: tokens and credentials never appear in names, base URLs or redacted URLs, and the
+ * configuration keys of the fetch issue parse from files and environment variables.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "specs.h"
+
+#define TSV MENV_SHARED "/conformance/channel_urls.tsv"
+
+static char *origin_of(const char *url)
+{
+	const char *p = strstr(url, "://");
+	const char *end = p ? p + 3 + strcspn(p + 3, "/") : url + strlen(url);
+	return menv_xstrndup(url, (size_t)(end - url));
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Builds the configuration of one context of the TSV. */
+static void context_config(const char *ctx, struct menv_config *cfg)
+{
+	struct menv_error err = {0};
+	char path[256];
+	char *def_origin, *def_alias, *rc = NULL;
+
+	menv_config_defaults(cfg);
+	free(cfg->subdir);
+	cfg->subdir = menv_xstrdup("linux-64");
+	def_origin = origin_of(cfg->default_channels.v[0]);
+	def_alias = menv_xstrdup(cfg->channel_alias);
+	if (!strcmp(ctx, "ctxA")) {
+		rc = menv_xasprintf(
+		        "custom_channels:\n"
+		        "  darwin: https://some.url.somewhere/stuff\n"
+		        "  chuck: http://user1:pass2@another.url:8080/t/tk-1234/with/path\n"
+		        "  pkgs/anaconda: http://192.168.0.15:8080\n"
+		        "migrated_custom_channels:\n"
+		        "  darwin: s3://just/cant\n"
+		        "  chuck: file:///var/lib/repo/\n"
+		        "  pkgs/anaconda: %s\n"
+		        "migrated_channel_aliases:\n"
+		        "  - %s\n"
+		        "channel_alias: ftp://new.url:8082\n"
+		        "default_channels:\n"
+		        "  - http://192.168.0.15:8080/pkgs/anaconda\n"
+		        "  - http://192.168.0.15:8080/pkgs/pro\n"
+		        "  - http://192.168.0.15:8080/pkgs/msys2\n",
+		        def_origin, def_alias);
+	} else if (!strcmp(ctx, "ctxB")) {
+		rc = menv_xasprintf(
+		        "custom_channels:\n"
+		        "  chuck: http://user1:pass2@another.url:8080/with/path/t/tk-1234\n"
+		        "  chuck/subchan: "
+		        "http://user33:pass44@another.url:8080/with/path/t/tk-1234\n"
+		        "channel_alias: ftp://nm:ps@new.url:8082/t/zyx-wvut/\n"
+		        "default_channels:\n"
+		        "  - http://192.168.0.15:8080/pkgs/anaconda\n"
+		        "  - donald/label/main\n"
+		        "  - http://us:pw@192.168.0.15:8080/t/tkn-123/pkgs/r\n");
+	}
+	if (rc) {
+		snprintf(path, sizeof(path), "%s/condarc-%s-%d.yml", MENV_TEST_TMP, ctx,
+		         (int)getpid());
+		write_text(path, rc);
+		assert_int_equal(menv_config_apply_file(cfg, path, &err), 0);
+		unlink(path);
+	} else if (!strcmp(ctx, "ctxC")) {
+		/* environment variables, through the same code path as menv_config_load */
+		char *mig = menv_xasprintf("%s,http://10.2.3.4:7070/conda", def_alias);
+		char home[256];
+		snprintf(home, sizeof(home), "%s/home-ctxc", MENV_TEST_TMP);
+		setenv("HOME", home, 1);
+		setenv("CONDA_CHANNEL_ALIAS", "https://10.2.3.4:8080/conda/t/tk-123-45", 1);
+		setenv("CONDA_MIGRATED_CHANNEL_ALIASES", mig, 1);
+		unsetenv("CONDARC");
+		unsetenv("MENVRC");
+		menv_config_release(cfg);
+		assert_int_equal(menv_config_load(cfg, &err), 0);
+		free(cfg->subdir);
+		cfg->subdir = menv_xstrdup("linux-64");
+		unsetenv("CONDA_CHANNEL_ALIAS");
+		unsetenv("CONDA_MIGRATED_CHANNEL_ALIASES");
+		setenv("HOME", "/home", 1);
+		free(mig);
+	}
+	free(rc);
+	free(def_origin);
+	free(def_alias);
+}
+
+static char *field(char **line)
+{
+	char *s = *line, *tab = strchr(s, '\t');
+
+	if (tab) {
+		*tab = '\0';
+		*line = tab + 1;
+	} else {
+		s[strcspn(s, "\n")] = '\0';
+		*line = s + strlen(s);
+	}
+	return s;
+}
+
+/* The "/cwd" of the TSV is the test's working directory, "/" here. */
+static char *expected_text(const char *s)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	const char *p;
+
+	menv_buf_init(&b);
+	while ((p = strstr(s, "file:///cwd"))) {
+		menv_buf_add(&b, s, (size_t)(p - s));
+		menv_buf_adds(&b, "file://");
+		s = p + strlen("file:///cwd");
+	}
+	menv_buf_adds(&b, s);
+	return menv_buf_detach(&b);
+}
+
+static void test_channel_urls_tsv(void **state)
+{
+	FILE *f = fopen(TSV, "r");
+	char line[4096];
+	int rows = 0, failed = 0;
+
+	(void)state;
+	if (!f)
+		skip();
+	setenv("HOME", "/home", 1);
+	assert_int_equal(chdir("/"), 0);
+	assert_non_null(fgets(line, sizeof(line), f)); /* header */
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+		char *input = field(&p), *ctx = field(&p), *canon = field(&p), *urls = field(&p);
+		struct menv_config cfg;
+		struct menv_error err = {0};
+		struct menv_channel **v = NULL;
+		struct menv_strvec got = MENV_STRVEC_INIT;
+		struct menv_buf joined = MENV_BUF_INIT;
+		char *want_urls = expected_text(urls), *want_canon = expected_text(canon);
+		const char *got_canon;
+		size_t n = 0;
+		int rc;
+
+		if (!*input)
+			continue;
+		rows++;
+		context_config(ctx, &cfg);
+		if (!strncmp(input, "spec:", 5)) {
+			struct menv_matchspec *ms = NULL;
+			rc = menv_matchspec_parse(input + 5, &ms, &err);
+			if (!rc && ms->channel)
+				rc = menv_channel_resolve_spec(ms->channel, ms->subdir, &cfg, &v,
+				                               &n, &err);
+			menv_matchspec_free(ms);
+		} else {
+			rc = menv_channel_resolve(input, &cfg, &v, &n, &err);
+		}
+		menv_buf_init(&joined);
+		for (size_t i = 0; !rc && i < n; i++)
+			menv_channel_urls(v[i], cfg.subdir, true, &got);
+		for (size_t i = 0; i < got.n; i++)
+			menv_buf_addf(&joined, "%s%s", i ? " " : "", got.v[i]);
+		got_canon = rc ? "ERROR" : n ? v[0]->name : input;
+		if (strcmp(got_canon, want_canon) || strcmp(joined.buf, want_urls)) {
+			failed++;
+			fprintf(stderr,
+			        "row %d [%s] %s\n  canonical: want '%s' got '%s'\n"
+			        "  urls: want '%s'\n        got  '%s'%s%s\n",
+			        rows, ctx, input, want_canon, got_canon, want_urls, joined.buf,
+			        rc ? "\n  error: " : "", rc ? err.msg : "");
+		}
+		/* what may be printed never holds credentials */
+		for (size_t i = 0; !rc && i < n; i++) {
+			if (v[i]->token)
+				assert_null(strstr(v[i]->base_url, v[i]->token));
+			if (v[i]->token)
+				assert_null(strstr(v[i]->name, v[i]->token));
+			if (v[i]->auth)
+				assert_null(strstr(v[i]->base_url, v[i]->auth));
+		}
+		menv_channels_free(v, n);
+		menv_strvec_clear(&got);
+		menv_buf_release(&joined);
+		free(want_urls);
+		free(want_canon);
+		menv_config_release(&cfg);
+	}
+	fclose(f);
+	fprintf(stderr, "channel_urls.tsv: %d rows, %d failed\n", rows, failed);
+	assert_true(rows >= 80);
+	assert_int_equal(failed, 0);
+}
+
+static void test_redact(void **state)
+{
+	(void)state;
+	char *r = menv_url_redact("http://user1:pass2@another.url:8080/t/tk-1234/chuck/linux-64/"
+	                          "repodata.json");
+	assert_string_equal(r, "http://***@another.url:8080/t/<TOKEN>/chuck/linux-64/"
+	                       "repodata.json");
+	free(r);
+	r = menv_url_redact("file:///srv/chan/noarch/repodata.json");
+	assert_string_equal(r, "file:///srv/chan/noarch/repodata.json");
+	free(r);
+}
+
+static void test_token_channel(void **state)
+{
+	struct menv_config cfg;
+	struct menv_channel *c = NULL;
+	struct menv_error err = {0};
+	char *u;
+
+	(void)state;
+	menv_config_defaults(&cfg);
+	free(cfg.channel_alias);
+	cfg.channel_alias = menv_xstrdup("http://127.0.0.1:8765/conda");
+	assert_int_equal(menv_channel_parse("http://u:p@127.0.0.1:8765/conda/t/sekrit-1/forge/",
+	                                    &cfg, &c, &err),
+	                 0);
+	assert_string_equal(c->name, "forge");
+	assert_string_equal(c->base_url, "http://127.0.0.1:8765/conda/forge");
+	assert_string_equal(c->token, "sekrit-1");
+	assert_string_equal(c->auth, "u:p");
+	u = menv_channel_subdir_url(c, "noarch", true);
+	assert_string_equal(u, "http://u:p@127.0.0.1:8765/conda/t/sekrit-1/forge/noarch");
+	free(u);
+	u = menv_channel_subdir_url(c, "noarch", false);
+	assert_string_equal(u, "http://127.0.0.1:8765/conda/forge/noarch");
+	free(u);
+	menv_channel_free(c);
+	/* "defaults" must be expanded first */
+	assert_int_equal(menv_channel_parse("defaults", &cfg, &c, &err), MENV_EPARSE);
+	menv_config_release(&cfg);
+}
+
+static void test_fetch_settings(void **state)
+{
+	struct menv_config cfg;
+	struct menv_error err = {0};
+	char path[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/condarc-fetch-%d.yml", MENV_TEST_TMP, (int)getpid());
+	write_text(path, "remote_max_retries: 5\n"
+	                 "remote_backoff_factor: 0.25\n"
+	                 "remote_connect_timeout_secs: 2.5\n"
+	                 "remote_read_timeout_secs: 7\n"
+	                 "local_repodata_ttl: 600\n"
+	                 "offline: true\n"
+	                 "ssl_verify: /etc/ssl/my-ca.pem\n"
+	                 "client_ssl_cert: /etc/ssl/me.pem\n"
+	                 "proxy_servers:\n  http: http://proxy.local:3128\n"
+	                 "  https: http://proxy.local:3129\n"
+	                 "download_threads: 12\n"
+	                 "envs_dirs: [/srv/envs]\n"
+	                 "unknown_key: {a: 1}\n");
+	menv_config_defaults(&cfg);
+	assert_int_equal(cfg.remote_max_retries, 3);
+	assert_int_equal(cfg.local_repodata_ttl, 1);
+	assert_true(cfg.ssl_verify);
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), 0);
+	assert_int_equal(cfg.remote_max_retries, 5);
+	assert_true(cfg.remote_backoff_factor == 0.25);
+	assert_true(cfg.remote_connect_timeout_secs == 2.5);
+	assert_true(cfg.remote_read_timeout_secs == 7.0);
+	assert_int_equal(cfg.local_repodata_ttl, 600);
+	assert_true(cfg.offline);
+	assert_true(cfg.ssl_verify);
+	assert_string_equal(cfg.ssl_ca_bundle, "/etc/ssl/my-ca.pem");
+	assert_string_equal(cfg.client_ssl_cert, "/etc/ssl/me.pem");
+	assert_string_equal(cfg.proxy_http, "http://proxy.local:3128");
+	assert_string_equal(cfg.proxy_https, "http://proxy.local:3129");
+	assert_int_equal(cfg.download_threads, 12);
+	assert_string_equal(cfg.envs_dir, "/srv/envs");
+	write_text(path, "ssl_verify: false\nlocal_repodata_ttl: false\n");
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), 0);
+	assert_false(cfg.ssl_verify);
+	assert_null(cfg.ssl_ca_bundle);
+	assert_int_equal(cfg.local_repodata_ttl, 0);
+	write_text(path, "remote_max_retries: lots\n");
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), MENV_EPARSE);
+	assert_non_null(strstr(err.msg, ":1:"));
+	assert_non_null(strstr(err.msg, "remote_max_retries"));
+	menv_config_release(&cfg);
+	unlink(path);
+
+	/* environment variables override files: MENV_ before CONDA_ */
+	char home[256];
+	snprintf(home, sizeof(home), "%s/home-env", MENV_TEST_TMP);
+	setenv("HOME", home, 1);
+	setenv("CONDA_REMOTE_MAX_RETRIES", "7", 1);
+	setenv("MENV_REMOTE_MAX_RETRIES", "2", 1);
+	setenv("CONDA_OFFLINE", "true", 1);
+	setenv("CONDA_CHANNELS", "conda-forge, bioconda", 1);
+	assert_int_equal(menv_config_load(&cfg, &err), 0);
+	assert_int_equal(cfg.remote_max_retries, 2);
+	assert_true(cfg.offline);
+	assert_int_equal(cfg.channels.n, 2);
+	assert_string_equal(cfg.channels.v[1], "bioconda");
+	menv_config_release(&cfg);
+	setenv("CONDA_DOWNLOAD_THREADS", "0", 1);
+	assert_int_equal(menv_config_load(&cfg, &err), MENV_EPARSE);
+	assert_non_null(strstr(err.msg, "$CONDA_DOWNLOAD_THREADS"));
+	menv_config_release(&cfg);
+	unsetenv("CONDA_DOWNLOAD_THREADS");
+	unsetenv("CONDA_REMOTE_MAX_RETRIES");
+	unsetenv("MENV_REMOTE_MAX_RETRIES");
+	unsetenv("CONDA_OFFLINE");
+	unsetenv("CONDA_CHANNELS");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_channel_urls_tsv),
+	        cmocka_unit_test(test_redact),
+	        cmocka_unit_test(test_token_channel),
+	        cmocka_unit_test(test_fetch_settings),
+	};
+	char mk[512];
+
+	snprintf(mk, sizeof(mk), "mkdir -p '%s'", MENV_TEST_TMP);
+	if (system(mk) != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
