@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -17,7 +18,7 @@
 #include "solver.h"
 
 struct create_opts {
-	const char *name, *prefix, *file;
+	const char *name, *prefix, *file, *env;
 	struct menv_strvec cli_channels;
 	bool override_channels, dry_run, json, quiet, offline;
 };
@@ -25,8 +26,13 @@ struct create_opts {
 struct loaded {
 	struct menv_channel **chans;
 	size_t nchans;
-	struct menv_repodata **rds;
+	struct menv_repodata **rds; /* parsed subdirs (sharded, or not in the cache) */
 	size_t nrds;
+	/* subdirs whose repodata.json sits in the cache: the solver reads them through
+	 * libsolv's conda reader and keeps a .solv beside them */
+	struct menv_strvec paths;
+	const struct menv_channel **path_chans;
+	const char **path_subdirs;
 };
 
 static void loaded_free(struct loaded *l)
@@ -37,6 +43,9 @@ static void loaded_free(struct loaded *l)
 		menv_channel_free(l->chans[i]);
 	free(l->rds);
 	free(l->chans);
+	menv_strvec_clear(&l->paths);
+	free(l->path_chans);
+	free(l->path_subdirs);
 }
 
 /* Finds or adds the channel with this base URL; returns it (borrowed). */
@@ -102,8 +111,26 @@ static int load_repodata(struct loaded *l, const struct menv_config *cfg,
 			goto out;
 	}
 	l->rds = menv_xcalloc(n + 1, sizeof(*l->rds));
+	l->path_chans = menv_xcalloc(n + 1, sizeof(*l->path_chans));
+	l->path_subdirs = menv_xcalloc(n + 1, sizeof(*l->path_subdirs));
 	for (size_t i = 0; i < n; i++) {
 		struct menv_repodata_req *r = &reqs[i];
+		if (!sharded && !r->missing) {
+			/* the same bytes are in the cache: let the solver map them */
+			char *url = menv_channel_subdir_url(r->channel, r->subdir, true);
+			char *name = menv_repodata_cache_name(url);
+			char *path = menv_xasprintf("%s/%s", cache, name);
+			struct stat st;
+			free(url);
+			free(name);
+			if (stat(path, &st) == 0 && (size_t)st.st_size == r->json.len) {
+				l->path_chans[l->paths.n] = r->channel;
+				l->path_subdirs[l->paths.n] = r->subdir;
+				menv_strvec_push_owned(&l->paths, path);
+				continue;
+			}
+			free(path);
+		}
 		rc = menv_repodata_parse(r->json.buf, r->json.len, r->url,
 					 r->channel, r->subdir, &l->rds[l->nrds], err);
 		if (rc)
@@ -111,8 +138,7 @@ static int load_repodata(struct loaded *l, const struct menv_config *cfg,
 		l->nrds++;
 	}
 	for (size_t i = 0; !quiet && i < l->nchans; i++)
-		fprintf(stderr, "  channel %s: %zu + %zu records%s\n", l->chans[i]->name,
-			l->rds[2 * i]->n, l->rds[2 * i + 1]->n,
+		fprintf(stderr, "  channel %s%s\n", l->chans[i]->name,
 			sharded ? " (sharded)" : reqs[2 * i].from_cache ? " (cached)"
 				 : reqs[2 * i].not_modified ? " (not modified)" : "");
 out:
@@ -266,6 +292,7 @@ int menv_cmd_create(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "file", required_argument, NULL, 'f' },
+		{ "environment", required_argument, NULL, 'e' }, /* pixi.lock environment */
 		{ "channel", required_argument, NULL, 'c' },
 		{ "override-channels", no_argument, NULL, 'O' },
 		{ "dry-run", no_argument, NULL, 'd' },
@@ -291,11 +318,12 @@ int menv_cmd_create(int argc, char **argv)
 	int c, rc = 0, exit_code = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:p:f:c:dqyh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:p:f:e:c:dqyh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': o.name = optarg; break;
 		case 'p': o.prefix = optarg; break;
 		case 'f': o.file = optarg; break;
+		case 'e': o.env = optarg; break;
 		case 'c': menv_strvec_push(&o.cli_channels, optarg); break;
 		case 'O': o.override_channels = true; break;
 		case 'd': o.dry_run = true; break;
@@ -312,16 +340,17 @@ int menv_cmd_create(int argc, char **argv)
 		goto out;
 	if (o.offline)
 		cfg.offline = true; /* repodata from the cache only */
+	if (o.file && menv_cli_is_lockfile(o.file)) {
+		/* a lockfile: its records as they are, no repodata, no solve (lockinstall.c) */
+		struct menv_cli_lock_opts lo = { o.file, o.env, o.name, o.prefix, o.dry_run,
+						 o.json, o.quiet };
+		exit_code = menv_cli_create_from_lock(&cfg, &lo);
+		goto out;
+	}
 	if (o.file) {
 		rc = menv_envfile_load(o.file, &ef, &err);
 		if (rc)
 			goto out;
-		if (ef->pip.n) {
-			rc = menv_error_set(&err, MENV_EUNSUPPORTED,
-					    "%s: the 'pip:' section (%zu requirements) is not "
-					    "supported yet", o.file, ef->pip.n);
-			goto out;
-		}
 		if (!o.name && !o.prefix) {
 			if (ef->name)
 				o.name = ef->name;
@@ -330,6 +359,7 @@ int menv_cmd_create(int argc, char **argv)
 		}
 		for (size_t i = 0; i < ef->deps.n; i++)
 			menv_strvec_push(&specs_str, ef->deps.v[i]);
+		menv_cli_envfile_add_pip(ef, &specs_str); /* `pip` for a pip: section (BR-003) */
 	}
 	for (int i = optind; i < argc; i++)
 		menv_strvec_push(&specs_str, argv[i]);
@@ -406,6 +436,14 @@ int menv_cmd_create(int argc, char **argv)
 		solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
 		for (size_t i = 0; i < l.nrds; i++)
 			menv_solver_add_repodata(solver, l.rds[i]);
+		for (size_t i = 0; i < l.paths.n && !rc; i++) {
+			char *solv = menv_xasprintf("%s.solv", l.paths.v[i]);
+			rc = menv_solver_add_repodata_file(solver, l.path_chans[i], l.path_subdirs[i],
+							   l.paths.v[i], solv, &err);
+			free(solv);
+		}
+		if (rc)
+			goto out;
 		struct menv_virtual virt[8];
 		size_t nv = menv_virtual_detect(virt, 8);
 		for (size_t i = 0; i < nv; i++)
@@ -429,9 +467,11 @@ int menv_cmd_create(int argc, char **argv)
 	if (nrecs) {
 		if (!o.quiet)
 			fprintf(stderr, "Fetching packages into %s\n", cfg.pkgs_dir);
-		rc = menv_pkgcache_fetch(cfg.pkgs_dir, (struct menv_record *const *)recs, nrecs,
-					 cfg.download_threads, on_fetch, &o.quiet,
-					 (volatile int *)&menv_cli_cancel, &err);
+		struct menv_fetch_opts fo;
+		menv_fetch_opts_from_config(&fo, &cfg);
+		fo.cancel = (volatile int *)&menv_cli_cancel;
+		rc = menv_pkgcache_fetch_opts(cfg.pkgs_dir, (struct menv_record *const *)recs, nrecs,
+					      &fo, on_fetch, &o.quiet, &err);
 		if (rc)
 			goto out;
 	}
@@ -452,6 +492,9 @@ int menv_cmd_create(int argc, char **argv)
 	struct menv_link_stats st;
 	rc = menv_env_create(prefix, recs, nrecs, &io, &st, &err);
 	menv_strvec_clear(&requested);
+	if (!rc) /* in the final prefix: the pip: section; a failure removes it (lockinstall.c) */
+		rc = menv_cli_after_create(&cfg, prefix, ef, &o.cli_channels, &specs_str, o.quiet,
+					   &err);
 	if (rc)
 		goto out;
 	if (o.json) {
