@@ -43,26 +43,26 @@ static struct menv_channel *add_channel(struct menv_cli_channels *l, struct menv
 }
 
 static int load_repodata(struct menv_cli_channels *l, const char *subdir, bool quiet,
-			 struct menv_error *err)
+                         struct menv_error *err)
 {
-	const char *subdirs[2] = { subdir, "noarch" };
+	const char *subdirs[2] = {subdir, "noarch"};
 
 	l->rds = menv_xcalloc(l->nchans * 2 + 1, sizeof(*l->rds));
 	for (size_t i = 0; i < l->nchans; i++) {
 		struct menv_channel *c = l->chans[i];
-		struct menv_error missing = { 0 };
+		struct menv_error missing = {0};
 		size_t got = 0;
 		int found = 0;
 		c->priority = (int)(l->nchans - i);
 		for (int k = 0; k < 2; k++) {
 			struct menv_buf b = MENV_BUF_INIT;
-			struct menv_error e2 = { 0 };
+			struct menv_error e2 = {0};
 			int rc = menv_fetch_repodata(c, subdirs[k], &b, &e2);
 			if (!rc) {
 				char *src = menv_xasprintf("%s/%s/repodata.json", c->base_url,
-							   subdirs[k]);
+				                           subdirs[k]);
 				rc = menv_repodata_parse(b.buf, b.len, src, c, subdirs[k],
-							 &l->rds[l->nrds], &e2);
+				                         &l->rds[l->nrds], &e2);
 				free(src);
 				if (!rc) {
 					got += l->rds[l->nrds]->n;
@@ -97,9 +97,9 @@ static int load_repodata(struct menv_cli_channels *l, const char *subdir, bool q
 }
 
 int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
-			   const struct menv_strvec *file_channels, bool override_channels,
-			   struct menv_matchspec **specs, size_t nspecs, bool quiet,
-			   struct menv_cli_channels *out, struct menv_error *err)
+                           const struct menv_strvec *file_channels, bool override_channels,
+                           struct menv_matchspec **specs, size_t nspecs, bool quiet,
+                           struct menv_cli_channels *out, struct menv_error *err)
 {
 	struct menv_strvec user = MENV_STRVEC_INIT, names = MENV_STRVEC_INIT;
 	bool nodefaults = override_channels;
@@ -163,8 +163,8 @@ void menv_cli_link_settings(const struct menv_config *cfg, struct menv_install_o
 {
 	(void)cfg; /* TODO: always_copy, always_softlink, allow_softlinks from .condarc */
 	io->link_mode = env_flag("ALWAYS_COPY")       ? MENV_LINK_COPY
-			: env_flag("ALWAYS_SOFTLINK") ? MENV_LINK_SOFTLINK
-						      : MENV_LINK_AUTO;
+	                : env_flag("ALWAYS_SOFTLINK") ? MENV_LINK_SOFTLINK
+	                                              : MENV_LINK_AUTO;
 	io->allow_softlinks = env_flag("ALLOW_SOFTLINKS");
 }
 
@@ -175,15 +175,9 @@ void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg)
 	case MENV_ENV_LOCK_WAIT:
 		fprintf(stderr, "menv: %s (use --no-wait to fail instead)\n", msg);
 		break;
-	case MENV_ENV_RECOVERED:
-		fprintf(stderr, "menv: %s\n", msg);
-		break;
-	case MENV_ENV_CLOBBER:
-		fprintf(stderr, "%s\n", msg);
-		break;
-	case MENV_ENV_WARNING:
-		fprintf(stderr, "warning: %s\n", msg);
-		break;
+	case MENV_ENV_RECOVERED: fprintf(stderr, "menv: %s\n", msg); break;
+	case MENV_ENV_CLOBBER: fprintf(stderr, "%s\n", msg); break;
+	case MENV_ENV_WARNING: fprintf(stderr, "warning: %s\n", msg); break;
 	case MENV_ENV_MESSAGE:
 		if (e && e->messages)
 			json_array_append_new(e->messages, json_string(msg));
@@ -198,7 +192,7 @@ void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg)
 	case MENV_ENV_UNLINK:
 		if (e && e->verbose)
 			fprintf(stderr, "  %s %s\n", ev == MENV_ENV_LINK ? "linking" : "unlinking",
-				msg);
+			        msg);
 		break;
 	}
 }

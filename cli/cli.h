@@ -91,4 +91,38 @@ struct menv_cli_events {
 };
 void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg);
 
+/* Lockfiles and pip (cmd_export.c, cmd_lock.c, lockinstall.c) */
+int menv_cmd_lock(int argc, char **argv);
+/* An installed environment as a conda-lock model for cfg->subdir: every conda-meta record
+ * (url, md5, sha256, size, depends) and the pip-installed distributions (manager pip).
+ * Errors: as menv_prefix_records_load; MENV_EUNSUPPORTED for a record without a URL. */
+int menv_cli_lock_from_prefix(const struct menv_config *cfg, const char *prefix,
+			      struct menv_lockfile **out, struct menv_error *err);
+/* conda-meta/.menv-request of a prefix (what it was created from), or MENV_ENOTFOUND. */
+int menv_cli_request_load(const char *prefix, json_t **out);
+/* A record's channel URL shown as conda does (subdir dropped, channel_alias made a name). */
+char *menv_cli_channel_display(const struct menv_config *cfg, const char *channel,
+			       const char *subdir);
+/* Does the file hold a lockfile (menv_lockfile_detect)? */
+bool menv_cli_is_lockfile(const char *path);
+struct menv_cli_lock_opts {
+	const char *file;         /* the lockfile */
+	const char *env;          /* pixi environment (-e), or NULL for "default" */
+	const char *name, *prefix; /* -n / -p */
+	bool dry_run, json, quiet;
+};
+/* `menv create -f LOCKFILE`: the lock's records for cfg->subdir, fetched (hashes verified)
+ * and linked without repodata or solver, then its pip entries (--no-deps, --require-hashes
+ * when every entry has a sha256). Prints, and returns the exit code. */
+int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o);
+/* Adds `pip` to the conda specs when the environment file has a `pip:` section and no pip
+ * spec (conda's behaviour, BR-003); an existing pip spec is never widened (BR-022). */
+void menv_cli_envfile_add_pip(const struct menv_envfile *ef, struct menv_strvec *specs);
+/* After menv_env_create renamed a new environment into place: records what it was made
+ * from (conda-meta/.menv-request) and runs the file's `pip:` section with the
+ * environment's pip; when pip fails the new prefix is removed and the error returned. */
+int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
+			  const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+			  const struct menv_strvec *specs, bool quiet, struct menv_error *err);
+
 #endif

@@ -50,7 +50,7 @@ static const char *jstr(json_t *o, const char *k)
 
 int menv_cli_request_load(const char *prefix, json_t **out)
 {
-	char *path = menv_xasprintf("%s/conda-meta/.menv-request.json", prefix);
+	char *path = menv_xasprintf("%s/conda-meta/.menv-request", prefix);
 	*out = json_load_file(path, 0, NULL);
 	free(path);
 	if (*out && !json_is_object(*out)) {

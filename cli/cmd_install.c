@@ -31,41 +31,41 @@ struct chg_opts {
 };
 
 static const char *const usages[] = {
-	[K_INSTALL] = "usage: menv install [-n NAME | -p PREFIX] [-c CHANNEL]... "
-		      "[--override-channels]\n"
-		      "                    [--dry-run] [--json] [-q] [-y] [--no-wait] SPEC...\n"
-		      "       menv install [-n NAME | -p PREFIX] --revision N\n",
-	[K_REMOVE] = "usage: menv remove [-n NAME | -p PREFIX] [--dry-run] [--json] [-q] [-y] "
-		     "[--no-wait]\n"
-		     "                   (NAME... | --all)\n",
-	[K_UPDATE] = "usage: menv update [-n NAME | -p PREFIX] [-c CHANNEL]... "
-		     "[--override-channels]\n"
-		     "                   [--dry-run] [--json] [-q] [-y] [--no-wait] (NAME... | "
-		     "--all)\n",
-	[K_ENV_UPDATE] = "usage: menv env update -f environment.yml [-n NAME | -p PREFIX] "
-			 "[--prune]\n"
-			 "                       [--dry-run] [--json] [-q] [-y] [--no-wait]\n",
+        [K_INSTALL] = "usage: menv install [-n NAME | -p PREFIX] [-c CHANNEL]... "
+                      "[--override-channels]\n"
+                      "                    [--dry-run] [--json] [-q] [-y] [--no-wait] SPEC...\n"
+                      "       menv install [-n NAME | -p PREFIX] --revision N\n",
+        [K_REMOVE] = "usage: menv remove [-n NAME | -p PREFIX] [--dry-run] [--json] [-q] [-y] "
+                     "[--no-wait]\n"
+                     "                   (NAME... | --all)\n",
+        [K_UPDATE] = "usage: menv update [-n NAME | -p PREFIX] [-c CHANNEL]... "
+                     "[--override-channels]\n"
+                     "                   [--dry-run] [--json] [-q] [-y] [--no-wait] (NAME... | "
+                     "--all)\n",
+        [K_ENV_UPDATE] = "usage: menv env update -f environment.yml [-n NAME | -p PREFIX] "
+                         "[--prune]\n"
+                         "                       [--dry-run] [--json] [-q] [-y] [--no-wait]\n",
 };
 
 static int parse(int argc, char **argv, struct chg_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "channel", required_argument, NULL, 'c' },
-		{ "override-channels", no_argument, NULL, 'O' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "yes", no_argument, NULL, 'y' },
-		{ "no-wait", no_argument, NULL, 'W' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "prune", no_argument, NULL, 'P' },
-		{ "revision", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"name", required_argument, NULL, 'n'},
+	        {"prefix", required_argument, NULL, 'p'},
+	        {"file", required_argument, NULL, 'f'},
+	        {"channel", required_argument, NULL, 'c'},
+	        {"override-channels", no_argument, NULL, 'O'},
+	        {"dry-run", no_argument, NULL, 'd'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"verbose", no_argument, NULL, 'v'},
+	        {"yes", no_argument, NULL, 'y'},
+	        {"no-wait", no_argument, NULL, 'W'},
+	        {"all", no_argument, NULL, 'a'},
+	        {"prune", no_argument, NULL, 'P'},
+	        {"revision", required_argument, NULL, 'r'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	int c;
 	char *end;
@@ -79,7 +79,10 @@ static int parse(int argc, char **argv, struct chg_opts *o)
 		case 'c': menv_strvec_push(&o->channels, optarg); break;
 		case 'O': o->override_channels = true; break;
 		case 'd': o->dry_run = true; break;
-		case 'j': o->json = true; o->quiet = true; break;
+		case 'j':
+			o->json = true;
+			o->quiet = true;
+			break;
 		case 'q': o->quiet = true; break;
 		case 'v': o->verbose = true; break;
 		case 'y': break;
@@ -142,12 +145,12 @@ static json_t *unlink_json(json_t *rec)
 	json_t *o = json_object();
 	json_t *bn = json_object_get(rec, "build_number");
 	char *dist = menv_xasprintf("%s-%s-%s", jstr(rec, "name"), jstr(rec, "version"),
-				    jstr(rec, "build"));
+	                            jstr(rec, "build"));
 	json_object_set_new(o, "name", json_string(jstr(rec, "name")));
 	json_object_set_new(o, "version", json_string(jstr(rec, "version")));
 	json_object_set_new(o, "build_string", json_string(jstr(rec, "build")));
 	json_object_set_new(o, "build_number",
-			    json_integer(json_is_integer(bn) ? json_integer_value(bn) : 0));
+	                    json_integer(json_is_integer(bn) ? json_integer_value(bn) : 0));
 	json_object_set_new(o, "channel", json_string(jstr(rec, "channel")));
 	json_object_set_new(o, "subdir", json_string(jstr(rec, "subdir")));
 	json_object_set_new(o, "platform", json_string(jstr(rec, "subdir")));
@@ -186,7 +189,7 @@ static bool links_name(const struct menv_record *const *link, size_t n, const ch
 }
 
 static void print_plan(const char *prefix, const struct menv_record *const *link, size_t nlink,
-		       json_t *const *unlink, size_t nunlink)
+                       json_t *const *unlink, size_t nunlink)
 {
 	size_t nrem = 0, nchg = 0, nadd = 0;
 
@@ -219,10 +222,15 @@ static void print_plan(const char *prefix, const struct menv_record *const *link
 			if (!u)
 				continue;
 			int c = cmp_versions(link[i]->version, jstr(u, "version"));
-			printf("  %s %-26s %s-%s -> %s-%s (%s)\n", c > 0 ? "^" : c < 0 ? "v" : "~",
-			       link[i]->name, jstr(u, "version"), jstr(u, "build"), link[i]->version,
-			       link[i]->build,
-			       c > 0 ? "upgrade" : c < 0 ? "downgrade" : "reinstall or rebuild");
+			printf("  %s %-26s %s-%s -> %s-%s (%s)\n",
+			       c > 0   ? "^"
+			       : c < 0 ? "v"
+			               : "~",
+			       link[i]->name, jstr(u, "version"), jstr(u, "build"),
+			       link[i]->version, link[i]->build,
+			       c > 0   ? "upgrade"
+			       : c < 0 ? "downgrade"
+			               : "reinstall or rebuild");
 		}
 		printf("\n");
 	}
@@ -230,14 +238,15 @@ static void print_plan(const char *prefix, const struct menv_record *const *link
 		printf("  Install (%zu packages):\n\n", nadd);
 		for (size_t i = 0; i < nlink; i++)
 			if (!find_unlink_named(unlink, nunlink, link[i]->name))
-				printf("  + %-26s %-16s %-26s %s\n", link[i]->name, link[i]->version,
-				       link[i]->build, link[i]->channel ? link[i]->channel->name : "");
+				printf("  + %-26s %-16s %-26s %s\n", link[i]->name,
+				       link[i]->version, link[i]->build,
+				       link[i]->channel ? link[i]->channel->name : "");
 		printf("\n");
 	}
 }
 
 static void print_json(const char *prefix, const struct menv_record *const *link, size_t nlink,
-		       json_t *const *unlink, size_t nunlink, bool dry_run, json_t *messages)
+                       json_t *const *unlink, size_t nunlink, bool dry_run, json_t *messages)
 {
 	json_t *root = json_object(), *actions = json_object();
 	json_t *jl = json_array(), *ju = json_array(), *jf = json_array();
@@ -257,7 +266,7 @@ static void print_json(const char *prefix, const struct menv_record *const *link
 	json_object_set_new(root, "success", json_true());
 	if (!nlink && !nunlink)
 		json_object_set_new(root, "message",
-				    json_string("All requested packages already installed."));
+		                    json_string("All requested packages already installed."));
 	if (messages && json_array_size(messages))
 		json_object_set(root, "messages", messages);
 	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -271,7 +280,7 @@ static void print_json(const char *prefix, const struct menv_record *const *link
 
 /* conda-meta/pinned: one MatchSpec a line (# comments). */
 static int load_pins(const char *prefix, struct menv_matchspec ***pins, size_t *n,
-		     struct menv_error *err)
+                     struct menv_error *err)
 {
 	char *path = menv_xasprintf("%s/conda-meta/pinned", prefix);
 	struct menv_buf b = MENV_BUF_INIT;
@@ -316,9 +325,8 @@ static char *dep_name(const char *dep)
 
 /* --prune: keeps only what the file's specs need (its closure over depends); appends the
  * installed records that are no longer needed to `*unlink` and drops unneeded links. */
-static void prune(struct menv_matchspec **specs, size_t nspecs,
-		  struct menv_prefix_record *inst, size_t ninst, struct menv_transaction *t,
-		  json_t ***unlink, size_t *nunlink)
+static void prune(struct menv_matchspec **specs, size_t nspecs, struct menv_prefix_record *inst,
+                  size_t ninst, struct menv_transaction *t, json_t ***unlink, size_t *nunlink)
 {
 	json_t *final = json_object(); /* name -> depends array */
 	json_t *need = json_object();
@@ -330,7 +338,7 @@ static void prune(struct menv_matchspec **specs, size_t nspecs,
 			leaving = t->unlink[k] == inst[i].json;
 		if (!leaving)
 			json_object_set(final, inst[i].name,
-					json_object_get(inst[i].json, "depends"));
+			                json_object_get(inst[i].json, "depends"));
 	}
 	for (size_t i = 0; i < t->nlink; i++)
 		json_object_set(final, t->link[i]->name, menv_record_depends(t->link[i]));
@@ -344,7 +352,8 @@ static void prune(struct menv_matchspec **specs, size_t nspecs,
 		json_object_set_new(need, nm, json_true());
 		size_t k;
 		json_t *d;
-		json_array_foreach(json_object_get(final, nm), k, d) {
+		json_array_foreach(json_object_get(final, nm), k, d)
+		{
 			if (json_is_string(d))
 				menv_strvec_push_owned(&queue, dep_name(json_string_value(d)));
 		}
@@ -397,8 +406,10 @@ static void toposort(const struct menv_record **recs, size_t n)
 			bool ready = true;
 			size_t j;
 			json_t *d;
-			json_array_foreach(menv_record_depends(recs[i]), j, d) {
-				char *dn = json_is_string(d) ? dep_name(json_string_value(d)) : NULL;
+			json_array_foreach(menv_record_depends(recs[i]), j, d)
+			{
+				char *dn =
+				        json_is_string(d) ? dep_name(json_string_value(d)) : NULL;
 				for (size_t m = 0; dn && m < n && ready; m++)
 					if (m != i && !done[m] && !strcmp(recs[m]->name, dn))
 						ready = false;
@@ -424,9 +435,9 @@ static void toposort(const struct menv_record **recs, size_t n)
 
 /* --revision N: the records to link and unlink to get back to revision N's packages. */
 static int revision_plan(const char *prefix, const struct menv_config *cfg, size_t rev,
-			 const struct menv_cli_channels *ch, struct menv_prefix_record *inst,
-			 size_t ninst, struct owned_recs *owned, struct menv_transaction *t,
-			 struct menv_error *err)
+                         const struct menv_cli_channels *ch, struct menv_prefix_record *inst,
+                         size_t ninst, struct owned_recs *owned, struct menv_transaction *t,
+                         struct menv_error *err)
 {
 	struct menv_revision *revs = NULL;
 	struct menv_strvec target = MENV_STRVEC_INIT;
@@ -454,7 +465,7 @@ static int revision_plan(const char *prefix, const struct menv_config *cfg, size
 		bool have = false;
 		for (size_t i = 0; i < ninst && !have; i++) {
 			char *d = menv_xasprintf("%s-%s-%s", inst[i].name, inst[i].version,
-						 inst[i].build);
+			                         inst[i].build);
 			have = !strcmp(d, want);
 			free(d);
 		}
@@ -471,7 +482,8 @@ static int revision_plan(const char *prefix, const struct menv_config *cfg, size
 		}
 		if (!found) {
 			/* the package cache still has it */
-			char *p = menv_xasprintf("%s/%s/info/repodata_record.json", cfg->pkgs_dir, want);
+			char *p = menv_xasprintf("%s/%s/info/repodata_record.json", cfg->pkgs_dir,
+			                         want);
 			json_t *j = json_load_file(p, 0, NULL);
 			free(p);
 			const char *url = j ? jstr(j, "url") : "";
@@ -491,9 +503,11 @@ static int revision_plan(const char *prefix, const struct menv_config *cfg, size
 			json_decref(j);
 		}
 		if (!found) {
-			rc = menv_error_set(err, MENV_ENOTFOUND,
-					    "'%s' of revision %zu is in neither the channels nor the "
-					    "package cache", want, rev);
+			rc = menv_error_set(
+			        err, MENV_ENOTFOUND,
+			        "'%s' of revision %zu is in neither the channels nor the "
+			        "package cache",
+			        want, rev);
 			goto out;
 		}
 		t->link[t->nlink++] = found;
@@ -515,17 +529,17 @@ static bool is_installed(struct menv_prefix_record *inst, size_t n, const char *
 
 static int change(struct chg_opts *o)
 {
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
 	struct menv_envfile *ef = NULL;
 	struct menv_prefix_record *inst = NULL;
 	struct menv_matchspec **specs = NULL, **pins = NULL, **constrained = NULL;
-	struct menv_cli_channels ch = { 0 };
+	struct menv_cli_channels ch = {0};
 	struct menv_solver *solver = NULL;
-	struct menv_transaction t = { 0 };
-	struct owned_recs owned = { 0 };
+	struct menv_transaction t = {0};
+	struct owned_recs owned = {0};
 	struct menv_strvec spec_strs = MENV_STRVEC_INIT, requested = MENV_STRVEC_INIT;
-	struct menv_cli_events ev = { .verbose = o->verbose };
+	struct menv_cli_events ev = {.verbose = o->verbose};
 	json_t **unlink = NULL, **instj = NULL;
 	size_t ninst = 0, nspecs = 0, npins = 0, nunlink = 0, nconstrained = 0;
 	char *prefix = NULL, *cmdline = NULL;
@@ -545,8 +559,9 @@ static int change(struct chg_opts *o)
 			goto out;
 		if (ef->pip.n) {
 			rc = menv_error_set(&err, MENV_EUNSUPPORTED,
-					    "%s: the 'pip:' section (%zu requirements) is not "
-					    "supported yet", o->file, ef->pip.n);
+			                    "%s: the 'pip:' section (%zu requirements) is not "
+			                    "supported yet",
+			                    o->file, ef->pip.n);
 			goto out;
 		}
 		if (!o->name && !o->prefix) {
@@ -566,7 +581,7 @@ static int change(struct chg_opts *o)
 	}
 	if (!spec_strs.n && !o->has_revision && !o->all && o->kind != K_ENV_UPDATE) {
 		rc = menv_error_set(&err, MENV_EUSAGE, "no packages given%s",
-				    o->kind == K_INSTALL ? "" : " (or --all)");
+		                    o->kind == K_INSTALL ? "" : " (or --all)");
 		goto out;
 	}
 	prefix = menv_cli_env_prefix(&cfg, o->name, o->prefix, &err);
@@ -585,11 +600,12 @@ static int change(struct chg_opts *o)
 			goto out;
 		if (what != MENV_RECOVERY_NONE)
 			fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
-				what == MENV_RECOVERY_FINISHED ? "finished" : "rolled back", prefix);
+			        what == MENV_RECOVERY_FINISHED ? "finished" : "rolled back",
+			        prefix);
 		if (what == MENV_RECOVERY_REMOVED) {
 			rc = menv_error_set(&err, MENV_ENOTFOUND,
-					    "'%s' was an interrupted create and has been removed",
-					    prefix);
+			                    "'%s' was an interrupted create and has been removed",
+			                    prefix);
 			goto out;
 		}
 	}
@@ -615,8 +631,8 @@ static int change(struct chg_opts *o)
 			if (specs[i]->name && !strchr(specs[i]->name, '*') &&
 			    !is_installed(inst, ninst, specs[i]->name)) {
 				rc = menv_error_set(&err, MENV_ENOTFOUND,
-						    "package '%s' is not installed in '%s'",
-						    specs[i]->name, prefix);
+				                    "package '%s' is not installed in '%s'",
+				                    specs[i]->name, prefix);
 				goto out;
 			}
 		}
@@ -631,20 +647,20 @@ static int change(struct chg_opts *o)
 	} else {
 		if (o->kind != K_REMOVE) {
 			rc = menv_cli_load_channels(&cfg, &o->channels, ef ? &ef->channels : NULL,
-						    o->override_channels, specs, nspecs, o->quiet,
-						    &ch, &err);
+			                            o->override_channels, specs, nspecs, o->quiet,
+			                            &ch, &err);
 			if (rc)
 				goto out;
 			if (!ch.nchans && (nspecs || o->all)) {
 				rc = menv_error_set(&err, MENV_EUSAGE,
-						    "no channels: give -c CHANNEL or list channels "
-						    "in the environment file or .condarc");
+				                    "no channels: give -c CHANNEL or list channels "
+				                    "in the environment file or .condarc");
 				goto out;
 			}
 		}
 		if (o->has_revision) {
 			rc = revision_plan(prefix, &cfg, (size_t)o->revision, &ch, inst, ninst,
-					   &owned, &t, &err);
+			                   &owned, &t, &err);
 			if (rc)
 				goto out;
 		} else {
@@ -655,14 +671,14 @@ static int change(struct chg_opts *o)
 			size_t nv = menv_virtual_detect(virt, 8);
 			for (size_t i = 0; i < nv; i++)
 				menv_solver_add_virtual(solver, virt[i].name, virt[i].version,
-							virt[i].build);
+				                        virt[i].build);
 			menv_solver_add_installed(solver, instj, ninst);
 			rc = load_pins(prefix, &pins, &npins, &err);
 			if (rc)
 				goto out;
 			for (size_t i = 0; i < npins; i++)
 				menv_solver_add_pin(solver, pins[i]);
-			struct menv_solve_request req = { 0 };
+			struct menv_solve_request req = {0};
 			constrained = menv_xcalloc(nspecs + 1, sizeof(*constrained));
 			switch (o->kind) {
 			case K_INSTALL:
@@ -736,8 +752,8 @@ static int change(struct chg_opts *o)
 		if (!o->quiet)
 			fprintf(stderr, "Fetching packages into %s\n", cfg.pkgs_dir);
 		rc = menv_pkgcache_fetch(cfg.pkgs_dir, (struct menv_record *const *)t.link, t.nlink,
-					 cfg.download_threads, NULL, NULL,
-					 (volatile int *)&menv_cli_cancel, &err);
+		                         cfg.download_threads, NULL, NULL,
+		                         (volatile int *)&menv_cli_cancel, &err);
 		if (rc)
 			goto out;
 	}
@@ -747,14 +763,14 @@ static int change(struct chg_opts *o)
 	if (o->json)
 		ev.messages = json_array();
 	struct menv_install_opts io = {
-		.pkgs_dir = cfg.pkgs_dir,
-		.requested = &requested,
-		.cmdline = cmdline,
-		.remove_specs = o->kind == K_REMOVE,
-		.cancel = (volatile int *)&menv_cli_cancel,
-		.no_wait = o->no_wait,
-		.cb = menv_cli_env_event,
-		.ud = &ev,
+	        .pkgs_dir = cfg.pkgs_dir,
+	        .requested = &requested,
+	        .cmdline = cmdline,
+	        .remove_specs = o->kind == K_REMOVE,
+	        .cancel = (volatile int *)&menv_cli_cancel,
+	        .no_wait = o->no_wait,
+	        .cb = menv_cli_env_event,
+	        .ud = &ev,
 	};
 	menv_cli_link_settings(&cfg, &io);
 	struct menv_link_stats st;
@@ -769,20 +785,22 @@ static int change(struct chg_opts *o)
 	} else {
 		printf("%s %s: %zu packages removed, %zu linked, %zu files (%zu reflinked, %zu "
 		       "hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)\n",
-		       remove_env ? "Removed" : "Updated", prefix, st.unlinked, st.packages, st.files,
-		       st.reflinks, st.hardlinks, st.softlinks, st.copies, st.replaced, st.pyc);
+		       remove_env ? "Removed" : "Updated", prefix, st.unlinked, st.packages,
+		       st.files, st.reflinks, st.hardlinks, st.softlinks, st.copies, st.replaced,
+		       st.pyc);
 		if (st.clobbered)
 			printf("warning: %zu files were provided by more than one package; the "
-			       "later package's copy was kept\n", st.clobbered);
+			       "later package's copy was kept\n",
+			       st.clobbered);
 	}
 out:
 	if (rc) {
 		if (o->json) {
 			json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error",
-					      menv_error_name(err.code), "message", err.msg);
+			                      menv_error_name(err.code), "message", err.msg);
 			if (solver && err.code == MENV_EUNSAT)
 				json_object_set_new(j, "problems",
-						    json_string(menv_solver_problems(solver)));
+				                    json_string(menv_solver_problems(solver)));
 			char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 			printf("%s\n", s);
 			free(s);
@@ -820,7 +838,7 @@ out:
 
 static int run_kind(enum kind k, int argc, char **argv)
 {
-	struct chg_opts o = { .kind = k };
+	struct chg_opts o = {.kind = k};
 	int rc = parse(argc, argv, &o);
 	if (rc) {
 		menv_strvec_clear(&o.channels);
@@ -881,7 +899,7 @@ static void split_dist(const char *label, char **name, char **ver, char **vb)
 
 int menv_cli_list_revisions(const char *prefix, bool json)
 {
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	struct menv_revision *revs = NULL;
 	size_t n = 0;
 	json_t *all = json ? json_array() : NULL;
@@ -906,8 +924,9 @@ int menv_cli_list_revisions(const char *prefix, bool json)
 				if (!strcmp(nm, nm2)) {
 					changed = true;
 					char *s = menv_xasprintf("%s-%s -> %s", nm, vb, vb2);
-					json_array_append_new(cmp_versions(ver2, ver) >= 0 ? up : down,
-							      json_string(s));
+					json_array_append_new(cmp_versions(ver2, ver) >= 0 ? up
+					                                                   : down,
+					                      json_string(s));
 					if (!json)
 						printf("     %s  {%s -> %s}\n", nm, vb, vb2);
 					free(s);
@@ -947,9 +966,9 @@ int menv_cli_list_revisions(const char *prefix, bool json)
 			free(vb);
 		}
 		if (json) {
-			json_t *o = json_pack("{s:I, s:s, s:o, s:o, s:o, s:o}", "rev", (json_int_t)i,
-					      "date", r->date, "install", inst, "remove", rem,
-					      "upgrade", up, "downgrade", down);
+			json_t *o = json_pack("{s:I, s:s, s:o, s:o, s:o, s:o}", "rev",
+			                      (json_int_t)i, "date", r->date, "install", inst,
+			                      "remove", rem, "upgrade", up, "downgrade", down);
 			if (r->cmd)
 				json_object_set_new(o, "cmd", json_string(r->cmd));
 			json_array_append_new(all, o);

@@ -1,6 +1,6 @@
 /*
- * cmd_list.c - `menv list` (conda list's table or JSON) and `menv export` (conda env export's
- * environment.yml: name, channels, dependencies pinned name=version=build, prefix).
+ * cmd_list.c - `menv list` (conda list's table or JSON); pip-installed distributions are listed
+ * with channel `pypi` (`menv export` is in cmd_export.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -100,7 +100,8 @@ int menv_cmd_list(int argc, char **argv)
 	struct menv_config cfg = { 0 };
 	struct menv_error err = { 0 };
 	struct menv_prefix_record *recs = NULL;
-	size_t n = 0;
+	struct menv_pip_dist *pips = NULL;
+	size_t n = 0, npip = 0;
 	char *prefix = NULL;
 	int rc, code = 0;
 
@@ -118,6 +119,8 @@ int menv_cmd_list(int argc, char **argv)
 		goto out;
 	}
 	rc = load(&o, &cfg, &prefix, &recs, &n, &err);
+	if (!rc)
+		rc = menv_pip_list(prefix, &pips, &npip, &err);
 	if (rc) {
 		code = menv_cli_fail(&err);
 		goto out;
@@ -134,6 +137,12 @@ int menv_cmd_list(int argc, char **argv)
 					       "platform", recs[i].subdir ? recs[i].subdir : ""));
 			free(ch);
 		}
+		for (size_t i = 0; i < npip; i++)
+			json_array_append_new(
+				arr, json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "name", pips[i].name,
+					       "version", pips[i].version, "build_string", "pypi_0",
+					       "build_number", (json_int_t)0, "channel", "pypi",
+					       "platform", "pypi"));
 		char *s = json_dumps(arr, JSON_INDENT(2));
 		printf("%s\n", s);
 		free(s);
@@ -147,98 +156,10 @@ int menv_cmd_list(int argc, char **argv)
 		printf("%-25s %-25s %-25s %s\n", recs[i].name, recs[i].version, recs[i].build, ch);
 		free(ch);
 	}
+	for (size_t i = 0; i < npip; i++)
+		printf("%-25s %-25s %-25s %s\n", pips[i].name, pips[i].version, "pypi_0", "pypi");
 out:
-	menv_prefix_records_free(recs, n);
-	menv_config_release(&cfg);
-	free(prefix);
-	return code;
-}
-
-/* YAML-safe scalar: quoted when it holds characters YAML would read specially. */
-static void yaml_scalar(const char *s)
-{
-	if (!*s || strpbrk(s, ":#{}[],&*!|>'\"%@`") || s[0] == '-' || s[0] == ' ') {
-		putchar('"');
-		for (const char *p = s; *p; p++) {
-			if (*p == '"' || *p == '\\')
-				putchar('\\');
-			putchar(*p);
-		}
-		putchar('"');
-	} else {
-		fputs(s, stdout);
-	}
-}
-
-int menv_cmd_export(int argc, char **argv)
-{
-	struct env_opts o = { 0 };
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
-	struct menv_prefix_record *recs = NULL;
-	struct menv_strvec chans = MENV_STRVEC_INIT;
-	size_t n = 0;
-	char *prefix = NULL;
-	int rc, code = 0;
-
-	rc = parse(argc, argv, &o,
-		   "usage: menv export (-n NAME | -p PREFIX) [--no-builds] [--json]\n");
-	if (rc)
-		return rc > 0 ? 0 : MENV_EXIT_USAGE;
-	rc = load(&o, &cfg, &prefix, &recs, &n, &err);
-	if (rc) {
-		code = menv_cli_fail(&err);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char *ch = channel_display(&cfg, &recs[i]);
-		if (*ch && !menv_strvec_contains(&chans, ch))
-			menv_strvec_push(&chans, ch);
-		free(ch);
-	}
-	const char *slash = strrchr(prefix, '/');
-	const char *name = o.name ? o.name : slash ? slash + 1 : prefix;
-	if (o.json) {
-		json_t *deps = json_array(), *jch = json_array();
-		for (size_t i = 0; i < chans.n; i++)
-			json_array_append_new(jch, json_string(chans.v[i]));
-		for (size_t i = 0; i < n; i++) {
-			char *d = o.no_builds ? menv_xasprintf("%s=%s", recs[i].name, recs[i].version)
-					      : menv_xasprintf("%s=%s=%s", recs[i].name,
-							       recs[i].version, recs[i].build);
-			json_array_append_new(deps, json_string(d));
-			free(d);
-		}
-		json_t *j = json_pack("{s:s, s:o, s:o, s:s}", "name", name, "channels", jch,
-				      "dependencies", deps, "prefix", prefix);
-		char *s = json_dumps(j, JSON_INDENT(2));
-		printf("%s\n", s);
-		free(s);
-		json_decref(j);
-		goto out;
-	}
-	fputs("name: ", stdout);
-	yaml_scalar(name);
-	fputs("\nchannels:\n", stdout);
-	for (size_t i = 0; i < chans.n; i++) {
-		fputs("  - ", stdout);
-		yaml_scalar(chans.v[i]);
-		putchar('\n');
-	}
-	if (chans.n)
-		fputs("  - nodefaults\n", stdout);
-	fputs("dependencies:\n", stdout);
-	for (size_t i = 0; i < n; i++) {
-		if (o.no_builds)
-			printf("  - %s=%s\n", recs[i].name, recs[i].version);
-		else
-			printf("  - %s=%s=%s\n", recs[i].name, recs[i].version, recs[i].build);
-	}
-	fputs("prefix: ", stdout);
-	yaml_scalar(prefix);
-	putchar('\n');
-out:
-	menv_strvec_clear(&chans);
+	menv_pip_dists_free(pips, npip);
 	menv_prefix_records_free(recs, n);
 	menv_config_release(&cfg);
 	free(prefix);

@@ -25,7 +25,8 @@ struct command {
 static const struct command commands[] = {
 	{ "create", menv_cmd_create, "create an environment from specs or an environment file" },
 	{ "list", menv_cmd_list, "list the packages of an environment" },
-	{ "export", menv_cmd_export, "print an environment as an environment.yml" },
+	{ "export", menv_cmd_export, "print an environment as a lockfile or environment.yml" },
+	{ "lock", menv_cmd_lock, "solve an environment file for platforms into a lockfile" },
 	{ "index", menv_cmd_index, "write repodata.json for a folder of packages" },
 	{ "info", menv_cmd_info, "show settings, locations and virtual packages" },
 	{ "install", menv_cmd_install, "install packages into an environment (or --revision N)" },

@@ -42,7 +42,7 @@ static void parse_spec_list(const char *s, struct menv_strvec *out)
 }
 
 int menv_history_load(const char *prefix, struct menv_revision **out, size_t *n,
-		      struct menv_error *err)
+                      struct menv_error *err)
 {
 	char *path = menv_xasprintf("%s/conda-meta/history", prefix);
 	struct menv_buf b = MENV_BUF_INIT;
@@ -122,20 +122,20 @@ static int by_str(const void *a, const void *b)
 }
 
 int menv_history_state(const struct menv_revision *revs, size_t n, size_t rev,
-		       struct menv_strvec *out, struct menv_error *err)
+                       struct menv_strvec *out, struct menv_error *err)
 {
 	json_t *set;
 
 	if (rev >= n)
 		return menv_error_set(err, MENV_ENOTFOUND,
-				      "revision %zu does not exist (the history has %zu)", rev, n);
+		                      "revision %zu does not exist (the history has %zu)", rev, n);
 	set = json_object(); /* dist -> label */
 	for (size_t i = 0; i <= rev; i++) {
 		for (size_t k = 0; k < revs[i].removed.n; k++)
 			json_object_del(set, dist_part(revs[i].removed.v[k]));
 		for (size_t k = 0; k < revs[i].added.n; k++)
 			json_object_set_new(set, dist_part(revs[i].added.v[k]),
-					    json_string(revs[i].added.v[k]));
+			                    json_string(revs[i].added.v[k]));
 	}
 	const char *key;
 	json_t *v;

@@ -75,7 +75,7 @@ static int log_rec(struct menv_txn *t, char op, const char *rel, struct menv_err
 	free(rec);
 	if (w != (ssize_t)(n + 2))
 		return menv_error_sys(err, MENV_EIO, "cannot write the transaction journal in '%s'",
-				      t->root);
+		                      t->root);
 	return 0;
 }
 
@@ -99,7 +99,7 @@ int menv_txn_begin(struct menv_txn *t, char kind, struct menv_error *err)
 	menv_remove_tree(t->dir);
 	if (mkdir(t->dir, 0755) < 0 || mkdir(backup, 0755) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot create the transaction journal '%s'",
-				    t->dir);
+		                    t->dir);
 		goto out;
 	}
 	t->fd = open(journal, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
@@ -146,11 +146,13 @@ int menv_txn_mkdirs(struct menv_txn *t, const char *rel, struct menv_error *err)
 			if (rc)
 				goto out;
 			if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-				rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'", p);
+				rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'",
+				                    p);
 				goto out;
 			}
 		} else if (!S_ISDIR(sb.st_mode) && stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-			rc = menv_error_set(err, MENV_EEXIST, "'%s' exists and is not a directory", p);
+			rc = menv_error_set(err, MENV_EEXIST, "'%s' exists and is not a directory",
+			                    p);
 			goto out;
 		}
 		*s = c;
@@ -216,7 +218,7 @@ int menv_txn_rmdir(struct menv_txn *t, const char *rel, struct menv_error *err)
 
 /* Reads the journal's records into `out` (pointers into `buf`). */
 static int read_journal(const char *dir, struct menv_buf *buf, struct menv_strvec *out,
-			struct menv_error *err)
+                        struct menv_error *err)
 {
 	char *path = menv_xasprintf("%s/journal", dir);
 	int rc = menv_buf_read_file(buf, path, err);
@@ -258,9 +260,7 @@ static void undo(const char *root, const char *dir, const struct menv_strvec *re
 			 * link script) */
 			menv_remove_tree(p);
 			break;
-		case 'R':
-			mkdir(p, 0755);
-			break;
+		case 'R': mkdir(p, 0755); break;
 		case 'M': {
 			/* "M<n>\t<path>": <path> was moved to backup/<n> */
 			const char *tab = strchr(rel, '\t');
@@ -281,8 +281,7 @@ static void undo(const char *root, const char *dir, const struct menv_strvec *re
 			free(b);
 			break;
 		}
-		default:
-			break;
+		default: break;
 		}
 		free(p);
 	}
@@ -319,7 +318,7 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 		return rc;
 	if (fsync(t->fd) < 0)
 		return menv_error_sys(err, MENV_EIO, "cannot write the transaction journal in '%s'",
-				      t->root);
+		                      t->root);
 	close(t->fd);
 	t->fd = -1;
 	count_op(t);
@@ -381,7 +380,7 @@ bool menv_env_needs_recovery(const char *prefix)
 /* Locks                                                                                     */
 
 int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, int *lock_fd,
-		  struct menv_error *err)
+                  struct menv_error *err)
 {
 	char *meta = menv_xasprintf("%s/conda-meta", prefix);
 	char *path = menv_xasprintf("%s/.menv.lock", meta);
@@ -390,7 +389,7 @@ int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, in
 	*lock_fd = -1;
 	if (access(meta, F_OK) < 0) {
 		rc = menv_error_set(err, MENV_ENOTFOUND,
-				    "'%s' is not a conda environment (no conda-meta/)", prefix);
+		                    "'%s' is not a conda environment (no conda-meta/)", prefix);
 		goto out;
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -405,20 +404,22 @@ int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, in
 		goto out;
 	}
 	if (no_wait) {
-		rc = menv_error_set(err, MENV_ELOCKED,
-				    "'%s' is locked by another menv process", prefix);
+		rc = menv_error_set(err, MENV_ELOCKED, "'%s' is locked by another menv process",
+		                    prefix);
 		goto out;
 	}
 	if (cb) {
 		char *msg = menv_xasprintf("waiting for another menv process to finish with '%s'",
-					   prefix);
+		                           prefix);
 		cb(ud, MENV_ENV_LOCK_WAIT, msg);
 		free(msg);
 	}
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno == EINTR) {
-			rc = menv_error_set(err, MENV_EINTR, "interrupted while waiting for the lock "
-					    "on '%s'", prefix);
+			rc = menv_error_set(err, MENV_EINTR,
+			                    "interrupted while waiting for the lock "
+			                    "on '%s'",
+			                    prefix);
 			goto out;
 		}
 		rc = menv_error_sys(err, MENV_EIO, "cannot lock '%s'", prefix);

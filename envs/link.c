@@ -30,7 +30,7 @@ struct path_entry {
 	const char *placeholder; /* NULL when none */
 	bool binary;             /* file_mode binary */
 	bool no_link;
-	json_t *src;             /* the paths.json entry (borrowed), NULL for legacy */
+	json_t *src; /* the paths.json entry (borrowed), NULL for legacy */
 };
 
 void menv_sha256_hex(const void *data, size_t len, char out[65])
@@ -96,7 +96,7 @@ static int write_all(int fd, const char *p, size_t n)
 }
 
 static int write_new_file(const char *dst, const char *data, size_t len, mode_t mode,
-			  struct menv_error *err)
+                          struct menv_error *err)
 {
 	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
 	if (fd < 0)
@@ -150,7 +150,7 @@ static int copy_file(const char *src, const char *dst, mode_t mode, struct menv_
 
 /* has_prefix lines: `placeholder mode path`, or just `path` (text, default placeholder). */
 static const char *has_prefix_lookup(const char *has_prefix, const char *path, bool *binary,
-				     char *ph, size_t phlen)
+                                     char *ph, size_t phlen)
 {
 	const char *line = has_prefix;
 	while (line && *line) {
@@ -179,7 +179,7 @@ static const char *has_prefix_lookup(const char *has_prefix, const char *path, b
 }
 
 static int collect(const char *root, size_t rootlen, const char *dir, struct menv_buf *out,
-		   struct menv_error *err)
+                   struct menv_error *err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -228,14 +228,15 @@ static void report_clobber(struct menv_link_ctx *ctx, const char *rel)
 	if (!ctx->opts->cb)
 		return;
 	if (json_is_string(o))
-		msg = menv_xasprintf("ClobberWarning: This transaction has incompatible packages due "
-				     "to a shared path.\n  packages: %s, %s\n  path: '%s'",
-				     json_string_value(o), ctx->dist, rel);
+		msg = menv_xasprintf(
+		        "ClobberWarning: This transaction has incompatible packages due "
+		        "to a shared path.\n  packages: %s, %s\n  path: '%s'",
+		        json_string_value(o), ctx->dist, rel);
 	else
 		msg = menv_xasprintf("ClobberWarning: The package '%s' overwrites the path '%s', "
-				     "which already exists in the target prefix and belongs to no "
-				     "package (it may have been created by another program)",
-				     ctx->dist, rel);
+		                     "which already exists in the target prefix and belongs to no "
+		                     "package (it may have been created by another program)",
+		                     ctx->dist, rel);
 	ctx->opts->cb(ctx->opts->ud, MENV_ENV_CLOBBER, msg);
 	free(msg);
 }
@@ -252,8 +253,10 @@ static int prepare(struct menv_link_ctx *ctx, const char *rel, struct menv_error
 		goto out;
 	if (lstat(dst, &sb) == 0) {
 		if (S_ISDIR(sb.st_mode)) {
-			rc = menv_error_set(err, MENV_EEXIST, "cannot link '%s': a directory of that "
-					    "name exists in the prefix", rel);
+			rc = menv_error_set(err, MENV_EEXIST,
+			                    "cannot link '%s': a directory of that "
+			                    "name exists in the prefix",
+			                    rel);
 			goto out;
 		}
 		report_clobber(ctx, rel);
@@ -268,7 +271,7 @@ out:
 }
 
 static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *dst, mode_t mode,
-		      struct menv_error *err)
+                      struct menv_error *err)
 {
 	if (!ctx->caps->no_reflink) {
 		if (reflink(src, dst, mode) == 0) {
@@ -286,7 +289,7 @@ static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *ds
 }
 
 static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json_t *files,
-		    json_t *paths, struct menv_error *err)
+                    json_t *paths, struct menv_error *err)
 {
 	const struct menv_install_opts *o = ctx->opts;
 	struct menv_link_stats *st = ctx->st;
@@ -307,7 +310,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	}
 	if (lstat(src, &sst) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "package file '%s' is missing from the cache",
-				    pe->path);
+		                    pe->path);
 		goto out;
 	}
 	rc = prepare(ctx, rel, err);
@@ -331,7 +334,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		rc = menv_buf_read_file(&in, src, err);
 		if (!rc)
 			rc = menv_prefix_replace(in.buf, in.len, pe->placeholder, ctx->prefix,
-						 pe->binary, &outb, err);
+			                         pe->binary, &outb, err);
 		if (rc == MENV_EUNSUPPORTED)
 			menv_error_prefix(err, "cannot relocate '%s'", pe->path);
 		if (!rc)
@@ -345,7 +348,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 				menv_sha256_hex(outb.buf, outb.len, hex);
 				json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
 				json_object_set_new(pd, "size_in_bytes",
-						    json_integer((json_int_t)outb.len));
+				                    json_integer((json_int_t)outb.len));
 			}
 		}
 		menv_buf_release(&in);
@@ -444,7 +447,7 @@ char *menv_python_shebang(const char *prefix)
 /* Entry points of a noarch python package (info/link.json "noarch.entry_points"):
  * "name = module:function" becomes an executable bin/name run by the prefix's python. */
 static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_t *files,
-			      json_t *paths, struct menv_error *err)
+                              json_t *paths, struct menv_error *err)
 {
 	json_t *eps = json_object_get(json_object_get(linkjson, "noarch"), "entry_points");
 	size_t i;
@@ -452,29 +455,31 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_
 
 	if (!json_is_array(eps))
 		return 0;
-	json_array_foreach(eps, i, e) {
+	json_array_foreach(eps, i, e)
+	{
 		if (!json_is_string(e))
 			continue;
 		char name[256], module[512], func[256];
-		if (sscanf(json_string_value(e), " %255[^= ] = %511[^: ] : %255[^ \n]", name, module,
-			   func) != 3 || strchr(name, '/'))
+		if (sscanf(json_string_value(e), " %255[^= ] = %511[^: ] : %255[^ \n]", name,
+		           module, func) != 3 ||
+		    strchr(name, '/'))
 			return menv_error_set(err, MENV_EPARSE, "invalid entry point '%s'",
-					      json_string_value(e));
+			                      json_string_value(e));
 		char imp[256];
 		snprintf(imp, sizeof(imp), "%.*s", (int)strcspn(func, "."), func);
 		char *rel = menv_xasprintf("bin/%s", name);
 		char *dst = menv_xasprintf("%s/%s", ctx->txn->root, rel);
 		char *shebang = menv_python_shebang(ctx->prefix);
 		char *body = menv_xasprintf(
-			"%s"
-			"# -*- coding: utf-8 -*-\n"
-			"import re\n"
-			"import sys\n\n"
-			"from %s import %s\n\n"
-			"if __name__ == '__main__':\n"
-			"    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])\n"
-			"    sys.exit(%s())\n",
-			shebang, module, imp, func);
+		        "%s"
+		        "# -*- coding: utf-8 -*-\n"
+		        "import re\n"
+		        "import sys\n\n"
+		        "from %s import %s\n\n"
+		        "if __name__ == '__main__':\n"
+		        "    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])\n"
+		        "    sys.exit(%s())\n",
+		        shebang, module, imp, func);
 		int rc = prepare(ctx, rel, err);
 		if (!rc)
 			rc = write_new_file(dst, body, strlen(body), 0755, err);
@@ -483,9 +488,11 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_
 			json_t *pd = json_object();
 			menv_sha256_hex(body, strlen(body), hex);
 			json_object_set_new(pd, "_path", json_string(rel));
-			json_object_set_new(pd, "path_type", json_string("unix_python_entry_point"));
+			json_object_set_new(pd, "path_type",
+			                    json_string("unix_python_entry_point"));
 			json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
-			json_object_set_new(pd, "size_in_bytes", json_integer((json_int_t)strlen(body)));
+			json_object_set_new(pd, "size_in_bytes",
+			                    json_integer((json_int_t)strlen(body)));
 			json_array_append_new(paths, pd);
 			json_array_append_new(files, json_string(rel));
 			json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
@@ -517,29 +524,32 @@ static int for_each_entry(const char *pkgdir, entry_fn fn, void *ud, struct menv
 		root = json_load_file(pj, 0, &jerr);
 		if (!root || !json_is_array(json_object_get(root, "paths"))) {
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", pj, jerr.line,
-					    jerr.column, root ? "no \"paths\" list" : jerr.text);
+			                    jerr.column, root ? "no \"paths\" list" : jerr.text);
 			goto out;
 		}
 		size_t i;
 		json_t *e;
-		json_array_foreach(json_object_get(root, "paths"), i, e) {
+		json_array_foreach(json_object_get(root, "paths"), i, e)
+		{
 			json_t *p = json_object_get(e, "_path");
 			json_t *t = json_object_get(e, "path_type");
 			json_t *ph = json_object_get(e, "prefix_placeholder");
 			json_t *fm = json_object_get(e, "file_mode");
 			if (!json_is_string(p)) {
-				rc = menv_error_set(err, MENV_EPARSE, "%s: entry %zu has no _path", pj, i);
+				rc = menv_error_set(err, MENV_EPARSE, "%s: entry %zu has no _path",
+				                    pj, i);
 				goto out;
 			}
 			struct path_entry pe = {
-				.path = json_string_value(p),
-				.path_type = json_is_string(t) ? json_string_value(t) : "hardlink",
-				.placeholder = json_is_string(ph) && *json_string_value(ph)
-						       ? json_string_value(ph)
-						       : NULL,
-				.binary = json_is_string(fm) && !strcmp(json_string_value(fm), "binary"),
-				.no_link = json_is_true(json_object_get(e, "no_link")),
-				.src = e,
+			        .path = json_string_value(p),
+			        .path_type = json_is_string(t) ? json_string_value(t) : "hardlink",
+			        .placeholder = json_is_string(ph) && *json_string_value(ph)
+			                               ? json_string_value(ph)
+			                               : NULL,
+			        .binary = json_is_string(fm) &&
+			                  !strcmp(json_string_value(fm), "binary"),
+			        .no_link = json_is_true(json_object_get(e, "no_link")),
+			        .src = e,
 			};
 			rc = fn(ud, &pe, err);
 			if (rc)
@@ -552,8 +562,8 @@ static int for_each_entry(const char *pkgdir, entry_fn fn, void *ud, struct menv
 	char *hf = menv_xasprintf("%s/info/has_prefix", pkgdir);
 	char *info = menv_xasprintf("%s/info", pkgdir);
 	if (access(info, F_OK) < 0)
-		rc = menv_error_set(err, MENV_ENOTFOUND, "'%s' is not an extracted package (no info/)",
-				    pkgdir);
+		rc = menv_error_set(err, MENV_ENOTFOUND,
+		                    "'%s' is not an extracted package (no info/)", pkgdir);
 	else if (access(ff, F_OK) == 0)
 		rc = menv_buf_read_file(&legacy, ff, err);
 	else
@@ -575,7 +585,7 @@ static int for_each_entry(const char *pkgdir, entry_fn fn, void *ud, struct menv
 			continue;
 		char ph[1024];
 		bool bin = false;
-		struct path_entry pe = { .path = line, .path_type = "hardlink" };
+		struct path_entry pe = {.path = line, .path_type = "hardlink"};
 		pe.placeholder = has_prefix_lookup(hp.buf, line, &bin, ph, sizeof(ph));
 		pe.binary = bin;
 		rc = fn(ud, &pe, err);
@@ -604,12 +614,12 @@ static int link_entry(void *ud, const struct path_entry *pe, struct menv_error *
 }
 
 int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
-		      struct menv_error *err)
+                      struct menv_error *err)
 {
 	char *lj = menv_xasprintf("%s/info/link.json", ctx->pkgdir);
 	json_t *linkjson = NULL;
 	json_error_t jerr;
-	struct link_ud ud = { ctx, files, paths };
+	struct link_ud ud = {ctx, files, paths};
 	int rc;
 
 	ctx->link_type = 0;
@@ -620,7 +630,7 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 		linkjson = json_load_file(lj, 0, &jerr);
 		if (!linkjson) {
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", lj, jerr.line,
-					    jerr.column, jerr.text);
+			                    jerr.column, jerr.text);
 			goto out;
 		}
 		rc = write_entry_points(ctx, linkjson, files, paths, err);
@@ -644,21 +654,22 @@ static int check_entry(void *ud, const struct path_entry *pe, struct menv_error 
 
 	if (!safe_relpath(pe->path))
 		return menv_error_set(err, MENV_EUNSAFE, "'%s': path '%s' leaves the prefix",
-				      c->dist, pe->path);
+		                      c->dist, pe->path);
 	if (!pe->placeholder || !pe->binary)
 		return 0;
 	pl = strlen(pe->placeholder);
 	if (nl > pl)
-		return menv_error_set(err, MENV_EUNSUPPORTED,
-				      "cannot install '%s' into '%s': the prefix is %zu bytes, "
-				      "longer than the %zu-byte placeholder of the binary file '%s'",
-				      c->dist, c->prefix, nl, pl, pe->path);
+		return menv_error_set(
+		        err, MENV_EUNSUPPORTED,
+		        "cannot install '%s' into '%s': the prefix is %zu bytes, "
+		        "longer than the %zu-byte placeholder of the binary file '%s'",
+		        c->dist, c->prefix, nl, pl, pe->path);
 	return 0;
 }
 
 int menv_link_check(const char *pkgdir, const char *dist, const char *prefix,
-		    struct menv_error *err)
+                    struct menv_error *err)
 {
-	struct check_ud c = { dist, prefix };
+	struct check_ud c = {dist, prefix};
 	return for_each_entry(pkgdir, check_entry, &c, err);
 }

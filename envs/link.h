@@ -14,11 +14,11 @@
 /* A transaction on the directory `root` (a prefix, or the staging directory of a create).
  * While fd < 0 nothing is journaled (a staging directory is removed whole on failure). */
 struct menv_txn {
-	char *root;         /* where changes are made */
-	char *dir;          /* <root>/conda-meta/.menv-txn */
-	int fd;             /* the journal, or -1 */
-	size_t ops;         /* changes made so far (the MENV_TEST_CRASH_AFTER hook counts them) */
-	size_t nbackups;    /* files moved aside so far */
+	char *root;      /* where changes are made */
+	char *dir;       /* <root>/conda-meta/.menv-txn */
+	int fd;          /* the journal, or -1 */
+	size_t ops;      /* changes made so far (the MENV_TEST_CRASH_AFTER hook counts them) */
+	size_t nbackups; /* files moved aside so far */
 	long crash_after;
 };
 
@@ -57,23 +57,23 @@ struct menv_link_ctx {
 	bool noarch_python;        /* remap site-packages/ and python-scripts/ */
 	const char *site_packages; /* "lib/python3.X/site-packages" for noarch python */
 	const struct menv_install_opts *opts;
-	json_t *owners;            /* prefix path -> dist that has it now (borrowed, updated) */
+	json_t *owners; /* prefix path -> dist that has it now (borrowed, updated) */
 	struct menv_link_caps *caps;
 	struct menv_link_stats *st;
-	int link_type;             /* out: conda's link type of the package (1 hard, 2 soft, 3 copy) */
+	int link_type; /* out: conda's link type of the package (1 hard, 2 soft, 3 copy) */
 };
 
 /* Links the files of ctx->pkgdir into ctx->txn->root, appending prefix-relative paths to
  * `files` and paths_data entries to `paths` (both JSON arrays, borrowed).
  * Errors: MENV_EPARSE, MENV_EUNSAFE, MENV_EUNSUPPORTED, MENV_EEXIST, MENV_EIO. */
 int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
-		      struct menv_error *err);
+                      struct menv_error *err);
 
 /* Checks before anything is written that a package can be linked into `prefix`: its file
  * list is readable and no binary-mode placeholder is shorter than `prefix` (BR-026).
  * Errors: MENV_EUNSUPPORTED naming the file and both lengths, MENV_EPARSE, MENV_ENOTFOUND. */
 int menv_link_check(const char *pkgdir, const char *dist, const char *prefix,
-		    struct menv_error *err);
+                    struct menv_error *err);
 
 /* mkdir -p. Errors: MENV_EIO. */
 int menv_mkdirs(const char *path, struct menv_error *err);
@@ -97,8 +97,8 @@ char *menv_python_shebang(const char *prefix);
  * `output` (may be NULL). Errors: MENV_EIO when it cannot be started or exits non-zero
  * ("<action> script of '<dist>' failed with exit status N"). */
 int menv_run_link_script(const char *prefix, const char *script, const char *action,
-			 const char *name, const char *version, int64_t build_number,
-			 const char *dist, struct menv_buf *output, struct menv_error *err);
+                         const char *name, const char *version, int64_t build_number,
+                         const char *dist, struct menv_buf *output, struct menv_error *err);
 
 /* Compiles the `.py` files among `files` (prefix-relative, a JSON array) with
  * <root>/bin/python (python version `pyver`, "3.9"), journaling each .pyc before it is
@@ -106,6 +106,6 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
  * pyc_file). No python in the prefix: nothing is done. Errors: MENV_EIO (journal); a failing
  * compileall is reported through opts->cb as a warning. */
 int menv_compile_pyc(struct menv_txn *t, const char *pyver, json_t *files, json_t *paths,
-		     const struct menv_install_opts *opts, struct menv_error *err);
+                     const struct menv_install_opts *opts, struct menv_error *err);
 
 #endif

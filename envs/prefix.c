@@ -35,8 +35,8 @@
 /* One package linked by a transaction. */
 struct linked {
 	const struct menv_record *r;
-	char *dist;     /* name-version-build */
-	char *label;    /* "channel/subdir::dist" for history and messages */
+	char *dist;  /* name-version-build */
+	char *label; /* "channel/subdir::dist" for history and messages */
 	char *pkgdir;
 	json_t *files, *paths;
 	int link_type;
@@ -48,9 +48,9 @@ struct run {
 	const struct menv_install_opts *opts;
 	struct menv_link_stats st;
 	struct menv_link_caps caps;
-	json_t *owners;     /* prefix path -> label of the package that has it */
-	char *site;         /* "lib/pythonX.Y/site-packages", or NULL without python */
-	char *pyver;        /* "X.Y", or NULL */
+	json_t *owners; /* prefix path -> label of the package that has it */
+	char *site;     /* "lib/pythonX.Y/site-packages", or NULL without python */
+	char *pyver;    /* "X.Y", or NULL */
 	struct linked *pk;
 	size_t npk;
 };
@@ -83,8 +83,8 @@ static bool cancelled(const struct menv_install_opts *o)
 }
 
 /* Appends "; <note>" to the error message. */
-__attribute__((format(printf, 2, 3))) static void add_note(struct menv_error *err,
-							   const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void add_note(struct menv_error *err, const char *fmt,
+                                                           ...)
 {
 	va_list ap;
 	if (!err)
@@ -119,7 +119,7 @@ static json_t *load_json(const char *path, struct menv_error *err)
 	json_t *j = json_load_file(path, 0, &jerr);
 	if (!j)
 		menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column,
-			       jerr.text);
+		               jerr.text);
 	return j;
 }
 
@@ -144,7 +144,7 @@ static char *record_label(const struct menv_record *r)
 {
 	char *dist = menv_record_dist(r);
 	char *l = menv_xasprintf("%s/%s::%s", r->channel ? r->channel->name : "<unknown>",
-				 r->subdir ? r->subdir : "", dist);
+	                         r->subdir ? r->subdir : "", dist);
 	free(dist);
 	return l;
 }
@@ -158,7 +158,7 @@ static const char *jstr(json_t *o, const char *k)
 static char *json_dist(json_t *rec)
 {
 	return menv_xasprintf("%s-%s-%s", jstr(rec, "name"), jstr(rec, "version"),
-			      jstr(rec, "build"));
+	                      jstr(rec, "build"));
 }
 
 /* python's version and site-packages from its record (CEP-20; python_site_packages_path
@@ -175,13 +175,13 @@ static void set_python(struct run *r, json_t *rec)
 	free(r->site);
 	r->pyver = menv_xasprintf("%d.%d", maj, min);
 	r->site = sp && *sp && sp[0] != '/' && !strstr(sp, "..")
-			  ? menv_xstrdup(sp)
-			  : menv_xasprintf("lib/python%d.%d/site-packages", maj, min);
+	                  ? menv_xstrdup(sp)
+	                  : menv_xasprintf("lib/python%d.%d/site-packages", maj, min);
 }
 
 /* Writes a new file at rel inside the transaction (moving an existing one aside). */
 static int txn_write(struct run *r, const char *rel, const char *data, size_t len,
-		     struct menv_error *err)
+                     struct menv_error *err)
 {
 	char *abs = menv_xasprintf("%s/%s", r->txn.root, rel);
 	struct stat sb;
@@ -221,7 +221,7 @@ out:
 /* Every package can be linked into the prefix: extracted in the cache, file list
  * readable, binary placeholders long enough (BR-026), python present for noarch python. */
 static int check_all(struct run *r, const struct menv_record *const *recs, size_t n,
-		     struct menv_error *err)
+                     struct menv_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		char *dist = menv_record_dist(recs[i]);
@@ -229,8 +229,9 @@ static int check_all(struct run *r, const struct menv_record *const *recs, size_
 		int rc = 0;
 		if (recs[i]->noarch_python && !r->site)
 			rc = menv_error_set(err, MENV_EUNSUPPORTED,
-					    "'%s' is a noarch python package but the environment "
-					    "has no python", dist);
+			                    "'%s' is a noarch python package but the environment "
+			                    "has no python",
+			                    dist);
 		if (!rc)
 			rc = menv_link_check(pkgdir, dist, r->prefix, err);
 		free(pkgdir);
@@ -270,7 +271,7 @@ static int script_failed(struct run *r, struct menv_buf *out, int rc)
 
 /* Links every record into r->txn.root (pre-link scripts, files, entry points, .pyc). */
 static int link_all(struct run *r, const struct menv_record *const *recs, size_t n,
-		    struct menv_error *err)
+                    struct menv_error *err)
 {
 	int rc = 0;
 
@@ -291,8 +292,9 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		char *pre = menv_xasprintf("%s/bin/.%s-pre-link.sh", l->pkgdir, rec->name);
 		if (access(pre, F_OK) == 0) {
 			struct menv_buf out = MENV_BUF_INIT;
-			rc = menv_run_link_script(r->prefix, pre, "pre-link", rec->name, rec->version,
-						  rec->build_number, l->dist, &out, err);
+			rc = menv_run_link_script(r->prefix, pre, "pre-link", rec->name,
+			                          rec->version, rec->build_number, l->dist, &out,
+			                          err);
 			if (rc)
 				script_failed(r, &out, rc);
 			menv_buf_release(&out);
@@ -301,16 +303,16 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		if (rc)
 			return rc;
 		struct menv_link_ctx ctx = {
-			.prefix = r->prefix,
-			.txn = &r->txn,
-			.pkgdir = l->pkgdir,
-			.dist = l->label,
-			.noarch_python = rec->noarch_python,
-			.site_packages = r->site,
-			.opts = r->opts,
-			.owners = r->owners,
-			.caps = &r->caps,
-			.st = &r->st,
+		        .prefix = r->prefix,
+		        .txn = &r->txn,
+		        .pkgdir = l->pkgdir,
+		        .dist = l->label,
+		        .noarch_python = rec->noarch_python,
+		        .site_packages = r->site,
+		        .opts = r->opts,
+		        .owners = r->owners,
+		        .caps = &r->caps,
+		        .st = &r->st,
 		};
 		rc = menv_link_package(&ctx, l->files, l->paths, err);
 		if (rc) {
@@ -339,7 +341,7 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		struct linked *l = &r->pk[i];
 		char *rrpath = menv_xasprintf("%s/info/repodata_record.json", l->pkgdir);
 		json_t *rec = access(rrpath, F_OK) == 0 ? load_json(rrpath, err)
-							 : json_deep_copy(l->r->json);
+		                                        : json_deep_copy(l->r->json);
 		free(rrpath);
 		if (!rec)
 			return MENV_EPARSE;
@@ -352,7 +354,7 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		}
 		json_object_set_new(rec, "url", json_string(l->r->url ? l->r->url : ""));
 		json_object_set_new(rec, "channel",
-				    json_string(l->r->channel_url ? l->r->channel_url : ""));
+		                    json_string(l->r->channel_url ? l->r->channel_url : ""));
 		json_object_set(rec, "files", l->files);
 		json_t *pd = json_object();
 		json_object_set(pd, "paths", l->paths);
@@ -463,8 +465,8 @@ static int post_link(struct run *r, struct menv_error *err)
 		if (access(s, F_OK) == 0) {
 			struct menv_buf out = MENV_BUF_INIT;
 			rc = menv_run_link_script(r->prefix, s, "post-link", l->r->name,
-						  l->r->version, l->r->build_number, l->dist, &out,
-						  err);
+			                          l->r->version, l->r->build_number, l->dist, &out,
+			                          err);
 			if (rc)
 				script_failed(r, &out, rc);
 			menv_buf_release(&out);
@@ -527,10 +529,10 @@ static void remove_stale_staging(const char *parent, const char *base)
 }
 
 int menv_env_create(const char *prefix, const struct menv_record *const *recs, size_t n,
-		    const struct menv_install_opts *opts, struct menv_link_stats *stats,
-		    struct menv_error *err)
+                    const struct menv_install_opts *opts, struct menv_link_stats *stats,
+                    struct menv_error *err)
 {
-	struct run r = { .prefix = prefix, .opts = opts };
+	struct run r = {.prefix = prefix, .opts = opts};
 	char *pcopy = menv_xstrdup(prefix), *bcopy = menv_xstrdup(prefix);
 	char *parent = dirname(pcopy), *base = basename(bcopy);
 	char *staging = NULL, *meta = NULL;
@@ -541,7 +543,8 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	menv_txn_init(&r.txn, "/");
 	r.owners = json_object();
 	if (prefix[0] != '/') {
-		rc = menv_error_set(err, MENV_EUSAGE, "prefix '%s' is not an absolute path", prefix);
+		rc = menv_error_set(err, MENV_EUSAGE, "prefix '%s' is not an absolute path",
+		                    prefix);
 		goto out;
 	}
 	if (lstat(prefix, &sb) == 0) {
@@ -564,7 +567,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	staging = menv_xasprintf("%s/.%s.menv-tmp-XXXXXX", parent, base);
 	if (!mkdtemp(staging)) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot create a staging directory in '%s'",
-				    parent);
+		                    parent);
 		free(staging);
 		staging = NULL;
 		goto out;
@@ -601,7 +604,8 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		goto out;
 	}
 	if (rename(staging, prefix) < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot move the new environment to '%s'", prefix);
+		rc = menv_error_sys(err, MENV_EIO, "cannot move the new environment to '%s'",
+		                    prefix);
 		if (empty_dir)
 			mkdir(prefix, 0755);
 		goto out;
@@ -623,12 +627,14 @@ out:
 		if (empty_dir)
 			mkdir(prefix, 0755);
 		if (rc == MENV_EINTR)
-			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created", prefix);
+			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created",
+			               prefix);
 		else
 			add_note(err, "'%s' was not created", prefix);
 	} else if (rc && staging) {
 		if (rc == MENV_EINTR)
-			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created", prefix);
+			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created",
+			               prefix);
 		menv_remove_tree(staging);
 	}
 	menv_env_unlock(lock_fd);
@@ -674,16 +680,17 @@ static int unlink_one(struct run *r, json_t *rec, json_t *dirs, struct menv_erro
 	emit(r->opts, MENV_ENV_UNLINK, dist);
 	if (access(pre, F_OK) == 0) {
 		struct menv_buf out = MENV_BUF_INIT;
-		struct menv_error serr = { 0 };
+		struct menv_error serr = {0};
 		if (menv_run_link_script(r->prefix, pre, "pre-unlink", name, jstr(rec, "version"),
-					 json_is_integer(bn) ? json_integer_value(bn) : 0, dist,
-					 &out, &serr)) {
+		                         json_is_integer(bn) ? json_integer_value(bn) : 0, dist,
+		                         &out, &serr)) {
 			script_failed(r, &out, serr.code);
 			emit(r->opts, MENV_ENV_WARNING, serr.msg);
 		}
 		menv_buf_release(&out);
 	}
-	json_array_foreach(files, i, f) {
+	json_array_foreach(files, i, f)
+	{
 		const char *rel = json_string_value(f);
 		struct stat sb;
 		if (!rel || !*rel || rel[0] == '/' || strstr(rel, "..") || strchr(rel, '\n'))
@@ -737,10 +744,10 @@ static int remove_empty_dirs(struct run *r, json_t *dirs, struct menv_error *err
 }
 
 int menv_env_apply(const char *prefix, const struct menv_record *const *link, size_t nlink,
-		   json_t *const *unlink, size_t nunlink, const struct menv_install_opts *opts,
-		   struct menv_link_stats *stats, struct menv_error *err)
+                   json_t *const *unlink, size_t nunlink, const struct menv_install_opts *opts,
+                   struct menv_link_stats *stats, struct menv_error *err)
 {
-	struct run r = { .prefix = prefix, .opts = opts };
+	struct run r = {.prefix = prefix, .opts = opts};
 	struct menv_prefix_record *inst = NULL;
 	struct menv_revision *revs = NULL;
 	struct menv_strvec minus = MENV_STRVEC_INIT;
@@ -759,11 +766,11 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 	if (rc)
 		goto out;
 	if (rec != MENV_RECOVERY_NONE) {
-		char *msg = menv_xasprintf(
-			rec == MENV_RECOVERY_FINISHED
-				? "finished an interrupted transaction in '%s'"
-				: "rolled back an interrupted transaction in '%s'",
-			prefix);
+		char *msg =
+		        menv_xasprintf(rec == MENV_RECOVERY_FINISHED
+		                               ? "finished an interrupted transaction in '%s'"
+		                               : "rolled back an interrupted transaction in '%s'",
+		                       prefix);
 		emit(opts, MENV_ENV_RECOVERED, msg);
 		free(msg);
 	}
@@ -783,9 +790,9 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 		}
 		if (!found) {
 			rc = menv_error_set(err, MENV_ENOTFOUND,
-					    "'%s' is no longer installed in '%s' (another process "
-					    "changed the environment; run the command again)", d,
-					    prefix);
+			                    "'%s' is no longer installed in '%s' (another process "
+			                    "changed the environment; run the command again)",
+			                    d, prefix);
 			free(d);
 			goto out;
 		}
@@ -799,10 +806,10 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 			char *label = installed_label(inst[k].json, revs, nrevs);
 			size_t i;
 			json_t *f;
-			json_array_foreach(json_object_get(inst[k].json, "files"), i, f)
-				if (json_is_string(f))
-					json_object_set_new(r.owners, json_string_value(f),
-							    json_string(label));
+			json_array_foreach(json_object_get(inst[k].json, "files"), i,
+			                   f) if (json_is_string(f))
+			        json_object_set_new(r.owners, json_string_value(f),
+			                            json_string(label));
 			free(label);
 			if (!strcmp(inst[k].name, "python"))
 				set_python(&r, inst[k].json);
@@ -856,12 +863,14 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 		show_messages(&r);
 out:
 	if (rc && began) {
-		struct menv_error rerr = { 0 };
+		struct menv_error rerr = {0};
 		if (menv_txn_rollback(&r.txn, &rerr))
 			menv_error_prefix(err, "rolling back failed too (%s)", rerr.msg);
 		else if (rc == MENV_EINTR)
-			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was rolled back to its "
-					"previous state", prefix);
+			menv_error_set(err, MENV_EINTR,
+			               "interrupted; '%s' was rolled back to its "
+			               "previous state",
+			               prefix);
 		else
 			add_note(err, "'%s' was rolled back to its previous state", prefix);
 	}
@@ -878,7 +887,7 @@ out:
 }
 
 int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
-		    struct menv_link_stats *stats, struct menv_error *err)
+                    struct menv_link_stats *stats, struct menv_error *err)
 {
 	struct menv_prefix_record *inst = NULL;
 	json_t **all = NULL;

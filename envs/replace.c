@@ -25,7 +25,7 @@ static size_t count_hits(const char *s, size_t n, const char *ph, size_t pl)
 
 /* `data` is the original text, `out` its replaced form; rewrites out's shebang if needed. */
 static void fix_shebang(const char *data, size_t len, const char *ph, const char *prefix,
-			struct menv_buf *out)
+                        struct menv_buf *out)
 {
 	size_t pl = strlen(ph), nl = strlen(prefix);
 	const char *eol = memchr(data, '\n', len);
@@ -54,7 +54,7 @@ static void fix_shebang(const char *data, size_t len, const char *ph, const char
 		return;
 	/* where the interpreter ends in the replaced line */
 	size_t newint = (j - i) + count_hits(data + i, j - i, ph, pl) * nl -
-			count_hits(data + i, j - i, ph, pl) * pl;
+	                count_hits(data + i, j - i, ph, pl) * pl;
 	size_t rest = i + newint;
 	struct menv_buf b = MENV_BUF_INIT;
 	menv_buf_adds(&b, "#!/usr/bin/env ");
@@ -64,9 +64,8 @@ static void fix_shebang(const char *data, size_t len, const char *ph, const char
 	*out = b;
 }
 
-int menv_prefix_replace(const char *data, size_t len, const char *placeholder,
-			const char *prefix, bool binary, struct menv_buf *out,
-			struct menv_error *err)
+int menv_prefix_replace(const char *data, size_t len, const char *placeholder, const char *prefix,
+                        bool binary, struct menv_buf *out, struct menv_error *err)
 {
 	size_t pl = strlen(placeholder), nl = strlen(prefix);
 	size_t i = 0;
@@ -75,8 +74,9 @@ int menv_prefix_replace(const char *data, size_t len, const char *placeholder,
 		return menv_error_set(err, MENV_EPARSE, "empty prefix placeholder");
 	if (binary && nl > pl)
 		return menv_error_set(err, MENV_EUNSUPPORTED,
-				      "prefix '%s' is longer than the %zu-byte placeholder of a "
-				      "binary file", prefix, pl);
+		                      "prefix '%s' is longer than the %zu-byte placeholder of a "
+		                      "binary file",
+		                      prefix, pl);
 	menv_buf_grow(out, len);
 	while (i < len) {
 		const char *hit = memmem(data + i, len - i, placeholder, pl);

@@ -43,24 +43,24 @@ static int wait_child(pid_t pid)
 }
 
 int menv_run_link_script(const char *prefix, const char *script, const char *action,
-			 const char *name, const char *version, int64_t build_number,
-			 const char *dist, struct menv_buf *output, struct menv_error *err)
+                         const char *name, const char *version, int64_t build_number,
+                         const char *dist, struct menv_buf *output, struct menv_error *err)
 {
 	static const char snippet[] =
-		"for __menv_f in \"$PREFIX\"/etc/conda/activate.d/*.sh; do "
-		"[ -f \"$__menv_f\" ] && . \"$__menv_f\"; done; unset __menv_f; . \"$0\"";
+	        "for __menv_f in \"$PREFIX\"/etc/conda/activate.d/*.sh; do "
+	        "[ -f \"$__menv_f\" ] && . \"$__menv_f\"; done; unset __menv_f; . \"$0\"";
 	int pfd[2];
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return menv_error_sys(err, MENV_EIO, "cannot run the %s script of '%s'", action,
-				      dist);
+		                      dist);
 	pid = fork();
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
 		return menv_error_sys(err, MENV_EIO, "cannot run the %s script of '%s'", action,
-				      dist);
+		                      dist);
 	}
 	if (pid == 0) {
 		char num[32];
@@ -87,17 +87,18 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
 	close(pfd[0]);
 	int status = wait_child(pid);
 	if (status < 0)
-		return menv_error_sys(err, MENV_EIO, "cannot wait for the %s script of '%s'", action,
-				      dist);
+		return menv_error_sys(err, MENV_EIO, "cannot wait for the %s script of '%s'",
+		                      action, dist);
 	if (WIFSIGNALED(status))
 		return menv_error_set(err, MENV_EIO, "%s script of '%s' was killed by signal %d",
-				      action, dist, WTERMSIG(status));
+		                      action, dist, WTERMSIG(status));
 	if (WEXITSTATUS(status) == 127 && access("/bin/bash", X_OK) < 0)
-		return menv_error_set(err, MENV_EIO, "cannot run the %s script of '%s': no /bin/bash",
-				      action, dist);
+		return menv_error_set(err, MENV_EIO,
+		                      "cannot run the %s script of '%s': no /bin/bash", action,
+		                      dist);
 	if (WEXITSTATUS(status))
 		return menv_error_set(err, MENV_EIO, "%s script of '%s' failed with exit status %d",
-				      action, dist, WEXITSTATUS(status));
+		                      action, dist, WEXITSTATUS(status));
 	return 0;
 }
 
@@ -109,12 +110,13 @@ static char *pyc_path(const char *py, const char *tag)
 	int dirlen = slash ? (int)(slash - py) : 0;
 	int stemlen = (int)(strlen(base) - 3);
 	if (slash)
-		return menv_xasprintf("%.*s/__pycache__/%.*s.%s.pyc", dirlen, py, stemlen, base, tag);
+		return menv_xasprintf("%.*s/__pycache__/%.*s.%s.pyc", dirlen, py, stemlen, base,
+		                      tag);
 	return menv_xasprintf("__pycache__/%.*s.%s.pyc", stemlen, base, tag);
 }
 
 int menv_compile_pyc(struct menv_txn *t, const char *pyver, json_t *files, json_t *paths,
-		     const struct menv_install_opts *opts, struct menv_error *err)
+                     const struct menv_install_opts *opts, struct menv_error *err)
 {
 	char *python = menv_xasprintf("%s/bin/python", t->root);
 	char tag[32] = "cpython-";
@@ -137,7 +139,8 @@ int menv_compile_pyc(struct menv_txn *t, const char *pyver, json_t *files, json_
 		tag[l] = *s;
 		tag[l + 1] = '\0';
 	}
-	json_array_foreach(files, i, f) {
+	json_array_foreach(files, i, f)
+	{
 		const char *p = json_string_value(f);
 		size_t l = p ? strlen(p) : 0;
 		if (l < 4 || strcmp(p + l - 3, ".py"))
@@ -187,7 +190,7 @@ int menv_compile_pyc(struct menv_txn *t, const char *pyver, json_t *files, json_
 		_exit(127);
 	}
 	close(in[0]);
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 	sigaction(SIGPIPE, &ign, &old);
 	for (size_t off = 0; off < list.len;) {
 		ssize_t w = write(in[1], list.buf + off, list.len - off);
@@ -216,7 +219,8 @@ int menv_compile_pyc(struct menv_txn *t, const char *pyver, json_t *files, json_
 	}
 	if (failed && opts->cb) {
 		char *msg = menv_xasprintf("could not compile every .py file with '%s' (%zu of %zu "
-					   ".pyc files written)", python, made, pycs.n);
+		                           ".pyc files written)",
+		                           python, made, pycs.n);
 		opts->cb(opts->ud, MENV_ENV_WARNING, msg);
 		free(msg);
 	}

@@ -255,7 +255,7 @@ def body(t):
         t.check(False, "menv list --json parses (%s)" % e, r.out)
 
     # menv export -> name=version=build lines for exactly the installed set
-    r = t.menv_ok("export", "-n", "corpus")
+    r = t.menv_ok("export", "-n", "corpus", "--format", "environment")
     exported = os.path.join(t.tmp, "exported.yml")
     menvtest.write_text(exported, r.out)
     dep_lines = [l.strip()[2:].strip().strip('"') for l in r.out.splitlines()

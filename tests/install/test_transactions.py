@@ -36,7 +36,8 @@ def state(prefix):
     """What must be identical between runs: the payload with hashes, which records exist,
     and how many history blocks."""
     snap = snapshot(prefix)
-    meta = sorted(k for k in snap if k.startswith("conda-meta/") and k.endswith(".json"))
+    meta = sorted(k for k in snap if k.startswith("conda-meta/") and k.endswith(".json")
+                  and not k.startswith("conda-meta/."))  # records, not menv's own state
     hist = 0
     h = os.path.join(prefix, "conda-meta", "history")
     if os.path.exists(h):

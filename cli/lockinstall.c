@@ -1,0 +1,692 @@
+/*
+ * lockinstall.c - `menv create -f LOCKFILE`: an environment made exactly from a lockfile's
+ * records (conda-lock v1, explicit, pixi.lock v4-v7 with -e ENV, micromamba JSON), without
+ * repodata and without the solver; and the pip step of every create (environment.yml
+ * `pip:` sections, pip entries of a lock).
+ *
+ * The records come from the lock: URL, md5/sha256 and size (verified by the package cache
+ * while downloading), depends where the lock has them. After the files are in the cache
+ * each record is completed from the package's own info/index.json (build_number, license,
+ * noarch, ...; depends when the lock has none, e.g. explicit files), and the cache's
+ * info/repodata_record.json is rewritten to that complete record, so the conda-meta
+ * PrefixRecords are the same whether the cache was cold or warm.
+ *
+ * pip runs after menv_env_create has renamed the staging directory into place (scripts and
+ * paths must name the final prefix); if pip fails the new prefix is removed again
+ * (menv_pip_rollback_prefix), so a failed create leaves nothing behind.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "envs.h"
+#include "fetch.h"
+
+bool menv_cli_is_lockfile(const char *path)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_error err = { 0 };
+	bool yes = false;
+	if (!menv_buf_read_file(&b, path, &err))
+		yes = menv_lockfile_detect(b.buf, b.len) != MENV_LOCK_NONE;
+	menv_buf_release(&b);
+	return yes;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* Record keys a lock may carry beyond url/hashes/depends (pixi), copied into the record. */
+static const char *const record_keys[] = { "build_number", "constrains", "license",
+					   "license_family", "timestamp", "noarch",
+					   "track_features", "features", "python_site_packages_path",
+					   "arch", "platform", NULL };
+
+struct lockrecs {
+	struct menv_record *recs;
+	size_t n;
+	struct menv_channel **chans; /* one per record, owned (borrowed by recs[i].channel) */
+	bool *lock_depends;          /* the lock gave the record's depends */
+	json_t **solved;             /* a complete repodata_record.json already in the cache
+					before the fetch (left by a solve), or NULL */
+};
+
+static void lockrecs_release(struct lockrecs *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		menv_record_release(&l->recs[i]);
+		menv_channel_free(l->chans[i]);
+		json_decref(l->solved ? l->solved[i] : NULL);
+	}
+	free(l->recs);
+	free(l->chans);
+	free(l->lock_depends);
+	free(l->solved);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Fills r from a JSON object plus the lock's URL (r owns new copies). */
+static int record_set(struct menv_record *r, json_t *obj, const char *url,
+		      const struct menv_channel *ch, struct menv_error *err)
+{
+	const char *fn = jstr(obj, "fn");
+	int rc = menv_record_from_json(r, obj, fn, NULL, ch, err);
+	if (rc)
+		return rc;
+	r->url = menv_xstrdup(url);
+	r->channel_url = menv_xasprintf("%s/%s", ch->base_url, r->subdir ? r->subdir : "noarch");
+	return 0;
+}
+
+/* The lock's conda entries as records (before the cache completes them). */
+static int build_records(const struct menv_config *cfg, const struct menv_lock_package **sel,
+			 size_t nsel, struct lockrecs *out, struct menv_error *err)
+{
+	int rc = 0;
+
+	out->recs = menv_xcalloc(nsel + 1, sizeof(*out->recs));
+	out->chans = menv_xcalloc(nsel + 1, sizeof(*out->chans));
+	out->lock_depends = menv_xcalloc(nsel + 1, sizeof(*out->lock_depends));
+	out->solved = menv_xcalloc(nsel + 1, sizeof(*out->solved));
+	for (size_t i = 0; i < nsel; i++) {
+		const struct menv_lock_package *p = sel[i];
+		if (p->manager != MENV_LOCK_CONDA)
+			continue;
+		struct menv_channel *ch = NULL;
+		rc = menv_channel_parse(p->url, cfg, &ch, err);
+		if (rc) {
+			menv_error_prefix(err, "lockfile entry '%s'", p->name);
+			return rc;
+		}
+		char *fn = ch->package_filename ? menv_xstrdup(ch->package_filename) : NULL;
+		if (!fn) {
+			const char *b = strrchr(p->url, '/');
+			fn = menv_xstrndup(b ? b + 1 : p->url, strcspn(b ? b + 1 : p->url, "?#"));
+		}
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(p->name));
+		json_object_set_new(o, "version", json_string(p->version));
+		json_object_set_new(o, "build", json_string(p->build));
+		json_object_set_new(o, "fn", json_string(fn));
+		const char *subdir = p->subdir ? p->subdir : ch->platform;
+		if (subdir)
+			json_object_set_new(o, "subdir", json_string(subdir));
+		if (p->md5)
+			json_object_set_new(o, "md5", json_string(p->md5));
+		if (p->sha256)
+			json_object_set_new(o, "sha256", json_string(p->sha256));
+		if (p->size >= 0)
+			json_object_set_new(o, "size", json_integer(p->size));
+		if (p->depends)
+			json_object_set(o, "depends", p->depends);
+		for (size_t k = 0; record_keys[k]; k++) {
+			json_t *v = json_object_get(p->extra, record_keys[k]);
+			if (v)
+				json_object_set(o, record_keys[k], v);
+		}
+		out->lock_depends[out->n] = p->depends != NULL;
+		out->chans[out->n] = ch;
+		rc = record_set(&out->recs[out->n], o, p->url, ch, err);
+		json_decref(o);
+		free(fn);
+		if (rc) {
+			menv_channel_free(ch);
+			out->chans[out->n] = NULL;
+			return rc;
+		}
+		out->n++;
+	}
+	return 0;
+}
+
+/* Before the fetch: the repodata_record.json a solve left in the cache for the same file
+ * (same sha256, else md5) knows more than index.json (patched depends): kept aside. */
+static void snapshot_solved(const char *pkgs_dir, struct lockrecs *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct menv_record *r = &l->recs[i];
+		char *dir = menv_pkgcache_dir(pkgs_dir, r);
+		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
+		json_t *have = json_load_file(rpath, 0, NULL);
+		const char *hs = jstr(have, "sha256"), *hm = jstr(have, "md5");
+		if (json_is_object(have) && json_object_get(have, "depends") &&
+		    ((r->sha256 && hs && !strcasecmp(hs, r->sha256)) ||
+		     (!r->sha256 && r->md5 && hm && !strcasecmp(hm, r->md5))))
+			l->solved[i] = json_incref(have);
+		json_decref(have);
+		free(rpath);
+		free(dir);
+	}
+}
+
+/* After the fetch: each record completed from <pkgs>/<dist>/info/index.json (and a
+ * repodata_record.json a solve wrote earlier), the lock's fields on top; the cache's
+ * repodata_record.json rewritten when it differs. */
+static int complete_records(const char *pkgs_dir, struct lockrecs *l, struct menv_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < l->n && !rc; i++) {
+		struct menv_record *r = &l->recs[i];
+		char *dir = menv_pkgcache_dir(pkgs_dir, r);
+		char *ipath = menv_xasprintf("%s/info/index.json", dir);
+		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
+		json_t *index = json_load_file(ipath, 0, NULL);
+		json_t *have = json_load_file(rpath, 0, NULL);
+		json_t *m = json_object();
+		const char *k;
+		json_t *v;
+		bool lock_deps = l->lock_depends[i];
+
+		if (!json_is_object(index)) {
+			rc = menv_error_set(err, MENV_EPARSE, "package '%s' in the cache has no "
+					    "readable info/index.json", r->fn);
+			goto next;
+		}
+		json_object_update(m, index);
+		if (l->solved[i])
+			json_object_update(m, l->solved[i]);
+		json_object_foreach(r->json, k, v) {
+			if (!strcmp(k, "depends") && !lock_deps)
+				continue;
+			json_object_set(m, k, v);
+		}
+		/* the hashes and size the fetch measured on the verified file fill what the lock
+		 * did not say (conda-lock has no size, explicit one hash) */
+		static const char *const measured[] = { "md5", "sha256", "size", NULL };
+		for (size_t k2 = 0; measured[k2]; k2++)
+			if (!json_object_get(m, measured[k2]) && json_object_get(have, measured[k2]))
+				json_object_set(m, measured[k2], json_object_get(have, measured[k2]));
+		json_object_set_new(m, "url", json_string(r->url));
+		json_object_set_new(m, "channel", json_string(r->channel_url));
+		if (!json_object_get(m, "depends"))
+			json_object_set_new(m, "depends", json_array());
+		if (!json_equal(m, have)) {
+			char *text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
+			rc = menv_write_file_atomic(rpath, text, strlen(text), err);
+			free(text);
+		}
+		if (!rc) {
+			char *url = menv_xstrdup(r->url);
+			const struct menv_channel *ch = r->channel;
+			menv_record_release(r);
+			rc = record_set(r, m, url, ch, err);
+			free(url);
+		}
+next:
+		json_decref(index);
+		json_decref(have);
+		json_decref(m);
+		free(ipath);
+		free(rpath);
+		free(dir);
+	}
+	return rc;
+}
+
+/* Orders records so each comes after the ones it depends on (by name; names outside the
+ * lock, like virtual packages, are ignored); the lock's order otherwise. */
+static const struct menv_record **toposort(const struct lockrecs *l)
+{
+	const struct menv_record **out = menv_xcalloc(l->n + 1, sizeof(*out));
+	int *state = menv_xcalloc(l->n + 1, sizeof(*state)); /* 0 new, 1 visiting, 2 done */
+	size_t *stack = menv_xcalloc(l->n + 1, sizeof(*stack));
+	size_t *next = menv_xcalloc(l->n + 1, sizeof(*next));
+	size_t nout = 0;
+
+	for (size_t root = 0; root < l->n; root++) {
+		size_t sp = 0;
+		if (state[root])
+			continue;
+		stack[sp++] = root;
+		state[root] = 1;
+		next[root] = 0;
+		while (sp) {
+			size_t cur = stack[sp - 1];
+			json_t *deps = menv_record_depends(&l->recs[cur]);
+			bool pushed = false;
+			while (next[cur] < json_array_size(deps) && !pushed) {
+				const char *d = json_string_value(json_array_get(deps, next[cur]++));
+				if (!d)
+					continue;
+				size_t nl = strcspn(d, " =<>!~[");
+				for (size_t j = 0; j < l->n; j++) {
+					if (state[j] || strlen(l->recs[j].name) != nl ||
+					    strncmp(l->recs[j].name, d, nl))
+						continue;
+					state[j] = 1;
+					next[j] = 0;
+					stack[sp++] = j;
+					pushed = true;
+					break;
+				}
+			}
+			if (!pushed) {
+				state[cur] = 2;
+				out[nout++] = &l->recs[cur];
+				sp--;
+			}
+		}
+	}
+	free(state);
+	free(stack);
+	free(next);
+	return out;
+}
+
+/* pip requirement lines for a lock's pip entries; true when each has a sha256. */
+static bool pip_lines(const struct menv_lock_package **sel, size_t nsel, struct menv_strvec *out)
+{
+	bool all_hashed = true;
+	size_t npip = 0;
+	for (size_t i = 0; i < nsel; i++) {
+		if (sel[i]->manager != MENV_LOCK_PIP)
+			continue;
+		npip++;
+		all_hashed = all_hashed && sel[i]->sha256 && sel[i]->url &&
+			     strstr(sel[i]->url, "://");
+	}
+	for (size_t i = 0; i < nsel; i++) {
+		const struct menv_lock_package *p = sel[i];
+		if (p->manager != MENV_LOCK_PIP)
+			continue;
+		if (!p->url || !strstr(p->url, "://"))
+			menv_strvec_push_owned(out, menv_xasprintf("%s==%s", p->name, p->version));
+		else if (all_hashed)
+			menv_strvec_push_owned(out, menv_xasprintf("%s @ %s --hash=sha256:%s",
+								   p->name, p->url, p->sha256));
+		else
+			menv_strvec_push_owned(out, menv_xasprintf("%s @ %s", p->name, p->url));
+	}
+	return npip && all_hashed;
+}
+
+/* Is this pip-section line an option that says where packages come from? */
+static bool pip_source_option(const char *s)
+{
+	static const char *const opts[] = { "--index-url", "-i", "--extra-index-url",
+					    "--find-links", "-f", "--trusted-host", "--no-index",
+					    NULL };
+	for (size_t i = 0; opts[i]; i++) {
+		size_t n = strlen(opts[i]);
+		if (!strncmp(s, opts[i], n) && (!s[n] || s[n] == ' ' || s[n] == '='))
+			return true;
+	}
+	return false;
+}
+
+static char *abs_path(const char *p)
+{
+	char buf[PATH_MAX];
+	if (realpath(p, buf))
+		return menv_xstrdup(buf);
+	return menv_xstrdup(p);
+}
+
+/* conda-meta/.menv-request: what the environment was made from (for --from-history and
+ * re-creating its pip part). Best effort. */
+static void write_request(const char *prefix, json_t *req)
+{
+	char *path = menv_xasprintf("%s/conda-meta/.menv-request", prefix);
+	char *text = json_dumps(req, JSON_INDENT(2));
+	struct menv_error err = { 0 };
+	menv_write_file_atomic(path, text, strlen(text), &err);
+	free(text);
+	free(path);
+}
+
+static void on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
+{
+	if (*(bool *)ud)
+		return;
+	const char *what = ev == MENV_FETCH_CACHED ? "cached" :
+			   ev == MENV_FETCH_DOWNLOADED ? "downloaded" : "extracted";
+	fprintf(stderr, "  %-10s %s-%s-%s\n", what, r->name, r->version, r->build);
+}
+
+static json_t *link_json(const struct menv_record *r)
+{
+	json_t *o = json_object();
+	char *dist = menv_record_dist(r);
+	json_object_set_new(o, "name", json_string(r->name));
+	json_object_set_new(o, "version", json_string(r->version));
+	json_object_set_new(o, "build_string", json_string(r->build));
+	json_object_set_new(o, "build_number", json_integer(r->build_number));
+	json_object_set_new(o, "channel", json_string(r->channel ? r->channel->name : ""));
+	json_object_set_new(o, "base_url", json_string(r->channel ? r->channel->base_url : ""));
+	json_object_set_new(o, "subdir", json_string(r->subdir ? r->subdir : ""));
+	json_object_set_new(o, "platform", json_string(r->subdir ? r->subdir : ""));
+	json_object_set_new(o, "url", json_string(r->url ? r->url : ""));
+	json_object_set_new(o, "fn", json_string(r->fn));
+	json_object_set_new(o, "dist_name", json_string(dist));
+	if (r->md5)
+		json_object_set_new(o, "md5", json_string(r->md5));
+	if (r->sha256)
+		json_object_set_new(o, "sha256", json_string(r->sha256));
+	if (r->size >= 0)
+		json_object_set_new(o, "size", json_integer(r->size));
+	free(dist);
+	return o;
+}
+
+static bool prefix_in_use(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool used = false;
+	if (!d)
+		return access(path, F_OK) == 0;
+	while (!used && (de = readdir(d)))
+		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return used;
+}
+
+int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o)
+{
+	struct menv_error err = { 0 };
+	struct menv_lockfile *lf = NULL;
+	const struct menv_lock_package **sel = NULL;
+	const struct menv_record **order = NULL;
+	struct lockrecs l = { 0 };
+	struct menv_strvec requested = MENV_STRVEC_INIT;
+	struct menv_pip_request pr = { 0 };
+	char *prefix = NULL, *cmdline = NULL, *src = NULL;
+	size_t nsel = 0, npip = 0;
+	int rc, code = 0;
+
+	rc = menv_lockfile_load(o->file, &lf, &err);
+	if (rc)
+		goto out;
+	rc = menv_lockfile_select(lf, o->env, cfg->subdir, &sel, &nsel, &err);
+	if (rc)
+		goto out;
+	prefix = menv_cli_prefix(cfg, o->name, o->prefix, &err);
+	if (!prefix) {
+		rc = err.code;
+		goto out;
+	}
+	if (!o->dry_run && prefix_in_use(prefix)) {
+		rc = menv_error_set(&err, MENV_EEXIST, "prefix '%s' already exists", prefix);
+		goto out;
+	}
+	for (size_t i = 0; i < nsel; i++)
+		npip += sel[i]->manager == MENV_LOCK_PIP;
+	rc = build_records(cfg, sel, nsel, &l, &err);
+	if (rc)
+		goto out;
+	if (!o->quiet)
+		fprintf(stderr, "Installing from lockfile %s (%s, %s): %zu conda + %zu pip packages, "
+			"no solve\n", o->file, menv_lock_format_name(lf->format), cfg->subdir, l.n,
+			npip);
+	if (o->dry_run) {
+		order = toposort(&l);
+		if (o->json) {
+			json_t *root = json_object(), *actions = json_object(), *link = json_array();
+			for (size_t i = 0; i < l.n; i++)
+				json_array_append_new(link, link_json(order[i]));
+			json_object_set_new(actions, "LINK", link);
+			json_object_set_new(actions, "FETCH", json_array());
+			json_object_set_new(actions, "PREFIX", json_string(prefix));
+			json_object_set_new(root, "actions", actions);
+			json_object_set_new(root, "prefix", json_string(prefix));
+			json_object_set_new(root, "dry_run", json_true());
+			json_object_set_new(root, "success", json_true());
+			json_object_set_new(root, "solved", json_false());
+			char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+			printf("%s\n", s);
+			free(s);
+			json_decref(root);
+		} else {
+			printf("\nTransaction (from lockfile, not solved)\n\n  Prefix: %s\n\n", prefix);
+			for (size_t i = 0; i < l.n; i++)
+				printf("  + %-26s %-16s %-26s %s\n", order[i]->name, order[i]->version,
+				       order[i]->build, order[i]->channel ? order[i]->channel->name : "");
+			for (size_t i = 0; i < nsel; i++)
+				if (sel[i]->manager == MENV_LOCK_PIP)
+					printf("  + %-26s %-16s %-26s pypi\n", sel[i]->name,
+					       sel[i]->version, "");
+			printf("\nDry run: nothing was changed.\n");
+		}
+		goto out;
+	}
+	if (l.n) {
+		struct menv_fetch_opts fo;
+		menv_fetch_opts_from_config(&fo, cfg);
+		fo.cancel = (volatile int *)&menv_cli_cancel;
+		if (!o->quiet)
+			fprintf(stderr, "Fetching packages into %s\n", cfg->pkgs_dir);
+		struct menv_record **ptrs = menv_xcalloc(l.n + 1, sizeof(*ptrs));
+		for (size_t i = 0; i < l.n; i++)
+			ptrs[i] = &l.recs[i];
+		bool quiet = o->quiet;
+		snapshot_solved(cfg->pkgs_dir, &l);
+		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l.n, &fo, on_fetch, &quiet,
+					      &err);
+		free(ptrs);
+		if (rc) {
+			menv_error_prefix(&err, "while fetching the packages of '%s'", o->file);
+			goto out;
+		}
+		rc = complete_records(cfg->pkgs_dir, &l, &err);
+		if (rc)
+			goto out;
+	}
+	order = toposort(&l);
+	for (size_t i = 0; i < l.n; i++)
+		menv_strvec_push_owned(&requested, menv_xasprintf("%s==%s=%s", order[i]->name,
+								  order[i]->version,
+								  order[i]->build));
+	cmdline = menv_cli_cmdline();
+	struct menv_cli_events ev = { 0 };
+	struct menv_install_opts io = {
+		.pkgs_dir = cfg->pkgs_dir,
+		.requested = &requested,
+		.cmdline = cmdline,
+		.cancel = (volatile int *)&menv_cli_cancel,
+		.cb = menv_cli_env_event,
+		.ud = &ev,
+	};
+	menv_cli_link_settings(cfg, &io);
+	struct menv_link_stats st;
+	rc = menv_env_create(prefix, order, l.n, &io, &st, &err);
+	if (rc)
+		goto out;
+
+	/* the pip entries: exact files, no dependency resolution, hashes where known */
+	src = abs_path(o->file);
+	json_t *req = json_object(), *popts = json_array();
+	json_object_set_new(req, "source", json_string(src));
+	json_object_set_new(req, "lockfile", json_string(menv_lock_format_name(lf->format)));
+	json_t *chans = json_array();
+	for (size_t i = 0; i < lf->channels.n; i++)
+		json_array_append_new(chans, json_string(lf->channels.v[i]));
+	json_object_set_new(req, "channels", chans);
+	json_object_set_new(req, "specs", json_array());
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(lf->metadata_extra, "pip_options"), i, v)
+		if (json_is_string(v)) {
+			menv_strvec_push(&pr.options, json_string_value(v));
+			json_array_append(popts, v);
+		}
+	for (size_t e = 0; e < lf->nenvs; e++) {
+		const struct menv_lock_env *le = &lf->envs[e];
+		if (strcmp(le->name, o->env ? o->env : "default"))
+			continue;
+		for (size_t k = 0; k < le->indexes.n; k++) {
+			char *opt = menv_xasprintf("%s %s", k ? "--extra-index-url" : "--index-url",
+						   le->indexes.v[k]);
+			menv_strvec_push_owned(&pr.options, opt);
+			json_array_append_new(popts, json_string(opt));
+		}
+		for (size_t k = 0; k < le->find_links.n; k++) {
+			char *opt = menv_xasprintf("--find-links %s", le->find_links.v[k]);
+			menv_strvec_push_owned(&pr.options, opt);
+			json_array_append_new(popts, json_string(opt));
+		}
+	}
+	json_object_set_new(req, "pip_options", popts);
+	write_request(prefix, req);
+	json_decref(req);
+	if (npip) {
+		/* options like "--index-url URL" are two argv words */
+		struct menv_strvec words = MENV_STRVEC_INIT;
+		for (size_t k = 0; k < pr.options.n; k++) {
+			char *w = menv_xstrdup(pr.options.v[k]);
+			char *sp = strchr(w, ' ');
+			if (sp) {
+				*sp = '\0';
+				menv_strvec_push(&words, w);
+				menv_strvec_push(&words, sp + 1);
+			} else {
+				menv_strvec_push(&words, w);
+			}
+			free(w);
+		}
+		menv_strvec_clear(&pr.options);
+		pr.options = words;
+		pr.require_hashes = pip_lines(sel, nsel, &pr.requirements);
+		pr.no_deps = true;
+		pr.quiet = o->quiet;
+		pr.cancel = (volatile int *)&menv_cli_cancel;
+		if (!o->quiet)
+			fprintf(stderr, "Installing %zu pip packages (--no-deps%s)\n", npip,
+				pr.require_hashes ? ", --require-hashes" : "");
+		rc = menv_pip_install(prefix, &pr, &err);
+		if (rc) {
+			menv_pip_rollback_prefix(prefix);
+			menv_error_prefix(&err, "the new environment was removed");
+			goto out;
+		}
+	}
+	if (o->json) {
+		json_t *root = json_object(), *actions = json_object(), *link = json_array();
+		for (size_t k = 0; k < l.n; k++)
+			json_array_append_new(link, link_json(order[k]));
+		json_object_set_new(actions, "LINK", link);
+		json_object_set_new(actions, "PREFIX", json_string(prefix));
+		json_object_set_new(root, "actions", actions);
+		json_object_set_new(root, "prefix", json_string(prefix));
+		json_object_set_new(root, "dry_run", json_false());
+		json_object_set_new(root, "success", json_true());
+		json_object_set_new(root, "solved", json_false());
+		char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+		printf("%s\n", s);
+		free(s);
+		json_decref(root);
+	} else {
+		printf("Created %s from lockfile %s: %zu packages (%zu pip), %zu files, no solve\n",
+		       prefix, o->file, l.n + npip, npip, st.files);
+	}
+out:
+	if (rc) {
+		if (o->json) {
+			json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error",
+					      menv_error_name(err.code), "message", err.msg);
+			char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+			printf("%s\n", s);
+			free(s);
+			json_decref(j);
+		}
+		code = menv_cli_fail(&err);
+	}
+	free(order);
+	free(sel);
+	lockrecs_release(&l);
+	menv_lockfile_free(lf);
+	menv_strvec_clear(&requested);
+	menv_strvec_clear(&pr.requirements);
+	menv_strvec_clear(&pr.options);
+	free(prefix);
+	free(cmdline);
+	free(src);
+	return code;
+}
+
+void menv_cli_envfile_add_pip(const struct menv_envfile *ef, struct menv_strvec *specs)
+{
+	if (!ef || !ef->has_pip_section)
+		return;
+	for (size_t i = 0; i < specs->n; i++) {
+		const char *s = specs->v[i];
+		const char *c = strstr(s, "::");
+		const char *nm = c ? c + 2 : s;
+		while (*nm == ' ')
+			nm++;
+		size_t nl = strcspn(nm, " =<>!~[");
+		if (nl == 3 && !strncmp(nm, "pip", 3))
+			return; /* a pip spec is there: never widened (BR-022) */
+	}
+	menv_strvec_push(specs, "pip");
+}
+
+int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
+			  const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+			  const struct menv_strvec *specs, bool quiet, struct menv_error *err)
+{
+	json_t *req = json_object(), *ch = json_array(), *sp = json_array(), *pip = json_array();
+	json_t *popts = json_array();
+	struct menv_pip_request pr = { 0 };
+	char *dir = NULL;
+	int rc = 0;
+
+	(void)cfg;
+	for (size_t i = 0; cli_channels && i < cli_channels->n; i++)
+		json_array_append_new(ch, json_string(cli_channels->v[i]));
+	for (size_t i = 0; ef && i < ef->channels.n; i++)
+		json_array_append_new(ch, json_string(ef->channels.v[i]));
+	for (size_t i = 0; specs && i < specs->n; i++)
+		json_array_append_new(sp, json_string(specs->v[i]));
+	for (size_t i = 0; ef && i < ef->pip.n; i++) {
+		json_array_append_new(pip, json_string(ef->pip.v[i]));
+		if (pip_source_option(ef->pip.v[i]))
+			json_array_append_new(popts, json_string(ef->pip.v[i]));
+	}
+	if (ef && ef->path) {
+		char *src = abs_path(ef->path);
+		json_object_set_new(req, "source", json_string(src));
+		free(src);
+	}
+	json_object_set_new(req, "channels", ch);
+	json_object_set_new(req, "specs", sp);
+	json_object_set_new(req, "pip", pip);
+	json_object_set_new(req, "pip_options", popts);
+	json_object_set_new(req, "has_pip_section", json_boolean(ef && ef->has_pip_section));
+	write_request(prefix, req);
+	json_decref(req);
+	if (!ef || !ef->pip.n)
+		return 0;
+
+	/* the pip section, as conda runs it: a requirements file beside the env file's paths */
+	for (size_t i = 0; i < ef->pip.n; i++)
+		menv_strvec_push(&pr.requirements, ef->pip.v[i]);
+	if (ef->path) {
+		char *abs = abs_path(ef->path);
+		char *slash = strrchr(abs, '/');
+		if (slash)
+			*slash = '\0';
+		dir = abs;
+		pr.cwd = dir;
+	}
+	pr.quiet = quiet;
+	pr.cancel = (volatile int *)&menv_cli_cancel;
+	if (!quiet)
+		fprintf(stderr, "Installing the 'pip:' section (%zu lines) with the environment's "
+			"pip\n", ef->pip.n);
+	rc = menv_pip_install(prefix, &pr, err);
+	if (rc) {
+		menv_pip_rollback_prefix(prefix);
+		menv_error_prefix(err, "the 'pip:' section of '%s' failed and the new environment "
+				  "was removed", ef->path ? ef->path : "the environment file");
+	}
+	free(dir);
+	menv_strvec_clear(&pr.requirements);
+	return rc;
+}

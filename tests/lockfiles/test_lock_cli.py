@@ -1,0 +1,648 @@
+#!/usr/bin/env python3
+"""lockfile.<case>: lockfiles end to end (python3 test_lock_cli.py MENV SHARED CASE).
+
+Cases: roundtrip (export -> re-create -> compare, warm and cold cache, conda-lock and explicit,
+no solve), http (a lock install over HTTP asks for package files only), errors, pixi, formats,
+lock (multi-platform, virtual packages, --check), corpus_dry_run (real conda-lock files),
+BR021, BR022, BR023, pip (the toolchain's python and Debian's wheels from a loopback index;
+skipped when the toolchain channel is not built), timing (toolchain: create from the lock vs
+from environment.yml).
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+import menvtest  # noqa: E402
+from menvtest import Skip, build_tar_bz2, read_json, sha256_file, write_text  # noqa: E402
+
+SRC = os.path.abspath(os.path.join(HERE, "..", ".."))
+SUBDIR = "linux-64"
+
+# fields of a PrefixRecord that name where it was installed (the prefix or the cache)
+PLACE_FIELDS = {"paths_data", "files", "link", "extracted_package_dir",
+                "package_tarball_full_path", "requested_spec"}
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+def records(prefix):
+    out = {}
+    for p in glob.glob(os.path.join(prefix, "conda-meta", "*.json")):
+        j = read_json(p)
+        out[os.path.basename(p)[:-5]] = {k: v for k, v in j.items() if k not in PLACE_FIELDS}
+    return out
+
+
+def prefix_files(prefix):
+    """relpath -> (path_type of the record, prefix placeholder or None) for every file."""
+    info = {}
+    for p in glob.glob(os.path.join(prefix, "conda-meta", "*.json")):
+        for e in (read_json(p).get("paths_data") or {}).get("paths", []):
+            info[e["_path"]] = e.get("prefix_placeholder")
+    return info
+
+
+def compare_prefixes(t, a, b, what):
+    """Same records; every file the same sha256 except the files holding the prefix, which
+    are listed (and must be exactly the ones with a prefix placeholder)."""
+    ra, rb = records(a), records(b)
+    t.eq(sorted(ra), sorted(rb), "%s: same installed dists" % what)
+    diff = [d for d in ra if d in rb and ra[d] != rb[d]]
+    t.eq(diff, [], "%s: same PrefixRecords (apart from install locations)" % what)
+    if diff:
+        d = diff[0]
+        print("      first difference in %s: %s" % (d, {k: (ra[d].get(k), rb[d].get(k))
+              for k in set(ra[d]) | set(rb[d]) if ra[d].get(k) != rb[d].get(k)}))
+    pf = prefix_files(a)
+    differ = []
+    for rel in sorted(pf):
+        fa, fb = os.path.join(a, rel), os.path.join(b, rel)
+        if os.path.islink(fa) or not os.path.isfile(fa):
+            continue
+        if not os.path.isfile(fb):
+            differ.append((rel, "missing"))
+        elif sha256_file(fa) != sha256_file(fb):
+            differ.append((rel, "differs"))
+    with_prefix = sorted(r for r, d in differ if pf.get(r))
+    unexpected = [r for r in differ if not pf.get(r[0])]
+    t.eq(unexpected, [], "%s: files without a prefix placeholder are byte-identical" % what)
+    t.note("%s: %d files compared, %d differ and all hold the prefix: %s" %
+           (what, len(pf), len(with_prefix), ", ".join(with_prefix) or "none"))
+
+
+def hide_repodata(chan):
+    """Moves every repodata file of a channel away: a solve would now fail."""
+    for p in glob.glob(os.path.join(chan, "*", "repodata*.json*")):
+        os.rename(p, p + ".hidden")
+
+
+def show_repodata(chan):
+    for p in glob.glob(os.path.join(chan, "*", "*.hidden")):
+        os.rename(p, p[:-len(".hidden")])
+
+
+def no_solve(t, r, what):
+    t.check("no solve" in r.err, "%s: says it did not solve" % what, r.err)
+    t.check("Reading repodata" not in r.err, "%s: read no repodata" % what, r.err)
+
+
+def corpus_channel(t):
+    chan = os.path.join(t.tmp, "corpus-chan")
+    p = subprocess.run(["bash", os.path.join(SRC, "tests", "channels", "build-corpus"), chan,
+                        t.menv], capture_output=True, env=t.environ({"MENV_SHARED": t.shared}))
+    if p.returncode != 0:
+        raise menvtest.Fatal("build-corpus failed: %s" % p.stderr.decode()[-2000:])
+    return chan
+
+
+def corpus_env(t, chan, name="corpus"):
+    env = os.path.join(t.tmp, "corpus-env.yml")
+    text = open(os.path.join(SRC, "tests", "channels", "corpus-environment.yml")).read()
+    write_text(env, text.replace("${CHANNEL}", t.url(chan)))
+    t.menv_ok("create", "-q", "-f", env, "-n", name)
+    return env
+
+
+def toolchain_channel(t):
+    done = sorted(glob.glob(os.path.expanduser("~/.cache/menv-toolchain/channels/*.done")))
+    if os.environ.get("MENV_TOOLCHAIN_CHANNEL"):
+        src = os.environ["MENV_TOOLCHAIN_CHANNEL"]
+    elif done:
+        src = done[-1][:-len(".done")]
+    else:
+        raise Skip("the toolchain channel is not built (tests/channels/build-toolchain)")
+    chan = os.path.join(t.tmp, "toolchain")
+    shutil.copytree(src, chan, copy_function=os.link if same_fs(src, t.tmp) else shutil.copy2)
+    for p in glob.glob(os.path.join(chan, "*", "repodata*")):
+        os.unlink(p)
+    t.index(chan)
+    return chan
+
+
+def same_fs(a, b):
+    return os.stat(a).st_dev == os.stat(b).st_dev
+
+
+def toolchain_python_env(t, chan, name, pip_lines=None, extra=""):
+    env = os.path.join(t.tmp, "%s.yml" % name)
+    text = ("name: %s\nchannels:\n  - %s\n  - nodefaults\ndependencies:\n  - python=3.9\n"
+            "  - pip\n%s" % (name, t.url(chan), extra))
+    if pip_lines is not None:
+        text += "  - pip:\n" + "".join("      - %s\n" % l for l in pip_lines)
+    write_text(env, text)
+    return env
+
+
+# --------------------------------------------------------------------------
+# cases
+
+def roundtrip(t):
+    chan = corpus_channel(t)
+    corpus_env(t, chan)
+    a = os.path.join(t.envs, "corpus")
+    r = t.menv_ok("export", "-n", "corpus")
+    lock = os.path.join(t.tmp, "lock.yml")
+    write_text(lock, r.out)
+    t.check(r.out.count("manager: conda") == len(records(a)),
+            "conda-lock export has one entry per installed package", r.out[:2000])
+    t.check("sha256:" in r.out and "md5:" in r.out, "conda-lock export has md5 and sha256")
+    r = t.menv_ok("export", "-n", "corpus", "--format", "explicit")
+    explicit = os.path.join(t.tmp, "explicit.txt")
+    write_text(explicit, r.out)
+    t.check("@EXPLICIT" in r.out and "#sha256:" in r.out, "explicit export uses #sha256:", r.out)
+
+    hide_repodata(chan)   # from here on a solve could not even start
+    # warm cache
+    r = t.menv_run("create", "-f", lock, "-n", "warm")
+    if t.check(r.rc == 0, "create from the conda-lock export (warm cache)", r):
+        no_solve(t, r, "warm")
+        compare_prefixes(t, a, os.path.join(t.envs, "warm"), "conda-lock, warm cache")
+    # cold cache: a new package cache, the files fetched again and verified
+    cold = os.path.join(t.tmp, "cold-pkgs")
+    r = t.menv_run("create", "-f", lock, "-n", "cold", env={"CONDA_PKGS_DIRS": cold})
+    if t.check(r.rc == 0, "create from the conda-lock export (cold cache)", r):
+        no_solve(t, r, "cold")
+        t.check("downloaded" in r.err or "extracted" in r.err, "cold: the files were fetched",
+                r.err)
+        compare_prefixes(t, a, os.path.join(t.envs, "cold"), "conda-lock, cold cache")
+    # explicit, cold: records completed from the packages' own index.json
+    cold2 = os.path.join(t.tmp, "cold-pkgs-2")
+    r = t.menv_run("create", "-f", explicit, "-n", "expl", env={"CONDA_PKGS_DIRS": cold2})
+    if t.check(r.rc == 0, "create from the explicit export (cold cache)", r):
+        no_solve(t, r, "explicit")
+        compare_prefixes(t, a, os.path.join(t.envs, "expl"), "explicit, cold cache")
+    # export of the re-created environment: the same lock
+    r2 = t.menv_ok("export", "-n", "warm")
+    strip = lambda s: [l for l in s.splitlines() if "content_hash" not in l and
+                       not l.strip().startswith(("linux-64:", "- /", "sources"))]
+    t.eq(strip(r2.out), strip(open(lock).read()), "export of the re-created env = the lock")
+    show_repodata(chan)
+
+
+def http(t):
+    chan = corpus_channel(t)
+    srv = t.http_server(t.tmp)
+    try:
+        url = srv.base + "/corpus-chan"
+        env = os.path.join(t.tmp, "http-env.yml")
+        write_text(env, "name: h\nchannels:\n  - %s\n  - nodefaults\ndependencies:\n"
+                   "  - dependent\n  - _r-mutex\n" % url)
+        t.menv_ok("create", "-q", "-f", env, "-n", "h")
+        lock = os.path.join(t.tmp, "h.lock.yml")
+        write_text(lock, t.menv_ok("export", "-n", "h").out)
+        before = len(srv.requests())
+        r = t.menv_run("create", "-f", lock, "-n", "h2",
+                       env={"CONDA_PKGS_DIRS": os.path.join(t.tmp, "pk2")})
+        reqs = srv.requests()[before:]
+        if t.check(r.rc == 0, "http: create from the lock", r):
+            t.eq(sorted(os.path.basename(q) for q in reqs),
+                 sorted(os.path.basename(q) for q in reqs if q.endswith((".conda", ".tar.bz2"))),
+                 "http: only package files were requested (no repodata)")
+            t.eq(len(reqs), len(records(os.path.join(t.envs, "h"))),
+                 "http: each package file was downloaded once")
+            compare_prefixes(t, os.path.join(t.envs, "h"), os.path.join(t.envs, "h2"), "http")
+    finally:
+        srv.stop()
+
+
+def errors(t):
+    chan = corpus_channel(t)
+    env = os.path.join(t.tmp, "e.yml")
+    write_text(env, "name: e\nchannels: [%s, nodefaults]\ndependencies: [_r-mutex]\n" % t.url(chan))
+    t.menv_ok("create", "-q", "-f", env, "-n", "e")
+    lock = t.menv_ok("export", "-n", "e").out
+    # no entries for this platform
+    other = os.path.join(t.tmp, "osx.lock.yml")
+    write_text(other, lock.replace("platform: linux-64", "platform: osx-64")
+               .replace("- linux-64", "- osx-64"))
+    r = t.menv_run("create", "-q", "-f", other, "-n", "x1")
+    t.one_line_error(r, "lock without linux-64 entries", ["linux-64", "osx-64"])
+    t.no_prefix_left(os.path.join(t.envs, "x1"), "no platform")
+    # an unreachable URL
+    gone = os.path.join(t.tmp, "gone.lock.yml")
+    write_text(gone, lock.replace(t.url(chan), "file:///nonexistent/menv-chan"))
+    r = t.menv_run("create", "-q", "-f", gone, "-n", "x2",
+                   env={"CONDA_PKGS_DIRS": os.path.join(t.tmp, "pk-gone")})
+    t.one_line_error(r, "unreachable URL", ["/nonexistent/menv-chan"])
+    t.no_prefix_left(os.path.join(t.envs, "x2"), "unreachable")
+    # a wrong hash: the fetch layer refuses the file
+    sha = read_json(glob.glob(os.path.join(t.envs, "e", "conda-meta", "_r-mutex-*.json"))[0])["sha256"]
+    bad = os.path.join(t.tmp, "bad.lock.yml")
+    write_text(bad, lock.replace(sha, "0" * 64))
+    r = t.menv_run("create", "-q", "-f", bad, "-n", "x3",
+                   env={"CONDA_PKGS_DIRS": os.path.join(t.tmp, "pk-bad")})
+    t.one_line_error(r, "wrong sha256", ["sha256"])
+    t.no_prefix_left(os.path.join(t.envs, "x3"), "wrong sha256")
+    # not a lockfile and not an environment file: one line
+    urls = os.path.join(t.tmp, "urls.txt")
+    write_text(urls, "%s/noarch/_r-mutex-1.0.1-anacondar_1.tar.bz2\n" % t.url(chan))
+    r = t.menv_run("create", "-f", urls, "-n", "x4")
+    t.one_line_error(r, "URL list without @EXPLICIT", [])
+    # a conda-lock entry without a hash
+    r = t.menv_run("create", "-f", os.path.join(t.corpus, "lockfiles", "mamba", "env_lockfile",
+                                                "bad_package-lock.yaml"), "-n", "x5")
+    t.one_line_error(r, "conda-lock entry without manager/hash", ["manager"])
+    # a pixi source package cannot be installed from the lock
+    r = t.menv_run("create", "-f", os.path.join(t.corpus, "lockfiles", "rattler", "conda-lock",
+                                                "v6", "sources-lock.yml"), "-n", "x6",
+                   env={"CONDA_SUBDIR": "win-64"})
+    t.one_line_error(r, "pixi source package", ["source package"])
+
+
+def pixi_text(t, lock_path):
+    """A pixi.lock v6 with environments `default` (zlib only) and `full` from a conda-lock."""
+    entries = [p for p in menv_json_lock(t, lock_path)["packages"] if p["manager"] == "conda"]
+    lines = ["version: 6", "environments:"]
+    for env, pick in (("default", [e for e in entries if e["name"] == "_r-mutex"]),
+                      ("full", entries)):
+        lines += ["  %s:" % env, "    channels:", "      - url: %s/" % t.url(os.path.dirname(
+            os.path.dirname(entries[0]["url"][len("file://"):]))), "    packages:",
+            "      linux-64:"]
+        lines += ["        - conda: %s" % e["url"] for e in pick]
+    lines.append("packages:")
+    for e in entries:
+        lines += ["  - conda: %s" % e["url"], "    sha256: %s" % e["sha256"],
+                  "    md5: %s" % e["md5"]]
+        if e["depends"]:
+            lines.append("    depends:")
+            lines += ["      - %s" % json.dumps(d) for d in e["depends"]]
+    return "\n".join(lines) + "\n"
+
+
+def menv_json_lock(t, lock_path):
+    return t.menv_ok("export", "-p", lock_path, "--format", "conda-lock", "--json").json()
+
+
+def pixi(t):
+    chan = corpus_channel(t)
+    corpus_env(t, chan)
+    prefix = os.path.join(t.envs, "corpus")
+    p = os.path.join(t.tmp, "pixi.lock")
+    write_text(p, pixi_text(t, prefix))
+    hide_repodata(chan)
+    r = t.menv_run("create", "-f", p, "-n", "px", "-e", "full")
+    if t.check(r.rc == 0, "pixi v6: create -e full", r):
+        no_solve(t, r, "pixi")
+        compare_prefixes(t, prefix, os.path.join(t.envs, "px"), "pixi -e full")
+    r = t.menv_run("create", "-f", p, "-n", "pxd")
+    if t.check(r.rc == 0, "pixi v6: the default environment", r):
+        t.eq([d.split("-")[0] for d in records(os.path.join(t.envs, "pxd"))], ["_r"],
+             "pixi default environment holds _r-mutex only")
+    r = t.menv_run("create", "-f", p, "-n", "pxn", "-e", "nope")
+    t.one_line_error(r, "pixi: unknown environment", ["nope", "default", "full"])
+    # v7: platforms list
+    v7 = open(p).read().replace("version: 6", "version: 7\nplatforms:\n  - name: linux-64", 1)
+    p7 = os.path.join(t.tmp, "pixi7.lock")
+    write_text(p7, v7)
+    r = t.menv_run("create", "-f", p7, "-n", "px7", "-e", "full")
+    if t.check(r.rc == 0, "pixi v7: create -e full", r):
+        compare_prefixes(t, prefix, os.path.join(t.envs, "px7"), "pixi v7 -e full")
+    show_repodata(chan)
+
+
+def formats(t):
+    chan = corpus_channel(t)
+    env = os.path.join(t.tmp, "f.yml")
+    write_text(env, "name: f\nchannels:\n  - %s\n  - nodefaults\ndependencies:\n  - symlink-test\n"
+               "  - _r-mutex\nvariables:\n  MY_VAR: 'a value'\n" % t.url(chan))
+    t.menv_ok("create", "-q", "-f", env, "-n", "f")
+    r = t.menv_ok("export", "-n", "f", "--format", "environment")
+    t.check("- _r-mutex=1.0.1=anacondar_1" in r.out, "environment: name=version=build", r.out)
+    t.check("MY_VAR: a value" in r.out, "environment: variables kept", r.out)
+    r = t.menv_ok("export", "-n", "f", "--no-builds")
+    t.check("- _r-mutex=1.0.1\n" in r.out, "--no-builds: name=version", r.out)
+    r = t.menv_ok("export", "-n", "f", "--json")
+    j = r.try_json() or {}
+    t.eq(sorted(j.get("dependencies") or []), ["_r-mutex=1.0.1=anacondar_1", "symlink-test=1.0.0=0"],
+         "--json: conda env export's shape")
+    r = t.menv_ok("export", "-n", "f", "--format", "conda-lock", "--json")
+    j = r.try_json() or {}
+    t.eq(sorted(p["name"] for p in j.get("packages", [])), ["_r-mutex", "symlink-test"],
+         "--format conda-lock --json: the lock model")
+    r = t.menv_ok("export", "-n", "f", "--from-history")
+    t.check("- symlink-test\n" in r.out and "- _r-mutex\n" in r.out and t.url(chan) in r.out,
+            "--from-history: the requested specs and channels", r.out)
+    fh = os.path.join(t.tmp, "fh.yml")
+    write_text(fh, r.out.replace("name: f", "name: f2"))
+    r = t.menv_run("create", "-q", "-f", fh, "-n", "f2")
+    if t.check(r.rc == 0, "--from-history export re-creates", r):
+        t.eq(sorted(records(os.path.join(t.envs, "f2"))),
+             sorted(records(os.path.join(t.envs, "f"))), "--from-history round trip: same set")
+    r = t.menv_run("export", "-n", "f", "--format", "pixi")
+    t.one_line_error(r, "unknown format", ["pixi"], nonzero_only=True)
+    out = os.path.join(t.tmp, "written.lock.yml")
+    t.menv_ok("export", "-n", "f", "--file", out)
+    t.check("version: 1" in open(out).read(), "--file writes the lock")
+
+
+def lock(t):
+    """menv lock: several platforms, virtual packages per platform, --check."""
+    chan = os.path.join(t.tmp, "mp")
+    for sd, vdep in (("linux-64", "__glibc >=2.17"), ("osx-64", "__osx >=10.13"),
+                     ("win-64", "__win")):
+        t.write_repodata(chan, sd, conda_packages={
+            "tool-1.0-0.conda": {"name": "tool", "version": "1.0", "build": "0",
+                                 "depends": ["lib", vdep], "sha256": "a" * 64, "md5": "b" * 32},
+            "lib-2.0-0.conda": {"name": "lib", "version": "2.0", "build": "0",
+                                "sha256": "c" * 64, "md5": "d" * 32},
+            "gpu-1.0-cuda.conda": {"name": "gpu", "version": "1.0", "build": "cuda",
+                                   "depends": ["__cuda >=11.2"], "sha256": "e" * 64}})
+    t.write_repodata(chan, "noarch", conda_packages={
+        "pure-3.0-py_0.conda": {"name": "pure", "version": "3.0", "build": "py_0",
+                                "noarch": "generic", "sha256": "f" * 64}})
+    env = os.path.join(t.tmp, "mp.yml")
+    write_text(env, "name: mp\nchannels: [%s, nodefaults]\ndependencies: [tool, pure]\n"
+               % t.url(chan))
+    out = os.path.join(t.tmp, "mp.lock.yml")
+    r = t.menv_run("lock", "-f", env, "--platform", "linux-64", "--platform", "osx-64",
+                   "--platform", "win-64", "--lockfile", out)
+    if t.check(r.rc == 0, "lock for three platforms", r):
+        text = open(out).read()
+        for sd in ("linux-64", "osx-64", "win-64"):
+            t.check("%s/%s/tool-1.0-0.conda" % (t.url(chan), sd) in text,
+                    "lock: tool for %s from its own subdir" % sd, text[:3000])
+        t.check(text.count("/noarch/pure-3.0-py_0.conda") == 3, "lock: noarch pure on each platform")
+        t.check(text.count("name: lib") == 3, "lock: lib on each platform")
+        r = t.menv_run("lock", "-f", env, "--platform", "linux-64", "--platform", "osx-64",
+                       "--platform", "win-64", "--lockfile", out, "--check")
+        t.check(r.rc == 0 and "up to date" in r.out, "--check: up to date", r)
+    # a CUDA package needs a declared __cuda: never a silent default
+    genv = os.path.join(t.tmp, "gpu.yml")
+    write_text(genv, "name: g\nchannels: [%s, nodefaults]\ndependencies: [gpu]\n" % t.url(chan))
+    gout = os.path.join(t.tmp, "gpu.lock.yml")
+    r = t.menv_run("lock", "-f", genv, "--lockfile", gout, env={"CONDA_OVERRIDE_CUDA": "12.0"})
+    t.one_line_error(r, "lock: no __cuda declared", ["__cuda"], one_line=False)
+    r = t.menv_run("lock", "-f", genv, "--lockfile", gout, "--virtual-package", "__cuda=11.8")
+    t.check(r.rc == 0 and "gpu-1.0-cuda.conda" in open(gout).read(),
+            "lock: --virtual-package __cuda=11.8 makes the CUDA package lockable", r)
+    r = t.menv_run("lock", "-f", genv, "--lockfile", gout, "--virtual-package", "linux-64:__cuda=10.0")
+    t.check(r.rc != 0, "lock: a per-platform __cuda too old is unsatisfiable", r)
+    # --check notices a changed source
+    with open(env, "a") as f:
+        f.write("# changed\n")
+    r = t.menv_run("lock", "-f", env, "--platform", "linux-64", "--lockfile", out, "--check")
+    t.check(r.rc == 1 and "out of date" in r.out, "--check: a changed source is out of date", r)
+    # the lock re-reads and its dry-run create links from the lock
+    r = t.menv_run("create", "-f", out, "-n", "mp", "--dry-run", "--json")
+    link = {p["name"]: p for p in (r.try_json() or {}).get("actions", {}).get("LINK", [])}
+    t.eq(sorted(link), ["lib", "pure", "tool"], "dry-run from the lock: linux-64 records")
+
+
+def corpus_dry_run(t):
+    """Real conda-lock and explicit files from other projects install (dry run) without a solve."""
+    L = os.path.join(t.corpus, "lockfiles")
+    for rel, n in (("conda-lock/test-lockfile/conda-lock.yml", None),
+                   ("repo2docker/environment.py-3.9-linux-64.lock", 170),
+                   ("rattler/conda-lock/v4/python-lock.yml", None),
+                   ("pixi/lock_files/ripgrep.lock", 6)):
+        r = t.menv_run("create", "-f", os.path.join(L, rel), "-n", "d", "--dry-run", "--json")
+        j = r.try_json() or {}
+        links = j.get("actions", {}).get("LINK", [])
+        if t.check(r.rc == 0 and links, "%s: dry run from the lock" % rel, r):
+            t.check(j.get("solved") is False, "%s: not solved" % rel, j.get("solved"))
+            if n:
+                t.eq(len(links), n, "%s: every linux-64 record" % rel)
+            t.check(all(p.get("sha256") or p.get("md5") for p in links),
+                    "%s: every record carries a hash" % rel)
+
+
+def br021(t):
+    """pip packages (dist-info folders no conda record owns) appear in every export."""
+    chan = corpus_channel(t)
+    env = os.path.join(t.tmp, "pipmix.yml")
+    write_text(env, "name: pipmix\nchannels: [%s, nodefaults]\ndependencies: [_r-mutex]\n" % t.url(chan))
+    t.menv_ok("create", "-q", "-f", env, "-n", "pipmix")
+    prefix = os.path.join(t.envs, "pipmix")
+    sp = os.path.join(prefix, "lib", "python3.11", "site-packages")
+    dists = [("graphviz", "0.20.1"), ("requests", "2.31.0"), ("idna", "3.6"),
+             ("urllib3", "2.1.0"), ("certifi", "2023.11.17"), ("charset_normalizer", "3.3.2")]
+    for n, v in dists:
+        d = os.path.join(sp, "%s-%s.dist-info" % (n, v))
+        write_text(os.path.join(d, "METADATA"), "Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n"
+                   % (n, v))
+        write_text(os.path.join(d, "INSTALLER"), "pip\n")
+        write_text(os.path.join(d, "RECORD"), "")
+    want = sorted("%s==%s" % (n.replace("_", "-"), v) for n, v in dists)
+    r = t.menv_ok("export", "-n", "pipmix", "--format", "environment")
+    pip = [l.strip()[2:] for l in r.out.split("- pip:")[-1].splitlines() if l.strip().startswith("- ")]
+    t.check("- pip:" in r.out, "BR-021: the environment export has a pip section", r.out)
+    t.eq(sorted(pip), want, "BR-021: pip section = the pip-installed dists, names normalised")
+    t.check("_r-mutex" not in r.out.split("- pip:")[-1], "BR-021: no conda package in the pip section")
+    r = t.menv_ok("export", "-n", "pipmix")
+    t.eq(r.out.count("manager: pip"), 6, "BR-021: the conda-lock export has 6 pip entries")
+    r = t.menv_ok("list", "-n", "pipmix", "--json")
+    t.eq(sorted(p["name"] for p in r.json() if p.get("channel") == "pypi"),
+         sorted(n.replace("_", "-") for n, _ in dists), "BR-021: menv list shows them (pypi)")
+
+
+def br022(t):
+    """An explicit pip pin stays when a pip section exists; `pip` is added only when missing."""
+    chan = os.path.join(t.tmp, "main")
+    t.write_repodata(chan, "linux-64", conda_packages={
+        "python-3.12.1-0.conda": {"name": "python", "version": "3.12.1", "build": "0",
+                                  "sha256": "1" * 64}})
+    t.write_repodata(chan, "noarch", conda_packages={
+        "pip-24.0-pyh_0.conda": {"name": "pip", "version": "24.0", "build": "pyh_0",
+                                 "depends": ["python"], "sha256": "2" * 64},
+        "pip-24.2-pyh_0.conda": {"name": "pip", "version": "24.2", "build": "pyh_0",
+                                 "depends": ["python"], "sha256": "3" * 64}})
+    env = os.path.join(t.tmp, "pinpip.yml")
+    write_text(env, "name: pinpip\nchannels: [%s, nodefaults]\ndependencies:\n  - python=3.12.1\n"
+               "  - pip=24.0\n  - pip:\n      - six\n" % t.url(chan))
+    r = t.menv_run("create", "-f", env, "--dry-run", "--json")
+    link = {p["name"]: p for p in (r.try_json() or {}).get("actions", {}).get("LINK", [])}
+    t.eq(link.get("pip", {}).get("version"), "24.0", "BR-022: pip 24.0 kept with a pip section")
+    out = os.path.join(t.tmp, "pinpip.lock.yml")
+    r = t.menv_run("lock", "-f", env, "--lockfile", out)
+    if t.check(r.rc == 0, "BR-022: lock", r):
+        t.check("pip-24.0-pyh_0.conda" in open(out).read() and "pip-24.2" not in open(out).read(),
+                "BR-022: the lock records pip 24.0")
+    # no pip spec: `pip` is added (newest)
+    env2 = os.path.join(t.tmp, "addpip.yml")
+    write_text(env2, "name: addpip\nchannels: [%s, nodefaults]\ndependencies:\n  - python=3.12.1\n"
+               "  - pip:\n      - six\n" % t.url(chan))
+    r = t.menv_run("create", "-f", env2, "--dry-run", "--json")
+    link = {p["name"]: p for p in (r.try_json() or {}).get("actions", {}).get("LINK", [])}
+    t.eq(link.get("pip", {}).get("version"), "24.2", "BR-022: a missing pip spec adds pip")
+
+
+def br023(t):
+    """`second::wrapt` is locked (and re-created) from `second`, not the first channel."""
+    chans = {}
+    for name, ver in (("first", "1.13.3"), ("second", "1.14.0")):
+        d = os.path.join(t.tmp, "src-" + name)
+        pkgs = [build_tar_bz2(os.path.join(d, "wrapt-%s-py310_0.tar.bz2" % ver),
+                              {"name": "wrapt", "version": ver, "build": "py310_0",
+                               "build_number": 0, "subdir": SUBDIR, "depends": ["python 3.10.*"]},
+                              {"info/files": b"lib/wrapt-%s\n" % ver.encode(),
+                               "lib/wrapt-%s" % ver: b"wrapt from %s\n" % name.encode()})]
+        if name == "first":
+            pkgs.append(build_tar_bz2(os.path.join(d, "python-3.10.0-0.tar.bz2"),
+                                      {"name": "python", "version": "3.10.0", "build": "0",
+                                       "build_number": 0, "subdir": SUBDIR, "depends": []},
+                                      {"info/files": b"bin/python3.10\n",
+                                       "bin/python3.10": b"not really python\n"}))
+        chans[name] = t.make_channel(name, {SUBDIR: pkgs, "noarch": []})
+    env = os.path.join(t.tmp, "chanpin.yml")
+    write_text(env, "name: chanpin\nchannels:\n  - %s\n  - %s\n  - nodefaults\ndependencies:\n"
+               "  - python=3.10\n  - second::wrapt\n" % (t.url(chans["first"]), t.url(chans["second"])))
+    out = os.path.join(t.tmp, "chanpin.lock.yml")
+    r = t.menv_run("lock", "-f", env, "--lockfile", out)
+    if t.check(r.rc == 0, "BR-023: lock", r):
+        text = open(out).read()
+        t.check("%s/%s/wrapt-1.14.0-py310_0.tar.bz2" % (t.url(chans["second"]), SUBDIR) in text,
+                "BR-023: wrapt 1.14.0 locked under second", text)
+    t.menv_ok("create", "-q", "-f", env, "-n", "chanpin")
+    r = t.menv_ok("export", "-n", "chanpin", "--format", "environment")
+    t.check("second::wrapt=1.14.0" in r.out or "- wrapt=1.14.0=py310_0" in r.out,
+            "BR-023: the environment export keeps wrapt 1.14.0", r.out)
+    r = t.menv_ok("export", "-n", "chanpin", "--from-history")
+    t.check("second::wrapt" in r.out, "BR-023: --from-history keeps second::wrapt", r.out)
+    hide_repodata(chans["first"])
+    hide_repodata(chans["second"])
+    r = t.menv_run("create", "-f", out, "-n", "chanpin2",
+                   env={"CONDA_PKGS_DIRS": os.path.join(t.tmp, "pk")})
+    if t.check(r.rc == 0, "BR-023: create from the lock", r):
+        no_solve(t, r, "BR-023")
+        rec = read_json(os.path.join(t.envs, "chanpin2", "conda-meta", "wrapt-1.14.0-py310_0.json"))
+        t.eq(rec.get("channel"), "%s/%s" % (t.url(chans["second"]), SUBDIR),
+             "BR-023: PrefixRecord channel is second")
+        t.eq(open(os.path.join(t.envs, "chanpin2", "lib", "wrapt-1.14.0")).read(),
+             "wrapt from second\n", "BR-023: the file came from second")
+
+
+# --------------------------------------------------------------------------
+# pip with the toolchain's python and Debian's wheels
+
+def wheel_index(t):
+    """A PEP 503 simple index of Debian bullseye's python-pip-whl wheels, served on 127.0.0.1."""
+    debs = sorted(glob.glob(os.path.expanduser("~/.cache/menv-toolchain/debs/python-pip-whl_*.deb")))
+    if not debs:
+        raise Skip("Debian's python-pip-whl .deb is not in the toolchain cache")
+    x = os.path.join(t.tmp, "deb")
+    subprocess.run(["dpkg-deb", "-x", debs[-1], x], check=True)
+    wheels = glob.glob(os.path.join(x, "usr", "share", "python-wheels", "*.whl"))
+    simple = os.path.join(t.tmp, "www", "simple")
+    for w in wheels:
+        name = os.path.basename(w).split("-")[0].lower().replace("_", "-")
+        os.makedirs(os.path.join(simple, name), exist_ok=True)
+        shutil.copy(w, os.path.join(simple, name))
+    for d in os.listdir(simple):
+        files = os.listdir(os.path.join(simple, d))
+        write_text(os.path.join(simple, d, "index.html"), "<html><body>%s</body></html>\n" %
+                   "".join('<a href="%s#sha256=%s">%s</a><br/>' %
+                           (f, sha256_file(os.path.join(simple, d, f)), f) for f in files))
+    write_text(os.path.join(simple, "index.html"), "<html><body>%s</body></html>\n" %
+               "".join('<a href="%s/">%s</a>' % (d, d) for d in sorted(os.listdir(simple))))
+    return t.http_server(os.path.join(t.tmp, "www"))
+
+
+def pip_cases(t):
+    chan = toolchain_channel(t)
+    srv = wheel_index(t)
+    try:
+        idx = srv.base + "/simple"
+        # BR-003: only a pip: mapping -> conda adds pip (which pulls python), pip installs
+        env = os.path.join(t.tmp, "pip-only.yml")
+        write_text(env, "name: pip-only\nchannels: [%s, nodefaults]\ndependencies:\n  - pip:\n"
+                   "      - --index-url %s\n      - six\n" % (t.url(chan), idx))
+        r = t.menv_run("create", "-f", env, timeout=600)
+        if t.check(r.rc == 0, "BR-003: pip-only environment created", r):
+            l = {p["name"]: p for p in t.menv_ok("list", "-n", "pip-only", "--json").json()}
+            t.check("pip" in l and "python" in l, "BR-003: conda side has pip and python", sorted(l))
+            t.eq(l.get("six", {}).get("channel"), "pypi", "BR-003: six installed by pip (pypi)")
+        # BR-004: pip next to pip:, one pip
+        env = toolchain_python_env(t, chan, "both-pip", ["--index-url %s" % idx, "requests"])
+        r = t.menv_run("create", "-f", env, timeout=600)
+        if t.check(r.rc == 0, "BR-004: python + pip + pip: [requests]", r):
+            l = {p["name"]: p for p in t.menv_ok("list", "-n", "both-pip", "--json").json()}
+            t.check(all(n in l for n in ("requests", "urllib3", "idna", "chardet", "certifi")),
+                    "BR-004: requests and its dependencies installed by pip", sorted(l))
+            specs = [s for s in json.load(open(os.path.join(t.envs, "both-pip", "conda-meta",
+                                                            ".menv-request")))["specs"]]
+            t.eq(specs.count("pip"), 1, "BR-004: pip counted once")
+            # export with pip: lock entries with URL + sha256 from the index
+            lockp = os.path.join(t.tmp, "both-pip.lock.yml")
+            write_text(lockp, t.menv_ok("export", "-n", "both-pip").out)
+            text = open(lockp).read()
+            t.check("manager: pip" in text and idx in text, "export: pip entries with index URLs",
+                    text[-3000:])
+            # re-create from the lock: --no-deps --require-hashes, same pip set
+            r = t.menv_run("create", "-f", lockp, "-n", "both-pip-2", timeout=600)
+            if t.check(r.rc == 0, "re-create with pip from the lock", r):
+                t.check("--require-hashes" in r.err, "pip ran with --require-hashes", r.err)
+                pa = sorted((p["name"], p["version"]) for p in t.menv_ok(
+                    "list", "-n", "both-pip", "--json").json())
+                pb = sorted((p["name"], p["version"]) for p in t.menv_ok(
+                    "list", "-n", "both-pip-2", "--json").json())
+                t.eq(pb, pa, "lock re-create: same conda and pip packages")
+            # --from-history keeps channels and the pip section
+            r = t.menv_ok("export", "-n", "both-pip", "--from-history")
+            t.check("- pip:" in r.out and "requests" in r.out and idx in r.out and t.url(chan)
+                    in r.out, "--from-history keeps channels and pip", r.out)
+            fh = os.path.join(t.tmp, "fh.yml")
+            write_text(fh, r.out.replace("name: both-pip", "name: both-pip-3"))
+            r = t.menv_run("create", "-f", fh, timeout=600)
+            if t.check(r.rc == 0, "--from-history round trip creates", r):
+                l3 = {p["name"] for p in t.menv_ok("list", "-n", "both-pip-3", "--json").json()}
+                t.check("requests" in l3, "--from-history round trip: pip packages back", l3)
+        # a failing pip requirement rolls the create back
+        env = toolchain_python_env(t, chan, "pipfail", ["--index-url %s" % idx,
+                                                        "no-such-package-menv==1.0"])
+        r = t.menv_run("create", "-f", env, timeout=600)
+        t.check(r.rc == 1, "failing pip requirement: exit 1", r)
+        t.check(r.err.splitlines()[-1].startswith("menv: error:") and "pip" in r.err.splitlines()[-1],
+                "failing pip: the last line is menv's error naming pip", r.err[-500:])
+        t.no_prefix_left(os.path.join(t.envs, "pipfail"), "failing pip")
+    finally:
+        srv.stop()
+
+
+def timing(t):
+    chan = toolchain_channel(t)
+    env = os.path.join(t.tmp, "ops.yml")
+    text = open(os.path.join(SRC, "ops", "environment.yml")).read()
+    write_text(env, text.replace("./menv-toolchain", t.url(chan)))
+    res = {}
+    for kind in ("cold", "warm"):
+        pk = os.path.join(t.tmp, "pk-yml-" + kind if kind == "cold" else "pk-shared")
+        t0 = time.time()
+        r = t.menv_run("create", "-q", "-f", env, "-n", "ops-yml-" + kind,
+                       env={"CONDA_PKGS_DIRS": pk}, timeout=600)
+        res[("yml", kind)] = time.time() - t0
+        t.check(r.rc == 0, "create from environment.yml (%s)" % kind, r)
+    lockp = os.path.join(t.tmp, "ops.lock.yml")
+    write_text(lockp, t.menv_ok("export", "-n", "ops-yml-warm").out)
+    for kind in ("cold", "warm"):
+        pk = os.path.join(t.tmp, "pk-lock-cold") if kind == "cold" else os.path.join(t.tmp, "pk-shared")
+        t0 = time.time()
+        r = t.menv_run("create", "-q", "-f", lockp, "-n", "ops-lock-" + kind,
+                       env={"CONDA_PKGS_DIRS": pk}, timeout=600)
+        res[("lock", kind)] = time.time() - t0
+        t.check(r.rc == 0, "create from the lock (%s)" % kind, r)
+    compare_prefixes(t, os.path.join(t.envs, "ops-yml-warm"), os.path.join(t.envs, "ops-lock-warm"),
+                     "toolchain env: lock vs environment.yml")
+    t.note("TIMING toolchain env (39 packages): environment.yml cold %.2f s, warm %.2f s; "
+           "lockfile cold %.2f s, warm %.2f s" % (res[("yml", "cold")], res[("yml", "warm")],
+                                                  res[("lock", "cold")], res[("lock", "warm")]))
+
+
+CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "formats": formats,
+         "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
+         "BR023": br023, "pip": pip_cases, "timing": timing}
+
+
+def body(t, case):
+    CASES[case](t)
+
+
+if __name__ == "__main__":
+    menvtest.main(body, "lockfile_" + (sys.argv[3] if len(sys.argv) > 3 else "?"))
