@@ -533,7 +533,7 @@ static int change(struct chg_opts *o)
 	struct menv_error err = {0};
 	struct menv_envfile *ef = NULL;
 	struct menv_prefix_record *inst = NULL;
-	struct menv_matchspec **specs = NULL, **pins = NULL, **constrained = NULL;
+	struct menv_matchspec **specs = NULL, **pins = NULL;
 	struct menv_cli_channels ch = {0};
 	struct menv_solver *solver = NULL;
 	struct menv_transaction t = {0};
@@ -541,7 +541,7 @@ static int change(struct chg_opts *o)
 	struct menv_strvec spec_strs = MENV_STRVEC_INIT, requested = MENV_STRVEC_INIT;
 	struct menv_cli_events ev = {.verbose = o->verbose};
 	json_t **unlink = NULL, **instj = NULL;
-	size_t ninst = 0, nspecs = 0, npins = 0, nunlink = 0, nconstrained = 0;
+	size_t ninst = 0, nspecs = 0, npins = 0, nunlink = 0;
 	char *prefix = NULL, *cmdline = NULL;
 	bool remove_env = false;
 	int rc = 0, exit_code = 0;
@@ -679,7 +679,6 @@ static int change(struct chg_opts *o)
 			for (size_t i = 0; i < npins; i++)
 				menv_solver_add_pin(solver, pins[i]);
 			struct menv_solve_request req = {0};
-			constrained = menv_xcalloc(nspecs + 1, sizeof(*constrained));
 			switch (o->kind) {
 			case K_INSTALL:
 			case K_ENV_UPDATE:
@@ -687,13 +686,8 @@ static int change(struct chg_opts *o)
 				req.ninstall = nspecs;
 				break;
 			case K_UPDATE:
-				/* the newest allowed by each spec: constrained specs are also
-				 * install jobs, so that `update 'numpy<=1.1'` stays within them */
-				for (size_t i = 0; i < nspecs; i++)
-					if (specs[i]->version || specs[i]->build)
-						constrained[nconstrained++] = specs[i];
-				req.install = constrained;
-				req.ninstall = nconstrained;
+				/* the newest allowed by each spec (the solver keeps a constrained
+				 * update within its constraint) */
 				req.update = specs;
 				req.nupdate = nspecs;
 				req.update_all = o->all;
@@ -708,21 +702,6 @@ static int change(struct chg_opts *o)
 				fprintf(stderr, "%s", menv_solver_problems(solver));
 			if (rc)
 				goto out;
-		}
-	}
-	/* a prefix holds one package per name: an installed record whose name is linked again
-	 * leaves (the solver reports upgrades only on the new side) */
-	for (size_t i = 0; i < t.nlink; i++) {
-		for (size_t k = 0; k < ninst; k++) {
-			if (strcmp(inst[k].name, t.link[i]->name))
-				continue;
-			bool listed = false;
-			for (size_t m = 0; m < t.nunlink && !listed; m++)
-				listed = t.unlink[m] == inst[k].json;
-			if (listed)
-				continue;
-			t.unlink = menv_xrealloc(t.unlink, (t.nunlink + 2) * sizeof(*t.unlink));
-			t.unlink[t.nunlink++] = inst[k].json;
 		}
 	}
 	if (o->kind == K_ENV_UPDATE && o->prune)
@@ -822,7 +801,6 @@ out:
 	for (size_t i = 0; i < nspecs; i++)
 		menv_matchspec_free(specs[i]);
 	free(specs);
-	free(constrained);
 	free(instj);
 	menv_prefix_records_free(inst, ninst);
 	menv_strvec_clear(&spec_strs);

@@ -956,8 +956,14 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 
 	for (size_t i = 0; i < req->ninstall && !rc; i++)
 		rc = add_spec_job(s, &job, &q, SOLVER_INSTALL, req->install[i], true, err);
-	for (size_t i = 0; i < req->nupdate && !rc; i++)
-		rc = add_spec_job(s, &job, &q, SOLVER_UPDATE, req->update[i], true, err);
+	/* `update numpy<=1.1`: libsolv's update job ignores the constraint, so a constrained
+	 * update is an install of the constrained spec (which may move the package either way) */
+	for (size_t i = 0; i < req->nupdate && !rc; i++) {
+		const struct menv_matchspec *u = req->update[i];
+		bool constrained = u->vspec || u->build || u->build_number || u->channel;
+		rc = add_spec_job(s, &job, &q, constrained ? SOLVER_INSTALL : SOLVER_UPDATE, u, true,
+				  err);
+	}
 	for (size_t i = 0; i < req->nremove && !rc; i++)
 		rc = add_spec_job(s, &job, &q, SOLVER_ERASE, req->remove[i], false, err);
 	if (rc)
@@ -1003,8 +1009,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		if (sv->repo == s->virt) {
 			/* an installed package leaving (erased or replaced) */
 			if ((size_t)p < s->inst_alloc && s->inst_by_id[p] &&
-			    transaction_type(trans, p, SOLVER_TRANSACTION_SHOW_ACTIVE |
-							  SOLVER_TRANSACTION_SHOW_ALL) !=
+			    transaction_type(trans, p, SOLVER_TRANSACTION_SHOW_ALL) !=
 				    SOLVER_TRANSACTION_IGNORE)
 				out->unlink[out->nunlink++] = s->inst_by_id[p];
 			continue;
