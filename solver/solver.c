@@ -19,6 +19,7 @@
 #include <solv/conda.h>
 #include <solv/evr.h>
 #include <solv/pool.h>
+#include <solv/bitmap.h>
 #include <solv/poolarch.h>
 #include <solv/problems.h>
 #include <solv/repo.h>
@@ -43,6 +44,7 @@ struct menv_solver {
 	bool has_cuda;                    /* a __cuda virtual package was added */
 	int npins;
 	bool ranked;                      /* rank_variants ran */
+	Map *considered;                  /* strict priority: the installable solvables */
 	json_t **inst_by_id;              /* solvable Id -> installed PrefixRecord (borrowed) */
 	size_t inst_alloc;
 	size_t by_id_alloc;
@@ -102,6 +104,11 @@ void menv_solver_free(struct menv_solver *s)
 		free(f);
 	}
 	free(s->files);
+	if (s->considered) {
+		s->pool->considered = NULL;
+		map_free(s->considered);
+		free(s->considered);
+	}
 	pool_free(s->pool);
 	free(s->by_id);
 	free(s->subdir);
@@ -842,6 +849,54 @@ static void rank_variants(struct menv_solver *s)
 	free(v);
 }
 
+
+/* Strict channel priority (conda's and micromamba's): a package name is taken only from the
+ * highest-priority channel that has it. Names requested with an explicit channel
+ * (`chan::pkg`) are exempt, since their spec already picks the channel. Implemented with
+ * libsolv's `considered` map, so excluded packages are simply not installable. */
+static void strict_priority(struct menv_solver *s, const struct menv_solve_request *req)
+{
+	Pool *pool = s->pool;
+	int *best = menv_xcalloc((size_t)pool->ss.nstrings + 1, sizeof(*best));
+	bool *seen = menv_xcalloc((size_t)pool->ss.nstrings + 1, sizeof(*seen));
+	bool *exempt = menv_xcalloc((size_t)pool->ss.nstrings + 1, sizeof(*exempt));
+	struct menv_matchspec *const *lists[2] = { req->install, req->update };
+	size_t counts[2] = { req->ninstall, req->nupdate };
+
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < counts[l]; i++) {
+			const struct menv_matchspec *ms = lists[l][i];
+			Id name = ms->name ? pool_str2id(pool, ms->name, 0) : 0;
+			if (ms->channel && name && name < pool->ss.nstrings)
+				exempt[name] = true;
+		}
+	for (Id p = 2; p < pool->nsolvables; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (!sv->repo || sv->repo == s->virt)
+			continue;
+		if (!seen[sv->name] || sv->repo->priority > best[sv->name])
+			best[sv->name] = sv->repo->priority;
+		seen[sv->name] = true;
+	}
+	if (!s->considered) {
+		s->considered = menv_xcalloc(1, sizeof(*s->considered));
+		map_init(s->considered, pool->nsolvables);
+	} else {
+		map_grow(s->considered, pool->nsolvables);
+	}
+	map_setall(s->considered);
+	for (Id p = 2; p < pool->nsolvables; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo && sv->repo != s->virt && !exempt[sv->name] &&
+		    sv->repo->priority < best[sv->name])
+			MAPCLR(s->considered, p);
+	}
+	pool->considered = s->considered;
+	free(best);
+	free(seen);
+	free(exempt);
+}
+
 /* Appends the job for one spec (`how` = SOLVER_INSTALL, SOLVER_ERASE or SOLVER_UPDATE). */
 static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 			const struct menv_matchspec *ms, bool must_exist, struct menv_error *err)
@@ -951,6 +1006,8 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	queue_init(&job);
 	queue_init(&q);
 	pool_addfileprovides(pool);
+	if (s->prio == MENV_PRIORITY_STRICT)
+		strict_priority(s, req);
 	pool_createwhatprovides(pool);
 	rank_variants(s);
 
@@ -978,8 +1035,6 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	}
 
 	solv = solver_create(pool);
-	if (s->prio == MENV_PRIORITY_STRICT)
-		solver_set_flag(solv, SOLVER_FLAG_STRICT_REPO_PRIORITY, 1);
 	/* like conda: installed packages may be changed or removed when a request needs it */
 	solver_set_flag(solv, SOLVER_FLAG_ALLOW_DOWNGRADE, 1);
 	solver_set_flag(solv, SOLVER_FLAG_ALLOW_UNINSTALL, 1);

@@ -94,7 +94,7 @@ void menv_config_defaults(struct menv_config *cfg)
 	cfg->channel_alias = menv_xstrdup(DEFAULT_ALIAS);
 	menv_strvec_push(&cfg->default_channels, "https://repo.anaconda.com/pkgs/main");
 	menv_strvec_push(&cfg->default_channels, "https://repo.anaconda.com/pkgs/r");
-	cfg->channel_priority = MENV_PRIORITY_FLEXIBLE;
+	cfg->channel_priority = MENV_PRIORITY_STRICT; /* micromamba's default (conda: flexible) */
 	cfg->download_threads = 5;
 	cfg->subdir = menv_xstrdup(sub && *sub ? sub : menv_platform_subdir());
 	/* conda's DEFAULT_CUSTOM_CHANNELS: pkgs/pro lives where the default channels live */
@@ -122,6 +122,7 @@ void menv_config_release(struct menv_config *cfg)
 	free(cfg->subdir);
 	menv_strvec_clear(&cfg->channels);
 	menv_strvec_clear(&cfg->default_channels);
+	menv_strvec_clear(&cfg->pinned_packages);
 	menv_strvec_clear(&cfg->files);
 	menv_strvec_clear(&cfg->custom_channel_names);
 	menv_strvec_clear(&cfg->custom_channel_urls);
@@ -269,6 +270,16 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 			cfg->repodata_use_zst = b;
 		else
 			cfg->repodata_use_shards = b;
+	} else if (!strcmp(key, "always_copy") || !strcmp(key, "always_softlink") ||
+	           !strcmp(key, "allow_softlinks")) {
+		if (parse_bool(val, &b))
+			return bad(err, w, "%s must be true or false", key);
+		if (!strcmp(key, "always_copy"))
+			cfg->always_copy = b;
+		else if (!strcmp(key, "always_softlink"))
+			cfg->always_softlink = b;
+		else
+			cfg->allow_softlinks = b;
 	} else if (!strcmp(key, "ssl_verify")) {
 		free(cfg->ssl_ca_bundle);
 		cfg->ssl_ca_bundle = NULL;
@@ -296,6 +307,9 @@ static int set_list(struct menv_config *cfg, const char *key, struct menv_strvec
 	if (!strcmp(key, "channels")) {
 		menv_strvec_clear(&cfg->channels);
 		cfg->channels = *items;
+	} else if (!strcmp(key, "pinned_packages")) {
+		menv_strvec_clear(&cfg->pinned_packages);
+		cfg->pinned_packages = *items;
 	} else if (!strcmp(key, "default_channels")) {
 		menv_strvec_clear(&cfg->default_channels);
 		cfg->default_channels = *items;
@@ -431,6 +445,9 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 		        "client_ssl_cert_key",
 		        "repodata_use_zst",
 		        "repodata_use_shards",
+		        "always_copy",
+		        "always_softlink",
+		        "allow_softlinks",
 		};
 		for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++)
 			if (!strcmp(key, scalars[i]))
@@ -543,12 +560,16 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 	        "client_ssl_cert_key",
 	        "repodata_use_zst",
 	        "repodata_use_shards",
+	        "always_copy",
+	        "always_softlink",
+	        "allow_softlinks",
 	};
 	static const char *const lists[] = {
 	        "channels",
 	        "default_channels",
 	        "migrated_channel_aliases",
 	        "envs_dirs",
+	        "pinned_packages",
 	};
 	char name[64];
 	const char *v;

@@ -127,7 +127,9 @@ struct menv_config {
 				     hold credentials and a /t/<token> (never print it) */
 	struct menv_strvec channels;          /* `channels:`; default ["defaults"] */
 	struct menv_strvec default_channels;  /* what `defaults` expands to */
-	enum menv_channel_priority channel_priority; /* default flexible, like conda */
+	enum menv_channel_priority channel_priority; /* default strict, like micromamba */
+	struct menv_strvec pinned_packages; /* `pinned_packages:` MatchSpecs held in every solve */
+	bool always_copy, always_softlink, allow_softlinks; /* link methods (conda's keys) */
 	int download_threads;     /* parallel transfers, 1..64, default 5 (micromamba's) */
 	char *subdir;             /* platform subdir; $CONDA_SUBDIR overrides */
 	struct menv_strvec files; /* the rc files that were read, in order */
