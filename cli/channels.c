@@ -148,24 +148,14 @@ out:
 	return rc;
 }
 
-static bool env_flag(const char *key)
-{
-	char m[64], c[64];
-	snprintf(m, sizeof(m), "MENV_%s", key);
-	snprintf(c, sizeof(c), "CONDA_%s", key);
-	const char *v = getenv(m);
-	if (!v)
-		v = getenv(c);
-	return v && (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcmp(v, "1"));
-}
 
 void menv_cli_link_settings(const struct menv_config *cfg, struct menv_install_opts *io)
 {
-	(void)cfg; /* TODO: always_copy, always_softlink, allow_softlinks from .condarc */
-	io->link_mode = env_flag("ALWAYS_COPY")       ? MENV_LINK_COPY
-	                : env_flag("ALWAYS_SOFTLINK") ? MENV_LINK_SOFTLINK
-	                                              : MENV_LINK_AUTO;
-	io->allow_softlinks = env_flag("ALLOW_SOFTLINKS");
+	/* .condarc's keys; MENV_/CONDA_ variables of the same names are applied by the config */
+	io->link_mode = cfg->always_copy       ? MENV_LINK_COPY
+	                : cfg->always_softlink ? MENV_LINK_SOFTLINK
+	                                       : MENV_LINK_AUTO;
+	io->allow_softlinks = cfg->allow_softlinks;
 }
 
 void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg)
@@ -195,4 +185,46 @@ void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg)
 			        msg);
 		break;
 	}
+}
+
+int menv_cli_load_pins(const struct menv_config *cfg, const char *prefix,
+		       struct menv_matchspec ***pins, size_t *n, struct menv_error *err)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	char *path = prefix ? menv_xasprintf("%s/conda-meta/pinned", prefix) : NULL;
+	int rc = 0;
+
+	*pins = NULL;
+	*n = 0;
+	for (size_t i = 0; i < cfg->pinned_packages.n && !rc; i++) {
+		struct menv_matchspec *ms;
+		rc = menv_matchspec_parse(cfg->pinned_packages.v[i], &ms, err);
+		if (rc) {
+			menv_error_prefix(err, "pinned_packages");
+			break;
+		}
+		*pins = menv_xrealloc(*pins, (*n + 1) * sizeof(**pins));
+		(*pins)[(*n)++] = ms;
+	}
+	if (rc || !path || menv_buf_read_file(&b, path, NULL))
+		goto out;
+	char *save = NULL;
+	for (char *line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line || *line == '#')
+			continue;
+		struct menv_matchspec *ms;
+		rc = menv_matchspec_parse(line, &ms, err);
+		if (rc) {
+			menv_error_prefix(err, "%s", path);
+			goto out;
+		}
+		*pins = menv_xrealloc(*pins, (*n + 1) * sizeof(**pins));
+		(*pins)[(*n)++] = ms;
+	}
+out:
+	menv_buf_release(&b);
+	free(path);
+	return rc;
 }

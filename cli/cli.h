@@ -115,14 +115,35 @@ struct menv_cli_lock_opts {
  * and linked without repodata or solver, then its pip entries (--no-deps, --require-hashes
  * when every entry has a sha256). Prints, and returns the exit code. */
 int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o);
-/* Adds `pip` to the conda specs when the environment file has a `pip:` section and no pip
- * spec (conda's behaviour, BR-003); an existing pip spec is never widened (BR-022). */
-void menv_cli_envfile_add_pip(const struct menv_envfile *ef, struct menv_strvec *specs);
+/* The conda side of an environment file's specs, as conda sees it: `pip` added when the file
+ * has a `pip:` section and no pip spec (BR-003; an existing pip spec is never widened,
+ * BR-022); `name::pkg` where `name` is the last path part of a listed URL or path channel
+ * (file:///srv/chan/second) rewritten to that channel (BR-023). `ef` may be NULL. */
+void menv_cli_envfile_specs(const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+			    struct menv_strvec *specs);
 /* After menv_env_create renamed a new environment into place: records what it was made
  * from (conda-meta/.menv-request) and runs the file's `pip:` section with the
  * environment's pip; when pip fails the new prefix is removed and the error returned. */
 int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
 			  const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
 			  const struct menv_strvec *specs, bool quiet, struct menv_error *err);
+
+/* Runs the ops/ smoke check on `prefix` and draws it (to stderr with `json`); returns the
+ * exit code: 0 passed (GPU steps may be skipped without a driver), 1 failed (the environment
+ * is kept), other codes for errors, which are printed. */
+int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep);
+/* Should create/install run the smoke check on this prefix? When the setting smoke_check is
+ * on (default) and the environment holds a CUDA compiler (cudatoolkit or cuda-nvcc). */
+bool menv_cli_wants_smoke(const struct menv_config *cfg, const char *prefix);
+
+/* The pins of a solve: `.condarc`'s pinned_packages, then `<prefix>/conda-meta/pinned` (one
+ * MatchSpec a line, `#` comments) when `prefix` is given. `*pins` is a new array of `*n`
+ * parsed specs (caller frees each with menv_matchspec_free, then the array).
+ * Errors: MENV_EPARSE naming the file or key. */
+int menv_cli_load_pins(const struct menv_config *cfg, const char *prefix,
+		       struct menv_matchspec ***pins, size_t *n, struct menv_error *err);
+
+/* `menv smoke`: the ops/ sample built and tested in an environment (envs/smoke.c). */
+int menv_cmd_smoke(int argc, char **argv);
 
 #endif

@@ -21,6 +21,8 @@ struct create_opts {
 	const char *name, *prefix, *file, *env;
 	struct menv_strvec cli_channels;
 	bool override_channels, dry_run, json, quiet, offline;
+	int priority; /* 0: from the settings, 1: --strict-channel-priority, 2: --no-channel-priority */
+	bool no_smoke; /* --no-smoke-check */
 };
 
 struct loaded {
@@ -282,6 +284,8 @@ static bool prefix_in_use(const char *path)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: menv create (-n NAME | -p PREFIX) [-c CHANNEL]... [--override-channels]\n"
+		   "                   [--strict-channel-priority | --no-channel-priority]\n"
+		   "                   [--no-smoke-check]\n"
 		   "                   [--dry-run] [--offline] [--json] [-q] [-y] SPEC...\n"
 		   "       menv create -f environment.yml [-n NAME | -p PREFIX] [options]\n");
 }
@@ -299,6 +303,9 @@ int menv_cmd_create(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "offline", no_argument, NULL, 'o' },
+		{ "strict-channel-priority", no_argument, NULL, 'S' },
+		{ "no-channel-priority", no_argument, NULL, 'N' },
+		{ "no-smoke-check", no_argument, NULL, 'K' },
 		{ "yes", no_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -330,6 +337,9 @@ int menv_cmd_create(int argc, char **argv)
 		case 'j': o.json = true; o.quiet = true; break;
 		case 'q': o.quiet = true; break;
 		case 'o': o.offline = true; break;
+		case 'S': o.priority = 1; break;
+		case 'N': o.priority = 2; break;
+		case 'K': o.no_smoke = true; break;
 		case 'y': break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return MENV_EXIT_USAGE;
@@ -340,6 +350,8 @@ int menv_cmd_create(int argc, char **argv)
 		goto out;
 	if (o.offline)
 		cfg.offline = true; /* repodata from the cache only */
+	if (o.priority)
+		cfg.channel_priority = o.priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
 	if (o.file && menv_cli_is_lockfile(o.file)) {
 		/* a lockfile: its records as they are, no repodata, no solve (lockinstall.c) */
 		struct menv_cli_lock_opts lo = { o.file, o.env, o.name, o.prefix, o.dry_run,
@@ -359,10 +371,10 @@ int menv_cmd_create(int argc, char **argv)
 		}
 		for (size_t i = 0; i < ef->deps.n; i++)
 			menv_strvec_push(&specs_str, ef->deps.v[i]);
-		menv_cli_envfile_add_pip(ef, &specs_str); /* `pip` for a pip: section (BR-003) */
 	}
 	for (int i = optind; i < argc; i++)
 		menv_strvec_push(&specs_str, argv[i]);
+	menv_cli_envfile_specs(ef, &o.cli_channels, &specs_str); /* pip: BR-003, chan:: BR-023 */
 	prefix = menv_cli_prefix(&cfg, o.name, o.prefix, &err);
 	if (!prefix) {
 		rc = err.code;
@@ -444,6 +456,16 @@ int menv_cmd_create(int argc, char **argv)
 		}
 		if (rc)
 			goto out;
+		struct menv_matchspec **pins = NULL;
+		size_t npins = 0;
+		rc = menv_cli_load_pins(&cfg, NULL, &pins, &npins, &err);
+		for (size_t i = 0; i < npins; i++) {
+			menv_solver_add_pin(solver, pins[i]);
+			menv_matchspec_free(pins[i]);
+		}
+		free(pins);
+		if (rc)
+			goto out;
 		struct menv_virtual virt[8];
 		size_t nv = menv_virtual_detect(virt, 8);
 		for (size_t i = 0; i < nv; i++)
@@ -506,6 +528,11 @@ int menv_cmd_create(int argc, char **argv)
 		if (st.clobbered)
 			printf("warning: %zu files were provided by more than one package; the "
 			       "later package's copy was kept\n", st.clobbered);
+	}
+	/* a CUDA environment proves itself: build and test ops/ with its own toolchain */
+	if (!o.no_smoke && menv_cli_wants_smoke(&cfg, prefix)) {
+		fflush(stdout);
+		exit_code = menv_cli_smoke(prefix, o.json, false, false);
 	}
 out:
 	if (rc) {

@@ -23,7 +23,7 @@
 /* The channel name to show for an installed record: its channel URL without the subdir,
  * shortened to the name under channel_alias. Caller frees. */
 char *menv_cli_channel_display(const struct menv_config *cfg, const char *channel,
-			       const char *subdir)
+                               const char *subdir)
 {
 	if (!channel || !*channel)
 		return menv_xstrdup("");
@@ -61,7 +61,7 @@ int menv_cli_request_load(const char *prefix, json_t **out)
 }
 
 int menv_cli_lock_from_prefix(const struct menv_config *cfg, const char *prefix,
-			      struct menv_lockfile **out, struct menv_error *err)
+                              struct menv_lockfile **out, struct menv_error *err)
 {
 	struct menv_prefix_record *recs = NULL;
 	struct menv_pip_dist *pips = NULL;
@@ -102,9 +102,10 @@ int menv_cli_lock_from_prefix(const struct menv_config *cfg, const char *prefix,
 		json_t *dep = json_object_get(r->json, "depends");
 		p->depends = json_is_array(dep) ? json_incref(dep) : json_array();
 		if (!p->url) {
-			rc = menv_error_set(err, MENV_EUNSUPPORTED, "'%s-%s-%s' has no URL in its "
-					    "conda-meta record: it cannot be locked", r->name,
-					    r->version, r->build);
+			rc = menv_error_set(err, MENV_EUNSUPPORTED,
+			                    "'%s-%s-%s' has no URL in its "
+			                    "conda-meta record: it cannot be locked",
+			                    r->name, r->version, r->build);
 			goto out;
 		}
 		menv_buf_addf(&ident, "%s %s\n", p->url, p->sha256 ? p->sha256 : "");
@@ -201,8 +202,8 @@ struct export_opts {
 
 /* The environment-format export as an envfile. */
 static int environment_of(const struct menv_config *cfg, const char *prefix,
-			  const struct export_opts *o, struct menv_envfile *ef,
-			  struct menv_error *err)
+                          const struct export_opts *o, struct menv_envfile *ef,
+                          struct menv_error *err)
 {
 	struct menv_lockfile *lf = NULL;
 	json_t *req = NULL;
@@ -220,15 +221,14 @@ static int environment_of(const struct menv_config *cfg, const char *prefix,
 		json_t *v;
 		if (req) {
 			/* what the user asked for, as written (channel::name kept, BR-023) */
-			json_array_foreach(json_object_get(req, "channels"), i, v)
-				if (json_is_string(v))
-					menv_strvec_push(&ef->channels, json_string_value(v));
-			json_array_foreach(json_object_get(req, "specs"), i, v)
-				if (json_is_string(v))
-					menv_strvec_push(&ef->deps, json_string_value(v));
-			json_array_foreach(json_object_get(req, "pip"), i, v)
-				if (json_is_string(v))
-					menv_strvec_push(&ef->pip, json_string_value(v));
+			json_array_foreach(json_object_get(req, "channels"), i,
+			                   v) if (json_is_string(v))
+			        menv_strvec_push(&ef->channels, json_string_value(v));
+			json_array_foreach(json_object_get(req, "specs"), i,
+			                   v) if (json_is_string(v))
+			        menv_strvec_push(&ef->deps, json_string_value(v));
+			json_array_foreach(json_object_get(req, "pip"), i, v) if (json_is_string(v))
+			        menv_strvec_push(&ef->pip, json_string_value(v));
 			ef->has_pip_section = json_is_true(json_object_get(req, "has_pip_section"));
 		} else {
 			rc = history_specs(prefix, &ef->deps, err);
@@ -250,22 +250,21 @@ static int environment_of(const struct menv_config *cfg, const char *prefix,
 	for (size_t k = 0; k < lf->npkgs; k++) {
 		const struct menv_lock_package *p = &lf->pkgs[k];
 		if (p->manager == MENV_LOCK_PIP) {
-			menv_strvec_push_owned(&ef->pip, menv_xasprintf("%s==%s", p->name,
-									p->version));
+			menv_strvec_push_owned(&ef->pip,
+			                       menv_xasprintf("%s==%s", p->name, p->version));
 			continue;
 		}
-		char *spec = o->no_builds ? menv_xasprintf("%s=%s", p->name, p->version)
-					  : menv_xasprintf("%s=%s=%s", p->name, p->version,
-							   p->build);
+		char *spec = o->no_builds
+		                     ? menv_xasprintf("%s=%s", p->name, p->version)
+		                     : menv_xasprintf("%s=%s=%s", p->name, p->version, p->build);
 		menv_strvec_push_owned(&ef->deps, spec);
 	}
 	/* the pip options of the section the environment was made from (index URLs) */
 	size_t i;
 	json_t *v;
 	if (ef->pip.n)
-		json_array_foreach(json_object_get(req, "pip_options"), i, v)
-			if (json_is_string(v))
-				menv_strvec_push(&ef->pip, json_string_value(v));
+		json_array_foreach(json_object_get(req, "pip_options"), i, v) if (json_is_string(v))
+		        menv_strvec_push(&ef->pip, json_string_value(v));
 out:
 	json_decref(req);
 	menv_lockfile_free(lf);
@@ -287,8 +286,8 @@ static json_t *envfile_json(const struct menv_envfile *ef)
 	}
 	for (size_t i = 0; i < ef->var_names.n; i++)
 		json_object_set_new(vars, ef->var_names.v[i], json_string(ef->var_values.v[i]));
-	json_t *j = json_pack("{s:s, s:o, s:o}", "name", ef->name, "channels", ch,
-			      "dependencies", deps);
+	json_t *j = json_pack("{s:s, s:o, s:o}", "name", ef->name, "channels", ch, "dependencies",
+	                      deps);
 	if (json_object_size(vars))
 		json_object_set_new(j, "variables", vars);
 	else
@@ -300,28 +299,28 @@ static json_t *envfile_json(const struct menv_envfile *ef)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: menv export (-n NAME | -p PREFIX) [--format conda-lock|explicit|"
-		   "environment]\n"
-		   "                   [--no-builds] [--from-history] [--json] [--file FILE]\n");
+	           "environment]\n"
+	           "                   [--no-builds] [--from-history] [--json] [--file FILE]\n");
 }
 
 int menv_cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "format", required_argument, NULL, 'F' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "no-builds", no_argument, NULL, 'B' },
-		{ "from-history", no_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"name", required_argument, NULL, 'n'},
+	        {"prefix", required_argument, NULL, 'p'},
+	        {"format", required_argument, NULL, 'F'},
+	        {"file", required_argument, NULL, 'f'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"no-builds", no_argument, NULL, 'B'},
+	        {"from-history", no_argument, NULL, 'H'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
-	struct export_opts o = { 0 };
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
+	struct export_opts o = {0};
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
 	struct menv_lockfile *lf = NULL;
-	struct menv_envfile ef = { 0 };
+	struct menv_envfile ef = {0};
 	struct menv_buf out = MENV_BUF_INIT;
 	char *prefix = NULL;
 	int c, rc = 0, code = 0;
@@ -345,13 +344,16 @@ int menv_cmd_export(int argc, char **argv)
 		o.format = o.no_builds || o.from_history || o.json ? "environment" : "conda-lock";
 	if (strcmp(o.format, "conda-lock") && strcmp(o.format, "explicit") &&
 	    strcmp(o.format, "environment")) {
-		rc = menv_error_set(&err, MENV_EUSAGE, "unknown export format '%s' (conda-lock, "
-				    "explicit or environment)", o.format);
+		rc = menv_error_set(&err, MENV_EUSAGE,
+		                    "unknown export format '%s' (conda-lock, "
+		                    "explicit or environment)",
+		                    o.format);
 		goto out;
 	}
 	if ((o.no_builds || o.from_history) && strcmp(o.format, "environment")) {
-		rc = menv_error_set(&err, MENV_EUSAGE, "--no-builds and --from-history apply to "
-				    "--format environment only");
+		rc = menv_error_set(&err, MENV_EUSAGE,
+		                    "--no-builds and --from-history apply to "
+		                    "--format environment only");
 		goto out;
 	}
 	rc = menv_config_load(&cfg, &err);
@@ -364,7 +366,7 @@ int menv_cmd_export(int argc, char **argv)
 	}
 	if (access(prefix, F_OK) != 0) {
 		rc = menv_error_set(&err, MENV_ENOTFOUND, "environment '%s' does not exist",
-				    prefix);
+		                    prefix);
 		goto out;
 	}
 	if (!strcmp(o.format, "environment")) {

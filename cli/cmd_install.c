@@ -26,6 +26,7 @@ struct chg_opts {
 	struct menv_strvec channels;
 	struct menv_strvec specs;
 	bool override_channels, dry_run, json, quiet, no_wait, all, prune, verbose;
+	bool no_smoke; /* --no-smoke-check */
 	bool has_revision;
 	long revision;
 };
@@ -61,6 +62,7 @@ static int parse(int argc, char **argv, struct chg_opts *o)
 	        {"verbose", no_argument, NULL, 'v'},
 	        {"yes", no_argument, NULL, 'y'},
 	        {"no-wait", no_argument, NULL, 'W'},
+	        {"no-smoke-check", no_argument, NULL, 'K'},
 	        {"all", no_argument, NULL, 'a'},
 	        {"prune", no_argument, NULL, 'P'},
 	        {"revision", required_argument, NULL, 'r'},
@@ -87,6 +89,7 @@ static int parse(int argc, char **argv, struct chg_opts *o)
 		case 'v': o->verbose = true; break;
 		case 'y': break;
 		case 'W': o->no_wait = true; break;
+		case 'K': o->no_smoke = true; break;
 		case 'a': o->all = true; break;
 		case 'P': o->prune = true; break;
 		case 'r':
@@ -279,39 +282,6 @@ static void print_json(const char *prefix, const struct menv_record *const *link
 /* Requests                                                                                  */
 
 /* conda-meta/pinned: one MatchSpec a line (# comments). */
-static int load_pins(const char *prefix, struct menv_matchspec ***pins, size_t *n,
-                     struct menv_error *err)
-{
-	char *path = menv_xasprintf("%s/conda-meta/pinned", prefix);
-	struct menv_buf b = MENV_BUF_INIT;
-	int rc = menv_buf_read_file(&b, path, NULL);
-
-	*pins = NULL;
-	*n = 0;
-	if (rc) {
-		rc = 0;
-		goto out;
-	}
-	char *save = NULL;
-	for (char *line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		while (*line == ' ' || *line == '\t')
-			line++;
-		if (!*line || *line == '#')
-			continue;
-		struct menv_matchspec *ms;
-		rc = menv_matchspec_parse(line, &ms, err);
-		if (rc) {
-			menv_error_prefix(err, "%s", path);
-			goto out;
-		}
-		*pins = menv_xrealloc(*pins, (*n + 1) * sizeof(**pins));
-		(*pins)[(*n)++] = ms;
-	}
-out:
-	menv_buf_release(&b);
-	free(path);
-	return rc;
-}
 
 /* The name a dependency spec names ("python >=3.8" -> "python"). Caller frees. */
 static char *dep_name(const char *dep)
@@ -544,7 +514,7 @@ static int change(struct chg_opts *o)
 	size_t ninst = 0, nspecs = 0, npins = 0, nunlink = 0;
 	char *prefix = NULL, *cmdline = NULL;
 	bool remove_env = false;
-	int rc = 0, exit_code = 0;
+	int rc = 0, exit_code = 0, lock_fd = -1;
 
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
@@ -589,13 +559,16 @@ static int change(struct chg_opts *o)
 		rc = err.code ? err.code : MENV_EUSAGE;
 		goto out;
 	}
+	/* hold the prefix lock from reading the installed records until the change is applied:
+	 * a plan made from records another process is changing would break the environment */
+	if (!o->dry_run) {
+		rc = menv_env_lock(prefix, o->no_wait, menv_cli_env_event, &ev, &lock_fd, &err);
+		if (rc)
+			goto out;
+	}
 	if (!o->dry_run && menv_env_needs_recovery(prefix)) {
-		int fd;
 		enum menv_recovery what;
-		rc = menv_env_lock(prefix, o->no_wait, menv_cli_env_event, &ev, &fd, &err);
-		if (!rc)
-			rc = menv_env_recover(prefix, &what, &err);
-		menv_env_unlock(fd);
+		rc = menv_env_recover(prefix, &what, &err);
 		if (rc)
 			goto out;
 		if (what != MENV_RECOVERY_NONE)
@@ -673,7 +646,7 @@ static int change(struct chg_opts *o)
 				menv_solver_add_virtual(solver, virt[i].name, virt[i].version,
 				                        virt[i].build);
 			menv_solver_add_installed(solver, instj, ninst);
-			rc = load_pins(prefix, &pins, &npins, &err);
+			rc = menv_cli_load_pins(&cfg, prefix, &pins, &npins, &err);
 			if (rc)
 				goto out;
 			for (size_t i = 0; i < npins; i++)
@@ -748,6 +721,7 @@ static int change(struct chg_opts *o)
 	        .remove_specs = o->kind == K_REMOVE,
 	        .cancel = (volatile int *)&menv_cli_cancel,
 	        .no_wait = o->no_wait,
+	        .locked = lock_fd >= 0,
 	        .cb = menv_cli_env_event,
 	        .ud = &ev,
 	};
@@ -772,6 +746,14 @@ static int change(struct chg_opts *o)
 			       "later package's copy was kept\n",
 			       st.clobbered);
 	}
+	/* the changed environment still builds and runs the sample CUDA op */
+	if (!rc && !o->dry_run && !o->no_smoke && !remove_env && t.nlink &&
+	    menv_cli_wants_smoke(&cfg, prefix)) {
+		menv_env_unlock(lock_fd);
+		lock_fd = -1;
+		fflush(stdout);
+		exit_code = menv_cli_smoke(prefix, o->json, false, false);
+	}
 out:
 	if (rc) {
 		if (o->json) {
@@ -787,6 +769,7 @@ out:
 		}
 		exit_code = menv_cli_fail(&err);
 	}
+	menv_env_unlock(lock_fd);
 	json_decref(ev.messages);
 	free(unlink);
 	menv_transaction_release(&t);

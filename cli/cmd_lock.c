@@ -4,16 +4,18 @@
  * lock still matches its source.
  *
  * Each platform is solved against that platform's subdir and noarch of the file's channels,
- * with the virtual packages declared for it: a small default set per platform family
- * (conda-lock's: __unix, __linux 5.10 and __glibc 2.17 on linux, __osx 10.15 / 11.0, __win;
- * __archspec for the architecture), replaced or extended by `--virtual-package NAME=VERSION`
- * (all platforms) or `PLATFORM:NAME=VERSION` (one). There is never a default `__cuda`: a
- * lock that needs CUDA must declare it (`--virtual-package __cuda=11.8`).
+ * with the virtual packages declared for it: by default this machine's (without __cuda) for
+ * its own platform and conda-lock's set for the others (__unix, __linux 5.10 and __glibc
+ * 2.17 on linux, __osx 10.15 / 11.0, __win; __archspec for the architecture), replaced or
+ * extended by `--virtual-package NAME=VERSION` (all platforms) or `PLATFORM:NAME=VERSION`
+ * (one). There is never a default `__cuda`: a lock that needs CUDA must declare it
+ * (`--virtual-package __cuda=11.8`).
  *
  * The content hash of a platform is sha256 over the source file's bytes, the platform, the
- * channels and the virtual packages, so `--check` notices any of them changing. The `pip:`
- * section is not resolved here (menv has no PyPI resolver): `menv export` of an environment
- * records the pip packages it really has.
+ * -c channels and the declared virtual packages (not the machine's detected ones, so that the
+ * same lock checks as current on every machine), so `--check` notices any of them changing.
+ * The `pip:` section is not resolved here (menv has no PyPI resolver): `menv export` of an
+ * environment records the pip packages it really has.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -30,16 +32,29 @@ struct lock_opts {
 	bool override_channels, check, quiet;
 };
 
-/* The default virtual packages of a platform, as "name=version" strings. */
+/* The default virtual packages of a platform, as "name=version[=build]" strings: this
+ * machine's (menv_virtual_detect, CONDA_OVERRIDE_* applied) for its own platform, except
+ * __cuda; conda-lock's defaults for the others. */
 static void default_virtuals(const char *platform, struct menv_strvec *out)
 {
+	if (!strcmp(platform, menv_platform_subdir())) {
+		struct menv_virtual v[16];
+		size_t n = menv_virtual_detect(v, 16);
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(v[i].name, "__cuda"))
+				menv_strvec_push_owned(out,
+				                       menv_xasprintf("%s=%s=%s", v[i].name,
+				                                      v[i].version, v[i].build));
+		return;
+	}
 	if (!strncmp(platform, "linux-", 6)) {
 		menv_strvec_push(out, "__unix=0");
 		menv_strvec_push(out, "__linux=5.10");
 		menv_strvec_push(out, "__glibc=2.17");
 	} else if (!strncmp(platform, "osx-", 4)) {
 		menv_strvec_push(out, "__unix=0");
-		menv_strvec_push(out, !strcmp(platform, "osx-arm64") ? "__osx=11.0" : "__osx=10.15");
+		menv_strvec_push(out,
+		                 !strcmp(platform, "osx-arm64") ? "__osx=11.0" : "__osx=10.15");
 	} else if (!strncmp(platform, "win-", 4)) {
 		menv_strvec_push(out, "__win=0");
 	}
@@ -80,7 +95,7 @@ static void virtuals_for(const struct lock_opts *o, const char *platform, struct
 }
 
 static char *content_hash(const struct menv_buf *src, const char *platform,
-			  const struct menv_strvec *channels, const struct menv_strvec *virt)
+                          const struct menv_strvec *channels, const struct menv_strvec *virt)
 {
 	struct menv_buf b = MENV_BUF_INIT;
 	struct menv_hashes h;
@@ -97,14 +112,14 @@ static char *content_hash(const struct menv_buf *src, const char *platform,
 
 /* Solves the file for one platform and appends its records to `lf`. */
 static int lock_platform(const struct menv_config *cfg, const struct lock_opts *o,
-			 const struct menv_envfile *ef, const char *platform,
-			 const struct menv_strvec *virt, struct menv_lockfile *lf,
-			 struct menv_error *err)
+                         const struct menv_envfile *ef, const char *platform,
+                         const struct menv_strvec *virt, struct menv_lockfile *lf,
+                         struct menv_error *err)
 {
 	struct menv_config pc = *cfg; /* shallow: only subdir differs; never released */
 	struct menv_strvec specs_str = MENV_STRVEC_INIT;
 	struct menv_matchspec **specs = NULL;
-	struct menv_cli_channels ch = { 0 };
+	struct menv_cli_channels ch = {0};
 	struct menv_solver *solver = NULL;
 	const struct menv_record **recs = NULL;
 	size_t nspecs = 0, nrecs = 0;
@@ -113,7 +128,7 @@ static int lock_platform(const struct menv_config *cfg, const struct lock_opts *
 	pc.subdir = (char *)platform;
 	for (size_t i = 0; i < ef->deps.n; i++)
 		menv_strvec_push(&specs_str, ef->deps.v[i]);
-	menv_cli_envfile_add_pip(ef, &specs_str);
+	menv_cli_envfile_specs(ef, &o->cli_channels, &specs_str);
 	specs = menv_xcalloc(specs_str.n + 1, sizeof(*specs));
 	for (size_t i = 0; i < specs_str.n; i++) {
 		rc = menv_matchspec_parse(specs_str.v[i], &specs[nspecs], err);
@@ -124,12 +139,13 @@ static int lock_platform(const struct menv_config *cfg, const struct lock_opts *
 		nspecs++;
 	}
 	rc = menv_cli_load_channels(&pc, &o->cli_channels, &ef->channels, o->override_channels,
-				    specs, nspecs, o->quiet, &ch, err);
+	                            specs, nspecs, o->quiet, &ch, err);
 	if (rc)
 		goto out;
 	if (nspecs && !ch.nchans) {
-		rc = menv_error_set(err, MENV_EUSAGE, "no channels: give -c CHANNEL or list "
-				    "channels in the environment file or .condarc");
+		rc = menv_error_set(err, MENV_EUSAGE,
+		                    "no channels: give -c CHANNEL or list "
+		                    "channels in the environment file or .condarc");
 		goto out;
 	}
 	if (!lf->channels.n)
@@ -189,28 +205,28 @@ out:
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: menv lock -f environment.yml [--platform P]... [--virtual-package "
-		   "[P:]NAME=VERSION[=BUILD]]...\n"
-		   "                 [-c CHANNEL]... [--override-channels] [--lockfile FILE] "
-		   "[--check] [-q]\n");
+	           "[P:]NAME=VERSION[=BUILD]]...\n"
+	           "                 [-c CHANNEL]... [--override-channels] [--lockfile FILE] "
+	           "[--check] [-q]\n");
 }
 
 int menv_cmd_lock(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "platform", required_argument, NULL, 'P' },
-		{ "virtual-package", required_argument, NULL, 'V' },
-		{ "channel", required_argument, NULL, 'c' },
-		{ "override-channels", no_argument, NULL, 'O' },
-		{ "lockfile", required_argument, NULL, 'l' },
-		{ "check", no_argument, NULL, 'C' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"file", required_argument, NULL, 'f'},
+	        {"platform", required_argument, NULL, 'P'},
+	        {"virtual-package", required_argument, NULL, 'V'},
+	        {"channel", required_argument, NULL, 'c'},
+	        {"override-channels", no_argument, NULL, 'O'},
+	        {"lockfile", required_argument, NULL, 'l'},
+	        {"check", no_argument, NULL, 'C'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
-	struct lock_opts o = { 0 };
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
+	struct lock_opts o = {0};
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
 	struct menv_envfile *ef = NULL;
 	struct menv_lockfile *lf = NULL, *old = NULL;
 	struct menv_buf src = MENV_BUF_INIT, out = MENV_BUF_INIT;
@@ -241,8 +257,10 @@ int menv_cmd_lock(int argc, char **argv)
 		const char *colon = strncmp(v, "__", 2) ? strchr(v, ':') : NULL;
 		const char *nm = colon ? colon + 1 : v;
 		if (strncmp(nm, "__", 2) || !strchr(nm, '=')) {
-			rc = menv_error_set(&err, MENV_EUSAGE, "--virtual-package '%s': expected "
-					    "[PLATFORM:]__NAME=VERSION[=BUILD]", v);
+			rc = menv_error_set(&err, MENV_EUSAGE,
+			                    "--virtual-package '%s': expected "
+			                    "[PLATFORM:]__NAME=VERSION[=BUILD]",
+			                    v);
 			goto out;
 		}
 	}
@@ -270,13 +288,16 @@ int menv_cmd_lock(int argc, char **argv)
 		for (size_t i = 0; i < o.platforms.n; i++) {
 			struct menv_strvec virt = MENV_STRVEC_INIT;
 			virtuals_for(&o, o.platforms.v[i], &virt);
-			char *h = content_hash(&src, o.platforms.v[i], &chans_for_hash, &virt);
-			const char *have = json_string_value(json_object_get(old->content_hash,
-									     o.platforms.v[i]));
+			char *h =
+			        content_hash(&src, o.platforms.v[i], &chans_for_hash, &o.virtuals);
+			const char *have = json_string_value(
+			        json_object_get(old->content_hash, o.platforms.v[i]));
 			if (!have || strcmp(have, h)) {
 				printf("%s: %s is out of date for %s (%s)\n", o.out, o.out,
-				       o.platforms.v[i], have ? "the source, channels or virtual "
-				       "packages changed" : "the platform is not locked");
+				       o.platforms.v[i],
+				       have ? "the source, channels or virtual "
+				              "packages changed"
+				            : "the platform is not locked");
 				stale++;
 			}
 			free(h);
@@ -299,7 +320,8 @@ int menv_cmd_lock(int argc, char **argv)
 		menv_strvec_push(&lf->platforms, o.platforms.v[i]);
 		rc = lock_platform(&cfg, &o, ef, o.platforms.v[i], &virt, lf, &err);
 		if (!rc) {
-			char *h = content_hash(&src, o.platforms.v[i], &chans_for_hash, &virt);
+			char *h =
+			        content_hash(&src, o.platforms.v[i], &chans_for_hash, &o.virtuals);
 			json_object_set_new(lf->content_hash, o.platforms.v[i], json_string(h));
 			free(h);
 		}
@@ -309,9 +331,11 @@ int menv_cmd_lock(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (ef->pip.n)
-		fprintf(stderr, "menv: warning: the 'pip:' section (%zu lines) is not locked by "
-			"'menv lock'; create the environment and use 'menv export' to lock its pip "
-			"packages\n", ef->pip.n);
+		fprintf(stderr,
+		        "menv: warning: the 'pip:' section (%zu lines) is not locked by "
+		        "'menv lock'; create the environment and use 'menv export' to lock its pip "
+		        "packages\n",
+		        ef->pip.n);
 	menv_lockfile_write_conda_lock(lf, &out);
 	if (!strcmp(o.out, "-"))
 		fwrite(out.buf, 1, out.len, stdout);
@@ -319,7 +343,7 @@ int menv_cmd_lock(int argc, char **argv)
 		rc = menv_write_file_atomic(o.out, out.buf, out.len, &err);
 	if (!rc && !o.quiet && strcmp(o.out, "-"))
 		fprintf(stderr, "Wrote %s: %zu packages for %zu platform%s\n", o.out, lf->npkgs,
-			o.platforms.n, o.platforms.n == 1 ? "" : "s");
+		        o.platforms.n, o.platforms.n == 1 ? "" : "s");
 out:
 	if (rc)
 		code = menv_cli_fail(&err);

@@ -30,7 +30,7 @@
 bool menv_cli_is_lockfile(const char *path)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	bool yes = false;
 	if (!menv_buf_read_file(&b, path, &err))
 		yes = menv_lockfile_detect(b.buf, b.len) != MENV_LOCK_NONE;
@@ -44,10 +44,11 @@ static const char *jstr(json_t *o, const char *k)
 }
 
 /* Record keys a lock may carry beyond url/hashes/depends (pixi), copied into the record. */
-static const char *const record_keys[] = { "build_number", "constrains", "license",
-					   "license_family", "timestamp", "noarch",
-					   "track_features", "features", "python_site_packages_path",
-					   "arch", "platform", NULL };
+static const char *const record_keys[] = {
+        "build_number",   "constrains", "license",
+        "license_family", "timestamp",  "noarch",
+        "track_features", "features",   "python_site_packages_path",
+        "arch",           "platform",   NULL};
 
 struct lockrecs {
 	struct menv_record *recs;
@@ -74,7 +75,7 @@ static void lockrecs_release(struct lockrecs *l)
 
 /* Fills r from a JSON object plus the lock's URL (r owns new copies). */
 static int record_set(struct menv_record *r, json_t *obj, const char *url,
-		      const struct menv_channel *ch, struct menv_error *err)
+                      const struct menv_channel *ch, struct menv_error *err)
 {
 	const char *fn = jstr(obj, "fn");
 	int rc = menv_record_from_json(r, obj, fn, NULL, ch, err);
@@ -87,7 +88,7 @@ static int record_set(struct menv_record *r, json_t *obj, const char *url,
 
 /* The lock's conda entries as records (before the cache completes them). */
 static int build_records(const struct menv_config *cfg, const struct menv_lock_package **sel,
-			 size_t nsel, struct lockrecs *out, struct menv_error *err)
+                         size_t nsel, struct lockrecs *out, struct menv_error *err)
 {
 	int rc = 0;
 
@@ -185,24 +186,29 @@ static int complete_records(const char *pkgs_dir, struct lockrecs *l, struct men
 		bool lock_deps = l->lock_depends[i];
 
 		if (!json_is_object(index)) {
-			rc = menv_error_set(err, MENV_EPARSE, "package '%s' in the cache has no "
-					    "readable info/index.json", r->fn);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "package '%s' in the cache has no "
+			                    "readable info/index.json",
+			                    r->fn);
 			goto next;
 		}
 		json_object_update(m, index);
 		if (l->solved[i])
 			json_object_update(m, l->solved[i]);
-		json_object_foreach(r->json, k, v) {
+		json_object_foreach(r->json, k, v)
+		{
 			if (!strcmp(k, "depends") && !lock_deps)
 				continue;
 			json_object_set(m, k, v);
 		}
 		/* the hashes and size the fetch measured on the verified file fill what the lock
 		 * did not say (conda-lock has no size, explicit one hash) */
-		static const char *const measured[] = { "md5", "sha256", "size", NULL };
+		static const char *const measured[] = {"md5", "sha256", "size", NULL};
 		for (size_t k2 = 0; measured[k2]; k2++)
-			if (!json_object_get(m, measured[k2]) && json_object_get(have, measured[k2]))
-				json_object_set(m, measured[k2], json_object_get(have, measured[k2]));
+			if (!json_object_get(m, measured[k2]) &&
+			    json_object_get(have, measured[k2]))
+				json_object_set(m, measured[k2],
+				                json_object_get(have, measured[k2]));
 		json_object_set_new(m, "url", json_string(r->url));
 		json_object_set_new(m, "channel", json_string(r->channel_url));
 		if (!json_object_get(m, "depends"))
@@ -219,7 +225,7 @@ static int complete_records(const char *pkgs_dir, struct lockrecs *l, struct men
 			rc = record_set(r, m, url, ch, err);
 			free(url);
 		}
-next:
+	next:
 		json_decref(index);
 		json_decref(have);
 		json_decref(m);
@@ -252,7 +258,8 @@ static const struct menv_record **toposort(const struct lockrecs *l)
 			json_t *deps = menv_record_depends(&l->recs[cur]);
 			bool pushed = false;
 			while (next[cur] < json_array_size(deps) && !pushed) {
-				const char *d = json_string_value(json_array_get(deps, next[cur]++));
+				const char *d =
+				        json_string_value(json_array_get(deps, next[cur]++));
 				if (!d)
 					continue;
 				size_t nl = strcspn(d, " =<>!~[");
@@ -289,8 +296,8 @@ static bool pip_lines(const struct menv_lock_package **sel, size_t nsel, struct 
 		if (sel[i]->manager != MENV_LOCK_PIP)
 			continue;
 		npip++;
-		all_hashed = all_hashed && sel[i]->sha256 && sel[i]->url &&
-			     strstr(sel[i]->url, "://");
+		all_hashed =
+		        all_hashed && sel[i]->sha256 && sel[i]->url && strstr(sel[i]->url, "://");
 	}
 	for (size_t i = 0; i < nsel; i++) {
 		const struct menv_lock_package *p = sel[i];
@@ -300,7 +307,7 @@ static bool pip_lines(const struct menv_lock_package **sel, size_t nsel, struct 
 			menv_strvec_push_owned(out, menv_xasprintf("%s==%s", p->name, p->version));
 		else if (all_hashed)
 			menv_strvec_push_owned(out, menv_xasprintf("%s @ %s --hash=sha256:%s",
-								   p->name, p->url, p->sha256));
+			                                           p->name, p->url, p->sha256));
 		else
 			menv_strvec_push_owned(out, menv_xasprintf("%s @ %s", p->name, p->url));
 	}
@@ -310,9 +317,9 @@ static bool pip_lines(const struct menv_lock_package **sel, size_t nsel, struct 
 /* Is this pip-section line an option that says where packages come from? */
 static bool pip_source_option(const char *s)
 {
-	static const char *const opts[] = { "--index-url", "-i", "--extra-index-url",
-					    "--find-links", "-f", "--trusted-host", "--no-index",
-					    NULL };
+	static const char *const opts[] = {"--index-url",  "-i", "--extra-index-url",
+	                                   "--find-links", "-f", "--trusted-host",
+	                                   "--no-index",   NULL};
 	for (size_t i = 0; opts[i]; i++) {
 		size_t n = strlen(opts[i]);
 		if (!strncmp(s, opts[i], n) && (!s[n] || s[n] == ' ' || s[n] == '='))
@@ -335,7 +342,7 @@ static void write_request(const char *prefix, json_t *req)
 {
 	char *path = menv_xasprintf("%s/conda-meta/.menv-request", prefix);
 	char *text = json_dumps(req, JSON_INDENT(2));
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	menv_write_file_atomic(path, text, strlen(text), &err);
 	free(text);
 	free(path);
@@ -345,8 +352,9 @@ static void on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_recor
 {
 	if (*(bool *)ud)
 		return;
-	const char *what = ev == MENV_FETCH_CACHED ? "cached" :
-			   ev == MENV_FETCH_DOWNLOADED ? "downloaded" : "extracted";
+	const char *what = ev == MENV_FETCH_CACHED       ? "cached"
+	                   : ev == MENV_FETCH_DOWNLOADED ? "downloaded"
+	                                                 : "extracted";
 	fprintf(stderr, "  %-10s %s-%s-%s\n", what, r->name, r->version, r->build);
 }
 
@@ -390,13 +398,13 @@ static bool prefix_in_use(const char *path)
 
 int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o)
 {
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	struct menv_lockfile *lf = NULL;
 	const struct menv_lock_package **sel = NULL;
 	const struct menv_record **order = NULL;
-	struct lockrecs l = { 0 };
+	struct lockrecs l = {0};
 	struct menv_strvec requested = MENV_STRVEC_INIT;
-	struct menv_pip_request pr = { 0 };
+	struct menv_pip_request pr = {0};
 	char *prefix = NULL, *cmdline = NULL, *src = NULL;
 	size_t nsel = 0, npip = 0;
 	int rc, code = 0;
@@ -422,13 +430,15 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 	if (rc)
 		goto out;
 	if (!o->quiet)
-		fprintf(stderr, "Installing from lockfile %s (%s, %s): %zu conda + %zu pip packages, "
-			"no solve\n", o->file, menv_lock_format_name(lf->format), cfg->subdir, l.n,
-			npip);
+		fprintf(stderr,
+		        "Installing from lockfile %s (%s, %s): %zu conda + %zu pip packages, "
+		        "no solve\n",
+		        o->file, menv_lock_format_name(lf->format), cfg->subdir, l.n, npip);
 	if (o->dry_run) {
 		order = toposort(&l);
 		if (o->json) {
-			json_t *root = json_object(), *actions = json_object(), *link = json_array();
+			json_t *root = json_object(), *actions = json_object(),
+			       *link = json_array();
 			for (size_t i = 0; i < l.n; i++)
 				json_array_append_new(link, link_json(order[i]));
 			json_object_set_new(actions, "LINK", link);
@@ -444,10 +454,12 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 			free(s);
 			json_decref(root);
 		} else {
-			printf("\nTransaction (from lockfile, not solved)\n\n  Prefix: %s\n\n", prefix);
+			printf("\nTransaction (from lockfile, not solved)\n\n  Prefix: %s\n\n",
+			       prefix);
 			for (size_t i = 0; i < l.n; i++)
-				printf("  + %-26s %-16s %-26s %s\n", order[i]->name, order[i]->version,
-				       order[i]->build, order[i]->channel ? order[i]->channel->name : "");
+				printf("  + %-26s %-16s %-26s %s\n", order[i]->name,
+				       order[i]->version, order[i]->build,
+				       order[i]->channel ? order[i]->channel->name : "");
 			for (size_t i = 0; i < nsel; i++)
 				if (sel[i]->manager == MENV_LOCK_PIP)
 					printf("  + %-26s %-16s %-26s pypi\n", sel[i]->name,
@@ -468,7 +480,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		bool quiet = o->quiet;
 		snapshot_solved(cfg->pkgs_dir, &l);
 		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l.n, &fo, on_fetch, &quiet,
-					      &err);
+		                              &err);
 		free(ptrs);
 		if (rc) {
 			menv_error_prefix(&err, "while fetching the packages of '%s'", o->file);
@@ -480,18 +492,18 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 	}
 	order = toposort(&l);
 	for (size_t i = 0; i < l.n; i++)
-		menv_strvec_push_owned(&requested, menv_xasprintf("%s==%s=%s", order[i]->name,
-								  order[i]->version,
-								  order[i]->build));
+		menv_strvec_push_owned(&requested,
+		                       menv_xasprintf("%s==%s=%s", order[i]->name,
+		                                      order[i]->version, order[i]->build));
 	cmdline = menv_cli_cmdline();
-	struct menv_cli_events ev = { 0 };
+	struct menv_cli_events ev = {0};
 	struct menv_install_opts io = {
-		.pkgs_dir = cfg->pkgs_dir,
-		.requested = &requested,
-		.cmdline = cmdline,
-		.cancel = (volatile int *)&menv_cli_cancel,
-		.cb = menv_cli_env_event,
-		.ud = &ev,
+	        .pkgs_dir = cfg->pkgs_dir,
+	        .requested = &requested,
+	        .cmdline = cmdline,
+	        .cancel = (volatile int *)&menv_cli_cancel,
+	        .cb = menv_cli_env_event,
+	        .ud = &ev,
 	};
 	menv_cli_link_settings(cfg, &io);
 	struct menv_link_stats st;
@@ -511,18 +523,19 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 	json_object_set_new(req, "specs", json_array());
 	size_t i;
 	json_t *v;
-	json_array_foreach(json_object_get(lf->metadata_extra, "pip_options"), i, v)
-		if (json_is_string(v)) {
-			menv_strvec_push(&pr.options, json_string_value(v));
-			json_array_append(popts, v);
-		}
+	json_array_foreach(json_object_get(lf->metadata_extra, "pip_options"), i,
+	                   v) if (json_is_string(v))
+	{
+		menv_strvec_push(&pr.options, json_string_value(v));
+		json_array_append(popts, v);
+	}
 	for (size_t e = 0; e < lf->nenvs; e++) {
 		const struct menv_lock_env *le = &lf->envs[e];
 		if (strcmp(le->name, o->env ? o->env : "default"))
 			continue;
 		for (size_t k = 0; k < le->indexes.n; k++) {
 			char *opt = menv_xasprintf("%s %s", k ? "--extra-index-url" : "--index-url",
-						   le->indexes.v[k]);
+			                           le->indexes.v[k]);
 			menv_strvec_push_owned(&pr.options, opt);
 			json_array_append_new(popts, json_string(opt));
 		}
@@ -558,7 +571,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		pr.cancel = (volatile int *)&menv_cli_cancel;
 		if (!o->quiet)
 			fprintf(stderr, "Installing %zu pip packages (--no-deps%s)\n", npip,
-				pr.require_hashes ? ", --require-hashes" : "");
+			        pr.require_hashes ? ", --require-hashes" : "");
 		rc = menv_pip_install(prefix, &pr, &err);
 		if (rc) {
 			menv_pip_rollback_prefix(prefix);
@@ -589,7 +602,7 @@ out:
 	if (rc) {
 		if (o->json) {
 			json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error",
-					      menv_error_name(err.code), "message", err.msg);
+			                      menv_error_name(err.code), "message", err.msg);
 			char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 			printf("%s\n", s);
 			free(s);
@@ -610,10 +623,31 @@ out:
 	return code;
 }
 
-void menv_cli_envfile_add_pip(const struct menv_envfile *ef, struct menv_strvec *specs)
+/* The listed channel (a URL or path) whose last path components are `name`, or NULL. */
+static const char *listed_channel(const char *name, const struct menv_strvec *a,
+                                  const struct menv_strvec *b)
 {
-	if (!ef || !ef->has_pip_section)
-		return;
+	const struct menv_strvec *lists[2] = {a, b};
+	size_t nl = strlen(name);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; lists[k] && i < lists[k]->n; i++) {
+			const char *c = lists[k]->v[i];
+			size_t cl = strlen(c);
+			while (cl > 1 && c[cl - 1] == '/')
+				cl--;
+			if (!strstr(c, "://") && c[0] != '/' && c[0] != '.' && c[0] != '~')
+				continue; /* a name: resolved as usual */
+			if (cl > nl && !strncmp(c + cl - nl, name, nl) && c[cl - nl - 1] == '/')
+				return c;
+		}
+	}
+	return NULL;
+}
+
+void menv_cli_envfile_specs(const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+                            struct menv_strvec *specs)
+{
+	bool has_pip = false;
 	for (size_t i = 0; i < specs->n; i++) {
 		const char *s = specs->v[i];
 		const char *c = strstr(s, "::");
@@ -622,18 +656,32 @@ void menv_cli_envfile_add_pip(const struct menv_envfile *ef, struct menv_strvec 
 			nm++;
 		size_t nl = strcspn(nm, " =<>!~[");
 		if (nl == 3 && !strncmp(nm, "pip", 3))
-			return; /* a pip spec is there: never widened (BR-022) */
+			has_pip = true; /* a pip spec is there: never widened (BR-022) */
+		if (!c || strstr(s, "://") || s[0] == '/' || s[0] == '.')
+			continue;
+		char *chan = menv_xstrndup(s, (size_t)(c - s));
+		const char *slash = strchr(chan, '/');
+		const char *url =
+		        slash ? NULL
+		              : listed_channel(chan, cli_channels, ef ? &ef->channels : NULL);
+		if (url) {
+			char *n = menv_xasprintf("%s::%s", url, c + 2);
+			free(specs->v[i]);
+			specs->v[i] = n;
+		}
+		free(chan);
 	}
-	menv_strvec_push(specs, "pip");
+	if (ef && ef->has_pip_section && !has_pip)
+		menv_strvec_push(specs, "pip");
 }
 
 int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
-			  const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
-			  const struct menv_strvec *specs, bool quiet, struct menv_error *err)
+                          const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+                          const struct menv_strvec *specs, bool quiet, struct menv_error *err)
 {
 	json_t *req = json_object(), *ch = json_array(), *sp = json_array(), *pip = json_array();
 	json_t *popts = json_array();
-	struct menv_pip_request pr = { 0 };
+	struct menv_pip_request pr = {0};
 	char *dir = NULL;
 	int rc = 0;
 
@@ -678,13 +726,17 @@ int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
 	pr.quiet = quiet;
 	pr.cancel = (volatile int *)&menv_cli_cancel;
 	if (!quiet)
-		fprintf(stderr, "Installing the 'pip:' section (%zu lines) with the environment's "
-			"pip\n", ef->pip.n);
+		fprintf(stderr,
+		        "Installing the 'pip:' section (%zu lines) with the environment's "
+		        "pip\n",
+		        ef->pip.n);
 	rc = menv_pip_install(prefix, &pr, err);
 	if (rc) {
 		menv_pip_rollback_prefix(prefix);
-		menv_error_prefix(err, "the 'pip:' section of '%s' failed and the new environment "
-				  "was removed", ef->path ? ef->path : "the environment file");
+		menv_error_prefix(err,
+		                  "the 'pip:' section of '%s' failed and the new environment "
+		                  "was removed",
+		                  ef->path ? ef->path : "the environment file");
 	}
 	free(dir);
 	menv_strvec_clear(&pr.requirements);

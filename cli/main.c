@@ -37,6 +37,7 @@ static const struct command commands[] = {
 	{ "deactivate", menv_cmd_activate_nohook, "deactivate the environment (needs the hook)" },
 	{ "run", menv_cmd_run, "run a command in an environment" },
 	{ "env", menv_cmd_env, "list environments; env config vars list|set|unset" },
+	{ "smoke", menv_cmd_smoke, "build and test the sample CUDA op in an environment" },
 };
 
 static void on_signal(int sig)

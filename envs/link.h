@@ -105,7 +105,7 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
  * written; appends the .pyc files that exist afterwards to `files` and `paths` (path_type
  * pyc_file). No python in the prefix: nothing is done. Errors: MENV_EIO (journal); a failing
  * compileall is reported through opts->cb as a warning. */
-int menv_compile_pyc(struct menv_txn *t, const char *pyver, json_t *files, json_t *paths,
-                     const struct menv_install_opts *opts, struct menv_error *err);
+int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, json_t *files,
+                     json_t *paths, const struct menv_install_opts *opts, struct menv_error *err);
 
 #endif

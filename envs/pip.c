@@ -79,8 +79,7 @@ static void read_metadata(const char *path, char **name, char **version)
 		fclose(f);
 }
 
-int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
-		  struct menv_error *err)
+int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, struct menv_error *err)
 {
 	struct menv_prefix_record *recs = NULL;
 	size_t nrecs = 0;
@@ -97,7 +96,8 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
 	for (size_t i = 0; i < nrecs; i++) {
 		size_t k;
 		json_t *f;
-		json_array_foreach(json_object_get(recs[i].json, "files"), k, f) {
+		json_array_foreach(json_object_get(recs[i].json, "files"), k, f)
+		{
 			const char *s = json_string_value(f);
 			const char *di = s ? strstr(s, ".dist-info/") : NULL;
 			if (!di)
@@ -143,7 +143,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
 			json_t *j = json_load_file(du, 0, NULL);
 			const char *url = json_string_value(json_object_get(j, "url"));
 			const char *h = json_string_value(
-				json_object_get(json_object_get(j, "archive_info"), "hash"));
+			        json_object_get(json_object_get(j, "archive_info"), "hash"));
 			if (url && strncmp(url, "file://", 7) != 0)
 				p->url = menv_xstrdup(url);
 			if (url && h && !strncmp(h, "sha256=", 7))
@@ -155,7 +155,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
 				p->url = menv_xstrdup(json_string_value(json_object_get(m, "url")));
 			if (!p->sha256 && json_string_value(json_object_get(m, "sha256")))
 				p->sha256 = menv_xstrdup(
-					json_string_value(json_object_get(m, "sha256")));
+				        json_string_value(json_object_get(m, "sha256")));
 			json_decref(m);
 			free(mr);
 			json_decref(j);
@@ -268,7 +268,8 @@ static void record_sources(const char *prefix, const char *log)
 	site_packages(prefix, &sps);
 	const char *fn;
 	json_t *e;
-	json_object_foreach(byfile, fn, e) {
+	json_object_foreach(byfile, fn, e)
+	{
 		const char *d1 = strchr(fn, '-');
 		const char *d2 = d1 ? strchr(d1 + 1, '-') : NULL;
 		if (!d2 || !strstr(fn, ".whl"))
@@ -290,8 +291,7 @@ static void record_sources(const char *prefix, const char *log)
 	json_decref(byfile);
 }
 
-int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
-		     struct menv_error *err)
+int menv_pip_install(const char *prefix, const struct menv_pip_request *req, struct menv_error *err)
 {
 	char *python = menv_xasprintf("%s/bin/python", prefix);
 	char tmpl[] = "/tmp/menv-pip-XXXXXX";
@@ -301,9 +301,10 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
 	int rc = 0;
 
 	if (access(python, X_OK) != 0) {
-		rc = menv_error_set(err, MENV_ENOTFOUND, "the environment has no python to run pip "
-				    "with ('%s'): add 'python' and 'pip' to the conda dependencies",
-				    python);
+		rc = menv_error_set(err, MENV_ENOTFOUND,
+		                    "the environment has no python to run pip "
+		                    "with ('%s'): add 'python' and 'pip' to the conda dependencies",
+		                    python);
 		goto out;
 	}
 	dir = mkdtemp(tmpl) ? menv_xstrdup(tmpl) : NULL;
@@ -327,6 +328,10 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
 	menv_strvec_push(&argv, "--no-warn-script-location");
 	menv_strvec_push(&argv, "--log");
 	menv_strvec_push(&argv, log);
+	/* an explicit prefix: the environment's own site-packages even where the python's
+	 * default scheme points elsewhere (Debian's patched distutils: <prefix>/local/...) */
+	menv_strvec_push(&argv, "--prefix");
+	menv_strvec_push(&argv, prefix);
 	if (req->no_deps)
 		menv_strvec_push(&argv, "--no-deps");
 	if (req->require_hashes)
@@ -344,11 +349,12 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
 	} else if (req->cancel && *req->cancel) {
 		rc = menv_error_set(err, MENV_EINTR, "interrupted while pip was installing");
 	} else if (st != 0) {
-		rc = menv_error_set(err, MENV_EIO, "pip failed (exit %d) installing %zu "
-				    "requirement%s of the 'pip:' section (%s%s)", st,
-				    req->requirements.n, req->requirements.n == 1 ? "" : "s",
-				    req->requirements.n ? req->requirements.v[0] : "",
-				    req->requirements.n > 1 ? ", ..." : "");
+		rc = menv_error_set(err, MENV_EIO,
+		                    "pip failed (exit %d) installing %zu "
+		                    "requirement%s of the 'pip:' section (%s%s)",
+		                    st, req->requirements.n, req->requirements.n == 1 ? "" : "s",
+		                    req->requirements.n ? req->requirements.v[0] : "",
+		                    req->requirements.n > 1 ? ", ..." : "");
 	} else {
 		record_sources(prefix, log);
 	}

@@ -323,7 +323,8 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		l->link_type = ctx.link_type;
 		if (rec->noarch_python) {
 			size_t before = json_array_size(l->files);
-			rc = menv_compile_pyc(&r->txn, r->pyver, l->files, l->paths, r->opts, err);
+			rc = menv_compile_pyc(&r->txn, r->prefix, r->pyver, l->files, l->paths, r->opts,
+			                      err);
 			if (rc)
 				return rc;
 			r->st.pyc += json_array_size(l->files) - before;
@@ -759,9 +760,11 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 
 	menv_txn_init(&r.txn, prefix);
 	r.owners = json_object();
-	rc = menv_env_lock(prefix, opts->no_wait, opts->cb, opts->ud, &lock_fd, err);
-	if (rc)
-		goto out;
+	if (!opts->locked) {
+		rc = menv_env_lock(prefix, opts->no_wait, opts->cb, opts->ud, &lock_fd, err);
+		if (rc)
+			goto out;
+	}
 	rc = menv_env_recover(prefix, &rec, err);
 	if (rc)
 		goto out;
@@ -890,24 +893,32 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
                     struct menv_link_stats *stats, struct menv_error *err)
 {
 	struct menv_prefix_record *inst = NULL;
+	struct menv_install_opts o = *opts;
 	json_t **all = NULL;
 	size_t n = 0;
 	int lock_fd = -1;
-	int rc = menv_prefix_records_load(prefix, &inst, &n, err);
+	int rc = 0;
 
+	/* one lock from reading the records to removing the tree: nothing can change between */
+	if (!o.locked) {
+		rc = menv_env_lock(prefix, o.no_wait, o.cb, o.ud, &lock_fd, err);
+		if (rc)
+			return rc;
+		o.locked = true;
+	}
+	rc = menv_prefix_records_load(prefix, &inst, &n, err);
 	if (rc)
-		return rc;
+		goto out;
 	all = menv_xcalloc(n + 1, sizeof(*all));
 	for (size_t i = 0; i < n; i++)
 		all[i] = inst[i].json;
-	rc = menv_env_apply(prefix, NULL, 0, all, n, opts, stats, err);
-	if (!rc)
-		rc = menv_env_lock(prefix, opts->no_wait, opts->cb, opts->ud, &lock_fd, err);
+	rc = menv_env_apply(prefix, NULL, 0, all, n, &o, stats, err);
 	if (!rc) {
 		menv_remove_tree(prefix);
 		if (access(prefix, F_OK) == 0)
 			rc = menv_error_sys(err, MENV_EIO, "cannot remove '%s' completely", prefix);
 	}
+out:
 	menv_env_unlock(lock_fd);
 	free(all);
 	menv_prefix_records_free(inst, n);

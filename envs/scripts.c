@@ -115,8 +115,8 @@ static char *pyc_path(const char *py, const char *tag)
 	return menv_xasprintf("__pycache__/%.*s.%s.pyc", stemlen, base, tag);
 }
 
-int menv_compile_pyc(struct menv_txn *t, const char *pyver, json_t *files, json_t *paths,
-                     const struct menv_install_opts *opts, struct menv_error *err)
+int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, json_t *files,
+                     json_t *paths, const struct menv_install_opts *opts, struct menv_error *err)
 {
 	char *python = menv_xasprintf("%s/bin/python", t->root);
 	char tag[32] = "cpython-";
@@ -185,7 +185,9 @@ int menv_compile_pyc(struct menv_txn *t, const char *pyver, json_t *files, json_
 		unsetenv("PYTHONPYCACHEPREFIX");
 		unsetenv("PYTHONHOME");
 		unsetenv("PYTHONPATH");
-		execl(python, "python", "-Wi", "-m", "compileall", "-q", "-l", "-i", "-",
+		/* the file names inside the .pyc are the final prefix's, not the staging dir's
+		 * (tracebacks point at real files): the list is relative, -p prepends */
+		execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", "-p", prefix, "-i", "-",
 		      (char *)NULL);
 		_exit(127);
 	}

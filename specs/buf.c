@@ -71,38 +71,42 @@ char *menv_xasprintf(const char *fmt, ...)
 	return b.buf;
 }
 
+char menv_buf_slop[1];
+
 void menv_buf_init(struct menv_buf *b)
 {
-	b->buf = NULL;
+	b->buf = menv_buf_slop;
 	b->len = b->alloc = 0;
-	menv_buf_grow(b, 0);
 }
 
 void menv_buf_release(struct menv_buf *b)
 {
-	free(b->buf);
-	b->buf = NULL;
-	b->len = b->alloc = 0;
+	if (b->alloc)
+		free(b->buf);
+	menv_buf_init(b);
 }
 
 void menv_buf_reset(struct menv_buf *b)
 {
 	b->len = 0;
-	if (b->buf)
+	if (b->alloc)
 		b->buf[0] = '\0';
 }
 
 void menv_buf_grow(struct menv_buf *b, size_t extra)
 {
 	size_t need = b->len + extra + 1;
-	if (need <= b->alloc && b->buf)
+	if (need <= b->alloc)
 		return;
 	size_t alloc = b->alloc ? b->alloc : 64;
 	while (alloc < need)
 		alloc *= 2;
-	b->buf = menv_xrealloc(b->buf, alloc);
-	if (!b->alloc)
+	if (!b->alloc) {
+		b->buf = menv_xmalloc(alloc);
 		b->buf[0] = '\0';
+	} else {
+		b->buf = menv_xrealloc(b->buf, alloc);
+	}
 	b->alloc = alloc;
 }
 
@@ -144,8 +148,7 @@ char *menv_buf_detach(struct menv_buf *b)
 	char *p;
 	menv_buf_grow(b, 0);
 	p = b->buf;
-	b->buf = NULL;
-	b->len = b->alloc = 0;
+	menv_buf_init(b);
 	return p;
 }
 

@@ -96,6 +96,7 @@ void menv_config_defaults(struct menv_config *cfg)
 	menv_strvec_push(&cfg->default_channels, "https://repo.anaconda.com/pkgs/r");
 	cfg->channel_priority = MENV_PRIORITY_STRICT; /* micromamba's default (conda: flexible) */
 	cfg->download_threads = 5;
+	cfg->smoke_check = true;
 	cfg->subdir = menv_xstrdup(sub && *sub ? sub : menv_platform_subdir());
 	/* conda's DEFAULT_CUSTOM_CHANNELS: pkgs/pro lives where the default channels live */
 	char *origin = url_origin(cfg->default_channels.v[0]);
@@ -271,10 +272,12 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 		else
 			cfg->repodata_use_shards = b;
 	} else if (!strcmp(key, "always_copy") || !strcmp(key, "always_softlink") ||
-	           !strcmp(key, "allow_softlinks")) {
+	           !strcmp(key, "allow_softlinks") || !strcmp(key, "smoke_check")) {
 		if (parse_bool(val, &b))
 			return bad(err, w, "%s must be true or false", key);
-		if (!strcmp(key, "always_copy"))
+		if (!strcmp(key, "smoke_check"))
+			cfg->smoke_check = b;
+		else if (!strcmp(key, "always_copy"))
 			cfg->always_copy = b;
 		else if (!strcmp(key, "always_softlink"))
 			cfg->always_softlink = b;
@@ -448,6 +451,7 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 		        "always_copy",
 		        "always_softlink",
 		        "allow_softlinks",
+		        "smoke_check",
 		};
 		for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++)
 			if (!strcmp(key, scalars[i]))
@@ -563,6 +567,7 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 	        "always_copy",
 	        "always_softlink",
 	        "allow_softlinks",
+	        "smoke_check",
 	};
 	static const char *const lists[] = {
 	        "channels",

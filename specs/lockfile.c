@@ -73,12 +73,11 @@ static json_t *yaml_json(struct yctx *c, yaml_node_t *n, int depth)
 		return json_null();
 	if (depth > 64) {
 		menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: nested too deeply", c->src,
-			       n->start_mark.line + 1, n->start_mark.column + 1);
+		               n->start_mark.line + 1, n->start_mark.column + 1);
 		return NULL;
 	}
 	switch (n->type) {
-	case YAML_SCALAR_NODE:
-		return yaml_scalar_json(n);
+	case YAML_SCALAR_NODE: return yaml_scalar_json(n);
 	case YAML_SEQUENCE_NODE: {
 		json_t *a = json_array();
 		for (yaml_node_item_t *it = n->data.sequence.items.start;
@@ -98,14 +97,16 @@ static json_t *yaml_json(struct yctx *c, yaml_node_t *n, int depth)
 		     p < n->data.mapping.pairs.top; p++) {
 			yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
 			if (!k || k->type != YAML_SCALAR_NODE) {
-				menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: a mapping key must "
-					       "be a string", c->src, k ? k->start_mark.line + 1 : 0,
-					       k ? k->start_mark.column + 1 : 0);
+				menv_error_set(c->err, MENV_EPARSE,
+				               "%s:%zu:%zu: a mapping key must "
+				               "be a string",
+				               c->src, k ? k->start_mark.line + 1 : 0,
+				               k ? k->start_mark.column + 1 : 0);
 				json_decref(o);
 				return NULL;
 			}
-			json_t *v = yaml_json(c, yaml_document_get_node(c->doc, p->value),
-					      depth + 1);
+			json_t *v =
+			        yaml_json(c, yaml_document_get_node(c->doc, p->value), depth + 1);
 			if (!v) {
 				json_decref(o);
 				return NULL;
@@ -114,18 +115,17 @@ static json_t *yaml_json(struct yctx *c, yaml_node_t *n, int depth)
 		}
 		return o;
 	}
-	default:
-		return json_null();
+	default: return json_null();
 	}
 }
 
 /* Parses YAML (or JSON, a subset) into a new JSON value. Errors: MENV_EPARSE with position. */
 static int yaml_load(const char *bytes, size_t len, const char *src, json_t **out,
-		     struct menv_error *err)
+                     struct menv_error *err)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	struct yctx c = { &doc, src, err };
+	struct yctx c = {&doc, src, err};
 	int rc = 0;
 
 	*out = NULL;
@@ -134,8 +134,9 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 	if (!yaml_parser_load(&parser, &doc)) {
 		yaml_mark_t m = parser.problem_mark;
 		rc = menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s%s%s", src, m.line + 1,
-				    m.column + 1, parser.problem ? parser.problem : "invalid YAML",
-				    parser.context ? " " : "", parser.context ? parser.context : "");
+		                    m.column + 1, parser.problem ? parser.problem : "invalid YAML",
+		                    parser.context ? " " : "",
+		                    parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
 		return rc;
 	}
@@ -225,7 +226,7 @@ static char *url_subdir(const char *url)
 }
 
 int menv_dist_split(const char *fn, char **name, char **version, char **build,
-		    struct menv_error *err)
+                    struct menv_error *err)
 {
 	size_t n = strlen(fn);
 	char *dist, *b, *v;
@@ -236,8 +237,10 @@ int menv_dist_split(const char *fn, char **name, char **version, char **build,
 	else if (has_suffix(fn, ".tar.bz2"))
 		dist = menv_xstrndup(fn, n - 8);
 	else
-		return menv_error_set(err, MENV_EPARSE, "'%s' is not a conda package file name "
-				      "(.conda or .tar.bz2)", fn);
+		return menv_error_set(err, MENV_EPARSE,
+		                      "'%s' is not a conda package file name "
+		                      "(.conda or .tar.bz2)",
+		                      fn);
 	b = strrchr(dist, '-');
 	if (b) {
 		*b = '\0';
@@ -254,8 +257,10 @@ int menv_dist_split(const char *fn, char **name, char **version, char **build,
 		}
 	}
 	free(dist);
-	return menv_error_set(err, MENV_EPARSE, "'%s' is not a conda package file name "
-			      "(name-version-build)", fn);
+	return menv_error_set(err, MENV_EPARSE,
+	                      "'%s' is not a conda package file name "
+	                      "(name-version-build)",
+	                      fn);
 }
 
 const char *menv_lock_format_name(enum menv_lock_format f)
@@ -441,7 +446,8 @@ static json_t *deps_from_map(json_t *map)
 	json_t *a = json_array();
 	const char *k;
 	json_t *v;
-	json_object_foreach(map, k, v) {
+	json_object_foreach(map, k, v)
+	{
 		char *spec = jtext(v);
 		if (!spec || !*spec || !strcmp(spec, "*"))
 			json_array_append_new(a, json_string(k));
@@ -455,9 +461,9 @@ static json_t *deps_from_map(json_t *map)
 	return a;
 }
 
-static const char *const conda_lock_keys[] = { "name", "version", "manager", "platform",
-					       "dependencies", "url", "hash", "category",
-					       "optional", NULL };
+static const char *const conda_lock_keys[] = {"name",         "version", "manager", "platform",
+                                              "dependencies", "url",     "hash",    "category",
+                                              "optional",     NULL};
 
 static bool in_list(const char *const *list, const char *k)
 {
@@ -468,35 +474,41 @@ static bool in_list(const char *const *list, const char *k)
 }
 
 static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, const char *src,
-			    struct menv_error *err)
+                            struct menv_error *err)
 {
-	static const char *const req[] = { "name", "version", "manager", "platform", "url", NULL };
+	static const char *const req[] = {"name", "version", "manager", "platform", "url", NULL};
 	const char *name = jstr(e, "name");
 	int rc = 0;
 
 	if (!json_is_object(e))
 		return menv_error_set(err, MENV_EPARSE, "%s: package entry %zu is not a mapping",
-				      src, idx + 1);
+		                      src, idx + 1);
 	for (size_t i = 0; req[i]; i++) {
 		json_t *v = json_object_get(e, req[i]);
 		if (!v || json_is_null(v) || json_is_object(v) || json_is_array(v))
-			return menv_error_set(err, MENV_EPARSE, "%s: package entry %zu ('%s') "
-					      "lacks '%s'", src, idx + 1, name ? name : "?",
-					      req[i]);
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: package entry %zu ('%s') "
+			                      "lacks '%s'",
+			                      src, idx + 1, name ? name : "?", req[i]);
 	}
 	json_t *hash = json_object_get(e, "hash");
 	if (!json_is_object(hash))
-		return menv_error_set(err, MENV_EPARSE, "%s: package entry %zu ('%s') lacks "
-				      "'hash'", src, idx + 1, name);
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: package entry %zu ('%s') lacks "
+		                      "'hash'",
+		                      src, idx + 1, name);
 	const char *manager = jstr(e, "manager");
 	if (!manager || (strcmp(manager, "conda") && strcmp(manager, "pip")))
-		return menv_error_set(err, MENV_EPARSE, "%s: package entry %zu ('%s') has "
-				      "manager '%s' (expected 'conda' or 'pip')", src, idx + 1, name,
-				      manager ? manager : "?");
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: package entry %zu ('%s') has "
+		                      "manager '%s' (expected 'conda' or 'pip')",
+		                      src, idx + 1, name, manager ? manager : "?");
 	json_t *deps = json_object_get(e, "dependencies");
 	if (deps && !json_is_null(deps) && !json_is_object(deps))
-		return menv_error_set(err, MENV_EPARSE, "%s: package entry %zu ('%s'): "
-				      "'dependencies' must be a mapping", src, idx + 1, name);
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: package entry %zu ('%s'): "
+		                      "'dependencies' must be a mapping",
+		                      src, idx + 1, name);
 
 	struct menv_lock_package *p = menv_lockfile_add(lf);
 	p->manager = !strcmp(manager, "pip") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
@@ -520,7 +532,8 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 	}
 	const char *k;
 	json_t *v;
-	json_object_foreach(e, k, v) {
+	json_object_foreach(e, k, v)
+	{
 		if (!in_list(conda_lock_keys, k))
 			json_object_set(p->extra, k, v);
 	}
@@ -538,7 +551,7 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 }
 
 static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *src,
-			    struct menv_error *err)
+                            struct menv_error *err)
 {
 	json_t *ver = json_object_get(root, "version");
 	json_t *meta = json_object_get(root, "metadata");
@@ -549,14 +562,17 @@ static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *
 	if (ver && !json_is_integer(ver))
 		return menv_error_set(err, MENV_EPARSE, "%s: 'version' must be an integer", src);
 	if (ver && json_integer_value(ver) != 1)
-		return menv_error_set(err, MENV_EUNSUPPORTED, "%s: conda-lock version %" JSON_INTEGER_FORMAT " is not supported (menv reads version 1)",
-				      src, json_integer_value(ver));
+		return menv_error_set(err, MENV_EUNSUPPORTED,
+		                      "%s: conda-lock version %" JSON_INTEGER_FORMAT
+		                      " is not supported (menv reads version 1)",
+		                      src, json_integer_value(ver));
 	lf->version = 1;
 	if (meta && !json_is_null(meta)) {
 		if (!json_is_object(meta))
 			return menv_error_set(err, MENV_EPARSE, "%s: 'metadata' must be a mapping",
-					      src);
-		json_object_foreach(meta, k, v) {
+			                      src);
+		json_object_foreach(meta, k, v)
+		{
 			if (!strcmp(k, "content_hash")) {
 				if (json_is_object(v)) {
 					json_decref(lf->content_hash);
@@ -564,29 +580,37 @@ static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *
 				}
 			} else if (!strcmp(k, "channels")) {
 				if (!json_is_array(v))
-					return menv_error_set(err, MENV_EPARSE, "%s: "
-							      "'metadata.channels' must be a list",
-							      src);
+					return menv_error_set(err, MENV_EPARSE,
+					                      "%s: "
+					                      "'metadata.channels' must be a list",
+					                      src);
 				json_decref(lf->channels_raw);
 				lf->channels_raw = json_incref(v);
 				size_t i;
 				json_t *c;
-				json_array_foreach(v, i, c) {
-					char *u = jtext(json_is_object(c) ? json_object_get(c, "url")
-									  : c);
+				json_array_foreach(v, i, c)
+				{
+					char *u = jtext(
+					        json_is_object(c) ? json_object_get(c, "url") : c);
 					if (!u)
-						return menv_error_set(err, MENV_EPARSE, "%s: channel "
-								      "%zu has no 'url'", src, i + 1);
+						return menv_error_set(err, MENV_EPARSE,
+						                      "%s: channel "
+						                      "%zu has no 'url'",
+						                      src, i + 1);
 					menv_strvec_push_owned(&lf->channels, u);
 				}
 			} else if (!strcmp(k, "platforms") || !strcmp(k, "sources")) {
-				struct menv_strvec *sv = k[0] == 'p' ? &lf->platforms : &lf->sources;
+				struct menv_strvec *sv =
+				        k[0] == 'p' ? &lf->platforms : &lf->sources;
 				size_t i;
 				json_t *c;
 				if (!json_is_array(v) && !json_is_null(v))
-					return menv_error_set(err, MENV_EPARSE, "%s: 'metadata.%s' "
-							      "must be a list", src, k);
-				json_array_foreach(v, i, c) {
+					return menv_error_set(err, MENV_EPARSE,
+					                      "%s: 'metadata.%s' "
+					                      "must be a list",
+					                      src, k);
+				json_array_foreach(v, i, c)
+				{
 					char *t = jtext(c);
 					if (t)
 						menv_strvec_push_owned(sv, t);
@@ -599,7 +623,8 @@ static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *
 	if (pkgs && !json_is_null(pkgs) && !json_is_array(pkgs))
 		return menv_error_set(err, MENV_EPARSE, "%s: 'package' must be a list", src);
 	size_t i;
-	json_array_foreach(pkgs, i, v) {
+	json_array_foreach(pkgs, i, v)
+	{
 		int rc = conda_lock_entry(lf, v, i, src, err);
 		if (rc)
 			return rc;
@@ -614,8 +639,8 @@ static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *
 /* ---------------------------------------------------------------------------------------- */
 /* explicit (CEP-23)                                                                        */
 
-static int parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len,
-			  const char *src, struct menv_error *err)
+static int parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len, const char *src,
+                          struct menv_error *err)
 {
 	char *platform = NULL;
 	bool seen = false;
@@ -655,8 +680,10 @@ static int parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t le
 				/* conda-lock: "# pip name @ URL" */
 				const char *at = strstr(c + 4, " @ ");
 				if (!at) {
-					rc = menv_error_set(err, MENV_EPARSE, "%s:%zu: a pip line must "
-							    "read '# pip NAME @ URL'", src, lineno);
+					rc = menv_error_set(err, MENV_EPARSE,
+					                    "%s:%zu: a pip line must "
+					                    "read '# pip NAME @ URL'",
+					                    src, lineno);
 				} else {
 					struct menv_lock_package *p = menv_lockfile_add(lf);
 					p->manager = MENV_LOCK_PIP;
@@ -680,8 +707,10 @@ static int parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t le
 			continue;
 		}
 		if (!seen) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:%zu: '%s' comes before the "
-					    "'@EXPLICIT' line", src, lineno, s);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "%s:%zu: '%s' comes before the "
+			                    "'@EXPLICIT' line",
+			                    src, lineno, s);
 			free(line);
 			break;
 		}
@@ -696,12 +725,14 @@ static int parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t le
 			else if (is_hex(frag, 64))
 				sha = frag;
 			else
-				rc = menv_error_set(err, MENV_EPARSE, "%s:%zu: '#%s' is neither an "
-						    "md5 nor a 'sha256:' hash", src, lineno, frag);
+				rc = menv_error_set(err, MENV_EPARSE,
+				                    "%s:%zu: '#%s' is neither an "
+				                    "md5 nor a 'sha256:' hash",
+				                    src, lineno, frag);
 		}
 		if (!rc && !strstr(s, "://"))
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%zu: '%s' is not a package URL",
-					    src, lineno, s);
+			                    src, lineno, s);
 		if (!rc) {
 			char *fn = url_basename(s), *n = NULL, *v = NULL, *b = NULL;
 			rc = menv_dist_split(fn, &n, &v, &b, err);
@@ -753,9 +784,9 @@ static int parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t le
 /* pixi.lock v4-v7 (rattler_lock)                                                           */
 
 /* the keys of a pixi package entry that the model holds in its own fields */
-static const char *const pixi_keys[] = { "kind", "conda", "pypi", "conda_source", "url",
-					 "name", "version", "build", "subdir", "md5", "sha256",
-					 "size", "depends", NULL };
+static const char *const pixi_keys[] = {
+        "kind",  "conda",  "pypi", "conda_source", "url",  "name",    "version",
+        "build", "subdir", "md5",  "sha256",       "size", "depends", NULL};
 
 /* The URL of an entry or reference with a `#sha256=` fragment and a `direct+` prefix off. */
 static char *pixi_norm_url(const char *u)
@@ -798,8 +829,7 @@ static bool pixi_is_source(const char *kind, const char *loc)
 }
 
 static int pixi_add(struct menv_lockfile *lf, json_t *e, const char *kind, const char *loc,
-		    const char *env, const char *platform, const char *src,
-		    struct menv_error *err)
+                    const char *env, const char *platform, const char *src, struct menv_error *err)
 {
 	struct menv_lock_package *p = menv_lockfile_add(lf);
 	const char *k;
@@ -820,7 +850,8 @@ static int pixi_add(struct menv_lockfile *lf, json_t *e, const char *kind, const
 	p->depends = json_is_array(dep) ? json_incref(dep) : NULL;
 	if (p->manager == MENV_LOCK_CONDA && !p->depends)
 		p->depends = json_array(); /* v6+ omits an empty list */
-	json_object_foreach(e, k, v) {
+	json_object_foreach(e, k, v)
+	{
 		if (!in_list(pixi_keys, k))
 			json_object_set(p->extra, k, v);
 	}
@@ -841,7 +872,7 @@ static int pixi_add(struct menv_lockfile *lf, json_t *e, const char *kind, const
 		free(fn);
 		if (rc) {
 			menv_error_prefix(err, "%s: environment '%s', platform '%s'", src, env,
-					  platform);
+			                  platform);
 			return rc;
 		}
 		if (!p->name)
@@ -858,7 +889,7 @@ static int pixi_add(struct menv_lockfile *lf, json_t *e, const char *kind, const
 	}
 	if (!p->name)
 		return menv_error_set(err, MENV_EPARSE, "%s: the package '%s' has no name", src,
-				      loc);
+		                      loc);
 	return 0;
 }
 
@@ -867,7 +898,8 @@ static const char *pixi_platform_subdir(const struct menv_lockfile *lf, const ch
 {
 	size_t i;
 	json_t *p;
-	json_array_foreach(lf->platforms_raw, i, p) {
+	json_array_foreach(lf->platforms_raw, i, p)
+	{
 		if (json_is_object(p) && jstr(p, "name") && !strcmp(jstr(p, "name"), name))
 			return jstr(p, "subdir") ? jstr(p, "subdir") : name;
 	}
@@ -875,7 +907,7 @@ static const char *pixi_platform_subdir(const struct menv_lockfile *lf, const ch
 }
 
 static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
-		      struct menv_error *err)
+                      struct menv_error *err)
 {
 	json_t *ver = json_object_get(root, "version");
 	json_t *envs = json_object_get(root, "environments");
@@ -888,11 +920,13 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 		return menv_error_set(err, MENV_EPARSE, "%s: 'version' must be an integer", src);
 	lf->version = (int)json_integer_value(ver);
 	if (lf->version < 4 || lf->version > 7)
-		return menv_error_set(err, MENV_EUNSUPPORTED, "%s: pixi lock version %d is not "
-				      "supported (menv reads versions 4 to 7)", src, lf->version);
+		return menv_error_set(err, MENV_EUNSUPPORTED,
+		                      "%s: pixi lock version %d is not "
+		                      "supported (menv reads versions 4 to 7)",
+		                      src, lf->version);
 	if (!json_is_object(envs))
 		return menv_error_set(err, MENV_EPARSE, "%s: 'environments' must be a mapping",
-				      src);
+		                      src);
 	if (pkgs && !json_is_null(pkgs) && !json_is_array(pkgs))
 		return menv_error_set(err, MENV_EPARSE, "%s: 'packages' must be a list", src);
 	json_t *plats = json_object_get(root, "platforms");
@@ -901,11 +935,14 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 		lf->platforms_raw = json_incref(plats);
 		size_t i;
 		json_t *p;
-		json_array_foreach(plats, i, p) {
+		json_array_foreach(plats, i, p)
+		{
 			const char *n = json_is_object(p) ? jstr(p, "name") : json_string_value(p);
 			if (!n)
-				return menv_error_set(err, MENV_EPARSE, "%s: platform %zu has no "
-						      "'name'", src, i + 1);
+				return menv_error_set(err, MENV_EPARSE,
+				                      "%s: platform %zu has no "
+				                      "'name'",
+				                      src, i + 1);
 			menv_strvec_push(&lf->platforms, n);
 		}
 	}
@@ -913,11 +950,14 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 	json_t *index = json_object();
 	size_t i;
 	json_t *e;
-	json_array_foreach(pkgs, i, e) {
+	json_array_foreach(pkgs, i, e)
+	{
 		const char *kind, *loc;
 		if (!pixi_entry_key(e, lf->version, &kind, &loc)) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s: package entry %zu has no 'conda', "
-					    "'pypi' or 'conda_source' key", src, i + 1);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "%s: package entry %zu has no 'conda', "
+			                    "'pypi' or 'conda_source' key",
+			                    src, i + 1);
 			goto out;
 		}
 		char *key = menv_xasprintf("%s %s", kind, loc);
@@ -931,10 +971,13 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 		free(norm);
 		free(key);
 	}
-	json_object_foreach(envs, ename, ev) {
+	json_object_foreach(envs, ename, ev)
+	{
 		if (!json_is_object(ev)) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s: environment '%s' must be a "
-					    "mapping", src, ename);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "%s: environment '%s' must be a "
+			                    "mapping",
+			                    src, ename);
 			goto out;
 		}
 		lf->envs = menv_xrealloc(lf->envs, (lf->nenvs + 1) * sizeof(*lf->envs));
@@ -942,44 +985,52 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 		memset(le, 0, sizeof(*le));
 		le->name = menv_xstrdup(ename);
 		json_t *c;
-		json_array_foreach(json_object_get(ev, "channels"), i, c) {
+		json_array_foreach(json_object_get(ev, "channels"), i, c)
+		{
 			char *u = jtext(json_is_object(c) ? json_object_get(c, "url") : c);
 			if (u)
 				menv_strvec_push_owned(&le->channels, u);
 		}
-		json_array_foreach(json_object_get(ev, "indexes"), i, c) {
+		json_array_foreach(json_object_get(ev, "indexes"), i, c)
+		{
 			char *u = jtext(c);
 			if (u)
 				menv_strvec_push_owned(&le->indexes, u);
 		}
-		json_array_foreach(json_object_get(ev, "find-links"), i, c) {
+		json_array_foreach(json_object_get(ev, "find-links"), i, c)
+		{
 			char *u = jtext(json_is_object(c) ? (json_object_get(c, "url")
-							     ? json_object_get(c, "url")
-							     : json_object_get(c, "path"))
-							  : c);
+			                                             ? json_object_get(c, "url")
+			                                             : json_object_get(c, "path"))
+			                                  : c);
 			if (u)
 				menv_strvec_push_owned(&le->find_links, u);
 		}
 		json_t *byplat = json_object_get(ev, "packages");
 		if (byplat && !json_is_null(byplat) && !json_is_object(byplat)) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s: 'environments.%s.packages' must "
-					    "be a mapping of platforms", src, ename);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "%s: 'environments.%s.packages' must "
+			                    "be a mapping of platforms",
+			                    src, ename);
 			goto out;
 		}
 		const char *plat;
 		json_t *refs;
-		json_object_foreach(byplat, plat, refs) {
+		json_object_foreach(byplat, plat, refs)
+		{
 			if (!menv_strvec_contains(&lf->platforms, plat))
 				menv_strvec_push(&lf->platforms, plat);
 			size_t j;
 			json_t *ref;
-			json_array_foreach(refs, j, ref) {
+			json_array_foreach(refs, j, ref)
+			{
 				const char *kind, *loc;
 				if (!pixi_entry_key(ref, 6, &kind, &loc)) {
-					rc = menv_error_set(err, MENV_EPARSE, "%s: environment '%s', "
-							    "platform '%s': reference %zu has no "
-							    "'conda', 'pypi' or 'conda_source' key",
-							    src, ename, plat, j + 1);
+					rc = menv_error_set(err, MENV_EPARSE,
+					                    "%s: environment '%s', "
+					                    "platform '%s': reference %zu has no "
+					                    "'conda', 'pypi' or 'conda_source' key",
+					                    src, ename, plat, j + 1);
 					goto out;
 				}
 				char *key = menv_xasprintf("%s %s", kind, loc);
@@ -988,9 +1039,10 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 				json_t *hit = NULL;
 				size_t m;
 				json_t *cand;
-				json_array_foreach(cands, m, cand) {
+				json_array_foreach(cands, m, cand)
+				{
 					/* v7 references may name the variant they mean */
-					const char *want[] = { "name", "build", "subdir" };
+					const char *want[] = {"name", "build", "subdir"};
 					bool ok = true;
 					for (size_t w = 0; w < 3 && ok; w++) {
 						const char *rv = jstr(ref, want[w]);
@@ -1005,10 +1057,11 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 				free(norm);
 				free(key);
 				if (!hit) {
-					rc = menv_error_set(err, MENV_EPARSE, "%s: environment '%s', "
-							    "platform '%s' refers to '%s', which "
-							    "is not in 'packages'", src, ename,
-							    plat, loc);
+					rc = menv_error_set(err, MENV_EPARSE,
+					                    "%s: environment '%s', "
+					                    "platform '%s' refers to '%s', which "
+					                    "is not in 'packages'",
+					                    src, ename, plat, loc);
 					goto out;
 				}
 				rc = pixi_add(lf, hit, kind, loc, ename, plat, src, err);
@@ -1029,7 +1082,7 @@ out:
 /* micromamba JSON lock                                                                     */
 
 static int parse_mamba_json(struct menv_lockfile *lf, json_t *root, const char *src,
-			    struct menv_error *err)
+                            struct menv_error *err)
 {
 	const char *lv = jstr(root, "lockVersion");
 	const char *plat = jstr(root, "platform");
@@ -1040,24 +1093,28 @@ static int parse_mamba_json(struct menv_lockfile *lf, json_t *root, const char *
 	if (!lv)
 		return menv_error_set(err, MENV_EPARSE, "%s: 'lockVersion' must be a string", src);
 	if (strncmp(lv, "1.", 2))
-		return menv_error_set(err, MENV_EUNSUPPORTED, "%s: lockVersion '%s' is not "
-				      "supported (menv reads 1.x)", src, lv);
+		return menv_error_set(err, MENV_EUNSUPPORTED,
+		                      "%s: lockVersion '%s' is not "
+		                      "supported (menv reads 1.x)",
+		                      src, lv);
 	if (!plat)
 		return menv_error_set(err, MENV_EPARSE, "%s: 'platform' must be a string", src);
 	lf->version = 1;
 	menv_strvec_push(&lf->platforms, plat);
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(root, "channels"), i, c)
-		if (json_is_string(c))
-			menv_strvec_push(&lf->channels, json_string_value(c));
-	json_object_foreach(json_object_get(root, "packages"), fn, e) {
-		static const char *const req[] = { "name", "version", "build", "subdir",
-						   "channel", NULL };
+	json_array_foreach(json_object_get(root, "channels"), i, c) if (json_is_string(c))
+	        menv_strvec_push(&lf->channels, json_string_value(c));
+	json_object_foreach(json_object_get(root, "packages"), fn, e)
+	{
+		static const char *const req[] = {"name",   "version", "build",
+		                                  "subdir", "channel", NULL};
 		for (size_t k = 0; req[k]; k++)
 			if (!json_is_string(json_object_get(e, req[k])))
-				return menv_error_set(err, MENV_EPARSE, "%s: package '%s' lacks "
-						      "'%s'", src, fn, req[k]);
+				return menv_error_set(err, MENV_EPARSE,
+				                      "%s: package '%s' lacks "
+				                      "'%s'",
+				                      src, fn, req[k]);
 		const char *ch = jstr(e, "channel");
 		json_t *ci = json_array_get(json_object_get(info, ch), 0);
 		const char *base = json_is_object(ci) ? jstr(ci, "url") : NULL;
@@ -1077,10 +1134,13 @@ static int parse_mamba_json(struct menv_lockfile *lf, json_t *root, const char *
 		}
 		json_object_set_new(p->extra, "channel", json_string(ch));
 	}
-	json_object_foreach(json_object_get(root, "pipPackages"), fn, e) {
+	json_object_foreach(json_object_get(root, "pipPackages"), fn, e)
+	{
 		if (!jstr(e, "name") || !jstr(e, "version") || !jstr(e, "url"))
-			return menv_error_set(err, MENV_EPARSE, "%s: pip package '%s' lacks a name, "
-					      "version or url", src, fn);
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: pip package '%s' lacks a name, "
+			                      "version or url",
+			                      src, fn);
 		struct menv_lock_package *p = menv_lockfile_add(lf);
 		p->manager = MENV_LOCK_PIP;
 		p->name = menv_xstrdup(jstr(e, "name"));
@@ -1095,8 +1155,8 @@ static int parse_mamba_json(struct menv_lockfile *lf, json_t *root, const char *
 /* ---------------------------------------------------------------------------------------- */
 /* Entry points                                                                             */
 
-int menv_lockfile_parse(const char *bytes, size_t len, const char *src,
-			struct menv_lockfile **out, struct menv_error *err)
+int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
+                        struct menv_error *err)
 {
 	enum menv_lock_format f = menv_lockfile_detect(bytes, len);
 	struct menv_lockfile *lf = NULL;
@@ -1108,12 +1168,16 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src,
 		char first[256];
 		first_content_line(bytes, len, first, sizeof(first));
 		if (strstr(first, "://"))
-			return menv_error_set(err, MENV_EPARSE, "%s: a list of URLs without an "
-					      "'@EXPLICIT' line is not an explicit lockfile (CEP-23)",
-					      src);
-		return menv_error_set(err, MENV_EPARSE, "%s: not a lockfile (no '@EXPLICIT' line, "
-				      "no conda-lock 'package:'/'metadata:', no pixi "
-				      "'environments:', no 'lockVersion')", src);
+			return menv_error_set(
+			        err, MENV_EPARSE,
+			        "%s: a list of URLs without an "
+			        "'@EXPLICIT' line is not an explicit lockfile (CEP-23)",
+			        src);
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: not a lockfile (no '@EXPLICIT' line, "
+		                      "no conda-lock 'package:'/'metadata:', no pixi "
+		                      "'environments:', no 'lockVersion')",
+		                      src);
 	}
 	lf = menv_lockfile_new(f);
 	lf->path = menv_xstrdup(src);
@@ -1126,7 +1190,7 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src,
 		root = json_loadb(bytes, len, 0, &je);
 		if (!root) {
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", src, je.line,
-					    je.column, je.text);
+			                    je.column, je.text);
 			goto out;
 		}
 	} else {
@@ -1166,7 +1230,7 @@ int menv_lockfile_load(const char *path, struct menv_lockfile **out, struct menv
 
 /* Does entry `p` belong to `platform` (a platform name, or for pixi v7 its subdir)? */
 static bool on_platform(const struct menv_lockfile *lf, const struct menv_lock_package *p,
-			const char *platform)
+                        const char *platform)
 {
 	if (!p->platform)
 		return false;
@@ -1177,7 +1241,7 @@ static bool on_platform(const struct menv_lockfile *lf, const struct menv_lock_p
 }
 
 int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const char *platform,
-			 const struct menv_lock_package ***out, size_t *n, struct menv_error *err)
+                         const struct menv_lock_package ***out, size_t *n, struct menv_error *err)
 {
 	const char *src = lf->path ? lf->path : "lockfile";
 	bool known_platform = false;
@@ -1193,21 +1257,23 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
 			struct menv_buf b = MENV_BUF_INIT;
 			for (size_t i = 0; i < lf->nenvs; i++)
 				menv_buf_addf(&b, "%s'%s'", i ? ", " : "", lf->envs[i].name);
-			menv_error_set(err, MENV_ENOTFOUND, "%s has no environment '%s' (it has %s)",
-				       src, want, lf->nenvs ? b.buf : "none");
+			menv_error_set(err, MENV_ENOTFOUND,
+			               "%s has no environment '%s' (it has %s)", src, want,
+			               lf->nenvs ? b.buf : "none");
 			menv_buf_release(&b);
 			return MENV_ENOTFOUND;
 		}
 		env = want;
 	} else if (env) {
-		return menv_error_set(err, MENV_EUSAGE, "-e/--environment '%s' applies to pixi "
-				      "lockfiles only; '%s' is a %s file", env, src,
-				      menv_lock_format_name(lf->format));
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "-e/--environment '%s' applies to pixi "
+		                      "lockfiles only; '%s' is a %s file",
+		                      env, src, menv_lock_format_name(lf->format));
 	}
 	for (size_t i = 0; i < lf->platforms.n && !known_platform; i++)
 		known_platform = !strcmp(lf->platforms.v[i], platform) ||
-				 (lf->format == MENV_LOCK_PIXI &&
-				  !strcmp(pixi_platform_subdir(lf, lf->platforms.v[i]), platform));
+		                 (lf->format == MENV_LOCK_PIXI &&
+		                  !strcmp(pixi_platform_subdir(lf, lf->platforms.v[i]), platform));
 	const struct menv_lock_package **v = menv_xcalloc(lf->npkgs + 1, sizeof(*v));
 	for (size_t i = 0; i < lf->npkgs; i++) {
 		const struct menv_lock_package *p = &lf->pkgs[i];
@@ -1217,9 +1283,11 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
 			continue;
 		if (p->source) {
 			free(v);
-			return menv_error_set(err, MENV_EUNSUPPORTED, "%s: '%s' is a source package "
-					      "('%s') that must be built; menv installs only "
-					      "locked package files", src, p->name, p->source);
+			return menv_error_set(err, MENV_EUNSUPPORTED,
+			                      "%s: '%s' is a source package "
+			                      "('%s') that must be built; menv installs only "
+			                      "locked package files",
+			                      src, p->name, p->source);
 		}
 		v[(*n)++] = p;
 	}
@@ -1227,8 +1295,10 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
 		struct menv_buf b = MENV_BUF_INIT;
 		for (size_t i = 0; i < lf->platforms.n; i++)
 			menv_buf_addf(&b, "%s%s", i ? ", " : "", lf->platforms.v[i]);
-		menv_error_set(err, MENV_ENOTFOUND, "%s has no packages for platform '%s' (it "
-			       "locks %s)", src, platform, lf->platforms.n ? b.buf : "no platform");
+		menv_error_set(err, MENV_ENOTFOUND,
+		               "%s has no packages for platform '%s' (it "
+		               "locks %s)",
+		               src, platform, lf->platforms.n ? b.buf : "no platform");
 		menv_buf_release(&b);
 		free(v);
 		return MENV_ENOTFOUND;
@@ -1243,9 +1313,9 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
 /* Would a YAML reader take `s`, written plain, for something other than this string? */
 static bool needs_quotes(const char *s)
 {
-	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "y",
-					     "n", "null", "~", ".inf", "-.inf", "+.inf", ".nan",
-					     NULL };
+	static const char *const words[] = {"true", "false", "yes",   "no",   "on",
+	                                    "off",  "y",     "n",     "null", "~",
+	                                    ".inf", "-.inf", "+.inf", ".nan", NULL};
 	size_t n = strlen(s);
 
 	if (!n || isspace((unsigned char)s[0]) || isspace((unsigned char)s[n - 1]))
@@ -1281,8 +1351,8 @@ static bool needs_quotes(const char *s)
 	if (!other && digits && dots <= 1)
 		return true;
 	/* YAML 1.1 timestamps (2024-01-31) */
-	if (n >= 8 && isdigit((unsigned char)s[0]) && isdigit((unsigned char)s[3]) &&
-	    s[4] == '-' && strspn(s, "0123456789-:.TtZz +") == n)
+	if (n >= 8 && isdigit((unsigned char)s[0]) && isdigit((unsigned char)s[3]) && s[4] == '-' &&
+	    strspn(s, "0123456789-:.TtZz +") == n)
 		return true;
 	return false;
 }
@@ -1331,7 +1401,8 @@ static void y_scalar(struct menv_buf *o, json_t *v)
 
 static bool y_block(json_t *v)
 {
-	return (json_is_object(v) && json_object_size(v)) || (json_is_array(v) && json_array_size(v));
+	return (json_is_object(v) && json_object_size(v)) ||
+	       (json_is_array(v) && json_array_size(v));
 }
 
 static void y_node(struct menv_buf *o, json_t *v, int indent);
@@ -1360,7 +1431,8 @@ static void y_node(struct menv_buf *o, json_t *v, int indent)
 	if (json_is_object(v)) {
 		const char *k;
 		json_t *x;
-		json_object_foreach(v, k, x) {
+		json_object_foreach(v, k, x)
+		{
 			y_indent(o, indent);
 			y_str(o, k);
 			menv_buf_addch(o, ':');
@@ -1369,7 +1441,8 @@ static void y_node(struct menv_buf *o, json_t *v, int indent)
 	} else if (json_is_array(v)) {
 		size_t i;
 		json_t *x;
-		json_array_foreach(v, i, x) {
+		json_array_foreach(v, i, x)
+		{
 			y_indent(o, indent);
 			menv_buf_adds(o, "-");
 			if (json_is_object(x) && json_object_size(x)) {
@@ -1377,7 +1450,8 @@ static void y_node(struct menv_buf *o, json_t *v, int indent)
 				const char *k;
 				json_t *y;
 				bool first = true;
-				json_object_foreach(x, k, y) {
+				json_object_foreach(x, k, y)
+				{
 					if (first)
 						menv_buf_addch(o, ' ');
 					else
@@ -1407,7 +1481,7 @@ static json_t *jstr_or_null(const char *s)
  * version constraints joined by ',' ("*" dropped), the first build pattern that is not "*". */
 static char *join_dep_values(const char *a, const char *b)
 {
-	const char *vals[2] = { a, b };
+	const char *vals[2] = {a, b};
 	struct menv_buf ver = MENV_BUF_INIT;
 	char *build = NULL, *out;
 	for (int i = 0; i < 2; i++) {
@@ -1438,7 +1512,8 @@ static json_t *deps_to_map(json_t *depends)
 	json_t *m = json_object();
 	size_t i;
 	json_t *d;
-	json_array_foreach(depends, i, d) {
+	json_array_foreach(depends, i, d)
+	{
 		const char *s = json_string_value(d);
 		if (!s)
 			continue;
@@ -1475,7 +1550,7 @@ void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_
 		json_t *ch = json_array();
 		for (size_t i = 0; i < lf->channels.n; i++)
 			json_array_append_new(ch, json_pack("{s:s, s:[]}", "url", lf->channels.v[i],
-							    "used_env_vars"));
+			                                    "used_env_vars"));
 		json_object_set_new(meta, "channels", ch);
 	}
 	json_t *pl = json_array(), *so = json_array();
@@ -1486,8 +1561,7 @@ void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_
 	json_object_set_new(meta, "platforms", pl);
 	json_object_set_new(meta, "sources", so);
 	if (same)
-		json_object_foreach(lf->metadata_extra, k, v)
-			json_object_set(meta, k, v);
+		json_object_foreach(lf->metadata_extra, k, v) json_object_set(meta, k, v);
 	json_object_set_new(doc, "metadata", meta);
 	for (size_t i = 0; i < lf->npkgs; i++) {
 		const struct menv_lock_package *p = &lf->pkgs[i];
@@ -1497,13 +1571,13 @@ void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_
 		json_object_set_new(e, "name", jstr_or_null(p->name));
 		json_object_set_new(e, "version", jstr_or_null(p->version));
 		json_object_set_new(e, "manager",
-				    json_string(p->manager == MENV_LOCK_PIP ? "pip" : "conda"));
+		                    json_string(p->manager == MENV_LOCK_PIP ? "pip" : "conda"));
 		json_object_set_new(e, "platform", jstr_or_null(p->platform));
 		if (p->deps_map)
 			json_object_set(e, "dependencies", p->deps_map);
 		else
-			json_object_set_new(e, "dependencies", p->depends ? deps_to_map(p->depends)
-									  : json_object());
+			json_object_set_new(e, "dependencies",
+			                    p->depends ? deps_to_map(p->depends) : json_object());
 		json_object_set_new(e, "url", json_string(p->url));
 		if (p->md5)
 			json_object_set_new(h, "md5", json_string(p->md5));
@@ -1513,25 +1587,24 @@ void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_
 		json_object_set_new(e, "category", json_string(p->category ? p->category : "main"));
 		json_object_set_new(e, "optional", json_boolean(p->optional));
 		if (same)
-			json_object_foreach(p->extra, k, v)
-				json_object_set(e, k, v);
+			json_object_foreach(p->extra, k, v) json_object_set(e, k, v);
 		json_array_append_new(pkgs, e);
 	}
 	json_object_set_new(doc, "package", pkgs);
 	menv_buf_adds(out, "# This lock file was generated by menv (conda-lock format version 1, "
-		      "CEP-37). Do not edit.\n"
-		      "# Re-create the environment with:  menv create -n NAME -f THIS_FILE\n");
+	                   "CEP-37). Do not edit.\n"
+	                   "# Re-create the environment with:  menv create -n NAME -f THIS_FILE\n");
 	y_node(out, doc, 0);
 	json_decref(doc);
 }
 
 void menv_lockfile_write_explicit(const struct menv_lockfile *lf, const char *platform,
-				  struct menv_buf *out)
+                                  struct menv_buf *out)
 {
 	if (!platform)
 		platform = lf->platforms.n ? lf->platforms.v[0] : menv_platform_subdir();
 	menv_buf_adds(out, "# This file may be used to create an environment using:\n"
-		      "# $ menv create -n NAME -f THIS_FILE\n");
+	                   "# $ menv create -n NAME -f THIS_FILE\n");
 	menv_buf_addf(out, "# platform: %s\n@EXPLICIT\n", platform);
 	for (size_t i = 0; i < lf->npkgs; i++) {
 		const struct menv_lock_package *p = &lf->pkgs[i];
@@ -1576,16 +1649,16 @@ json_t *menv_lockfile_to_json(const struct menv_lockfile *lf)
 	for (size_t i = 0; i < lf->nenvs; i++) {
 		const struct menv_lock_env *e = &lf->envs[i];
 		json_array_append_new(envs, json_pack("{s:s, s:o, s:o, s:o}", "name", e->name,
-						      "channels", strvec_json(&e->channels),
-						      "indexes", strvec_json(&e->indexes),
-						      "find_links", strvec_json(&e->find_links)));
+		                                      "channels", strvec_json(&e->channels),
+		                                      "indexes", strvec_json(&e->indexes),
+		                                      "find_links", strvec_json(&e->find_links)));
 	}
 	json_object_set_new(j, "environments", envs);
 	for (size_t i = 0; i < lf->npkgs; i++) {
 		const struct menv_lock_package *p = &lf->pkgs[i];
 		json_t *e = json_object();
 		json_object_set_new(e, "manager",
-				    json_string(p->manager == MENV_LOCK_PIP ? "pip" : "conda"));
+		                    json_string(p->manager == MENV_LOCK_PIP ? "pip" : "conda"));
 		json_object_set_new(e, "name", jstr_or_null(p->name));
 		json_object_set_new(e, "version", jstr_or_null(p->version));
 		json_object_set_new(e, "build", jstr_or_null(p->build));

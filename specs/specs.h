@@ -72,14 +72,16 @@ char *menv_xstrdup(const char *s);             /* NULL in, NULL out */
 char *menv_xstrndup(const char *s, size_t n);
 char *menv_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* A growable, always NUL-terminated byte string (git's strbuf). `buf` is never NULL after
- * _init. Release with menv_buf_release(); menv_buf_detach() hands the bytes to the caller. */
+/* A growable, always NUL-terminated byte string (git's strbuf). `buf` is never NULL: an
+ * empty buffer points at a shared "" (menv_buf_slop, never written) until its first growth.
+ * Release with menv_buf_release(); menv_buf_detach() hands the bytes to the caller. */
 struct menv_buf {
 	char *buf;
 	size_t len;   /* bytes used, excluding the NUL */
-	size_t alloc; /* bytes allocated */
+	size_t alloc; /* bytes allocated; 0 while buf is menv_buf_slop */
 };
-#define MENV_BUF_INIT { NULL, 0, 0 }
+extern char menv_buf_slop[];
+#define MENV_BUF_INIT { menv_buf_slop, 0, 0 }
 void menv_buf_init(struct menv_buf *b);
 void menv_buf_release(struct menv_buf *b);
 void menv_buf_reset(struct menv_buf *b);                  /* len = 0, keeps memory */
@@ -130,6 +132,8 @@ struct menv_config {
 	enum menv_channel_priority channel_priority; /* default strict, like micromamba */
 	struct menv_strvec pinned_packages; /* `pinned_packages:` MatchSpecs held in every solve */
 	bool always_copy, always_softlink, allow_softlinks; /* link methods (conda's keys) */
+	bool smoke_check;         /* run the ops/ smoke check after creating or changing an
+				     environment that holds a CUDA compiler; default true */
 	int download_threads;     /* parallel transfers, 1..64, default 5 (micromamba's) */
 	char *subdir;             /* platform subdir; $CONDA_SUBDIR overrides */
 	struct menv_strvec files; /* the rc files that were read, in order */

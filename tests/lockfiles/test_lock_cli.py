@@ -62,20 +62,28 @@ def compare_prefixes(t, a, b, what):
         print("      first difference in %s: %s" % (d, {k: (ra[d].get(k), rb[d].get(k))
               for k in set(ra[d]) | set(rb[d]) if ra[d].get(k) != rb[d].get(k)}))
     pf = prefix_files(a)
-    differ = []
+    held, unexpected = [], []
     for rel in sorted(pf):
         fa, fb = os.path.join(a, rel), os.path.join(b, rel)
         if os.path.islink(fa) or not os.path.isfile(fa):
             continue
         if not os.path.isfile(fb):
-            differ.append((rel, "missing"))
-        elif sha256_file(fa) != sha256_file(fb):
-            differ.append((rel, "differs"))
-    with_prefix = sorted(r for r, d in differ if pf.get(r))
-    unexpected = [r for r in differ if not pf.get(r[0])]
-    t.eq(unexpected, [], "%s: files without a prefix placeholder are byte-identical" % what)
-    t.note("%s: %d files compared, %d differ and all hold the prefix: %s" %
-           (what, len(pf), len(with_prefix), ", ".join(with_prefix) or "none"))
+            unexpected.append((rel, "missing"))
+            continue
+        if sha256_file(fa) == sha256_file(fb):
+            continue
+        ba, bb = open(fa, "rb").read(), open(fb, "rb").read()
+        # a file that holds the prefix path: equal once the prefixes are swapped (text), or
+        # it had a prefix placeholder (binary replacement pads with NULs), or a .pyc that
+        # names its source by the prefix's path (marshalled with its length, so no swap)
+        if (ba.replace(a.encode(), b.encode()) == bb or pf.get(rel)
+                or (rel.endswith(".pyc") and a.encode() in ba and b.encode() in bb)):
+            held.append(rel)
+        else:
+            unexpected.append((rel, "differs"))
+    t.eq(unexpected, [], "%s: every file not holding the prefix is byte-identical" % what)
+    t.note("%s: %d files compared, %d differ and all hold the prefix path: %s" %
+           (what, len(pf), len(held), ", ".join(held) or "none"))
 
 
 def hide_repodata(chan):
@@ -378,7 +386,8 @@ def lock(t):
     genv = os.path.join(t.tmp, "gpu.yml")
     write_text(genv, "name: g\nchannels: [%s, nodefaults]\ndependencies: [gpu]\n" % t.url(chan))
     gout = os.path.join(t.tmp, "gpu.lock.yml")
-    r = t.menv_run("lock", "-f", genv, "--lockfile", gout, env={"CONDA_OVERRIDE_CUDA": "12.0"})
+    r = t.menv_run("lock", "-q", "-f", genv, "--lockfile", gout,
+                   env={"CONDA_OVERRIDE_CUDA": "12.0"})
     t.one_line_error(r, "lock: no __cuda declared", ["__cuda"], one_line=False)
     r = t.menv_run("lock", "-f", genv, "--lockfile", gout, "--virtual-package", "__cuda=11.8")
     t.check(r.rc == 0 and "gpu-1.0-cuda.conda" in open(gout).read(),
@@ -494,6 +503,14 @@ def br023(t):
     env = os.path.join(t.tmp, "chanpin.yml")
     write_text(env, "name: chanpin\nchannels:\n  - %s\n  - %s\n  - nodefaults\ndependencies:\n"
                "  - python=3.10\n  - second::wrapt\n" % (t.url(chans["first"]), t.url(chans["second"])))
+    # with the default channel priority (strict since the solver's 0266581) second::wrapt must
+    # still come from second, as in conda
+    r = t.menv_run("create", "-q", "-f", env, "-n", "strict", "--dry-run", "--json")
+    link = {p["name"]: p for p in (r.try_json() or {}).get("actions", {}).get("LINK", [])}
+    t.eq(link.get("wrapt", {}).get("version"), "1.14.0",
+         "BR-023: second::wrapt solves from second with the default (strict) priority", )
+    # the lock part, independent of that: flexible priority
+    t.set_rc("channel_priority: flexible\n")
     out = os.path.join(t.tmp, "chanpin.lock.yml")
     r = t.menv_run("lock", "-f", env, "--lockfile", out)
     if t.check(r.rc == 0, "BR-023: lock", r):
@@ -545,7 +562,16 @@ def wheel_index(t):
     return t.http_server(os.path.join(t.tmp, "www"))
 
 
+def isolate_pip():
+    """The machine's pip settings (PIP_FIND_LINKS, pip.conf) must not feed the tests."""
+    for k in list(os.environ):
+        if k.startswith("PIP_"):
+            del os.environ[k]
+    os.environ["PIP_CONFIG_FILE"] = os.devnull
+
+
 def pip_cases(t):
+    isolate_pip()
     chan = toolchain_channel(t)
     srv = wheel_index(t)
     try:
@@ -564,8 +590,8 @@ def pip_cases(t):
         r = t.menv_run("create", "-f", env, timeout=600)
         if t.check(r.rc == 0, "BR-004: python + pip + pip: [requests]", r):
             l = {p["name"]: p for p in t.menv_ok("list", "-n", "both-pip", "--json").json()}
-            t.check(all(n in l for n in ("requests", "urllib3", "idna", "chardet", "certifi")),
-                    "BR-004: requests and its dependencies installed by pip", sorted(l))
+            t.eq(l.get("requests", {}).get("channel"), "pypi",
+                 "BR-004: requests installed by pip (Debian's wheel declares no dependencies)")
             specs = [s for s in json.load(open(os.path.join(t.envs, "both-pip", "conda-meta",
                                                             ".menv-request")))["specs"]]
             t.eq(specs.count("pip"), 1, "BR-004: pip counted once")
@@ -635,9 +661,27 @@ def timing(t):
                                                   res[("lock", "cold")], res[("lock", "warm")]))
 
 
+def onboard(t):
+    """ops/onboard.sh from a fresh HOME: creates `ops` from ops/lock.yml, then re-checks."""
+    chan = toolchain_channel(t)
+    env = {"MENV": t.menv, "MENV_TOOLCHAIN_DIR": chan, "HOME": t.home}
+    for run in ("first", "second"):
+        p = subprocess.run(["bash", os.path.join(SRC, "ops", "onboard.sh")], capture_output=True,
+                           env=t.environ(env), timeout=900)
+        out = p.stdout.decode() + p.stderr.decode()
+        if not t.check(p.returncode == 0, "onboard.sh %s run: exit 0" % run, out[-3000:]):
+            return
+        t.check("menv activate ops" in out, "onboard.sh %s run: prints the activation" % run)
+        t.check("numpy 1.19.5" in out and "cuda_11.8" in out,
+                "onboard.sh %s run: smoke check ran in the environment" % run, out[-1500:])
+    t.check("holds exactly the locked packages" in out and "creating" not in out,
+            "onboard.sh second run checks instead of re-creating", out[-1500:])
+
+
 CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "formats": formats,
          "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
-         "BR023": br023, "pip": pip_cases, "timing": timing}
+         "BR023": br023, "pip": pip_cases, "timing": timing,
+         "onboard": onboard}
 
 
 def body(t, case):

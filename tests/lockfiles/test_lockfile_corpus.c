@@ -30,7 +30,7 @@ static void walk(const char *root, const char *rel, struct menv_strvec *out)
 		if (de->d_name[0] == '.')
 			continue;
 		char *r = rel[0] ? menv_xasprintf("%s/%s", rel, de->d_name)
-				 : menv_xstrdup(de->d_name);
+		                 : menv_xstrdup(de->d_name);
 		char *full = menv_xasprintf("%s/%s", root, r);
 		struct stat st;
 		if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
@@ -50,11 +50,12 @@ static void walk(const char *root, const char *rel, struct menv_strvec *out)
 static bool same_dep_names(json_t *a, json_t *b)
 {
 	json_t *sa = json_object(), *sb = json_object();
-	json_t *arr[2] = { a, b }, *set[2] = { sa, sb };
+	json_t *arr[2] = {a, b}, *set[2] = {sa, sb};
 	for (int k = 0; k < 2; k++) {
 		size_t i;
 		json_t *d;
-		json_array_foreach(arr[k], i, d) {
+		json_array_foreach(arr[k], i, d)
+		{
 			const char *s = json_string_value(d);
 			if (!s)
 				continue;
@@ -73,7 +74,7 @@ static bool same_dep_names(json_t *a, json_t *b)
 static char *round_trip(const struct menv_lockfile *lf, const char *rel)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	struct menv_lockfile *again = NULL;
 	char *why = NULL;
 
@@ -93,7 +94,7 @@ static char *round_trip(const struct menv_lockfile *lf, const char *rel)
 			n_in += lf->pkgs[i].url != NULL;
 		if (n_in != again->npkgs)
 			why = menv_xasprintf("%s -> conda-lock kept %zu of %zu entries",
-					     menv_lock_format_name(lf->format), again->npkgs, n_in);
+			                     menv_lock_format_name(lf->format), again->npkgs, n_in);
 		for (size_t i = 0, k = 0; !why && i < lf->npkgs; i++) {
 			const struct menv_lock_package *p = &lf->pkgs[i], *q;
 			if (!p->url)
@@ -105,7 +106,7 @@ static char *round_trip(const struct menv_lockfile *lf, const char *rel)
 			    (p->md5 && (!q->md5 || strcmp(p->md5, q->md5))) ||
 			    !same_dep_names(p->depends, q->depends))
 				why = menv_xasprintf("%s -> conda-lock changed '%s'",
-						     menv_lock_format_name(lf->format), p->url);
+				                     menv_lock_format_name(lf->format), p->url);
 		}
 	} else {
 		if (!json_equal(a, c)) {
@@ -116,8 +117,8 @@ static char *round_trip(const struct menv_lockfile *lf, const char *rel)
 				k++;
 			size_t from = k > 80 ? k - 80 : 0;
 			why = menv_xasprintf("model differs after re-writing at byte %zu:\n    "
-					     "before: ...%.160s\n    after:  ...%.160s", k,
-					     sa + from, sc + from);
+			                     "before: ...%.160s\n    after:  ...%.160s",
+			                     k, sa + from, sc + from);
 			free(sa);
 			free(sc);
 		}
@@ -133,9 +134,9 @@ out:
 int main(int argc, char **argv)
 {
 	struct menv_strvec files = MENV_STRVEC_INIT, expect_keys = MENV_STRVEC_INIT,
-			   expect_vals = MENV_STRVEC_INIT;
+	                   expect_vals = MENV_STRVEC_INIT;
 	size_t parsed = 0, rejected = 0, mismatched = 0, trips = 0, pkgs = 0;
-	size_t per_format[5] = { 0 };
+	size_t per_format[5] = {0};
 	bool print = argc > 3 && !strcmp(argv[3], "--print");
 
 	if (argc < 3) {
@@ -171,7 +172,7 @@ int main(int argc, char **argv)
 		const char *rel = files.v[i];
 		char *path = menv_xasprintf("%s/%s", argv[1], rel);
 		struct menv_lockfile *lf = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		struct menv_buf b = MENV_BUF_INIT;
 		char *got;
 
@@ -190,8 +191,8 @@ int main(int argc, char **argv)
 			pkgs += lf->npkgs;
 			per_format[lf->format]++;
 			got = menv_xasprintf("ok %s v%d packages=%zu platforms=%zu",
-					     menv_lock_format_name(lf->format), lf->version,
-					     lf->npkgs, lf->platforms.n);
+			                     menv_lock_format_name(lf->format), lf->version,
+			                     lf->npkgs, lf->platforms.n);
 		}
 		if (print) {
 			printf("%s\t%s\n", rel, got);
@@ -201,12 +202,13 @@ int main(int argc, char **argv)
 				if (!strcmp(expect_keys.v[k], rel))
 					want = expect_vals.v[k];
 			/* a rejection matches when the recorded text is a prefix of it */
-			bool ok = want && (!strcmp(want, got) ||
-					   (!strncmp(want, "reject ", 7) &&
-					    !strncmp(got, want, strlen(want))));
+			bool ok =
+			        want && (!strcmp(want, got) || (!strncmp(want, "reject ", 7) &&
+			                                        !strncmp(got, want, strlen(want))));
 			printf("%s %s: %s\n", ok ? "ok  " : "FAIL", rel, got);
 			if (!ok) {
-				printf("     expected: %s\n", want ? want : "(no entry in the table)");
+				printf("     expected: %s\n",
+				       want ? want : "(no entry in the table)");
 				mismatched++;
 			}
 		}
@@ -229,8 +231,8 @@ int main(int argc, char **argv)
 	printf("\n%zu files: %zu parsed (%zu conda-lock, %zu explicit, %zu pixi, %zu mamba-json; "
 	       "%zu package entries), %zu rejected with a reason; %zu round trips; %zu failures\n",
 	       files.n, parsed, per_format[MENV_LOCK_CONDA_LOCK], per_format[MENV_LOCK_EXPLICIT],
-	       per_format[MENV_LOCK_PIXI], per_format[MENV_LOCK_MAMBA_JSON], pkgs, rejected,
-	       trips, mismatched);
+	       per_format[MENV_LOCK_PIXI], per_format[MENV_LOCK_MAMBA_JSON], pkgs, rejected, trips,
+	       mismatched);
 	menv_strvec_clear(&files);
 	menv_strvec_clear(&expect_keys);
 	menv_strvec_clear(&expect_vals);

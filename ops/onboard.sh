@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# onboard.sh - what a new colleague runs on a fresh machine (Debian 12) to get the team's
+# CUDA custom-op environment, byte for byte as the team locked it:
+#
+#   ops/onboard.sh            # build what is missing, create `ops` from ops/lock.yml, check it
+#
+#  1. menv: built with .ci/setup (installs Debian's build dependencies) unless $MENV or
+#     build/menv already runs;
+#  2. the toolchain channel (tests/channels/build-toolchain, Debian's real binaries as conda
+#     packages) in $MENV_TOOLCHAIN_DIR (default build/menv-toolchain) unless it is there;
+#  3. the environment `ops` (or $OPS_ENV) from the committed lockfile ops/lock.yml - no solve;
+#     every package is verified against the lock's sha256. The lock names the channel folder
+#     it was made from; that location is mapped to this machine's channel folder (the bytes
+#     are the same: the hashes say so);
+#  4. the smoke check (ops/smoke, else python/numpy/nvcc/g++ from the environment);
+#  5. prints the two lines that activate the environment.
+#
+# Idempotent: a second run builds nothing; it checks that the existing environment still
+# holds exactly the locked packages and says so (exit 1 if it drifted).
+# Regenerate the lock (team lead):  menv lock -f ops/environment.yml --lockfile ops/lock.yml
+# from a folder holding ./menv-toolchain; `menv lock --check` tells whether it is stale.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+lock=$here/ops/lock.yml
+envname=${OPS_ENV:-ops}
+chan=${MENV_TOOLCHAIN_DIR:-$here/build/menv-toolchain}
+say() { printf 'onboard: %s\n' "$*" >&2; }
+
+# 1. menv
+menv=${MENV:-$here/build/menv}
+if ! "$menv" --version >/dev/null 2>&1; then
+	say "building menv (.ci/setup: build dependencies, libsolv, menv)"
+	bash "$here/.ci/setup"
+	menv=$here/build/menv
+else
+	say "menv is built: $("$menv" --version)"
+fi
+
+# 2. the toolchain channel
+if [ -f "$chan/linux-64/repodata.json" ] && [ -f "$chan/noarch/repodata.json" ]; then
+	say "toolchain channel present: $chan"
+else
+	say "building the toolchain channel into $chan (cached in ~/.cache/menv-toolchain)"
+	"$here/tests/channels/build-toolchain" "$chan" "$menv"
+fi
+
+# 3. the environment from the lock: the lock's channel folder mapped to ours
+locked=$(sed -n '/^  channels:/,/^  [a-z]/{s/^ *- url: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p}' "$lock" |
+	head -n 1)
+[ -n "$locked" ] || { say "error: no channel in $lock"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+sed "s|$locked/|file://$chan/|g; s|url: $locked\$|url: file://$chan|" "$lock" >"$tmp/lock.yml"
+
+prefix=$("$menv" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["envs_dirs"][0])')/$envname
+if [ -d "$prefix/conda-meta" ]; then
+	say "environment '$envname' exists: checking it against the lock"
+	want=$(grep -E '^ *url: ' "$tmp/lock.yml" | grep -v 'url: file://'"$chan"'$' |
+		sed 's/^ *url: *//; s/"//g' | sort)
+	have=$("$menv" export -n "$envname" --format explicit | grep -v '^[#@]' |
+		sed 's/#.*//' | sort)
+	if [ "$want" = "$have" ]; then
+		say "environment '$envname' holds exactly the locked packages"
+	else
+		say "error: environment '$envname' differs from $lock:"
+		diff <(echo "$want") <(echo "$have") >&2 || true
+		say "remove it (rm -rf '$prefix') and run this script again"
+		exit 1
+	fi
+else
+	say "creating '$envname' from $lock (no solve)"
+	"$menv" create -n "$envname" -f "$tmp/lock.yml"
+fi
+
+# 4. the smoke check, with a scrubbed environment (only the environment's toolchain)
+if [ -x "$here/ops/smoke" ]; then
+	"$here/ops/smoke" "$envname"
+else
+	"$menv" run --clean-env -n "$envname" python -c \
+		'import numpy, sys; print("python", sys.version.split()[0], "numpy", numpy.__version__)'
+	"$menv" run --clean-env -n "$envname" sh -c 'nvcc --version | tail -n 1; g++ --version | head -n 1'
+fi
+
+# 5. how to use it
+cat <<EOF
+
+The environment '$envname' is ready. Activate it with:
+
+  eval "\$($menv shell hook --shell bash)"
+  menv activate $envname
+EOF
