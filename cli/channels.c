@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #include "cli.h"
+#include "solver.h"
 #include "envs.h"
 #include "fetch.h"
 
@@ -25,6 +27,9 @@ void menv_cli_channels_release(struct menv_cli_channels *l)
 		menv_channel_free(l->chans[i]);
 	free(l->rds);
 	free(l->chans);
+	menv_strvec_clear(&l->paths);
+	free(l->path_chans);
+	free(l->path_subdirs);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -42,58 +47,108 @@ static struct menv_channel *add_channel(struct menv_cli_channels *l, struct menv
 	return c;
 }
 
-static int load_repodata(struct menv_cli_channels *l, const char *subdir, bool quiet,
-                         struct menv_error *err)
+/* Loads <subdir> and noarch of every channel: cached as conda does in <pkgs>/cache (HTTP
+ * semantics, .zst, offline), sharded (CEP-16) where every subdir serves shards and every spec
+ * names a package. Subdirs whose JSON is in the cache go to the solver as files (libsolv's
+ * reader and a .solv beside them); the others (shards) are parsed here. */
+static int load_repodata(struct menv_cli_channels *l, const struct menv_config *cfg,
+			 struct menv_matchspec *const *specs, size_t nspecs, bool quiet,
+			 struct menv_error *err)
 {
-	const char *subdirs[2] = {subdir, "noarch"};
+	const char *subdirs[2] = { cfg->subdir, "noarch" };
+	struct menv_fetch_opts fo;
+	struct menv_strvec roots = MENV_STRVEC_INIT;
+	size_t n = l->nchans * 2;
+	struct menv_repodata_req *reqs = menv_xcalloc(n + 1, sizeof(*reqs));
+	char *cache = menv_xasprintf("%s/cache", cfg->pkgs_dir);
+	bool sharded = cfg->repodata_use_shards && nspecs > 0;
+	int rc = 0;
 
-	l->rds = menv_xcalloc(l->nchans * 2 + 1, sizeof(*l->rds));
+	menv_fetch_opts_from_config(&fo, cfg);
+	fo.cache_dir = cache;
+	fo.cancel = (volatile int *)&menv_cli_cancel;
 	for (size_t i = 0; i < l->nchans; i++) {
-		struct menv_channel *c = l->chans[i];
-		struct menv_error missing = {0};
-		size_t got = 0;
-		int found = 0;
-		c->priority = (int)(l->nchans - i);
+		l->chans[i]->priority = (int)(l->nchans - i);
 		for (int k = 0; k < 2; k++) {
-			struct menv_buf b = MENV_BUF_INIT;
-			struct menv_error e2 = {0};
-			int rc = menv_fetch_repodata(c, subdirs[k], &b, &e2);
-			if (!rc) {
-				char *src = menv_xasprintf("%s/%s/repodata.json", c->base_url,
-				                           subdirs[k]);
-				rc = menv_repodata_parse(b.buf, b.len, src, c, subdirs[k],
-				                         &l->rds[l->nrds], &e2);
-				free(src);
-				if (!rc) {
-					got += l->rds[l->nrds]->n;
-					l->nrds++;
-					found++;
-				}
-			}
-			menv_buf_release(&b);
-			if (rc == MENV_ENOTFOUND) {
-				/* a channel with only one of its two subdirs is fine */
-				if (!missing.code)
-					missing = e2;
+			reqs[2 * i + (size_t)k].channel = l->chans[i];
+			reqs[2 * i + (size_t)k].subdir = subdirs[k];
+		}
+	}
+	for (size_t i = 0; i < nspecs && sharded; i++) {
+		const char *name = specs[i]->name;
+		if (!name || strpbrk(name, "*?["))
+			sharded = false;
+		else if (!menv_strvec_contains(&roots, name))
+			menv_strvec_push(&roots, name);
+	}
+	if (sharded) {
+		rc = menv_fetch_repodata_sharded(reqs, n, &roots, &fo, err);
+		if (rc == MENV_EINTR)
+			goto out;
+		if (rc) /* some subdir has no shards (or they failed): full repodata for all */
+			sharded = false;
+	}
+	if (!sharded) {
+		for (size_t i = 0; i < n; i++)
+			menv_repodata_req_release(&reqs[i]);
+		rc = menv_fetch_repodata_many(reqs, n, &fo, err);
+		if (rc)
+			goto out;
+	}
+	l->rds = menv_xcalloc(n + 1, sizeof(*l->rds));
+	l->path_chans = menv_xcalloc(n + 1, sizeof(*l->path_chans));
+	l->path_subdirs = menv_xcalloc(n + 1, sizeof(*l->path_subdirs));
+	for (size_t i = 0; i < n; i++) {
+		struct menv_repodata_req *r = &reqs[i];
+		if (!sharded && !r->missing) {
+			char *url = menv_channel_subdir_url(r->channel, r->subdir, true);
+			char *name = menv_repodata_cache_name(url);
+			char *path = menv_xasprintf("%s/%s", cache, name);
+			struct stat st;
+			free(url);
+			free(name);
+			if (stat(path, &st) == 0 && (size_t)st.st_size == r->json.len) {
+				l->path_chans[l->paths.n] = r->channel;
+				l->path_subdirs[l->paths.n] = r->subdir;
+				menv_strvec_push_owned(&l->paths, path);
 				continue;
 			}
-			if (rc) {
-				if (err)
-					*err = e2;
-				return rc;
-			}
-			if (menv_cli_cancel)
-				return menv_error_set(err, MENV_EINTR, "interrupted");
+			free(path);
 		}
-		if (!found) {
-			if (err)
-				*err = missing;
-			return missing.code;
-		}
-		if (!quiet)
-			fprintf(stderr, "  channel %s: %zu records\n", c->name, got);
+		rc = menv_repodata_parse(r->json.buf, r->json.len, r->url, r->channel, r->subdir,
+					 &l->rds[l->nrds], err);
+		if (rc)
+			goto out;
+		l->nrds++;
 	}
-	return 0;
+	for (size_t i = 0; !quiet && i < l->nchans; i++)
+		fprintf(stderr, "  channel %s%s\n", l->chans[i]->name,
+			sharded			   ? " (sharded)"
+			: reqs[2 * i].from_cache   ? " (cached)"
+			: reqs[2 * i].not_modified ? " (not modified)"
+						   : "");
+out:
+	for (size_t i = 0; i < n; i++)
+		menv_repodata_req_release(&reqs[i]);
+	free(reqs);
+	free(cache);
+	menv_strvec_clear(&roots);
+	return rc;
+}
+
+int menv_cli_channels_to_solver(const struct menv_cli_channels *l, struct menv_solver *s,
+				struct menv_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < l->nrds; i++)
+		menv_solver_add_repodata(s, l->rds[i]);
+	for (size_t i = 0; i < l->paths.n && !rc; i++) {
+		char *solv = menv_xasprintf("%s.solv", l->paths.v[i]);
+		rc = menv_solver_add_repodata_file(s, l->path_chans[i], l->path_subdirs[i],
+						   l->paths.v[i], solv, err);
+		free(solv);
+	}
+	return rc;
 }
 
 int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
@@ -141,7 +196,7 @@ int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strv
 		goto out;
 	if (!quiet)
 		fprintf(stderr, "Reading repodata for %s\n", cfg->subdir);
-	rc = load_repodata(out, cfg->subdir, quiet, err);
+	rc = load_repodata(out, cfg, specs, nspecs, quiet, err);
 out:
 	menv_strvec_clear(&user);
 	menv_strvec_clear(&names);

@@ -63,21 +63,31 @@ int menv_cli_list_revisions(const char *prefix, bool json);
 struct menv_cli_channels {
 	struct menv_channel **chans; /* owned, in priority order */
 	size_t nchans;
-	struct menv_repodata **rds;  /* owned: <subdir> and noarch of each channel */
+	struct menv_repodata **rds;  /* owned: parsed subdirs (sharded repodata) */
 	size_t nrds;
+	/* subdirs whose repodata.json is in the cache: read by the solver itself */
+	struct menv_strvec paths;
+	const struct menv_channel **path_chans;
+	const char **path_subdirs;
 };
 /* Resolves the channels in conda's order (cli_channels, then file_channels, then the
  * configured ones unless override_channels or `nodefaults` in file_channels; either vector
  * may be NULL), adds the channel of each `channel::name` spec (rewriting spec->channel to
  * the channel's base URL, as menv_solver_solve expects) and loads cfg->subdir and noarch
- * repodata of each (a channel needs at least one of the two). Prints progress on stderr
- * unless quiet. Release `out` with menv_cli_channels_release, also after an error.
- * Errors: as menv_channel_parse, menv_fetch_repodata, menv_repodata_parse; MENV_EINTR. */
+ * repodata of each through the repodata cache (a channel needs at least one of the two;
+ * sharded where the channels serve shards). Prints progress on stderr unless quiet. Release
+ * `out` with menv_cli_channels_release, also after an error.
+ * Errors: as menv_channel_parse, menv_fetch_repodata_many, menv_repodata_parse; MENV_EINTR. */
 int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
 			   const struct menv_strvec *file_channels, bool override_channels,
 			   struct menv_matchspec **specs, size_t nspecs, bool quiet,
 			   struct menv_cli_channels *out, struct menv_error *err);
 void menv_cli_channels_release(struct menv_cli_channels *l);
+struct menv_solver;
+/* Adds every loaded subdir to the solver (cached files through libsolv's reader with a .solv
+ * beside them, parsed ones as records). Errors: as menv_solver_add_repodata_file. */
+int menv_cli_channels_to_solver(const struct menv_cli_channels *l, struct menv_solver *s,
+				struct menv_error *err);
 
 /* Fills io->link_mode and io->allow_softlinks from conda's always_copy, always_softlink and
  * allow_softlinks (today from $MENV_<KEY> / $CONDA_<KEY>, e.g. CONDA_ALWAYS_COPY=true). */

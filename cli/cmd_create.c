@@ -25,133 +25,6 @@ struct create_opts {
 	bool no_smoke; /* --no-smoke-check */
 };
 
-struct loaded {
-	struct menv_channel **chans;
-	size_t nchans;
-	struct menv_repodata **rds; /* parsed subdirs (sharded, or not in the cache) */
-	size_t nrds;
-	/* subdirs whose repodata.json sits in the cache: the solver reads them through
-	 * libsolv's conda reader and keeps a .solv beside them */
-	struct menv_strvec paths;
-	const struct menv_channel **path_chans;
-	const char **path_subdirs;
-};
-
-static void loaded_free(struct loaded *l)
-{
-	for (size_t i = 0; i < l->nrds; i++)
-		menv_repodata_free(l->rds[i]);
-	for (size_t i = 0; i < l->nchans; i++)
-		menv_channel_free(l->chans[i]);
-	free(l->rds);
-	free(l->chans);
-	menv_strvec_clear(&l->paths);
-	free(l->path_chans);
-	free(l->path_subdirs);
-}
-
-/* Finds or adds the channel with this base URL; returns it (borrowed). */
-static struct menv_channel *add_channel(struct loaded *l, struct menv_channel *c)
-{
-	for (size_t i = 0; i < l->nchans; i++) {
-		if (!strcmp(l->chans[i]->base_url, c->base_url)) {
-			menv_channel_free(c);
-			return l->chans[i];
-		}
-	}
-	l->chans = menv_xrealloc(l->chans, (l->nchans + 1) * sizeof(*l->chans));
-	l->chans[l->nchans++] = c;
-	return c;
-}
-
-/* Loads the repodata of every channel (its platform subdir and noarch) in parallel through
- * the fetch module's cache (<pkgs>/cache, conda's layout and HTTP semantics). Where every
- * subdir serves sharded repodata (CEP-16) and every spec names a package, only the shards of
- * the names the specs reach are loaded; otherwise the full repodata. */
-static int load_repodata(struct loaded *l, const struct menv_config *cfg,
-			 struct menv_matchspec *const *specs, size_t nspecs, bool quiet,
-			 struct menv_error *err)
-{
-	const char *subdirs[2] = { cfg->subdir, "noarch" };
-	struct menv_fetch_opts fo;
-	struct menv_strvec roots = MENV_STRVEC_INIT;
-	size_t n = l->nchans * 2;
-	struct menv_repodata_req *reqs = menv_xcalloc(n + 1, sizeof(*reqs));
-	char *cache = menv_xasprintf("%s/cache", cfg->pkgs_dir);
-	bool sharded = cfg->repodata_use_shards && nspecs > 0;
-	int rc = 0;
-
-	menv_fetch_opts_from_config(&fo, cfg);
-	fo.cache_dir = cache;
-	fo.cancel = (volatile int *)&menv_cli_cancel;
-	for (size_t i = 0; i < l->nchans; i++) {
-		l->chans[i]->priority = (int)(l->nchans - i);
-		for (int k = 0; k < 2; k++) {
-			reqs[2 * i + (size_t)k].channel = l->chans[i];
-			reqs[2 * i + (size_t)k].subdir = subdirs[k];
-		}
-	}
-	for (size_t i = 0; i < nspecs && sharded; i++) {
-		const char *name = specs[i]->name;
-		if (!name || strpbrk(name, "*?["))
-			sharded = false;
-		else if (!menv_strvec_contains(&roots, name))
-			menv_strvec_push(&roots, name);
-	}
-	if (sharded) {
-		rc = menv_fetch_repodata_sharded(reqs, n, &roots, &fo, err);
-		if (rc == MENV_EINTR)
-			goto out;
-		if (rc) /* some subdir has no shards (or they failed): full repodata for all */
-			sharded = false;
-	}
-	if (!sharded) {
-		for (size_t i = 0; i < n; i++)
-			menv_repodata_req_release(&reqs[i]);
-		rc = menv_fetch_repodata_many(reqs, n, &fo, err);
-		if (rc)
-			goto out;
-	}
-	l->rds = menv_xcalloc(n + 1, sizeof(*l->rds));
-	l->path_chans = menv_xcalloc(n + 1, sizeof(*l->path_chans));
-	l->path_subdirs = menv_xcalloc(n + 1, sizeof(*l->path_subdirs));
-	for (size_t i = 0; i < n; i++) {
-		struct menv_repodata_req *r = &reqs[i];
-		if (!sharded && !r->missing) {
-			/* the same bytes are in the cache: let the solver map them */
-			char *url = menv_channel_subdir_url(r->channel, r->subdir, true);
-			char *name = menv_repodata_cache_name(url);
-			char *path = menv_xasprintf("%s/%s", cache, name);
-			struct stat st;
-			free(url);
-			free(name);
-			if (stat(path, &st) == 0 && (size_t)st.st_size == r->json.len) {
-				l->path_chans[l->paths.n] = r->channel;
-				l->path_subdirs[l->paths.n] = r->subdir;
-				menv_strvec_push_owned(&l->paths, path);
-				continue;
-			}
-			free(path);
-		}
-		rc = menv_repodata_parse(r->json.buf, r->json.len, r->url,
-					 r->channel, r->subdir, &l->rds[l->nrds], err);
-		if (rc)
-			goto out;
-		l->nrds++;
-	}
-	for (size_t i = 0; !quiet && i < l->nchans; i++)
-		fprintf(stderr, "  channel %s%s\n", l->chans[i]->name,
-			sharded ? " (sharded)" : reqs[2 * i].from_cache ? " (cached)"
-				 : reqs[2 * i].not_modified ? " (not modified)" : "");
-out:
-	for (size_t i = 0; i < n; i++)
-		menv_repodata_req_release(&reqs[i]);
-	free(reqs);
-	free(cache);
-	menv_strvec_clear(&roots);
-	return rc;
-}
-
 static void human_size(int64_t n, char *out, size_t len)
 {
 	if (n < 0)
@@ -314,10 +187,9 @@ int menv_cmd_create(int argc, char **argv)
 	struct menv_config cfg = { 0 };
 	struct menv_error err = { 0 };
 	struct menv_envfile *ef = NULL;
-	struct menv_strvec specs_str = MENV_STRVEC_INIT, chan_names = MENV_STRVEC_INIT,
-			   user_chans = MENV_STRVEC_INIT;
+	struct menv_strvec specs_str = MENV_STRVEC_INIT;
 	struct menv_matchspec **specs = NULL;
-	struct loaded l = { 0 };
+	struct menv_cli_channels l = { 0 };
 	struct menv_solver *solver = NULL;
 	const struct menv_record **recs = NULL;
 	size_t nspecs = 0, nrecs = 0;
@@ -398,62 +270,21 @@ int menv_cmd_create(int argc, char **argv)
 		nspecs++;
 	}
 
-	/* channels: -c first, then the file's, then the configured ones (conda's order);
-	 * `nodefaults` in the file or --override-channels drop the configured ones */
-	for (size_t i = 0; i < o.cli_channels.n; i++)
-		menv_strvec_push(&user_chans, o.cli_channels.v[i]);
-	bool nodefaults = o.override_channels;
-	if (ef) {
-		for (size_t i = 0; i < ef->channels.n; i++)
-			menv_strvec_push(&user_chans, ef->channels.v[i]);
-		nodefaults = nodefaults || menv_strvec_contains(&ef->channels, "nodefaults");
-	}
-	if (!nodefaults)
-		for (size_t i = 0; i < cfg.channels.n; i++)
-			menv_strvec_push(&user_chans, cfg.channels.v[i]);
-	if (!nodefaults && !cfg.channels.n)
-		menv_strvec_push(&user_chans, "defaults");
-	menv_channels_expand(&user_chans, &cfg, &chan_names);
-	for (size_t i = 0; i < chan_names.n; i++) {
-		struct menv_channel *ch;
-		rc = menv_channel_parse(chan_names.v[i], &cfg, &ch, &err);
-		if (rc)
-			goto out;
-		add_channel(&l, ch);
-	}
-	/* a `channel::pkg` spec loads its channel even when it is not listed (BR-005) */
-	for (size_t i = 0; i < nspecs; i++) {
-		struct menv_channel *ch;
-		if (!specs[i]->channel)
-			continue;
-		rc = menv_channel_parse(specs[i]->channel, &cfg, &ch, &err);
-		if (rc)
-			goto out;
-		ch = add_channel(&l, ch);
-		free(specs[i]->channel);
-		specs[i]->channel = menv_xstrdup(ch->base_url);
-	}
-	if (nspecs && !l.nchans) {
-		rc = menv_error_set(&err, MENV_EUSAGE, "no channels: give -c CHANNEL or list "
-				    "channels in the environment file or .condarc");
-		goto out;
-	}
-
 	if (nspecs) {
-		if (!o.quiet)
-			fprintf(stderr, "Reading repodata for %s\n", cfg.subdir);
-		rc = load_repodata(&l, &cfg, specs, nspecs, o.quiet, &err);
+		/* channels in conda's order: -c, the file's, then the configured ones unless
+		 * --override-channels or `nodefaults`; `chan::pkg` specs add theirs (BR-005) */
+		rc = menv_cli_load_channels(&cfg, &o.cli_channels, ef ? &ef->channels : NULL,
+					    o.override_channels, specs, nspecs, o.quiet, &l, &err);
 		if (rc)
 			goto out;
-		solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
-		for (size_t i = 0; i < l.nrds; i++)
-			menv_solver_add_repodata(solver, l.rds[i]);
-		for (size_t i = 0; i < l.paths.n && !rc; i++) {
-			char *solv = menv_xasprintf("%s.solv", l.paths.v[i]);
-			rc = menv_solver_add_repodata_file(solver, l.path_chans[i], l.path_subdirs[i],
-							   l.paths.v[i], solv, &err);
-			free(solv);
+		if (!l.nchans) {
+			rc = menv_error_set(&err, MENV_EUSAGE,
+					    "no channels: give -c CHANNEL or list channels in the "
+					    "environment file or .condarc");
+			goto out;
 		}
+		solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
+		rc = menv_cli_channels_to_solver(&l, solver, &err);
 		if (rc)
 			goto out;
 		struct menv_matchspec **pins = NULL;
@@ -551,13 +382,11 @@ out:
 	}
 	free(recs);
 	menv_solver_free(solver);
-	loaded_free(&l);
+	menv_cli_channels_release(&l);
 	for (size_t i = 0; i < nspecs; i++)
 		menv_matchspec_free(specs[i]);
 	free(specs);
 	menv_strvec_clear(&specs_str);
-	menv_strvec_clear(&chan_names);
-	menv_strvec_clear(&user_chans);
 	menv_strvec_clear(&o.cli_channels);
 	menv_envfile_free(ef);
 	menv_config_release(&cfg);

@@ -638,8 +638,9 @@ static int change(struct chg_opts *o)
 				goto out;
 		} else {
 			solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
-			for (size_t i = 0; i < ch.nrds; i++)
-				menv_solver_add_repodata(solver, ch.rds[i]);
+			rc = menv_cli_channels_to_solver(&ch, solver, &err);
+			if (rc)
+				goto out;
 			struct menv_virtual virt[8];
 			size_t nv = menv_virtual_detect(virt, 8);
 			for (size_t i = 0; i < nv; i++)

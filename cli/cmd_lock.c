@@ -153,8 +153,9 @@ static int lock_platform(const struct menv_config *cfg, const struct lock_opts *
 			if (!menv_strvec_contains(&lf->channels, ch.chans[i]->name))
 				menv_strvec_push(&lf->channels, ch.chans[i]->name);
 	solver = menv_solver_new(platform, cfg->channel_priority);
-	for (size_t i = 0; i < ch.nrds; i++)
-		menv_solver_add_repodata(solver, ch.rds[i]);
+	rc = menv_cli_channels_to_solver(&ch, solver, err);
+	if (rc)
+		goto out;
 	for (size_t i = 0; i < virt->n; i++) {
 		char *v = menv_xstrdup(virt->v[i]);
 		char *ver = strchr(v, '=');
