@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include "envs.h"
+#include "fetch.h"
 #include "specs.h"
 
 /* Exit codes */
@@ -137,6 +138,16 @@ void menv_cli_envfile_specs(const struct menv_envfile *ef, const struct menv_str
 int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
 			  const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
 			  const struct menv_strvec *specs, bool quiet, struct menv_error *err);
+
+/* Rendering shared by the commands (render.c). A record in conda's --json transaction shape
+ * (name, version, build_string, build_number, channel, base_url, subdir, platform, url, fn,
+ * dist_name, md5, sha256, size); caller owns the new reference. */
+json_t *menv_cli_record_json(const struct menv_record *r);
+/* A menv_fetch_cb drawing one line per package on stderr; `ud` points at a bool "quiet". */
+
+void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
+/* True when `path` exists and is not an empty directory (a create target that is taken). */
+bool menv_cli_prefix_in_use(const char *path);
 
 /* Runs the ops/ smoke check on `prefix` and draws it (to stderr with `json`); returns the
  * exit code: 0 passed (GPU steps may be skipped without a driver), 1 failed (the environment

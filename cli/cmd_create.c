@@ -64,31 +64,6 @@ static void print_transaction(const char *prefix, const struct menv_record *cons
 	printf("\n  Total download: %s\n\n", sz);
 }
 
-static json_t *link_json(const struct menv_record *r)
-{
-	json_t *o = json_object();
-	char *dist = menv_record_dist(r);
-	json_object_set_new(o, "name", json_string(r->name));
-	json_object_set_new(o, "version", json_string(r->version));
-	json_object_set_new(o, "build_string", json_string(r->build));
-	json_object_set_new(o, "build_number", json_integer(r->build_number));
-	json_object_set_new(o, "channel", json_string(r->channel ? r->channel->name : ""));
-	json_object_set_new(o, "base_url", json_string(r->channel ? r->channel->base_url : ""));
-	json_object_set_new(o, "subdir", json_string(r->subdir ? r->subdir : ""));
-	json_object_set_new(o, "platform", json_string(r->subdir ? r->subdir : ""));
-	json_object_set_new(o, "url", json_string(r->url ? r->url : ""));
-	json_object_set_new(o, "fn", json_string(r->fn));
-	json_object_set_new(o, "dist_name", json_string(dist));
-	if (r->md5)
-		json_object_set_new(o, "md5", json_string(r->md5));
-	if (r->sha256)
-		json_object_set_new(o, "sha256", json_string(r->sha256));
-	if (r->size >= 0)
-		json_object_set_new(o, "size", json_integer(r->size));
-	free(dist);
-	return o;
-}
-
 /* Is the record already extracted in the package cache with the same hash? (conda's FETCH
  * lists only what has to be downloaded) */
 static bool in_cache(const char *pkgs_dir, const struct menv_record *r)
@@ -112,9 +87,9 @@ static void print_json(const char *prefix, const char *pkgs_dir,
 	json_t *root = json_object(), *actions = json_object();
 	json_t *link = json_array(), *fetch = json_array();
 	for (size_t i = 0; i < n; i++) {
-		json_array_append_new(link, link_json(recs[i]));
+		json_array_append_new(link, menv_cli_record_json(recs[i]));
 		if (!dry_run || !in_cache(pkgs_dir, recs[i]))
-			json_array_append_new(fetch, link_json(recs[i]));
+			json_array_append_new(fetch, menv_cli_record_json(recs[i]));
 	}
 	json_object_set_new(actions, "LINK", link);
 	json_object_set_new(actions, "FETCH", fetch);
@@ -127,31 +102,6 @@ static void print_json(const char *prefix, const char *pkgs_dir,
 	printf("%s\n", s);
 	free(s);
 	json_decref(root);
-}
-
-static void on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
-{
-	bool quiet = *(bool *)ud;
-	if (quiet)
-		return;
-	const char *what = ev == MENV_FETCH_CACHED ? "cached" :
-			   ev == MENV_FETCH_DOWNLOADED ? "downloaded" : "extracted";
-	fprintf(stderr, "  %-10s %s-%s-%s\n", what, r->name, r->version, r->build);
-}
-
-/* True when path exists and is not an empty directory. */
-static bool prefix_in_use(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	bool used = false;
-
-	if (!d)
-		return access(path, F_OK) == 0;
-	while (!used && (de = readdir(d)))
-		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return used;
 }
 
 static void usage(FILE *f)
@@ -252,7 +202,7 @@ int menv_cmd_create(int argc, char **argv)
 		rc = err.code;
 		goto out;
 	}
-	if (!o.dry_run && prefix_in_use(prefix)) {
+	if (!o.dry_run && menv_cli_prefix_in_use(prefix)) {
 		/* checked again when linking; failing early saves the downloads */
 		rc = menv_error_set(&err, MENV_EEXIST, "prefix '%s' already exists", prefix);
 		goto out;
@@ -324,7 +274,7 @@ int menv_cmd_create(int argc, char **argv)
 		menv_fetch_opts_from_config(&fo, &cfg);
 		fo.cancel = (volatile int *)&menv_cli_cancel;
 		rc = menv_pkgcache_fetch_opts(cfg.pkgs_dir, (struct menv_record *const *)recs, nrecs,
-					      &fo, on_fetch, &o.quiet, &err);
+					      &fo, menv_cli_on_fetch, &o.quiet, &err);
 		if (rc)
 			goto out;
 	}

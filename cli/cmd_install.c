@@ -112,31 +112,6 @@ static int parse(int argc, char **argv, struct chg_opts *o)
 /* ---------------------------------------------------------------------------------------- */
 /* Rendering                                                                                 */
 
-static json_t *link_json(const struct menv_record *r)
-{
-	json_t *o = json_object();
-	char *dist = menv_record_dist(r);
-	json_object_set_new(o, "name", json_string(r->name));
-	json_object_set_new(o, "version", json_string(r->version));
-	json_object_set_new(o, "build_string", json_string(r->build));
-	json_object_set_new(o, "build_number", json_integer(r->build_number));
-	json_object_set_new(o, "channel", json_string(r->channel ? r->channel->name : ""));
-	json_object_set_new(o, "base_url", json_string(r->channel ? r->channel->base_url : ""));
-	json_object_set_new(o, "subdir", json_string(r->subdir ? r->subdir : ""));
-	json_object_set_new(o, "platform", json_string(r->subdir ? r->subdir : ""));
-	json_object_set_new(o, "url", json_string(r->url ? r->url : ""));
-	json_object_set_new(o, "fn", json_string(r->fn));
-	json_object_set_new(o, "dist_name", json_string(dist));
-	if (r->md5)
-		json_object_set_new(o, "md5", json_string(r->md5));
-	if (r->sha256)
-		json_object_set_new(o, "sha256", json_string(r->sha256));
-	if (r->size >= 0)
-		json_object_set_new(o, "size", json_integer(r->size));
-	free(dist);
-	return o;
-}
-
 static const char *jstr(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
@@ -254,8 +229,8 @@ static void print_json(const char *prefix, const struct menv_record *const *link
 	json_t *root = json_object(), *actions = json_object();
 	json_t *jl = json_array(), *ju = json_array(), *jf = json_array();
 	for (size_t i = 0; i < nlink; i++) {
-		json_array_append_new(jl, link_json(link[i]));
-		json_array_append_new(jf, link_json(link[i]));
+		json_array_append_new(jl, menv_cli_record_json(link[i]));
+		json_array_append_new(jf, menv_cli_record_json(link[i]));
 	}
 	for (size_t i = 0; i < nunlink; i++)
 		json_array_append_new(ju, unlink_json(unlink[i]));

@@ -348,54 +348,6 @@ static void write_request(const char *prefix, json_t *req)
 	free(path);
 }
 
-static void on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
-{
-	if (*(bool *)ud)
-		return;
-	const char *what = ev == MENV_FETCH_CACHED       ? "cached"
-	                   : ev == MENV_FETCH_DOWNLOADED ? "downloaded"
-	                                                 : "extracted";
-	fprintf(stderr, "  %-10s %s-%s-%s\n", what, r->name, r->version, r->build);
-}
-
-static json_t *link_json(const struct menv_record *r)
-{
-	json_t *o = json_object();
-	char *dist = menv_record_dist(r);
-	json_object_set_new(o, "name", json_string(r->name));
-	json_object_set_new(o, "version", json_string(r->version));
-	json_object_set_new(o, "build_string", json_string(r->build));
-	json_object_set_new(o, "build_number", json_integer(r->build_number));
-	json_object_set_new(o, "channel", json_string(r->channel ? r->channel->name : ""));
-	json_object_set_new(o, "base_url", json_string(r->channel ? r->channel->base_url : ""));
-	json_object_set_new(o, "subdir", json_string(r->subdir ? r->subdir : ""));
-	json_object_set_new(o, "platform", json_string(r->subdir ? r->subdir : ""));
-	json_object_set_new(o, "url", json_string(r->url ? r->url : ""));
-	json_object_set_new(o, "fn", json_string(r->fn));
-	json_object_set_new(o, "dist_name", json_string(dist));
-	if (r->md5)
-		json_object_set_new(o, "md5", json_string(r->md5));
-	if (r->sha256)
-		json_object_set_new(o, "sha256", json_string(r->sha256));
-	if (r->size >= 0)
-		json_object_set_new(o, "size", json_integer(r->size));
-	free(dist);
-	return o;
-}
-
-static bool prefix_in_use(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	bool used = false;
-	if (!d)
-		return access(path, F_OK) == 0;
-	while (!used && (de = readdir(d)))
-		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return used;
-}
-
 int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o)
 {
 	struct menv_error err = {0};
@@ -420,7 +372,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		rc = err.code;
 		goto out;
 	}
-	if (!o->dry_run && prefix_in_use(prefix)) {
+	if (!o->dry_run && menv_cli_prefix_in_use(prefix)) {
 		rc = menv_error_set(&err, MENV_EEXIST, "prefix '%s' already exists", prefix);
 		goto out;
 	}
@@ -440,7 +392,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 			json_t *root = json_object(), *actions = json_object(),
 			       *link = json_array();
 			for (size_t i = 0; i < l.n; i++)
-				json_array_append_new(link, link_json(order[i]));
+				json_array_append_new(link, menv_cli_record_json(order[i]));
 			json_object_set_new(actions, "LINK", link);
 			json_object_set_new(actions, "FETCH", json_array());
 			json_object_set_new(actions, "PREFIX", json_string(prefix));
@@ -479,7 +431,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 			ptrs[i] = &l.recs[i];
 		bool quiet = o->quiet;
 		snapshot_solved(cfg->pkgs_dir, &l);
-		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l.n, &fo, on_fetch, &quiet,
+		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l.n, &fo, menv_cli_on_fetch, &quiet,
 		                              &err);
 		free(ptrs);
 		if (rc) {
@@ -582,7 +534,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 	if (o->json) {
 		json_t *root = json_object(), *actions = json_object(), *link = json_array();
 		for (size_t k = 0; k < l.n; k++)
-			json_array_append_new(link, link_json(order[k]));
+			json_array_append_new(link, menv_cli_record_json(order[k]));
 		json_object_set_new(actions, "LINK", link);
 		json_object_set_new(actions, "PREFIX", json_string(prefix));
 		json_object_set_new(root, "actions", actions);

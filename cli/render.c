@@ -1,0 +1,62 @@
+/*
+ * render.c - drawing shared by the commands that change environments: a package record in
+ * conda's --json transaction shape, package-cache progress lines, and the check that a
+ * target prefix is free.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fetch.h"
+
+json_t *menv_cli_record_json(const struct menv_record *r)
+{
+	json_t *o = json_object();
+	char *dist = menv_record_dist(r);
+	json_object_set_new(o, "name", json_string(r->name));
+	json_object_set_new(o, "version", json_string(r->version));
+	json_object_set_new(o, "build_string", json_string(r->build));
+	json_object_set_new(o, "build_number", json_integer(r->build_number));
+	json_object_set_new(o, "channel", json_string(r->channel ? r->channel->name : ""));
+	json_object_set_new(o, "base_url", json_string(r->channel ? r->channel->base_url : ""));
+	json_object_set_new(o, "subdir", json_string(r->subdir ? r->subdir : ""));
+	json_object_set_new(o, "platform", json_string(r->subdir ? r->subdir : ""));
+	json_object_set_new(o, "url", json_string(r->url ? r->url : ""));
+	json_object_set_new(o, "fn", json_string(r->fn));
+	json_object_set_new(o, "dist_name", json_string(dist));
+	if (r->md5)
+		json_object_set_new(o, "md5", json_string(r->md5));
+	if (r->sha256)
+		json_object_set_new(o, "sha256", json_string(r->sha256));
+	if (r->size >= 0)
+		json_object_set_new(o, "size", json_integer(r->size));
+	free(dist);
+	return o;
+}
+
+void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
+{
+	if (ud && *(bool *)ud)
+		return;
+	const char *what = ev == MENV_FETCH_CACHED       ? "cached"
+			   : ev == MENV_FETCH_DOWNLOADED ? "downloaded"
+							 : "extracted";
+	fprintf(stderr, "  %-10s %s-%s-%s\n", what, r->name, r->version, r->build);
+}
+
+bool menv_cli_prefix_in_use(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool used = false;
+
+	if (!d)
+		return access(path, F_OK) == 0;
+	while (!used && (de = readdir(d)))
+		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return used;
+}
