@@ -208,6 +208,15 @@ static void map_set(struct menv_strvec *names, struct menv_strvec *vals, const c
 	menv_strvec_push(vals, v);
 }
 
+/* The scalar keys menv reads (set_scalar), for rc files and CONDA_/MENV_ variables. */
+static const char *const scalar_keys[] = {
+	"channel_alias", "root_prefix", "channel_priority", "download_threads", "fetch_threads",
+	"remote_max_retries", "remote_backoff_factor", "remote_connect_timeout_secs",
+	"remote_read_timeout_secs", "local_repodata_ttl", "offline", "ssl_verify",
+	"client_ssl_cert", "client_ssl_cert_key", "repodata_use_zst", "repodata_use_shards",
+	"always_copy", "always_softlink", "allow_softlinks", "smoke_check",
+};
+
 /* One scalar key. Returns 0, 1 when the key is not a scalar key, or MENV_EPARSE. */
 static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
                       const struct where *w, struct menv_error *err)
@@ -431,30 +440,9 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 	}
 	if (v->type != YAML_SCALAR_NODE) {
 		/* a structured value for a scalar key menv reads is an error; unknown keys pass */
-		static const char *const scalars[] = {
-		        "channel_alias",
-		        "root_prefix",
-		        "channel_priority",
-		        "download_threads",
-		        "fetch_threads",
-		        "remote_max_retries",
-		        "remote_backoff_factor",
-		        "remote_connect_timeout_secs",
-		        "remote_read_timeout_secs",
-		        "local_repodata_ttl",
-		        "offline",
-		        "ssl_verify",
-		        "client_ssl_cert",
-		        "client_ssl_cert_key",
-		        "repodata_use_zst",
-		        "repodata_use_shards",
-		        "always_copy",
-		        "always_softlink",
-		        "allow_softlinks",
-		        "smoke_check",
-		};
-		for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++)
-			if (!strcmp(key, scalars[i]))
+
+		for (size_t i = 0; i < sizeof(scalar_keys) / sizeof(*scalar_keys); i++)
+			if (!strcmp(key, scalar_keys[i]))
 				return bad(err, &w, "%s must be a single value", key);
 		return 0;
 	}
@@ -548,27 +536,7 @@ static void split_commas(const char *s, struct menv_strvec *out)
 /* Environment variables override the rc files, like conda's CONDA_<KEY>. */
 static int apply_env(struct menv_config *cfg, struct menv_error *err)
 {
-	static const char *const scalars[] = {
-	        "channel_alias",
-	        "channel_priority",
-	        "download_threads",
-	        "fetch_threads",
-	        "remote_max_retries",
-	        "remote_backoff_factor",
-	        "remote_connect_timeout_secs",
-	        "remote_read_timeout_secs",
-	        "local_repodata_ttl",
-	        "offline",
-	        "ssl_verify",
-	        "client_ssl_cert",
-	        "client_ssl_cert_key",
-	        "repodata_use_zst",
-	        "repodata_use_shards",
-	        "always_copy",
-	        "always_softlink",
-	        "allow_softlinks",
-	        "smoke_check",
-	};
+
 	static const char *const lists[] = {
 	        "channels",
 	        "default_channels",
@@ -580,11 +548,13 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 	const char *v;
 	int rc;
 
-	for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++) {
-		if (!(v = env_value(scalars[i], name, sizeof(name))))
+	for (size_t i = 0; i < sizeof(scalar_keys) / sizeof(*scalar_keys); i++) {
+		if (!strcmp(scalar_keys[i], "root_prefix")) /* MENV_ROOT_PREFIX, below */
+			continue;
+		if (!(v = env_value(scalar_keys[i], name, sizeof(name))))
 			continue;
 		struct where w = {NULL, name, 0, 0};
-		rc = set_scalar(cfg, scalars[i], v, &w, err);
+		rc = set_scalar(cfg, scalar_keys[i], v, &w, err);
 		if (rc < 0)
 			return rc;
 	}
