@@ -50,7 +50,7 @@ static void print_transaction(const char *prefix, const struct menv_record *cons
 		printf("  Nothing to install: an empty environment\n\n");
 		return;
 	}
-	printf("  Install (%zu packages):\n\n", n);
+	printf("  Install (%zu package%s):\n\n", n, n == 1 ? "" : "s");
 	printf("  %-28s %-16s %-26s %-24s %10s\n", "Package", "Version", "Build", "Channel", "Size");
 	for (size_t i = 0; i < n; i++) {
 		const struct menv_record *r = recs[i];
@@ -197,11 +197,20 @@ int menv_cmd_create(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		menv_strvec_push(&specs_str, argv[i]);
 	menv_cli_envfile_specs(ef, &o.cli_channels, &specs_str); /* pip: BR-003, chan:: BR-023 */
+	if (o.name && !strcmp(o.name, "base")) {
+		/* conda's rule: `base` names the root environment, it is never created */
+		rc = menv_error_set(&err, MENV_EUSAGE, "'base' is the root environment's name; "
+				    "choose another name for a new environment");
+		goto out;
+	}
 	prefix = menv_cli_prefix(&cfg, o.name, o.prefix, &err);
 	if (!prefix) {
 		rc = err.code;
 		goto out;
 	}
+	rc = menv_env_check_prefix(prefix, &err);
+	if (rc)
+		goto out;
 	if (!o.dry_run && menv_cli_prefix_in_use(prefix)) {
 		/* checked again when linking; failing early saves the downloads */
 		rc = menv_error_set(&err, MENV_EEXIST, "prefix '%s' already exists", prefix);

@@ -186,7 +186,7 @@ static void print_plan(const char *prefix, const struct menv_record *const *link
 			nadd++;
 	}
 	if (nrem) {
-		printf("  Remove (%zu packages):\n\n", nrem);
+		printf("  Remove (%zu package%s):\n\n", nrem, nrem == 1 ? "" : "s");
 		for (size_t i = 0; i < nunlink; i++)
 			if (!links_name(link, nlink, jstr(unlink[i], "name")))
 				printf("  - %-26s %-16s %-26s\n", jstr(unlink[i], "name"),
@@ -194,7 +194,7 @@ static void print_plan(const char *prefix, const struct menv_record *const *link
 		printf("\n");
 	}
 	if (nchg) {
-		printf("  Change (%zu packages):\n\n", nchg);
+		printf("  Change (%zu package%s):\n\n", nchg, nchg == 1 ? "" : "s");
 		for (size_t i = 0; i < nlink; i++) {
 			json_t *u = find_unlink_named(unlink, nunlink, link[i]->name);
 			if (!u)
@@ -213,7 +213,7 @@ static void print_plan(const char *prefix, const struct menv_record *const *link
 		printf("\n");
 	}
 	if (nadd) {
-		printf("  Install (%zu packages):\n\n", nadd);
+		printf("  Install (%zu package%s):\n\n", nadd, nadd == 1 ? "" : "s");
 		for (size_t i = 0; i < nlink; i++)
 			if (!find_unlink_named(unlink, nunlink, link[i]->name))
 				printf("  + %-26s %-16s %-26s %s\n", link[i]->name,

@@ -72,6 +72,11 @@ struct menv_install_opts {
  *   MENV_TEST_CRASH_AFTER=N               SIGKILL the process itself just before the N-th
  *                                         journaled change (crash-consistency tests). */
 
+/* Refuses prefix paths that would break the programs installed in them: quotes,
+ * backslashes and control characters (they end up in shebangs, Python's sysconfig and
+ * activation scripts). Blanks are allowed. Errors: MENV_EUSAGE naming the character. */
+int menv_env_check_prefix(const char *prefix, struct menv_error *err);
+
 /* Creates a new environment at `prefix` holding `recs` (ordered dependencies first; each
  * already extracted in opts->pkgs_dir). `prefix` must not exist, or be an empty directory.
  * First checks every package (file lists readable; binary placeholders not shorter than
@@ -89,7 +94,7 @@ struct menv_install_opts {
  * Messages packages leave (`.messages.txt`) go to opts->cb.
  * Errors: MENV_EEXIST (prefix not empty), MENV_EUNSUPPORTED (binary placeholder shorter
  * than the new prefix), MENV_EUNSAFE (a path leaving the prefix), MENV_EIO (including a
- * failing link script), MENV_EINTR. */
+ * failing link script), MENV_EINTR; MENV_EUSAGE for a prefix menv_env_check_prefix refuses. */
 int menv_env_create(const char *prefix, const struct menv_record *const *recs, size_t n,
 		    const struct menv_install_opts *opts, struct menv_link_stats *stats,
 		    struct menv_error *err);

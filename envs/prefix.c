@@ -497,13 +497,34 @@ static void show_messages(struct run *r)
 /* ---------------------------------------------------------------------------------------- */
 /* Create                                                                                    */
 
+int menv_env_check_prefix(const char *prefix, struct menv_error *err)
+{
+	/* quotes, backslashes and control characters end up inside shebangs, Python's
+	 * sysconfig and activation scripts, where they break the environment */
+	for (const char *c = prefix; *c; c++) {
+		if (*c == '\'' || *c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+			return menv_error_set(err, MENV_EUSAGE, "prefix '%s' contains a character "
+					      "(%s) that breaks programs installed in it", prefix,
+					      (unsigned char)*c < 0x20 ? "a control character" :
+					      *c == '\\' ? "a backslash" : "a quote");
+	}
+	return 0;
+}
+
+/* ".<name>.menv-tmp-" for a prefix named `base`; long names are cut so that the staging
+ * directory's name (plus mkdtemp's 6 characters) stays within NAME_MAX. Caller frees. */
+static char *staging_name(const char *base)
+{
+	return menv_xasprintf(".%.200s.menv-tmp-", base);
+}
+
 /* Removes staging directories of earlier creates of this name that were killed (their lock
  * is free). */
 static void remove_stale_staging(const char *parent, const char *base)
 {
 	DIR *d = opendir(parent);
 	struct dirent *de;
-	char *pfx = menv_xasprintf(".%s.menv-tmp-", base);
+	char *pfx = staging_name(base);
 
 	while (d && (de = readdir(d))) {
 		if (strncmp(de->d_name, pfx, strlen(pfx)) || strlen(de->d_name) != strlen(pfx) + 6)
@@ -548,6 +569,9 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		                    prefix);
 		goto out;
 	}
+	rc = menv_env_check_prefix(prefix, err);
+	if (rc)
+		goto out;
 	if (lstat(prefix, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode) || !dir_is_empty(prefix)) {
 			rc = menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists", prefix);
@@ -565,7 +589,9 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	if (rc)
 		goto out;
 	remove_stale_staging(parent, base);
-	staging = menv_xasprintf("%s/.%s.menv-tmp-XXXXXX", parent, base);
+	char *sname = staging_name(base);
+	staging = menv_xasprintf("%s/%sXXXXXX", parent, sname);
+	free(sname);
 	if (!mkdtemp(staging)) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot create a staging directory in '%s'",
 		                    parent);
@@ -605,8 +631,12 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		goto out;
 	}
 	if (rename(staging, prefix) < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot move the new environment to '%s'",
-		                    prefix);
+		if (errno == ENOTEMPTY || errno == EEXIST)
+			rc = menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists (another "
+					    "process created it meanwhile)", prefix);
+		else
+			rc = menv_error_sys(err, MENV_EIO, "cannot move the new environment to "
+					    "'%s'", prefix);
 		if (empty_dir)
 			mkdir(prefix, 0755);
 		goto out;

@@ -908,6 +908,11 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 	bool known = false;
 
 	plain.channel = NULL;
+	if ((!ms->name || !strcmp(ms->name, "*")) && !ms->vspec && !ms->build && !ms->md5 &&
+	    !ms->sha256 && !ms->fn && !ms->url && !ms->build_number && !ms->track_features &&
+	    !ms->license && !ms->license_family && !ms->subdir)
+		return menv_error_set(err, MENV_EPARSE, "the spec '%s' would match every package",
+				      ms->name ? ms->name : "");
 	if (ms->name && strchr(ms->name, '*'))
 		plain.name = NULL;
 	str = menv_matchspec_str(&plain);

@@ -160,6 +160,16 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 		const char *key = scalar(k);
 		if (!key || !v)
 			continue;
+		/* a key given twice: YAML forbids it, and which one wins is a guess */
+		for (yaml_node_pair_t *q = root->data.mapping.pairs.start; q < p; q++) {
+			const char *other = scalar(yaml_document_get_node(&doc, q->key));
+			if (other && !strcmp(other, key)) {
+				rc = fail(&c, k, "'%s' is given twice", key);
+				break;
+			}
+		}
+		if (rc)
+			break;
 		if (!strcmp(key, "name") || !strcmp(key, "prefix")) {
 			if (is_null(v))
 				continue;
@@ -176,6 +186,17 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 			rc = dependencies(&c, v, ef);
 		} else if (!strcmp(key, "variables")) {
 			rc = variables(&c, v, ef);
+		}
+	}
+	if (!rc) {
+		/* one environment a file: a second YAML document would be silently ignored */
+		yaml_document_t next;
+		if (yaml_parser_load(&parser, &next)) {
+			yaml_node_t *r2 = yaml_document_get_root_node(&next);
+			if (r2)
+				rc = fail(&c, r2, "a second YAML document (%s) in one environment file",
+					  "---");
+			yaml_document_delete(&next);
 		}
 	}
 out:

@@ -391,6 +391,16 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		else
 			free(build);
 	}
+	if (ms->build_number && strcmp(ms->build_number, "*")) {
+		/* a number, optionally after one relation: 3, >=3, <2, !=1 */
+		const char *b = ms->build_number;
+		b += strspn(b, "<>=!");
+		if ((size_t)(b - ms->build_number) > 2 || !*b || strspn(b, "0123456789") != strlen(b)) {
+			rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': build_number "
+					    "'%s' is not a number", in, ms->build_number);
+			goto out;
+		}
+	}
 	if (ms->version && strcmp(ms->version, "*")) {
 		rc = menv_version_spec_parse(ms->version, &ms->vspec, err);
 		if (rc) {

@@ -139,6 +139,9 @@ static void test_errors_have_line_and_column(void **state)
 	expect_error("name: x\ndependencies:\n  - conda:\n      - a\n", "env.yml:3:");
 	expect_error("- a\n- b\n", "env.yml:1:1");
 	expect_error("", "env.yml");
+	/* a key twice, and a second document: both would silently drop what the user wrote */
+	expect_error("name: a\nchannels: [c]\nname: b\n", "env.yml:3:1: 'name' is given twice");
+	expect_error("name: a\n---\nname: b\n", "env.yml:3:1: a second YAML document");
 }
 
 static void test_missing_file(void **state)

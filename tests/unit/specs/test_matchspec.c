@@ -117,7 +117,7 @@ static void test_url_spec(void **state)
 static void test_errors(void **state)
 {
 	(void)state;
-	const char *bad[] = { "   ", "foo >=", "foo[build=bld", "foo[build=]", "::foo", " foo",
+	const char *bad[] = { "   ", "foo[build_number=x]", "foo[build_number='>=x']", "foo >=", "foo[build=bld", "foo[build=]", "::foo", " foo",
 			      ">=1.0", "foo$bar", "foo 1.0[", "foo ==", "foo <" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		struct menv_matchspec *ms = NULL;

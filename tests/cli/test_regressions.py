@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""cli.regressions: inputs of bugs found by trying menv as a new user, each with the right
+outcome as its assertion.
+
+1. a metapackage (only info/index.json, no paths.json, no info/files) installs with 0 files
+   (it crashed: an empty buffer was NULL);
+2. specs that match everything ('' and '*') are refused instead of installing an arbitrary
+   package; an invalid bracket value (build_number=x) is a MatchSpec error;
+3. `-n base` is refused (base names the root environment);
+4. a prefix holding a quote is refused before anything is fetched;
+5. an environment file with a key given twice or a second YAML document is refused;
+6. `install X` and `remove Y` racing on one prefix never leave a record whose dependency
+   is gone (the waiting command plans again under the lock);
+7. a prefix whose last part is 250 characters long is created (the staging name is cut).
+"""
+import json
+import os
+import subprocess
+
+import menvtest
+from menvtest import build_tar_bz2, write_text
+
+
+def body(t):
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, f) for f in (
+        "dependency-2.0-0.conda", "dependent-2.0-0.conda")]}, index=False)
+    build_tar_bz2(os.path.join(chan, "noarch", "metaonly-1.0-0.tar.bz2"),
+                  {"name": "metaonly", "version": "1.0", "build": "0", "build_number": 0,
+                   "depends": ["dependency"], "subdir": "noarch"})
+    t.index(chan)
+    C = ["-c", t.url(chan), "--override-channels", "-q"]
+
+    # 1. metapackage
+    r = t.menv_run("create", "-n", "meta", *C, "metaonly")
+    t.eq(r.rc, 0, "a metapackage without file lists installs (exit 0)")
+    rec = os.path.join(t.envs, "meta", "conda-meta", "metaonly-1.0-0.json")
+    t.check(os.path.isfile(rec), "its PrefixRecord is written", r)
+    if os.path.isfile(rec):
+        t.eq(json.load(open(rec))["files"], [], "it has no files")
+
+    # 2. specs matching everything, bad bracket values
+    for spec in ("", "*"):
+        r = t.menv_run("create", "-n", "any", *C, spec)
+        t.one_line_error(r, "spec %r" % spec, ["would match every package"])
+        t.no_prefix_left(os.path.join(t.envs, "any"), "spec %r" % spec)
+    r = t.menv_run("create", "-n", "bn", *C, "dependent[build_number=x]")
+    t.one_line_error(r, "build_number=x", ["build_number", "not a number"], nonzero_only=True)
+
+    # 3. base
+    r = t.menv_run("create", "-n", "base", *C, "dependent")
+    t.one_line_error(r, "-n base", ["root environment"], nonzero_only=True)
+    t.check(not os.path.exists(os.path.join(t.envs, "base")), "no envs/base is made")
+
+    # 4. a quote in the prefix: refused before downloading anything
+    q = os.path.join(t.tmp, "it's")
+    r = t.menv_run("create", "-p", q, *C, "dependent")
+    t.one_line_error(r, "prefix with a quote", ["quote"], nonzero_only=True)
+    t.check(not os.path.exists(q), "no prefix with a quote is made")
+    t.check(not os.path.isdir(os.path.join(t.pkgs, "dependent-2.0-0")),
+            "nothing was fetched for it")
+
+    # 5. YAML that would silently drop what the user wrote
+    for text, needle in (("name: a\nchannels: [x]\nname: b\ndependencies: []\n", "given twice"),
+                         ("name: a\ndependencies: []\n---\nname: b\n", "second YAML document")):
+        f = os.path.join(t.tmp, "env.yml")
+        write_text(f, text)
+        r = t.menv_run("create", "-f", f, "-q")
+        t.one_line_error(r, needle, [needle, "env.yml:"])
+
+    # 6. install and remove racing on one prefix
+    t.menv_ok("create", "-n", "race", *C, "dependency")
+    for i in range(4):
+        inst = subprocess.Popen([t.menv, "install", "-n", "race", "-y"] + C + ["dependent"],
+                                env=t.environ(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        rem = t.menv_run("remove", "-n", "race", "-y", "-q", "dependency")
+        inst.wait()
+        names = {f.rsplit("-", 2)[0] for f in os.listdir(os.path.join(t.envs, "race",
+                                                                     "conda-meta"))
+                 if f.endswith(".json")}
+        t.check("dependent" not in names or "dependency" in names,
+                "race %d: dependent is never left without dependency (%s; remove exit %d)"
+                % (i, sorted(names), rem.rc))
+        t.menv_run("install", "-n", "race", "-y", *C, "dependency")
+
+    # 7. a long last path component
+    long_prefix = os.path.join(t.tmp, "p" * 250)
+    r = t.menv_run("create", "-p", long_prefix, *C, "dependency")
+    t.eq(r.rc, 0, "a prefix named with 250 characters is created")
+
+
+menvtest.main(body)
