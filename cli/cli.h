@@ -35,6 +35,8 @@ int menv_cmd_list(int argc, char **argv);
 int menv_cmd_export(int argc, char **argv);
 int menv_cmd_index(int argc, char **argv);
 int menv_cmd_info(int argc, char **argv);
+int menv_cmd_search(int argc, char **argv);
+int menv_cmd_repoquery(int argc, char **argv);
 
 /* Activation, `menv run`, environments (cmd_shell.c, cmd_run.c, cmd_env.c) */
 int menv_cmd_shell(int argc, char **argv);

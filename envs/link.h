@@ -108,4 +108,8 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
 int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, json_t *files,
                      json_t *paths, const struct menv_install_opts *opts, struct menv_error *err);
 
+/* In a forked child: the umask the process started with (libraries may have it at 0 for a
+ * moment in another thread). */
+void menv_child_umask(void);
+
 #endif

@@ -193,6 +193,7 @@ static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		menv_child_umask();
 		dup2(2, 1);
 		int nul = open("/dev/null", O_RDONLY);
 		if (nul >= 0)

@@ -18,6 +18,22 @@
 #include "link.h"
 
 /* Reads fd to EOF into out (may be NULL: discarded). */
+/* The umask the process started with. Libraries set it to 0 for an instant while they work
+ * (libarchive does, from any thread), so children that create files (link scripts, pip,
+ * compileall) get it back explicitly: what they create must not depend on timing. */
+static mode_t start_umask = 022;
+
+__attribute__((constructor)) static void save_umask(void)
+{
+	start_umask = umask(0);
+	umask(start_umask);
+}
+
+void menv_child_umask(void)
+{
+	umask(start_umask);
+}
+
 static void drain(int fd, struct menv_buf *out)
 {
 	char buf[4096];
@@ -65,6 +81,7 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
 	if (pid == 0) {
 		char num[32];
 		int devnull = open("/dev/null", O_RDONLY);
+		menv_child_umask();
 		if (devnull >= 0)
 			dup2(devnull, 0);
 		dup2(pfd[1], 1);
@@ -175,6 +192,7 @@ int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, 
 	}
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);
+		menv_child_umask();
 		dup2(in[0], 0);
 		if (devnull >= 0) {
 			dup2(devnull, 1);

@@ -102,6 +102,17 @@ void menv_transaction_release(struct menv_transaction *t);
 int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
 			      struct menv_transaction *out, struct menv_error *err);
 
+/* Every record of the loaded channels that matches `ms` (name globs allowed), sorted by
+ * name, then newest version, higher build number, higher channel priority (conda search's
+ * order reversed to newest first). `*out` is a new array of `*n_out` borrowed records (free
+ * the array only). Errors: none today (0). */
+int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
+		       const struct menv_record ***out, size_t *n_out, struct menv_error *err);
+/* Every record of the loaded channels with a dependency on `name`, sorted as by
+ * menv_solver_search (conda/mamba repoquery whoneeds on channels). */
+int menv_solver_whoneeds(struct menv_solver *s, const char *name,
+			 const struct menv_record ***out, size_t *n_out, struct menv_error *err);
+
 /* After a failed solve: the problems with the rules behind each, several lines (borrowed,
  * valid until the next solve or menv_solver_free). "" when there was none. */
 const char *menv_solver_problems(const struct menv_solver *s);
