@@ -37,7 +37,7 @@ enum phase { P_JSON, P_READER, P_SOLV, P_SOLVE };
 
 /* Runs one phase in a child; returns seconds (via a pipe) and the child's peak RSS in KiB. */
 static int run_phase(const struct snap *sn, enum phase ph, const char *solv, double *secs,
-		     long *peak_kib)
+                     long *peak_kib)
 {
 	int fds[2];
 	if (pipe(fds) < 0)
@@ -45,9 +45,9 @@ static int run_phase(const struct snap *sn, enum phase ph, const char *solv, dou
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		static char name[] = "bench", url[] = "file:///bench";
-		struct menv_channel ch = { .name = name, .base_url = url, .priority = 1 };
+		struct menv_channel ch = {.name = name, .base_url = url, .priority = 1};
 		double t0 = now(), dt = -1;
 		int rc = 0;
 		if (ph == P_JSON) {
@@ -55,8 +55,8 @@ static int run_phase(const struct snap *sn, enum phase ph, const char *solv, dou
 			struct menv_repodata *rd = NULL;
 			rc = menv_buf_read_file(&b, sn->path, &err);
 			if (!rc)
-				rc = menv_repodata_parse(b.buf, b.len, sn->path, &ch, "linux-64", &rd,
-							 &err);
+				rc = menv_repodata_parse(b.buf, b.len, sn->path, &ch, "linux-64",
+				                         &rd, &err);
 			dt = now() - t0;
 			menv_repodata_free(rd);
 			menv_buf_release(&b);
@@ -64,7 +64,8 @@ static int run_phase(const struct snap *sn, enum phase ph, const char *solv, dou
 			struct menv_solver *s = menv_solver_new("linux-64", MENV_PRIORITY_STRICT);
 			if (ph == P_READER)
 				unlink(solv);
-			rc = menv_solver_add_repodata_file(s, &ch, "linux-64", sn->path, solv, &err);
+			rc = menv_solver_add_repodata_file(s, &ch, "linux-64", sn->path, solv,
+			                                   &err);
 			if (ph == P_SOLVE && !rc) {
 				struct menv_matchspec *ms = NULL;
 				const struct menv_record **recs = NULL;
@@ -75,7 +76,8 @@ static int run_phase(const struct snap *sn, enum phase ph, const char *solv, dou
 				menv_solver_add_virtual(s, "__cuda", "12.4", "0");
 				t0 = now();
 				if (!menv_matchspec_parse(sn->request, &ms, &err))
-					menv_solver_solve(s, &ms, 1, &recs, &n, &err); /* unsat is fine */
+					menv_solver_solve(s, &ms, 1, &recs, &n,
+					                  &err); /* unsat is fine */
 				free(recs);
 				menv_matchspec_free(ms);
 			}
@@ -104,25 +106,26 @@ static char *make_scaled(const char *src, int copies, const char *dir)
 {
 	char *out = menv_xasprintf("%s/scaled-%dx.json", dir, copies);
 	char *cmd = menv_xasprintf(
-		"python3 - '%s' %d '%s' <<'PY'\n"
-		"import json, re, sys\n"
-		"src, k, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]\n"
-		"d = json.load(open(src))\n"
-		"res = {'info': d.get('info', {}), 'packages': {}, 'packages.conda': {}}\n"
-		"def ren(spec, i):\n"
-		"    p = spec.split(' ', 1)\n"
-		"    return p[0] + ('_c%%d' %% i if i else '') + ('' if len(p) == 1 else ' ' + p[1])\n"
-		"for i in range(k):\n"
-		"    for sec in ('packages', 'packages.conda'):\n"
-		"        for fn, r in d.get(sec, {}).items():\n"
-		"            r = dict(r)\n"
-		"            r['name'] = r['name'] + ('_c%%d' %% i if i else '')\n"
-		"            r['depends'] = [ren(x, i) for x in (r.get('depends') or [])]\n"
-		"            r['constrains'] = [ren(x, i) for x in (r.get('constrains') or [])]\n"
-		"            res[sec]['%%s-c%%d-%%s' %% (r['name'], i, fn)] = r\n"
-		"json.dump(res, open(out, 'w'))\n"
-		"PY",
-		src, copies, out);
+	        "python3 - '%s' %d '%s' <<'PY'\n"
+	        "import json, re, sys\n"
+	        "src, k, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]\n"
+	        "d = json.load(open(src))\n"
+	        "res = {'info': d.get('info', {}), 'packages': {}, 'packages.conda': {}}\n"
+	        "def ren(spec, i):\n"
+	        "    p = spec.split(' ', 1)\n"
+	        "    return p[0] + ('_c%%d' %% i if i else '') + ('' if len(p) == 1 else ' ' + "
+	        "p[1])\n"
+	        "for i in range(k):\n"
+	        "    for sec in ('packages', 'packages.conda'):\n"
+	        "        for fn, r in d.get(sec, {}).items():\n"
+	        "            r = dict(r)\n"
+	        "            r['name'] = r['name'] + ('_c%%d' %% i if i else '')\n"
+	        "            r['depends'] = [ren(x, i) for x in (r.get('depends') or [])]\n"
+	        "            r['constrains'] = [ren(x, i) for x in (r.get('constrains') or [])]\n"
+	        "            res[sec]['%%s-c%%d-%%s' %% (r['name'], i, fn)] = r\n"
+	        "json.dump(res, open(out, 'w'))\n"
+	        "PY",
+	        src, copies, out);
 	int rc = system(cmd);
 	free(cmd);
 	if (rc) {
@@ -142,24 +145,30 @@ int main(int argc, char **argv)
 	}
 	struct snap snaps[8];
 	size_t n = 0;
-	snaps[n++] = (struct snap){ "defaults r linux-64 (2013-18)",
-				    menv_xasprintf("%s/corpus/repodata/conda/repodata/r_linux-64.json", shared),
-				    "r-base" };
-	snaps[n++] = (struct snap){ "conda-forge subchannel linux-64",
-				    menv_xasprintf("%s/corpus/repodata/conda-subchannel-demo/linux-64/repodata.json", shared),
-				    "python" };
-	snaps[n++] = (struct snap){ "pytorch linux-64 (2023)",
-				    menv_xasprintf("%s/corpus/repodata/rattler/channels/pytorch/linux-64/repodata.json", shared),
-				    "pytorch" };
-	snaps[n++] = (struct snap){ "conda-forge numpy subset",
-				    menv_xasprintf("%s/corpus/repodata/mamba/conda-forge-numpy-linux-64.json", shared),
-				    "numpy" };
+	snaps[n++] = (struct snap){
+	        "defaults r linux-64 (2013-18)",
+	        menv_xasprintf("%s/corpus/repodata/conda/repodata/r_linux-64.json", shared),
+	        "r-base"};
+	snaps[n++] = (struct snap){
+	        "conda-forge subchannel linux-64",
+	        menv_xasprintf("%s/corpus/repodata/conda-subchannel-demo/linux-64/repodata.json",
+	                       shared),
+	        "python"};
+	snaps[n++] = (struct snap){
+	        "pytorch linux-64 (2023)",
+	        menv_xasprintf("%s/corpus/repodata/rattler/channels/pytorch/linux-64/repodata.json",
+	                       shared),
+	        "pytorch"};
+	snaps[n++] = (struct snap){
+	        "conda-forge numpy subset",
+	        menv_xasprintf("%s/corpus/repodata/mamba/conda-forge-numpy-linux-64.json", shared),
+	        "numpy"};
 	char *x10 = make_scaled(snaps[0].path, 10, tmp);
 	char *x100 = make_scaled(snaps[0].path, 100, tmp);
 	if (x10)
-		snaps[n++] = (struct snap){ "defaults r x10 (renamed copies)", x10, "r-base" };
+		snaps[n++] = (struct snap){"defaults r x10 (renamed copies)", x10, "r-base"};
 	if (x100)
-		snaps[n++] = (struct snap){ "defaults r x100 (renamed copies)", x100, "r-base" };
+		snaps[n++] = (struct snap){"defaults r x100 (renamed copies)", x100, "r-base"};
 
 	printf("%-34s %9s %9s %9s %9s %9s | %8s %8s %8s %8s\n", "repodata", "MB", "json s",
 	       "reader s", "solv s", "solve s", "json MB", "read MB", "solv MB", "solve MB");

@@ -52,10 +52,10 @@ static struct menv_channel *add_channel(struct menv_cli_channels *l, struct menv
  * names a package. Subdirs whose JSON is in the cache go to the solver as files (libsolv's
  * reader and a .solv beside them); the others (shards) are parsed here. */
 static int load_repodata(struct menv_cli_channels *l, const struct menv_config *cfg,
-			 struct menv_matchspec *const *specs, size_t nspecs, bool quiet,
-			 struct menv_error *err)
+                         struct menv_matchspec *const *specs, size_t nspecs, bool quiet,
+                         struct menv_error *err)
 {
-	const char *subdirs[2] = { cfg->subdir, "noarch" };
+	const char *subdirs[2] = {cfg->subdir, "noarch"};
 	struct menv_fetch_opts fo;
 	struct menv_strvec roots = MENV_STRVEC_INIT;
 	size_t n = l->nchans * 2;
@@ -116,17 +116,17 @@ static int load_repodata(struct menv_cli_channels *l, const struct menv_config *
 			free(path);
 		}
 		rc = menv_repodata_parse(r->json.buf, r->json.len, r->url, r->channel, r->subdir,
-					 &l->rds[l->nrds], err);
+		                         &l->rds[l->nrds], err);
 		if (rc)
 			goto out;
 		l->nrds++;
 	}
 	for (size_t i = 0; !quiet && i < l->nchans; i++)
 		fprintf(stderr, "  channel %s%s\n", l->chans[i]->name,
-			sharded			   ? " (sharded)"
-			: reqs[2 * i].from_cache   ? " (cached)"
-			: reqs[2 * i].not_modified ? " (not modified)"
-						   : "");
+		        sharded                    ? " (sharded)"
+		        : reqs[2 * i].from_cache   ? " (cached)"
+		        : reqs[2 * i].not_modified ? " (not modified)"
+		                                   : "");
 out:
 	for (size_t i = 0; i < n; i++)
 		menv_repodata_req_release(&reqs[i]);
@@ -137,7 +137,7 @@ out:
 }
 
 int menv_cli_channels_to_solver(const struct menv_cli_channels *l, struct menv_solver *s,
-				struct menv_error *err)
+                                struct menv_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < l->nrds; i++)
@@ -145,7 +145,7 @@ int menv_cli_channels_to_solver(const struct menv_cli_channels *l, struct menv_s
 	for (size_t i = 0; i < l->paths.n && !rc; i++) {
 		char *solv = menv_xasprintf("%s.solv", l->paths.v[i]);
 		rc = menv_solver_add_repodata_file(s, l->path_chans[i], l->path_subdirs[i],
-						   l->paths.v[i], solv, err);
+		                                   l->paths.v[i], solv, err);
 		free(solv);
 	}
 	return rc;
@@ -203,7 +203,6 @@ out:
 	return rc;
 }
 
-
 void menv_cli_link_settings(const struct menv_config *cfg, struct menv_install_opts *io)
 {
 	/* .condarc's keys; MENV_/CONDA_ variables of the same names are applied by the config */
@@ -243,7 +242,7 @@ void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg)
 }
 
 int menv_cli_load_pins(const struct menv_config *cfg, const char *prefix,
-		       struct menv_matchspec ***pins, size_t *n, struct menv_error *err)
+                       struct menv_matchspec ***pins, size_t *n, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
 	char *path = prefix ? menv_xasprintf("%s/conda-meta/pinned", prefix) : NULL;

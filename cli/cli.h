@@ -13,9 +13,9 @@
 #include "specs.h"
 
 /* Exit codes */
-#define MENV_EXIT_OK 0
-#define MENV_EXIT_FAIL 1
-#define MENV_EXIT_USAGE 2
+#define MENV_EXIT_OK          0
+#define MENV_EXIT_FAIL        1
+#define MENV_EXIT_USAGE       2
 #define MENV_EXIT_INTERRUPTED 130
 
 /* Set by SIGINT/SIGTERM; long operations poll it and roll back. */
@@ -28,7 +28,7 @@ char *menv_cli_cmdline(void);
 /* Resolves -n NAME / -p PREFIX to an absolute prefix path. Caller frees. NULL + err when
  * neither or both are given. */
 char *menv_cli_prefix(const struct menv_config *cfg, const char *name, const char *prefix,
-		      struct menv_error *err);
+                      struct menv_error *err);
 
 int menv_cmd_create(int argc, char **argv);
 int menv_cmd_list(int argc, char **argv);
@@ -51,7 +51,7 @@ bool menv_cli_changeps1(const struct menv_config *cfg);
  * existing environment (menv_env_locate). Caller frees; NULL + err (MENV_EUSAGE,
  * MENV_ENOTFOUND) otherwise. */
 char *menv_cli_env_prefix(const struct menv_config *cfg, const char *name, const char *path,
-			  struct menv_error *err);
+                          struct menv_error *err);
 
 /* Changing environments (cmd_install.c): install, remove, update, `env update` (called by
  * cmd_env.c's dispatcher for `menv env update`). */
@@ -66,7 +66,7 @@ int menv_cli_list_revisions(const char *prefix, bool json);
 struct menv_cli_channels {
 	struct menv_channel **chans; /* owned, in priority order */
 	size_t nchans;
-	struct menv_repodata **rds;  /* owned: parsed subdirs (sharded repodata) */
+	struct menv_repodata **rds; /* owned: parsed subdirs (sharded repodata) */
 	size_t nrds;
 	/* subdirs whose repodata.json is in the cache: read by the solver itself */
 	struct menv_strvec paths;
@@ -82,15 +82,15 @@ struct menv_cli_channels {
  * `out` with menv_cli_channels_release, also after an error.
  * Errors: as menv_channel_parse, menv_fetch_repodata_many, menv_repodata_parse; MENV_EINTR. */
 int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
-			   const struct menv_strvec *file_channels, bool override_channels,
-			   struct menv_matchspec **specs, size_t nspecs, bool quiet,
-			   struct menv_cli_channels *out, struct menv_error *err);
+                           const struct menv_strvec *file_channels, bool override_channels,
+                           struct menv_matchspec **specs, size_t nspecs, bool quiet,
+                           struct menv_cli_channels *out, struct menv_error *err);
 void menv_cli_channels_release(struct menv_cli_channels *l);
 struct menv_solver;
 /* Adds every loaded subdir to the solver (cached files through libsolv's reader with a .solv
  * beside them, parsed ones as records). Errors: as menv_solver_add_repodata_file. */
 int menv_cli_channels_to_solver(const struct menv_cli_channels *l, struct menv_solver *s,
-				struct menv_error *err);
+                                struct menv_error *err);
 
 /* Fills io->link_mode and io->allow_softlinks from conda's always_copy, always_softlink and
  * allow_softlinks (today from $MENV_<KEY> / $CONDA_<KEY>, e.g. CONDA_ALWAYS_COPY=true). */
@@ -110,17 +110,17 @@ int menv_cmd_lock(int argc, char **argv);
  * (url, md5, sha256, size, depends) and the pip-installed distributions (manager pip).
  * Errors: as menv_prefix_records_load; MENV_EUNSUPPORTED for a record without a URL. */
 int menv_cli_lock_from_prefix(const struct menv_config *cfg, const char *prefix,
-			      struct menv_lockfile **out, struct menv_error *err);
+                              struct menv_lockfile **out, struct menv_error *err);
 /* conda-meta/.menv-request of a prefix (what it was created from), or MENV_ENOTFOUND. */
 int menv_cli_request_load(const char *prefix, json_t **out);
 /* A record's channel URL shown as conda does (subdir dropped, channel_alias made a name). */
 char *menv_cli_channel_display(const struct menv_config *cfg, const char *channel,
-			       const char *subdir);
+                               const char *subdir);
 /* Does the file hold a lockfile (menv_lockfile_detect)? */
 bool menv_cli_is_lockfile(const char *path);
 struct menv_cli_lock_opts {
-	const char *file;         /* the lockfile */
-	const char *env;          /* pixi environment (-e), or NULL for "default" */
+	const char *file;          /* the lockfile */
+	const char *env;           /* pixi environment (-e), or NULL for "default" */
 	const char *name, *prefix; /* -n / -p */
 	bool dry_run, json, quiet;
 };
@@ -133,13 +133,13 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
  * BR-022); `name::pkg` where `name` is the last path part of a listed URL or path channel
  * (file:///srv/chan/second) rewritten to that channel (BR-023). `ef` may be NULL. */
 void menv_cli_envfile_specs(const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
-			    struct menv_strvec *specs);
+                            struct menv_strvec *specs);
 /* After menv_env_create renamed a new environment into place: records what it was made
  * from (conda-meta/.menv-request) and runs the file's `pip:` section with the
  * environment's pip; when pip fails the new prefix is removed and the error returned. */
 int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
-			  const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
-			  const struct menv_strvec *specs, bool quiet, struct menv_error *err);
+                          const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+                          const struct menv_strvec *specs, bool quiet, struct menv_error *err);
 
 /* Rendering shared by the commands (render.c). A record in conda's --json transaction shape
  * (name, version, build_string, build_number, channel, base_url, subdir, platform, url, fn,
@@ -164,7 +164,7 @@ bool menv_cli_wants_smoke(const struct menv_config *cfg, const char *prefix);
  * parsed specs (caller frees each with menv_matchspec_free, then the array).
  * Errors: MENV_EPARSE naming the file or key. */
 int menv_cli_load_pins(const struct menv_config *cfg, const char *prefix,
-		       struct menv_matchspec ***pins, size_t *n, struct menv_error *err);
+                       struct menv_matchspec ***pins, size_t *n, struct menv_error *err);
 
 /* `menv smoke`: the ops/ sample built and tested in an environment (envs/smoke.c). */
 int menv_cmd_smoke(int argc, char **argv);

@@ -39,8 +39,7 @@ static void human_size(int64_t n, char *out, size_t len)
 		snprintf(out, len, "%.1f GB", (double)n / 1e9);
 }
 
-static void print_transaction(const char *prefix, const struct menv_record *const *recs,
-			      size_t n)
+static void print_transaction(const char *prefix, const struct menv_record *const *recs, size_t n)
 {
 	int64_t total = 0;
 	char sz[32];
@@ -51,7 +50,8 @@ static void print_transaction(const char *prefix, const struct menv_record *cons
 		return;
 	}
 	printf("  Install (%zu package%s):\n\n", n, n == 1 ? "" : "s");
-	printf("  %-28s %-16s %-26s %-24s %10s\n", "Package", "Version", "Build", "Channel", "Size");
+	printf("  %-28s %-16s %-26s %-24s %10s\n", "Package", "Version", "Build", "Channel",
+	       "Size");
 	for (size_t i = 0; i < n; i++) {
 		const struct menv_record *r = recs[i];
 		human_size(r->size, sz, sizeof(sz));
@@ -74,7 +74,7 @@ static bool in_cache(const char *pkgs_dir, const struct menv_record *r)
 	const char *sha = json_string_value(json_object_get(j, "sha256"));
 	const char *md5 = json_string_value(json_object_get(j, "md5"));
 	bool hit = j && ((r->sha256 && sha && !strcasecmp(r->sha256, sha)) ||
-			 (!r->sha256 && r->md5 && md5 && !strcasecmp(r->md5, md5)));
+	                 (!r->sha256 && r->md5 && md5 && !strcasecmp(r->md5, md5)));
 	json_decref(j);
 	free(path);
 	free(dir);
@@ -82,7 +82,7 @@ static bool in_cache(const char *pkgs_dir, const struct menv_record *r)
 }
 
 static void print_json(const char *prefix, const char *pkgs_dir,
-		       const struct menv_record *const *recs, size_t n, bool dry_run)
+                       const struct menv_record *const *recs, size_t n, bool dry_run)
 {
 	json_t *root = json_object(), *actions = json_object();
 	json_t *link = json_array(), *fetch = json_array();
@@ -106,40 +106,41 @@ static void print_json(const char *prefix, const char *pkgs_dir,
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: menv create (-n NAME | -p PREFIX) [-c CHANNEL]... [--override-channels]\n"
-		   "                   [--strict-channel-priority | --no-channel-priority]\n"
-		   "                   [--no-smoke-check]\n"
-		   "                   [--dry-run] [--offline] [--json] [-q] [-y] SPEC...\n"
-		   "       menv create -f environment.yml [-n NAME | -p PREFIX] [options]\n");
+	fprintf(f,
+	        "usage: menv create (-n NAME | -p PREFIX) [-c CHANNEL]... [--override-channels]\n"
+	        "                   [--strict-channel-priority | --no-channel-priority]\n"
+	        "                   [--no-smoke-check]\n"
+	        "                   [--dry-run] [--offline] [--json] [-q] [-y] SPEC...\n"
+	        "       menv create -f environment.yml [-n NAME | -p PREFIX] [options]\n");
 }
 
 int menv_cmd_create(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "environment", required_argument, NULL, 'e' }, /* pixi.lock environment */
-		{ "channel", required_argument, NULL, 'c' },
-		{ "override-channels", no_argument, NULL, 'O' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "offline", no_argument, NULL, 'o' },
-		{ "strict-channel-priority", no_argument, NULL, 'S' },
-		{ "no-channel-priority", no_argument, NULL, 'N' },
-		{ "no-smoke-check", no_argument, NULL, 'K' },
-		{ "yes", no_argument, NULL, 'y' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"name", required_argument, NULL, 'n'},
+	        {"prefix", required_argument, NULL, 'p'},
+	        {"file", required_argument, NULL, 'f'},
+	        {"environment", required_argument, NULL, 'e'}, /* pixi.lock environment */
+	        {"channel", required_argument, NULL, 'c'},
+	        {"override-channels", no_argument, NULL, 'O'},
+	        {"dry-run", no_argument, NULL, 'd'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"offline", no_argument, NULL, 'o'},
+	        {"strict-channel-priority", no_argument, NULL, 'S'},
+	        {"no-channel-priority", no_argument, NULL, 'N'},
+	        {"no-smoke-check", no_argument, NULL, 'K'},
+	        {"yes", no_argument, NULL, 'y'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
-	struct create_opts o = { 0 };
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
+	struct create_opts o = {0};
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
 	struct menv_envfile *ef = NULL;
 	struct menv_strvec specs_str = MENV_STRVEC_INIT;
 	struct menv_matchspec **specs = NULL;
-	struct menv_cli_channels l = { 0 };
+	struct menv_cli_channels l = {0};
 	struct menv_solver *solver = NULL;
 	const struct menv_record **recs = NULL;
 	size_t nspecs = 0, nrecs = 0;
@@ -156,7 +157,10 @@ int menv_cmd_create(int argc, char **argv)
 		case 'c': menv_strvec_push(&o.cli_channels, optarg); break;
 		case 'O': o.override_channels = true; break;
 		case 'd': o.dry_run = true; break;
-		case 'j': o.json = true; o.quiet = true; break;
+		case 'j':
+			o.json = true;
+			o.quiet = true;
+			break;
 		case 'q': o.quiet = true; break;
 		case 'o': o.offline = true; break;
 		case 'S': o.priority = 1; break;
@@ -173,11 +177,12 @@ int menv_cmd_create(int argc, char **argv)
 	if (o.offline)
 		cfg.offline = true; /* repodata from the cache only */
 	if (o.priority)
-		cfg.channel_priority = o.priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
+		cfg.channel_priority =
+		        o.priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
 	if (o.file && menv_cli_is_lockfile(o.file)) {
 		/* a lockfile: its records as they are, no repodata, no solve (lockinstall.c) */
-		struct menv_cli_lock_opts lo = { o.file, o.env, o.name, o.prefix, o.dry_run,
-						 o.json, o.quiet };
+		struct menv_cli_lock_opts lo = {o.file,    o.env,  o.name, o.prefix,
+		                                o.dry_run, o.json, o.quiet};
 		exit_code = menv_cli_create_from_lock(&cfg, &lo);
 		goto out;
 	}
@@ -199,8 +204,9 @@ int menv_cmd_create(int argc, char **argv)
 	menv_cli_envfile_specs(ef, &o.cli_channels, &specs_str); /* pip: BR-003, chan:: BR-023 */
 	if (o.name && !strcmp(o.name, "base")) {
 		/* conda's rule: `base` names the root environment, it is never created */
-		rc = menv_error_set(&err, MENV_EUSAGE, "'base' is the root environment's name; "
-				    "choose another name for a new environment");
+		rc = menv_error_set(&err, MENV_EUSAGE,
+		                    "'base' is the root environment's name; "
+		                    "choose another name for a new environment");
 		goto out;
 	}
 	prefix = menv_cli_prefix(&cfg, o.name, o.prefix, &err);
@@ -233,13 +239,13 @@ int menv_cmd_create(int argc, char **argv)
 		/* channels in conda's order: -c, the file's, then the configured ones unless
 		 * --override-channels or `nodefaults`; `chan::pkg` specs add theirs (BR-005) */
 		rc = menv_cli_load_channels(&cfg, &o.cli_channels, ef ? &ef->channels : NULL,
-					    o.override_channels, specs, nspecs, o.quiet, &l, &err);
+		                            o.override_channels, specs, nspecs, o.quiet, &l, &err);
 		if (rc)
 			goto out;
 		if (!l.nchans) {
 			rc = menv_error_set(&err, MENV_EUSAGE,
-					    "no channels: give -c CHANNEL or list channels in the "
-					    "environment file or .condarc");
+			                    "no channels: give -c CHANNEL or list channels in the "
+			                    "environment file or .condarc");
 			goto out;
 		}
 		solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
@@ -259,7 +265,8 @@ int menv_cmd_create(int argc, char **argv)
 		struct menv_virtual virt[8];
 		size_t nv = menv_virtual_detect(virt, 8);
 		for (size_t i = 0; i < nv; i++)
-			menv_solver_add_virtual(solver, virt[i].name, virt[i].version, virt[i].build);
+			menv_solver_add_virtual(solver, virt[i].name, virt[i].version,
+			                        virt[i].build);
 		rc = menv_solver_solve(solver, specs, nspecs, &recs, &nrecs, &err);
 		if (rc == MENV_EUNSAT && !o.quiet)
 			fprintf(stderr, "%s", menv_solver_problems(solver));
@@ -282,8 +289,8 @@ int menv_cmd_create(int argc, char **argv)
 		struct menv_fetch_opts fo;
 		menv_fetch_opts_from_config(&fo, &cfg);
 		fo.cancel = (volatile int *)&menv_cli_cancel;
-		rc = menv_pkgcache_fetch_opts(cfg.pkgs_dir, (struct menv_record *const *)recs, nrecs,
-					      &fo, menv_cli_on_fetch, &o.quiet, &err);
+		rc = menv_pkgcache_fetch_opts(cfg.pkgs_dir, (struct menv_record *const *)recs,
+		                              nrecs, &fo, menv_cli_on_fetch, &o.quiet, &err);
 		if (rc)
 			goto out;
 	}
@@ -292,13 +299,13 @@ int menv_cmd_create(int argc, char **argv)
 		menv_strvec_push_owned(&requested, menv_matchspec_str(specs[i]));
 	cmdline = menv_cli_cmdline();
 	struct menv_install_opts io = {
-		.pkgs_dir = cfg.pkgs_dir,
-		.requested = &requested,
-		.cmdline = cmdline,
-		.cancel = (volatile int *)&menv_cli_cancel,
-		.var_names = ef ? &ef->var_names : NULL,
-		.var_values = ef ? &ef->var_values : NULL,
-		.cb = menv_cli_env_event,
+	        .pkgs_dir = cfg.pkgs_dir,
+	        .requested = &requested,
+	        .cmdline = cmdline,
+	        .cancel = (volatile int *)&menv_cli_cancel,
+	        .var_names = ef ? &ef->var_names : NULL,
+	        .var_values = ef ? &ef->var_values : NULL,
+	        .cb = menv_cli_env_event,
 	};
 	menv_cli_link_settings(&cfg, &io);
 	struct menv_link_stats st;
@@ -306,7 +313,7 @@ int menv_cmd_create(int argc, char **argv)
 	menv_strvec_clear(&requested);
 	if (!rc) /* in the final prefix: the pip: section; a failure removes it (lockinstall.c) */
 		rc = menv_cli_after_create(&cfg, prefix, ef, &o.cli_channels, &specs_str, o.quiet,
-					   &err);
+		                           &err);
 	if (rc)
 		goto out;
 	if (o.json) {
@@ -317,7 +324,8 @@ int menv_cmd_create(int argc, char **argv)
 		       prefix, st.packages, st.files, st.hardlinks, st.copies, st.replaced);
 		if (st.clobbered)
 			printf("warning: %zu files were provided by more than one package; the "
-			       "later package's copy was kept\n", st.clobbered);
+			       "later package's copy was kept\n",
+			       st.clobbered);
 	}
 	/* a CUDA environment proves itself: build and test ops/ with its own toolchain */
 	if (!o.no_smoke && menv_cli_wants_smoke(&cfg, prefix)) {
@@ -328,10 +336,10 @@ out:
 	if (rc) {
 		if (o.json) {
 			json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error",
-					      menv_error_name(err.code), "message", err.msg);
+			                      menv_error_name(err.code), "message", err.msg);
 			if (solver && err.code == MENV_EUNSAT)
 				json_object_set_new(j, "problems",
-						    json_string(menv_solver_problems(solver)));
+				                    json_string(menv_solver_problems(solver)));
 			char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 			printf("%s\n", s);
 			free(s);

@@ -9,8 +9,8 @@
 
 int menv_cmd_index(int argc, char **argv)
 {
-	struct menv_error err = { 0 };
-	struct menv_index_stats st = { 0 };
+	struct menv_error err = {0};
+	struct menv_index_stats st = {0};
 
 	if (argc != 2 || argv[1][0] == '-') {
 		bool help = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));

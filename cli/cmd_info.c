@@ -11,8 +11,8 @@
 
 int menv_cmd_info(int argc, char **argv)
 {
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
 	struct menv_strvec chans = MENV_STRVEC_INIT;
 	struct menv_virtual virt[8];
 	bool json = argc > 1 && !strcmp(argv[1], "--json");
@@ -36,10 +36,11 @@ int menv_cmd_info(int argc, char **argv)
 	if (active && !*active)
 		active = NULL;
 	if (json) {
-		json_t *j = json_object(), *jv = json_array(), *jc = json_array(), *jf = json_array();
+		json_t *j = json_object(), *jv = json_array(), *jc = json_array(),
+		       *jf = json_array();
 		for (size_t i = 0; i < nv; i++) {
 			char *s = menv_xasprintf("%s=%s=%s", virt[i].name, virt[i].version,
-						 virt[i].build);
+			                         virt[i].build);
 			json_array_append_new(jv, json_string(s));
 			free(s);
 		}
@@ -57,15 +58,15 @@ int menv_cmd_info(int argc, char **argv)
 		json_object_set_new(j, "virtual_pkgs", jv);
 		json_object_set_new(j, "active_prefix", active ? json_string(active) : json_null());
 		json_object_set_new(j, "active_prefix_name",
-				    active && active_name ? json_string(active_name) : json_null());
+		                    active && active_name ? json_string(active_name) : json_null());
 		json_object_set_new(j, "shlvl", json_integer(shlvl ? atoi(shlvl) : -1));
 		char *s = json_dumps(j, JSON_INDENT(2));
 		printf("%s\n", s);
 		free(s);
 		json_decref(j);
 	} else {
-		printf("active environment : %s\n", active ? (active_name ? active_name : active) :
-								"None");
+		printf("active environment : %s\n",
+		       active ? (active_name ? active_name : active) : "None");
 		if (active)
 			printf("active env location : %s\n", active);
 		if (shlvl)

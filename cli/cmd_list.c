@@ -18,13 +18,13 @@ struct env_opts {
 static int parse(int argc, char **argv, struct env_opts *o, const char *use)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "no-builds", no_argument, NULL, 'B' },
-		{ "revisions", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"name", required_argument, NULL, 'n'},
+	        {"prefix", required_argument, NULL, 'p'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"no-builds", no_argument, NULL, 'B'},
+	        {"revisions", no_argument, NULL, 'R'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	int c;
 	optind = 1;
@@ -65,7 +65,7 @@ static char *channel_display(const struct menv_config *cfg, const struct menv_pr
 }
 
 static int load(struct env_opts *o, struct menv_config *cfg, char **prefix,
-		struct menv_prefix_record **recs, size_t *n, struct menv_error *err)
+                struct menv_prefix_record **recs, size_t *n, struct menv_error *err)
 {
 	int rc = menv_config_load(cfg, err);
 	if (rc)
@@ -85,20 +85,20 @@ static int load(struct env_opts *o, struct menv_config *cfg, char **prefix,
 			return rc;
 		if (what != MENV_RECOVERY_NONE)
 			fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
-				what == MENV_RECOVERY_FINISHED ? "finished"
-				: what == MENV_RECOVERY_REMOVED ? "removed the unfinished new "
-								   "environment of"
-								 : "rolled back",
-				*prefix);
+			        what == MENV_RECOVERY_FINISHED  ? "finished"
+			        : what == MENV_RECOVERY_REMOVED ? "removed the unfinished new "
+			                                          "environment of"
+			                                        : "rolled back",
+			        *prefix);
 	}
 	return menv_prefix_records_load(*prefix, recs, n, err);
 }
 
 int menv_cmd_list(int argc, char **argv)
 {
-	struct env_opts o = { 0 };
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
+	struct env_opts o = {0};
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
 	struct menv_prefix_record *recs = NULL;
 	struct menv_pip_dist *pips = NULL;
 	size_t n = 0, npip = 0;
@@ -106,7 +106,7 @@ int menv_cmd_list(int argc, char **argv)
 	int rc, code = 0;
 
 	rc = parse(argc, argv, &o,
-		   "usage: menv list (-n NAME | -p PREFIX) [--json] [--revisions]\n");
+	           "usage: menv list (-n NAME | -p PREFIX) [--json] [--revisions]\n");
 	if (rc)
 		return rc > 0 ? 0 : MENV_EXIT_USAGE;
 	if (o.revisions) {
@@ -130,19 +130,20 @@ int menv_cmd_list(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			char *ch = channel_display(&cfg, &recs[i]);
 			json_array_append_new(
-				arr, json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "name", recs[i].name,
-					       "version", recs[i].version, "build_string",
-					       recs[i].build, "build_number",
-					       (json_int_t)recs[i].build_number, "channel", ch,
-					       "platform", recs[i].subdir ? recs[i].subdir : ""));
+			        arr, json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "name",
+			                       recs[i].name, "version", recs[i].version,
+			                       "build_string", recs[i].build, "build_number",
+			                       (json_int_t)recs[i].build_number, "channel", ch,
+			                       "platform", recs[i].subdir ? recs[i].subdir : ""));
 			free(ch);
 		}
 		for (size_t i = 0; i < npip; i++)
-			json_array_append_new(
-				arr, json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "name", pips[i].name,
-					       "version", pips[i].version, "build_string", "pypi_0",
-					       "build_number", (json_int_t)0, "channel", "pypi",
-					       "platform", "pypi"));
+			json_array_append_new(arr,
+			                      json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "name",
+			                                pips[i].name, "version", pips[i].version,
+			                                "build_string", "pypi_0", "build_number",
+			                                (json_int_t)0, "channel", "pypi",
+			                                "platform", "pypi"));
 		char *s = json_dumps(arr, JSON_INDENT(2));
 		printf("%s\n", s);
 		free(s);

@@ -20,14 +20,14 @@ struct query_opts {
 static int parse(int argc, char **argv, struct query_opts *o, const char *use)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "channel", required_argument, NULL, 'c' },
-		{ "override-channels", no_argument, NULL, 'O' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "tree", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"name", required_argument, NULL, 'n'},
+	        {"prefix", required_argument, NULL, 'p'},
+	        {"channel", required_argument, NULL, 'c'},
+	        {"override-channels", no_argument, NULL, 'O'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"tree", no_argument, NULL, 't'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	int c;
 	optind = 1;
@@ -48,16 +48,17 @@ static int parse(int argc, char **argv, struct query_opts *o, const char *use)
 
 /* Loads the channels and a solver over them (no virtual packages: queries show everything). */
 static int open_channels(const struct menv_config *cfg, struct query_opts *o,
-			 struct menv_matchspec *ms, struct menv_cli_channels *ch,
-			 struct menv_solver **solver, struct menv_error *err)
+                         struct menv_matchspec *ms, struct menv_cli_channels *ch,
+                         struct menv_solver **solver, struct menv_error *err)
 {
-	int rc = menv_cli_load_channels(cfg, &o->channels, NULL, o->override_channels, &ms, 1,
-					true, ch, err);
+	int rc = menv_cli_load_channels(cfg, &o->channels, NULL, o->override_channels, &ms, 1, true,
+	                                ch, err);
 	if (rc)
 		return rc;
 	if (!ch->nchans)
-		return menv_error_set(err, MENV_EUSAGE, "no channels: give -c CHANNEL or list "
-				      "channels in .condarc");
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "no channels: give -c CHANNEL or list "
+		                      "channels in .condarc");
 	*solver = menv_solver_new(cfg->subdir, cfg->channel_priority);
 	return menv_cli_channels_to_solver(ch, *solver, err);
 }
@@ -82,23 +83,24 @@ static void print_records(const struct menv_record *const *r, size_t n, bool jso
 
 int menv_cmd_search(int argc, char **argv)
 {
-	struct query_opts o = { 0 };
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
-	struct menv_cli_channels ch = { 0 };
+	struct query_opts o = {0};
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
+	struct menv_cli_channels ch = {0};
 	struct menv_solver *solver = NULL;
 	struct menv_matchspec *ms = NULL;
 	const struct menv_record **recs = NULL;
 	size_t n = 0;
 	int rc, code = 0;
 
-	rc = parse(argc, argv, &o, "usage: menv search [-c CHANNEL]... [--override-channels] "
-				   "[--json] SPEC\n");
+	rc = parse(argc, argv, &o,
+	           "usage: menv search [-c CHANNEL]... [--override-channels] "
+	           "[--json] SPEC\n");
 	if (rc)
 		return rc > 0 ? 0 : MENV_EXIT_USAGE;
 	if (optind + 1 != argc) {
 		fprintf(stderr, "usage: menv search [-c CHANNEL]... [--override-channels] [--json] "
-				"SPEC\n");
+		                "SPEC\n");
 		return MENV_EXIT_USAGE;
 	}
 	rc = menv_config_load(&cfg, &err);
@@ -109,8 +111,10 @@ int menv_cmd_search(int argc, char **argv)
 	if (!rc)
 		rc = menv_solver_search(solver, ms, &recs, &n, &err);
 	if (!rc && !n)
-		rc = menv_error_set(&err, MENV_ENOTFOUND, "no package matches '%s' in the current "
-				    "channels", argv[optind]);
+		rc = menv_error_set(&err, MENV_ENOTFOUND,
+		                    "no package matches '%s' in the current "
+		                    "channels",
+		                    argv[optind]);
 	if (rc)
 		code = menv_cli_fail(&err);
 	else
@@ -126,7 +130,7 @@ int menv_cmd_search(int argc, char **argv)
 
 /* depends --tree: each dependency's newest matching record, recursively, each name once. */
 static void print_tree(struct menv_solver *s, const struct menv_record *r, int depth,
-		       struct menv_strvec *seen)
+                       struct menv_strvec *seen)
 {
 	printf("%*s%s%s %s %s%s\n", depth * 2, "", depth ? "└─ " : "", r->name, r->version,
 	       r->build, menv_strvec_contains(seen, r->name) ? " (shown above)" : "");
@@ -135,7 +139,8 @@ static void print_tree(struct menv_solver *s, const struct menv_record *r, int d
 	menv_strvec_push(seen, r->name);
 	json_t *deps = menv_record_depends(r), *d;
 	size_t i;
-	json_array_foreach(deps, i, d) {
+	json_array_foreach(deps, i, d)
+	{
 		struct menv_matchspec *ms = NULL;
 		struct menv_error err;
 		const struct menv_record **m = NULL;
@@ -155,11 +160,11 @@ static void print_tree(struct menv_solver *s, const struct menv_record *r, int d
 int menv_cmd_repoquery(int argc, char **argv)
 {
 	const char *use = "usage: menv repoquery depends|whoneeds [-n NAME | -p PREFIX] "
-			  "[-c CHANNEL]... [--override-channels] [--tree] [--json] SPEC\n";
-	struct query_opts o = { 0 };
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
-	struct menv_cli_channels ch = { 0 };
+	                  "[-c CHANNEL]... [--override-channels] [--tree] [--json] SPEC\n";
+	struct query_opts o = {0};
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
+	struct menv_cli_channels ch = {0};
 	struct menv_solver *solver = NULL;
 	struct menv_matchspec *ms = NULL;
 	const struct menv_record **recs = NULL;
@@ -194,14 +199,16 @@ int menv_cmd_repoquery(int argc, char **argv)
 		for (size_t i = 0; !rc && i < np; i++) {
 			json_t *deps = json_object_get(pr[i].json, "depends"), *d;
 			size_t k;
-			json_array_foreach(deps, k, d) {
+			json_array_foreach(deps, k, d)
+			{
 				const char *ds = json_string_value(d);
 				size_t l = ds ? strcspn(ds, " =<>!~[") : 0;
 				if (ds && l == strlen(ms->name) && !strncmp(ds, ms->name, l)) {
-					json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s}", "name",
-									     pr[i].name, "version",
-									     pr[i].version, "build",
-									     pr[i].build, "depends", ds));
+					json_array_append_new(
+					        arr,
+					        json_pack("{s:s,s:s,s:s,s:s}", "name", pr[i].name,
+					                  "version", pr[i].version, "build",
+					                  pr[i].build, "depends", ds));
 					break;
 				}
 			}
@@ -213,13 +220,14 @@ int menv_cmd_repoquery(int argc, char **argv)
 		} else if (!rc) {
 			size_t k;
 			json_t *e;
-			printf("%-28s %-16s %-28s %s\n", "# Name", "Version", "Build", "Depends on");
+			printf("%-28s %-16s %-28s %s\n", "# Name", "Version", "Build",
+			       "Depends on");
 			json_array_foreach(arr, k, e)
-				printf("%-28s %-16s %-28s %s\n",
-				       json_string_value(json_object_get(e, "name")),
-				       json_string_value(json_object_get(e, "version")),
-				       json_string_value(json_object_get(e, "build")),
-				       json_string_value(json_object_get(e, "depends")));
+			        printf("%-28s %-16s %-28s %s\n",
+			               json_string_value(json_object_get(e, "name")),
+			               json_string_value(json_object_get(e, "version")),
+			               json_string_value(json_object_get(e, "build")),
+			               json_string_value(json_object_get(e, "depends")));
 		}
 		json_decref(arr);
 		menv_prefix_records_free(pr, np);
@@ -237,8 +245,10 @@ int menv_cmd_repoquery(int argc, char **argv)
 	}
 	rc = menv_solver_search(solver, ms, &recs, &n, &err);
 	if (!rc && !n)
-		rc = menv_error_set(&err, MENV_ENOTFOUND, "no package matches '%s' in the current "
-				    "channels", spec);
+		rc = menv_error_set(&err, MENV_ENOTFOUND,
+		                    "no package matches '%s' in the current "
+		                    "channels",
+		                    spec);
 	if (rc)
 		goto out;
 	if (o.tree && !o.json) {
@@ -251,7 +261,7 @@ int menv_cmd_repoquery(int argc, char **argv)
 	json_t *deps = menv_record_depends(recs[0]);
 	if (o.json) {
 		json_t *j = json_pack("{s:o,s:O}", "package", menv_cli_record_json(recs[0]),
-				      "depends", deps);
+		                      "depends", deps);
 		char *s = json_dumps(j, JSON_INDENT(2));
 		printf("%s\n", s);
 		free(s);
@@ -260,8 +270,7 @@ int menv_cmd_repoquery(int argc, char **argv)
 		size_t i;
 		json_t *d;
 		printf("%s %s %s depends on:\n", recs[0]->name, recs[0]->version, recs[0]->build);
-		json_array_foreach(deps, i, d)
-			printf("  %s\n", json_string_value(d));
+		json_array_foreach(deps, i, d) printf("  %s\n", json_string_value(d));
 	}
 out:
 	if (rc)

@@ -23,7 +23,7 @@ static const char *verdict_word(enum menv_smoke_verdict v)
 }
 
 static void on_event(void *ctx, enum menv_smoke_event ev, const struct menv_smoke_step *st,
-		     const char *line)
+                     const char *line)
 {
 	struct draw *d = ctx;
 	FILE *f = d->json ? stderr : stdout;
@@ -35,40 +35,41 @@ static void on_event(void *ctx, enum menv_smoke_event ev, const struct menv_smok
 		break;
 	case MENV_SMOKE_STEP_END:
 		fprintf(f, "  %-10s  %s  %s (%.1f s)\n", st->name, verdict_word(st->verdict),
-			st->summary, st->seconds);
+		        st->summary, st->seconds);
 		break;
 	case MENV_SMOKE_LINE:
 		/* failures always; every check and the timings with -v */
 		if (d->verbose || !strncmp(line, "FAIL", 4) || !strncmp(line, "PERF", 4))
 			fprintf(f, "      %s\n", line);
 		break;
-	case MENV_SMOKE_HINT:
-		fprintf(f, "  hint: %s\n", line);
-		break;
+	case MENV_SMOKE_HINT: fprintf(f, "  hint: %s\n", line); break;
 	}
 	fflush(f);
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: menv smoke (-n NAME | -p PREFIX) [--json] [--keep] [-v]\n\n"
-		   "Builds menv's sample CUDA custom operator (ops/) with the environment's nvcc\n"
-		   "and host compiler and runs its tests (host, GPU, python, torch).\n"
-		   "  --keep     keep the temporary build directory\n"
-		   "  --json     print the result as JSON on stdout\n"
-		   "  -v         show every check\n"
-		   "The sources come from $MENV_OPS_DIR, else %s.\n",
-		MENV_OPS_DIR);
+	fprintf(f,
+	        "usage: menv smoke (-n NAME | -p PREFIX) [--json] [--keep] [-v]\n\n"
+	        "Builds menv's sample CUDA custom operator (ops/) with the environment's nvcc\n"
+	        "and host compiler and runs its tests (host, GPU, python, torch).\n"
+	        "  --keep     keep the temporary build directory\n"
+	        "  --json     print the result as JSON on stdout\n"
+	        "  -v         show every check\n"
+	        "The sources come from $MENV_OPS_DIR, else %s.\n",
+	        MENV_OPS_DIR);
 }
 
 int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep)
 {
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	struct menv_smoke_result res;
 	struct menv_virtual virt[8];
-	struct draw d = { json, verbose };
-	struct menv_smoke_opts o = { .cb = on_event, .ctx = &d, .keep_build = keep,
-				     .cancel = (volatile int *)&menv_cli_cancel };
+	struct draw d = {json, verbose};
+	struct menv_smoke_opts o = {.cb = on_event,
+	                            .ctx = &d,
+	                            .keep_build = keep,
+	                            .cancel = (volatile int *)&menv_cli_cancel};
 	int rc;
 
 	size_t nv = menv_virtual_detect(virt, 8);
@@ -97,11 +98,12 @@ int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep)
 			gpu_note = res.steps[i].summary;
 	if (res.passed)
 		fprintf(f, "Smoke check passed%s%s%s; log: %s\n", gpu_note[0] ? " (" : "", gpu_note,
-			gpu_note[0] ? ")" : "", res.log_path);
+		        gpu_note[0] ? ")" : "", res.log_path);
 	else
-		fprintf(stderr, "menv: error: smoke check failed (the environment is kept); log: %s%s%s\n",
-			res.log_path, res.build_dir[0] ? "; build directory kept: " : "",
-			res.build_dir);
+		fprintf(stderr,
+		        "menv: error: smoke check failed (the environment is kept); log: %s%s%s\n",
+		        res.log_path, res.build_dir[0] ? "; build directory kept: " : "",
+		        res.build_dir);
 	return res.passed ? MENV_EXIT_OK : MENV_EXIT_FAIL;
 }
 
@@ -123,18 +125,20 @@ bool menv_cli_wants_smoke(const struct menv_config *cfg, const char *prefix)
 int menv_cmd_smoke(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"name", required_argument, NULL, 'n'},
+	        {"prefix", required_argument, NULL, 'p'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"keep", no_argument, NULL, 'k'},
+	        {"verbose", no_argument, NULL, 'v'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
-	struct menv_config cfg = { 0 };
-	struct menv_error err = { 0 };
-	struct draw d = { 0 };
-	struct { bool keep_build; } o = { false };
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
+	struct draw d = {0};
+	struct {
+		bool keep_build;
+	} o = {false};
 	const char *name = NULL, *path = NULL;
 	char *prefix = NULL;
 	int c, rc;

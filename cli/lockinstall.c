@@ -431,8 +431,8 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 			ptrs[i] = &l.recs[i];
 		bool quiet = o->quiet;
 		snapshot_solved(cfg->pkgs_dir, &l);
-		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l.n, &fo, menv_cli_on_fetch, &quiet,
-		                              &err);
+		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l.n, &fo, menv_cli_on_fetch,
+		                              &quiet, &err);
 		free(ptrs);
 		if (rc) {
 			menv_error_prefix(&err, "while fetching the packages of '%s'", o->file);

@@ -23,23 +23,23 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "create", menv_cmd_create, "create an environment from specs or an environment file" },
-	{ "list", menv_cmd_list, "list the packages of an environment" },
-	{ "export", menv_cmd_export, "print an environment as a lockfile or environment.yml" },
-	{ "lock", menv_cmd_lock, "solve an environment file for platforms into a lockfile" },
-	{ "index", menv_cmd_index, "write repodata.json for a folder of packages" },
-	{ "info", menv_cmd_info, "show settings, locations and virtual packages" },
-	{ "search", menv_cmd_search, "list the channels' packages matching a spec" },
-	{ "repoquery", menv_cmd_repoquery, "a package's dependencies, or what depends on it" },
-	{ "install", menv_cmd_install, "install packages into an environment (or --revision N)" },
-	{ "remove", menv_cmd_remove, "remove packages (and what needs them) from an environment" },
-	{ "update", menv_cmd_update, "update packages of an environment (--all: every package)" },
-	{ "shell", menv_cmd_shell, "shell hook, init/deinit of rc files, activation code" },
-	{ "activate", menv_cmd_activate_nohook, "activate an environment (needs the shell hook)" },
-	{ "deactivate", menv_cmd_activate_nohook, "deactivate the environment (needs the hook)" },
-	{ "run", menv_cmd_run, "run a command in an environment" },
-	{ "env", menv_cmd_env, "list environments; env config vars list|set|unset" },
-	{ "smoke", menv_cmd_smoke, "build and test the sample CUDA op in an environment" },
+        {"create", menv_cmd_create, "create an environment from specs or an environment file"},
+        {"list", menv_cmd_list, "list the packages of an environment"},
+        {"export", menv_cmd_export, "print an environment as a lockfile or environment.yml"},
+        {"lock", menv_cmd_lock, "solve an environment file for platforms into a lockfile"},
+        {"index", menv_cmd_index, "write repodata.json for a folder of packages"},
+        {"info", menv_cmd_info, "show settings, locations and virtual packages"},
+        {"search", menv_cmd_search, "list the channels' packages matching a spec"},
+        {"repoquery", menv_cmd_repoquery, "a package's dependencies, or what depends on it"},
+        {"install", menv_cmd_install, "install packages into an environment (or --revision N)"},
+        {"remove", menv_cmd_remove, "remove packages (and what needs them) from an environment"},
+        {"update", menv_cmd_update, "update packages of an environment (--all: every package)"},
+        {"shell", menv_cmd_shell, "shell hook, init/deinit of rc files, activation code"},
+        {"activate", menv_cmd_activate_nohook, "activate an environment (needs the shell hook)"},
+        {"deactivate", menv_cmd_activate_nohook, "deactivate the environment (needs the hook)"},
+        {"run", menv_cmd_run, "run a command in an environment"},
+        {"env", menv_cmd_env, "list environments; env config vars list|set|unset"},
+        {"smoke", menv_cmd_smoke, "build and test the sample CUDA op in an environment"},
 };
 
 static void on_signal(int sig)
@@ -60,12 +60,9 @@ int menv_cli_fail(const struct menv_error *err)
 {
 	fprintf(stderr, "menv: error: %s\n", err->msg[0] ? err->msg : menv_error_name(err->code));
 	switch (err->code) {
-	case MENV_EUSAGE:
-		return MENV_EXIT_USAGE;
-	case MENV_EINTR:
-		return MENV_EXIT_INTERRUPTED;
-	default:
-		return MENV_EXIT_FAIL;
+	case MENV_EUSAGE: return MENV_EXIT_USAGE;
+	case MENV_EINTR: return MENV_EXIT_INTERRUPTED;
+	default: return MENV_EXIT_FAIL;
 	}
 }
 
@@ -84,7 +81,7 @@ char *menv_cli_cmdline(void)
 }
 
 char *menv_cli_prefix(const struct menv_config *cfg, const char *name, const char *prefix,
-		      struct menv_error *err)
+                      struct menv_error *err)
 {
 	if (name && prefix) {
 		menv_error_set(err, MENV_EUSAGE, "give either -n NAME or -p PREFIX, not both");

@@ -42,8 +42,8 @@ void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_rec
 	if (ud && *(bool *)ud)
 		return;
 	const char *what = ev == MENV_FETCH_CACHED       ? "cached"
-			   : ev == MENV_FETCH_DOWNLOADED ? "downloaded"
-							 : "extracted";
+	                   : ev == MENV_FETCH_DOWNLOADED ? "downloaded"
+	                                                 : "extracted";
 	fprintf(stderr, "  %-10s %s-%s-%s\n", what, r->name, r->version, r->build);
 }
 

@@ -15,16 +15,16 @@
 #define MENV_PLACEHOLDER "/opt/anaconda1anaconda2anaconda3"
 
 struct menv_link_stats {
-	size_t packages;     /* packages linked */
-	size_t unlinked;     /* packages unlinked */
-	size_t files;        /* files, links and directories created */
-	size_t reflinks;     /* files cloned from the package cache (FICLONE) */
-	size_t hardlinks;    /* files hardlinked from the package cache */
-	size_t softlinks;    /* files symlinked to the package cache (always_softlink, ...) */
-	size_t copies;       /* files copied (no link possible, or prefix replaced) */
-	size_t replaced;     /* files whose prefix placeholder was replaced */
-	size_t clobbered;    /* files of one package overwritten by another (reported) */
-	size_t pyc;          /* .pyc files compiled for noarch python packages */
+	size_t packages;  /* packages linked */
+	size_t unlinked;  /* packages unlinked */
+	size_t files;     /* files, links and directories created */
+	size_t reflinks;  /* files cloned from the package cache (FICLONE) */
+	size_t hardlinks; /* files hardlinked from the package cache */
+	size_t softlinks; /* files symlinked to the package cache (always_softlink, ...) */
+	size_t copies;    /* files copied (no link possible, or prefix replaced) */
+	size_t replaced;  /* files whose prefix placeholder was replaced */
+	size_t clobbered; /* files of one package overwritten by another (reported) */
+	size_t pyc;       /* .pyc files compiled for noarch python packages */
 };
 
 /* How files are placed in a prefix (conda's always_copy, always_softlink, allow_softlinks).
@@ -49,17 +49,17 @@ enum menv_env_event {
 typedef void (*menv_env_cb)(void *ud, enum menv_env_event ev, const char *msg);
 
 struct menv_install_opts {
-	const char *pkgs_dir;              /* the package cache holding the extracted packages */
+	const char *pkgs_dir;                /* the package cache holding the extracted packages */
 	const struct menv_strvec *requested; /* MatchSpecs the user asked for (history, records) */
-	const char *cmdline;               /* the command line for conda-meta/history */
-	bool remove_specs;                 /* history says "# remove specs:" (menv remove) */
-	volatile int *cancel;              /* set non-zero (by a signal handler) to stop */
-	enum menv_link_mode link_mode;     /* always_copy / always_softlink */
-	bool allow_softlinks;              /* softlink where a hardlink is impossible */
-	bool no_wait;                      /* a busy prefix lock is MENV_ELOCKED, not waited for */
-	bool locked;                       /* the caller already holds the prefix lock (it read
+	const char *cmdline;                 /* the command line for conda-meta/history */
+	bool remove_specs;                   /* history says "# remove specs:" (menv remove) */
+	volatile int *cancel;                /* set non-zero (by a signal handler) to stop */
+	enum menv_link_mode link_mode;       /* always_copy / always_softlink */
+	bool allow_softlinks;                /* softlink where a hardlink is impossible */
+	bool no_wait;   /* a busy prefix lock is MENV_ELOCKED, not waited for */
+	bool locked;    /* the caller already holds the prefix lock (it read
 					      the records its plan was made from under it) */
-	menv_env_cb cb;                    /* events, or NULL */
+	menv_env_cb cb; /* events, or NULL */
 	void *ud;
 	/* `variables:` of the environment file (parallel, may be NULL): written to
 	 * conda-meta/state as conda's {"env_vars": {...}} */
@@ -96,8 +96,8 @@ int menv_env_check_prefix(const char *prefix, struct menv_error *err);
  * than the new prefix), MENV_EUNSAFE (a path leaving the prefix), MENV_EIO (including a
  * failing link script), MENV_EINTR; MENV_EUSAGE for a prefix menv_env_check_prefix refuses. */
 int menv_env_create(const char *prefix, const struct menv_record *const *recs, size_t n,
-		    const struct menv_install_opts *opts, struct menv_link_stats *stats,
-		    struct menv_error *err);
+                    const struct menv_install_opts *opts, struct menv_link_stats *stats,
+                    struct menv_error *err);
 
 /* Changes the existing environment `prefix`: unlinks `unlink` (installed PrefixRecords as
  * loaded by menv_prefix_records_load, borrowed), then links `link` (ordered dependencies
@@ -114,15 +114,15 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
  * Errors: MENV_ENOTFOUND (not an environment), MENV_ELOCKED, MENV_EUNSUPPORTED, MENV_EUNSAFE,
  * MENV_EEXIST, MENV_EIO, MENV_EINTR (each after the rollback). */
 int menv_env_apply(const char *prefix, const struct menv_record *const *link, size_t nlink,
-		   json_t *const *unlink, size_t nunlink, const struct menv_install_opts *opts,
-		   struct menv_link_stats *stats, struct menv_error *err);
+                   json_t *const *unlink, size_t nunlink, const struct menv_install_opts *opts,
+                   struct menv_link_stats *stats, struct menv_error *err);
 
 /* Removes the whole environment `prefix` (conda remove --all): every package is unlinked as
  * by menv_env_apply (pre-unlink scripts; rolled back on failure), then the prefix with what
  * remains in it (menv's state, files no package owns) is deleted. Errors: as
  * menv_env_apply. */
 int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
-		    struct menv_link_stats *stats, struct menv_error *err);
+                    struct menv_link_stats *stats, struct menv_error *err);
 
 /* What menv_env_recover found. */
 enum menv_recovery {
@@ -143,17 +143,17 @@ bool menv_env_needs_recovery(const char *prefix);
  * menv_env_unlock() (or when the process exits). Errors: MENV_ENOTFOUND (no conda-meta/),
  * MENV_ELOCKED (busy and no_wait), MENV_EINTR (a signal while waiting), MENV_EIO. */
 int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, int *lock_fd,
-		  struct menv_error *err);
+                  struct menv_error *err);
 void menv_env_unlock(int lock_fd);
 
 /* One block of conda-meta/history: a revision. */
 struct menv_revision {
-	char *date;                  /* "2024-05-01 10:00:00" */
-	char *cmd;                   /* the "# cmd:" line's command, or NULL */
-	struct menv_strvec added;    /* "+" lines: "channel/subdir::name-version-build" */
-	struct menv_strvec removed;  /* "-" lines */
-	struct menv_strvec specs;    /* "# update specs:" / "# remove specs:" entries */
-	bool remove_specs;           /* the specs were "# remove specs:" */
+	char *date;                 /* "2024-05-01 10:00:00" */
+	char *cmd;                  /* the "# cmd:" line's command, or NULL */
+	struct menv_strvec added;   /* "+" lines: "channel/subdir::name-version-build" */
+	struct menv_strvec removed; /* "-" lines */
+	struct menv_strvec specs;   /* "# update specs:" / "# remove specs:" entries */
+	bool remove_specs;          /* the specs were "# remove specs:" */
 };
 /* Reads `<prefix>/conda-meta/history` (conda's format: `==> DATE <==` blocks of `# cmd:`,
  * `+dist` and `-dist` lines and `# update specs: [...]` / `# remove specs: [...]` lists, which
@@ -161,12 +161,12 @@ struct menv_revision {
  * history has none. `*out` is a new array of `*n` revisions; free with
  * menv_history_free(). Errors: MENV_EIO. */
 int menv_history_load(const char *prefix, struct menv_revision **out, size_t *n,
-		      struct menv_error *err);
+                      struct menv_error *err);
 void menv_history_free(struct menv_revision *revs, size_t n);
 /* The dists ("channel/subdir::name-version-build") installed after revision `rev`, sorted.
  * Errors: MENV_ENOTFOUND when rev >= n. */
 int menv_history_state(const struct menv_revision *revs, size_t n, size_t rev,
-		       struct menv_strvec *out, struct menv_error *err);
+                       struct menv_strvec *out, struct menv_error *err);
 
 /* An installed package (a parsed conda-meta/<dist>.json). */
 struct menv_prefix_record {
@@ -180,7 +180,7 @@ struct menv_prefix_record {
  * `*n` records; free with menv_prefix_records_free(). A prefix without conda-meta/ is
  * MENV_ENOTFOUND; an unreadable record is MENV_EPARSE naming the file. */
 int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out, size_t *n,
-			     struct menv_error *err);
+                             struct menv_error *err);
 void menv_prefix_records_free(struct menv_prefix_record *recs, size_t n);
 
 /* Replaces every occurrence of `placeholder` with `prefix` in `data` (CEP-34).
@@ -188,9 +188,8 @@ void menv_prefix_records_free(struct menv_prefix_record *recs, size_t n);
  * Binary mode: inside each NUL-terminated string holding the placeholder, the tail is shifted
  * and the string padded with NULs so the file keeps its length.
  * Errors: MENV_EUNSUPPORTED in binary mode when `prefix` is longer than `placeholder`. */
-int menv_prefix_replace(const char *data, size_t len, const char *placeholder,
-			const char *prefix, bool binary, struct menv_buf *out,
-			struct menv_error *err);
+int menv_prefix_replace(const char *data, size_t len, const char *placeholder, const char *prefix,
+                        bool binary, struct menv_buf *out, struct menv_error *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Activation (conda's activator), environment variables, `menv run`, shell hook             */
@@ -227,7 +226,7 @@ struct menv_activation {
  * the directory must hold conda-meta/. `*out` is owned by the caller.
  * Errors: MENV_ENOTFOUND naming the environment, MENV_EIO. */
 int menv_env_locate(const char *root_prefix, const char *envs_dir, const char *name_or_path,
-		    char **out, struct menv_error *err);
+                    char **out, struct menv_error *err);
 
 /* Appends to `out` the shell code that activates `prefix` (absolute) in the calling shell, as
  * conda's `activate`: CONDA_SHLVL + 1, CONDA_PREFIX, CONDA_PREFIX_<old level> (the previous
@@ -240,19 +239,18 @@ int menv_env_locate(const char *root_prefix, const char *envs_dir, const char *n
  * back into `a->exe shell _continue`, so that menv_deactivate() can restore it.
  * Errors: MENV_EPARSE (an unreadable env_vars.d file or conda-meta/state). */
 int menv_activate(const struct menv_activation *a, const char *prefix, struct menv_buf *out,
-		  struct menv_error *err);
+                  struct menv_error *err);
 /* Appends the code that deactivates the top environment: its deactivate.d scripts in reverse
  * byte order, then every variable recorded at activation back to its old value (unset when it
  * was unset), and only the entries activation added taken out of PATH; bookkeeping as conda
  * (a non-stacked level re-activates the environment underneath). At level 0 appends nothing.
  * Errors: as menv_activate. */
-int menv_deactivate(const struct menv_activation *a, struct menv_buf *out,
-		    struct menv_error *err);
+int menv_deactivate(const struct menv_activation *a, struct menv_buf *out, struct menv_error *err);
 /* The second half of an operation whose scripts ran in the shell: reads `_MENV_CONT` from
  * a->environ and appends the code that finishes it. Errors: MENV_EUSAGE (nothing in progress),
  * MENV_EPARSE. */
 int menv_activate_continue(const struct menv_activation *a, struct menv_buf *out,
-			   struct menv_error *err);
+                           struct menv_error *err);
 
 /* The complete environment to exec a command in `prefix` with (`menv run`): a->environ, or
  * with `clean` only HOME, USER, LOGNAME, SHELL, TERM, LANG, LANGUAGE, LC_*, TZ, TMPDIR,
@@ -262,7 +260,7 @@ int menv_activate_continue(const struct menv_activation *a, struct menv_buf *out
  * stdout sent to stderr, and `env -0` read back. Appends "NAME=VALUE" strings to `out`.
  * Errors: MENV_EPARSE, MENV_EIO (the scripts' shell could not run or failed). */
 int menv_run_environ(const struct menv_activation *a, const char *prefix, bool clean,
-		     struct menv_strvec *out, struct menv_error *err);
+                     struct menv_strvec *out, struct menv_error *err);
 
 /* The variables an environment sets on activation, conda's order: each
  * etc/conda/env_vars.d/ *.json object (files in byte order of their names), then `env_vars` of
@@ -270,21 +268,21 @@ int menv_run_environ(const struct menv_activation *a, const char *prefix, bool c
  * are, numbers as text; other values and names a shell cannot export are skipped. Appends to
  * the parallel vectors `names` / `values`. Errors: MENV_EPARSE naming the file and position. */
 int menv_env_vars_load(const char *prefix, struct menv_strvec *names, struct menv_strvec *values,
-		       struct menv_error *err);
+                       struct menv_error *err);
 /* Only the `env_vars` of `prefix`/conda-meta/state (a missing file has none), in file order.
  * Errors: MENV_EPARSE. */
 int menv_env_state_vars_load(const char *prefix, struct menv_strvec *names,
-			     struct menv_strvec *values, struct menv_error *err);
+                             struct menv_strvec *values, struct menv_error *err);
 /* Sets (adds or replaces) variables in `env_vars` of conda-meta/state, keeping the file's
  * other keys (conda's `env config vars set`); the file is replaced atomically. `prefix` may be
  * a staging directory. Errors: MENV_EUSAGE (a name a shell cannot export), MENV_ENOTFOUND (no
  * conda-meta/), MENV_EPARSE, MENV_EIO. */
 int menv_env_state_vars_set(const char *prefix, const struct menv_strvec *names,
-			    const struct menv_strvec *values, struct menv_error *err);
+                            const struct menv_strvec *values, struct menv_error *err);
 /* Removes variables from `env_vars` of conda-meta/state; absent names are ignored.
  * Errors: as menv_env_state_vars_set. */
 int menv_env_state_vars_unset(const char *prefix, const struct menv_strvec *names,
-			      struct menv_error *err);
+                              struct menv_error *err);
 
 /* Appends the hook for `sh` (to eval): a `menv` shell function that runs `exe` and, for
  * `menv activate|deactivate ...`, evals the code of `exe shell activate|deactivate`; sets
@@ -297,7 +295,7 @@ void menv_shell_hook(enum menv_shell sh, const char *exe, bool changeps1, struct
  * and a file already as wanted is not written. `*changed` says whether it was.
  * Errors: MENV_EPARSE (a block without its end line), MENV_EIO. */
 int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bool add,
-		       bool *changed, struct menv_error *err);
+                       bool *changed, struct menv_error *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* pip (pip.c): the `pip:` section of an environment                                         */
@@ -316,7 +314,7 @@ struct menv_pip_dist {
  * with Name and Version from their METADATA. `*out` is a new array of `*n`; free with
  * menv_pip_dists_free(). Errors: as menv_prefix_records_load. */
 int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
-		  struct menv_error *err);
+                  struct menv_error *err);
 void menv_pip_dists_free(struct menv_pip_dist *v, size_t n);
 /* PEP 503 name normalisation (lower case, runs of -_. as one '-'). Caller frees. */
 char *menv_pip_normalize(const char *name);
@@ -344,7 +342,7 @@ struct menv_pip_request {
  * status and the requirements), MENV_EINTR. The caller rolls back (menv_pip_rollback_prefix
  * for a new environment). */
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
-		     struct menv_error *err);
+                     struct menv_error *err);
 /* Removes a prefix that was just created, after its pip step failed: renamed aside first,
  * then removed. Best effort. */
 void menv_pip_rollback_prefix(const char *prefix);
@@ -361,10 +359,10 @@ enum menv_smoke_verdict { MENV_SMOKE_PASS, MENV_SMOKE_FAIL, MENV_SMOKE_SKIP };
 
 /* One step: "toolchain", "configure", "build", "host tests", "GPU tests", "python", "torch". */
 struct menv_smoke_step {
-	const char *name;                /* static storage */
+	const char *name; /* static storage */
 	enum menv_smoke_verdict verdict;
 	double seconds;
-	char summary[512];               /* one line: what passed, or why it failed or skipped */
+	char summary[512]; /* one line: what passed, or why it failed or skipped */
 };
 
 enum menv_smoke_event {
@@ -376,7 +374,7 @@ enum menv_smoke_event {
 /* Progress callback: the library never prints; the CLI draws these. Arguments are borrowed
  * for the call only. */
 typedef void (*menv_smoke_cb)(void *ctx, enum menv_smoke_event ev,
-			      const struct menv_smoke_step *step, const char *line);
+                              const struct menv_smoke_step *step, const char *line);
 
 struct menv_smoke_opts {
 	const char *ops_dir;     /* sources; NULL: $MENV_OPS_DIR, else MENV_OPS_DIR */
@@ -386,33 +384,33 @@ struct menv_smoke_opts {
 	int step_timeout_s;      /* per step; 0: 1200 */
 	menv_smoke_cb cb;        /* may be NULL */
 	void *ctx;
-	volatile int *cancel;    /* set non-zero (by a signal handler) to stop: MENV_EINTR */
+	volatile int *cancel; /* set non-zero (by a signal handler) to stop: MENV_EINTR */
 };
 
 #define MENV_SMOKE_MAX_STEPS 8
-#define MENV_SMOKE_MAX_PERF 4
+#define MENV_SMOKE_MAX_PERF  4
 #define MENV_SMOKE_MAX_HINTS 6
 
 struct menv_smoke_result {
-	bool passed;       /* no step failed (skipped steps do not fail the check) */
-	bool gpu_ran;      /* the GPU tests ran to a verdict (not skipped) */
+	bool passed;  /* no step failed (skipped steps do not fail the check) */
+	bool gpu_ran; /* the GPU tests ran to a verdict (not skipped) */
 	struct menv_smoke_step steps[MENV_SMOKE_MAX_STEPS];
 	size_t n_steps;
-	char nvcc_path[1024], nvcc_version[32];   /* "" when not found */
+	char nvcc_path[1024], nvcc_version[32]; /* "" when not found */
 	char cxx_path[1024], cxx_version[32];
-	bool cxx_in_env;                          /* the host compiler lives in the prefix */
-	char driver_cuda[32];                     /* opts->cuda_driver, or "" */
-	char gpu[128], compute_cap[16];           /* from the GPU tests, "" when none ran */
-	char targets[128];                        /* GPU code built: "sm_80 sm_90 compute_90" */
+	bool cxx_in_env;                /* the host compiler lives in the prefix */
+	char driver_cuda[32];           /* opts->cuda_driver, or "" */
+	char gpu[128], compute_cap[16]; /* from the GPU tests, "" when none ran */
+	char targets[128];              /* GPU code built: "sm_80 sm_90 compute_90" */
 	struct {
-		char what[64];                    /* "f32 forward 8192x8192" */
+		char what[64]; /* "f32 forward 8192x8192" */
 		double ms, gbs, peak_gbs;
 	} perf[MENV_SMOKE_MAX_PERF];
 	size_t n_perf;
 	char hints[MENV_SMOKE_MAX_HINTS][512];
 	size_t n_hints;
-	char log_path[1024];     /* the whole output of every step, kept */
-	char build_dir[1024];    /* "" once removed (all passed and !keep_build) */
+	char log_path[1024];  /* the whole output of every step, kept */
+	char build_dir[1024]; /* "" once removed (all passed and !keep_build) */
 };
 
 /* Runs the smoke check on the environment at `prefix`: copies the ops/ sources to a new
@@ -428,7 +426,7 @@ struct menv_smoke_result {
  * writable). A failing check is a result (res->passed false), not an error.
  * Errors: MENV_ENOTFOUND (no prefix, no ops sources), MENV_EIO, MENV_EINTR. */
 int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
-		   struct menv_smoke_result *res, struct menv_error *err);
+                   struct menv_smoke_result *res, struct menv_error *err);
 
 /* The result as JSON (status, steps, versions of nvcc/g++/driver, GPU, timings, GB/s,
  * hints, log). New reference. */
@@ -437,6 +435,6 @@ json_t *menv_smoke_result_json(const struct menv_smoke_result *res);
 /* Writes menv_smoke_result_json() to `<prefix>/conda-meta/menv-smoke-check` atomically.
  * Errors: MENV_EIO. */
 int menv_smoke_write_record(const char *prefix, const struct menv_smoke_result *res,
-			    struct menv_error *err);
+                            struct menv_error *err);
 
 #endif

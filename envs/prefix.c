@@ -323,8 +323,8 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		l->link_type = ctx.link_type;
 		if (rec->noarch_python) {
 			size_t before = json_array_size(l->files);
-			rc = menv_compile_pyc(&r->txn, r->prefix, r->pyver, l->files, l->paths, r->opts,
-			                      err);
+			rc = menv_compile_pyc(&r->txn, r->prefix, r->pyver, l->files, l->paths,
+			                      r->opts, err);
 			if (rc)
 				return rc;
 			r->st.pyc += json_array_size(l->files) - before;
@@ -503,10 +503,13 @@ int menv_env_check_prefix(const char *prefix, struct menv_error *err)
 	 * sysconfig and activation scripts, where they break the environment */
 	for (const char *c = prefix; *c; c++) {
 		if (*c == '\'' || *c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
-			return menv_error_set(err, MENV_EUSAGE, "prefix '%s' contains a character "
-					      "(%s) that breaks programs installed in it", prefix,
-					      (unsigned char)*c < 0x20 ? "a control character" :
-					      *c == '\\' ? "a backslash" : "a quote");
+			return menv_error_set(err, MENV_EUSAGE,
+			                      "prefix '%s' contains a character "
+			                      "(%s) that breaks programs installed in it",
+			                      prefix,
+			                      (unsigned char)*c < 0x20 ? "a control character"
+			                      : *c == '\\'             ? "a backslash"
+			                                               : "a quote");
 	}
 	return 0;
 }
@@ -632,11 +635,15 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	}
 	if (rename(staging, prefix) < 0) {
 		if (errno == ENOTEMPTY || errno == EEXIST)
-			rc = menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists (another "
-					    "process created it meanwhile)", prefix);
+			rc = menv_error_set(err, MENV_EEXIST,
+			                    "prefix '%s' already exists (another "
+			                    "process created it meanwhile)",
+			                    prefix);
 		else
-			rc = menv_error_sys(err, MENV_EIO, "cannot move the new environment to "
-					    "'%s'", prefix);
+			rc = menv_error_sys(err, MENV_EIO,
+			                    "cannot move the new environment to "
+			                    "'%s'",
+			                    prefix);
 		if (empty_dir)
 			mkdir(prefix, 0755);
 		goto out;

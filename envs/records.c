@@ -22,7 +22,7 @@ static int by_name(const void *a, const void *b)
 }
 
 int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out, size_t *n,
-			     struct menv_error *err)
+                             struct menv_error *err)
 {
 	char *dir = menv_xasprintf("%s/conda-meta", prefix);
 	struct menv_prefix_record *recs = NULL;
@@ -35,10 +35,11 @@ int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out
 	*n = 0;
 	d = opendir(dir);
 	if (!d) {
-		rc = errno == ENOENT ? menv_error_set(err, MENV_ENOTFOUND,
-						      "'%s' is not a conda environment (no conda-meta/)",
-						      prefix)
-				     : menv_error_sys(err, MENV_EIO, "cannot read '%s'", dir);
+		rc = errno == ENOENT
+		             ? menv_error_set(err, MENV_ENOTFOUND,
+		                              "'%s' is not a conda environment (no conda-meta/)",
+		                              prefix)
+		             : menv_error_sys(err, MENV_EIO, "cannot read '%s'", dir);
 		free(dir);
 		return rc;
 	}
@@ -49,10 +50,11 @@ int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out
 		char *path = menv_xasprintf("%s/%s", dir, de->d_name);
 		json_error_t jerr;
 		json_t *j = json_load_file(path, 0, &jerr);
-		if (!j || !str_field(j, "name") || !str_field(j, "version") || !str_field(j, "build")) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path, j ? 1 : jerr.line,
-					    j ? 1 : jerr.column,
-					    j ? "not a package record" : jerr.text);
+		if (!j || !str_field(j, "name") || !str_field(j, "version") ||
+		    !str_field(j, "build")) {
+			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path,
+			                    j ? 1 : jerr.line, j ? 1 : jerr.column,
+			                    j ? "not a package record" : jerr.text);
 			json_decref(j);
 			free(path);
 			break;

@@ -205,8 +205,8 @@ int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, 
 		unsetenv("PYTHONPATH");
 		/* the file names inside the .pyc are the final prefix's, not the staging dir's
 		 * (tracebacks point at real files): the list is relative, -p prepends */
-		execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", "-p", prefix, "-i", "-",
-		      (char *)NULL);
+		execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", "-p", prefix, "-i",
+		      "-", (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);

@@ -43,7 +43,7 @@ static double now_s(void)
 }
 
 static void emit(struct smoke *s, enum menv_smoke_event ev, const struct menv_smoke_step *st,
-		 const char *line)
+                 const char *line)
 {
 	if (s->o->cb)
 		s->o->cb(s->o->ctx, ev, st, line);
@@ -128,11 +128,12 @@ static int copy_tree(const char *from, const char *to, int depth, struct menv_er
 	d = opendir(from);
 	if (!d)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-				      "cannot read '%s'", from);
+		                      "cannot read '%s'", from);
 	while (!rc && (de = readdir(d))) {
 		struct stat st;
 		const char *n = de->d_name;
-		if (n[0] == '.' || !strcmp(n, "__pycache__") || (depth == 0 && !strncmp(n, "build", 5)))
+		if (n[0] == '.' || !strcmp(n, "__pycache__") ||
+		    (depth == 0 && !strncmp(n, "build", 5)))
 			continue;
 		char *a = menv_xasprintf("%s/%s", from, n), *b = menv_xasprintf("%s/%s", to, n);
 		if (lstat(a, &st))
@@ -207,10 +208,15 @@ static void env_driver_libs(struct smoke *s)
 
 static void env_build(struct smoke *s)
 {
-	static const char *const pass[] = { "HOME", "USER", "LOGNAME", "TMPDIR",
-					    "CUDA_VISIBLE_DEVICES", "MENV_OPS_ARCH",
-					    "MENV_OPS_SEED", "MENV_OPS_PERF_ROWS",
-					    "MENV_OPS_PERF_COLS" };
+	static const char *const pass[] = {"HOME",
+	                                   "USER",
+	                                   "LOGNAME",
+	                                   "TMPDIR",
+	                                   "CUDA_VISIBLE_DEVICES",
+	                                   "MENV_OPS_ARCH",
+	                                   "MENV_OPS_SEED",
+	                                   "MENV_OPS_PERF_ROWS",
+	                                   "MENV_OPS_PERF_COLS"};
 	const char *base = strrchr(s->prefix, '/');
 	char *path = menv_xasprintf("%s/bin:/usr/bin:/bin", s->prefix);
 
@@ -235,11 +241,10 @@ static void env_build(struct smoke *s)
 
 /* ---- running one step ---- */
 
-static const char activate_prelude[] =
-	"for f in \"$CONDA_PREFIX\"/etc/conda/activate.d/*.sh; do\n"
-	"  [ -f \"$f\" ] && . \"$f\"\n"
-	"done\n"
-	"unset f\n";
+static const char activate_prelude[] = "for f in \"$CONDA_PREFIX\"/etc/conda/activate.d/*.sh; do\n"
+                                       "  [ -f \"$f\" ] && . \"$f\"\n"
+                                       "done\n"
+                                       "unset f\n";
 
 static void on_line(struct smoke *s, const char *line)
 {
@@ -252,7 +257,7 @@ static void on_line(struct smoke *s, const char *line)
 /* Runs `script` (after the activation prelude) with /bin/sh; its output (stdout and stderr)
  * goes to the log and to `out`. *status: exit code, or 128 + signal. */
 static int run_sh(struct smoke *s, const char *script, struct menv_buf *out, int *status,
-		  struct menv_error *err)
+                  struct menv_error *err)
 {
 	int fds[2], rc = 0, wst = 0;
 	char *full = menv_xasprintf("%s%s", activate_prelude, script);
@@ -275,7 +280,7 @@ static int run_sh(struct smoke *s, const char *script, struct menv_buf *out, int
 		return menv_error_sys(err, MENV_EIO, "cannot fork");
 	}
 	if (pid == 0) {
-		char *argv[] = { (char *)"sh", (char *)"-c", full, NULL };
+		char *argv[] = {(char *)"sh", (char *)"-c", full, NULL};
 		setpgid(0, 0);
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
@@ -291,7 +296,7 @@ static int run_sh(struct smoke *s, const char *script, struct menv_buf *out, int
 	setpgid(pid, pid);
 	close(fds[1]);
 	for (;;) {
-		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		struct pollfd p = {.fd = fds[0], .events = POLLIN};
 		char buf[4096];
 		int pr = poll(&p, 1, 200);
 		if (s->o->cancel && *s->o->cancel) {
@@ -345,8 +350,8 @@ static int run_sh(struct smoke *s, const char *script, struct menv_buf *out, int
 static struct menv_smoke_step *step_begin(struct smoke *s, const char *name)
 {
 	struct menv_smoke_result *r = s->res;
-	struct menv_smoke_step *st = &r->steps[r->n_steps < MENV_SMOKE_MAX_STEPS ? r->n_steps++
-									     : r->n_steps - 1];
+	struct menv_smoke_step *st =
+	        &r->steps[r->n_steps < MENV_SMOKE_MAX_STEPS ? r->n_steps++ : r->n_steps - 1];
 	memset(st, 0, sizeof(*st));
 	st->name = name;
 	st->seconds = now_s();
@@ -357,9 +362,9 @@ static struct menv_smoke_step *step_begin(struct smoke *s, const char *name)
 }
 
 static void step_end(struct smoke *s, struct menv_smoke_step *st, enum menv_smoke_verdict v,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void step_end(struct smoke *s, struct menv_smoke_step *st, enum menv_smoke_verdict v,
-		     const char *fmt, ...)
+                     const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -371,8 +376,10 @@ static void step_end(struct smoke *s, struct menv_smoke_step *st, enum menv_smok
 		s->res->passed = false;
 	if (s->log)
 		fprintf(s->log, "==== %s: %s: %s (%.1f s)\n", st->name,
-			v == MENV_SMOKE_PASS ? "pass" : v == MENV_SMOKE_SKIP ? "skip" : "FAIL",
-			st->summary, st->seconds);
+		        v == MENV_SMOKE_PASS   ? "pass"
+		        : v == MENV_SMOKE_SKIP ? "skip"
+		                               : "FAIL",
+		        st->summary, st->seconds);
 	emit(s, MENV_SMOKE_STEP_END, st, NULL);
 }
 
@@ -435,9 +442,11 @@ static void read_perf(struct smoke *s, const char *out)
 	     p++) {
 		char what[64];
 		double ms, gbs, pct, peak;
-		if (sscanf(p, "[ops] PERF %63[^:]: %lf ms median of %*d (min %*f), %lf GB/s = %lf%% of "
-			      "%lf GB/s peak",
-			   what, &ms, &gbs, &pct, &peak) == 5) {
+		if (sscanf(p,
+		           "[ops] PERF %63[^:]: %lf ms median of %*d (min %*f), %lf GB/s = %lf%% "
+		           "of "
+		           "%lf GB/s peak",
+		           what, &ms, &gbs, &pct, &peak) == 5) {
 			copy_str(r->perf[r->n_perf].what, sizeof(r->perf[0].what), what);
 			r->perf[r->n_perf].ms = ms;
 			r->perf[r->n_perf].gbs = gbs;
@@ -460,24 +469,28 @@ static void diagnose(struct smoke *s, const char *out)
 		int mx = max_gcc_for(nmaj, nmin);
 		char table[160] = "";
 		if (mx)
-			snprintf(table, sizeof(table), "nvcc %d.%d accepts GCC up to %d", nmaj, nmin,
-				 mx);
+			snprintf(table, sizeof(table), "nvcc %d.%d accepts GCC up to %d", nmaj,
+			         nmin, mx);
 		hint(s,
 		     "nvcc %s does not support the host compiler g++ %s ('%s', %s)%s%s "
-		     "(CUDA 11.8: GCC <= 11; 12.0-12.3: <= 12; 12.4+: <= 13; 13.0: <= 15): install a "
+		     "(CUDA 11.8: GCC <= 11; 12.0-12.3: <= 12; 12.4+: <= 13; 13.0: <= 15): install "
+		     "a "
 		     "supported one in the environment, e.g. gxx_linux-64=%d",
 		     r->nvcc_version, r->cxx_version, r->cxx_path,
-		     r->cxx_in_env ? "from the environment" : "from the system, not the environment",
+		     r->cxx_in_env ? "from the environment"
+		                   : "from the system, not the environment",
 		     table[0] ? "; " : "", table, mx ? mx : 11);
 	}
 	if (strstr(out, "no kernel image is available"))
 		hint(s,
-		     "no kernel image for this GPU%s%s%s: the code was built for %s; rebuild for the "
+		     "no kernel image for this GPU%s%s%s: the code was built for %s; rebuild for "
+		     "the "
 		     "GPU's compute capability (MENV_OPS_ARCH) with a cudatoolkit that knows it",
 		     r->gpu[0] ? " (" : "", r->gpu, r->gpu[0] ? ")" : "",
 		     r->targets[0] ? r->targets : "other architectures");
-	if (strstr(out, "driver version is insufficient") || strstr(out, "older than the toolkit") ||
-	    strstr(out, "older than this toolkit") || strstr(out, "unsupported toolchain")) {
+	if (strstr(out, "driver version is insufficient") ||
+	    strstr(out, "older than the toolkit") || strstr(out, "older than this toolkit") ||
+	    strstr(out, "unsupported toolchain")) {
 		hint(s,
 		     "the driver (__cuda=%s) is older than cudatoolkit %s: install "
 		     "cudatoolkit<=%s in the environment, or update the NVIDIA driver",
@@ -494,11 +507,13 @@ static void diagnose(struct smoke *s, const char *out)
 				     "looks (its include/ next to bin/): reinstall cudatoolkit",
 				     hdr, r->nvcc_version);
 			else if (!strcmp(hdr, "Python.h"))
-				hint(s, "missing header 'Python.h': the environment's python has no "
-					"development headers");
+				hint(s,
+				     "missing header 'Python.h': the environment's python has no "
+				     "development headers");
 			else
-				hint(s, "missing header '%s': install the package that provides it in "
-					"the environment",
+				hint(s,
+				     "missing header '%s': install the package that provides it in "
+				     "the environment",
 				     hdr);
 		}
 	}
@@ -511,8 +526,9 @@ static void diagnose(struct smoke *s, const char *out)
 			     lib);
 	}
 	if (strstr(out, "nvcc not found"))
-		hint(s, "nvcc not found in the environment: add cudatoolkit (menv install -p %s "
-			"cudatoolkit)",
+		hint(s,
+		     "nvcc not found in the environment: add cudatoolkit (menv install -p %s "
+		     "cudatoolkit)",
 		     s->prefix);
 	if (strstr(out, "host C++ compiler"))
 		hint(s, "no C++ compiler in the environment: add gxx_linux-64");
@@ -524,13 +540,13 @@ static void diagnose(struct smoke *s, const char *out)
 static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
 {
 	static const char script[] =
-		"echo \"nvcc_path=$(command -v nvcc)\"\n"
-		"c=${CXX:-g++}\n"
-		"echo \"cxx_path=$(command -v \"$c\")\"\n"
-		"command -v nvcc >/dev/null && nvcc --version\n"
-		"command -v \"$c\" >/dev/null && echo \"cxx_version=$(\"$c\" -dumpfullversion "
-		"2>/dev/null || \"$c\" -dumpversion)\"\n"
-		"exit 0\n";
+	        "echo \"nvcc_path=$(command -v nvcc)\"\n"
+	        "c=${CXX:-g++}\n"
+	        "echo \"cxx_path=$(command -v \"$c\")\"\n"
+	        "command -v nvcc >/dev/null && nvcc --version\n"
+	        "command -v \"$c\" >/dev/null && echo \"cxx_version=$(\"$c\" -dumpfullversion "
+	        "2>/dev/null || \"$c\" -dumpversion)\"\n"
+	        "exit 0\n";
 	struct menv_smoke_result *r = s->res;
 	struct menv_smoke_step *st = step_begin(s, "toolchain");
 	struct menv_buf out = MENV_BUF_INIT;
@@ -554,17 +570,18 @@ static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
 	copy_str(r->nvcc_version, sizeof(r->nvcc_version), v);
 	free(v);
 	r->cxx_in_env = r->cxx_path[0] && !strncmp(r->cxx_path, s->prefix, plen) &&
-			r->cxx_path[plen] == '/';
+	                r->cxx_path[plen] == '/';
 
 	if (!r->nvcc_path[0] || strncmp(r->nvcc_path, s->prefix, plen) ||
 	    r->nvcc_path[plen] != '/') {
 		if (r->nvcc_path[0])
-			step_end(s, st, MENV_SMOKE_FAIL, "nvcc comes from '%s', not the environment",
-				 r->nvcc_path);
+			step_end(s, st, MENV_SMOKE_FAIL,
+			         "nvcc comes from '%s', not the environment", r->nvcc_path);
 		else
 			step_end(s, st, MENV_SMOKE_FAIL, "nvcc not found in the environment");
-		hint(s, "nvcc not found in the environment: add cudatoolkit (menv install -p %s "
-			"cudatoolkit)",
+		hint(s,
+		     "nvcc not found in the environment: add cudatoolkit (menv install -p %s "
+		     "cudatoolkit)",
 		     s->prefix);
 		*stop = true;
 		goto out;
@@ -582,14 +599,15 @@ static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
 		if (dmaj * 100 + dmin < nmaj * 100 + nmin)
 			hint(s,
 			     "the driver supports CUDA %s (__cuda), older than cudatoolkit %s: "
-			     "kernels may fail to load; install cudatoolkit<=%s or update the driver",
+			     "kernels may fail to load; install cudatoolkit<=%s or update the "
+			     "driver",
 			     r->driver_cuda, r->nvcc_version, r->driver_cuda);
 	}
 	step_end(s, st, MENV_SMOKE_PASS, "nvcc %s (environment), g++ %s (%s: %s)%s%s",
-		 r->nvcc_version, r->cxx_version,
-		 r->cxx_in_env ? "environment" : "system, not the environment", r->cxx_path,
-		 r->driver_cuda[0] ? ", driver CUDA " : ", no CUDA driver",
-		 r->driver_cuda[0] ? r->driver_cuda : "");
+	         r->nvcc_version, r->cxx_version,
+	         r->cxx_in_env ? "environment" : "system, not the environment", r->cxx_path,
+	         r->driver_cuda[0] ? ", driver CUDA " : ", no CUDA driver",
+	         r->driver_cuda[0] ? r->driver_cuda : "");
 out:
 	menv_buf_release(&out);
 	return rc;
@@ -597,7 +615,7 @@ out:
 
 /* configure and build: fail means stop */
 static int step_build(struct smoke *s, const char *name, const char *script, bool *stop,
-		      struct menv_error *err)
+                      struct menv_error *err)
 {
 	struct menv_smoke_result *r = s->res;
 	struct menv_smoke_step *st = step_begin(s, name);
@@ -609,7 +627,7 @@ static int step_build(struct smoke *s, const char *name, const char *script, boo
 	if (status) {
 		const char *e = strstr(out.buf, "error");
 		step_end(s, st, MENV_SMOKE_FAIL, "exit %d%s%.*s", status, e ? ": " : "",
-			 e ? (int)strcspn(e, "\n") : 0, e ? e : "");
+		         e ? (int)strcspn(e, "\n") : 0, e ? e : "");
 		diagnose(s, out.buf);
 		*stop = true;
 		goto out;
@@ -624,7 +642,7 @@ static int step_build(struct smoke *s, const char *name, const char *script, boo
 		free(t);
 	} else {
 		step_end(s, st, MENV_SMOKE_PASS, "ops library, tests%s built",
-			 strstr(out.buf, "menv_ops.cpython") ? ", python module" : "");
+		         strstr(out.buf, "menv_ops.cpython") ? ", python module" : "");
 	}
 out:
 	menv_buf_release(&out);
@@ -636,8 +654,8 @@ static int step_test(struct smoke *s, const char *name, const char *which, struc
 	struct menv_smoke_result *r = s->res;
 	struct menv_smoke_step *st = step_begin(s, name);
 	struct menv_buf out = MENV_BUF_INIT;
-	char *script = menv_xasprintf("exec \"$MENV_SMOKE_SRC/run-tests\" \"$MENV_SMOKE_BUILD\" %s\n",
-				      which);
+	char *script = menv_xasprintf(
+	        "exec \"$MENV_SMOKE_SRC/run-tests\" \"$MENV_SMOKE_BUILD\" %s\n", which);
 	char why[400];
 	int status, rc = run_sh(s, script, &out, &status, err);
 
@@ -664,8 +682,8 @@ static int step_test(struct smoke *s, const char *name, const char *which, struc
 		step_end(s, st, MENV_SMOKE_SKIP, "%s", why);
 	} else if (status) {
 		first_fail(out.buf, why, sizeof(why));
-		step_end(s, st, MENV_SMOKE_FAIL, "%d failed: %s", count(out.buf, "[ops] FAIL ") ? count(out.buf, "[ops] FAIL ") : 1,
-			 why);
+		step_end(s, st, MENV_SMOKE_FAIL, "%d failed: %s",
+		         count(out.buf, "[ops] FAIL ") ? count(out.buf, "[ops] FAIL ") : 1, why);
 		diagnose(s, out.buf);
 	} else {
 		int pass = count(out.buf, "[ops] PASS ");
@@ -673,8 +691,8 @@ static int step_test(struct smoke *s, const char *name, const char *which, struc
 		char perf[200] = "";
 		if (!strcmp(which, "gpu") && r->n_perf)
 			snprintf(perf, sizeof(perf), "; %s %.0f GB/s = %.0f%% of %.0f GB/s peak",
-				 r->perf[0].what, r->perf[0].gbs,
-				 100 * r->perf[0].gbs / r->perf[0].peak_gbs, r->perf[0].peak_gbs);
+			         r->perf[0].what, r->perf[0].gbs,
+			         100 * r->perf[0].gbs / r->perf[0].peak_gbs, r->perf[0].peak_gbs);
 		if (skip) {
 			skip_reason(out.buf, why, sizeof(why));
 			step_end(s, st, MENV_SMOKE_PASS, "%d checks passed; %s%s", pass, why, perf);
@@ -690,10 +708,10 @@ out:
 /* ---- entry points ---- */
 
 int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
-		   struct menv_smoke_result *res, struct menv_error *err)
+                   struct menv_smoke_result *res, struct menv_error *err)
 {
-	struct menv_smoke_opts dflt = { 0 };
-	struct smoke s = { .prefix = prefix, .o = opts ? opts : &dflt, .res = res };
+	struct menv_smoke_opts dflt = {0};
+	struct smoke s = {.prefix = prefix, .o = opts ? opts : &dflt, .res = res};
 	const char *ops = s.o->ops_dir ? s.o->ops_dir : getenv("MENV_OPS_DIR");
 	const char *tmp = s.o->tmp_dir ? s.o->tmp_dir : getenv("TMPDIR");
 	struct stat st;
@@ -714,7 +732,7 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 	cfg = menv_xasprintf("%s/configure", ops);
 	if (access(cfg, X_OK)) {
 		rc = menv_error_set(err, MENV_ENOTFOUND,
-				    "the ops/ sources are not at '%s' (set MENV_OPS_DIR)", ops);
+		                    "the ops/ sources are not at '%s' (set MENV_OPS_DIR)", ops);
 		goto out;
 	}
 	s.root = menv_xasprintf("%s/menv-smoke-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -743,19 +761,21 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 		goto out;
 	}
 	fprintf(s.log, "menv smoke check of '%s' (ops sources '%s', built in '%s')\n", prefix, ops,
-		s.root);
+	        s.root);
 	env_build(&s);
 
 	rc = step_toolchain(&s, &stop, err);
 	if (!rc && !stop)
-		rc = step_build(&s, "configure",
-				"cd \"$MENV_SMOKE_SRC\" && exec ./configure \"$MENV_SMOKE_BUILD\"\n",
-				&stop, err);
+		rc = step_build(
+		        &s, "configure",
+		        "cd \"$MENV_SMOKE_SRC\" && exec ./configure \"$MENV_SMOKE_BUILD\"\n", &stop,
+		        err);
 	if (!rc && !stop)
-		rc = step_build(&s, "build",
-				"if command -v ninja >/dev/null; then exec ninja -C \"$MENV_SMOKE_BUILD\"; "
-				"else exec make -C \"$MENV_SMOKE_BUILD\"; fi\n",
-				&stop, err);
+		rc = step_build(
+		        &s, "build",
+		        "if command -v ninja >/dev/null; then exec ninja -C \"$MENV_SMOKE_BUILD\"; "
+		        "else exec make -C \"$MENV_SMOKE_BUILD\"; fi\n",
+		        &stop, err);
 	if (!rc && !stop)
 		rc = step_test(&s, "host tests", "host", err);
 	if (!rc && !stop)
@@ -787,22 +807,22 @@ json_t *menv_smoke_result_json(const struct menv_smoke_result *r)
 {
 	json_t *j = json_object(), *steps = json_array(), *perf = json_array(),
 	       *hints = json_array();
-	static const char *const verdicts[] = { "passed", "failed", "skipped" };
+	static const char *const verdicts[] = {"passed", "failed", "skipped"};
 	bool gpu_skipped = false;
 
 	for (size_t i = 0; i < r->n_steps; i++) {
 		const struct menv_smoke_step *st = &r->steps[i];
 		json_array_append_new(steps, json_pack("{s:s, s:s, s:f, s:s}", "name", st->name,
-						       "verdict", verdicts[st->verdict], "seconds",
-						       st->seconds, "summary", st->summary));
+		                                       "verdict", verdicts[st->verdict], "seconds",
+		                                       st->seconds, "summary", st->summary));
 		if (!strcmp(st->name, "GPU tests") && st->verdict == MENV_SMOKE_SKIP)
 			gpu_skipped = true;
 	}
 	for (size_t i = 0; i < r->n_perf; i++)
-		json_array_append_new(perf, json_pack("{s:s, s:f, s:f, s:f}", "what",
-						      r->perf[i].what, "ms", r->perf[i].ms, "gbs",
-						      r->perf[i].gbs, "peak_gbs",
-						      r->perf[i].peak_gbs));
+		json_array_append_new(perf,
+		                      json_pack("{s:s, s:f, s:f, s:f}", "what", r->perf[i].what,
+		                                "ms", r->perf[i].ms, "gbs", r->perf[i].gbs,
+		                                "peak_gbs", r->perf[i].peak_gbs));
 	for (size_t i = 0; i < r->n_hints; i++)
 		json_array_append_new(hints, json_string(r->hints[i]));
 #define STR_OR_NULL(s) ((s)[0] ? json_string(s) : json_null())
@@ -829,7 +849,7 @@ json_t *menv_smoke_result_json(const struct menv_smoke_result *r)
 }
 
 int menv_smoke_write_record(const char *prefix, const struct menv_smoke_result *res,
-			    struct menv_error *err)
+                            struct menv_error *err)
 {
 	json_t *j = menv_smoke_result_json(res);
 	char *dump = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -50,12 +50,12 @@ static bool has_prefix(const char *s, const char *prefix)
 /* Opens `path` for reading and tells whether it is a `.conda` (by name or ZIP magic). */
 static int open_package(const char *path, int *fd, bool *conda, struct menv_error *err)
 {
-	unsigned char magic[4] = { 0 };
+	unsigned char magic[4] = {0};
 
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-				      "cannot open '%s'", path);
+		                      "cannot open '%s'", path);
 	if (pread(*fd, magic, sizeof(magic), 0) < 0) {
 		menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
 		close(*fd);
@@ -67,7 +67,7 @@ static int open_package(const char *path, int *fd, bool *conda, struct menv_erro
 }
 
 static int read_error(struct archive *a, const char *path, const char *member,
-		      struct menv_error *err)
+                      struct menv_error *err)
 {
 	const char *msg = archive_error_string(a);
 
@@ -75,13 +75,13 @@ static int read_error(struct archive *a, const char *path, const char *member,
 		msg = "unexpected end of data";
 	if (member)
 		return menv_error_set(err, MENV_EPARSE, "cannot read '%s' (member '%s'): %s", path,
-				      member, msg);
+		                      member, msg);
 	return menv_error_set(err, MENV_EPARSE, "cannot read '%s': %s", path, msg);
 }
 
 /* A reader of the outer file: ZIP for `.conda`, tar under any filter for `.tar.bz2`. */
 static int open_outer(struct archive **out, int fd, bool conda, const char *path,
-		      struct menv_error *err)
+                      struct menv_error *err)
 {
 	struct archive *a = archive_read_new();
 
@@ -122,7 +122,7 @@ static la_ssize_t inner_read(struct archive *a, void *ud, const void **data)
 }
 
 static int open_inner(struct archive **out, struct inner_src *src, const char *path,
-		      const char *member, struct menv_error *err)
+                      const char *member, struct menv_error *err)
 {
 	struct archive *a = archive_read_new();
 
@@ -245,10 +245,12 @@ struct xctx {
 static int unsafe(struct xctx *x, const char *name, const char *why)
 {
 	if (x->member)
-		return menv_error_set(x->err, MENV_EUNSAFE, "unsafe entry '%s' in '%s' (member "
-				      "'%s'): %s", name, x->path, x->member, why);
+		return menv_error_set(x->err, MENV_EUNSAFE,
+		                      "unsafe entry '%s' in '%s' (member "
+		                      "'%s'): %s",
+		                      name, x->path, x->member, why);
 	return menv_error_set(x->err, MENV_EUNSAFE, "unsafe entry '%s' in '%s': %s", name, x->path,
-			      why);
+	                      why);
 }
 
 /* Refuses a normalised path whose parent directories (and the path itself when `self`)
@@ -273,7 +275,7 @@ static int check_no_symlink(struct xctx *x, const char *entry, const char *rel, 
 		if (S_ISLNK(st.st_mode)) {
 			char why[PATH_MAX + 64];
 			snprintf(why, sizeof(why), "it goes through the symlink '%s'",
-				 x->tmp.buf + strlen(x->root) + 1);
+			         x->tmp.buf + strlen(x->root) + 1);
 			return unsafe(x, entry, why);
 		}
 		p += n;
@@ -288,7 +290,7 @@ static int name_error(struct xctx *x, const char *entry, int kind, const char *w
 	char why[128];
 
 	snprintf(why, sizeof(why), "%s %s", what,
-		 kind == NAME_ABSOLUTE ? "is an absolute path" : "has a '..' component");
+	         kind == NAME_ABSOLUTE ? "is an absolute path" : "has a '..' component");
 	return unsafe(x, entry, why);
 }
 
@@ -303,7 +305,7 @@ static int prepare_entry(struct xctx *x, struct archive_entry *e)
 
 	if (!entry)
 		return menv_error_set(x->err, MENV_EPARSE, "cannot read '%s': entry without a name",
-				      x->path);
+		                      x->path);
 	kind = normalise(entry, &x->name);
 	if (kind != NAME_OK)
 		return name_error(x, entry, kind, "the name");
@@ -340,7 +342,7 @@ static int prepare_entry(struct xctx *x, struct archive_entry *e)
 		if (symlink_escapes(x->name.buf, target)) {
 			char why[PATH_MAX + 64];
 			snprintf(why, sizeof(why), "symlink to '%s' leaves the destination",
-				 target);
+			         target);
 			return unsafe(x, entry, why);
 		}
 	}
@@ -363,8 +365,8 @@ static int disk_error(struct xctx *x, const char *what)
 		msg = "unknown error";
 	if (eno == ERRNO_MISC)
 		return unsafe(x, x->name.buf, msg);
-	menv_error_set(x->err, MENV_EIO, "cannot %s '%s' from '%s': %s", what, x->name.buf,
-		       x->path, msg);
+	menv_error_set(x->err, MENV_EIO, "cannot %s '%s' from '%s': %s", what, x->name.buf, x->path,
+	               msg);
 	x->err->sys_errno = eno > 0 ? eno : 0;
 	return MENV_EIO;
 }
@@ -446,7 +448,7 @@ static int extract_conda(struct xctx *x, struct archive *outer)
 	}
 	if (!seen_info)
 		rc = menv_error_set(x->err, MENV_EPARSE,
-				    "cannot read '%s': no 'info-*.tar.zst' member", x->path);
+		                    "cannot read '%s': no 'info-*.tar.zst' member", x->path);
 out:
 	free(src);
 	return rc;
@@ -455,8 +457,8 @@ out:
 int menv_archive_extract(const char *archive, const char *dest, struct menv_error *err)
 {
 	struct menv_error local;
-	struct xctx x = { archive, NULL, NULL, NULL, MENV_BUF_INIT, MENV_BUF_INIT, MENV_BUF_INIT,
-			  MENV_BUF_INIT, NULL, err ? err : &local };
+	struct xctx x = {archive,       NULL,          NULL,          NULL, MENV_BUF_INIT,
+	                 MENV_BUF_INIT, MENV_BUF_INIT, MENV_BUF_INIT, NULL, err ? err : &local};
 	struct archive *in = NULL;
 	bool conda = false;
 	int fd = -1, rc;
@@ -464,7 +466,7 @@ int menv_archive_extract(const char *archive, const char *dest, struct menv_erro
 	x.root = realpath(dest, NULL);
 	if (!x.root)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-				      "cannot open the directory '%s'", dest);
+		                      "cannot open the directory '%s'", dest);
 	rc = open_package(archive, &fd, &conda, err);
 	if (rc)
 		goto out;
@@ -477,8 +479,8 @@ int menv_archive_extract(const char *archive, const char *dest, struct menv_erro
 	menv_buf_init(&x.tmp);
 	x.disk = archive_write_disk_new();
 	archive_write_disk_set_options(x.disk, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
-				       ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-				       ARCHIVE_EXTRACT_SECURE_SYMLINKS);
+	                                               ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+	                                               ARCHIVE_EXTRACT_SECURE_SYMLINKS);
 	rc = conda ? extract_conda(&x, in) : extract_tar(&x, in);
 	/* close applies the deferred directory permissions and times */
 	if (archive_write_close(x.disk) != ARCHIVE_OK && !rc)
@@ -503,7 +505,7 @@ out:
 
 /* Finds `member` (normalised) in a tar reader and appends its bytes to `out`. */
 static int tar_find(struct archive *a, const char *path, const char *inner, const char *member,
-		    struct menv_buf *out, bool *found, struct menv_error *err)
+                    struct menv_buf *out, bool *found, struct menv_error *err)
 {
 	struct menv_buf name = MENV_BUF_INIT;
 	struct archive_entry *e;
@@ -527,7 +529,7 @@ static int tar_find(struct archive *a, const char *path, const char *inner, cons
 		*found = true;
 		if (archive_entry_filetype(e) != AE_IFREG || entry_hardlink(e)) {
 			rc = menv_error_set(err, MENV_EPARSE, "'%s' in '%s' is not a regular file",
-					    member, path);
+			                    member, path);
 			goto out;
 		}
 		for (;;) {
@@ -551,7 +553,7 @@ out:
 }
 
 int menv_archive_read_member(const char *archive, const char *member, struct menv_buf *out,
-			     struct menv_error *err)
+                             struct menv_error *err)
 {
 	struct menv_buf want = MENV_BUF_INIT;
 	struct inner_src *src = NULL;

@@ -83,7 +83,7 @@ int menv_hash_file(const char *path, struct menv_hashes *out, struct menv_error 
 
 	if (fd < 0)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-				      "cannot open '%s'", path);
+		                      "cannot open '%s'", path);
 	buf = menv_xmalloc(1 << 16);
 	menv_hasher_init(&h);
 	for (;;) {

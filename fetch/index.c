@@ -13,10 +13,13 @@
 #include "internal.h"
 
 static const char *const known_subdirs[] = {
-	"noarch", "linux-32", "linux-64", "linux-aarch64", "linux-armv6l", "linux-armv7l",
-	"linux-ppc64", "linux-ppc64le", "linux-riscv64", "linux-s390x", "osx-64", "osx-arm64",
-	"win-32", "win-64", "win-arm64", "zos-z", "freebsd-64", "emscripten-wasm32",
-	"wasi-wasm32",
+        "noarch",        "linux-32",      "linux-64",
+        "linux-aarch64", "linux-armv6l",  "linux-armv7l",
+        "linux-ppc64",   "linux-ppc64le", "linux-riscv64",
+        "linux-s390x",   "osx-64",        "osx-arm64",
+        "win-32",        "win-64",        "win-arm64",
+        "zos-z",         "freebsd-64",    "emscripten-wasm32",
+        "wasi-wasm32",
 };
 
 static bool is_known_subdir(const char *name)
@@ -50,7 +53,7 @@ static int list_packages(const char *dir, struct menv_strvec *out, struct menv_e
 
 	if (!d)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-				      "cannot open the directory '%s'", dir);
+		                      "cannot open the directory '%s'", dir);
 	while ((de = readdir(d))) {
 		struct stat st;
 		char *path;
@@ -70,7 +73,7 @@ static int list_packages(const char *dir, struct menv_strvec *out, struct menv_e
 
 /* The record of one package file: its info/index.json plus md5, sha256 and size. */
 static int package_record(const char *path, const char *subdir, json_t **out,
-			  struct menv_error *err)
+                          struct menv_error *err)
 {
 	struct menv_buf text = MENV_BUF_INIT;
 	struct menv_hashes h;
@@ -81,17 +84,20 @@ static int package_record(const char *path, const char *subdir, json_t **out,
 	menv_buf_init(&text);
 	rc = menv_archive_read_member(path, "info/index.json", &text, err);
 	if (rc == MENV_ENOTFOUND) {
-		rc = menv_error_set(err, MENV_EPARSE, "'%s' is not a valid package: no "
-				    "'info/index.json'", path);
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "'%s' is not a valid package: no "
+		                    "'info/index.json'",
+		                    path);
 		goto out;
 	}
 	if (rc)
 		goto out;
 	rec = json_loadb(text.buf, text.len, 0, &jerr);
 	if (!json_is_object(rec)) {
-		rc = menv_error_set(err, MENV_EPARSE, "'%s' is not a valid package: "
-				    "'info/index.json' line %d: %s", path, jerr.line,
-				    rec ? "not an object" : jerr.text);
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "'%s' is not a valid package: "
+		                    "'info/index.json' line %d: %s",
+		                    path, jerr.line, rec ? "not an object" : jerr.text);
 		goto out;
 	}
 	rc = menv_hash_file(path, &h, err);
@@ -111,7 +117,7 @@ out:
 }
 
 static int index_subdir(const char *dir, const char *subdir, struct menv_index_stats *stats,
-			struct menv_error *err)
+                        struct menv_error *err)
 {
 	struct menv_strvec files = MENV_STRVEC_INIT;
 	char *sdir = menv_xasprintf("%s/%s", dir, subdir);
@@ -163,7 +169,7 @@ out:
 
 int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct menv_error *err)
 {
-	struct menv_index_stats local = { 0, 0 };
+	struct menv_index_stats local = {0, 0};
 	struct menv_strvec subdirs = MENV_STRVEC_INIT;
 	struct dirent *de;
 	char *noarch = NULL;
@@ -176,7 +182,7 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
 	d = opendir(dir);
 	if (!d)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-				      "cannot open the channel directory '%s'", dir);
+		                      "cannot open the channel directory '%s'", dir);
 	while ((de = readdir(d))) {
 		struct menv_strvec pkgs = MENV_STRVEC_INIT;
 		struct stat st;
@@ -188,7 +194,7 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
 		path = menv_xasprintf("%s/%s", dir, de->d_name);
 		keep = stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
 		       (is_known_subdir(de->d_name) ||
-			(list_packages(path, &pkgs, NULL) == 0 && pkgs.n > 0));
+		        (list_packages(path, &pkgs, NULL) == 0 && pkgs.n > 0));
 		if (keep)
 			menv_strvec_push(&subdirs, de->d_name);
 		menv_strvec_clear(&pkgs);
@@ -200,7 +206,7 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
 	if (!menv_strvec_contains(&subdirs, "noarch")) {
 		if (mkdir(noarch, 0755) < 0 && errno != EEXIST) {
 			rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'",
-					    noarch);
+			                    noarch);
 			goto out;
 		}
 		menv_strvec_push(&subdirs, "noarch");

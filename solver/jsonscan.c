@@ -100,8 +100,8 @@ int menv_jsonscan_repodata(const char *s, size_t n, menv_jsonscan_cb cb, void *u
 				if (i >= n || s[i] != ':')
 					return -1;
 				i = skip_ws(s, n, i + 1);
-				cb(ud, section == 1 ? MENV_JSONSCAN_TARBZ2 : MENV_JSONSCAN_CONDA, s + fs,
-				   fl, i);
+				cb(ud, section == 1 ? MENV_JSONSCAN_TARBZ2 : MENV_JSONSCAN_CONDA,
+				   s + fs, fl, i);
 				i = skip_value(s, n, i);
 				i = skip_ws(s, n, i);
 				if (i < n && s[i] == ',')

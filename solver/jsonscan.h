@@ -14,7 +14,7 @@ enum menv_jsonscan_kind { MENV_JSONSCAN_INFO, MENV_JSONSCAN_TARBZ2, MENV_JSONSCA
  * NUL-terminated, JSON escapes left as they are; real file names have none), `off` is the
  * byte offset of the value. */
 typedef void (*menv_jsonscan_cb)(void *ud, enum menv_jsonscan_kind kind, const char *key,
-				 size_t keylen, size_t off);
+                                 size_t keylen, size_t off);
 
 /* Scans repodata.json bytes. Returns 0, or -1 when the top level is not a JSON object of
  * the expected shape (the caller then reports the file as invalid). */

@@ -43,18 +43,18 @@ struct menv_solver {
 	char *problems;                   /* the last failed solve's problem rules, or NULL */
 	bool has_cuda;                    /* a __cuda virtual package was added */
 	int npins;
-	bool ranked;                      /* rank_variants ran */
-	bool prepared;                    /* whatprovides made for queries */
-	Map *considered;                  /* strict priority: the installable solvables */
-	json_t **inst_by_id;              /* solvable Id -> installed PrefixRecord (borrowed) */
+	bool ranked;         /* rank_variants ran */
+	bool prepared;       /* whatprovides made for queries */
+	Map *considered;     /* strict priority: the installable solvables */
+	json_t **inst_by_id; /* solvable Id -> installed PrefixRecord (borrowed) */
 	size_t inst_alloc;
 	size_t by_id_alloc;
 	int nrepos;
-	struct filerepo **files;          /* repos read from repodata.json files */
+	struct filerepo **files; /* repos read from repodata.json files */
 	size_t nfiles;
-	Id offkey;                        /* "menv:offset": a record's byte offset in its JSON */
-	Id cachekey;                      /* "menv:cachekey" on SOLVID_META of a .solv */
-	Id baseurlkey;                    /* "menv:base_url" on SOLVID_META */
+	Id offkey;     /* "menv:offset": a record's byte offset in its JSON */
+	Id cachekey;   /* "menv:cachekey" on SOLVID_META of a .solv */
+	Id baseurlkey; /* "menv:base_url" on SOLVID_META */
 };
 
 /* A channel subdir whose solvables came from libsolv's conda reader (or its .solv cache);
@@ -62,8 +62,8 @@ struct menv_solver {
 struct filerepo {
 	const struct menv_channel *ch;
 	char *subdir;
-	char *base;          /* URL the package files live under */
-	const char *map;     /* the repodata.json, mapped read-only */
+	char *base;      /* URL the package files live under */
+	const char *map; /* the repodata.json, mapped read-only */
 	size_t size;
 	Repo *repo;
 	struct menv_record **recs; /* lazily made, indexed by p - repo->start */
@@ -142,7 +142,7 @@ static void add_track_features(Repodata *data, Id h, Pool *pool, const char *tf)
 			e++;
 		if (e > p)
 			repodata_add_idarray(data, h, SOLVABLE_TRACK_FEATURES,
-					     pool_strn2id(pool, p, (unsigned int)(e - p), 1));
+			                     pool_strn2id(pool, p, (unsigned int)(e - p), 1));
 		p = e;
 	}
 }
@@ -173,27 +173,29 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
 		sv->name = pool_str2id(pool, r->name, 1);
 		sv->evr = pool_str2id(pool, r->version, 1);
 		sv->provides = repo_addid_dep(repo, sv->provides,
-					      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
+		                              pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
 		repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, r->build);
 		/* libsolv's conda policy compares this after the version: the build number, then
 		 * (conda's last tie-breaker) the newer timestamp, as one dotted number */
 		snprintf(num, sizeof(num), "%lld.0.%lld", (long long)r->build_number,
-			 (long long)(r->timestamp > 0 ? r->timestamp / 1000 : 0));
+		         (long long)(r->timestamp > 0 ? r->timestamp / 1000 : 0));
 		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
 		if (r->timestamp > 0)
 			repodata_set_num(data, p, SOLVABLE_BUILDTIME,
-					 (unsigned long long)(r->timestamp / 1000));
+			                 (unsigned long long)(r->timestamp / 1000));
 		arr = menv_record_depends(r);
-		json_array_foreach(arr, k, v) {
+		json_array_foreach(arr, k, v)
+		{
 			if (!json_is_string(v))
 				continue;
 			Id dep = pool_conda_matchspec(pool, json_string_value(v));
 			if (dep)
-				sv->requires = repo_addid_dep(repo, sv->requires, dep, 0);
+			sv->requires = repo_addid_dep(repo, sv->requires, dep, 0);
 		}
 		arr = menv_record_constrains(r);
 		if (arr) {
-			json_array_foreach(arr, k, v) {
+			json_array_foreach(arr, k, v)
+			{
 				if (!json_is_string(v))
 					continue;
 				Id dep = pool_conda_matchspec(pool, json_string_value(v));
@@ -207,13 +209,12 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
 		else if (json_is_array(v)) {
 			json_t *f;
 			json_array_foreach(v, k, f) if (json_is_string(f))
-				add_track_features(data, p, pool, json_string_value(f));
+			        add_track_features(data, p, pool, json_string_value(f));
 		}
 		remember(s, p, r);
 	}
 	repo_internalize(repo);
 }
-
 
 /* ---------------------------------------------------------------------------------------- */
 /* repodata.json files through libsolv's conda reader, cached as .solv                      */
@@ -231,7 +232,7 @@ struct scan_ctx {
 };
 
 static void on_scan(void *ud, enum menv_jsonscan_kind kind, const char *key, size_t keylen,
-		    size_t off)
+                    size_t off)
 {
 	struct scan_ctx *c = ud;
 	if (kind == MENV_JSONSCAN_INFO) {
@@ -256,15 +257,15 @@ static int cmp_fn(const void *a, const void *b)
 
 /* The base URL of a repodata file: CEP-15 info.base_url, or <channel>/<subdir>. */
 static char *base_url_of(const struct menv_channel *ch, const char *subdir, const char *info,
-			 size_t len)
+                         size_t len)
 {
 	json_t *j = info ? json_loadb(info, len, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
 	const char *bu = json_string_value(json_object_get(j, "base_url"));
 	char *base;
 	if (bu && *bu) {
 		base = strstr(bu, "://") || bu[0] == '/'
-			       ? menv_xstrdup(bu)
-			       : menv_xasprintf("%s/%s/%s", ch ? ch->base_url : "", subdir, bu);
+		               ? menv_xstrdup(bu)
+		               : menv_xasprintf("%s/%s/%s", ch ? ch->base_url : "", subdir, bu);
 		size_t n = strlen(base);
 		while (n > 0 && base[n - 1] == '/')
 			base[--n] = '\0';
@@ -276,10 +277,10 @@ static char *base_url_of(const struct menv_channel *ch, const char *subdir, cons
 }
 
 static int build_from_json(struct menv_solver *s, struct filerepo *f, const char *path,
-			   const char *key, struct menv_error *err)
+                           const char *key, struct menv_error *err)
 {
 	Pool *pool = s->pool;
-	struct scan_ctx c = { .s = s, .map = f->map, .size = f->size };
+	struct scan_ctx c = {.s = s, .map = f->map, .size = f->size};
 	FILE *fp = fmemopen((void *)f->map, f->size, "r");
 	int rc = 0;
 
@@ -309,7 +310,8 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 	repodata_extend_block(data, f->repo->start, f->repo->end - f->repo->start);
 	Id p;
 	Solvable *sv;
-	FOR_REPO_SOLVABLES(f->repo, p, sv) {
+	FOR_REPO_SOLVABLES(f->repo, p, sv)
+	{
 		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
 		if (!loc)
 			continue;
@@ -331,7 +333,7 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 	free(sorted);
 	free(idx);
 	f->base = base_url_of(f->ch, f->subdir, c.has_info ? f->map + c.info_off : NULL,
-			      c.has_info ? f->size - c.info_off : 0);
+	                      c.has_info ? f->size - c.info_off : 0);
 	repodata_set_str(data, SOLVID_META, s->cachekey, key);
 	repodata_set_str(data, SOLVID_META, s->baseurlkey, f->base);
 	repodata_internalize(data);
@@ -344,8 +346,8 @@ out:
 }
 
 int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_channel *ch,
-				  const char *subdir, const char *path, const char *solv_path,
-				  struct menv_error *err)
+                                  const char *subdir, const char *path, const char *solv_path,
+                                  struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	struct filerepo *f = menv_xcalloc(1, sizeof(*f));
@@ -361,7 +363,7 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-				      "cannot open '%s'", path);
+		                      "cannot open '%s'", path);
 	if (fstat(fd, &st) < 0) {
 		close(fd);
 		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", path);
@@ -377,7 +379,7 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 	}
 	close(fd);
 	snprintf(key, sizeof(key), "menv-solv-1:%lld:%lld.%09ld", (long long)st.st_size,
-		 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 
 	char *rname = menv_xasprintf("%s/%s", ch ? ch->name : "?", subdir);
 	f->repo = repo_create(pool, rname);
@@ -393,7 +395,8 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 		if (fp) {
 			if (repo_add_solv(f->repo, fp, 0) == 0) {
 				const char *k = repo_lookup_str(f->repo, SOLVID_META, s->cachekey);
-				const char *b = repo_lookup_str(f->repo, SOLVID_META, s->baseurlkey);
+				const char *b =
+				        repo_lookup_str(f->repo, SOLVID_META, s->baseurlkey);
 				cached = k && b && !strcmp(k, key);
 				if (cached)
 					f->base = menv_xstrdup(b);
@@ -466,7 +469,7 @@ static const struct menv_record *record_of(struct menv_solver *s, Id p)
 }
 
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
-			     const char *build)
+                             const char *build)
 {
 	Pool *pool = s->pool;
 	Repodata *data = repo_last_repodata(s->virt);
@@ -480,7 +483,7 @@ void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char
 	sv->name = pool_str2id(pool, name, 1);
 	sv->evr = pool_str2id(pool, version, 1);
 	sv->provides = repo_addid_dep(s->virt, sv->provides,
-				      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
+	                              pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
 	repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, build);
 	repodata_set_str(data, p, SOLVABLE_BUILDVERSION, "0");
 	repodata_internalize(data);
@@ -508,7 +511,7 @@ void menv_solver_add_pin(struct menv_solver *s, const struct menv_matchspec *pin
 	sv->name = pool_str2id(pool, name, 1);
 	sv->evr = pool_str2id(pool, "0", 1);
 	sv->provides = repo_addid_dep(s->virt, sv->provides,
-				      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
+	                              pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
 	repodata_add_idarray(data, p, SOLVABLE_CONSTRAINS, dep);
 	repodata_internalize(data);
 }
@@ -520,7 +523,8 @@ static void add_deps(Pool *pool, Repo *repo, Repodata *data, Id p, json_t *arr, 
 	Solvable *sv = pool_id2solvable(pool, p);
 	if (!json_is_array(arr))
 		return;
-	json_array_foreach(arr, k, v) {
+	json_array_foreach(arr, k, v)
+	{
 		if (!json_is_string(v))
 			continue;
 		Id dep = pool_conda_matchspec(pool, json_string_value(v));
@@ -529,7 +533,7 @@ static void add_deps(Pool *pool, Repo *repo, Repodata *data, Id p, json_t *arr, 
 		if (constrains)
 			repodata_add_idarray(data, p, SOLVABLE_CONSTRAINS, dep);
 		else
-			sv->requires = repo_addid_dep(repo, sv->requires, dep, 0);
+		sv->requires = repo_addid_dep(repo, sv->requires, dep, 0);
 	}
 }
 
@@ -554,10 +558,10 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 		sv->name = pool_str2id(pool, name, 1);
 		sv->evr = pool_str2id(pool, ver, 1);
 		sv->provides = repo_addid_dep(s->virt, sv->provides,
-					      pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
+		                              pool_rel2id(pool, sv->name, sv->evr, REL_EQ, 1), 0);
 		repodata_add_poolstr_array(data, p, SOLVABLE_BUILDFLAVOR, build);
 		snprintf(num, sizeof(num), "%lld.0.0",
-			 (long long)(json_is_integer(bn) ? json_integer_value(bn) : 0));
+		         (long long)(json_is_integer(bn) ? json_integer_value(bn) : 0));
 		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
 		add_deps(pool, s->virt, data, p, json_object_get(r, "depends"), false);
 		add_deps(pool, s->virt, data, p, json_object_get(r, "constrains"), true);
@@ -566,7 +570,8 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 			while (m <= (size_t)p)
 				m *= 2;
 			s->inst_by_id = menv_xrealloc(s->inst_by_id, m * sizeof(*s->inst_by_id));
-			memset(s->inst_by_id + s->inst_alloc, 0, (m - s->inst_alloc) * sizeof(json_t *));
+			memset(s->inst_by_id + s->inst_alloc, 0,
+			       (m - s->inst_alloc) * sizeof(json_t *));
 			s->inst_alloc = m;
 		}
 		s->inst_by_id[p] = r;
@@ -593,16 +598,27 @@ static bool extra_keys_match(const struct menv_matchspec *ms, const struct menv_
 		const char *b = ms->build_number;
 		long long want, have = r->build_number;
 		int op = 0; /* 0 ==, 1 >=, 2 <=, 3 >, 4 <, 5 != */
-		if (!strncmp(b, ">=", 2)) op = 1, b += 2;
-		else if (!strncmp(b, "<=", 2)) op = 2, b += 2;
-		else if (!strncmp(b, "!=", 2)) op = 5, b += 2;
-		else if (!strncmp(b, "==", 2)) b += 2;
-		else if (*b == '>') op = 3, b++;
-		else if (*b == '<') op = 4, b++;
-		else if (*b == '=') b++;
+		if (!strncmp(b, ">=", 2))
+			op = 1, b += 2;
+		else if (!strncmp(b, "<=", 2))
+			op = 2, b += 2;
+		else if (!strncmp(b, "!=", 2))
+			op = 5, b += 2;
+		else if (!strncmp(b, "==", 2))
+			b += 2;
+		else if (*b == '>')
+			op = 3, b++;
+		else if (*b == '<')
+			op = 4, b++;
+		else if (*b == '=')
+			b++;
 		want = atoll(b);
-		bool ok = op == 0 ? have == want : op == 1 ? have >= want : op == 2 ? have <= want :
-			  op == 3 ? have > want : op == 4 ? have < want : have != want;
+		bool ok = op == 0   ? have == want
+		          : op == 1 ? have >= want
+		          : op == 2 ? have <= want
+		          : op == 3 ? have > want
+		          : op == 4 ? have < want
+		                    : have != want;
 		if (!ok)
 			return false;
 	}
@@ -616,7 +632,7 @@ static bool extra_keys_match(const struct menv_matchspec *ms, const struct menv_
 
 /* Does solvable p match the version and build of ms when its name is taken as `name`? */
 static bool provides_match(struct menv_solver *s, Id p, const struct menv_matchspec *ms,
-			   const char *name)
+                           const char *name)
 {
 	Pool *pool = s->pool;
 	struct menv_matchspec m = *ms;
@@ -629,7 +645,8 @@ static bool provides_match(struct menv_solver *s, Id p, const struct menv_matchs
 	free(str);
 	if (!dep)
 		return false;
-	FOR_PROVIDES(q, qq, dep) {
+	FOR_PROVIDES(q, qq, dep)
+	{
 		if (q == p)
 			return true;
 	}
@@ -644,7 +661,7 @@ static bool needs_candidates(const struct menv_matchspec *ms)
 
 /* One line per problem in `line` ("a; b"), and the rules behind each in `tree`. */
 static void describe_problems(Solver *solv, struct menv_buf *line, struct menv_buf *tree,
-			      bool *needs_cuda)
+                              bool *needs_cuda)
 {
 	Pool *pool = solv->pool;
 	int np = solver_problem_count(solv);
@@ -666,7 +683,7 @@ static void describe_problems(Solver *solv, struct menv_buf *line, struct menv_b
 			if (type == SOLVER_RULE_JOB)
 				continue;
 			menv_buf_addf(tree, "  - %s\n",
-				      solver_problemruleinfo2str(solv, type, source, target, dep));
+			              solver_problemruleinfo2str(solv, type, source, target, dep));
 		}
 		if (strstr(ps, "__cuda"))
 			*needs_cuda = true;
@@ -679,7 +696,6 @@ const char *menv_solver_problems(const struct menv_solver *s)
 {
 	return s->problems ? s->problems : "";
 }
-
 
 /* ---------------------------------------------------------------------------------------- */
 /* Variant prioritisation                                                                    */
@@ -721,7 +737,8 @@ static void best_dep_versions(Pool *pool, Id p, Queue *names, Queue *best)
 		Id name = ISRELDEP(dep) ? GETRELDEP(pool, dep)->name : dep;
 		while (ISRELDEP(name))
 			name = GETRELDEP(pool, name)->name;
-		FOR_PROVIDES(q, qq, dep) {
+		FOR_PROVIDES(q, qq, dep)
+		{
 			Id e = pool_id2solvable(pool, q)->evr;
 			if (!top || pool_evrcmp(pool, e, top, EVRCMP_COMPARE) > 0)
 				top = e;
@@ -742,9 +759,11 @@ static int forced_features(Pool *pool, Id p)
 	for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
 		Id q, qq;
 		bool any = false, all_tracked = true;
-		FOR_PROVIDES(q, qq, *dp) {
+		FOR_PROVIDES(q, qq, *dp)
+		{
 			any = true;
-			if (!solvable_lookup_count(pool_id2solvable(pool, q), SOLVABLE_TRACK_FEATURES))
+			if (!solvable_lookup_count(pool_id2solvable(pool, q),
+			                           SOLVABLE_TRACK_FEATURES))
 				all_tracked = false;
 		}
 		n += any && all_tracked;
@@ -790,7 +809,7 @@ static void rank_variants(struct menv_solver *s)
 		Solvable *sv = pool_id2solvable(pool, p);
 		if (!sv->repo || sv->repo == s->virt)
 			continue;
-		v[n++] = (struct variant){ p, sv->name, sv->evr, build_number_of(sv) };
+		v[n++] = (struct variant){p, sv->name, sv->evr, build_number_of(sv)};
 	}
 	qsort(v, n, sizeof(*v), cmp_variant);
 	queue_init(&na);
@@ -799,7 +818,8 @@ static void rank_variants(struct menv_solver *s)
 	queue_init(&bb);
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
-		while (j < n && v[j].name == v[i].name && v[j].evr == v[i].evr && v[j].bn == v[i].bn)
+		while (j < n && v[j].name == v[i].name && v[j].evr == v[i].evr &&
+		       v[j].bn == v[i].bn)
 			j++;
 		if (j - i > 1 && j - i <= 256) {
 			long *rank = menv_xcalloc(j - i, sizeof(*rank));
@@ -817,7 +837,7 @@ static void rank_variants(struct menv_solver *s)
 				 * dependency (a cpu mutex); then: better dependency versions */
 				int forced = forced_features(pool, v[a].p);
 				rank[a - i] = (long)(999 - (forced > 999 ? 999 : forced)) * 1000 +
-					      (wins > 999 ? 999 : wins);
+				              (wins > 999 ? 999 : wins);
 				differ = differ || rank[a - i] != rank[0];
 			}
 			for (size_t a = i; differ && a < j; a++) {
@@ -826,11 +846,13 @@ static void rank_variants(struct menv_solver *s)
 				if (!data || data->state == REPODATA_AVAILABLE) {
 					data = repo_add_repodata(sv->repo, 0);
 					repodata_extend_block(data, sv->repo->start,
-							      sv->repo->end - sv->repo->start);
+					                      sv->repo->end - sv->repo->start);
 				}
-				unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
+				unsigned long long ts =
+				        solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
 				char num[64];
-				snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i], ts);
+				snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i],
+				         ts);
 				repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
 			}
 			free(rank);
@@ -850,7 +872,6 @@ static void rank_variants(struct menv_solver *s)
 	free(v);
 }
 
-
 /* Strict channel priority (conda's and micromamba's): a package name is taken only from the
  * highest-priority channel that has it. Names requested with an explicit channel
  * (`chan::pkg`) are exempt, since their spec already picks the channel. Implemented with
@@ -861,8 +882,8 @@ static void strict_priority(struct menv_solver *s, const struct menv_solve_reque
 	int *best = menv_xcalloc((size_t)pool->ss.nstrings + 1, sizeof(*best));
 	bool *seen = menv_xcalloc((size_t)pool->ss.nstrings + 1, sizeof(*seen));
 	bool *exempt = menv_xcalloc((size_t)pool->ss.nstrings + 1, sizeof(*exempt));
-	struct menv_matchspec *const *lists[2] = { req->install, req->update };
-	size_t counts[2] = { req->ninstall, req->nupdate };
+	struct menv_matchspec *const *lists[2] = {req->install, req->update};
+	size_t counts[2] = {req->ninstall, req->nupdate};
 
 	for (int l = 0; l < 2; l++)
 		for (size_t i = 0; i < counts[l]; i++) {
@@ -900,7 +921,7 @@ static void strict_priority(struct menv_solver *s, const struct menv_solve_reque
 
 /* Appends the job for one spec (`how` = SOLVER_INSTALL, SOLVER_ERASE or SOLVER_UPDATE). */
 static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
-			const struct menv_matchspec *ms, bool must_exist, struct menv_error *err)
+                        const struct menv_matchspec *ms, bool must_exist, struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	struct menv_matchspec plain = *ms;
@@ -913,7 +934,7 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 	    !ms->sha256 && !ms->fn && !ms->url && !ms->build_number && !ms->track_features &&
 	    !ms->license && !ms->license_family && !ms->subdir)
 		return menv_error_set(err, MENV_EPARSE, "the spec '%s' would match every package",
-				      ms->name ? ms->name : "");
+		                      ms->name ? ms->name : "");
 	if (ms->name && strchr(ms->name, '*'))
 		plain.name = NULL;
 	str = menv_matchspec_str(&plain);
@@ -921,7 +942,7 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 	free(str);
 	if (!dep)
 		return menv_error_set(err, MENV_EPARSE, "cannot read match spec for '%s'",
-				      ms->name ? ms->name : "*");
+		                      ms->name ? ms->name : "*");
 	if (ms->name && !strchr(ms->name, '*')) {
 		Id nameid = pool_str2id(pool, ms->name, 0);
 		if (nameid)
@@ -929,14 +950,15 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 		if (!known && must_exist) {
 			char *full = menv_matchspec_str_full(ms);
 			int rc = menv_error_set(err, MENV_ENOTFOUND,
-						"package '%s' is not available from the current "
-						"channels", full);
+			                        "package '%s' is not available from the current "
+			                        "channels",
+			                        full);
 			free(full);
 			return rc;
 		}
 		if (!known)
 			return menv_error_set(err, MENV_ENOTFOUND, "package '%s' is not installed",
-					      ms->name);
+			                      ms->name);
 	}
 	if (!needs_candidates(ms)) {
 		queue_push2(job, how | SOLVER_SOLVABLE_PROVIDES, dep);
@@ -944,7 +966,8 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 	}
 	queue_empty(q);
 	if (ms->name && !strchr(ms->name, '*')) {
-		FOR_PROVIDES(p, pp, dep) {
+		FOR_PROVIDES(p, pp, dep)
+		{
 			if (pool_id2solvable(pool, p)->repo != s->virt &&
 			    extra_keys_match(ms, record_of(s, p)))
 				queue_push(q, p);
@@ -966,7 +989,7 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 	if (!q->count) {
 		char *full = menv_matchspec_str_full(ms);
 		int rc = menv_error_set(err, MENV_ENOTFOUND,
-					"no package matches '%s' in the current channels", full);
+		                        "no package matches '%s' in the current channels", full);
 		free(full);
 		return rc;
 	}
@@ -975,9 +998,9 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 }
 
 int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
-		      const struct menv_record ***out, size_t *n_out, struct menv_error *err)
+                      const struct menv_record ***out, size_t *n_out, struct menv_error *err)
 {
-	struct menv_solve_request req = { .install = specs, .ninstall = n };
+	struct menv_solve_request req = {.install = specs, .ninstall = n};
 	struct menv_transaction t;
 	int rc;
 
@@ -1000,7 +1023,7 @@ void menv_transaction_release(struct menv_transaction *t)
 }
 
 int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
-			      struct menv_transaction *out, struct menv_error *err)
+                              struct menv_transaction *out, struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	Solver *solv = NULL;
@@ -1024,8 +1047,8 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	for (size_t i = 0; i < req->nupdate && !rc; i++) {
 		const struct menv_matchspec *u = req->update[i];
 		bool constrained = u->vspec || u->build || u->build_number || u->channel;
-		rc = add_spec_job(s, &job, &q, constrained ? SOLVER_INSTALL : SOLVER_UPDATE, u, true,
-				  err);
+		rc = add_spec_job(s, &job, &q, constrained ? SOLVER_INSTALL : SOLVER_UPDATE, u,
+		                  true, err);
 	}
 	for (size_t i = 0; i < req->nremove && !rc; i++)
 		rc = add_spec_job(s, &job, &q, SOLVER_ERASE, req->remove[i], false, err);
@@ -1049,12 +1072,12 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		bool needs_cuda = false;
 		describe_problems(solv, &line, &tree, &needs_cuda);
 		rc = menv_error_set(err, MENV_EUNSAT,
-				    "could not solve for the requested packages: %s%s",
-				    line.buf ? line.buf : "",
-				    needs_cuda && !s->has_cuda
-					    ? " (no CUDA driver was found: __cuda is absent; "
-					      "CONDA_OVERRIDE_CUDA=11.8 solves for a GPU machine)"
-					    : "");
+		                    "could not solve for the requested packages: %s%s",
+		                    line.buf ? line.buf : "",
+		                    needs_cuda && !s->has_cuda
+		                            ? " (no CUDA driver was found: __cuda is absent; "
+		                              "CONDA_OVERRIDE_CUDA=11.8 solves for a GPU machine)"
+		                            : "");
 		free(s->problems);
 		s->problems = menv_buf_detach(&tree);
 		menv_buf_release(&line);
@@ -1071,7 +1094,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 			/* an installed package leaving (erased or replaced) */
 			if ((size_t)p < s->inst_alloc && s->inst_by_id[p] &&
 			    transaction_type(trans, p, SOLVER_TRANSACTION_SHOW_ALL) !=
-				    SOLVER_TRANSACTION_IGNORE)
+			            SOLVER_TRANSACTION_IGNORE)
 				out->unlink[out->nunlink++] = s->inst_by_id[p];
 			continue;
 		}
@@ -1123,7 +1146,7 @@ static int cmp_ranked(const void *a, const void *b, void *pool)
 }
 
 static int finish_query(struct menv_solver *s, struct ranked *v, size_t n,
-			const struct menv_record ***out, size_t *n_out)
+                        const struct menv_record ***out, size_t *n_out)
 {
 	qsort_r(v, n, sizeof(*v), cmp_ranked, s->pool);
 	*out = menv_xcalloc(n + 1, sizeof(**out));
@@ -1144,11 +1167,11 @@ static void push_ranked(struct menv_solver *s, struct ranked **v, size_t *n, siz
 		*alloc = *alloc ? *alloc * 2 : 64;
 		*v = menv_xrealloc(*v, *alloc * sizeof(**v));
 	}
-	(*v)[(*n)++] = (struct ranked){ r, sv->name, sv->evr, sv->repo->priority };
+	(*v)[(*n)++] = (struct ranked){r, sv->name, sv->evr, sv->repo->priority};
 }
 
 int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
-		       const struct menv_record ***out, size_t *n_out, struct menv_error *err)
+                       const struct menv_record ***out, size_t *n_out, struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	struct ranked *v = NULL;
@@ -1173,8 +1196,8 @@ int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
 	return finish_query(s, v, n, out, n_out);
 }
 
-int menv_solver_whoneeds(struct menv_solver *s, const char *name,
-			 const struct menv_record ***out, size_t *n_out, struct menv_error *err)
+int menv_solver_whoneeds(struct menv_solver *s, const char *name, const struct menv_record ***out,
+                         size_t *n_out, struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	Id want = pool_str2id(pool, name, 0);

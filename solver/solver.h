@@ -31,12 +31,12 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
  * written is skipped). `ch` is borrowed and must outlive the solver.
  * Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EPARSE naming the file. */
 int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_channel *ch,
-				  const char *subdir, const char *path, const char *solv_path,
-				  struct menv_error *err);
+                                  const char *subdir, const char *path, const char *solv_path,
+                                  struct menv_error *err);
 
 /* Adds a virtual package (CEP-30), e.g. ("__glibc", "2.36", "0"). Strings are copied. */
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
-			     const char *build);
+                             const char *build);
 
 /* Pins a package (conda's pinned_packages and conda-meta/pinned): when `pin->name` is part
  * of the solution it must match the pin; the pin does not request it. Only name, version
@@ -67,7 +67,7 @@ size_t menv_virtual_detect(struct menv_virtual *out, size_t max);
  * from menv_solver_problems(); a hint when a missing __cuda is involved), MENV_ENOTFOUND when
  * a requested name exists in no channel. */
 int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
-		      const struct menv_record ***out, size_t *n_out, struct menv_error *err);
+                      const struct menv_record ***out, size_t *n_out, struct menv_error *err);
 
 /* Adds the packages installed in a prefix (PrefixRecord JSON objects, borrowed; they must
  * outlive the solver), so that a solve changes an existing environment. */
@@ -77,11 +77,11 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 struct menv_solve_request {
 	struct menv_matchspec *const *install; /* conda install: add or change to match */
 	size_t ninstall;
-	struct menv_matchspec *const *update;  /* conda update NAME: newest allowed */
+	struct menv_matchspec *const *update; /* conda update NAME: newest allowed */
 	size_t nupdate;
-	struct menv_matchspec *const *remove;  /* conda remove: take out (and what needs it) */
+	struct menv_matchspec *const *remove; /* conda remove: take out (and what needs it) */
 	size_t nremove;
-	bool update_all;                       /* conda update --all */
+	bool update_all; /* conda update --all */
 };
 
 /* The result of a solve: records to link (ordered dependencies first, borrowed from the
@@ -100,18 +100,18 @@ void menv_transaction_release(struct menv_transaction *t);
  * needs it, as conda does. Errors as menv_solver_solve; removing a name that is not installed
  * is MENV_ENOTFOUND. */
 int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
-			      struct menv_transaction *out, struct menv_error *err);
+                              struct menv_transaction *out, struct menv_error *err);
 
 /* Every record of the loaded channels that matches `ms` (name globs allowed), sorted by
  * name, then newest version, higher build number, higher channel priority (conda search's
  * order reversed to newest first). `*out` is a new array of `*n_out` borrowed records (free
  * the array only). Errors: none today (0). */
 int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
-		       const struct menv_record ***out, size_t *n_out, struct menv_error *err);
+                       const struct menv_record ***out, size_t *n_out, struct menv_error *err);
 /* Every record of the loaded channels with a dependency on `name`, sorted as by
  * menv_solver_search (conda/mamba repoquery whoneeds on channels). */
-int menv_solver_whoneeds(struct menv_solver *s, const char *name,
-			 const struct menv_record ***out, size_t *n_out, struct menv_error *err);
+int menv_solver_whoneeds(struct menv_solver *s, const char *name, const struct menv_record ***out,
+                         size_t *n_out, struct menv_error *err);
 
 /* After a failed solve: the problems with the rules behind each, several lines (borrowed,
  * valid until the next solve or menv_solver_free). "" when there was none. */

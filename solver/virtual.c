@@ -47,8 +47,8 @@ static void kernel_version(char *out, size_t n)
 	out[0] = '\0';
 	if (uname(&u) < 0)
 		return;
-	while (u.release[i] && (u.release[i] == '.' || (u.release[i] >= '0' && u.release[i] <= '9')) &&
-	       i + 1 < n) {
+	while (u.release[i] &&
+	       (u.release[i] == '.' || (u.release[i] >= '0' && u.release[i] <= '9')) && i + 1 < n) {
 		out[i] = u.release[i];
 		i++;
 	}

@@ -157,7 +157,7 @@ int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-				      "cannot open '%s'", path);
+		                      "cannot open '%s'", path);
 	for (;;) {
 		menv_buf_grow(out, 65536);
 		ssize_t r = read(fd, out->buf + out->len, out->alloc - out->len - 1);
@@ -177,8 +177,7 @@ int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error
 	return 0;
 }
 
-int menv_write_file_atomic(const char *path, const void *data, size_t len,
-			   struct menv_error *err)
+int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err)
 {
 	char *tmp = menv_xasprintf("%s.tmp-XXXXXX", path);
 	const char *p = data;

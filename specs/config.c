@@ -210,11 +210,26 @@ static void map_set(struct menv_strvec *names, struct menv_strvec *vals, const c
 
 /* The scalar keys menv reads (set_scalar), for rc files and CONDA_/MENV_ variables. */
 static const char *const scalar_keys[] = {
-	"channel_alias", "root_prefix", "channel_priority", "download_threads", "fetch_threads",
-	"remote_max_retries", "remote_backoff_factor", "remote_connect_timeout_secs",
-	"remote_read_timeout_secs", "local_repodata_ttl", "offline", "ssl_verify",
-	"client_ssl_cert", "client_ssl_cert_key", "repodata_use_zst", "repodata_use_shards",
-	"always_copy", "always_softlink", "allow_softlinks", "smoke_check",
+        "channel_alias",
+        "root_prefix",
+        "channel_priority",
+        "download_threads",
+        "fetch_threads",
+        "remote_max_retries",
+        "remote_backoff_factor",
+        "remote_connect_timeout_secs",
+        "remote_read_timeout_secs",
+        "local_repodata_ttl",
+        "offline",
+        "ssl_verify",
+        "client_ssl_cert",
+        "client_ssl_cert_key",
+        "repodata_use_zst",
+        "repodata_use_shards",
+        "always_copy",
+        "always_softlink",
+        "allow_softlinks",
+        "smoke_check",
 };
 
 /* One scalar key. Returns 0, 1 when the key is not a scalar key, or MENV_EPARSE. */
@@ -538,11 +553,8 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 {
 
 	static const char *const lists[] = {
-	        "channels",
-	        "default_channels",
-	        "migrated_channel_aliases",
-	        "envs_dirs",
-	        "pinned_packages",
+	        "channels",  "default_channels", "migrated_channel_aliases",
+	        "envs_dirs", "pinned_packages",
 	};
 	char name[64];
 	const char *v;

@@ -18,16 +18,16 @@ struct ctx {
 	struct menv_error *err;
 };
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct ctx *c, yaml_node_t *n, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, yaml_node_t *n,
+                                                      const char *fmt, ...)
 {
 	char m[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(m, sizeof(m), fmt, ap);
 	va_end(ap);
-	return menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: %s", c->src,
-			      n->start_mark.line + 1, n->start_mark.column + 1, m);
+	return menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: %s", c->src, n->start_mark.line + 1,
+	                      n->start_mark.column + 1, m);
 }
 
 static bool is_null(yaml_node_t *n)
@@ -86,15 +86,16 @@ static int dependencies(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 			continue;
 		}
 		if (v->type != YAML_MAPPING_NODE)
-			return fail(c, v, "a dependency must be a string or a '%s:' section", "pip");
-		for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
-		     p++) {
+			return fail(c, v, "a dependency must be a string or a '%s:' section",
+			            "pip");
+		for (yaml_node_pair_t *p = v->data.mapping.pairs.start;
+		     p < v->data.mapping.pairs.top; p++) {
 			yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
 			yaml_node_t *val = yaml_document_get_node(c->doc, p->value);
 			const char *ks = scalar(k);
 			if (!ks || strcmp(ks, "pip"))
 				return fail(c, k ? k : v, "unknown dependency section '%s'",
-					    ks ? ks : "?");
+				            ks ? ks : "?");
 			ef->has_pip_section = true;
 			int rc = string_list(c, val, "pip", &ef->pip);
 			if (rc)
@@ -110,7 +111,8 @@ static int variables(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 		return 0;
 	if (n->type != YAML_MAPPING_NODE)
 		return fail(c, n, "'%s' must be a mapping of names to values", "variables");
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
 		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
 		if (!scalar(k) || !v || v->type != YAML_SCALAR_NODE)
@@ -122,13 +124,13 @@ static int variables(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 }
 
 int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct menv_envfile **out,
-		       struct menv_error *err)
+                       struct menv_error *err)
 {
 	struct menv_envfile *ef = menv_xcalloc(1, sizeof(*ef));
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root;
-	struct ctx c = { &doc, src, err };
+	struct ctx c = {&doc, src, err};
 	int rc = 0;
 
 	*out = NULL;
@@ -138,8 +140,9 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 	if (!yaml_parser_load(&parser, &doc)) {
 		yaml_mark_t m = parser.problem_mark;
 		rc = menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s%s%s", src, m.line + 1,
-				    m.column + 1, parser.problem ? parser.problem : "invalid YAML",
-				    parser.context ? " " : "", parser.context ? parser.context : "");
+		                    m.column + 1, parser.problem ? parser.problem : "invalid YAML",
+		                    parser.context ? " " : "",
+		                    parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
 		menv_envfile_free(ef);
 		return rc;
@@ -194,8 +197,9 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 		if (yaml_parser_load(&parser, &next)) {
 			yaml_node_t *r2 = yaml_document_get_root_node(&next);
 			if (r2)
-				rc = fail(&c, r2, "a second YAML document (%s) in one environment file",
-					  "---");
+				rc = fail(&c, r2,
+				          "a second YAML document (%s) in one environment file",
+				          "---");
 			yaml_document_delete(&next);
 		}
 	}

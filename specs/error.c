@@ -8,8 +8,8 @@
 
 #include "specs.h"
 
-__attribute__((format(printf, 4, 0)))
-static int vset(struct menv_error *err, int code, int sys, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static int vset(struct menv_error *err, int code, int sys,
+                                                      const char *fmt, va_list ap)
 {
 	if (!err)
 		return code;

@@ -77,7 +77,7 @@ static int apply_key(struct menv_matchspec *ms, const char *key, char *val)
  * (up to a comma or blank) or quoted with ' or ". Entries that are not `key=` (a bare word,
  * `key = value` with blanks) are ignored as conda ignores them; an empty value is an error. */
 static int parse_brackets(struct menv_matchspec *ms, const char *s, const char *spec,
-			  struct menv_error *err)
+                          struct menv_error *err)
 {
 	const char *p = s;
 
@@ -106,7 +106,8 @@ static int parse_brackets(struct menv_matchspec *ms, const char *s, const char *
 			if (!*p) {
 				free(key);
 				return menv_error_set(err, MENV_EPARSE,
-						      "invalid match spec '%s': unterminated quote", spec);
+				                      "invalid match spec '%s': unterminated quote",
+				                      spec);
 			}
 			val = menv_xstrndup(v, (size_t)(p - v));
 			p++;
@@ -119,7 +120,8 @@ static int parse_brackets(struct menv_matchspec *ms, const char *s, const char *
 		if (!*val) {
 			free(val);
 			int rc = menv_error_set(err, MENV_EPARSE,
-						"invalid match spec '%s': empty value for '%s'", spec, key);
+			                        "invalid match spec '%s': empty value for '%s'",
+			                        spec, key);
 			free(key);
 			return rc;
 		}
@@ -207,7 +209,8 @@ static int parse_url_spec(struct menv_matchspec *ms, const char *s, struct menv_
 		char cwd[4096];
 		if (!getcwd(cwd, sizeof(cwd)))
 			strcpy(cwd, ".");
-		ms->url = menv_xasprintf("file://%s/%s", cwd, s + (s[0] == '.' && s[1] == '/' ? 2 : 0));
+		ms->url = menv_xasprintf("file://%s/%s", cwd,
+		                         s + (s[0] == '.' && s[1] == '/' ? 2 : 0));
 		ms->name = menv_xstrdup("*");
 		free(stem);
 		return 0;
@@ -263,8 +266,10 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 	if (s[n - 1] == ']') {
 		char *open = strrchr(s, '[');
 		if (!open) {
-			rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': unbalanced "
-					    "brackets", in);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "invalid match spec '%s': unbalanced "
+			                    "brackets",
+			                    in);
 			goto out;
 		}
 		s[n - 1] = '\0';
@@ -277,8 +282,10 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		char *cc = strstr(s, "::");
 		char *tail = cc ? cc + 2 : s;
 		if (strpbrk(tail, "[]") || (!cc && strpbrk(s, "[]"))) {
-			rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': misplaced "
-					    "brackets", in);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "invalid match spec '%s': misplaced "
+			                    "brackets",
+			                    in);
 			goto out;
 		}
 	}
@@ -305,14 +312,14 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		body = cc + 2;
 		char *slash = strrchr(ch, '/');
 		if (slash && (!strncmp(slash + 1, "linux-", 6) || !strcmp(slash + 1, "noarch") ||
-			      !strncmp(slash + 1, "osx-", 4) || !strncmp(slash + 1, "win-", 4))) {
+		              !strncmp(slash + 1, "osx-", 4) || !strncmp(slash + 1, "win-", 4))) {
 			set_field(&ms->subdir, menv_xstrdup(slash + 1));
 			*slash = '\0';
 		}
 		if (!*ch) {
 			free(ch);
-			rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': empty channel",
-					    in);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "invalid match spec '%s': empty channel", in);
 			goto out;
 		}
 		if (ms->channel)
@@ -327,22 +334,27 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 	while (*p && *p != ' ' && *p != '=' && *p != '<' && *p != '>' && *p != '!' && *p != '~')
 		p++;
 	if (p == body && !ms->name) {
-		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': no package name", in);
+		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': no package name",
+		                    in);
 		goto out;
 	}
 	if (p > body) /* the positional name wins over [name=...] */
 		set_field(&ms->name, menv_xstrndup(body, (size_t)(p - body)));
 	if (ms->name[0] == '-' || strstr(ms->name, "--")) {
-		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': invalid package name "
-				    "'%s'", in, ms->name);
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "invalid match spec '%s': invalid package name "
+		                    "'%s'",
+		                    in, ms->name);
 		goto out;
 	}
 	for (char *q = ms->name; *q; q++) {
 		unsigned char c = (unsigned char)*q;
 		if (!(isalnum(c) || c == '_' || c == '-' || c == '.' || c == '*')) {
-			rc = menv_error_set(err, MENV_EPARSE,
-					    "invalid match spec '%s': bad character '%c' in the name at "
-					    "column %d", in, c, (int)(strchr(in, c) - in) + 1);
+			rc = menv_error_set(
+			        err, MENV_EPARSE,
+			        "invalid match spec '%s': bad character '%c' in the name at "
+			        "column %d",
+			        in, c, (int)(strchr(in, c) - in) + 1);
 			goto out;
 		}
 		*q = (char)tolower(c);
@@ -351,8 +363,10 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 	if (!strcmp(rest, "="))
 		rest[0] = '\0'; /* "numpy=": any version, as conda reads it */
 	if (strpbrk(rest, "()")) {
-		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': parentheses are only "
-				    "allowed inside [version=...]", in);
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "invalid match spec '%s': parentheses are only "
+		                    "allowed inside [version=...]",
+		                    in);
 		goto out;
 	}
 	if (*rest) {
@@ -364,8 +378,8 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 			const char *t = version + 1;
 			if (!strpbrk(t, "=,|")) {
 				char *nv = !build && *t && t[strlen(t) - 1] != '*'
-						   ? menv_xasprintf("%s*", t)
-						   : menv_xstrdup(t);
+				                   ? menv_xasprintf("%s*", t)
+				                   : menv_xstrdup(t);
 				free(version);
 				version = nv;
 			}
@@ -373,8 +387,10 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		if (!valid_version(version)) {
 			free(version);
 			free(build);
-			rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': bad version "
-					    "'%s'", in, rest);
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "invalid match spec '%s': bad version "
+			                    "'%s'",
+			                    in, rest);
 			goto out;
 		}
 		if (!strcmp(version, "*") && !build) {
@@ -395,9 +411,12 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		/* a number, optionally after one relation: 3, >=3, <2, !=1 */
 		const char *b = ms->build_number;
 		b += strspn(b, "<>=!");
-		if ((size_t)(b - ms->build_number) > 2 || !*b || strspn(b, "0123456789") != strlen(b)) {
-			rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': build_number "
-					    "'%s' is not a number", in, ms->build_number);
+		if ((size_t)(b - ms->build_number) > 2 || !*b ||
+		    strspn(b, "0123456789") != strlen(b)) {
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "invalid match spec '%s': build_number "
+			                    "'%s' is not a number",
+			                    in, ms->build_number);
 			goto out;
 		}
 	}
@@ -409,8 +428,10 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 		}
 	}
 	if (ms->build && ms->build[0] == '^' && ms->build[strlen(ms->build) - 1] != '$') {
-		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': a build regex must "
-				    "end with '$'", in);
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "invalid match spec '%s': a build regex must "
+		                    "end with '$'",
+		                    in);
 		goto out;
 	}
 out:
@@ -481,8 +502,8 @@ char *menv_matchspec_str_full(const struct menv_matchspec *ms)
 	}
 	menv_buf_adds(&b, s);
 	free(s);
-	const char *keys[] = { "build_number", "md5", "sha256", "fn", "track_features" };
-	const char *vals[] = { ms->build_number, ms->md5, ms->sha256, ms->fn, ms->track_features };
+	const char *keys[] = {"build_number", "md5", "sha256", "fn", "track_features"};
+	const char *vals[] = {ms->build_number, ms->md5, ms->sha256, ms->fn, ms->track_features};
 	for (size_t i = 0; i < 5; i++) {
 		if (!vals[i])
 			continue;
@@ -554,13 +575,20 @@ bool menv_matchspec_build_number_ok(const char *spec, long long have)
 {
 	const char *b = spec;
 	int op = 0; /* 0 ==, 1 >=, 2 <=, 3 >, 4 <, 5 != */
-	if (!strncmp(b, ">=", 2)) op = 1, b += 2;
-	else if (!strncmp(b, "<=", 2)) op = 2, b += 2;
-	else if (!strncmp(b, "!=", 2)) op = 5, b += 2;
-	else if (!strncmp(b, "==", 2)) b += 2;
-	else if (*b == '>') op = 3, b++;
-	else if (*b == '<') op = 4, b++;
-	else if (*b == '=') b++;
+	if (!strncmp(b, ">=", 2))
+		op = 1, b += 2;
+	else if (!strncmp(b, "<=", 2))
+		op = 2, b += 2;
+	else if (!strncmp(b, "!=", 2))
+		op = 5, b += 2;
+	else if (!strncmp(b, "==", 2))
+		b += 2;
+	else if (*b == '>')
+		op = 3, b++;
+	else if (*b == '<')
+		op = 4, b++;
+	else if (*b == '=')
+		b++;
 	long long want = atoll(b);
 	switch (op) {
 	case 1: return have >= want;
@@ -587,7 +615,7 @@ bool menv_matchspec_match_json(const struct menv_matchspec *ms, json_t *rec)
 		return false;
 	if (ms->build_number && strcmp(ms->build_number, "*") &&
 	    !menv_matchspec_build_number_ok(ms->build_number,
-					    json_is_integer(bn) ? json_integer_value(bn) : 0))
+	                                    json_is_integer(bn) ? json_integer_value(bn) : 0))
 		return false;
 	if (ms->subdir && !str_match(ms->subdir, jstr(rec, "subdir"), false))
 		return false;
@@ -608,14 +636,17 @@ bool menv_matchspec_match_json(const struct menv_matchspec *ms, json_t *rec)
 			struct menv_buf b = MENV_BUF_INIT;
 			size_t i;
 			json_t *f;
-			json_array_foreach(tf, i, f) if (json_is_string(f)) {
+			json_array_foreach(tf, i, f) if (json_is_string(f))
+			{
 				menv_buf_adds(&b, json_string_value(f));
 				menv_buf_addch(&b, ' ');
 			}
 			joined = menv_buf_detach(&b);
 		}
-		bool eq = feature_set_equal(ms->track_features,
-					    joined ? joined : json_is_string(tf) ? json_string_value(tf) : "");
+		bool eq = feature_set_equal(ms->track_features, joined ? joined
+		                                                : json_is_string(tf)
+		                                                        ? json_string_value(tf)
+		                                                        : "");
 		free(joined);
 		if (!eq)
 			return false;

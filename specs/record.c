@@ -25,7 +25,7 @@ char *menv_record_dist(const struct menv_record *r)
 }
 
 int menv_record_from_json(struct menv_record *r, json_t *obj, const char *fn, const char *base,
-			  const struct menv_channel *ch, struct menv_error *err)
+                          const struct menv_channel *ch, struct menv_error *err)
 {
 	json_t *v;
 
@@ -40,7 +40,7 @@ int menv_record_from_json(struct menv_record *r, json_t *obj, const char *fn, co
 		json_decref(r->json);
 		r->json = NULL;
 		return menv_error_set(err, MENV_EPARSE,
-				      "record '%s' lacks a name, version or build string", fn);
+		                      "record '%s' lacks a name, version or build string", fn);
 	}
 	/* "depends": null is seen in real repodata; conda-forge tooling reads it as [] */
 	v = json_object_get(obj, "depends");
@@ -65,7 +65,7 @@ int menv_record_from_json(struct menv_record *r, json_t *obj, const char *fn, co
 	r->subdir = str_field(obj, "subdir");
 	v = json_object_get(obj, "noarch");
 	r->noarch_python = (json_is_string(v) && !strcmp(json_string_value(v), "python")) ||
-			   json_is_true(json_object_get(obj, "noarch_python"));
+	                   json_is_true(json_object_get(obj, "noarch_python"));
 	r->channel = ch;
 	if (base) {
 		r->url = menv_xasprintf("%s/%s", base, fn);
@@ -99,8 +99,8 @@ static bool ends_with(const char *s, const char *suf)
 	return n >= m && !strcmp(s + n - m, suf);
 }
 
-static int add_section(struct menv_repodata *rd, json_t *pkgs, const char *base,
-		       const char *src, bool conda, struct menv_error *err)
+static int add_section(struct menv_repodata *rd, json_t *pkgs, const char *base, const char *src,
+                       bool conda, struct menv_error *err)
 {
 	const char *fn;
 	json_t *obj;
@@ -109,8 +109,9 @@ static int add_section(struct menv_repodata *rd, json_t *pkgs, const char *base,
 		return 0;
 	if (!json_is_object(pkgs))
 		return menv_error_set(err, MENV_EPARSE, "%s: \"%s\" is not an object", src,
-				      conda ? "packages.conda" : "packages");
-	json_object_foreach(pkgs, fn, obj) {
+		                      conda ? "packages.conda" : "packages");
+	json_object_foreach(pkgs, fn, obj)
+	{
 		struct menv_record *r = &rd->recs[rd->n];
 		int rc = menv_record_from_json(r, obj, fn, base, rd->channel, err);
 		if (rc)
@@ -125,8 +126,8 @@ static int add_section(struct menv_repodata *rd, json_t *pkgs, const char *base,
 }
 
 int menv_repodata_parse(const char *bytes, size_t len, const char *src,
-			const struct menv_channel *ch, const char *subdir,
-			struct menv_repodata **out, struct menv_error *err)
+                        const struct menv_channel *ch, const char *subdir,
+                        struct menv_repodata **out, struct menv_error *err)
 {
 	json_error_t jerr;
 	json_t *root, *pkgs, *cpkgs, *info;
@@ -138,7 +139,7 @@ int menv_repodata_parse(const char *bytes, size_t len, const char *src,
 	root = json_loadb(bytes, len, JSON_ALLOW_NUL, &jerr);
 	if (!root)
 		return menv_error_set(err, MENV_EPARSE, "%s:%d:%d (byte %d): %s", src, jerr.line,
-				      jerr.column, jerr.position, jerr.text);
+		                      jerr.column, jerr.position, jerr.text);
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return menv_error_set(err, MENV_EPARSE, "%s: repodata is not a JSON object", src);
@@ -163,14 +164,15 @@ int menv_repodata_parse(const char *bytes, size_t len, const char *src,
 	pkgs = json_object_get(root, "packages");
 	cpkgs = json_object_get(root, "packages.conda");
 	rd->recs = menv_xcalloc(json_object_size(pkgs) + json_object_size(cpkgs) + 1,
-				sizeof(*rd->recs));
+	                        sizeof(*rd->recs));
 	rc = add_section(rd, cpkgs, base, src, true, err);
 	if (!rc && pkgs) {
 		/* drop a .tar.bz2 whose .conda twin is present */
 		json_t *keep = json_object();
 		const char *fn;
 		json_t *obj;
-		json_object_foreach(pkgs, fn, obj) {
+		json_object_foreach(pkgs, fn, obj)
+		{
 			if (ends_with(fn, ".tar.bz2") && json_is_object(cpkgs)) {
 				char *alt = menv_xasprintf("%.*s.conda", (int)(strlen(fn) - 8), fn);
 				bool twin = json_object_get(cpkgs, alt) != NULL;

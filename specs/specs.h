@@ -26,38 +26,38 @@
 
 enum {
 	MENV_OK = 0,
-	MENV_EPARSE = -1,       /* malformed input: YAML, JSON, MatchSpec, archive metadata */
-	MENV_ENOTFOUND = -2,    /* a file, channel, package or environment that does not exist */
-	MENV_EUNSAT = -3,       /* the solver found no solution */
-	MENV_ENET = -4,         /* a transfer failed */
-	MENV_ECHECKSUM = -5,    /* a file's sha256/md5/size differs from its record */
-	MENV_EIO = -6,          /* a system call failed (errno in menv_error.sys_errno) */
-	MENV_ELOCKED = -7,      /* another process holds a lock */
-	MENV_EUNSAFE = -8,      /* input that would write outside its target (hostile archive) */
-	MENV_EEXIST = -9,       /* the target exists already */
+	MENV_EPARSE = -1,        /* malformed input: YAML, JSON, MatchSpec, archive metadata */
+	MENV_ENOTFOUND = -2,     /* a file, channel, package or environment that does not exist */
+	MENV_EUNSAT = -3,        /* the solver found no solution */
+	MENV_ENET = -4,          /* a transfer failed */
+	MENV_ECHECKSUM = -5,     /* a file's sha256/md5/size differs from its record */
+	MENV_EIO = -6,           /* a system call failed (errno in menv_error.sys_errno) */
+	MENV_ELOCKED = -7,       /* another process holds a lock */
+	MENV_EUNSAFE = -8,       /* input that would write outside its target (hostile archive) */
+	MENV_EEXIST = -9,        /* the target exists already */
 	MENV_EUNSUPPORTED = -10, /* valid input that this version of menv cannot handle yet */
-	MENV_EINTR = -11,       /* interrupted by a signal (Ctrl-C) */
-	MENV_EUSAGE = -12,      /* wrong command-line use */
+	MENV_EINTR = -11,        /* interrupted by a signal (Ctrl-C) */
+	MENV_EUSAGE = -12,       /* wrong command-line use */
 };
 
 /* Details of the last failure. One per operation or thread; never global. */
 struct menv_error {
-	int code;        /* a MENV_E* code, 0 when no error was recorded */
-	int sys_errno;   /* errno of the failing system call, or 0 */
-	char msg[2048];  /* one line: lowercase, subject quoted, no full stop */
+	int code;       /* a MENV_E* code, 0 when no error was recorded */
+	int sys_errno;  /* errno of the failing system call, or 0 */
+	char msg[2048]; /* one line: lowercase, subject quoted, no full stop */
 };
 
 /* Records a failure: sets err->code = code and formats msg (printf-like). err may be NULL.
  * Returns `code` so callers can write `return menv_error_set(err, MENV_EIO, ...)`. */
 int menv_error_set(struct menv_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 /* As menv_error_set, appending ": strerror(errno)" and keeping errno in sys_errno. */
 int menv_error_sys(struct menv_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 /* Adds context in front of an existing message ("while linking 'x': <old>"). Keeps the code.
  * Returns err->code. */
 int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 /* A short name for a code ("parse error", "not found", ...); static storage. */
 const char *menv_error_name(int code);
 
@@ -68,7 +68,7 @@ const char *menv_error_name(int code);
 void *menv_xmalloc(size_t n);
 void *menv_xcalloc(size_t n, size_t size);
 void *menv_xrealloc(void *p, size_t n);
-char *menv_xstrdup(const char *s);             /* NULL in, NULL out */
+char *menv_xstrdup(const char *s); /* NULL in, NULL out */
 char *menv_xstrndup(const char *s, size_t n);
 char *menv_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -81,32 +81,37 @@ struct menv_buf {
 	size_t alloc; /* bytes allocated; 0 while buf is menv_buf_slop */
 };
 extern char menv_buf_slop[];
-#define MENV_BUF_INIT { menv_buf_slop, 0, 0 }
+#define MENV_BUF_INIT                                                                              \
+	{                                                                                          \
+		menv_buf_slop, 0, 0                                                                \
+	}
 void menv_buf_init(struct menv_buf *b);
 void menv_buf_release(struct menv_buf *b);
-void menv_buf_reset(struct menv_buf *b);                  /* len = 0, keeps memory */
+void menv_buf_reset(struct menv_buf *b); /* len = 0, keeps memory */
 void menv_buf_grow(struct menv_buf *b, size_t extra);
 void menv_buf_add(struct menv_buf *b, const void *data, size_t n);
 void menv_buf_adds(struct menv_buf *b, const char *s);
 void menv_buf_addch(struct menv_buf *b, char c);
 void menv_buf_addf(struct menv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-char *menv_buf_detach(struct menv_buf *b);               /* caller frees; b is reset */
+char *menv_buf_detach(struct menv_buf *b); /* caller frees; b is reset */
 
 /* Reads a whole file into `out` (appended). Errors: MENV_ENOTFOUND, MENV_EIO. */
 int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err);
 /* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename.
  * Errors: MENV_EIO. */
-int menv_write_file_atomic(const char *path, const void *data, size_t len,
-			   struct menv_error *err);
+int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err);
 
 /* A vector of owned strings. */
 struct menv_strvec {
 	char **v;
 	size_t n, alloc;
 };
-#define MENV_STRVEC_INIT { NULL, 0, 0 }
-void menv_strvec_push(struct menv_strvec *sv, const char *s);  /* copies s */
-void menv_strvec_push_owned(struct menv_strvec *sv, char *s);  /* takes s */
+#define MENV_STRVEC_INIT                                                                           \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+void menv_strvec_push(struct menv_strvec *sv, const char *s); /* copies s */
+void menv_strvec_push_owned(struct menv_strvec *sv, char *s); /* takes s */
 bool menv_strvec_contains(const struct menv_strvec *sv, const char *s);
 void menv_strvec_clear(struct menv_strvec *sv);
 
@@ -122,13 +127,13 @@ const char *menv_platform_subdir(void);
 enum menv_channel_priority { MENV_PRIORITY_FLEXIBLE, MENV_PRIORITY_STRICT, MENV_PRIORITY_DISABLED };
 
 struct menv_config {
-	char *root_prefix;        /* $MENV_ROOT_PREFIX, default ~/.menv */
-	char *pkgs_dir;           /* first of pkgs_dirs, default <root>/pkgs */
-	char *envs_dir;           /* first of envs_dirs, default <root>/envs */
-	char *channel_alias;      /* default https://conda.anaconda.org, no trailing slash; may
+	char *root_prefix;           /* $MENV_ROOT_PREFIX, default ~/.menv */
+	char *pkgs_dir;              /* first of pkgs_dirs, default <root>/pkgs */
+	char *envs_dir;              /* first of envs_dirs, default <root>/envs */
+	char *channel_alias;         /* default https://conda.anaconda.org, no trailing slash; may
 				     hold credentials and a /t/<token> (never print it) */
-	struct menv_strvec channels;          /* `channels:`; default ["defaults"] */
-	struct menv_strvec default_channels;  /* what `defaults` expands to */
+	struct menv_strvec channels; /* `channels:`; default ["defaults"] */
+	struct menv_strvec default_channels;         /* what `defaults` expands to */
 	enum menv_channel_priority channel_priority; /* default strict, like micromamba */
 	struct menv_strvec pinned_packages; /* `pinned_packages:` MatchSpecs held in every solve */
 	bool always_copy, always_softlink, allow_softlinks; /* link methods (conda's keys) */
@@ -147,22 +152,22 @@ struct menv_config {
 	struct menv_strvec migrated_channel_aliases;
 
 	/* Transfers (conda's keys and defaults) */
-	int remote_max_retries;            /* retries after the first attempt, default 3 */
-	double remote_backoff_factor;      /* seconds; retry k waits factor * 2^(k-1), default 1 */
+	int remote_max_retries;             /* retries after the first attempt, default 3 */
+	double remote_backoff_factor;       /* seconds; retry k waits factor * 2^(k-1), default 1 */
 	double remote_connect_timeout_secs; /* default 9.15 */
-	double remote_read_timeout_secs;   /* no byte for this long fails the attempt, 60 */
+	double remote_read_timeout_secs;    /* no byte for this long fails the attempt, 60 */
 	/* 1 (default): honour the server's Cache-Control max-age; 0: always revalidate;
 	 * N > 1: treat cached repodata as fresh for N seconds (conda's local_repodata_ttl) */
 	long local_repodata_ttl;
-	bool offline;             /* `offline:`, $CONDA_OFFLINE, --offline: cache only */
-	bool ssl_verify;          /* default true; false disables peer verification */
-	char *ssl_ca_bundle;      /* `ssl_verify: <path>`: CA file or directory, or NULL */
-	char *client_ssl_cert;    /* PEM certificate (may hold the key too), or NULL */
+	bool offline;              /* `offline:`, $CONDA_OFFLINE, --offline: cache only */
+	bool ssl_verify;           /* default true; false disables peer verification */
+	char *ssl_ca_bundle;       /* `ssl_verify: <path>`: CA file or directory, or NULL */
+	char *client_ssl_cert;     /* PEM certificate (may hold the key too), or NULL */
 	char *client_ssl_cert_key; /* PEM key, or NULL */
-	char *proxy_http;         /* proxy_servers: {http: URL}, or NULL (libcurl's env vars) */
-	char *proxy_https;        /* proxy_servers: {https: URL}, or NULL */
-	bool repodata_use_zst;    /* try repodata.json.zst first, default true */
-	bool repodata_use_shards; /* use repodata_shards.msgpack.zst where served, default true */
+	char *proxy_http;          /* proxy_servers: {http: URL}, or NULL (libcurl's env vars) */
+	char *proxy_https;         /* proxy_servers: {https: URL}, or NULL */
+	bool repodata_use_zst;     /* try repodata.json.zst first, default true */
+	bool repodata_use_shards;  /* use repodata_shards.msgpack.zst where served, default true */
 };
 
 /* Fills `cfg` from defaults, then each existing rc file of conda's search path
@@ -214,14 +219,14 @@ struct menv_channel {
  * `*out` is an owned array of `*n` owned channels (free with menv_channels_free).
  * Errors: MENV_EPARSE for an empty or malformed string. */
 int menv_channel_resolve(const char *s, const struct menv_config *cfg, struct menv_channel ***out,
-			 size_t *n, struct menv_error *err);
+                         size_t *n, struct menv_error *err);
 /* As menv_channel_resolve for the channel part of a MatchSpec (`channel[/subdir]::name`,
  * `[channel=..., subdir=...]`), as conda's MatchSpec stores it: a URL keeps its own channel,
  * a name goes through its canonical name (so "pkgs/main::x" means "defaults::x"); `subdir`
  * (may be NULL) replaces the channel's platform. Errors as menv_channel_resolve. */
 int menv_channel_resolve_spec(const char *channel, const char *subdir,
-			      const struct menv_config *cfg, struct menv_channel ***out, size_t *n,
-			      struct menv_error *err);
+                              const struct menv_config *cfg, struct menv_channel ***out, size_t *n,
+                              struct menv_error *err);
 void menv_channels_free(struct menv_channel **v, size_t n);
 
 /* Resolves one channel string to exactly one channel (as menv_channel_resolve); a
@@ -231,7 +236,7 @@ void menv_channels_free(struct menv_channel **v, size_t n);
  * Errors: MENV_EPARSE for an empty or malformed string or a multichannel. Free with
  * menv_channel_free(). */
 int menv_channel_parse(const char *s, const struct menv_config *cfg, struct menv_channel **out,
-		       struct menv_error *err);
+                       struct menv_error *err);
 void menv_channel_free(struct menv_channel *c);
 /* A deep copy. Free with menv_channel_free(). */
 struct menv_channel *menv_channel_dup(const struct menv_channel *c);
@@ -240,10 +245,10 @@ struct menv_channel *menv_channel_dup(const struct menv_channel *c);
  * then "noarch" (once). With `with_credentials`, "user:pass@" and "/t/<token>" are included
  * (for transfers only: never print those). Owned strings are appended to `out`. */
 void menv_channel_urls(const struct menv_channel *c, const char *subdir, bool with_credentials,
-		       struct menv_strvec *out);
+                       struct menv_strvec *out);
 /* One subdir URL of a channel ("<base>/<subdir>"), with credentials or not. Caller frees. */
 char *menv_channel_subdir_url(const struct menv_channel *c, const char *subdir,
-			      bool with_credentials);
+                              bool with_credentials);
 /* A copy of `url` safe to print: "user:pass@" becomes "***@" and "/t/<token>" becomes
  * "/t/<TOKEN>" (conda's redaction). Caller frees. */
 char *menv_url_redact(const char *url);
@@ -252,7 +257,7 @@ char *menv_url_redact(const char *url);
  * `nodefaults` is dropped (conda: an instruction, not a channel), duplicates are dropped.
  * `out` receives owned strings. */
 void menv_channels_expand(const struct menv_strvec *in, const struct menv_config *cfg,
-			  struct menv_strvec *out);
+                          struct menv_strvec *out);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Versions (CEP-33) and version specs                                                      */
@@ -276,8 +281,7 @@ const char *menv_version_str(const struct menv_version *v);
  * globs (`1.7*`, `1.7.*`, `*.7.*`), regexes (`^...$`), `*`, joined by `,` (and) and `|` (or,
  * binding looser) with parentheses. Errors: MENV_EPARSE quoting the spec.
  * Free with menv_version_spec_free(). */
-int menv_version_spec_parse(const char *s, struct menv_version_spec **out,
-			    struct menv_error *err);
+int menv_version_spec_parse(const char *s, struct menv_version_spec **out, struct menv_error *err);
 void menv_version_spec_free(struct menv_version_spec *vs);
 /* Does `version` (a record's version string) satisfy the spec? An unparsable version only
  * matches `*`, globs, regexes and exact `@` strings. */
@@ -286,7 +290,7 @@ bool menv_version_spec_match(const struct menv_version_spec *vs, const char *ver
  * be evaluated for versions >= it); 1 match, 0 no match. */
 int menv_version_spec_eval(const struct menv_version_spec *vs, const char *version);
 bool menv_version_spec_match_parsed(const struct menv_version_spec *vs,
-				    const struct menv_version *v);
+                                    const struct menv_version *v);
 
 /* ---------------------------------------------------------------------------------------- */
 /* MatchSpec (CEP-29)                                                                        */
@@ -329,16 +333,16 @@ char *menv_matchspec_str_full(const struct menv_matchspec *ms);
 /* PackageRecord (repodata.json entries, CEP-36; repodata_record.json)                       */
 
 struct menv_record {
-	json_t *json;       /* the record as a JSON object (owned reference); unknown keys kept */
+	json_t *json; /* the record as a JSON object (owned reference); unknown keys kept */
 	const char *name, *version, *build; /* borrowed from json */
 	int64_t build_number;
-	const char *subdir; /* borrowed */
-	const char *fn;     /* file name: "zlib-1.2.11-h7b6447c_3.conda" */
+	const char *subdir;       /* borrowed */
+	const char *fn;           /* file name: "zlib-1.2.11-h7b6447c_3.conda" */
 	const char *md5, *sha256; /* lowercase hex or NULL */
-	int64_t size;       /* bytes of the package file, -1 if unknown */
-	int64_t timestamp;  /* milliseconds since the epoch, 0 if unknown */
-	char *url;          /* full URL of the package file (owned) */
-	char *channel_url;  /* channel URL with subdir, as conda writes "channel" (owned) */
+	int64_t size;             /* bytes of the package file, -1 if unknown */
+	int64_t timestamp;        /* milliseconds since the epoch, 0 if unknown */
+	char *url;                /* full URL of the package file (owned) */
+	char *channel_url;        /* channel URL with subdir, as conda writes "channel" (owned) */
 	const struct menv_channel *channel; /* borrowed from the caller's channel list */
 	bool noarch_python; /* "noarch": "python" (or legacy "noarch_python": true) */
 };
@@ -349,7 +353,7 @@ char *menv_record_dist(const struct menv_record *r);
  * packages map, `base` the URL the file lives under (channel URL + subdir, or CEP-15
  * base_url). Missing name/version/build give MENV_EPARSE. `depends: null` is taken as []. */
 int menv_record_from_json(struct menv_record *r, json_t *obj, const char *fn, const char *base,
-			  const struct menv_channel *ch, struct menv_error *err);
+                          const struct menv_channel *ch, struct menv_error *err);
 void menv_record_release(struct menv_record *r);
 /* The record's depends array (borrowed, always an array once parsed) and its constrains
  * array (borrowed, NULL when the record has none). */
@@ -369,8 +373,8 @@ struct menv_repodata {
  * kept, as conda does. `src` names the file in error messages.
  * Errors: MENV_EPARSE with file, line and column. Free with menv_repodata_free(). */
 int menv_repodata_parse(const char *bytes, size_t len, const char *src,
-			const struct menv_channel *ch, const char *subdir,
-			struct menv_repodata **out, struct menv_error *err);
+                        const struct menv_channel *ch, const char *subdir,
+                        struct menv_repodata **out, struct menv_error *err);
 void menv_repodata_free(struct menv_repodata *rd);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -393,7 +397,7 @@ struct menv_envfile {
 int menv_envfile_load(const char *path, struct menv_envfile **out, struct menv_error *err);
 /* As _load, from bytes; `src` names them in messages. */
 int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct menv_envfile **out,
-		       struct menv_error *err);
+                       struct menv_error *err);
 void menv_envfile_free(struct menv_envfile *ef);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -402,11 +406,11 @@ void menv_envfile_free(struct menv_envfile *ef);
 
 /* The formats menv reads. Detection is by content, never by file name. */
 enum menv_lock_format {
-	MENV_LOCK_NONE = 0,       /* not a lockfile (e.g. an environment.yml) */
-	MENV_LOCK_CONDA_LOCK,     /* conda-lock.yml, `version: 1` (CEP-37) */
-	MENV_LOCK_EXPLICIT,       /* `@EXPLICIT` list of package URLs (CEP-23) */
-	MENV_LOCK_PIXI,           /* pixi.lock / rattler_lock, `version: 4` to `7` */
-	MENV_LOCK_MAMBA_JSON,     /* micromamba's JSON lock (`"lockVersion": "1.0.x"`) */
+	MENV_LOCK_NONE = 0,   /* not a lockfile (e.g. an environment.yml) */
+	MENV_LOCK_CONDA_LOCK, /* conda-lock.yml, `version: 1` (CEP-37) */
+	MENV_LOCK_EXPLICIT,   /* `@EXPLICIT` list of package URLs (CEP-23) */
+	MENV_LOCK_PIXI,       /* pixi.lock / rattler_lock, `version: 4` to `7` */
+	MENV_LOCK_MAMBA_JSON, /* micromamba's JSON lock (`"lockVersion": "1.0.x"`) */
 };
 
 enum menv_lock_manager { MENV_LOCK_CONDA = 0, MENV_LOCK_PIP = 1 };
@@ -414,16 +418,16 @@ enum menv_lock_manager { MENV_LOCK_CONDA = 0, MENV_LOCK_PIP = 1 };
 /* One locked package for one platform (and, for pixi, one environment). Strings owned. */
 struct menv_lock_package {
 	enum menv_lock_manager manager;
-	char *name;        /* conda name, or the pip distribution name as written */
+	char *name; /* conda name, or the pip distribution name as written */
 	char *version;
-	char *build;       /* conda build string (from the entry or the file name); NULL for pip */
-	char *platform;    /* the lock platform this entry belongs to ("linux-64") */
-	char *subdir;      /* the package's own subdir ("noarch" for noarch packages), or NULL */
-	char *url;         /* where the file is; NULL for a source package (see `source`) */
+	char *build;        /* conda build string (from the entry or the file name); NULL for pip */
+	char *platform;     /* the lock platform this entry belongs to ("linux-64") */
+	char *subdir;       /* the package's own subdir ("noarch" for noarch packages), or NULL */
+	char *url;          /* where the file is; NULL for a source package (see `source`) */
 	char *md5, *sha256; /* lowercase hex, or NULL when the lock has none */
-	int64_t size;      /* bytes, -1 when unknown */
-	char *category;    /* conda-lock category, "main" by default */
-	bool optional;     /* conda-lock `optional` */
+	int64_t size;       /* bytes, -1 when unknown */
+	char *category;     /* conda-lock category, "main" by default */
+	bool optional;      /* conda-lock `optional` */
 	/* MatchSpec strings ("name spec") of the package's dependencies, an array (owned
 	 * reference), or NULL when the lock does not say. conda-lock's {name: spec} mapping is
 	 * turned into "name spec" strings. */
@@ -435,9 +439,9 @@ struct menv_lock_package {
 	 * noarch, track_features, purls, ...) and keys menv does not know, an object (owned
 	 * reference, never NULL once parsed). Written back only into the same format. */
 	json_t *extra;
-	char *source;      /* a package to build from source (pixi `conda_source`, a pypi path or
+	char *source; /* a package to build from source (pixi `conda_source`, a pypi path or
 			      VCS URL), or NULL: such an entry cannot be installed from the lock */
-	char *env;         /* pixi: the environment name; NULL for the other formats */
+	char *env;    /* pixi: the environment name; NULL for the other formats */
 };
 
 /* A pixi environment: its channels and PyPI settings. */
@@ -463,7 +467,7 @@ struct menv_lockfile {
 	json_t *channels_raw, *metadata_extra, *platforms_raw;
 	struct menv_lock_package *pkgs;
 	size_t npkgs;
-	struct menv_lock_env *envs;   /* pixi environments (others: none) */
+	struct menv_lock_env *envs; /* pixi environments (others: none) */
 	size_t nenvs;
 };
 
@@ -485,8 +489,8 @@ const char *menv_lock_format_name(enum menv_lock_format f);
  * naming the entry and the missing key), MENV_EUNSUPPORTED for a format version menv does not
  * read (e.g. conda-lock `version: 1000`, pixi v3, lockVersion 0.0.0), or MENV_EPARSE "not a
  * lockfile". Free with menv_lockfile_free(). */
-int menv_lockfile_parse(const char *bytes, size_t len, const char *src,
-			struct menv_lockfile **out, struct menv_error *err);
+int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
+                        struct menv_error *err);
 /* As _parse, reading `path`. Errors also MENV_ENOTFOUND, MENV_EIO. */
 int menv_lockfile_load(const char *path, struct menv_lockfile **out, struct menv_error *err);
 /* An empty lockfile of `format` (for writers). Free with menv_lockfile_free(). */
@@ -502,7 +506,7 @@ struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf);
  * `env` does not exist; MENV_EUNSUPPORTED when an entry is a source package. An empty
  * environment or platform listed in the lock is not an error (*n = 0). */
 int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const char *platform,
-			 const struct menv_lock_package ***out, size_t *n, struct menv_error *err);
+                         const struct menv_lock_package ***out, size_t *n, struct menv_error *err);
 
 /* Writes conda-lock.yml v1 (CEP-37): the header comment, `version: 1`, metadata
  * (content_hash, channels, platforms, sources, then the unknown metadata keys kept from a
@@ -514,14 +518,14 @@ void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_
  * `# platform: P`, `@EXPLICIT`, one `URL#sha256:hex` line each (`URL#md5` when only md5 is
  * known), then conda-lock's `# pip name @ URL` lines. Appends to `out`. */
 void menv_lockfile_write_explicit(const struct menv_lockfile *lf, const char *platform,
-				  struct menv_buf *out);
+                                  struct menv_buf *out);
 /* The lockfile as one JSON document (the model above, for --json and for comparing two
  * lockfiles field by field). New reference. */
 json_t *menv_lockfile_to_json(const struct menv_lockfile *lf);
 /* A conda package's name, version and build from its file name ("x-1.0-h1_0.conda").
  * Errors: MENV_EPARSE when the name has no `.conda`/`.tar.bz2` or fewer than 3 parts. */
 int menv_dist_split(const char *fn, char **name, char **version, char **build,
-		    struct menv_error *err);
+                    struct menv_error *err);
 
 /* Writes an environment.yml (CEP-24, conda env export's layout): name, channels,
  * dependencies (a `- pip:` section when ef->pip is non-empty or has_pip_section), variables,

@@ -34,21 +34,21 @@ struct part {
 };
 
 struct menv_version {
-	char *norm;      /* conda's normalised string */
-	char *store;     /* backing storage for atom texts */
+	char *norm;       /* conda's normalised string */
+	char *store;      /* backing storage for atom texts */
 	struct part *ver; /* epoch first */
 	size_t nver;
 	struct part *local;
 	size_t nlocal;
 };
 
-static const struct atom fill = { A_NUM, "", 0 };
+static const struct atom fill = {A_NUM, "", 0};
 
 static int atom_cmp(const struct atom *a, const struct atom *b)
 {
 	if (a->kind == A_STR || b->kind == A_STR) {
 		if (a->kind != A_STR)
-			return 1;  /* number > string */
+			return 1; /* number > string */
 		if (b->kind != A_STR)
 			return -1;
 		size_t n = a->n < b->n ? a->n : b->n;
@@ -109,11 +109,11 @@ bool menv_version_startswith(const struct menv_version *v, const struct menv_ver
 	size_t nt = n2 - 1;
 	if (parts_cmp(t1, n1 < nt ? n1 : nt, t2, nt))
 		return false;
-	struct part empty = { NULL, 0 };
+	struct part empty = {NULL, 0};
 	const struct part *v1 = n1 <= nt ? &empty : &t1[nt];
 	const struct part *v2 = &t2[nt];
 	size_t na = v2->n - 1;
-	struct part a = { v1->atoms, v1->n < na ? v1->n : na }, b = { v2->atoms, na };
+	struct part a = {v1->atoms, v1->n < na ? v1->n : na}, b = {v2->atoms, na};
 	if (parts_cmp(&a, 1, &b, 1))
 		return false;
 	const struct atom *c1 = v1->n <= na ? &fill : &v1->atoms[na];
@@ -254,10 +254,10 @@ int menv_version_parse(const char *in, struct menv_version **out, struct menv_er
 	if (!valid_chars(s)) {
 		const char *p = s;
 		while (*p && (isdigit((unsigned char)*p) || (*p >= 'a' && *p <= 'z') ||
-			      strchr("*.+!_", *p)))
+		              strchr("*.+!_", *p)))
 			p++;
 		snprintf(why_buf, sizeof(why_buf), "invalid character '%c' at column %d", *p,
-			 (int)(p - s) + 1);
+		         (int)(p - s) + 1);
 		why = why_buf;
 		goto fail;
 	}
@@ -367,11 +367,11 @@ enum vs_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_STARTS, OP_NOT_STARTS,
 struct menv_version_spec {
 	enum vs_kind kind;
 	enum vs_op op;
-	struct menv_version *v;     /* VS_OP */
+	struct menv_version *v;      /* VS_OP */
 	struct menv_version *compat; /* ~=: the prefix to start with */
-	regex_t re;                 /* VS_REGEX */
+	regex_t re;                  /* VS_REGEX */
 	bool re_ok;
-	char *text;                 /* VS_EXACT */
+	char *text; /* VS_EXACT */
 	struct menv_version_spec **kids;
 	size_t nkids;
 };
@@ -397,7 +397,7 @@ static int leaf_error(struct menv_error *err, const char *spec, const char *why)
 }
 
 static int compile_regex(struct menv_version_spec *vs, const char *rx, const char *spec,
-			 struct menv_error *err)
+                         struct menv_error *err)
 {
 	if (regcomp(&vs->re, rx, REG_EXTENDED | REG_NOSUB))
 		return leaf_error(err, spec, "invalid regular expression");
@@ -431,9 +431,12 @@ static int parse_leaf(const char *in, struct menv_version_spec **out, struct men
 		goto out;
 	}
 	if (strchr("=<>!~", s[0])) {
-		static const struct { const char *t; enum vs_op op; } ops[] = {
-			{ "==", OP_EQ }, { "!=", OP_NE }, { "<=", OP_LE }, { ">=", OP_GE },
-			{ "~=", OP_COMPAT }, { "<", OP_LT }, { ">", OP_GT }, { "=", OP_STARTS },
+		static const struct {
+			const char *t;
+			enum vs_op op;
+		} ops[] = {
+		        {"==", OP_EQ},     {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE},
+		        {"~=", OP_COMPAT}, {"<", OP_LT},  {">", OP_GT},  {"=", OP_STARTS},
 		};
 		size_t i, ol = 0;
 		for (i = 0; i < sizeof(ops) / sizeof(*ops); i++) {
@@ -555,16 +558,16 @@ static size_t tokenize(const char *s, struct tok *t, size_t max)
 		if (*s == '^') {
 			const char *e = strchr(s, '$');
 			e = e ? e + 1 : s + strlen(s);
-			t[n++] = (struct tok){ s, (size_t)(e - s) };
+			t[n++] = (struct tok){s, (size_t)(e - s)};
 			s = e;
 		} else if (strchr("()|,", *s)) {
-			t[n++] = (struct tok){ s, 1 };
+			t[n++] = (struct tok){s, 1};
 			s++;
 		} else {
 			const char *e = s;
 			while (*e && !strchr("()|,", *e))
 				e++;
-			t[n++] = (struct tok){ s, (size_t)(e - s) };
+			t[n++] = (struct tok){s, (size_t)(e - s)};
 			s = e;
 		}
 	}
@@ -608,8 +611,8 @@ static int parse_atom(struct vs_parser *p, struct menv_version_spec **out)
 }
 
 static int parse_list(struct vs_parser *p, enum vs_kind kind, char sep,
-		      int (*sub)(struct vs_parser *, struct menv_version_spec **),
-		      struct menv_version_spec **out)
+                      int (*sub)(struct vs_parser *, struct menv_version_spec **),
+                      struct menv_version_spec **out)
 {
 	struct menv_version_spec *first = NULL;
 	int rc = sub(p, &first);
@@ -646,12 +649,11 @@ static int parse_or(struct vs_parser *p, struct menv_version_spec **out)
 	return parse_list(p, VS_OR, '|', parse_and, out);
 }
 
-int menv_version_spec_parse(const char *s, struct menv_version_spec **out,
-			    struct menv_error *err)
+int menv_version_spec_parse(const char *s, struct menv_version_spec **out, struct menv_error *err)
 {
 	size_t len = strlen(s);
 	struct tok *t = menv_xcalloc(len + 1, sizeof(*t));
-	struct vs_parser p = { t, tokenize(s, t, len + 1), 0, s, err };
+	struct vs_parser p = {t, tokenize(s, t, len + 1), 0, s, err};
 	int rc;
 
 	*out = NULL;
@@ -659,19 +661,19 @@ int menv_version_spec_parse(const char *s, struct menv_version_spec **out,
 	if (!rc && p.i != p.n) {
 		menv_version_spec_free(*out);
 		*out = NULL;
-		rc = leaf_error(err, s, p.t[p.i].s[0] == ')' ? "unmatched parenthesis" :
-				"unexpected text");
+		rc = leaf_error(err, s,
+		                p.t[p.i].s[0] == ')' ? "unmatched parenthesis" : "unexpected text");
 	}
 	free(t);
 	return rc;
 }
 
 static bool match_parsed(const struct menv_version_spec *vs, const char *raw,
-			 const struct menv_version *v);
+                         const struct menv_version *v);
 
 /* 1 match, 0 no match, -1 conda would raise while matching (`~=1` on a version >= 1) */
 static int eval_parsed(const struct menv_version_spec *vs, const char *raw,
-		       const struct menv_version *v)
+                       const struct menv_version *v)
 {
 	if (vs->kind == VS_OP && vs->op == OP_COMPAT && !vs->compat)
 		return v && menv_version_cmp(v, vs->v) >= 0 ? -1 : 0;
@@ -703,11 +705,10 @@ int menv_version_spec_eval(const struct menv_version_spec *vs, const char *versi
 }
 
 static bool match_parsed(const struct menv_version_spec *vs, const char *raw,
-			 const struct menv_version *v)
+                         const struct menv_version *v)
 {
 	switch (vs->kind) {
-	case VS_ANY:
-		return true;
+	case VS_ANY: return true;
 	case VS_AND:
 		for (size_t i = 0; i < vs->nkids; i++)
 			if (!match_parsed(vs->kids[i], raw, v))
@@ -718,10 +719,8 @@ static bool match_parsed(const struct menv_version_spec *vs, const char *raw,
 			if (match_parsed(vs->kids[i], raw, v))
 				return true;
 		return false;
-	case VS_REGEX:
-		return regexec(&vs->re, raw, 0, NULL, 0) == 0;
-	case VS_EXACT:
-		return !strcmp(vs->text, raw);
+	case VS_REGEX: return regexec(&vs->re, raw, 0, NULL, 0) == 0;
+	case VS_EXACT: return !strcmp(vs->text, raw);
 	case VS_OP:
 		if (!v)
 			return false;
@@ -743,7 +742,7 @@ static bool match_parsed(const struct menv_version_spec *vs, const char *raw,
 }
 
 bool menv_version_spec_match_parsed(const struct menv_version_spec *vs,
-				    const struct menv_version *v)
+                                    const struct menv_version *v)
 {
 	return match_parsed(vs, v->norm, v);
 }

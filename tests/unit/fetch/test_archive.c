@@ -68,7 +68,8 @@ static size_t check_paths_json(const char *root)
 
 	assert_non_null(paths);
 	assert_true(json_array_size(paths) > 0);
-	json_array_foreach(paths, i, p) {
+	json_array_foreach(paths, i, p)
+	{
 		const char *rel = json_string_value(json_object_get(p, "_path"));
 		const char *type = json_string_value(json_object_get(p, "path_type"));
 		const char *sha = json_string_value(json_object_get(p, "sha256"));
@@ -84,7 +85,7 @@ static size_t check_paths_json(const char *root)
 			assert_int_equal(menv_hash_file(full, &h, NULL), 0);
 			assert_string_equal(h.sha256, sha);
 			assert_int_equal(h.size,
-					 json_integer_value(json_object_get(p, "size_in_bytes")));
+			                 json_integer_value(json_object_get(p, "size_in_bytes")));
 			checked++;
 		}
 		free(full);
@@ -99,7 +100,7 @@ static void test_zlib_both_formats(void **state)
 	char *tmp = tu_mkdtemp();
 	char *a = tu_path("%s/conda", tmp), *b = tu_path("%s/tarbz2", tmp);
 	struct menv_strvec fa = MENV_STRVEC_INIT, fb = MENV_STRVEC_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	char *so;
 	struct stat st;
 
@@ -145,7 +146,7 @@ static void test_nano_gzip_named_bz2(void **state)
 {
 	char *tmp = tu_mkdtemp();
 	char *p = tu_path("%s/info/index.json", tmp);
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	json_t *j;
 
 	(void)state;
@@ -171,7 +172,7 @@ static void test_symlink_package(void **state)
 	char *link = tu_path("%s/lib/liblink.so", tmp);
 	char *real = tu_path("%s/lib/libreal.so.1", tmp);
 	char *hard = tu_path("%s/lib/libhard.so", tmp);
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	struct stat sl, sr, sh;
 	char target[256];
 	ssize_t n;
@@ -202,7 +203,7 @@ static void test_zip64_and_dotslash(void **state)
 	char *tmp = tu_mkdtemp();
 	char *p = tu_path("%s/bin/hello.txt", tmp);
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	json_t *j;
 
 	(void)state;
@@ -236,7 +237,7 @@ static void test_zip64_and_dotslash(void **state)
 static void test_read_member(void **state)
 {
 	struct menv_buf b = MENV_BUF_INIT, disk = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	json_t *j;
 
 	(void)state;
@@ -265,13 +266,14 @@ static void test_read_member(void **state)
 	/* missing members and archives */
 	menv_buf_reset(&b);
 	assert_int_equal(menv_archive_read_member(ZLIB_CONDA, "info/nothing.json", &b, &err),
-			 MENV_ENOTFOUND);
+	                 MENV_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "'info/nothing.json'"));
 	assert_int_equal(b.len, 0);
 	assert_int_equal(menv_archive_read_member(ZLIB_TARBZ2, "lib/nothing", &b, &err),
-			 MENV_ENOTFOUND);
-	assert_int_equal(menv_archive_read_member(CORPUS "/none.tar.bz2", "info/index.json", &b,
-						  &err), MENV_ENOTFOUND);
+	                 MENV_ENOTFOUND);
+	assert_int_equal(
+	        menv_archive_read_member(CORPUS "/none.tar.bz2", "info/index.json", &b, &err),
+	        MENV_ENOTFOUND);
 	menv_buf_release(&disk);
 	menv_buf_release(&b);
 }
@@ -307,14 +309,14 @@ static int hostile_teardown(void **state)
 
 /* Builds the entries as a .tar.bz2 and as a .conda (hostile pkg tar), extracts each into a
  * fresh dest and expects MENV_EUNSAFE naming `entry`, with `outside` not created. */
-static void expect_unsafe(struct hostile *h, const struct tu_entry *e, size_t n,
-			  const char *entry, const char *outside)
+static void expect_unsafe(struct hostile *h, const struct tu_entry *e, size_t n, const char *entry,
+                          const char *outside)
 {
-	static const struct tu_entry info[] = { { "info/index.json", TU_FILE, "{}" } };
+	static const struct tu_entry info[] = {{"info/index.json", TU_FILE, "{}"}};
 	char *tb = tu_path("%s/evil-1.0-0.tar.bz2", h->root);
 	char *cd = tu_path("%s/evil-1.0-0.conda", h->root);
-	const char *files[] = { tb, cd };
-	struct menv_error err = { 0 };
+	const char *files[] = {tb, cd};
+	struct menv_error err = {0};
 
 	tu_write_tar(tb, "bzip2", e, n);
 	tu_write_conda(cd, "evil-1.0-0", info, 1, e, n);
@@ -341,7 +343,7 @@ static void test_hostile_absolute(void **state)
 {
 	struct hostile *h = *state;
 	char *abs = tu_path("%s/abs-pwned", h->root);
-	struct tu_entry e[] = { { "ok.txt", TU_FILE, "fine" }, { abs, TU_FILE, "pwned" } };
+	struct tu_entry e[] = {{"ok.txt", TU_FILE, "fine"}, {abs, TU_FILE, "pwned"}};
 
 	expect_unsafe(h, e, 2, abs, abs);
 	free(abs);
@@ -351,8 +353,8 @@ static void test_hostile_dotdot(void **state)
 {
 	struct hostile *h = *state;
 	char *outside = tu_path("%s/escape", h->root);
-	struct tu_entry e[] = { { "../escape", TU_FILE, "pwned" } };
-	struct tu_entry e2[] = { { "lib/../../escape", TU_FILE, "pwned" } };
+	struct tu_entry e[] = {{"../escape", TU_FILE, "pwned"}};
+	struct tu_entry e2[] = {{"lib/../../escape", TU_FILE, "pwned"}};
 
 	expect_unsafe(h, e, 1, "'../escape'", outside);
 	expect_unsafe(h, e2, 1, "'lib/../../escape'", outside);
@@ -362,8 +364,7 @@ static void test_hostile_dotdot(void **state)
 static void test_hostile_symlink_to_etc(void **state)
 {
 	struct hostile *h = *state;
-	struct tu_entry e[] = { { "etc", TU_SYMLINK, "/etc" },
-				{ "etc/menv-pwned", TU_FILE, "pwned" } };
+	struct tu_entry e[] = {{"etc", TU_SYMLINK, "/etc"}, {"etc/menv-pwned", TU_FILE, "pwned"}};
 	char *link = tu_path("%s/etc", h->dest);
 
 	expect_unsafe(h, e, 2, "'etc'", "/etc/menv-pwned");
@@ -374,9 +375,9 @@ static void test_hostile_symlink_to_etc(void **state)
 static void test_hostile_symlink_up(void **state)
 {
 	struct hostile *h = *state;
-	struct tu_entry e[] = { { "a", TU_SYMLINK, "../../x" } };
+	struct tu_entry e[] = {{"a", TU_SYMLINK, "../../x"}};
 	/* ".." after a normal component could go through a symlink: refused too */
-	struct tu_entry e2[] = { { "lib/b", TU_SYMLINK, "sub/../../../x" } };
+	struct tu_entry e2[] = {{"lib/b", TU_SYMLINK, "sub/../../../x"}};
 	char *a = tu_path("%s/a", h->dest);
 
 	expect_unsafe(h, e, 1, "'a'", NULL);
@@ -388,8 +389,8 @@ static void test_hostile_symlink_up(void **state)
 static void test_hostile_hardlinks(void **state)
 {
 	struct hostile *h = *state;
-	struct tu_entry e[] = { { "passwd", TU_HARDLINK, "/etc/passwd" } };
-	struct tu_entry e2[] = { { "x", TU_HARDLINK, "../victim" } };
+	struct tu_entry e[] = {{"passwd", TU_HARDLINK, "/etc/passwd"}};
+	struct tu_entry e2[] = {{"x", TU_HARDLINK, "../victim"}};
 	char *victim = tu_path("%s/victim", h->root);
 	char *passwd = tu_path("%s/passwd", h->dest);
 	struct stat st;
@@ -406,8 +407,8 @@ static void test_hostile_hardlinks(void **state)
 static void test_hostile_special_files(void **state)
 {
 	struct hostile *h = *state;
-	struct tu_entry e[] = { { "fifo", TU_FIFO, NULL } };
-	struct tu_entry e2[] = { { "dev/null", TU_CHARDEV, NULL } };
+	struct tu_entry e[] = {{"fifo", TU_FIFO, NULL}};
+	struct tu_entry e2[] = {{"dev/null", TU_CHARDEV, NULL}};
 	char *fifo = tu_path("%s/fifo", h->dest);
 
 	expect_unsafe(h, e, 1, "'fifo'", fifo);
@@ -422,8 +423,8 @@ static void test_hostile_existing_symlink(void **state)
 	char *link = tu_path("%s/out", h->dest);
 	char *victim = tu_path("%s/outdir/file", h->root);
 	char *tb = tu_path("%s/through-1.0-0.tar.bz2", h->root);
-	struct tu_entry e[] = { { "out/file", TU_FILE, "pwned" } };
-	struct menv_error err = { 0 };
+	struct tu_entry e[] = {{"out/file", TU_FILE, "pwned"}};
+	struct menv_error err = {0};
 
 	tu_mkdirs(outdir);
 	tu_write_tar(tb, "bzip2", e, 1);
@@ -442,8 +443,8 @@ static void test_hostile_existing_symlink(void **state)
 static void test_hostile_write_through_own_symlink(void **state)
 {
 	struct hostile *h = *state;
-	struct tu_entry e[] = { { "lib", TU_DIR, NULL }, { "alias", TU_SYMLINK, "lib" },
-				{ "alias/file", TU_FILE, "x" } };
+	struct tu_entry e[] = {
+	        {"lib", TU_DIR, NULL}, {"alias", TU_SYMLINK, "lib"}, {"alias/file", TU_FILE, "x"}};
 	char *f = tu_path("%s/lib/file", h->dest);
 
 	expect_unsafe(h, e, 3, "'alias/file'", f);
@@ -453,18 +454,17 @@ static void test_hostile_write_through_own_symlink(void **state)
 static void test_safe_links_built_here(void **state)
 {
 	struct hostile *h = *state;
-	static const struct tu_entry info[] = {
-		{ "info/index.json", TU_FILE, "{\"name\": \"ok\"}" } };
-	struct tu_entry e[] = { { "lib/libx.so.1", TU_FILE, "ELF" },
-				{ "lib/libx.so", TU_SYMLINK, "libx.so.1" },
-				{ "bin/tool", TU_SYMLINK, "../lib/libx.so.1" },
-				{ "share/dot", TU_SYMLINK, "./../lib" },
-				{ "lib/libx-hard.so", TU_HARDLINK, "lib/libx.so.1" },
-				{ "./info/extra.txt", TU_FILE, "x" } };
+	static const struct tu_entry info[] = {{"info/index.json", TU_FILE, "{\"name\": \"ok\"}"}};
+	struct tu_entry e[] = {{"lib/libx.so.1", TU_FILE, "ELF"},
+	                       {"lib/libx.so", TU_SYMLINK, "libx.so.1"},
+	                       {"bin/tool", TU_SYMLINK, "../lib/libx.so.1"},
+	                       {"share/dot", TU_SYMLINK, "./../lib"},
+	                       {"lib/libx-hard.so", TU_HARDLINK, "lib/libx.so.1"},
+	                       {"./info/extra.txt", TU_FILE, "x"}};
 	char *cd = tu_path("%s/ok-1.0-0.conda", h->root);
 	char *p = tu_path("%s/bin/tool", h->dest);
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 
 	menv_buf_init(&b);
 	tu_write_conda(cd, "ok-1.0-0", info, 1, e, 6);
@@ -483,7 +483,7 @@ static void test_truncated_and_garbage(void **state)
 {
 	struct hostile *h = *state;
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	char *tb = tu_path("%s/trunc-1.0-0.tar.bz2", h->root);
 	char *cd = tu_path("%s/trunc-1.0-0.conda", h->root);
 	char *junk = tu_path("%s/junk-1.0-0.tar.bz2", h->root);
@@ -503,8 +503,7 @@ static void test_truncated_and_garbage(void **state)
 	assert_int_equal(menv_archive_extract(junk, h->dest, &err), MENV_EPARSE);
 	assert_non_null(strstr(err.msg, junk));
 	menv_buf_reset(&b);
-	assert_int_equal(menv_archive_read_member(junk, "info/index.json", &b, &err),
-			 MENV_EPARSE);
+	assert_int_equal(menv_archive_read_member(junk, "info/index.json", &b, &err), MENV_EPARSE);
 	assert_int_equal(menv_archive_read_member(cd, "info/index.json", &b, &err), MENV_EPARSE);
 
 	menv_buf_release(&b);
@@ -518,21 +517,21 @@ static void test_truncated_and_garbage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zlib_both_formats),
-		cmocka_unit_test(test_nano_gzip_named_bz2),
-		cmocka_unit_test(test_symlink_package),
-		cmocka_unit_test(test_zip64_and_dotslash),
-		cmocka_unit_test(test_read_member),
-		HOSTILE(test_hostile_absolute),
-		HOSTILE(test_hostile_dotdot),
-		HOSTILE(test_hostile_symlink_to_etc),
-		HOSTILE(test_hostile_symlink_up),
-		HOSTILE(test_hostile_hardlinks),
-		HOSTILE(test_hostile_special_files),
-		HOSTILE(test_hostile_existing_symlink),
-		HOSTILE(test_hostile_write_through_own_symlink),
-		HOSTILE(test_safe_links_built_here),
-		HOSTILE(test_truncated_and_garbage),
+	        cmocka_unit_test(test_zlib_both_formats),
+	        cmocka_unit_test(test_nano_gzip_named_bz2),
+	        cmocka_unit_test(test_symlink_package),
+	        cmocka_unit_test(test_zip64_and_dotslash),
+	        cmocka_unit_test(test_read_member),
+	        HOSTILE(test_hostile_absolute),
+	        HOSTILE(test_hostile_dotdot),
+	        HOSTILE(test_hostile_symlink_to_etc),
+	        HOSTILE(test_hostile_symlink_up),
+	        HOSTILE(test_hostile_hardlinks),
+	        HOSTILE(test_hostile_special_files),
+	        HOSTILE(test_hostile_existing_symlink),
+	        HOSTILE(test_hostile_write_through_own_symlink),
+	        HOSTILE(test_safe_links_built_here),
+	        HOSTILE(test_truncated_and_garbage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,7 @@
 static void test_hash_file_corpus(void **state)
 {
 	struct menv_hashes h;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 
 	(void)state;
 	assert_int_equal(menv_hash_file(ZLIB_CONDA, &h, &err), 0);
@@ -39,7 +39,7 @@ static void test_hash_file_corpus(void **state)
 static void test_hash_file_missing(void **state)
 {
 	struct menv_hashes h;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 
 	(void)state;
 	assert_int_equal(menv_hash_file(CORPUS "/no-such-file.conda", &h, &err), MENV_ENOTFOUND);
@@ -55,12 +55,12 @@ static void test_hash_mem(void **state)
 	/* FIPS 180-2 and RFC 1321 test vectors */
 	menv_hash_mem("abc", 3, &h);
 	assert_string_equal(h.sha256,
-			    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	assert_string_equal(h.md5, "900150983cd24fb0d6963f7d28e17f72");
 	assert_int_equal(h.size, 3);
 	menv_hash_mem("", 0, &h);
 	assert_string_equal(h.sha256,
-			    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	                    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 	assert_string_equal(h.md5, "d41d8cd98f00b204e9800998ecf8427e");
 	assert_int_equal(h.size, 0);
 }
@@ -68,7 +68,7 @@ static void test_hash_mem(void **state)
 static void test_fetch_file_url(void **state)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	struct menv_hashes h;
 
 	(void)state;
@@ -82,7 +82,7 @@ static void test_fetch_file_url(void **state)
 
 	/* a missing file is MENV_ENOTFOUND and leaves the buffer as it was */
 	assert_int_equal(menv_fetch_url("file://" CORPUS "/nothing-here.json", &b, &err),
-			 MENV_ENOTFOUND);
+	                 MENV_ENOTFOUND);
 	assert_int_equal(b.len, 7 + ZLIB_CONDA_SIZE);
 	assert_non_null(strstr(err.msg, "nothing-here.json"));
 
@@ -98,9 +98,9 @@ static void test_fetch_repodata_file(void **state)
 	char *base = tu_path("file://%s/", dir); /* trailing slash tolerated */
 	char *sub = tu_path("%s/linux-64", dir);
 	char *rd = tu_path("%s/repodata.json", sub);
-	struct menv_channel ch = { .name = (char *)"local-test", .base_url = base };
+	struct menv_channel ch = {.name = (char *)"local-test", .base_url = base};
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	static const char body[] = "{\"info\":{\"subdir\":\"linux-64\"},\"packages\":{}}";
 
 	(void)state;
@@ -120,7 +120,8 @@ static void test_fetch_repodata_file(void **state)
 	assert_int_equal(menv_fetch_repodata(&ch, "osx-arm64", &b, &err), MENV_ENOTFOUND);
 	assert_int_equal(err.code, MENV_ENOTFOUND);
 	char *want = tu_path("channel 'local-test' has no repodata for 'osx-arm64' "
-			     "(file://%s/osx-arm64/repodata.json)", dir);
+	                     "(file://%s/osx-arm64/repodata.json)",
+	                     dir);
 	assert_string_equal(err.msg, want);
 	assert_int_equal(b.len, 0);
 
@@ -164,17 +165,21 @@ static void *serve(void *arg)
 		req[got] = '\0';
 		sscanf(req, "GET %255s", path);
 		if (!strcmp(path, "/ok"))
-			snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
-				 "Connection: close\r\n\r\nhello");
+			snprintf(resp, sizeof(resp),
+			         "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
+			         "Connection: close\r\n\r\nhello");
 		else if (!strcmp(path, "/redirect"))
-			snprintf(resp, sizeof(resp), "HTTP/1.1 302 Found\r\nLocation: /ok\r\n"
-				 "Content-Length: 0\r\nConnection: close\r\n\r\n");
+			snprintf(resp, sizeof(resp),
+			         "HTTP/1.1 302 Found\r\nLocation: /ok\r\n"
+			         "Content-Length: 0\r\nConnection: close\r\n\r\n");
 		else if (!strcmp(path, "/boom"))
-			snprintf(resp, sizeof(resp), "HTTP/1.1 500 Internal Server Error\r\n"
-				 "Content-Length: 4\r\nConnection: close\r\n\r\nboom");
+			snprintf(resp, sizeof(resp),
+			         "HTTP/1.1 500 Internal Server Error\r\n"
+			         "Content-Length: 4\r\nConnection: close\r\n\r\nboom");
 		else
-			snprintf(resp, sizeof(resp), "HTTP/1.1 404 Not Found\r\n"
-				 "Content-Length: 4\r\nConnection: close\r\n\r\nnope");
+			snprintf(resp, sizeof(resp),
+			         "HTTP/1.1 404 Not Found\r\n"
+			         "Content-Length: 4\r\nConnection: close\r\n\r\nnope");
 		if (write(c, resp, strlen(resp)) < 0)
 			perror("write");
 		close(c);
@@ -185,7 +190,7 @@ static void *serve(void *arg)
 static int server_setup(void **state)
 {
 	struct server *s = calloc(1, sizeof(*s));
-	struct sockaddr_in a = { 0 };
+	struct sockaddr_in a = {0};
 	socklen_t len = sizeof(a);
 
 	a.sin_family = AF_INET;
@@ -216,7 +221,7 @@ static void test_fetch_http(void **state)
 {
 	struct server *s = *state;
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	char url[128];
 
 	menv_buf_init(&b);
@@ -249,7 +254,7 @@ static void test_fetch_http(void **state)
 	/* a platform subdir answering 404 over HTTP */
 	char base[64];
 	snprintf(base, sizeof(base), "http://127.0.0.1:%d/chan", s->port);
-	struct menv_channel ch = { .name = (char *)"http-test", .base_url = base };
+	struct menv_channel ch = {.name = (char *)"http-test", .base_url = base};
 	assert_int_equal(menv_fetch_repodata(&ch, "linux-64", &b, &err), MENV_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "channel 'http-test' has no repodata for 'linux-64'"));
 	assert_int_equal(menv_fetch_repodata(&ch, "noarch", &b, &err), 0);
@@ -260,8 +265,8 @@ static void test_fetch_http(void **state)
 static void test_fetch_refused(void **state)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
-	struct sockaddr_in a = { 0 };
+	struct menv_error err = {0};
+	struct sockaddr_in a = {0};
 	socklen_t len = sizeof(a);
 	char url[128];
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -287,13 +292,13 @@ static void test_fetch_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hash_file_corpus),
-		cmocka_unit_test(test_hash_file_missing),
-		cmocka_unit_test(test_hash_mem),
-		cmocka_unit_test(test_fetch_file_url),
-		cmocka_unit_test(test_fetch_repodata_file),
-		cmocka_unit_test_setup_teardown(test_fetch_http, server_setup, server_teardown),
-		cmocka_unit_test(test_fetch_refused),
+	        cmocka_unit_test(test_hash_file_corpus),
+	        cmocka_unit_test(test_hash_file_missing),
+	        cmocka_unit_test(test_hash_mem),
+	        cmocka_unit_test(test_fetch_file_url),
+	        cmocka_unit_test(test_fetch_repodata_file),
+	        cmocka_unit_test_setup_teardown(test_fetch_http, server_setup, server_teardown),
+	        cmocka_unit_test(test_fetch_refused),
 	};
 	/* the loopback server must not be reached through a proxy from the environment */
 	setenv("no_proxy", "127.0.0.1,localhost", 1);

@@ -45,14 +45,14 @@ static void test_index_channel(void **state)
 	char *l64 = tu_path("%s/linux-64", chan), *noarch = tu_path("%s/noarch", chan);
 	char *osx = tu_path("%s/osx-64", chan), *other = tu_path("%s/not-a-subdir", chan);
 	char *p;
-	struct menv_index_stats st = { 99, 99 };
-	struct menv_error err = { 0 };
+	struct menv_index_stats st = {99, 99};
+	struct menv_error err = {0};
 	json_t *j, *rec, *pk, *pc;
-	static const struct tu_entry info[] = {
-		{ "info/index.json", TU_FILE, "{\"name\": \"nosub\", \"version\": \"1.0\", "
-					      "\"build\": \"0\", \"build_number\": 0, "
-					      "\"depends\": []}" } };
-	static const struct tu_entry pkg[] = { { "share/nosub.txt", TU_FILE, "x" } };
+	static const struct tu_entry info[] = {{"info/index.json", TU_FILE,
+	                                        "{\"name\": \"nosub\", \"version\": \"1.0\", "
+	                                        "\"build\": \"0\", \"build_number\": 0, "
+	                                        "\"depends\": []}"}};
+	static const struct tu_entry pkg[] = {{"share/nosub.txt", TU_FILE, "x"}};
 
 	tu_mkdirs(l64);
 	tu_mkdirs(noarch);
@@ -79,8 +79,9 @@ static void test_index_channel(void **state)
 	assert_int_equal(st.subdirs, 3);
 
 	j = load_repodata(chan, "linux-64");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "info"),
-								"subdir")), "linux-64");
+	assert_string_equal(
+	        json_string_value(json_object_get(json_object_get(j, "info"), "subdir")),
+	        "linux-64");
 	assert_int_equal(json_integer_value(json_object_get(j, "repodata_version")), 1);
 	assert_true(json_is_array(json_object_get(j, "removed")));
 	assert_int_equal(json_array_size(json_object_get(j, "removed")), 0);
@@ -100,7 +101,7 @@ static void test_index_channel(void **state)
 	assert_int_equal(json_integer_value(json_object_get(rec, "size")), ZLIB_TARBZ2_SIZE);
 	assert_string_equal(json_string_value(json_object_get(rec, "subdir")), "linux-64");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(rec, "depends"), 0)),
-			    "libgcc-ng >=7.3.0");
+	                    "libgcc-ng >=7.3.0");
 	rec = json_object_get(pc, "zlib-1.2.11-h7b6447c_3.conda");
 	assert_non_null(rec);
 	assert_string_equal(json_string_value(json_object_get(rec, "sha256")), ZLIB_CONDA_SHA256);
@@ -140,7 +141,7 @@ static void test_index_creates_noarch(void **state)
 	char *sub = tu_path("%s/linux-aarch64", chan);
 	char *p = tu_path("%s/noarch/repodata.json", chan);
 	struct menv_index_stats st;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	json_t *j;
 
 	tu_mkdirs(sub);
@@ -149,8 +150,8 @@ static void test_index_creates_noarch(void **state)
 	assert_int_equal(st.packages, 0);
 	assert_true(tu_exists(p));
 	j = load_repodata(chan, "noarch");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "info"),
-								"subdir")), "noarch");
+	assert_string_equal(
+	        json_string_value(json_object_get(json_object_get(j, "info"), "subdir")), "noarch");
 	assert_int_equal(json_object_size(json_object_get(j, "packages")), 0);
 	json_decref(j);
 	free(p);
@@ -164,8 +165,8 @@ static void test_index_invalid_package(void **state)
 	char *junk = tu_path("%s/junk-1.0-0.tar.bz2", sub);
 	char *noinfo = tu_path("%s/noinfo-1.0-0.tar.bz2", sub);
 	struct menv_index_stats st;
-	struct menv_error err = { 0 };
-	static const struct tu_entry e[] = { { "lib/x", TU_FILE, "x" } };
+	struct menv_error err = {0};
+	static const struct tu_entry e[] = {{"lib/x", TU_FILE, "x"}};
 
 	tu_mkdirs(sub);
 	tu_write(junk, "not an archive", 14);
@@ -190,9 +191,9 @@ static void test_index_invalid_package(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_index_channel),
-		T(test_index_creates_noarch),
-		T(test_index_invalid_package),
+	        T(test_index_channel),
+	        T(test_index_creates_noarch),
+	        T(test_index_invalid_package),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

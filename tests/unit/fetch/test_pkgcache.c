@@ -49,13 +49,13 @@ static int count(const struct events *e, enum menv_fetch_event ev)
 
 /* A record as the specs module would build it from repodata (by hand here). */
 static void make_record(struct menv_record *r, const char *name, const char *version,
-			const char *build, const char *fn, const char *url, const char *sha256,
-			const char *md5, int64_t size)
+                        const char *build, const char *fn, const char *url, const char *sha256,
+                        const char *md5, int64_t size)
 {
 	memset(r, 0, sizeof(*r));
 	r->json = json_pack("{s:s, s:s, s:s, s:i, s:[s], s:s}", "name", name, "version", version,
-			    "build", build, "build_number", 3, "depends", "libgcc-ng >=7.3.0",
-			    "license", "zlib");
+	                    "build", build, "build_number", 3, "depends", "libgcc-ng >=7.3.0",
+	                    "license", "zlib");
 	r->name = name;
 	r->version = version;
 	r->build = build;
@@ -88,7 +88,7 @@ static int setup(void **state)
 	f->tmp = tu_mkdtemp();
 	f->pkgs = tu_path("%s/root/pkgs", f->tmp); /* parents do not exist yet */
 	make_record(&f->zlib, "zlib", "1.2.11", "h7b6447c_3", "zlib-1.2.11-h7b6447c_3.conda",
-		    "file://" ZLIB_CONDA, ZLIB_CONDA_SHA256, NULL, ZLIB_CONDA_SIZE);
+	            "file://" ZLIB_CONDA, ZLIB_CONDA_SHA256, NULL, ZLIB_CONDA_SIZE);
 	*state = f;
 	return 0;
 }
@@ -107,7 +107,7 @@ static int teardown(void **state)
 
 static int fetch1(struct fx *f, struct menv_record *r, struct events *ev, struct menv_error *err)
 {
-	struct menv_record *recs[] = { r };
+	struct menv_record *recs[] = {r};
 
 	memset(ev, 0, sizeof(*ev));
 	memset(err, 0, sizeof(*err));
@@ -153,7 +153,7 @@ static void test_download_then_hit(void **state)
 	assert_string_equal(h.sha256, ZLIB_CONDA_SHA256);
 	assert_int_equal(menv_hash_file(lib, &h, NULL), 0);
 	assert_string_equal(h.sha256,
-			    "79aa69435cd17d98c25fbe1ac03aa6681b6edee04a5fb04c141ab1effcaa3c3f");
+	                    "79aa69435cd17d98c25fbe1ac03aa6681b6edee04a5fb04c141ab1effcaa3c3f");
 	assert_true(tu_exists(lock));
 	assert_no_leftovers(f->pkgs, f->zlib.fn, "zlib-1.2.11-h7b6447c_3");
 
@@ -163,17 +163,17 @@ static void test_download_then_hit(void **state)
 	assert_string_equal(json_string_value(json_object_get(j, "version")), "1.2.11");
 	assert_string_equal(json_string_value(json_object_get(j, "build")), "h7b6447c_3");
 	assert_string_equal(json_string_value(json_object_get(j, "fn")),
-			    "zlib-1.2.11-h7b6447c_3.conda");
+	                    "zlib-1.2.11-h7b6447c_3.conda");
 	assert_string_equal(json_string_value(json_object_get(j, "url")), "file://" ZLIB_CONDA);
 	assert_string_equal(json_string_value(json_object_get(j, "channel")),
-			    "file:///corpus/conda_format_repo/linux-64");
+	                    "file:///corpus/conda_format_repo/linux-64");
 	assert_string_equal(json_string_value(json_object_get(j, "subdir")), "linux-64");
 	assert_string_equal(json_string_value(json_object_get(j, "sha256")), ZLIB_CONDA_SHA256);
 	/* md5 was not in the record: computed from the file */
 	assert_string_equal(json_string_value(json_object_get(j, "md5")), ZLIB_CONDA_MD5);
 	assert_int_equal(json_integer_value(json_object_get(j, "size")), ZLIB_CONDA_SIZE);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "depends"), 0)),
-			    "libgcc-ng >=7.3.0");
+	                    "libgcc-ng >=7.3.0");
 	assert_string_equal(json_string_value(json_object_get(j, "license")), "zlib");
 	json_decref(j);
 
@@ -211,11 +211,12 @@ static void test_checksum_mismatch_leaves_nothing(void **state)
 	char *dir = tu_path("%s/symlink-test-1.0.0-0", f->pkgs);
 
 	make_record(&r, "symlink-test", "1.0.0", "0", "symlink-test-1.0.0-0.conda",
-		    "file://" SYMLINK_CONDA, bad, NULL, -1);
+	            "file://" SYMLINK_CONDA, bad, NULL, -1);
 	assert_int_equal(fetch1(f, &r, &ev, &err), MENV_ECHECKSUM);
 	assert_int_equal(err.code, MENV_ECHECKSUM);
-	assert_string_equal(err.msg, "sha256 mismatch for 'symlink-test-1.0.0-0.conda' from "
-			    "'file://" SYMLINK_CONDA "': expected " ZEROS ", got " SYMLINK_SHA256);
+	assert_string_equal(err.msg,
+	                    "sha256 mismatch for 'symlink-test-1.0.0-0.conda' from "
+	                    "'file://" SYMLINK_CONDA "': expected " ZEROS ", got " SYMLINK_SHA256);
 	assert_int_equal(ev.n, 0);
 	assert_false(tu_exists(file));
 	assert_false(tu_exists(dir));
@@ -224,17 +225,19 @@ static void test_checksum_mismatch_leaves_nothing(void **state)
 
 	/* md5 only, wrong */
 	make_record(&r, "symlink-test", "1.0.0", "0", "symlink-test-1.0.0-0.conda",
-		    "file://" SYMLINK_CONDA, NULL, "0123456789abcdef0123456789abcdef", -1);
+	            "file://" SYMLINK_CONDA, NULL, "0123456789abcdef0123456789abcdef", -1);
 	assert_int_equal(fetch1(f, &r, &ev, &err), MENV_ECHECKSUM);
-	assert_non_null(strstr(err.msg, "md5 mismatch for 'symlink-test-1.0.0-0.conda' from 'file://" SYMLINK_CONDA "': "
-			       "expected 0123456789abcdef0123456789abcdef, got "));
+	assert_non_null(strstr(
+	        err.msg,
+	        "md5 mismatch for 'symlink-test-1.0.0-0.conda' from 'file://" SYMLINK_CONDA "': "
+	        "expected 0123456789abcdef0123456789abcdef, got "));
 	assert_false(tu_exists(file));
 	assert_no_leftovers(f->pkgs, r.fn, "symlink-test-1.0.0-0");
 	free_record(&r);
 
 	/* right sha256, wrong size */
 	make_record(&r, "symlink-test", "1.0.0", "0", "symlink-test-1.0.0-0.conda",
-		    "file://" SYMLINK_CONDA, SYMLINK_SHA256, NULL, 601);
+	            "file://" SYMLINK_CONDA, SYMLINK_SHA256, NULL, 601);
 	assert_int_equal(fetch1(f, &r, &ev, &err), MENV_ECHECKSUM);
 	assert_non_null(strstr(err.msg, "size mismatch for 'symlink-test-1.0.0-0.conda'"));
 	assert_false(tu_exists(file));
@@ -293,8 +296,8 @@ static void test_existing_file_reused_or_replaced(void **state)
 	tu_mkdirs(f->pkgs);
 	tu_copy(ZLIB_CONDA, file);
 	make_record(&r, "zlib", "1.2.11", "h7b6447c_3", "zlib-1.2.11-h7b6447c_3.conda",
-		    "file:///nonexistent/zlib-1.2.11-h7b6447c_3.conda", ZLIB_CONDA_SHA256, NULL,
-		    ZLIB_CONDA_SIZE);
+	            "file:///nonexistent/zlib-1.2.11-h7b6447c_3.conda", ZLIB_CONDA_SHA256, NULL,
+	            ZLIB_CONDA_SIZE);
 	assert_int_equal(fetch1(f, &r, &ev, &err), 0);
 	assert_int_equal(ev.n, 1);
 	assert_int_equal(ev.ev[0], MENV_FETCH_EXTRACTED);
@@ -315,7 +318,7 @@ static void test_existing_file_reused_or_replaced(void **state)
 
 	/* a missing URL is MENV_ENOTFOUND naming it */
 	make_record(&r, "gone", "1.0", "0", "gone-1.0-0.conda",
-		    "file:///nonexistent/gone-1.0-0.conda", NULL, NULL, -1);
+	            "file:///nonexistent/gone-1.0-0.conda", NULL, NULL, -1);
 	assert_int_equal(fetch1(f, &r, &ev, &err), MENV_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "file:///nonexistent/gone-1.0-0.conda"));
 	assert_no_leftovers(f->pkgs, r.fn, "gone-1.0-0");
@@ -329,19 +332,19 @@ static void test_threads(void **state)
 	struct fx *f = *state;
 	struct menv_record r[4];
 	struct menv_record *recs[6];
-	struct events ev = { 0 };
-	struct menv_error err = { 0 };
-	const char *dists[] = { "nano-2.4.1-0", "symlink-test-1.0.0-0", "zip64-test-1.0.0-0",
-				"flask-0.11.1-py_0", "zlib-1.2.11-h7b6447c_3" };
+	struct events ev = {0};
+	struct menv_error err = {0};
+	const char *dists[] = {"nano-2.4.1-0", "symlink-test-1.0.0-0", "zip64-test-1.0.0-0",
+	                       "flask-0.11.1-py_0", "zlib-1.2.11-h7b6447c_3"};
 
 	make_record(&r[0], "nano", "2.4.1", "0", "nano-2.4.1-0.tar.bz2", "file://" NANO_TARBZ2,
-		    NANO_SHA256, NULL, -1);
+	            NANO_SHA256, NULL, -1);
 	make_record(&r[1], "symlink-test", "1.0.0", "0", "symlink-test-1.0.0-0.conda",
-		    "file://" SYMLINK_CONDA, SYMLINK_SHA256, NULL, 600);
+	            "file://" SYMLINK_CONDA, SYMLINK_SHA256, NULL, 600);
 	make_record(&r[2], "zip64-test", "1.0.0", "0", "zip64-test-1.0.0-0.conda",
-		    "file://" ZIP64_CONDA, NULL, NULL, 576); /* no hash: size only */
+	            "file://" ZIP64_CONDA, NULL, NULL, 576); /* no hash: size only */
 	make_record(&r[3], "flask", "0.11.1", "py_0", "flask-0.11.1-py_0.tar.bz2",
-		    "file://" FLASK_TARBZ2, NULL, FLASK_MD5, -1);
+	            "file://" FLASK_TARBZ2, NULL, FLASK_MD5, -1);
 	for (int i = 0; i < 4; i++)
 		recs[i] = &r[i];
 	recs[4] = &f->zlib;
@@ -368,14 +371,14 @@ static void test_threads(void **state)
 static void test_cancel(void **state)
 {
 	struct fx *f = *state;
-	struct menv_record *recs[] = { &f->zlib };
-	struct events ev = { 0 };
-	struct menv_error err = { 0 };
+	struct menv_record *recs[] = {&f->zlib};
+	struct events ev = {0};
+	struct menv_error err = {0};
 	volatile int cancel = 1;
 	char *dir = menv_pkgcache_dir(f->pkgs, &f->zlib);
 
 	assert_int_equal(menv_pkgcache_fetch(f->pkgs, recs, 1, 2, on_event, &ev, &cancel, &err),
-			 MENV_EINTR);
+	                 MENV_EINTR);
 	assert_int_equal(err.code, MENV_EINTR);
 	assert_int_equal(ev.n, 0);
 	assert_false(tu_exists(dir));
@@ -393,7 +396,7 @@ static void *hold_lock(void *arg)
 {
 	struct holder *h = arg;
 	int fd = open(h->lock, O_RDWR | O_CREAT, 0644);
-	struct timespec ts = { 0, 300 * 1000 * 1000 };
+	struct timespec ts = {0, 300 * 1000 * 1000};
 
 	flock(fd, LOCK_EX);
 	pthread_mutex_lock(&h->m);
@@ -409,7 +412,7 @@ static void *hold_lock(void *arg)
 static void test_waits_for_lock(void **state)
 {
 	struct fx *f = *state;
-	struct holder h = { NULL, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
+	struct holder h = {NULL, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 	char *lock = tu_path("%s/.menv.lock", f->pkgs);
 	struct events ev;
 	struct menv_error err;
@@ -439,13 +442,13 @@ static void test_waits_for_lock(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_download_then_hit),
-		T(test_checksum_mismatch_leaves_nothing),
-		T(test_corrupt_extracted_dir_is_redone),
-		T(test_existing_file_reused_or_replaced),
-		T(test_threads),
-		T(test_cancel),
-		T(test_waits_for_lock),
+	        T(test_download_then_hit),
+	        T(test_checksum_mismatch_leaves_nothing),
+	        T(test_corrupt_extracted_dir_is_redone),
+	        T(test_existing_file_reused_or_replaced),
+	        T(test_threads),
+	        T(test_cancel),
+	        T(test_waits_for_lock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,7 +119,7 @@ static la_ssize_t buf_write(struct archive *a, void *ud, const void *data, size_
 }
 
 static void add_entry(struct archive *a, const char *name, mode_t type, mode_t perm,
-		      const void *data, size_t len, const char *symlink, const char *hardlink)
+                      const void *data, size_t len, const char *symlink, const char *hardlink)
 {
 	struct archive_entry *e = archive_entry_new();
 
@@ -141,7 +141,7 @@ static void add_entry(struct archive *a, const char *name, mode_t type, mode_t p
 }
 
 static void tar_to_buf(struct menv_buf *out, const char *filter, const struct tu_entry *ents,
-		       size_t n)
+                       size_t n)
 {
 	struct archive *a = archive_write_new();
 
@@ -158,21 +158,11 @@ static void tar_to_buf(struct menv_buf *out, const char *filter, const struct tu
 		case TU_FILE:
 			add_entry(a, t->name, AE_IFREG, 0644, arg, strlen(arg), NULL, NULL);
 			break;
-		case TU_DIR:
-			add_entry(a, t->name, AE_IFDIR, 0755, NULL, 0, NULL, NULL);
-			break;
-		case TU_SYMLINK:
-			add_entry(a, t->name, AE_IFLNK, 0777, NULL, 0, arg, NULL);
-			break;
-		case TU_HARDLINK:
-			add_entry(a, t->name, AE_IFREG, 0644, NULL, 0, NULL, arg);
-			break;
-		case TU_FIFO:
-			add_entry(a, t->name, AE_IFIFO, 0644, NULL, 0, NULL, NULL);
-			break;
-		case TU_CHARDEV:
-			add_entry(a, t->name, AE_IFCHR, 0644, NULL, 0, NULL, NULL);
-			break;
+		case TU_DIR: add_entry(a, t->name, AE_IFDIR, 0755, NULL, 0, NULL, NULL); break;
+		case TU_SYMLINK: add_entry(a, t->name, AE_IFLNK, 0777, NULL, 0, arg, NULL); break;
+		case TU_HARDLINK: add_entry(a, t->name, AE_IFREG, 0644, NULL, 0, NULL, arg); break;
+		case TU_FIFO: add_entry(a, t->name, AE_IFIFO, 0644, NULL, 0, NULL, NULL); break;
+		case TU_CHARDEV: add_entry(a, t->name, AE_IFCHR, 0644, NULL, 0, NULL, NULL); break;
 		}
 	}
 	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
@@ -189,8 +179,8 @@ void tu_write_tar(const char *path, const char *filter, const struct tu_entry *e
 	menv_buf_release(&b);
 }
 
-void tu_write_conda(const char *path, const char *dist, const struct tu_entry *info,
-		    size_t ninfo, const struct tu_entry *pkg, size_t npkg)
+void tu_write_conda(const char *path, const char *dist, const struct tu_entry *info, size_t ninfo,
+                    const struct tu_entry *pkg, size_t npkg)
 {
 	struct menv_buf out = MENV_BUF_INIT, inner = MENV_BUF_INIT;
 	static const char meta[] = "{\"conda_pkg_format_version\": 2}";

@@ -30,7 +30,7 @@ static struct row *read_tsv(const char *name, size_t *nrows)
 {
 	char *path = menv_xasprintf("%s/conformance/%s", MENV_SHARED, name);
 	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	if (menv_buf_read_file(&b, path, &err))
 		fail_msg("%s", err.msg);
 	free(path);
@@ -81,7 +81,8 @@ static bool excused(const char *file, const char *key)
 	static struct row *kd;
 	static size_t nkd;
 	if (!kd) {
-		char *path = menv_xasprintf("%s/tests/conformance/known-differences.tsv", MENV_SOURCE);
+		char *path =
+		        menv_xasprintf("%s/tests/conformance/known-differences.tsv", MENV_SOURCE);
 		FILE *f = fopen(path, "r");
 		free(path);
 		kd = menv_xcalloc(64, sizeof(*kd));
@@ -140,14 +141,15 @@ static void test_version_order(void **state)
 	(void)state;
 	size_t n;
 	struct row *rows = read_tsv("version_order.tsv", &n);
-	struct tally t = { "version_order.tsv", 0, 0, 0 };
+	struct tally t = {"version_order.tsv", 0, 0, 0};
 	for (size_t i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 		struct menv_version *a = NULL, *b = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		char what[4096] = "";
 		bool ok = false;
-		if (menv_version_parse(r->f[0], &a, &err) || menv_version_parse(r->f[2], &b, &err)) {
+		if (menv_version_parse(r->f[0], &a, &err) ||
+		    menv_version_parse(r->f[2], &b, &err)) {
 			snprintf(what, sizeof(what), "%s", err.msg);
 		} else {
 			int c = menv_version_cmp(a, b);
@@ -168,17 +170,17 @@ static void test_version_parse(void **state)
 	(void)state;
 	size_t n;
 	struct row *rows = read_tsv("version_parse.tsv", &n);
-	struct tally t = { "version_parse.tsv", 0, 0, 0 };
+	struct tally t = {"version_parse.tsv", 0, 0, 0};
 	for (size_t i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 		struct menv_version *v = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		char what[4096] = "";
 		int rc = menv_version_parse(r->f[0], &v, &err);
 		bool want_ok = !strcmp(r->f[1], "valid");
 		bool ok = want_ok ? rc == 0 && !strcmp(menv_version_str(v), r->f[2]) : rc != 0;
 		snprintf(what, sizeof(what), "want %s %s, got %s", r->f[1], r->f[2],
-			 rc ? err.msg : menv_version_str(v));
+		         rc ? err.msg : menv_version_str(v));
 		report(&t, ok, r, what);
 		menv_version_free(v);
 	}
@@ -191,11 +193,11 @@ static void test_version_spec(void **state)
 	(void)state;
 	size_t n;
 	struct row *rows = read_tsv("version_spec.tsv", &n);
-	struct tally t = { "version_spec.tsv", 0, 0, 0 };
+	struct tally t = {"version_spec.tsv", 0, 0, 0};
 	for (size_t i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 		struct menv_version_spec *vs = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		char what[4096] = "";
 		int rc = menv_version_spec_parse(r->f[0], &vs, &err);
 		bool ok;
@@ -220,19 +222,32 @@ static void test_version_spec(void **state)
 
 static const char *ms_field(const struct menv_matchspec *ms, const char *key)
 {
-	if (!strcmp(key, "name")) return ms->name;
-	if (!strcmp(key, "version")) return ms->version;
-	if (!strcmp(key, "build")) return ms->build;
-	if (!strcmp(key, "build_number")) return ms->build_number;
-	if (!strcmp(key, "channel")) return ms->channel;
-	if (!strcmp(key, "subdir")) return ms->subdir;
-	if (!strcmp(key, "md5")) return ms->md5;
-	if (!strcmp(key, "sha256")) return ms->sha256;
-	if (!strcmp(key, "fn")) return ms->fn;
-	if (!strcmp(key, "url")) return ms->url;
-	if (!strcmp(key, "track_features")) return ms->track_features;
-	if (!strcmp(key, "license")) return ms->license;
-	if (!strcmp(key, "license_family")) return ms->license_family;
+	if (!strcmp(key, "name"))
+		return ms->name;
+	if (!strcmp(key, "version"))
+		return ms->version;
+	if (!strcmp(key, "build"))
+		return ms->build;
+	if (!strcmp(key, "build_number"))
+		return ms->build_number;
+	if (!strcmp(key, "channel"))
+		return ms->channel;
+	if (!strcmp(key, "subdir"))
+		return ms->subdir;
+	if (!strcmp(key, "md5"))
+		return ms->md5;
+	if (!strcmp(key, "sha256"))
+		return ms->sha256;
+	if (!strcmp(key, "fn"))
+		return ms->fn;
+	if (!strcmp(key, "url"))
+		return ms->url;
+	if (!strcmp(key, "track_features"))
+		return ms->track_features;
+	if (!strcmp(key, "license"))
+		return ms->license;
+	if (!strcmp(key, "license_family"))
+		return ms->license_family;
 	return NULL;
 }
 
@@ -247,15 +262,16 @@ static bool same_version_semantics(const char *a, const char *b)
 		menv_version_spec_free(vb);
 		return false;
 	}
-	static const char *base[] = { "0", "1", "1.0", "1.6", "1.7", "1.7.0", "1.7.1", "1.8",
-				      "1.8.1", "1.9", "1.10", "2", "2.0", "2.1", "3.9", "3.10",
-				      "1.7a", "1.7dev", "1.7.1post1", "1.17.3", "10.0" };
+	static const char *base[] = {"0",          "1",      "1.0",   "1.6",  "1.7",  "1.7.0",
+	                             "1.7.1",      "1.8",    "1.8.1", "1.9",  "1.10", "2",
+	                             "2.0",        "2.1",    "3.9",   "3.10", "1.7a", "1.7dev",
+	                             "1.7.1post1", "1.17.3", "10.0"};
 	bool same = true;
 	for (size_t i = 0; same && i < sizeof(base) / sizeof(*base); i++)
 		same = menv_version_spec_match(va, base[i]) == menv_version_spec_match(vb, base[i]);
 	/* versions appearing in the specs, and their neighbours */
 	char buf[256];
-	const char *srcs[] = { a, b };
+	const char *srcs[] = {a, b};
 	for (int k = 0; same && k < 2; k++) {
 		const char *p = srcs[k];
 		while (same && *p) {
@@ -269,8 +285,9 @@ static bool same_version_semantics(const char *a, const char *b)
 				snprintf(b2, sizeof(b2), "%s1", buf);
 				probes[0] = buf, probes[1] = b1, probes[2] = b2;
 				for (int j = 0; j < 3; j++)
-					same = same && menv_version_spec_match(va, probes[j]) ==
-							       menv_version_spec_match(vb, probes[j]);
+					same = same &&
+					       menv_version_spec_match(va, probes[j]) ==
+					               menv_version_spec_match(vb, probes[j]);
 				p += l;
 			} else
 				p += l ? l : 1;
@@ -299,11 +316,11 @@ static void test_match_spec(void **state)
 	(void)state;
 	size_t n;
 	struct row *rows = read_tsv("match_spec.tsv", &n);
-	struct tally t = { "match_spec.tsv", 0, 0, 0 };
+	struct tally t = {"match_spec.tsv", 0, 0, 0};
 	for (size_t i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 		struct menv_matchspec *ms = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		char what[4096] = "";
 		int rc = menv_matchspec_parse(r->f[0], &ms, &err);
 		bool ok = true;
@@ -318,11 +335,13 @@ static void test_match_spec(void **state)
 			json_t *want = json_loads(r->f[1], 0, &jerr);
 			const char *key;
 			json_t *v;
-			json_object_foreach(want, key, v) {
+			json_object_foreach(want, key, v)
+			{
 				char num[32];
 				const char *w = json_is_string(v) ? json_string_value(v) : NULL;
 				if (json_is_integer(v)) {
-					snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+					snprintf(num, sizeof(num), "%lld",
+					         (long long)json_integer_value(v));
 					w = num;
 				}
 				if (!strcmp(key, "features") || !strcmp(key, "namespace") ||
@@ -334,7 +353,8 @@ static void test_match_spec(void **state)
 					struct menv_buf jb = MENV_BUF_INIT;
 					size_t k;
 					json_t *e;
-					json_array_foreach(v, k, e) {
+					json_array_foreach(v, k, e)
+					{
 						menv_buf_adds(&jb, k ? " " : "");
 						menv_buf_adds(&jb, json_string_value(e));
 					}
@@ -354,12 +374,15 @@ static void test_match_spec(void **state)
 					if (!getcwd(cwd, sizeof(cwd)))
 						strcpy(cwd, "/");
 					want_url = !strncmp(w, "file:///cwd/", 12)
-							   ? menv_xasprintf("file://%s/%s", cwd, w + 12)
-							   : menv_xstrdup(w);
+					                   ? menv_xasprintf("file://%s/%s", cwd,
+					                                    w + 12)
+					                   : menv_xstrdup(w);
 					same = !strcmp(g, want_url);
 					free(want_url);
-				} else if (!strcmp(key, "license") || !strcmp(key, "license_family"))
-					same = g && w && !strcasecmp(g, w); /* matched case-insensitively */
+				} else if (!strcmp(key, "license") ||
+				           !strcmp(key, "license_family"))
+					same = g && w &&
+					       !strcasecmp(g, w); /* matched case-insensitively */
 				else if (!strcmp(key, "channel") || !strcmp(key, "subdir"))
 					continue; /* resolved channels: checked in channel_urls */
 				else
@@ -367,20 +390,20 @@ static void test_match_spec(void **state)
 				if (!same) {
 					ok = false;
 					snprintf(what, sizeof(what), "%s: want '%s', got '%s'", key,
-						 w ? w : "?", g ? g : "(unset)");
+					         w ? w : "?", g ? g : "(unset)");
 				}
 				free(joined);
 				if (!ok)
 					break;
 			}
 			/* fields conda leaves unset must be unset here too */
-			static const char *keys[] = { "version", "build", "build_number", "md5" };
+			static const char *keys[] = {"version", "build", "build_number", "md5"};
 			for (size_t k = 0; ok && k < 4; k++)
 				if (!json_object_get(want, keys[k]) && ms_field(ms, keys[k]) &&
 				    strcmp(ms_field(ms, keys[k]), "*")) {
 					ok = false;
-					snprintf(what, sizeof(what), "%s: want unset, got '%s'", keys[k],
-						 ms_field(ms, keys[k]));
+					snprintf(what, sizeof(what), "%s: want unset, got '%s'",
+					         keys[k], ms_field(ms, keys[k]));
 				}
 			json_decref(want);
 		}
@@ -396,11 +419,11 @@ static void test_match_spec_records(void **state)
 	(void)state;
 	size_t n;
 	struct row *rows = read_tsv("match_spec_records.tsv", &n);
-	struct tally t = { "match_spec_records.tsv", 0, 0, 0 };
+	struct tally t = {"match_spec_records.tsv", 0, 0, 0};
 	for (size_t i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 		struct menv_matchspec *ms = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		char what[4096] = "";
 		bool ok;
 		json_error_t jerr;
@@ -428,11 +451,9 @@ static void test_match_spec_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_version_order),
-		cmocka_unit_test(test_version_parse),
-		cmocka_unit_test(test_version_spec),
-		cmocka_unit_test(test_match_spec),
-		cmocka_unit_test(test_match_spec_records),
+	        cmocka_unit_test(test_version_order),      cmocka_unit_test(test_version_parse),
+	        cmocka_unit_test(test_version_spec),       cmocka_unit_test(test_match_spec),
+	        cmocka_unit_test(test_match_spec_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@
 static struct menv_envfile *parse_ok(const char *yaml)
 {
 	struct menv_envfile *ef = NULL;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	int rc = menv_envfile_parse(yaml, strlen(yaml), "environment.yml", &ef, &err);
 	if (rc)
 		fail_msg("unexpected error: %s", err.msg);
@@ -24,11 +24,11 @@ static void test_full(void **state)
 {
 	(void)state;
 	struct menv_envfile *ef = parse_ok("name: ops\n"
-					   "channels:\n  - ./channel\n  - nodefaults\n"
-					   "dependencies:\n  - python=3.9\n  - cudatoolkit 11.8.*\n"
-					   "variables:\n  DATA_ROOT: /srv/data dir/cache\n"
-					   "  EMPTY_ONE: \"\"\n  NUM: 3\n"
-					   "unknown_key: [1, 2]\n");
+	                                   "channels:\n  - ./channel\n  - nodefaults\n"
+	                                   "dependencies:\n  - python=3.9\n  - cudatoolkit 11.8.*\n"
+	                                   "variables:\n  DATA_ROOT: /srv/data dir/cache\n"
+	                                   "  EMPTY_ONE: \"\"\n  NUM: 3\n"
+	                                   "unknown_key: [1, 2]\n");
 	assert_string_equal(ef->name, "ops");
 	assert_int_equal(ef->channels.n, 2);
 	assert_string_equal(ef->channels.v[0], "./channel");
@@ -48,15 +48,15 @@ static void test_br001_spaced(void **state)
 {
 	(void)state;
 	struct menv_envfile *ef = parse_ok("name: spaced\nchannels: [conda-forge]\n"
-					   "dependencies:\n  - python > 3.10\n  - numpy < 2.0\n"
-					   "  - polars >= 1.0.0\n  - scipy >=1.10, <1.14\n"
-					   "  - zlib 1.3.*\n");
-	const char *want[] = { "python>3.10", "numpy<2.0", "polars>=1.0.0", "scipy>=1.10,<1.14",
-			       "zlib 1.3.*" };
+	                                   "dependencies:\n  - python > 3.10\n  - numpy < 2.0\n"
+	                                   "  - polars >= 1.0.0\n  - scipy >=1.10, <1.14\n"
+	                                   "  - zlib 1.3.*\n");
+	const char *want[] = {"python>3.10", "numpy<2.0", "polars>=1.0.0", "scipy>=1.10,<1.14",
+	                      "zlib 1.3.*"};
 	assert_int_equal(ef->deps.n, 5);
 	for (size_t i = 0; i < 5; i++) {
 		struct menv_matchspec *ms = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		assert_int_equal(menv_matchspec_parse(ef->deps.v[i], &ms, &err), 0);
 		char *s = menv_matchspec_str(ms);
 		assert_string_equal(s, want[i]);
@@ -71,10 +71,10 @@ static void test_br002_empty(void **state)
 {
 	(void)state;
 	const char *files[] = {
-		"name: blank\nchannels: [c1]\ndependencies:\n",
-		"name: blank\nchannels: [c1]\ndependencies: []\n",
-		"name: blank\nchannels: [c1]\n",
-		"name: blank\nchannels: [c1]\ndependencies: ~\n",
+	        "name: blank\nchannels: [c1]\ndependencies:\n",
+	        "name: blank\nchannels: [c1]\ndependencies: []\n",
+	        "name: blank\nchannels: [c1]\n",
+	        "name: blank\nchannels: [c1]\ndependencies: ~\n",
 	};
 	for (size_t i = 0; i < 4; i++) {
 		struct menv_envfile *ef = parse_ok(files[i]);
@@ -90,7 +90,7 @@ static void test_br003_br004_pip(void **state)
 {
 	(void)state;
 	struct menv_envfile *ef = parse_ok("name: pip-only\nchannels: [conda-forge]\n"
-					   "dependencies:\n  - pip:\n      - requests==2.31.0\n");
+	                                   "dependencies:\n  - pip:\n      - requests==2.31.0\n");
 	assert_int_equal(ef->deps.n, 0);
 	assert_true(ef->has_pip_section);
 	assert_int_equal(ef->pip.n, 1);
@@ -98,7 +98,7 @@ static void test_br003_br004_pip(void **state)
 	menv_envfile_free(ef);
 
 	ef = parse_ok("name: both-pip\nchannels: [conda-forge]\ndependencies:\n"
-		      "  - python=3.11\n  # the conda-side pip\n  - pip\n  - pip:\n      - tqdm\n");
+	              "  - python=3.11\n  # the conda-side pip\n  - pip\n  - pip:\n      - tqdm\n");
 	assert_int_equal(ef->deps.n, 2);
 	assert_string_equal(ef->deps.v[0], "python=3.11");
 	assert_string_equal(ef->deps.v[1], "pip");
@@ -107,7 +107,7 @@ static void test_br003_br004_pip(void **state)
 	menv_envfile_free(ef);
 
 	ef = parse_ok("name: both-pip\nchannels: [conda-forge]\ndependencies:\n"
-		      "  - python=3.11\n  - pip\n  - pip:\n");
+	              "  - python=3.11\n  - pip\n  - pip:\n");
 	assert_int_equal(ef->deps.n, 2);
 	assert_true(ef->has_pip_section);
 	assert_int_equal(ef->pip.n, 0);
@@ -117,7 +117,7 @@ static void test_br003_br004_pip(void **state)
 static void expect_error(const char *yaml, const char *where)
 {
 	struct menv_envfile *ef = NULL;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	int rc = menv_envfile_parse(yaml, strlen(yaml), "env.yml", &ef, &err);
 	assert_int_equal(rc, MENV_EPARSE);
 	assert_null(ef);
@@ -148,9 +148,9 @@ static void test_missing_file(void **state)
 {
 	(void)state;
 	struct menv_envfile *ef = NULL;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	assert_int_equal(menv_envfile_load("/nonexistent/environment.yml", &ef, &err),
-			 MENV_ENOTFOUND);
+	                 MENV_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "/nonexistent/environment.yml"));
 }
 
@@ -159,15 +159,15 @@ static void test_corpus_envfiles(void **state)
 {
 	(void)state;
 	const char *files[] = {
-		"envfiles/conda-lock/test-env-nodefaults/environment.yml",
-		"envfiles/conda-lock/test-pip-full-url/environment.yml",
-		"envfiles/conda-lock/test-channel-inversion/environment.yaml",
-		"envfiles/conda/add-pip.yml",
+	        "envfiles/conda-lock/test-env-nodefaults/environment.yml",
+	        "envfiles/conda-lock/test-pip-full-url/environment.yml",
+	        "envfiles/conda-lock/test-channel-inversion/environment.yaml",
+	        "envfiles/conda/add-pip.yml",
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
 		char *p = menv_xasprintf("%s/corpus/%s", MENV_SHARED, files[i]);
 		struct menv_envfile *ef = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		if (menv_envfile_load(p, &ef, &err))
 			fail_msg("%s", err.msg);
 		assert_true(ef->deps.n + ef->pip.n > 0);
@@ -179,13 +179,13 @@ static void test_corpus_envfiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full),
-		cmocka_unit_test(test_br001_spaced),
-		cmocka_unit_test(test_br002_empty),
-		cmocka_unit_test(test_br003_br004_pip),
-		cmocka_unit_test(test_errors_have_line_and_column),
-		cmocka_unit_test(test_missing_file),
-		cmocka_unit_test(test_corpus_envfiles),
+	        cmocka_unit_test(test_full),
+	        cmocka_unit_test(test_br001_spaced),
+	        cmocka_unit_test(test_br002_empty),
+	        cmocka_unit_test(test_br003_br004_pip),
+	        cmocka_unit_test(test_errors_have_line_and_column),
+	        cmocka_unit_test(test_missing_file),
+	        cmocka_unit_test(test_corpus_envfiles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,33 +18,33 @@ struct row {
 /* Expected values are conda's MatchSpec fields (shared/conformance/match_spec.tsv semantics:
  * `numpy=1.7` -> version 1.7.*, `numpy 1.7` -> exact 1.7, `numpy=1.7=py27_0` -> 1.7). */
 static const struct row rows[] = {
-	{ "numpy", NULL, "numpy", NULL, NULL, "numpy" },
-	{ "numpy=1.7", NULL, "numpy", "1.7*", NULL, "numpy 1.7*" },
-	{ "numpy 1.7", NULL, "numpy", "1.7", NULL, "numpy 1.7" },
-	{ "numpy==1.7", NULL, "numpy", "1.7", NULL, "numpy 1.7" },
-	{ "numpy=1.7=py27_0", NULL, "numpy", "1.7", "py27_0", "numpy 1.7 py27_0" },
-	{ "numpy 1.7 py27_0", NULL, "numpy", "1.7", "py27_0", "numpy 1.7 py27_0" },
-	{ "numpy>=1.7,<2", NULL, "numpy", ">=1.7,<2", NULL, "numpy>=1.7,<2" },
-	/* BR-001: blanks after an operator or a comma belong to the version */
-	{ "python > 3.10", NULL, "python", ">3.10", NULL, "python>3.10" },
-	{ "numpy < 2.0", NULL, "numpy", "<2.0", NULL, "numpy<2.0" },
-	{ "polars >= 1.0.0", NULL, "polars", ">=1.0.0", NULL, "polars>=1.0.0" },
-	{ "scipy >=1.10, <1.14", NULL, "scipy", ">=1.10,<1.14", NULL, "scipy>=1.10,<1.14" },
-	{ "zlib 1.3.*", NULL, "zlib", "1.3.*", NULL, "zlib 1.3.*" },
-	{ "zlib 1.3.* h0_1", NULL, "zlib", "1.3.*", "h0_1", "zlib 1.3.* h0_1" },
-	{ "numpy   ", NULL, "numpy", NULL, NULL, "numpy" },
-	{ "NumPy", NULL, "numpy", NULL, NULL, "numpy" },
-	{ "numpy  # a comment", NULL, "numpy", NULL, NULL, "numpy" },
-	{ "numpy=*", NULL, "numpy", NULL, NULL, "numpy" },
-	{ "conda-forge::numpy", "conda-forge", "numpy", NULL, NULL, "numpy" },
-	{ "conda-forge/linux-64::numpy>=1", "conda-forge", "numpy", ">=1", NULL, "numpy>=1" },
-	{ "file:///srv/chan/extra::widget-lib==2.0.3", "file:///srv/chan/extra", "widget-lib",
-	  "2.0.3", NULL, "widget-lib 2.0.3" },
-	{ "foo[build=bld]", NULL, "foo", NULL, "bld", "foo * bld" },
-	{ "foo[version='>=1.0, <2', build=py*]", NULL, "foo", ">=1.0,<2", "py*", "foo>=1.0,<2 py*" },
-	{ "defaults::numpy=1.8=py27_0 [channel='anaconda',version=\">=1.8,<2|1.9\", build='3']",
-	  "anaconda", "numpy", ">=1.8,<2|1.9", "3", "numpy>=1.8,<2|1.9 3" },
-	{ "pytorch=2.1=*cuda*", NULL, "pytorch", "2.1", "*cuda*", "pytorch 2.1 *cuda*" },
+        {"numpy", NULL, "numpy", NULL, NULL, "numpy"},
+        {"numpy=1.7", NULL, "numpy", "1.7*", NULL, "numpy 1.7*"},
+        {"numpy 1.7", NULL, "numpy", "1.7", NULL, "numpy 1.7"},
+        {"numpy==1.7", NULL, "numpy", "1.7", NULL, "numpy 1.7"},
+        {"numpy=1.7=py27_0", NULL, "numpy", "1.7", "py27_0", "numpy 1.7 py27_0"},
+        {"numpy 1.7 py27_0", NULL, "numpy", "1.7", "py27_0", "numpy 1.7 py27_0"},
+        {"numpy>=1.7,<2", NULL, "numpy", ">=1.7,<2", NULL, "numpy>=1.7,<2"},
+        /* BR-001: blanks after an operator or a comma belong to the version */
+        {"python > 3.10", NULL, "python", ">3.10", NULL, "python>3.10"},
+        {"numpy < 2.0", NULL, "numpy", "<2.0", NULL, "numpy<2.0"},
+        {"polars >= 1.0.0", NULL, "polars", ">=1.0.0", NULL, "polars>=1.0.0"},
+        {"scipy >=1.10, <1.14", NULL, "scipy", ">=1.10,<1.14", NULL, "scipy>=1.10,<1.14"},
+        {"zlib 1.3.*", NULL, "zlib", "1.3.*", NULL, "zlib 1.3.*"},
+        {"zlib 1.3.* h0_1", NULL, "zlib", "1.3.*", "h0_1", "zlib 1.3.* h0_1"},
+        {"numpy   ", NULL, "numpy", NULL, NULL, "numpy"},
+        {"NumPy", NULL, "numpy", NULL, NULL, "numpy"},
+        {"numpy  # a comment", NULL, "numpy", NULL, NULL, "numpy"},
+        {"numpy=*", NULL, "numpy", NULL, NULL, "numpy"},
+        {"conda-forge::numpy", "conda-forge", "numpy", NULL, NULL, "numpy"},
+        {"conda-forge/linux-64::numpy>=1", "conda-forge", "numpy", ">=1", NULL, "numpy>=1"},
+        {"file:///srv/chan/extra::widget-lib==2.0.3", "file:///srv/chan/extra", "widget-lib",
+         "2.0.3", NULL, "widget-lib 2.0.3"},
+        {"foo[build=bld]", NULL, "foo", NULL, "bld", "foo * bld"},
+        {"foo[version='>=1.0, <2', build=py*]", NULL, "foo", ">=1.0,<2", "py*", "foo>=1.0,<2 py*"},
+        {"defaults::numpy=1.8=py27_0 [channel='anaconda',version=\">=1.8,<2|1.9\", build='3']",
+         "anaconda", "numpy", ">=1.8,<2|1.9", "3", "numpy>=1.8,<2|1.9 3"},
+        {"pytorch=2.1=*cuda*", NULL, "pytorch", "2.1", "*cuda*", "pytorch 2.1 *cuda*"},
 };
 
 static void test_rows(void **state)
@@ -53,18 +53,18 @@ static void test_rows(void **state)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
 		const struct row *r = &rows[i];
 		struct menv_matchspec *ms = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		int rc = menv_matchspec_parse(r->in, &ms, &err);
 		if (rc)
 			fail_msg("'%s': %s", r->in, err.msg);
-		const char *got[] = { ms->channel, ms->name, ms->version, ms->build };
-		const char *want[] = { r->channel, r->name, r->version, r->build };
+		const char *got[] = {ms->channel, ms->name, ms->version, ms->build};
+		const char *want[] = {r->channel, r->name, r->version, r->build};
 		for (int k = 0; k < 4; k++) {
 			if (!want[k] && got[k])
 				fail_msg("'%s' field %d: want unset, got '%s'", r->in, k, got[k]);
 			if (want[k] && (!got[k] || strcmp(want[k], got[k])))
 				fail_msg("'%s' field %d: want '%s', got '%s'", r->in, k, want[k],
-					 got[k] ? got[k] : "(unset)");
+				         got[k] ? got[k] : "(unset)");
 		}
 		char *s = menv_matchspec_str(ms);
 		if (strcmp(s, r->str))
@@ -85,14 +85,14 @@ static void test_brackets_keys(void **state)
 {
 	(void)state;
 	struct menv_matchspec *ms = NULL;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	assert_int_equal(menv_matchspec_parse("*[md5=0bab699354cbd66959550eb9b9866620]", &ms, &err),
-			 0);
+	                 0);
 	assert_string_equal(ms->name, "*");
 	assert_string_equal(ms->md5, "0bab699354cbd66959550eb9b9866620");
 	menv_matchspec_free(ms);
-	assert_int_equal(menv_matchspec_parse("foo[subdir=linux-64, build_number='>=3']", &ms, &err),
-			 0);
+	assert_int_equal(
+	        menv_matchspec_parse("foo[subdir=linux-64, build_number='>=3']", &ms, &err), 0);
 	assert_string_equal(ms->subdir, "linux-64");
 	assert_string_equal(ms->build_number, ">=3");
 	menv_matchspec_free(ms);
@@ -102,11 +102,11 @@ static void test_url_spec(void **state)
 {
 	(void)state;
 	struct menv_matchspec *ms = NULL;
-	struct menv_error err = { 0 };
-	assert_int_equal(menv_matchspec_parse(
-				 "https://conda.anaconda.org/conda-forge/linux-64/zlib-1.2.13-hd590300_5.conda",
-				 &ms, &err),
-			 0);
+	struct menv_error err = {0};
+	assert_int_equal(menv_matchspec_parse("https://conda.anaconda.org/conda-forge/linux-64/"
+	                                      "zlib-1.2.13-hd590300_5.conda",
+	                                      &ms, &err),
+	                 0);
 	assert_string_equal(ms->name, "zlib");
 	assert_string_equal(ms->version, "1.2.13");
 	assert_string_equal(ms->build, "hd590300_5");
@@ -117,11 +117,22 @@ static void test_url_spec(void **state)
 static void test_errors(void **state)
 {
 	(void)state;
-	const char *bad[] = { "   ", "foo[build_number=x]", "foo[build_number='>=x']", "foo >=", "foo[build=bld", "foo[build=]", "::foo", " foo",
-			      ">=1.0", "foo$bar", "foo 1.0[", "foo ==", "foo <" };
+	const char *bad[] = {"   ",
+	                     "foo[build_number=x]",
+	                     "foo[build_number='>=x']",
+	                     "foo >=",
+	                     "foo[build=bld",
+	                     "foo[build=]",
+	                     "::foo",
+	                     " foo",
+	                     ">=1.0",
+	                     "foo$bar",
+	                     "foo 1.0[",
+	                     "foo ==",
+	                     "foo <"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		struct menv_matchspec *ms = NULL;
-		struct menv_error err = { 0 };
+		struct menv_error err = {0};
 		int rc = menv_matchspec_parse(bad[i], &ms, &err);
 		if (rc != MENV_EPARSE)
 			fail_msg("'%s' was accepted", bad[i]);
@@ -135,7 +146,7 @@ static void test_channels(void **state)
 	(void)state;
 	struct menv_config cfg;
 	struct menv_channel *c = NULL;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 
 	menv_config_defaults(&cfg);
 	assert_int_equal(menv_channel_parse("conda-forge", &cfg, &c, &err), 0);
@@ -143,7 +154,8 @@ static void test_channels(void **state)
 	assert_string_equal(c->name, "conda-forge");
 	menv_channel_free(c);
 	assert_int_equal(menv_channel_parse("https://conda.anaconda.org/conda-forge/linux-64/",
-					    &cfg, &c, &err), 0);
+	                                    &cfg, &c, &err),
+	                 0);
 	assert_string_equal(c->base_url, "https://conda.anaconda.org/conda-forge");
 	assert_string_equal(c->name, "conda-forge");
 	menv_channel_free(c);
@@ -181,11 +193,9 @@ static void test_channels(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows),
-		cmocka_unit_test(test_brackets_keys),
-		cmocka_unit_test(test_url_spec),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_channels),
+	        cmocka_unit_test(test_rows),     cmocka_unit_test(test_brackets_keys),
+	        cmocka_unit_test(test_url_spec), cmocka_unit_test(test_errors),
+	        cmocka_unit_test(test_channels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

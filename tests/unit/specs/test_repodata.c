@@ -10,7 +10,7 @@
 #include "specs.h"
 
 static char chan_name[] = "test", chan_url[] = "file:///srv/test";
-static struct menv_channel chan = { .name = chan_name, .base_url = chan_url, .priority = 1 };
+static struct menv_channel chan = {.name = chan_name, .base_url = chan_url, .priority = 1};
 
 static const struct menv_record *find(const struct menv_repodata *rd, const char *fn)
 {
@@ -24,17 +24,17 @@ static void test_conda_preferred(void **state)
 {
 	(void)state;
 	const char *j = "{\"info\":{\"subdir\":\"linux-64\"},"
-			"\"packages\":{\"a-1-0.tar.bz2\":{\"name\":\"a\",\"version\":\"1\","
-			"\"build\":\"0\",\"build_number\":0,\"depends\":null},"
-			"\"b-2-h1_3.tar.bz2\":{\"name\":\"b\",\"version\":\"2\",\"build\":\"h1_3\","
-			"\"build_number\":3,\"depends\":[\"a >=1\"],\"timestamp\":1600000000}},"
-			"\"packages.conda\":{\"a-1-0.conda\":{\"name\":\"a\",\"version\":\"1\","
-			"\"build\":\"0\",\"build_number\":0,\"depends\":[],\"sha256\":\"ab\","
-			"\"size\":12}}}";
+	                "\"packages\":{\"a-1-0.tar.bz2\":{\"name\":\"a\",\"version\":\"1\","
+	                "\"build\":\"0\",\"build_number\":0,\"depends\":null},"
+	                "\"b-2-h1_3.tar.bz2\":{\"name\":\"b\",\"version\":\"2\",\"build\":\"h1_3\","
+	                "\"build_number\":3,\"depends\":[\"a >=1\"],\"timestamp\":1600000000}},"
+	                "\"packages.conda\":{\"a-1-0.conda\":{\"name\":\"a\",\"version\":\"1\","
+	                "\"build\":\"0\",\"build_number\":0,\"depends\":[],\"sha256\":\"ab\","
+	                "\"size\":12}}}";
 	struct menv_repodata *rd = NULL;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	assert_int_equal(menv_repodata_parse(j, strlen(j), "r.json", &chan, "linux-64", &rd, &err),
-			 0);
+	                 0);
 	assert_int_equal(rd->n, 2);
 	assert_null(find(rd, "a-1-0.tar.bz2"));
 	const struct menv_record *a = find(rd, "a-1-0.conda");
@@ -57,12 +57,14 @@ static void test_conda_preferred(void **state)
 static void test_base_url(void **state)
 {
 	(void)state;
-	const char *j = "{\"info\":{\"subdir\":\"noarch\",\"base_url\":\"https://cdn.example/pkgs/\"},"
-			"\"packages.conda\":{\"x-1-0.conda\":{\"name\":\"x\",\"version\":\"1\","
-			"\"build\":\"0\"}}}";
+	const char *j =
+	        "{\"info\":{\"subdir\":\"noarch\",\"base_url\":\"https://cdn.example/pkgs/\"},"
+	        "\"packages.conda\":{\"x-1-0.conda\":{\"name\":\"x\",\"version\":\"1\","
+	        "\"build\":\"0\"}}}";
 	struct menv_repodata *rd = NULL;
-	struct menv_error err = { 0 };
-	assert_int_equal(menv_repodata_parse(j, strlen(j), "r.json", &chan, "noarch", &rd, &err), 0);
+	struct menv_error err = {0};
+	assert_int_equal(menv_repodata_parse(j, strlen(j), "r.json", &chan, "noarch", &rd, &err),
+	                 0);
 	assert_string_equal(rd->recs[0].url, "https://cdn.example/pkgs/x-1-0.conda");
 	menv_repodata_free(rd);
 }
@@ -71,16 +73,17 @@ static void test_errors(void **state)
 {
 	(void)state;
 	struct menv_repodata *rd = NULL;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	const char *bad = "{\n  \"packages\": {\n    \"a-1-0.tar.bz2\": {\"name\": \"a\",}\n}}";
 	assert_int_equal(menv_repodata_parse(bad, strlen(bad), "chan/linux-64/repodata.json", &chan,
-					     "linux-64", &rd, &err),
-			 MENV_EPARSE);
+	                                     "linux-64", &rd, &err),
+	                 MENV_EPARSE);
 	assert_non_null(strstr(err.msg, "chan/linux-64/repodata.json:3:"));
-	const char *noname = "{\"packages\":{\"a-1-0.tar.bz2\":{\"version\":\"1\",\"build\":\"0\"}}}";
-	assert_int_equal(menv_repodata_parse(noname, strlen(noname), "r.json", &chan, "linux-64",
-					     &rd, &err),
-			 MENV_EPARSE);
+	const char *noname =
+	        "{\"packages\":{\"a-1-0.tar.bz2\":{\"version\":\"1\",\"build\":\"0\"}}}";
+	assert_int_equal(
+	        menv_repodata_parse(noname, strlen(noname), "r.json", &chan, "linux-64", &rd, &err),
+	        MENV_EPARSE);
 	assert_non_null(strstr(err.msg, "a-1-0.tar.bz2"));
 }
 
@@ -88,11 +91,11 @@ static void test_errors(void **state)
 static void test_real_snapshot(void **state)
 {
 	(void)state;
-	char *p = menv_xasprintf("%s/corpus/repodata/rattler/channels/pytorch/linux-64/repodata.json",
-				 MENV_SHARED);
+	char *p = menv_xasprintf(
+	        "%s/corpus/repodata/rattler/channels/pytorch/linux-64/repodata.json", MENV_SHARED);
 	struct menv_buf b = MENV_BUF_INIT;
 	struct menv_repodata *rd = NULL;
-	struct menv_error err = { 0 };
+	struct menv_error err = {0};
 	json_error_t jerr;
 
 	if (menv_buf_read_file(&b, p, &err))
@@ -104,7 +107,8 @@ static void test_real_snapshot(void **state)
 	size_t twins = 0;
 	const char *fn;
 	json_t *v;
-	json_object_foreach(json_object_get(raw, "packages"), fn, v) {
+	json_object_foreach(json_object_get(raw, "packages"), fn, v)
+	{
 		char *alt = menv_xasprintf("%.*s.conda", (int)(strlen(fn) - 8), fn);
 		twins += json_object_get(json_object_get(raw, "packages.conda"), alt) != NULL;
 		free(alt);
@@ -125,10 +129,10 @@ static void test_real_snapshot(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_conda_preferred),
-		cmocka_unit_test(test_base_url),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_real_snapshot),
+	        cmocka_unit_test(test_conda_preferred),
+	        cmocka_unit_test(test_base_url),
+	        cmocka_unit_test(test_errors),
+	        cmocka_unit_test(test_real_snapshot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
