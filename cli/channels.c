@@ -28,6 +28,7 @@ void menv_cli_channels_release(struct menv_cli_channels *l)
 	free(l->rds);
 	free(l->chans);
 	menv_strvec_clear(&l->paths);
+	menv_strvec_clear(&l->solvs);
 	free(l->path_chans);
 	free(l->path_subdirs);
 	memset(l, 0, sizeof(*l));
@@ -66,6 +67,15 @@ static int load_repodata(struct menv_cli_channels *l, const struct menv_config *
 
 	menv_fetch_opts_from_config(&fo, cfg);
 	fo.cache_dir = cache;
+	/* the .solv files of file:// channels go there too (best effort: none is only slower) */
+	for (char *p = cache + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(cache, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(cache, 0755);
 	fo.cancel = (volatile int *)&menv_cli_cancel;
 	for (size_t i = 0; i < l->nchans; i++) {
 		l->chans[i]->priority = (int)(l->nchans - i);
@@ -101,9 +111,15 @@ static int load_repodata(struct menv_cli_channels *l, const struct menv_config *
 	for (size_t i = 0; i < n; i++) {
 		struct menv_repodata_req *r = &reqs[i];
 		if (!sharded && !r->missing) {
+			/* the same bytes as a file: the cached copy, or a file:// channel's own
+			 * repodata.json; its .solv goes to the cache either way */
 			char *url = menv_channel_subdir_url(r->channel, r->subdir, true);
 			char *name = menv_repodata_cache_name(url);
-			char *path = menv_xasprintf("%s/%s", cache, name);
+			char *path = !strncmp(url, "file://", 7)
+			                     ? menv_xasprintf("%s/repodata.json", url + 7)
+			                     : menv_xasprintf("%s/%s", cache, name);
+			char *solv = menv_xasprintf("%s/%.*s.solv", cache,
+			                            (int)(strlen(name) - strlen(".json")), name);
 			struct stat st;
 			free(url);
 			free(name);
@@ -111,9 +127,11 @@ static int load_repodata(struct menv_cli_channels *l, const struct menv_config *
 				l->path_chans[l->paths.n] = r->channel;
 				l->path_subdirs[l->paths.n] = r->subdir;
 				menv_strvec_push_owned(&l->paths, path);
+				menv_strvec_push_owned(&l->solvs, solv);
 				continue;
 			}
 			free(path);
+			free(solv);
 		}
 		rc = menv_repodata_parse(r->json.buf, r->json.len, r->url, r->channel, r->subdir,
 		                         &l->rds[l->nrds], err);
@@ -142,12 +160,9 @@ int menv_cli_channels_to_solver(const struct menv_cli_channels *l, struct menv_s
 	int rc = 0;
 	for (size_t i = 0; i < l->nrds; i++)
 		menv_solver_add_repodata(s, l->rds[i]);
-	for (size_t i = 0; i < l->paths.n && !rc; i++) {
-		char *solv = menv_xasprintf("%s.solv", l->paths.v[i]);
+	for (size_t i = 0; i < l->paths.n && !rc; i++)
 		rc = menv_solver_add_repodata_file(s, l->path_chans[i], l->path_subdirs[i],
-		                                   l->paths.v[i], solv, err);
-		free(solv);
-	}
+		                                   l->paths.v[i], l->solvs.v[i], err);
 	return rc;
 }
 

@@ -36,6 +36,7 @@ int menv_cmd_export(int argc, char **argv);
 int menv_cmd_index(int argc, char **argv);
 int menv_cmd_info(int argc, char **argv);
 int menv_cmd_search(int argc, char **argv);
+int menv_cmd_clean(int argc, char **argv);
 int menv_cmd_repoquery(int argc, char **argv);
 
 /* Activation, `menv run`, environments (cmd_shell.c, cmd_run.c, cmd_env.c) */
@@ -69,7 +70,9 @@ struct menv_cli_channels {
 	struct menv_repodata **rds; /* owned: parsed subdirs (sharded repodata) */
 	size_t nrds;
 	/* subdirs whose repodata.json is in the cache: read by the solver itself */
-	struct menv_strvec paths;
+	struct menv_strvec
+	        paths; /* their repodata.json (the cached copy, or a file:// channel's) */
+	struct menv_strvec solvs; /* the .solv cache of each, in <pkgs>/cache */
 	const struct menv_channel **path_chans;
 	const char **path_subdirs;
 };

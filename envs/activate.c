@@ -773,7 +773,8 @@ static void em_record(struct emit *em, int level, json_t *pre)
 	json_t **sorted = menv_xcalloc(nv + 1, sizeof(*sorted));
 	for (size_t i = 0; i < nv; i++)
 		sorted[i] = json_array_get(vars, i);
-	qsort(sorted, nv, sizeof(*sorted), cmp_var);
+	if (nv)
+		qsort(sorted, nv, sizeof(*sorted), cmp_var);
 	json_t *svars = json_array();
 	for (size_t i = 0; i < nv; i++)
 		json_array_append(svars, sorted[i]);

@@ -767,7 +767,8 @@ static int remove_empty_dirs(struct run *r, json_t *dirs, struct menv_error *err
 	int rc = 0;
 
 	json_object_foreach(dirs, k, v) v2[n++] = k;
-	qsort(v2, n, sizeof(*v2), by_depth_desc);
+	if (n)
+		qsort(v2, n, sizeof(*v2), by_depth_desc);
 	for (i = 0; i < n && !rc; i++) {
 		if (!strcmp(v2[i], "conda-meta"))
 			continue;

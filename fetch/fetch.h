@@ -191,6 +191,29 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
                              const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
                              struct menv_error *err);
 
+/* What menv_pkgcache_clean removes (conda clean's options). */
+enum {
+	MENV_CLEAN_TARBALLS = 1, /* package files: <pkgs>/<fn> */
+	MENV_CLEAN_PACKAGES = 2, /* extracted packages not named in `keep` */
+	MENV_CLEAN_INDEX = 4,    /* cached repodata, its state files, .solv and shards */
+	MENV_CLEAN_TEMP = 8, /* .partial downloads, temporary extraction dirs (conda: --locks) */
+};
+struct menv_clean_stats {
+	size_t removed; /* files and directories removed (or, dry run, to remove) */
+	int64_t bytes;  /* disk space they took, in bytes */
+};
+/* Called for each removed path with the bytes it took on disk. */
+typedef void (*menv_clean_cb)(void *ud, const char *path, int64_t bytes);
+
+/* Removes from the package cache, holding its lock (so no menv process is fetching or
+ * extracting meanwhile), what `what` selects. `keep` lists the extracted package dirs
+ * ("<dist>") still used by an environment; they are never removed. With `dry_run` nothing
+ * is removed, but cb and stats report what would be. A missing cache is not an error.
+ * Errors: MENV_EIO, MENV_EINTR (while waiting for the lock). */
+int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_strvec *keep,
+                        bool dry_run, menv_clean_cb cb, void *ud, struct menv_clean_stats *st,
+                        struct menv_error *err);
+
 /* The extracted directory of a record in the cache ("<pkgs>/<dist>"). Caller frees. */
 char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r);
 

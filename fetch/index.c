@@ -211,7 +211,8 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
 		}
 		menv_strvec_push(&subdirs, "noarch");
 	}
-	qsort(subdirs.v, subdirs.n, sizeof(*subdirs.v), cmp_str);
+	if (subdirs.n)
+		qsort(subdirs.v, subdirs.n, sizeof(*subdirs.v), cmp_str);
 	for (size_t i = 0; i < subdirs.n && !rc; i++)
 		rc = index_subdir(dir, subdirs.v[i], stats, err);
 out:

@@ -10,6 +10,7 @@
  * handle); verified files are queued to a pool of extraction threads as they arrive. The
  * first failure stops everything. One process at a time: flock on `<pkgs>/.menv.lock`.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -767,4 +768,115 @@ int menv_pkgcache_fetch(const char *pkgs_dir, struct menv_record *const *recs, s
 	o.threads = threads < 1 ? 1 : threads;
 	o.cancel = cancel;
 	return menv_pkgcache_fetch_opts(pkgs_dir, recs, n, &o, cb, ud, err);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Cleaning                                                                                  */
+
+/* Bytes a file or a tree takes on disk (links are not followed). */
+static int64_t disk_bytes(const char *path)
+{
+	struct stat sb;
+	int64_t total;
+	DIR *d;
+	struct dirent *de;
+
+	if (lstat(path, &sb) < 0)
+		return 0;
+	total = (int64_t)sb.st_blocks * 512;
+	if (!S_ISDIR(sb.st_mode) || !(d = opendir(path)))
+		return total;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *p = menv_xasprintf("%s/%s", path, de->d_name);
+		total += disk_bytes(p);
+		free(p);
+	}
+	closedir(d);
+	return total;
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && !strcmp(s + n - m, suf);
+}
+
+int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_strvec *keep,
+                        bool dry_run, menv_clean_cb cb, void *ud, struct menv_clean_stats *st,
+                        struct menv_error *err)
+{
+	struct menv_strvec victims = MENV_STRVEC_INIT;
+	struct dirent *de;
+	int lockfd = -1, rc = 0;
+	DIR *d;
+
+	memset(st, 0, sizeof(*st));
+	if (access(pkgs_dir, F_OK) < 0)
+		return 0; /* nothing cached yet */
+	rc = lock_cache(pkgs_dir, NULL, &lockfd, err);
+	if (rc)
+		return rc;
+	d = opendir(pkgs_dir);
+	if (!d) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot read '%s'", pkgs_dir);
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		char *path;
+		struct stat sb;
+		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, ".menv.lock"))
+			continue;
+		path = menv_xasprintf("%s/%s", pkgs_dir, n);
+		if (lstat(path, &sb) < 0) {
+			free(path);
+			continue;
+		}
+		bool take = false;
+		if (S_ISDIR(sb.st_mode) && !strcmp(n, "cache"))
+			take = false; /* handled below (INDEX) */
+		else if (S_ISREG(sb.st_mode) &&
+		         (has_suffix(n, ".conda") || has_suffix(n, ".tar.bz2")))
+			take = what & MENV_CLEAN_TARBALLS;
+		else if (has_suffix(n, ".partial") || strstr(n, ".tmp-") || n[0] == '.')
+			take = what & MENV_CLEAN_TEMP; /* interrupted downloads and extractions */
+		else if (S_ISDIR(sb.st_mode))
+			take = (what & MENV_CLEAN_PACKAGES) &&
+			       !(keep && menv_strvec_contains(keep, n));
+		if (take)
+			menv_strvec_push_owned(&victims, path);
+		else
+			free(path);
+	}
+	closedir(d);
+	if (what & MENV_CLEAN_INDEX) {
+		char *cache = menv_xasprintf("%s/cache", pkgs_dir);
+		DIR *c = opendir(cache);
+		while (c && (de = readdir(c)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				menv_strvec_push_owned(&victims,
+				                       menv_xasprintf("%s/%s", cache, de->d_name));
+		if (c)
+			closedir(c);
+		free(cache);
+	}
+	for (size_t i = 0; i < victims.n && !rc; i++) {
+		int64_t bytes = disk_bytes(victims.v[i]);
+		if (!dry_run) {
+			rc = menv_fetch_rmtree(victims.v[i], err);
+			if (rc)
+				break;
+		}
+		st->removed++;
+		st->bytes += bytes;
+		if (cb)
+			cb(ud, victims.v[i], bytes);
+	}
+out:
+	menv_strvec_clear(&victims);
+	if (lockfd >= 0)
+		close(lockfd);
+	return rc;
 }

@@ -1148,7 +1148,8 @@ static int cmp_ranked(const void *a, const void *b, void *pool)
 static int finish_query(struct menv_solver *s, struct ranked *v, size_t n,
                         const struct menv_record ***out, size_t *n_out)
 {
-	qsort_r(v, n, sizeof(*v), cmp_ranked, s->pool);
+	if (n)
+		qsort_r(v, n, sizeof(*v), cmp_ranked, s->pool);
 	*out = menv_xcalloc(n + 1, sizeof(**out));
 	for (size_t i = 0; i < n; i++)
 		(*out)[i] = v[i].r;
