@@ -151,6 +151,15 @@ json_t *menv_cli_record_json(const struct menv_record *r);
 /* A menv_fetch_cb drawing one line per package on stderr; `ud` points at a bool "quiet". */
 
 void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
+/* Download progress on a terminal: a bar with bytes, rate, ETA and packages done, redrawn
+ * in place on stderr (fetch's progress callback). Nothing when quiet or when stderr is not a
+ * terminal (the per-package lines of menv_cli_on_fetch remain). `p` must outlive the fetch. */
+struct menv_cli_progress {
+	double start; /* seconds, monotonic */
+	bool ended;   /* the last line was drawn */
+};
+void menv_cli_progress_init(struct menv_cli_progress *p, struct menv_fetch_opts *fo, bool quiet);
+void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finished, size_t n);
 /* True when `path` exists and is not an empty directory (a create target that is taken). */
 bool menv_cli_prefix_in_use(const char *path);
 

@@ -287,10 +287,13 @@ int menv_cmd_create(int argc, char **argv)
 		if (!o.quiet)
 			fprintf(stderr, "Fetching packages into %s\n", cfg.pkgs_dir);
 		struct menv_fetch_opts fo;
+		struct menv_cli_progress prog;
 		menv_fetch_opts_from_config(&fo, &cfg);
 		fo.cancel = (volatile int *)&menv_cli_cancel;
+		menv_cli_progress_init(&prog, &fo, o.quiet || o.json);
+		bool lines_off = o.quiet || fo.progress; /* a bar on a terminal, else lines */
 		rc = menv_pkgcache_fetch_opts(cfg.pkgs_dir, (struct menv_record *const *)recs,
-		                              nrecs, &fo, menv_cli_on_fetch, &o.quiet, &err);
+		                              nrecs, &fo, menv_cli_on_fetch, &lines_off, &err);
 		if (rc)
 			goto out;
 	}

@@ -679,9 +679,14 @@ static int change(struct chg_opts *o)
 	if (t.nlink) {
 		if (!o->quiet)
 			fprintf(stderr, "Fetching packages into %s\n", cfg.pkgs_dir);
-		rc = menv_pkgcache_fetch(cfg.pkgs_dir, (struct menv_record *const *)t.link, t.nlink,
-		                         cfg.download_threads, NULL, NULL,
-		                         (volatile int *)&menv_cli_cancel, &err);
+		struct menv_fetch_opts fo;
+		struct menv_cli_progress prog;
+		menv_fetch_opts_from_config(&fo, &cfg);
+		fo.cancel = (volatile int *)&menv_cli_cancel;
+		menv_cli_progress_init(&prog, &fo, o->quiet || o->json);
+		bool lines_off = o->quiet || o->json || fo.progress;
+		rc = menv_pkgcache_fetch_opts(cfg.pkgs_dir, (struct menv_record *const *)t.link,
+		                              t.nlink, &fo, menv_cli_on_fetch, &lines_off, &err);
 		if (rc)
 			goto out;
 	}

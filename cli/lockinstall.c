@@ -429,7 +429,9 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		struct menv_record **ptrs = menv_xcalloc(l.n + 1, sizeof(*ptrs));
 		for (size_t i = 0; i < l.n; i++)
 			ptrs[i] = &l.recs[i];
-		bool quiet = o->quiet;
+		struct menv_cli_progress prog;
+		menv_cli_progress_init(&prog, &fo, o->quiet || o->json);
+		bool quiet = o->quiet || fo.progress;
 		snapshot_solved(cfg->pkgs_dir, &l);
 		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l.n, &fo, menv_cli_on_fetch,
 		                              &quiet, &err);

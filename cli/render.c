@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -59,4 +60,50 @@ bool menv_cli_prefix_in_use(const char *path)
 		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
 	closedir(d);
 	return used;
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void menv_cli_progress_init(struct menv_cli_progress *p, struct menv_fetch_opts *fo, bool quiet)
+{
+	memset(p, 0, sizeof(*p));
+	if (quiet || !isatty(STDERR_FILENO))
+		return; /* piped: the per-package lines say enough */
+	p->start = mono_now();
+	fo->progress = menv_cli_progress_draw;
+	fo->progress_ud = p;
+}
+
+void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finished, size_t n)
+{
+	struct menv_cli_progress *p = ud;
+	if (p->ended)
+		return;
+	double secs = mono_now() - p->start;
+	double rate = secs > 0.05 ? (double)done / secs : 0;
+	char bar[25];
+	size_t fill = total > 0 ? (size_t)((double)done / (double)total * 24) : 0;
+
+	if (fill > 24)
+		fill = 24;
+	memset(bar, '#', fill);
+	memset(bar + fill, '.', 24 - fill);
+	bar[24] = '\0';
+	fprintf(stderr, "\r  downloading [%s] %7.1f / %.1f MB  %6.1f MB/s", bar, (double)done / 1e6,
+	        (double)total / 1e6, rate / 1e6);
+	if (rate > 0 && total > done)
+		fprintf(stderr, "  ETA %3.0f s", (double)(total - done) / rate);
+	else
+		fprintf(stderr, "           ");
+	fprintf(stderr, "  %zu/%zu ", finished, n);
+	if (finished >= n) {
+		fputc('\n', stderr);
+		p->ended = true;
+	}
+	fflush(stderr);
 }

@@ -51,6 +51,11 @@ struct menv_fetch_opts {
 	bool offline;          /* only the cache (and file:// URLs) */
 	bool use_zst;          /* try repodata.json.zst first */
 	volatile int *cancel;  /* non-zero (Ctrl-C) stops all transfers: MENV_EINTR; or NULL */
+	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
+	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
+	 * unknown), transfers finished and in all. */
+	void (*progress)(void *ud, int64_t done, int64_t total, size_t finished, size_t n);
+	void *progress_ud;
 };
 
 /* Defaults as conda's: 5 threads, 3 retries, backoff 1 s, connect 9.15 s, read 60 s,

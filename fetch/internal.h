@@ -35,7 +35,8 @@ struct menv_xfer {
 	/* Drops everything the sink got (a server ignored the Range, or a fresh start).
 	 * Returns 0 or -1 with errno. NULL: the sink keeps nothing between attempts. */
 	int (*restart)(void *ud);
-	int64_t offset; /* bytes the sink holds already: continued with Range */
+	int64_t offset;   /* bytes the sink holds already: continued with Range */
+	int64_t expected; /* the whole file's size in bytes when known (progress), else 0 */
 	const char *if_none_match, *if_modified_since; /* conditional request, or NULL */
 	/* Called once the transfer ended (x->rc set). Returning 1 runs it again from byte 0
 	 * (after restart); 0 keeps the result. May change x->rc/x->err. */

@@ -714,6 +714,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		d->x.done = dl_done;
 		d->x.ud = d;
 		d->x.offset = offset;
+		d->x.expected = r->size > 0 ? r->size : 0;
 		xs[ndl - 1] = &d->x;
 	}
 	if (!cancelled(&p) && ndl) {

@@ -376,6 +376,17 @@ static void classify(struct job *j, CURLcode res, long status)
 /* ---------------------------------------------------------------------------------------- */
 /* The engine                                                                                */
 
+static void report_progress(const struct menv_fetch_opts *o, const struct job *jobs, size_t n,
+                            size_t finished)
+{
+	int64_t done = 0, total = 0;
+	for (size_t i = 0; i < n; i++) {
+		done += jobs[i].x->offset;
+		total += jobs[i].x->expected;
+	}
+	o->progress(o->progress_ud, done, total, finished, n);
+}
+
 int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch_opts *o_in,
                   volatile int *stop, bool all_or_nothing, struct menv_error *err)
 {
@@ -386,6 +397,7 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 	size_t running = 0, finished = 0, first_fail = (size_t)-1;
 	int limit, rc = 0;
 	bool aborting = false;
+	double last_progress = 0;
 	const char *abort_why = NULL;
 	int abort_code = MENV_EINTR;
 
@@ -523,6 +535,10 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 				}
 			}
 		}
+		if (o->progress && now_s() - last_progress >= 0.1) {
+			report_progress(o, jobs, n, finished);
+			last_progress = now_s();
+		}
 		if (finished >= n || aborting)
 			continue;
 		/* a slot is free and a job may start now: no waiting */
@@ -542,6 +558,8 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 			nanosleep(&ts, NULL);
 		}
 	}
+	if (o->progress)
+		report_progress(o, jobs, n, finished);
 	if (first_fail != (size_t)-1) {
 		rc = xs[first_fail]->rc;
 		if (err)
