@@ -40,7 +40,8 @@ struct menv_solver {
 	enum menv_channel_priority prio;
 	Repo *virt;
 	const struct menv_record **by_id; /* solvable Id -> record (NULL for virtual ones) */
-	char *problems;                   /* the last failed solve's problem rules, or NULL */
+	char *problems;                   /* the last failed solve's problem tree, or NULL */
+	json_t *problems_json;            /* the same as JSON, or NULL */
 	bool has_cuda;                    /* a __cuda virtual package was added */
 	int npins;
 	bool ranked;         /* rank_variants ran */
@@ -114,6 +115,7 @@ void menv_solver_free(struct menv_solver *s)
 	free(s->by_id);
 	free(s->subdir);
 	free(s->problems);
+	json_decref(s->problems_json);
 	free(s->inst_by_id);
 	free(s);
 }
@@ -659,42 +661,221 @@ static bool needs_candidates(const struct menv_matchspec *ms)
 	       ms->track_features || (ms->name && strchr(ms->name, '*'));
 }
 
-/* One line per problem in `line` ("a; b"), and the rules behind each in `tree`. */
-static void describe_problems(Solver *solv, struct menv_buf *line, struct menv_buf *tree,
+/* The facts of one problem, from libsolv's rules: which package needs which dependency
+ * (and whether nothing provides it), which packages conflict, which cannot be installed. */
+struct facts {
+	Queue req;      /* pairs: source, dep (requires whose providers cannot be installed) */
+	Queue missing;  /* pairs: source, dep (nothing provides it) */
+	Queue conflict; /* triples: source, target, dep (0 when none) */
+	Queue notinst;  /* solvables that are not installable */
+	Map involved;   /* every solvable a rule names */
+};
+
+static void facts_collect(Solver *solv, Id problem, struct facts *f, bool *needs_cuda)
+{
+	Pool *pool = solv->pool;
+	Queue rules;
+
+	queue_init(&f->req);
+	queue_init(&f->missing);
+	queue_init(&f->conflict);
+	queue_init(&f->notinst);
+	map_init(&f->involved, pool->nsolvables);
+	queue_init(&rules);
+	solver_findallproblemrules(solv, problem, &rules);
+	for (int j = 0; j < rules.count; j++) {
+		Id source, target, dep;
+		Id type = solver_ruleinfo(solv, rules.elements[j], &source, &target, &dep);
+		if (dep && !strncmp(pool_dep2str(pool, dep), "__cuda", 6))
+			*needs_cuda = true;
+		if (source > 0 && source < pool->nsolvables)
+			MAPSET(&f->involved, source);
+		if (target > 0 && target < pool->nsolvables)
+			MAPSET(&f->involved, target);
+		switch (type) {
+		case SOLVER_RULE_PKG_REQUIRES: queue_push2(&f->req, source, dep); break;
+		case SOLVER_RULE_PKG_NOTHING_PROVIDES_DEP:
+			queue_push2(&f->missing, source, dep);
+			break;
+		case SOLVER_RULE_PKG_CONFLICTS:
+		case SOLVER_RULE_PKG_SAME_NAME:
+		case SOLVER_RULE_PKG_CONSTRAINS:
+			queue_push(&f->conflict, source);
+			queue_push2(&f->conflict, target, dep);
+			break;
+		case SOLVER_RULE_PKG_NOT_INSTALLABLE: queue_push(&f->notinst, source); break;
+		default: break;
+		}
+	}
+	queue_free(&rules);
+}
+
+static void facts_free(struct facts *f)
+{
+	queue_free(&f->req);
+	queue_free(&f->missing);
+	queue_free(&f->conflict);
+	queue_free(&f->notinst);
+	map_free(&f->involved);
+}
+
+/* A dependency as the user wrote it: libsolv shows a `1.*` glob as `1.**`. */
+static json_t *dep_json(Pool *pool, Id dep)
+{
+	char *d = menv_xstrdup(pool_dep2str(pool, dep)), *w = d;
+	for (char *r = d; *r; r++)
+		if (!(r[0] == '*' && r[1] == '*'))
+			*w++ = *r;
+	*w = '\0';
+	json_t *j = json_string(d);
+	free(d);
+	return j;
+}
+
+/* One package of the tree: what it needs (recursively), what it conflicts with. */
+static json_t *tree_node(Solver *solv, struct facts *f, Id p, Map *seen, int depth)
+{
+	Pool *pool = solv->pool;
+	json_t *node = json_object();
+
+	json_object_set_new(node, "package", json_string(pool_solvid2str(pool, p)));
+	if (MAPTST(seen, p) || depth > 8) {
+		json_object_set_new(node, "see_above", json_true());
+		return node;
+	}
+	MAPSET(seen, p);
+	json_t *needs = json_array();
+	for (int i = 0; i < f->missing.count; i += 2)
+		if (f->missing.elements[i] == p)
+			json_array_append_new(needs,
+			                      json_pack("{s:o,s:b}", "dep",
+			                                dep_json(pool, f->missing.elements[i + 1]),
+			                                "nothing_provides", 1));
+	for (int i = 0; i < f->req.count; i += 2) {
+		if (f->req.elements[i] != p)
+			continue;
+		Id dep = f->req.elements[i + 1], q, qq;
+		json_t *cands = json_array();
+		FOR_PROVIDES(q, qq, dep)
+		{
+			if (MAPTST(&f->involved, q) && json_array_size(cands) < 4)
+				json_array_append_new(cands,
+				                      tree_node(solv, f, q, seen, depth + 1));
+		}
+		json_array_append_new(needs, json_pack("{s:o,s:o}", "dep", dep_json(pool, dep),
+		                                       "candidates", cands));
+	}
+	if (json_array_size(needs))
+		json_object_set(node, "needs", needs);
+	json_decref(needs);
+	json_t *conf = json_array();
+	for (int i = 0; i < f->conflict.count; i += 3) {
+		Id a = f->conflict.elements[i], b = f->conflict.elements[i + 1];
+		if (a != p && b != p)
+			continue;
+		Id other = a == p ? b : a;
+		if (other > 0)
+			json_array_append_new(conf, json_string(pool_solvid2str(pool, other)));
+	}
+	if (json_array_size(conf))
+		json_object_set(node, "conflicts_with", conf);
+	json_decref(conf);
+	for (int i = 0; i < f->notinst.count; i++)
+		if (f->notinst.elements[i] == p)
+			json_object_set_new(node, "not_installable", json_true());
+	return node;
+}
+
+static void tree_render(json_t *node, int depth, struct menv_buf *out)
+{
+	const char *pkg = json_string_value(json_object_get(node, "package"));
+	json_t *needs = json_object_get(node, "needs"),
+	       *conf = json_object_get(node, "conflicts_with");
+	size_t i, k;
+	json_t *n, *c;
+
+	menv_buf_addf(out, "%*s%s%s%s%s\n", depth * 2, "", depth ? "└─ " : "", pkg,
+	              json_is_true(json_object_get(node, "see_above")) ? " (see above)" : "",
+	              json_is_true(json_object_get(node, "not_installable"))
+	                      ? ", which cannot be installed (excluded by channel priority or "
+	                        "its platform)"
+	                      : "");
+	json_array_foreach(conf, i, c) menv_buf_addf(out, "%*s   conflicts with %s\n", depth * 2,
+	                                             "", json_string_value(c));
+	json_array_foreach(needs, i, n)
+	{
+		const char *dep = json_string_value(json_object_get(n, "dep"));
+		json_t *cands = json_object_get(n, "candidates");
+		if (json_is_true(json_object_get(n, "nothing_provides"))) {
+			menv_buf_addf(out, "%*s   needs %s, which nothing provides\n", depth * 2,
+			              "", dep);
+			continue;
+		}
+		menv_buf_addf(out, "%*s   needs %s%s\n", depth * 2, "", dep,
+		              json_array_size(cands) ? ", but:" : ", which cannot be installed");
+		json_array_foreach(cands, k, c) tree_render(c, depth + 2, out);
+	}
+}
+
+/* One line per problem in `line` ("a; b"); a tree per problem (requested spec -> the
+ * packages that could satisfy it -> what they need and conflict with) in `tree` and `js`. */
+static void describe_problems(Solver *solv, const struct menv_solve_request *req,
+                              struct menv_buf *line, struct menv_buf *tree, json_t *js,
                               bool *needs_cuda)
 {
 	Pool *pool = solv->pool;
 	int np = solver_problem_count(solv);
 	for (Id i = 1; i <= np; i++) {
-		Queue rules;
+		struct facts f;
+		Map seen;
 		/* pool_tmp strings: copy before the next libsolv call reuses the space */
 		char *ps = menv_xstrdup(solver_problem2str(solv, i));
-		queue_init(&rules);
-		solver_findallproblemrules(solv, i, &rules);
-		if (!strstr(line->buf ? line->buf : "", ps))
+		if (!strstr(line->buf, ps))
 			menv_buf_addf(line, "%s%s", line->len ? "; " : "", ps);
-		menv_buf_addf(tree, "problem %d: %s\n", i, ps);
-		for (int j = 0; j < rules.count; j++) {
-			Id type, source, target, dep;
-			Id r = rules.elements[j];
-			type = solver_ruleinfo(solv, r, &source, &target, &dep);
-			if (dep && !strncmp(pool_dep2str(pool, dep), "__cuda", 6))
-				*needs_cuda = true;
-			if (type == SOLVER_RULE_JOB)
-				continue;
-			menv_buf_addf(tree, "  - %s\n",
-			              solver_problemruleinfo2str(solv, type, source, target, dep));
-		}
 		if (strstr(ps, "__cuda"))
 			*needs_cuda = true;
+		facts_collect(solv, i, &f, needs_cuda);
+		map_init(&seen, pool->nsolvables);
+		json_t *roots = json_array();
+		menv_buf_addf(tree, "problem %d: %s\n", i, ps);
+		for (size_t k = 0; k < req->ninstall; k++) {
+			const struct menv_matchspec *ms = req->install[k];
+			Id name = ms->name ? pool_str2id(pool, ms->name, 0) : 0;
+			json_t *cands = json_array();
+			for (Id p = 2; name && p < pool->nsolvables; p++)
+				if (MAPTST(&f.involved, p) &&
+				    pool_id2solvable(pool, p)->name == name &&
+				    json_array_size(cands) < 4)
+					json_array_append_new(cands,
+					                      tree_node(solv, &f, p, &seen, 1));
+			if (!json_array_size(cands)) {
+				json_decref(cands);
+				continue;
+			}
+			char *spec = menv_matchspec_str_full(ms);
+			menv_buf_addf(tree, "requested %s\n", spec);
+			size_t c;
+			json_t *cn;
+			json_array_foreach(cands, c, cn) tree_render(cn, 1, tree);
+			json_array_append_new(roots, json_pack("{s:s,s:o}", "requested", spec,
+			                                       "candidates", cands));
+			free(spec);
+		}
+		json_array_append_new(js, json_pack("{s:s,s:o}", "problem", ps, "tree", roots));
+		map_free(&seen);
+		facts_free(&f);
 		free(ps);
-		queue_free(&rules);
 	}
 }
 
 const char *menv_solver_problems(const struct menv_solver *s)
 {
 	return s->problems ? s->problems : "";
+}
+
+json_t *menv_solver_problems_json(const struct menv_solver *s)
+{
+	return s->problems_json;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1070,7 +1251,9 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	if (solver_solve(solv, &job)) {
 		struct menv_buf line = MENV_BUF_INIT, tree = MENV_BUF_INIT;
 		bool needs_cuda = false;
-		describe_problems(solv, &line, &tree, &needs_cuda);
+		json_decref(s->problems_json);
+		s->problems_json = json_array();
+		describe_problems(solv, req, &line, &tree, s->problems_json, &needs_cuda);
 		rc = menv_error_set(err, MENV_EUNSAT,
 		                    "could not solve for the requested packages: %s%s",
 		                    line.buf ? line.buf : "",

@@ -113,8 +113,15 @@ int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
 int menv_solver_whoneeds(struct menv_solver *s, const char *name, const struct menv_record ***out,
                          size_t *n_out, struct menv_error *err);
 
-/* After a failed solve: the problems with the rules behind each, several lines (borrowed,
- * valid until the next solve or menv_solver_free). "" when there was none. */
+/* After a failed solve: each problem as a tree, several lines: the requested spec, the
+ * packages that could satisfy it, what each needs (recursively) and what it conflicts with,
+ * like mamba's problem tree (borrowed, valid until the next solve or menv_solver_free). ""
+ * when there was none. */
 const char *menv_solver_problems(const struct menv_solver *s);
+/* The same as JSON: [{"problem": text, "tree": [{"requested": spec, "candidates": [node]}]}]
+ * with node = {"package", "needs": [{"dep", "nothing_provides"?, "candidates": [node]}],
+ * "conflicts_with": [package], "not_installable"?, "see_above"?} (borrowed; NULL before a
+ * failed solve). */
+json_t *menv_solver_problems_json(const struct menv_solver *s);
 
 #endif
