@@ -1141,16 +1141,30 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 			return menv_error_set(err, MENV_ENOTFOUND, "package '%s' is not installed",
 			                      ms->name);
 	}
-	if (!needs_candidates(ms)) {
+	/* menv's MatchSpec decides which packages a requested version or build means (CEP-29,
+	 * conda's answers); libsolv's conda matcher only sees the dependencies inside repodata */
+	bool menv_decides = how != SOLVER_ERASE && (ms->vspec || ms->build);
+	if (!needs_candidates(ms) && !menv_decides) {
 		queue_push2(job, how | SOLVER_SOLVABLE_PROVIDES, dep);
 		return 0;
 	}
 	queue_empty(q);
 	if (ms->name && !strchr(ms->name, '*')) {
-		FOR_PROVIDES(p, pp, dep)
+		Id nameid = pool_str2id(pool, ms->name, 0);
+		FOR_PROVIDES(p, pp, nameid)
 		{
-			if (pool_id2solvable(pool, p)->repo != s->virt &&
-			    extra_keys_match(ms, record_of(s, p)))
+			Solvable *sv = pool_id2solvable(pool, p);
+			if (sv->name != nameid)
+				continue;
+			if (sv->repo == s->virt) {
+				/* an installed package keeps its place when it matches */
+				json_t *inst = (size_t)p < s->inst_alloc ? s->inst_by_id[p] : NULL;
+				if (inst && !ms->channel && menv_matchspec_match_json(ms, inst))
+					queue_push(q, p);
+				continue;
+			}
+			const struct menv_record *r = record_of(s, p);
+			if (extra_keys_match(ms, r) && menv_matchspec_match_json(ms, r->json))
 				queue_push(q, p);
 		}
 	}

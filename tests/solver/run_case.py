@@ -96,7 +96,8 @@ def main():
                 return 1
             err = p.stderr.strip().splitlines()
             first = err[0] if err else ""
-            if "could not solve" not in first and "is not available" not in first:
+            if not any(m in first for m in ("could not solve", "is not available",
+                                            "no package matches")):
                 print(f"{name}: FAIL expected an unsatisfiable or missing-package error, "
                       f"got: {first}")
                 return 1
