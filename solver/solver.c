@@ -686,7 +686,12 @@ static void facts_collect(Solver *solv, Id problem, struct facts *f, bool *needs
 	for (int j = 0; j < rules.count; j++) {
 		Id source, target, dep;
 		Id type = solver_ruleinfo(solv, rules.elements[j], &source, &target, &dep);
-		if (dep && !strncmp(pool_dep2str(pool, dep), "__cuda", 6))
+		/* only package rules carry a dependency in `dep` (a job's is its selection) */
+		bool pkg_dep = type == SOLVER_RULE_PKG_REQUIRES ||
+		               type == SOLVER_RULE_PKG_NOTHING_PROVIDES_DEP ||
+		               type == SOLVER_RULE_PKG_CONSTRAINS ||
+		               type == SOLVER_RULE_PKG_CONFLICTS;
+		if (pkg_dep && dep && !strncmp(pool_dep2str(pool, dep), "__cuda", 6))
 			*needs_cuda = true;
 		if (source > 0 && source < pool->nsolvables)
 			MAPSET(&f->involved, source);
