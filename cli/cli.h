@@ -165,8 +165,9 @@ bool menv_cli_prefix_in_use(const char *path);
 
 /* Runs the ops/ smoke check on `prefix` and draws it (to stderr with `json`); returns the
  * exit code: 0 passed (GPU steps may be skipped without a driver), 1 failed (the environment
- * is kept), other codes for errors, which are printed. */
-int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep);
+ * is kept), other codes for errors, which are printed. With `report`, the result as JSON
+ * goes there (caller owns it); else with `json` it is printed on stdout. */
+int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep, json_t **report);
 /* Should create/install run the smoke check on this prefix? When the setting smoke_check is
  * on (default) and the environment holds a CUDA compiler (cudatoolkit or cuda-nvcc). */
 bool menv_cli_wants_smoke(const struct menv_config *cfg, const char *prefix);

@@ -82,7 +82,7 @@ static bool in_cache(const char *pkgs_dir, const struct menv_record *r)
 }
 
 static void print_json(const char *prefix, const char *pkgs_dir,
-                       const struct menv_record *const *recs, size_t n, bool dry_run)
+                       const struct menv_record *const *recs, size_t n, bool dry_run, json_t *smoke)
 {
 	json_t *root = json_object(), *actions = json_object();
 	json_t *link = json_array(), *fetch = json_array();
@@ -98,6 +98,8 @@ static void print_json(const char *prefix, const char *pkgs_dir,
 	json_object_set_new(root, "prefix", json_string(prefix));
 	json_object_set_new(root, "dry_run", json_boolean(dry_run));
 	json_object_set_new(root, "success", json_true());
+	if (smoke) /* the smoke check's report (a failed check still created the env) */
+		json_object_set(root, "smoke_check", smoke);
 	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
 	printf("%s\n", s);
 	free(s);
@@ -275,7 +277,7 @@ int menv_cmd_create(int argc, char **argv)
 	}
 
 	if (o.json && o.dry_run)
-		print_json(prefix, cfg.pkgs_dir, recs, nrecs, true);
+		print_json(prefix, cfg.pkgs_dir, recs, nrecs, true, NULL);
 	else if (!o.json)
 		print_transaction(prefix, recs, nrecs);
 	if (o.dry_run) {
@@ -319,9 +321,10 @@ int menv_cmd_create(int argc, char **argv)
 		                           &err);
 	if (rc)
 		goto out;
-	if (o.json) {
-		print_json(prefix, cfg.pkgs_dir, recs, nrecs, false);
-	} else {
+	/* a CUDA environment proves itself: build and test ops/ with its own toolchain */
+	json_t *smoke = NULL;
+	bool want_smoke = !o.no_smoke && menv_cli_wants_smoke(&cfg, prefix);
+	if (!o.json) {
 		printf("Created %s: %zu packages, %zu files (%zu hardlinked, %zu copied, %zu "
 		       "relocated)\n",
 		       prefix, st.packages, st.files, st.hardlinks, st.copies, st.replaced);
@@ -329,12 +332,13 @@ int menv_cmd_create(int argc, char **argv)
 			printf("warning: %zu files were provided by more than one package; the "
 			       "later package's copy was kept\n",
 			       st.clobbered);
-	}
-	/* a CUDA environment proves itself: build and test ops/ with its own toolchain */
-	if (!o.no_smoke && menv_cli_wants_smoke(&cfg, prefix)) {
 		fflush(stdout);
-		exit_code = menv_cli_smoke(prefix, o.json, false, false);
 	}
+	if (want_smoke)
+		exit_code = menv_cli_smoke(prefix, o.json, false, false, o.json ? &smoke : NULL);
+	if (o.json)
+		print_json(prefix, cfg.pkgs_dir, recs, nrecs, false, smoke);
+	json_decref(smoke);
 out:
 	if (rc) {
 		if (o.json) {

@@ -733,7 +733,9 @@ static int change(struct chg_opts *o)
 		menv_env_unlock(lock_fd);
 		lock_fd = -1;
 		fflush(stdout);
-		exit_code = menv_cli_smoke(prefix, o->json, false, false);
+		json_t *report = NULL; /* stdout already holds the install's JSON */
+		exit_code = menv_cli_smoke(prefix, o->json, false, false, o->json ? &report : NULL);
+		json_decref(report);
 	}
 out:
 	if (rc) {

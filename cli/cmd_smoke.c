@@ -60,7 +60,7 @@ static void usage(FILE *f)
 	        MENV_OPS_DIR);
 }
 
-int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep)
+int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep, json_t **report)
 {
 	struct menv_error err = {0};
 	struct menv_smoke_result res;
@@ -84,10 +84,12 @@ int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep)
 		return menv_cli_fail(&err);
 	if (menv_smoke_write_record(prefix, &res, &err))
 		fprintf(stderr, "menv: warning: %s\n", err.msg);
-	if (d.json) {
+	if (report)
+		*report = menv_smoke_result_json(&res);
+	else if (d.json) {
 		json_t *j = menv_smoke_result_json(&res);
 		char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fprintf(stderr, "%s\n", s);
+		printf("%s\n", s);
 		free(s);
 		json_decref(j);
 	}
@@ -167,7 +169,7 @@ int menv_cmd_smoke(int argc, char **argv)
 		menv_config_release(&cfg);
 		return menv_cli_fail(&err);
 	}
-	rc = menv_cli_smoke(prefix, d.json, d.verbose, o.keep_build);
+	rc = menv_cli_smoke(prefix, d.json, d.verbose, o.keep_build, NULL);
 	free(prefix);
 	menv_config_release(&cfg);
 	return rc;
