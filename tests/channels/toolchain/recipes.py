@@ -254,6 +254,35 @@ def deactivate_script(pkg, variables):
     return "".join(lines)
 
 
+def _fish_quote(v):
+    return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def activate_script_fish(pkg, variables):
+    """The same activation for fish (conda runs only *.fish scripts there)."""
+    lines = ["# Activation of %s for fish: the environment's compiler and flags.\n" % pkg,
+             "set -l _menv_tc_p $CONDA_PREFIX\n",
+             "if test -z \"$_menv_tc_p\"\n",
+             "    set _menv_tc_p (realpath (dirname (status filename))/../../..)\n",
+             "end\n"]
+    for k, v in variables:
+        parts = v.split("${CONDA_PREFIX}")
+        value = " \"$_menv_tc_p\" ".join(_fish_quote(x) for x in parts) if len(parts) > 1 \
+            else _fish_quote(v)
+        value = "(string join '' %s)" % value if len(parts) > 1 else value
+        lines.append("set -q %s; and set -gx CONDA_BACKUP_%s $%s\n" % (k, k, k))
+        lines.append("set -gx %s %s\n" % (k, value))
+    return "".join(lines)
+
+
+def deactivate_script_fish(pkg, variables):
+    lines = ["# Deactivation of %s for fish: restores what activation replaced.\n" % pkg]
+    for k, _ in variables:
+        lines.append("if set -q CONDA_BACKUP_%s\n    set -gx %s $CONDA_BACKUP_%s\n"
+                     "    set -e CONDA_BACKUP_%s\nelse\n    set -e %s\nend\n" % (k, k, k, k, k))
+    return "".join(lines)
+
+
 def _links(pairs):
     return [("link", name, target) for name, target in pairs]
 
@@ -363,14 +392,22 @@ PACKAGES = [
       extra=[("file", "etc/conda/activate.d/activate-gcc_linux-64.sh",
               activate_script("gcc_linux-64", GCC_VARS), 0o644),
              ("file", "etc/conda/deactivate.d/deactivate-gcc_linux-64.sh",
-              deactivate_script("gcc_linux-64", GCC_VARS), 0o644)],
+              deactivate_script("gcc_linux-64", GCC_VARS), 0o644),
+             ("file", "etc/conda/activate.d/activate-gcc_linux-64.fish",
+              activate_script_fish("gcc_linux-64", GCC_VARS), 0o644),
+             ("file", "etc/conda/deactivate.d/deactivate-gcc_linux-64.fish",
+              deactivate_script_fish("gcc_linux-64", GCC_VARS), 0o644)],
       depends=["binutils_impl_linux-64 >=2.40", "gcc_impl_linux-64 11.3.0.*"],
       license="BSD-3-Clause", summary="Activation of gcc 11.3 (CC, CFLAGS, ... like conda-forge)"),
     P("gxx_linux-64", "11.3.0", [],
       extra=[("file", "etc/conda/activate.d/activate-gxx_linux-64.sh",
               activate_script("gxx_linux-64", GXX_VARS), 0o644),
              ("file", "etc/conda/deactivate.d/deactivate-gxx_linux-64.sh",
-              deactivate_script("gxx_linux-64", GXX_VARS), 0o644)],
+              deactivate_script("gxx_linux-64", GXX_VARS), 0o644),
+             ("file", "etc/conda/activate.d/activate-gxx_linux-64.fish",
+              activate_script_fish("gxx_linux-64", GXX_VARS), 0o644),
+             ("file", "etc/conda/deactivate.d/deactivate-gxx_linux-64.fish",
+              deactivate_script_fish("gxx_linux-64", GXX_VARS), 0o644)],
       depends=["gcc_linux-64 11.3.0.*", "gxx_impl_linux-64 11.3.0.*",
                "binutils_impl_linux-64 >=2.40"],
       license="BSD-3-Clause", summary="Activation of g++ 11.3 (CXX, CXXFLAGS like conda-forge)"),
