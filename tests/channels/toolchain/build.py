@@ -528,7 +528,13 @@ def make_conda(st, resolved, outdir, work, level):
         zi = zipfile.ZipInfo("metadata.json", date_time=(2023, 11, 14, 22, 13, 20))
         zf.writestr(zi, json.dumps({"conda_pkg_format_version": 2}))
         for part in (pkg_zst, info_zst):
-            zf.write(part, os.path.basename(part))
+            # fixed date and mode, whatever the clock and time zone: same inputs, same bytes
+            zi = zipfile.ZipInfo(os.path.basename(part), date_time=(2023, 11, 14, 22, 13, 20))
+            zi.compress_type = zipfile.ZIP_STORED
+            zi.external_attr = 0o644 << 16
+            zi.file_size = os.path.getsize(part)
+            with open(part, "rb") as src, zf.open(zi, "w") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
     os.replace(fn + ".part", fn)
     shutil.rmtree(tmp)
     return fn, sum(os.path.getsize(os.path.join(root, n)) for n in names
