@@ -991,6 +991,7 @@ static void rank_variants(struct menv_solver *s)
 	if (s->ranked)
 		return;
 	s->ranked = true;
+	Repodata **rank_data = menv_xcalloc((size_t)pool->nrepos + 1, sizeof(*rank_data));
 	for (Id p = 2; p < pool->nsolvables; p++) {
 		Solvable *sv = pool_id2solvable(pool, p);
 		if (!sv->repo || sv->repo == s->virt)
@@ -1028,9 +1029,12 @@ static void rank_variants(struct menv_solver *s)
 			}
 			for (size_t a = i; differ && a < j; a++) {
 				Solvable *sv = pool_id2solvable(pool, v[a].p);
-				Repodata *data = repo_last_repodata(sv->repo);
-				if (!data || data->state == REPODATA_AVAILABLE) {
-					data = repo_add_repodata(sv->repo, 0);
+				/* one new repodata per repo for all rewritten keys: every extra
+				 * repodata makes each attribute lookup of that repo slower */
+				Id rid = sv->repo->repoid;
+				Repodata *data = rank_data[rid];
+				if (!data) {
+					data = rank_data[rid] = repo_add_repodata(sv->repo, 0);
 					repodata_extend_block(data, sv->repo->start,
 					                      sv->repo->end - sv->repo->start);
 				}
@@ -1052,9 +1056,10 @@ static void rank_variants(struct menv_solver *s)
 	/* the rewritten keys become visible to the policy once internalized */
 	for (int r = 1; r < pool->nrepos; r++) {
 		Repo *repo = pool->repos[r];
-		if (repo && repo != s->virt)
+		if (repo && repo != s->virt && rank_data[r])
 			repo_internalize(repo);
 	}
+	free(rank_data);
 	free(v);
 }
 
