@@ -160,6 +160,10 @@ struct menv_cli_progress {
 };
 void menv_cli_progress_init(struct menv_cli_progress *p, struct menv_fetch_opts *fo, bool quiet);
 void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finished, size_t n);
+/* With --json, a failure as conda's JSON on stdout: success false, the error's kind and
+ * message, and for an unsatisfiable request the solver's problem tree (text and JSON). */
+struct menv_solver;
+void menv_cli_print_json_error(const struct menv_error *err, const struct menv_solver *solver);
 /* True when `path` exists and is not an empty directory (a create target that is taken). */
 bool menv_cli_prefix_in_use(const char *path);
 

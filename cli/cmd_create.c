@@ -341,19 +341,8 @@ int menv_cmd_create(int argc, char **argv)
 	json_decref(smoke);
 out:
 	if (rc) {
-		if (o.json) {
-			json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error",
-			                      menv_error_name(err.code), "message", err.msg);
-			if (solver && err.code == MENV_EUNSAT) {
-				json_object_set(j, "problems", menv_solver_problems_json(solver));
-				json_object_set_new(j, "problem_tree",
-				                    json_string(menv_solver_problems(solver)));
-			}
-			char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-			printf("%s\n", s);
-			free(s);
-			json_decref(j);
-		}
+		if (o.json)
+			menv_cli_print_json_error(&err, solver);
 		exit_code = menv_cli_fail(&err);
 	}
 	free(recs);

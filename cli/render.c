@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "fetch.h"
+#include "solver.h"
 
 json_t *menv_cli_record_json(const struct menv_record *r)
 {
@@ -106,4 +107,18 @@ void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finish
 		p->ended = true;
 	}
 	fflush(stderr);
+}
+
+void menv_cli_print_json_error(const struct menv_error *err, const struct menv_solver *solver)
+{
+	json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error", menv_error_name(err->code),
+	                      "message", err->msg);
+	if (solver && err->code == MENV_EUNSAT) {
+		json_object_set(j, "problems", menv_solver_problems_json(solver));
+		json_object_set_new(j, "problem_tree", json_string(menv_solver_problems(solver)));
+	}
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	printf("%s\n", s);
+	free(s);
+	json_decref(j);
 }

@@ -596,34 +596,9 @@ static bool extra_keys_match(const struct menv_matchspec *ms, const struct menv_
 		return false;
 	if (ms->fn && strcmp(ms->fn, r->fn))
 		return false;
-	if (ms->build_number) {
-		const char *b = ms->build_number;
-		long long want, have = r->build_number;
-		int op = 0; /* 0 ==, 1 >=, 2 <=, 3 >, 4 <, 5 != */
-		if (!strncmp(b, ">=", 2))
-			op = 1, b += 2;
-		else if (!strncmp(b, "<=", 2))
-			op = 2, b += 2;
-		else if (!strncmp(b, "!=", 2))
-			op = 5, b += 2;
-		else if (!strncmp(b, "==", 2))
-			b += 2;
-		else if (*b == '>')
-			op = 3, b++;
-		else if (*b == '<')
-			op = 4, b++;
-		else if (*b == '=')
-			b++;
-		want = atoll(b);
-		bool ok = op == 0   ? have == want
-		          : op == 1 ? have >= want
-		          : op == 2 ? have <= want
-		          : op == 3 ? have > want
-		          : op == 4 ? have < want
-		                    : have != want;
-		if (!ok)
-			return false;
-	}
+	if (ms->build_number && strcmp(ms->build_number, "*") &&
+	    !menv_matchspec_build_number_ok(ms->build_number, r->build_number))
+		return false;
 	if (ms->track_features) {
 		json_t *tf = json_object_get(r->json, "track_features");
 		if (!json_is_string(tf) || !strstr(json_string_value(tf), ms->track_features))
