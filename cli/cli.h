@@ -126,11 +126,19 @@ struct menv_cli_lock_opts {
 	const char *env;           /* pixi environment (-e), or NULL for "default" */
 	const char *name, *prefix; /* -n / -p */
 	bool dry_run, json, quiet;
+	bool no_wait, smoke; /* install -f: --no-wait; run the smoke check after a change */
 };
 /* `menv create -f LOCKFILE`: the lock's records for cfg->subdir, fetched (hashes verified)
  * and linked without repodata or solver, then its pip entries (--no-deps, --require-hashes
  * when every entry has a sha256). Prints, and returns the exit code. */
 int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o);
+/* `menv install -f LOCKFILE` into the existing environment -n/-p: the lock's conda records
+ * for cfg->subdir that the prefix does not hold as name-version-build are linked, and the
+ * installed record of each such name unlinked, in one transaction (menv_env_apply, rolled
+ * back on failure) under the prefix lock; packages the lock does not name stay, as in
+ * micromamba. No repodata, no solve. Pip entries are refused (MENV_EUNSUPPORTED). Prints,
+ * and returns the exit code. */
+int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o);
 /* The conda side of an environment file's specs, as conda sees it: `pip` added when the file
  * has a `pip:` section and no pip spec (BR-003; an existing pip spec is never widened,
  * BR-022); `name::pkg` where `name` is the last path part of a listed URL or path channel

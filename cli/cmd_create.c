@@ -183,8 +183,15 @@ int menv_cmd_create(int argc, char **argv)
 		        o.priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
 	if (o.file && menv_cli_is_lockfile(o.file)) {
 		/* a lockfile: its records as they are, no repodata, no solve (lockinstall.c) */
-		struct menv_cli_lock_opts lo = {o.file,    o.env,  o.name, o.prefix,
-		                                o.dry_run, o.json, o.quiet};
+		struct menv_cli_lock_opts lo = {
+		        .file = o.file,
+		        .env = o.env,
+		        .name = o.name,
+		        .prefix = o.prefix,
+		        .dry_run = o.dry_run,
+		        .json = o.json,
+		        .quiet = o.quiet,
+		};
 		exit_code = menv_cli_create_from_lock(&cfg, &lo);
 		goto out;
 	}

@@ -35,7 +35,9 @@ static const char *const usages[] = {
         [K_INSTALL] = "usage: menv install [-n NAME | -p PREFIX] [-c CHANNEL]... "
                       "[--override-channels]\n"
                       "                    [--dry-run] [--json] [-q] [-y] [--no-wait] SPEC...\n"
-                      "       menv install [-n NAME | -p PREFIX] --revision N\n",
+                      "       menv install [-n NAME | -p PREFIX] --revision N\n"
+                      "       menv install [-n NAME | -p PREFIX] [--dry-run] [--json] -f "
+                      "LOCKFILE\n",
         [K_REMOVE] = "usage: menv remove [-n NAME | -p PREFIX] [--dry-run] [--json] [-q] [-y] "
                      "[--no-wait]\n"
                      "                   (NAME... | --all)\n",
@@ -494,6 +496,32 @@ static int change(struct chg_opts *o)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;
+	if (o->kind == K_INSTALL && o->file) {
+		if (!menv_cli_is_lockfile(o->file)) {
+			rc = menv_error_set(&err, MENV_EUSAGE,
+			                    "%s: not a lockfile (install -f takes a lockfile; "
+			                    "for an environment file use env update -f)",
+			                    o->file);
+			goto out;
+		}
+		if (o->specs.n || o->has_revision) {
+			rc = menv_error_set(&err, MENV_EUSAGE,
+			                    "install -f LOCKFILE takes no package specs");
+			goto out;
+		}
+		struct menv_cli_lock_opts lo = {
+		        .file = o->file,
+		        .name = o->name,
+		        .prefix = o->prefix,
+		        .dry_run = o->dry_run,
+		        .json = o->json,
+		        .quiet = o->quiet,
+		        .no_wait = o->no_wait,
+		        .smoke = !o->no_smoke,
+		};
+		exit_code = menv_cli_install_from_lock(&cfg, &lo);
+		goto out;
+	}
 	if (o->kind == K_ENV_UPDATE) {
 		if (!o->file) {
 			rc = menv_error_set(&err, MENV_EUSAGE, "env update needs -f FILE");
@@ -781,7 +809,7 @@ static int run_kind(enum kind k, int argc, char **argv)
 		return rc > 0 ? 0 : MENV_EXIT_USAGE;
 	}
 	if ((o.all && k != K_UPDATE && k != K_REMOVE) || (o.prune && k != K_ENV_UPDATE) ||
-	    (o.has_revision && k != K_INSTALL) || (o.file && k != K_ENV_UPDATE)) {
+	    (o.has_revision && k != K_INSTALL) || (o.file && k != K_ENV_UPDATE && k != K_INSTALL)) {
 		fprintf(stderr, "%s", usages[k]);
 		menv_strvec_clear(&o.channels);
 		menv_strvec_clear(&o.specs);

@@ -236,6 +236,34 @@ static int complete_records(const char *pkgs_dir, struct lockrecs *l, struct men
 	return rc;
 }
 
+/* Every record of `l` downloaded (hashes verified) and extracted into cfg->pkgs_dir, then
+ * completed from the package's info/ (complete_records). Errors: the package cache's, with
+ * the lockfile `file` named. */
+static int fetch_and_complete(const struct menv_config *cfg, struct lockrecs *l, const char *file,
+                              bool quiet, struct menv_error *err)
+{
+	struct menv_fetch_opts fo;
+	struct menv_cli_progress prog;
+	menv_fetch_opts_from_config(&fo, cfg);
+	fo.cancel = (volatile int *)&menv_cli_cancel;
+	if (!quiet)
+		fprintf(stderr, "Fetching packages into %s\n", cfg->pkgs_dir);
+	struct menv_record **ptrs = menv_xcalloc(l->n + 1, sizeof(*ptrs));
+	for (size_t i = 0; i < l->n; i++)
+		ptrs[i] = &l->recs[i];
+	menv_cli_progress_init(&prog, &fo, quiet);
+	bool lines_off = quiet || fo.progress;
+	snapshot_solved(cfg->pkgs_dir, l);
+	int rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l->n, &fo, menv_cli_on_fetch,
+	                                  &lines_off, err);
+	free(ptrs);
+	if (rc) {
+		menv_error_prefix(err, "while fetching the packages of '%s'", file);
+		return rc;
+	}
+	return complete_records(cfg->pkgs_dir, l, err);
+}
+
 /* Orders records so each comes after the ones it depends on (by name; names outside the
  * lock, like virtual packages, are ignored); the lock's order otherwise. */
 static const struct menv_record **toposort(const struct lockrecs *l)
@@ -421,26 +449,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		goto out;
 	}
 	if (l.n) {
-		struct menv_fetch_opts fo;
-		menv_fetch_opts_from_config(&fo, cfg);
-		fo.cancel = (volatile int *)&menv_cli_cancel;
-		if (!o->quiet)
-			fprintf(stderr, "Fetching packages into %s\n", cfg->pkgs_dir);
-		struct menv_record **ptrs = menv_xcalloc(l.n + 1, sizeof(*ptrs));
-		for (size_t i = 0; i < l.n; i++)
-			ptrs[i] = &l.recs[i];
-		struct menv_cli_progress prog;
-		menv_cli_progress_init(&prog, &fo, o->quiet || o->json);
-		bool quiet = o->quiet || fo.progress;
-		snapshot_solved(cfg->pkgs_dir, &l);
-		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l.n, &fo, menv_cli_on_fetch,
-		                              &quiet, &err);
-		free(ptrs);
-		if (rc) {
-			menv_error_prefix(&err, "while fetching the packages of '%s'", o->file);
-			goto out;
-		}
-		rc = complete_records(cfg->pkgs_dir, &l, &err);
+		rc = fetch_and_complete(cfg, &l, o->file, o->quiet || o->json, &err);
 		if (rc)
 			goto out;
 	}
@@ -574,6 +583,200 @@ out:
 	free(prefix);
 	free(cmdline);
 	free(src);
+	return code;
+}
+
+int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o)
+{
+	struct menv_error err = {0};
+	struct menv_lockfile *lf = NULL;
+	const struct menv_lock_package **sel = NULL;
+	const struct menv_record **order = NULL, **link = NULL;
+	struct menv_prefix_record *inst = NULL;
+	json_t **unlink = NULL;
+	struct lockrecs l = {0};
+	struct menv_strvec requested = MENV_STRVEC_INIT;
+	struct menv_cli_events ev = {0};
+	char *prefix = NULL, *cmdline = NULL;
+	size_t nsel = 0, ninst = 0, nlink = 0, nunlink = 0;
+	int rc, code = 0, lock_fd = -1;
+
+	rc = menv_lockfile_load(o->file, &lf, &err);
+	if (rc)
+		goto out;
+	rc = menv_lockfile_select(lf, o->env, cfg->subdir, &sel, &nsel, &err);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < nsel; i++)
+		if (sel[i]->manager == MENV_LOCK_PIP) {
+			rc = menv_error_set(&err, MENV_EUNSUPPORTED,
+			                    "%s: pip entry '%s': install -f takes conda packages "
+			                    "only (create -f installs pip entries)",
+			                    o->file, sel[i]->name);
+			goto out;
+		}
+	prefix = menv_cli_env_prefix(cfg, o->name, o->prefix, &err);
+	if (!prefix) {
+		rc = err.code ? err.code : MENV_EUSAGE;
+		goto out;
+	}
+	if (!o->dry_run) {
+		rc = menv_env_lock(prefix, o->no_wait, menv_cli_env_event, &ev, &lock_fd, &err);
+		if (rc)
+			goto out;
+		if (menv_env_needs_recovery(prefix)) {
+			enum menv_recovery what;
+			rc = menv_env_recover(prefix, &what, &err);
+			if (rc)
+				goto out;
+			if (what == MENV_RECOVERY_REMOVED) {
+				rc = menv_error_set(&err, MENV_ENOTFOUND,
+				                    "'%s' was an interrupted create and has been "
+				                    "removed",
+				                    prefix);
+				goto out;
+			}
+		}
+	}
+	rc = menv_prefix_records_load(prefix, &inst, &ninst, &err);
+	if (rc)
+		goto out;
+	rc = build_records(cfg, sel, nsel, &l, &err);
+	if (rc)
+		goto out;
+	order = toposort(&l);
+	/* link what the prefix does not hold as name-version-build; unlink the installed
+	 * record of each such name (like micromamba: packages outside the lock stay) */
+	link = menv_xcalloc(l.n + 1, sizeof(*link));
+	unlink = menv_xcalloc(l.n + 1, sizeof(*unlink));
+	for (size_t i = 0; i < l.n; i++) {
+		const struct menv_record *r = order[i];
+		const struct menv_prefix_record *have = NULL;
+		for (size_t k = 0; k < ninst && !have; k++)
+			if (!strcmp(inst[k].name, r->name))
+				have = &inst[k];
+		if (have && !strcmp(have->version, r->version) && !strcmp(have->build, r->build))
+			continue;
+		link[nlink++] = r;
+		if (have)
+			unlink[nunlink++] = have->json;
+	}
+	if (!o->quiet)
+		fprintf(stderr,
+		        "Installing from lockfile %s (%s, %s) into %s: %zu to link, %zu to "
+		        "unlink, no solve\n",
+		        o->file, menv_lock_format_name(lf->format), cfg->subdir, prefix, nlink,
+		        nunlink);
+	if (!o->json) {
+		printf("\nTransaction (from lockfile, not solved)\n\n  Prefix: %s\n\n", prefix);
+		for (size_t i = 0; i < nunlink; i++)
+			printf("  - %-26s %-16s %s\n",
+			       json_string_value(json_object_get(unlink[i], "name")),
+			       json_string_value(json_object_get(unlink[i], "version")),
+			       json_string_value(json_object_get(unlink[i], "build")));
+		for (size_t i = 0; i < nlink; i++)
+			printf("  + %-26s %-16s %-26s %s\n", link[i]->name, link[i]->version,
+			       link[i]->build, link[i]->channel ? link[i]->channel->name : "");
+		if (!nlink && !nunlink)
+			printf("  All requested packages already installed.\n");
+		printf("\n");
+	}
+	if (o->dry_run || (!nlink && !nunlink)) {
+		if (o->json) {
+			json_t *root = json_object(), *actions = json_object(), *ja = json_array(),
+			       *ju = json_array();
+			for (size_t i = 0; i < nlink; i++)
+				json_array_append_new(ja, menv_cli_record_json(link[i]));
+			for (size_t i = 0; i < nunlink; i++)
+				json_array_append(ju, unlink[i]);
+			json_object_set_new(actions, "LINK", ja);
+			json_object_set_new(actions, "UNLINK", ju);
+			json_object_set_new(actions, "PREFIX", json_string(prefix));
+			json_object_set_new(root, "actions", actions);
+			json_object_set_new(root, "dry_run", json_boolean(o->dry_run));
+			json_object_set_new(root, "success", json_true());
+			json_object_set_new(root, "solved", json_false());
+			char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+			printf("%s\n", s);
+			free(s);
+			json_decref(root);
+		} else if (o->dry_run) {
+			printf("Dry run: nothing was changed.\n");
+		}
+		goto out;
+	}
+	/* the whole lock is fetched and completed (records of kept packages are not relinked) */
+	rc = fetch_and_complete(cfg, &l, o->file, o->quiet || o->json, &err);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < nlink; i++)
+		menv_strvec_push_owned(&requested,
+		                       menv_xasprintf("%s==%s=%s", link[i]->name, link[i]->version,
+		                                      link[i]->build));
+	cmdline = menv_cli_cmdline();
+	struct menv_install_opts io = {
+	        .pkgs_dir = cfg->pkgs_dir,
+	        .requested = &requested,
+	        .cmdline = cmdline,
+	        .cancel = (volatile int *)&menv_cli_cancel,
+	        .no_wait = o->no_wait,
+	        .locked = true,
+	        .cb = menv_cli_env_event,
+	        .ud = &ev,
+	};
+	menv_cli_link_settings(cfg, &io);
+	struct menv_link_stats st;
+	rc = menv_env_apply(prefix, link, nlink, unlink, nunlink, &io, &st, &err);
+	if (rc)
+		goto out;
+	if (o->json) {
+		json_t *root = json_object(), *actions = json_object(), *ja = json_array(),
+		       *ju = json_array();
+		for (size_t i = 0; i < nlink; i++)
+			json_array_append_new(ja, menv_cli_record_json(link[i]));
+		for (size_t i = 0; i < nunlink; i++)
+			json_array_append(ju, unlink[i]);
+		json_object_set_new(actions, "LINK", ja);
+		json_object_set_new(actions, "UNLINK", ju);
+		json_object_set_new(actions, "PREFIX", json_string(prefix));
+		json_object_set_new(root, "actions", actions);
+		json_object_set_new(root, "dry_run", json_false());
+		json_object_set_new(root, "success", json_true());
+		json_object_set_new(root, "solved", json_false());
+		char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+		printf("%s\n", s);
+		free(s);
+		json_decref(root);
+	} else {
+		printf("Updated %s from lockfile %s: %zu packages removed, %zu linked, %zu files, "
+		       "no solve\n",
+		       prefix, o->file, st.unlinked, st.packages, st.files);
+	}
+	if (o->smoke && menv_cli_wants_smoke(cfg, prefix)) {
+		menv_env_unlock(lock_fd);
+		lock_fd = -1;
+		fflush(stdout);
+		json_t *report = NULL;
+		code = menv_cli_smoke(prefix, o->json, false, false, o->json ? &report : NULL);
+		json_decref(report);
+	}
+out:
+	if (rc) {
+		if (o->json)
+			menv_cli_print_json_error(&err, NULL);
+		code = menv_cli_fail(&err);
+	}
+	menv_env_unlock(lock_fd);
+	free(link);
+	free(unlink);
+	free(order);
+	free(sel);
+	lockrecs_release(&l);
+	menv_prefix_records_free(inst, ninst);
+	menv_lockfile_free(lf);
+	menv_strvec_clear(&requested);
+	free(prefix);
+	free(cmdline);
 	return code;
 }
 

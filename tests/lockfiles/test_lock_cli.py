@@ -265,6 +265,76 @@ def errors(t):
     t.one_line_error(r, "pixi source package", ["source package"])
 
 
+def by_name(prefix):
+    return {j["name"]: j for j in (read_json(p) for p in
+                                   glob.glob(os.path.join(prefix, "conda-meta", "*.json")))}
+
+
+def install_lock(t):
+    """menv install -f LOCKFILE: an existing environment brought to the lock's records."""
+    chan = corpus_channel(t)
+    for name, deps in (("new", "[dependent >=2.0, buildstring=1.0=versioned_2]"),
+                       ("old", "[dependent 1.0, buildstring=1.0=versioned_1, _r-mutex]")):
+        env = os.path.join(t.tmp, "%s.yml" % name)
+        write_text(env, "name: %s\nchannels: [%s, nodefaults]\ndependencies: %s\n"
+                   % (name, t.url(chan), deps))
+        t.menv_ok("create", "-q", "--no-smoke", "-f", env, "-n", name)
+    new, old = os.path.join(t.envs, "new"), os.path.join(t.envs, "old")
+    lock = os.path.join(t.tmp, "new.lock.yml")
+    write_text(lock, t.menv_ok("export", "-n", "new").out)
+    before = by_name(old)
+    hide_repodata(chan)   # a solve could not start
+    r = t.menv_run("install", "--dry-run", "-f", lock, "-n", "old")
+    if t.check(r.rc == 0, "install -f LOCK --dry-run", r):
+        no_solve(t, r, "dry run")
+        t.check("- buildstring" in r.out and "+ buildstring" in r.out and
+                "versioned_2" in r.out, "dry run plans buildstring versioned_1 -> versioned_2",
+                r.out)
+    t.eq(by_name(old), before, "dry run changed nothing")
+    r = t.menv_run("install", "-f", lock, "-n", "old")
+    if t.check(r.rc == 0, "install -f LOCK into an existing environment", r):
+        no_solve(t, r, "install -f")
+        got, want = by_name(old), by_name(new)
+        for name in want:
+            t.eq(got.get(name, {}).get("sha256"), want[name]["sha256"],
+                 "%s: the lock's file (sha256) is installed" % name)
+            t.eq(sorted(got.get(name, {}).get("files", [])), sorted(want[name]["files"]),
+                 "%s: the lock's files are linked" % name)
+        t.check("_r-mutex" in got, "a package the lock does not name stays", sorted(got))
+        t.eq(sorted(got), sorted(set(want) | {"_r-mutex"}), "nothing else in the prefix")
+        hist = open(os.path.join(old, "conda-meta", "history")).read().split("==>")[-1]
+        t.check(any(l.startswith("-") and "buildstring-1.0-versioned_1" in l
+                    for l in hist.splitlines()), "history records the unlink", hist)
+        t.check(any(l.startswith("+") and "buildstring-1.0-versioned_2" in l
+                    for l in hist.splitlines()), "history records the link", hist)
+    r = t.menv_run("install", "-f", lock, "-n", "old")
+    if t.check(r.rc == 0, "install -f LOCK again", r):
+        t.check("already installed" in r.out, "a second install is a no-op", r.out)
+    # an environment file is not a lockfile: one line, nothing changed
+    envf = os.path.join(t.tmp, "new.yml")
+    after = by_name(old)
+    r = t.menv_run("install", "-f", envf, "-n", "old")
+    t.eq(r.rc, 2, "install -f ENVFILE: usage exit status")
+    t.one_line_error(r, "install -f ENVFILE", ["new.yml", "not a lockfile"], nonzero_only=True)
+    r = t.menv_run("install", "-f", lock, "-n", "old", "zlib")
+    t.eq(r.rc, 2, "install -f LOCK with specs: usage exit status")
+    t.one_line_error(r, "install -f LOCK with specs", ["no package specs"], nonzero_only=True)
+    # a wrong hash: refused before anything is unlinked
+    t.menv_ok("remove", "-q", "-n", "old", "dependent")
+    after = by_name(old)
+    bad = os.path.join(t.tmp, "bad.lock.yml")
+    sha = want["dependent"]["sha256"]
+    write_text(bad, open(lock).read().replace(sha, "0" * 64))
+    r = t.menv_run("install", "-q", "-f", bad, "-n", "old",
+                   env={"CONDA_PKGS_DIRS": os.path.join(t.tmp, "pk-bad")})
+    t.one_line_error(r, "install -f LOCK with a wrong sha256", ["sha256"])
+    t.eq(by_name(old), after, "a failed install -f leaves the environment as it was")
+    # into a prefix that is not an environment
+    r = t.menv_run("install", "-f", lock, "-p", os.path.join(t.tmp, "nowhere"))
+    t.one_line_error(r, "install -f LOCK into no environment", ["nowhere"])
+    show_repodata(chan)
+
+
 def pixi_text(t, lock_path):
     """A pixi.lock v6 with environments `default` (zlib only) and `full` from a conda-lock."""
     entries = [p for p in menv_json_lock(t, lock_path)["packages"] if p["manager"] == "conda"]
@@ -681,7 +751,7 @@ def onboard(t):
 CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "formats": formats,
          "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
          "BR023": br023, "pip": pip_cases, "timing": timing,
-         "onboard": onboard}
+         "onboard": onboard, "install_lock": install_lock}
 
 
 def body(t, case):
