@@ -1,6 +1,6 @@
 /*
- * lockinstall.c - `menv create -f LOCKFILE`: an environment made exactly from a lockfile's
- * records (conda-lock v1, explicit, pixi.lock v4-v7 with -e ENV, micromamba JSON), without
+ * lockinstall.c - `menv create -f LOCKFILE` (and `install -f LOCKFILE` into an existing
+ * environment): an environment made exactly from a lockfile's records (conda-lock v1, explicit, pixi.lock v4-v7 with -e ENV, micromamba JSON), without
  * repodata and without the solver; and the pip step of every create (environment.yml
  * `pip:` sections, pip entries of a lock).
  *
@@ -586,6 +586,30 @@ out:
 	return code;
 }
 
+/* install -f's transaction in conda's --json shape (actions LINK/UNLINK/PREFIX). */
+static void print_lock_change(const char *prefix, const struct menv_record *const *link,
+                              size_t nlink, json_t *const *unlink, size_t nunlink, bool dry_run)
+{
+	json_t *root = json_object(), *actions = json_object(), *ja = json_array(),
+	       *ju = json_array();
+	for (size_t i = 0; i < nlink; i++)
+		json_array_append_new(ja, menv_cli_record_json(link[i]));
+	for (size_t i = 0; i < nunlink; i++)
+		json_array_append(ju, unlink[i]);
+	json_object_set_new(actions, "LINK", ja);
+	json_object_set_new(actions, "UNLINK", ju);
+	json_object_set_new(actions, "PREFIX", json_string(prefix));
+	json_object_set_new(root, "actions", actions);
+	json_object_set_new(root, "prefix", json_string(prefix));
+	json_object_set_new(root, "dry_run", json_boolean(dry_run));
+	json_object_set_new(root, "success", json_true());
+	json_object_set_new(root, "solved", json_false());
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+	printf("%s\n", s);
+	free(s);
+	json_decref(root);
+}
+
 int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o)
 {
 	struct menv_error err = {0};
@@ -683,23 +707,7 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	}
 	if (o->dry_run || (!nlink && !nunlink)) {
 		if (o->json) {
-			json_t *root = json_object(), *actions = json_object(), *ja = json_array(),
-			       *ju = json_array();
-			for (size_t i = 0; i < nlink; i++)
-				json_array_append_new(ja, menv_cli_record_json(link[i]));
-			for (size_t i = 0; i < nunlink; i++)
-				json_array_append(ju, unlink[i]);
-			json_object_set_new(actions, "LINK", ja);
-			json_object_set_new(actions, "UNLINK", ju);
-			json_object_set_new(actions, "PREFIX", json_string(prefix));
-			json_object_set_new(root, "actions", actions);
-			json_object_set_new(root, "dry_run", json_boolean(o->dry_run));
-			json_object_set_new(root, "success", json_true());
-			json_object_set_new(root, "solved", json_false());
-			char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-			printf("%s\n", s);
-			free(s);
-			json_decref(root);
+			print_lock_change(prefix, link, nlink, unlink, nunlink, o->dry_run);
 		} else if (o->dry_run) {
 			printf("Dry run: nothing was changed.\n");
 		}
@@ -730,23 +738,7 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	if (rc)
 		goto out;
 	if (o->json) {
-		json_t *root = json_object(), *actions = json_object(), *ja = json_array(),
-		       *ju = json_array();
-		for (size_t i = 0; i < nlink; i++)
-			json_array_append_new(ja, menv_cli_record_json(link[i]));
-		for (size_t i = 0; i < nunlink; i++)
-			json_array_append(ju, unlink[i]);
-		json_object_set_new(actions, "LINK", ja);
-		json_object_set_new(actions, "UNLINK", ju);
-		json_object_set_new(actions, "PREFIX", json_string(prefix));
-		json_object_set_new(root, "actions", actions);
-		json_object_set_new(root, "dry_run", json_false());
-		json_object_set_new(root, "success", json_true());
-		json_object_set_new(root, "solved", json_false());
-		char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-		printf("%s\n", s);
-		free(s);
-		json_decref(root);
+		print_lock_change(prefix, link, nlink, unlink, nunlink, false);
 	} else {
 		printf("Updated %s from lockfile %s: %zu packages removed, %zu linked, %zu files, "
 		       "no solve\n",

@@ -290,6 +290,14 @@ def install_lock(t):
         t.check("- buildstring" in r.out and "+ buildstring" in r.out and
                 "versioned_2" in r.out, "dry run plans buildstring versioned_1 -> versioned_2",
                 r.out)
+    r = t.menv_run("install", "--dry-run", "--json", "-f", lock, "-n", "old")
+    if t.check(r.rc == 0, "install -f LOCK --dry-run --json", r):
+        acts = json.loads(r.out)["actions"]
+        t.eq([(x["name"], x["build"]) for x in acts["UNLINK"] if x["name"] == "buildstring"],
+             [("buildstring", "versioned_1")], "--json UNLINK names the installed record")
+        t.eq([(x["name"], x["build_string"]) for x in acts["LINK"]
+              if x["name"] == "buildstring"],
+             [("buildstring", "versioned_2")], "--json LINK names the lock's record")
     t.eq(by_name(old), before, "dry run changed nothing")
     r = t.menv_run("install", "-f", lock, "-n", "old")
     if t.check(r.rc == 0, "install -f LOCK into an existing environment", r):
