@@ -7,8 +7,8 @@
  * with the virtual packages declared for it: by default this machine's (without __cuda) for
  * its own platform and conda-lock's set for the others (__unix, __linux 5.10 and __glibc
  * 2.17 on linux, __osx 10.15 / 11.0, __win; __archspec for the architecture), replaced or
- * extended by `--virtual-package NAME=VERSION` (all platforms) or `PLATFORM:NAME=VERSION`
- * (one). There is never a default `__cuda`: a lock that needs CUDA must declare it
+ * extended by the file's `virtual-packages:` list, then `--virtual-package NAME=VERSION` (all
+ * platforms) or `PLATFORM:NAME=VERSION` (one), same syntax in both. There is never a default `__cuda`: a lock that needs CUDA must declare it
  * (`--virtual-package __cuda=11.8`).
  *
  * The content hash of a platform is sha256 over the source file's bytes, the platform, the
@@ -29,6 +29,7 @@
 struct lock_opts {
 	const char *file, *out;
 	struct menv_strvec platforms, virtuals, cli_channels;
+	struct menv_strvec declared; /* the file's virtual-packages:, then --virtual-package */
 	bool override_channels, check, quiet;
 };
 
@@ -66,13 +67,13 @@ static void default_virtuals(const char *platform, struct menv_strvec *out)
 }
 
 /* The virtual packages of `platform`: the defaults, then the declared ones (a declared name
- * replaces a default one). */
+ * replaces a default one; --virtual-package replaces the file's). */
 static void virtuals_for(const struct lock_opts *o, const char *platform, struct menv_strvec *out)
 {
 	struct menv_strvec all = MENV_STRVEC_INIT;
 	default_virtuals(platform, &all);
-	for (size_t i = 0; i < o->virtuals.n; i++) {
-		const char *v = o->virtuals.v[i];
+	for (size_t i = 0; i < o->declared.n; i++) {
+		const char *v = o->declared.v[i];
 		const char *colon = strchr(v, ':');
 		if (colon && strncmp(v, "__", 2)) {
 			if (strncmp(v, platform, (size_t)(colon - v)) || platform[colon - v])
@@ -255,9 +256,7 @@ int menv_cmd_lock(int argc, char **argv)
 		o.out = "conda-lock.yml";
 	for (size_t i = 0; i < o.virtuals.n; i++) {
 		const char *v = o.virtuals.v[i];
-		const char *colon = strncmp(v, "__", 2) ? strchr(v, ':') : NULL;
-		const char *nm = colon ? colon + 1 : v;
-		if (strncmp(nm, "__", 2) || !strchr(nm, '=')) {
+		if (!menv_virtual_decl_ok(v)) {
 			rc = menv_error_set(&err, MENV_EUSAGE,
 			                    "--virtual-package '%s': expected "
 			                    "[PLATFORM:]__NAME=VERSION[=BUILD]",
@@ -273,6 +272,11 @@ int menv_cmd_lock(int argc, char **argv)
 		rc = menv_envfile_parse(src.buf, src.len, o.file, &ef, &err);
 	if (rc)
 		goto out;
+	/* the content hash covers the file's section through the source bytes */
+	for (size_t i = 0; i < ef->virtual_packages.n; i++)
+		menv_strvec_push(&o.declared, ef->virtual_packages.v[i]);
+	for (size_t i = 0; i < o.virtuals.n; i++)
+		menv_strvec_push(&o.declared, o.virtuals.v[i]);
 	if (!o.platforms.n)
 		menv_strvec_push(&o.platforms, cfg.subdir);
 
@@ -355,6 +359,7 @@ out:
 	menv_buf_release(&out);
 	menv_strvec_clear(&o.platforms);
 	menv_strvec_clear(&o.virtuals);
+	menv_strvec_clear(&o.declared);
 	menv_strvec_clear(&o.cli_channels);
 	menv_config_release(&cfg);
 	return code;

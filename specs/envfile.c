@@ -1,6 +1,7 @@
 /*
  * envfile.c - environment.yml (CEP-24): name, prefix, channels, dependencies with an
- * optional `pip:` section, variables. YAML errors carry the file, line and column; a key
+ * optional `pip:` section, variables, and menv's `virtual-packages:` (the virtual packages
+ * `menv lock` solves against; conda ignores the key). YAML errors carry the file, line and column; a key
  * present with no value (YAML null) reads as "no items", as conda reads it (BR-002).
  */
 #include <stdarg.h>
@@ -123,6 +124,33 @@ static int variables(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 	return 0;
 }
 
+bool menv_virtual_decl_ok(const char *decl)
+{
+	const char *colon = strncmp(decl, "__", 2) ? strchr(decl, ':') : NULL;
+	const char *nm = colon ? colon + 1 : decl;
+	return !strncmp(nm, "__", 2) && nm[2] && nm[2] != '=' && strchr(nm, '=') &&
+	       strchr(nm, '=')[1] && strchr(nm, '=')[1] != '=';
+}
+
+static int virtual_packages(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
+{
+	const char *key = "virtual-packages";
+	if (is_null(n))
+		return 0;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail(c, n, "'%s' must be a list", key);
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *v = yaml_document_get_node(c->doc, *it);
+		if (!v || v->type != YAML_SCALAR_NODE || is_null(v) ||
+		    !menv_virtual_decl_ok(scalar(v)))
+			return fail(c, v ? v : n,
+			            "items of '%s' must be [PLATFORM:]__NAME=VERSION[=BUILD]", key);
+		menv_strvec_push(&ef->virtual_packages, scalar(v));
+	}
+	return 0;
+}
+
 int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct menv_envfile **out,
                        struct menv_error *err)
 {
@@ -189,6 +217,8 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 			rc = dependencies(&c, v, ef);
 		} else if (!strcmp(key, "variables")) {
 			rc = variables(&c, v, ef);
+		} else if (!strcmp(key, "virtual-packages")) {
+			rc = virtual_packages(&c, v, ef);
 		}
 	}
 	if (!rc) {
@@ -236,5 +266,6 @@ void menv_envfile_free(struct menv_envfile *ef)
 	menv_strvec_clear(&ef->pip);
 	menv_strvec_clear(&ef->var_names);
 	menv_strvec_clear(&ef->var_values);
+	menv_strvec_clear(&ef->virtual_packages);
 	free(ef);
 }

@@ -389,6 +389,9 @@ struct menv_envfile {
 	struct menv_strvec pip;      /* the `pip:` section's requirements */
 	bool has_pip_section;        /* a `pip:` mapping was present, even if empty */
 	struct menv_strvec var_names, var_values; /* `variables:` in file order */
+	/* menv's `virtual-packages:` list, "[PLATFORM:]__NAME=VERSION[=BUILD]" as written: what
+	 * `menv lock` solves against besides --virtual-package (conda ignores the key) */
+	struct menv_strvec virtual_packages;
 };
 
 /* Reads an environment file. `dependencies` may be missing, null or []; a `- pip:` mapping is
@@ -399,6 +402,9 @@ int menv_envfile_load(const char *path, struct menv_envfile **out, struct menv_e
 int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct menv_envfile **out,
                        struct menv_error *err);
 void menv_envfile_free(struct menv_envfile *ef);
+/* Is `decl` a declared virtual package, "[PLATFORM:]__NAME=VERSION[=BUILD]" (CEP-30 names;
+ * the syntax of `menv lock --virtual-package` and `virtual-packages:`)? */
+bool menv_virtual_decl_ok(const char *decl);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Lockfiles: conda-lock.yml v1 (CEP-37), explicit (CEP-23), pixi.lock v4-v7, micromamba     */

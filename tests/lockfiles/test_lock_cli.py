@@ -472,6 +472,28 @@ def lock(t):
             "lock: --virtual-package __cuda=11.8 makes the CUDA package lockable", r)
     r = t.menv_run("lock", "-f", genv, "--lockfile", gout, "--virtual-package", "linux-64:__cuda=10.0")
     t.check(r.rc != 0, "lock: a per-platform __cuda too old is unsatisfiable", r)
+    # the same declaration inside the file (virtual-packages:); a flag replaces the file's
+    fenv = os.path.join(t.tmp, "gpu-decl.yml")
+    write_text(fenv, "name: g\nchannels: [%s, nodefaults]\ndependencies: [gpu]\n"
+               "virtual-packages:\n  - linux-64:__cuda=11.8\n" % t.url(chan))
+    r = t.menv_run("lock", "-f", fenv, "--lockfile", gout)
+    t.check(r.rc == 0 and "gpu-1.0-cuda.conda" in open(gout).read(),
+            "lock: virtual-packages: [linux-64:__cuda=11.8] in the file makes it lockable", r)
+    r = t.menv_run("lock", "-f", fenv, "--lockfile", gout, "--check")
+    t.check(r.rc == 0 and "up to date" in r.out, "--check with the file's declaration", r)
+    r = t.menv_run("lock", "-q", "-f", fenv, "--lockfile", gout, "--virtual-package",
+                   "__cuda=10.0")
+    t.check(r.rc != 0 and "__cuda" in r.err, "lock: --virtual-package replaces the file's", r)
+    write_text(fenv, "name: g\nchannels: [%s, nodefaults]\ndependencies: [gpu]\n"
+               "virtual-packages:\n  - cuda=11.8\n" % t.url(chan))
+    r = t.menv_run("lock", "-f", fenv, "--lockfile", gout)
+    t.one_line_error(r, "virtual-packages: a bad entry", ["gpu-decl.yml:5", "virtual-packages"])
+    # conda's reading of the same file ignores the key: create still uses this machine's
+    write_text(fenv, "name: g\nchannels: [%s, nodefaults]\ndependencies: [pure]\n"
+               "virtual-packages:\n  - __cuda=11.8\n" % t.url(chan))
+    r = t.menv_run("create", "-f", fenv, "-n", "gdecl", "--dry-run", "--json")
+    t.eq(sorted(p["name"] for p in (r.try_json() or {}).get("actions", {}).get("LINK", [])),
+         ["pure"], "create -f with virtual-packages: solves as before")
     # --check notices a changed source
     with open(env, "a") as f:
         f.write("# changed\n")

@@ -144,6 +144,25 @@ static void test_errors_have_line_and_column(void **state)
 	expect_error("name: a\n---\nname: b\n", "env.yml:3:1: a second YAML document");
 }
 
+/* menv's virtual-packages: list (the syntax of menv lock --virtual-package) */
+static void test_virtual_packages(void **state)
+{
+	(void)state;
+	struct menv_envfile *ef = parse_ok("name: g\ndependencies: [gpu]\nvirtual-packages:\n"
+	                                   "  - __cuda=11.8\n  - osx-64:__osx=11.0=0\n");
+	assert_int_equal(ef->virtual_packages.n, 2);
+	assert_string_equal(ef->virtual_packages.v[0], "__cuda=11.8");
+	assert_string_equal(ef->virtual_packages.v[1], "osx-64:__osx=11.0=0");
+	menv_envfile_free(ef);
+	expect_error("dependencies: []\nvirtual-packages:\n  - cuda=11.8\n", "env.yml:3:5");
+	expect_error("dependencies: []\nvirtual-packages:\n  - __cuda\n", "env.yml:3:5");
+	expect_error("dependencies: []\nvirtual-packages:\n  - __cuda=\n", "env.yml:3:5");
+	expect_error("dependencies: []\nvirtual-packages: __cuda=11.8\n", "env.yml:2:");
+	assert_true(menv_virtual_decl_ok("linux-64:__glibc=2.17"));
+	assert_false(menv_virtual_decl_ok("__=1"));
+	assert_false(menv_virtual_decl_ok("__cuda==11.8"));
+}
+
 static void test_missing_file(void **state)
 {
 	(void)state;
@@ -184,6 +203,7 @@ int main(void)
 	        cmocka_unit_test(test_br002_empty),
 	        cmocka_unit_test(test_br003_br004_pip),
 	        cmocka_unit_test(test_errors_have_line_and_column),
+	        cmocka_unit_test(test_virtual_packages),
 	        cmocka_unit_test(test_missing_file),
 	        cmocka_unit_test(test_corpus_envfiles),
 	};
