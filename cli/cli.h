@@ -159,15 +159,20 @@ json_t *menv_cli_record_json(const struct menv_record *r);
 /* A menv_fetch_cb drawing one line per package on stderr; `ud` points at a bool "quiet". */
 
 void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
-/* Download progress on a terminal: a bar with bytes, rate, ETA and packages done, redrawn
- * in place on stderr (fetch's progress callback). Nothing when quiet or when stderr is not a
- * terminal (the per-package lines of menv_cli_on_fetch remain). `p` must outlive the fetch. */
+/* Download progress on a terminal, redrawn in place on stderr (fetch's progress callback):
+ * a bar per running download (name, bytes; at most MENV_CLI_PROGRESS_ROWS) above an overall
+ * bar with bytes, rate, ETA and packages done; only the overall bar stays at the end.
+ * Nothing when quiet or when stderr is not a terminal (the per-package lines of
+ * menv_cli_on_fetch remain). `p` must outlive the fetch. */
+#define MENV_CLI_PROGRESS_ROWS 8
 struct menv_cli_progress {
 	double start; /* seconds, monotonic */
+	size_t lines; /* per-download lines drawn above the overall bar last time */
 	bool ended;   /* the last line was drawn */
 };
 void menv_cli_progress_init(struct menv_cli_progress *p, struct menv_fetch_opts *fo, bool quiet);
-void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finished, size_t n);
+void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finished, size_t n,
+                            const struct menv_fetch_item *running, size_t nrunning);
 /* With --json, a failure as conda's JSON on stdout: success false, the error's kind and
  * message, and for an unsatisfiable request the solver's problem tree (text and JSON). */
 struct menv_solver;

@@ -80,7 +80,19 @@ void menv_cli_progress_init(struct menv_cli_progress *p, struct menv_fetch_opts 
 	fo->progress_ud = p;
 }
 
-void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finished, size_t n)
+/* "[####....]" of `width` cells for done of total (empty when the total is unknown) */
+static void draw_bar(char *bar, size_t width, int64_t done, int64_t total)
+{
+	size_t fill = total > 0 ? (size_t)((double)done / (double)total * (double)width) : 0;
+	if (fill > width)
+		fill = width;
+	memset(bar, '#', fill);
+	memset(bar + fill, '.', width - fill);
+	bar[width] = '\0';
+}
+
+void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finished, size_t n,
+                            const struct menv_fetch_item *running, size_t nrunning)
 {
 	struct menv_cli_progress *p = ud;
 	if (p->ended)
@@ -88,21 +100,31 @@ void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finish
 	double secs = mono_now() - p->start;
 	double rate = secs > 0.05 ? (double)done / secs : 0;
 	char bar[25];
-	size_t fill = total > 0 ? (size_t)((double)done / (double)total * 24) : 0;
+	bool last = finished >= n;
 
-	if (fill > 24)
-		fill = 24;
-	memset(bar, '#', fill);
-	memset(bar + fill, '.', 24 - fill);
-	bar[24] = '\0';
-	fprintf(stderr, "\r  downloading [%s] %7.1f / %.1f MB  %6.1f MB/s", bar, (double)done / 1e6,
+	/* back to the first line drawn last time; everything below it is redrawn */
+	if (p->lines)
+		fprintf(stderr, "\033[%zuA", p->lines);
+	fputc('\r', stderr);
+	fprintf(stderr, "\033[J");
+	p->lines = 0;
+	/* a bar per running download (at most MENV_CLI_PROGRESS_ROWS), then the overall bar */
+	for (size_t i = 0; i < nrunning && !last && i < MENV_CLI_PROGRESS_ROWS; i++) {
+		draw_bar(bar, 16, running[i].done, running[i].total);
+		fprintf(stderr, "  %-40.40s [%.16s] %7.2f", running[i].name, bar,
+		        (double)running[i].done / 1e6);
+		if (running[i].total > 0)
+			fprintf(stderr, " / %.2f", (double)running[i].total / 1e6);
+		fprintf(stderr, " MB\n");
+		p->lines++;
+	}
+	draw_bar(bar, 24, done, total);
+	fprintf(stderr, "  downloading [%s] %7.1f / %.1f MB  %6.1f MB/s", bar, (double)done / 1e6,
 	        (double)total / 1e6, rate / 1e6);
 	if (rate > 0 && total > done)
 		fprintf(stderr, "  ETA %3.0f s", (double)(total - done) / rate);
-	else
-		fprintf(stderr, "           ");
 	fprintf(stderr, "  %zu/%zu ", finished, n);
-	if (finished >= n) {
+	if (last) {
 		fputc('\n', stderr);
 		p->ended = true;
 	}

@@ -35,6 +35,12 @@ void menv_hash_mem(const void *data, size_t len, struct menv_hashes *out);
  * backoff_factor * 2^(k-1) seconds before retry k, continuing with a Range request where the
  * bytes received so far can be kept. Credentials in URLs and ~/.netrc ($NETRC) are used;
  * URLs in messages are redacted (menv_url_redact). Strings are borrowed. */
+/* One running transfer, as the progress callback sees it. */
+struct menv_fetch_item {
+	const char *name;    /* the file's name (last part of the URL, credentials never shown) */
+	int64_t done, total; /* bytes held so far; the whole file's size, 0 when unknown */
+};
+
 struct menv_fetch_opts {
 	int threads;            /* parallel transfers, >= 1 (download_threads) */
 	int max_retries;        /* retries after the first attempt (remote_max_retries) */
@@ -53,8 +59,10 @@ struct menv_fetch_opts {
 	volatile int *cancel;  /* non-zero (Ctrl-C) stops all transfers: MENV_EINTR; or NULL */
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
 	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
-	 * unknown), transfers finished and in all. */
-	void (*progress)(void *ud, int64_t done, int64_t total, size_t finished, size_t n);
+	 * unknown), transfers finished and in all, and the transfers running now (`running`,
+	 * `nrunning`: borrowed for the call only). */
+	void (*progress)(void *ud, int64_t done, int64_t total, size_t finished, size_t n,
+	                 const struct menv_fetch_item *running, size_t nrunning);
 	void *progress_ud;
 };
 

@@ -376,15 +376,44 @@ static void classify(struct job *j, CURLcode res, long status)
 /* ---------------------------------------------------------------------------------------- */
 /* The engine                                                                                */
 
+/* A transfer's whole size in bytes for progress: the expected size, else (no size known
+ * beforehand, e.g. an explicit lock) the running response's Content-Length or a finished
+ * transfer's bytes; 0 while unknown. */
+static int64_t progress_size(const struct job *j)
+{
+	curl_off_t cl = -1;
+	if (j->x->expected)
+		return j->x->expected;
+	if (j->state == FINISHED)
+		return j->x->offset;
+	if (j->state == RUNNING && j->h &&
+	    curl_easy_getinfo(j->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl > 0)
+		return (j->ranged ? j->range_start : 0) + (int64_t)cl;
+	return 0;
+}
+
 static void report_progress(const struct menv_fetch_opts *o, const struct job *jobs, size_t n,
                             size_t finished)
 {
 	int64_t done = 0, total = 0;
+	struct menv_fetch_item *items = menv_xcalloc(n + 1, sizeof(*items));
+	size_t nitems = 0;
 	for (size_t i = 0; i < n; i++) {
+		int64_t size = progress_size(&jobs[i]);
 		done += jobs[i].x->offset;
-		total += jobs[i].x->expected;
+		total += size;
+		if (jobs[i].state == RUNNING) {
+			const char *shown = jobs[i].x->shown ? jobs[i].x->shown : "";
+			const char *slash = strrchr(shown, '/');
+			items[nitems++] = (struct menv_fetch_item){
+			        .name = slash ? slash + 1 : shown,
+			        .done = jobs[i].x->offset,
+			        .total = size,
+			};
+		}
 	}
-	o->progress(o->progress_ud, done, total, finished, n);
+	o->progress(o->progress_ud, done, total, finished, n, items, nitems);
+	free(items);
 }
 
 int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch_opts *o_in,

@@ -1,25 +1,39 @@
 #!/usr/bin/env python3
-"""cli.progress: download progress. On a terminal, one bar redrawn in place with bytes, rate
-and packages done; piped, one plain line per package; with --json, stdout holds only JSON
-and stderr no bar; with -q, nothing."""
+"""cli.progress: download progress. On a terminal, bars redrawn in place: one per running
+download (name, bytes) above an overall one (bytes, rate, packages done); piped, one plain
+line per package; with --json, stdout holds only JSON and stderr no bar; with -q, nothing."""
+import http.server
 import json
 import os
 import pty
+import shutil
 import subprocess
+import threading
+import time
 
 import menvtest
 
 
-def body(t):
-    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
-    chan = t.make_channel("chan", {"noarch": [os.path.join(P, f) for f in (
-        "dependency-2.0-0.conda", "dependent-2.0-0.conda")]})
-    C = ["-c", t.url(chan), "--override-channels", "-y"]
+class SlowHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves files at about 80 KB/s, so that downloads are seen running."""
 
-    # a terminal on stderr
+    def copyfile(self, source, outputfile):
+        while True:
+            chunk = source.read(4096)
+            if not chunk:
+                break
+            outputfile.write(chunk)
+            outputfile.flush()
+            time.sleep(0.05)
+
+    def log_message(self, *args):
+        pass
+
+
+def on_tty(cmd, env):
     master, slave = pty.openpty()
-    p = subprocess.Popen([t.menv, "create", "-n", "tty"] + C + ["dependent"], env=t.environ(),
-                         stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=slave,
+                         stdin=subprocess.DEVNULL)
     os.close(slave)
     out = b""
     while True:
@@ -32,10 +46,56 @@ def body(t):
         out += chunk
     p.wait()
     os.close(master)
-    text = out.decode("utf-8", "replace")
-    t.eq(p.returncode, 0, "create on a terminal succeeds")
-    t.check("\r  downloading [" in text and "MB/s" in text and " 2/2 " in text,
-            "a terminal gets one bar redrawn in place (bytes, rate, packages)", text[-500:])
+    return p.returncode, out.decode("utf-8", "replace")
+
+
+def per_download_bars(t):
+    """Two ~110 KB packages from a slow loopback server, from an explicit lock (no solve)."""
+    srv_dir = os.path.join(t.tmp, "slow")
+    os.makedirs(os.path.join(srv_dir, "chan", "linux-64"))
+    files = [os.path.join(t.corpus, "packages", "conda", "conda_format_repo", "linux-64",
+                          "zlib-1.2.11-h7b6447c_3.conda"),
+             os.path.join(t.corpus, "packages", "conda-package-handling",
+                          "mock-2.0.0-py37_1000.conda")]
+    for f in files:
+        shutil.copy(f, os.path.join(srv_dir, "chan", "linux-64"))
+    handler = lambda *a, **kw: SlowHandler(*a, directory=srv_dir, **kw)  # noqa: E731
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        lock = os.path.join(t.tmp, "slow.txt")
+        menvtest.write_text(lock, "@EXPLICIT\n" + "".join(
+            "http://127.0.0.1:%d/chan/linux-64/%s#%s\n" % (srv.server_address[1], os.path.basename(f),
+                                             menvtest.sha256_file(f)) for f in files))
+        rc, text = on_tty([t.menv, "create", "-n", "slow", "-f", lock], t.environ())
+    finally:
+        srv.shutdown()
+    t.eq(rc, 0, "create from a slow server on a terminal succeeds")
+    for name in ("zlib-1.2.11-h7b6447c_3.conda", "mock-2.0.0-py37_1000.conda"):
+        t.check(any(l.lstrip("\r\x1b[J ").startswith(name) and "[" in l and " MB" in l
+                    for l in text.splitlines()),
+                "a bar of its own while %s downloads" % name, text[-1500:])
+    t.check("/ 0.11 MB" in text, "a download's size from Content-Length (the lock has none)",
+            text[-1500:])
+    t.check("\x1b[1A" in text or "\x1b[2A" in text,
+            "the bars are redrawn in place (cursor up)", repr(text[-800:]))
+    t.check(text.rstrip().splitlines()[-1].count("downloading [") <= 1 and
+            "2/2" in text.split("downloading [")[-1],
+            "the overall bar ends at 2/2", repr(text[-800:]))
+
+
+def body(t):
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, f) for f in (
+        "dependency-2.0-0.conda", "dependent-2.0-0.conda")]})
+    C = ["-c", t.url(chan), "--override-channels", "-y"]
+
+    # a terminal on stderr
+    rc, text = on_tty([t.menv, "create", "-n", "tty"] + C + ["dependent"], t.environ())
+    t.eq(rc, 0, "create on a terminal succeeds")
+    t.check("\r\x1b[J  downloading [" in text and "MB/s" in text and " 2/2 " in text,
+            "a terminal gets the overall bar redrawn in place (bytes, rate, packages)",
+            text[-500:])
     t.check("downloaded " not in text, "and no per-package lines under the bar", text[-500:])
 
     # piped
@@ -51,6 +111,7 @@ def body(t):
     t.menv_ok("clean", "--all")
     r = t.menv_ok("create", "-n", "q", *C, "dependent", "-q")
     t.check("downloading" not in r.err and "downloaded" not in r.err, "-q: no progress", r.err)
+    per_download_bars(t)
 
 
 menvtest.main(body)
