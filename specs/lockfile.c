@@ -1234,7 +1234,8 @@ static bool on_platform(const struct menv_lockfile *lf, const struct menv_lock_p
 {
 	if (!p->platform)
 		return false;
-	if (!strcmp(p->platform, platform))
+	/* an explicit file of noarch packages only, without "# platform:", suits every platform */
+	if (!strcmp(p->platform, platform) || !strcmp(p->platform, "noarch"))
 		return true;
 	return lf->format == MENV_LOCK_PIXI &&
 	       !strcmp(pixi_platform_subdir(lf, p->platform), platform);
@@ -1272,6 +1273,7 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
 	}
 	for (size_t i = 0; i < lf->platforms.n && !known_platform; i++)
 		known_platform = !strcmp(lf->platforms.v[i], platform) ||
+		                 !strcmp(lf->platforms.v[i], "noarch") ||
 		                 (lf->format == MENV_LOCK_PIXI &&
 		                  !strcmp(pixi_platform_subdir(lf, lf->platforms.v[i]), platform));
 	const struct menv_lock_package **v = menv_xcalloc(lf->npkgs + 1, sizeof(*v));

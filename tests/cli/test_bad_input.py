@@ -98,6 +98,19 @@ def body(t):
     r = run_create(t, "e1", "--override-channels", "-c", t.url(missing), "dependency")
     after_failure(t, r, "missing channel", "e1", [missing])
 
+    # --- DNS failure (.invalid never resolves, RFC 6761): the channel's repodata, then a
+    # package of a lock; the message names the host
+    r = run_create(t, "e1", "--override-channels", "-c", "http://menv-no-such-host.invalid/chan",
+                   "dependency")
+    after_failure(t, r, "DNS failure (repodata)", "e1",
+                  ["menv-no-such-host.invalid", "host not found"])
+    lock = os.path.join(t.tmp, "dns.txt")
+    write_text(lock, "@EXPLICIT\nhttp://menv-no-such-host.invalid/chan/noarch/"
+               "dependency-2.0-0.conda#%s\n" % ("0" * 64))
+    r = run_create(t, "e1", "-f", lock)
+    after_failure(t, r, "DNS failure (package)", "e1",
+                  ["menv-no-such-host.invalid", "host not found"], ["dependency-2.0-0.conda"])
+
     # --- unknown package
     r = run_create(t, "e2", "--override-channels", "-c", curl, "nosuchpkg")
     after_failure(t, r, "unknown package", "e2", ["nosuchpkg"])

@@ -227,6 +227,17 @@ def errors(t):
     write_text(env, "name: e\nchannels: [%s, nodefaults]\ndependencies: [_r-mutex]\n" % t.url(chan))
     t.menv_ok("create", "-q", "-f", env, "-n", "e")
     lock = t.menv_ok("export", "-n", "e").out
+    # an explicit file of noarch packages only, without "# platform:", installs here
+    # (it was refused as "locks noarch" before)
+    expl = t.menv_ok("export", "-n", "e", "--format", "explicit").out
+    noarch = os.path.join(t.tmp, "noarch-only.txt")
+    write_text(noarch, "".join(l + "\n" for l in expl.splitlines()
+                               if not l.startswith("# platform:")))
+    t.check("/noarch/_r-mutex-" in expl, "the explicit export locks the noarch package", expl)
+    r = t.menv_run("create", "-q", "-f", noarch, "-n", "noarch-only")
+    if t.check(r.rc == 0, "noarch-only explicit file without '# platform:' installs", r):
+        t.eq(sorted(j["name"] for j in by_name(os.path.join(t.envs, "noarch-only")).values()),
+             ["_r-mutex"], "noarch-only explicit: the locked record is installed")
     # no entries for this platform
     other = os.path.join(t.tmp, "osx.lock.yml")
     write_text(other, lock.replace("platform: linux-64", "platform: osx-64")
