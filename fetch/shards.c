@@ -5,7 +5,9 @@
  * {packages: {...}, packages.conda: {...}}. Only the names reachable from the request's roots
  * through `depends` are fetched, round by round, all subdirs of a round in parallel.
  * The index (small) is fetched each time and kept for offline use; shards are immutable and
- * cached by hash after their sha256 matched. The result is a repodata.json document per subdir.
+ * cached by hash after their sha256 matched. A subdir that answered 404 for its index is
+ * not asked again for 14 days (a `<8 hex>.shards.absent` marker in the cache, as conda's
+ * has_zst), unless local_repodata_ttl is 0. The result is a repodata.json document per subdir.
  * Also the small msgpack decoder the format needs (no library in Debian's set we use).
  */
 #include <errno.h>
@@ -13,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 #include <zstd.h>
@@ -375,6 +379,18 @@ static int verify_shard(struct shard_job *j, struct menv_error *err)
 	return 0;
 }
 
+#define SHARDS_ABSENT_RECHECK_S (14 * 24 * 3600)
+
+/* Did this subdir answer 404 for its shard index less than 14 days ago? */
+static bool shards_known_absent(const char *marker, const struct menv_fetch_opts *o)
+{
+	struct stat st;
+	if (!marker || o->repodata_ttl == 0 || stat(marker, &st))
+		return false;
+	time_t age = time(NULL) - st.st_mtime;
+	return age >= 0 && age < SHARDS_ABSENT_RECHECK_S;
+}
+
 /* Fetches the index of every subdir; the copy kept in the cache serves offline runs and
  * servers that fail. */
 static int load_indexes(struct subdir *sds, size_t n, const struct menv_fetch_opts *o)
@@ -385,7 +401,7 @@ static int load_indexes(struct subdir *sds, size_t n, const struct menv_fetch_op
 		char *url = menv_xasprintf("%s/repodata_shards.msgpack.zst", sd->cred_base);
 		char *shown = menv_xasprintf("%s/repodata_shards.msgpack.zst", sd->shown_base);
 		struct menv_error e = {0};
-		char *cache = NULL;
+		char *cache = NULL, *absent = NULL;
 		int rc;
 
 		menv_buf_init(&raw);
@@ -393,9 +409,13 @@ static int load_indexes(struct subdir *sds, size_t n, const struct menv_fetch_op
 			char *name = menv_repodata_cache_name(url);
 			name[8] = '\0';
 			cache = menv_xasprintf("%s/%s.shards.msgpack.zst", o->cache_dir, name);
+			absent = menv_xasprintf("%s/%s.shards.absent", o->cache_dir, name);
 			free(name);
 		}
-		if (cache && o->offline) {
+		if (shards_known_absent(absent, o)) {
+			rc = menv_error_set(&e, MENV_ENOTFOUND, "'%s' serves no shard index",
+			                    shown);
+		} else if (cache && o->offline) {
 			rc = menv_buf_read_file(&raw, cache, &e);
 			if (rc)
 				rc = menv_error_set(&e, MENV_ENOTFOUND,
@@ -404,11 +424,14 @@ static int load_indexes(struct subdir *sds, size_t n, const struct menv_fetch_op
 				                    shown);
 		} else {
 			rc = menv_fetch_url_opts(url, o, &raw, &e);
+			if (cache && (!rc || rc == MENV_ENOTFOUND))
+				mkdir(o->cache_dir, 0755);
 			if (!rc && cache) {
-				char *dir = menv_xasprintf("%s", o->cache_dir);
-				mkdir(dir, 0755);
-				free(dir);
 				menv_write_file_atomic(cache, raw.buf, raw.len, NULL);
+				unlink(absent);
+			} else if (rc == MENV_ENOTFOUND && absent) {
+				/* remembered: the next runs do not ask again (best effort) */
+				menv_write_file_atomic(absent, "", 0, NULL);
 			} else if (rc && rc != MENV_ENOTFOUND && cache && !o->offline) {
 				/* the server failed: a cached index is better than nothing */
 				struct menv_error ignored;
@@ -437,6 +460,7 @@ static int load_indexes(struct subdir *sds, size_t n, const struct menv_fetch_op
 				        menv_xasprintf("%s/%s", sd->cred_base, sb ? sb : "");
 		}
 		free(cache);
+		free(absent);
 		free(url);
 		free(shown);
 		menv_buf_release(&raw);

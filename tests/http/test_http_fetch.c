@@ -684,6 +684,21 @@ static void test_sharded_equals_full(void **state)
 	menv_repodata_req_release(&r[0]);
 	menv_repodata_req_release(&r[1]);
 
+	/* the subdir without an index (404) is not asked again, unless local_repodata_ttl is 0 */
+	assert_int_equal(ngx_count(&F.ngx, "/conda/plain/linux-64/repodata_shards"), 1);
+	for (int pass = 0; pass < 2; pass++) {
+		memset(r, 0, sizeof(r));
+		r[0].channel = p, r[0].subdir = "linux-64";
+		o.repodata_ttl = pass ? 0 : 1;
+		assert_int_equal(menv_fetch_repodata_sharded(r, 1, &roots, &o, &err),
+		                 MENV_ENOTFOUND);
+		assert_true(r[0].missing);
+		assert_int_equal(ngx_count(&F.ngx, "/conda/plain/linux-64/repodata_shards"),
+		                 1 + pass);
+		menv_repodata_req_release(&r[0]);
+	}
+	o.repodata_ttl = 1;
+
 	/* again: shards come from the cache (verified by hash), only the index is asked for */
 	memset(r, 0, sizeof(r));
 	r[0].channel = c, r[0].subdir = "linux-64";
