@@ -1,6 +1,7 @@
 /*
  * lockinstall.c - `menv create -f LOCKFILE` (and `install -f LOCKFILE` into an existing
- * environment): an environment made exactly from a lockfile's records (conda-lock v1, explicit, pixi.lock v4-v7 with -e ENV, micromamba JSON), without
+ * environment): an environment made exactly from a lockfile's records (conda-lock v1,
+ * explicit, pixi.lock v4-v7 with -e ENV, micromamba JSON), without
  * repodata and without the solver; and the pip step of every create (environment.yml
  * `pip:` sections, pip entries of a lock).
  *
@@ -57,6 +58,7 @@ struct lockrecs {
 	bool *lock_depends;          /* the lock gave the record's depends */
 	json_t **solved;             /* a complete repodata_record.json already in the cache
 					before the fetch (left by a solve), or NULL */
+	bool *skip; /* owned or NULL: records not fetched nor completed (already installed) */
 };
 
 static void lockrecs_release(struct lockrecs *l)
@@ -68,6 +70,7 @@ static void lockrecs_release(struct lockrecs *l)
 	}
 	free(l->recs);
 	free(l->chans);
+	free(l->skip);
 	free(l->lock_depends);
 	free(l->solved);
 	memset(l, 0, sizeof(*l));
@@ -152,6 +155,8 @@ static int build_records(const struct menv_config *cfg, const struct menv_lock_p
 static void snapshot_solved(const char *pkgs_dir, struct lockrecs *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
+		if (l->skip && l->skip[i])
+			continue;
 		struct menv_record *r = &l->recs[i];
 		char *dir = menv_pkgcache_dir(pkgs_dir, r);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
@@ -174,6 +179,8 @@ static int complete_records(const char *pkgs_dir, struct lockrecs *l, struct men
 {
 	int rc = 0;
 	for (size_t i = 0; i < l->n && !rc; i++) {
+		if (l->skip && l->skip[i])
+			continue;
 		struct menv_record *r = &l->recs[i];
 		char *dir = menv_pkgcache_dir(pkgs_dir, r);
 		char *ipath = menv_xasprintf("%s/info/index.json", dir);
@@ -236,7 +243,8 @@ static int complete_records(const char *pkgs_dir, struct lockrecs *l, struct men
 	return rc;
 }
 
-/* Every record of `l` downloaded (hashes verified) and extracted into cfg->pkgs_dir, then
+/* Every record of `l` but the skipped downloaded (hashes verified) and extracted into
+ * cfg->pkgs_dir, then
  * completed from the package's info/ (complete_records). Errors: the package cache's, with
  * the lockfile `file` named. */
 static int fetch_and_complete(const struct menv_config *cfg, struct lockrecs *l, const char *file,
@@ -249,12 +257,14 @@ static int fetch_and_complete(const struct menv_config *cfg, struct lockrecs *l,
 	if (!quiet)
 		fprintf(stderr, "Fetching packages into %s\n", cfg->pkgs_dir);
 	struct menv_record **ptrs = menv_xcalloc(l->n + 1, sizeof(*ptrs));
+	size_t nptrs = 0;
 	for (size_t i = 0; i < l->n; i++)
-		ptrs[i] = &l->recs[i];
+		if (!l->skip || !l->skip[i])
+			ptrs[nptrs++] = &l->recs[i];
 	menv_cli_progress_init(&prog, &fo, quiet);
 	bool lines_off = quiet || fo.progress;
 	snapshot_solved(cfg->pkgs_dir, l);
-	int rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, l->n, &fo, menv_cli_on_fetch,
+	int rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, ptrs, nptrs, &fo, menv_cli_on_fetch,
 	                                  &lines_off, err);
 	free(ptrs);
 	if (rc) {
@@ -673,14 +683,17 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	 * record of each such name (like micromamba: packages outside the lock stay) */
 	link = menv_xcalloc(l.n + 1, sizeof(*link));
 	unlink = menv_xcalloc(l.n + 1, sizeof(*unlink));
+	l.skip = menv_xcalloc(l.n + 1, sizeof(*l.skip));
 	for (size_t i = 0; i < l.n; i++) {
 		const struct menv_record *r = order[i];
 		const struct menv_prefix_record *have = NULL;
 		for (size_t k = 0; k < ninst && !have; k++)
 			if (!strcmp(inst[k].name, r->name))
 				have = &inst[k];
-		if (have && !strcmp(have->version, r->version) && !strcmp(have->build, r->build))
+		if (have && !strcmp(have->version, r->version) && !strcmp(have->build, r->build)) {
+			l.skip[r - l.recs] = true;
 			continue;
+		}
 		link[nlink++] = r;
 		if (have)
 			unlink[nunlink++] = have->json;
@@ -713,7 +726,7 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 		}
 		goto out;
 	}
-	/* the whole lock is fetched and completed (records of kept packages are not relinked) */
+	/* only the records to link are fetched (the kept ones are already installed) */
 	rc = fetch_and_complete(cfg, &l, o->file, o->quiet || o->json, &err);
 	if (rc)
 		goto out;

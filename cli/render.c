@@ -111,19 +111,20 @@ void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finish
 	/* a bar per running download (at most MENV_CLI_PROGRESS_ROWS), then the overall bar */
 	for (size_t i = 0; i < nrunning && !last && i < MENV_CLI_PROGRESS_ROWS; i++) {
 		draw_bar(bar, 16, running[i].done, running[i].total);
-		fprintf(stderr, "  %-40.40s [%.16s] %7.2f", running[i].name, bar,
+		fprintf(stderr, "  %-32.32s [%.16s] %7.2f", running[i].name, bar,
 		        (double)running[i].done / 1e6);
 		if (running[i].total > 0)
 			fprintf(stderr, " / %.2f", (double)running[i].total / 1e6);
 		fprintf(stderr, " MB\n");
 		p->lines++;
 	}
-	draw_bar(bar, 24, done, total);
-	fprintf(stderr, "  downloading [%s] %7.1f / %.1f MB  %6.1f MB/s", bar, (double)done / 1e6,
+	/* under 80 columns, so that a line never wraps and the cursor-up count stays right */
+	draw_bar(bar, 20, done, total);
+	fprintf(stderr, "  downloading [%s] %.1f/%.1f MB %5.1f MB/s", bar, (double)done / 1e6,
 	        (double)total / 1e6, rate / 1e6);
 	if (rate > 0 && total > done)
-		fprintf(stderr, "  ETA %3.0f s", (double)(total - done) / rate);
-	fprintf(stderr, "  %zu/%zu ", finished, n);
+		fprintf(stderr, " ETA %.0f s", (double)(total - done) / rate);
+	fprintf(stderr, " %zu/%zu ", finished, n);
 	if (last) {
 		fputc('\n', stderr);
 		p->ended = true;

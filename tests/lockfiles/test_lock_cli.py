@@ -348,6 +348,15 @@ def install_lock(t):
                    env={"CONDA_PKGS_DIRS": os.path.join(t.tmp, "pk-bad")})
     t.one_line_error(r, "install -f LOCK with a wrong sha256", ["sha256"])
     t.eq(by_name(old), after, "a failed install -f leaves the environment as it was")
+    # only what is linked is fetched: a cold cache gets the one missing package
+    cold = os.path.join(t.tmp, "pk-cold")
+    r = t.menv_run("install", "-q", "-f", lock, "-n", "old", env={"CONDA_PKGS_DIRS": cold})
+    if t.check(r.rc == 0, "install -f LOCK with a cold cache", r):
+        t.eq(sorted(f for f in os.listdir(cold) if f.endswith((".conda", ".tar.bz2"))),
+             [os.path.basename(want["dependent"]["url"])],
+             "only the package to link was downloaded")
+        t.eq(by_name(old)["dependent"]["sha256"], want["dependent"]["sha256"],
+             "the missing package is linked again")
     # into a prefix that is not an environment
     r = t.menv_run("install", "-f", lock, "-p", os.path.join(t.tmp, "nowhere"))
     t.one_line_error(r, "install -f LOCK into no environment", ["nowhere"])
