@@ -106,6 +106,12 @@ struct menv_cli_events {
 	bool verbose;     /* show link progress and failing scripts' output */
 };
 void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg);
+/* Takes the prefix lock of an existing environment for a change (menv_env_lock; `*lock_fd`
+ * to release with menv_env_unlock) and finishes or rolls back a transaction a crash left
+ * there, saying so on stderr. Errors: menv_env_lock's and menv_env_recover's;
+ * MENV_ENOTFOUND when the prefix was an interrupted create (now removed). */
+int menv_cli_lock_env(const char *prefix, bool no_wait, struct menv_cli_events *ev, int *lock_fd,
+                      struct menv_error *err);
 
 /* Lockfiles and pip (cmd_export.c, cmd_lock.c, lockinstall.c) */
 int menv_cmd_lock(int argc, char **argv);

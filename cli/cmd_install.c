@@ -474,6 +474,26 @@ static bool is_installed(struct menv_prefix_record *inst, size_t n, const char *
 	return false;
 }
 
+int menv_cli_lock_env(const char *prefix, bool no_wait, struct menv_cli_events *ev, int *lock_fd,
+                      struct menv_error *err)
+{
+	enum menv_recovery what;
+	int rc = menv_env_lock(prefix, no_wait, menv_cli_env_event, ev, lock_fd, err);
+	if (rc || !menv_env_needs_recovery(prefix))
+		return rc;
+	rc = menv_env_recover(prefix, &what, err);
+	if (rc)
+		return rc;
+	if (what != MENV_RECOVERY_NONE)
+		fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
+		        what == MENV_RECOVERY_FINISHED ? "finished" : "rolled back", prefix);
+	if (what == MENV_RECOVERY_REMOVED)
+		return menv_error_set(err, MENV_ENOTFOUND,
+		                      "'%s' was an interrupted create and has been removed",
+		                      prefix);
+	return 0;
+}
+
 static int change(struct chg_opts *o)
 {
 	struct menv_config cfg = {0};
@@ -565,25 +585,9 @@ static int change(struct chg_opts *o)
 	/* hold the prefix lock from reading the installed records until the change is applied:
 	 * a plan made from records another process is changing would break the environment */
 	if (!o->dry_run) {
-		rc = menv_env_lock(prefix, o->no_wait, menv_cli_env_event, &ev, &lock_fd, &err);
+		rc = menv_cli_lock_env(prefix, o->no_wait, &ev, &lock_fd, &err);
 		if (rc)
 			goto out;
-	}
-	if (!o->dry_run && menv_env_needs_recovery(prefix)) {
-		enum menv_recovery what;
-		rc = menv_env_recover(prefix, &what, &err);
-		if (rc)
-			goto out;
-		if (what != MENV_RECOVERY_NONE)
-			fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
-			        what == MENV_RECOVERY_FINISHED ? "finished" : "rolled back",
-			        prefix);
-		if (what == MENV_RECOVERY_REMOVED) {
-			rc = menv_error_set(&err, MENV_ENOTFOUND,
-			                    "'%s' was an interrupted create and has been removed",
-			                    prefix);
-			goto out;
-		}
 	}
 	rc = menv_prefix_records_load(prefix, &inst, &ninst, &err);
 	if (rc)

@@ -386,6 +386,31 @@ static void write_request(const char *prefix, json_t *req)
 	free(path);
 }
 
+/* A transaction from a lock in conda's --json shape (actions LINK, UNLINK, PREFIX), marked
+ * not solved. */
+static void print_lock_change(const char *prefix, const struct menv_record *const *link,
+                              size_t nlink, json_t *const *unlink, size_t nunlink, bool dry_run)
+{
+	json_t *root = json_object(), *actions = json_object(), *ja = json_array(),
+	       *ju = json_array();
+	for (size_t i = 0; i < nlink; i++)
+		json_array_append_new(ja, menv_cli_record_json(link[i]));
+	for (size_t i = 0; i < nunlink; i++)
+		json_array_append(ju, unlink[i]);
+	json_object_set_new(actions, "LINK", ja);
+	json_object_set_new(actions, "UNLINK", ju);
+	json_object_set_new(actions, "PREFIX", json_string(prefix));
+	json_object_set_new(root, "actions", actions);
+	json_object_set_new(root, "prefix", json_string(prefix));
+	json_object_set_new(root, "dry_run", json_boolean(dry_run));
+	json_object_set_new(root, "success", json_true());
+	json_object_set_new(root, "solved", json_false());
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+	printf("%s\n", s);
+	free(s);
+	json_decref(root);
+}
+
 int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o)
 {
 	struct menv_error err = {0};
@@ -427,22 +452,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 	if (o->dry_run) {
 		order = toposort(&l);
 		if (o->json) {
-			json_t *root = json_object(), *actions = json_object(),
-			       *link = json_array();
-			for (size_t i = 0; i < l.n; i++)
-				json_array_append_new(link, menv_cli_record_json(order[i]));
-			json_object_set_new(actions, "LINK", link);
-			json_object_set_new(actions, "FETCH", json_array());
-			json_object_set_new(actions, "PREFIX", json_string(prefix));
-			json_object_set_new(root, "actions", actions);
-			json_object_set_new(root, "prefix", json_string(prefix));
-			json_object_set_new(root, "dry_run", json_true());
-			json_object_set_new(root, "success", json_true());
-			json_object_set_new(root, "solved", json_false());
-			char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-			printf("%s\n", s);
-			free(s);
-			json_decref(root);
+			print_lock_change(prefix, order, l.n, NULL, 0, true);
 		} else {
 			printf("\nTransaction (from lockfile, not solved)\n\n  Prefix: %s\n\n",
 			       prefix);
@@ -553,20 +563,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		}
 	}
 	if (o->json) {
-		json_t *root = json_object(), *actions = json_object(), *link = json_array();
-		for (size_t k = 0; k < l.n; k++)
-			json_array_append_new(link, menv_cli_record_json(order[k]));
-		json_object_set_new(actions, "LINK", link);
-		json_object_set_new(actions, "PREFIX", json_string(prefix));
-		json_object_set_new(root, "actions", actions);
-		json_object_set_new(root, "prefix", json_string(prefix));
-		json_object_set_new(root, "dry_run", json_false());
-		json_object_set_new(root, "success", json_true());
-		json_object_set_new(root, "solved", json_false());
-		char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-		printf("%s\n", s);
-		free(s);
-		json_decref(root);
+		print_lock_change(prefix, order, l.n, NULL, 0, false);
 	} else {
 		printf("Created %s from lockfile %s: %zu packages (%zu pip), %zu files, no solve\n",
 		       prefix, o->file, l.n + npip, npip, st.files);
@@ -594,30 +591,6 @@ out:
 	free(cmdline);
 	free(src);
 	return code;
-}
-
-/* install -f's transaction in conda's --json shape (actions LINK/UNLINK/PREFIX). */
-static void print_lock_change(const char *prefix, const struct menv_record *const *link,
-                              size_t nlink, json_t *const *unlink, size_t nunlink, bool dry_run)
-{
-	json_t *root = json_object(), *actions = json_object(), *ja = json_array(),
-	       *ju = json_array();
-	for (size_t i = 0; i < nlink; i++)
-		json_array_append_new(ja, menv_cli_record_json(link[i]));
-	for (size_t i = 0; i < nunlink; i++)
-		json_array_append(ju, unlink[i]);
-	json_object_set_new(actions, "LINK", ja);
-	json_object_set_new(actions, "UNLINK", ju);
-	json_object_set_new(actions, "PREFIX", json_string(prefix));
-	json_object_set_new(root, "actions", actions);
-	json_object_set_new(root, "prefix", json_string(prefix));
-	json_object_set_new(root, "dry_run", json_boolean(dry_run));
-	json_object_set_new(root, "success", json_true());
-	json_object_set_new(root, "solved", json_false());
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-	printf("%s\n", s);
-	free(s);
-	json_decref(root);
 }
 
 int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o)
@@ -655,22 +628,9 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 		goto out;
 	}
 	if (!o->dry_run) {
-		rc = menv_env_lock(prefix, o->no_wait, menv_cli_env_event, &ev, &lock_fd, &err);
+		rc = menv_cli_lock_env(prefix, o->no_wait, &ev, &lock_fd, &err);
 		if (rc)
 			goto out;
-		if (menv_env_needs_recovery(prefix)) {
-			enum menv_recovery what;
-			rc = menv_env_recover(prefix, &what, &err);
-			if (rc)
-				goto out;
-			if (what == MENV_RECOVERY_REMOVED) {
-				rc = menv_error_set(&err, MENV_ENOTFOUND,
-				                    "'%s' was an interrupted create and has been "
-				                    "removed",
-				                    prefix);
-				goto out;
-			}
-		}
 	}
 	rc = menv_prefix_records_load(prefix, &inst, &ninst, &err);
 	if (rc)
