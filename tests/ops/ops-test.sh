@@ -7,8 +7,8 @@
 #   smoke_no_nvcc        a prefix without nvcc: fails with the "add cudatoolkit" hint
 #   smoke_gcc_too_new    a g++ in the prefix that claims GCC 16 to nvcc: fails with the
 #                        "host compiler" hint naming it
-#   smoke_missing_headers  bin/nvcc a bare link to the machine's nvcc, which then looks for
-#                        its headers beside the link: fails with the "missing header" hint
+#   smoke_missing_headers  bin/nvcc a copy of the machine's nvcc, which then looks for its
+#                        headers beside the copy: fails with the "missing header" hint
 #   smoke_toolchain      needs MENV_TOOLCHAIN_CHANNEL (the channel of build-toolchain): an
 #                        environment of python, cudatoolkit 11.8, gxx_linux-64 11, numpy,
 #                        pybind11, ninja passes (GPU skipped without a GPU); one without
@@ -93,8 +93,21 @@ G
 smoke_missing_headers)
 	need_nvcc
 	mkprefix "$tmp/env"
+	# a copy of the machine's nvcc (and its nvcc.profile) in the prefix, as a package of nvcc
+	# without the CUDA headers would install it: nvcc looks for them under its own directory,
+	# whether it finds itself by argv[0] or by /proc/self/exe. A copy, not a link: a link may
+	# resolve to the machine's toolkit, and nothing here may ever write through one.
+	real=$(readlink -f "$sys_nvcc")
 	rm -f "$tmp/env/bin/nvcc"
-	ln -s "$sys_nvcc" "$tmp/env/bin/nvcc" # read only: nothing here writes to it
+	cp "$real" "$tmp/env/bin/nvcc"
+	[ -f "$(dirname "$real")/nvcc.profile" ] && cp "$(dirname "$real")/nvcc.profile" "$tmp/env/bin/"
+	# the machine must not hand the headers over by other ways (include variables, /usr/include)
+	unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH
+	printf '#include <cuda_runtime.h>\n' >"$tmp/probe.cu"
+	if (cd "$tmp" && "$tmp/env/bin/nvcc" -E probe.cu -o probe.i) >/dev/null 2>&1; then
+		echo "this machine's nvcc finds cuda_runtime.h from any directory: skipped"
+		exit 77
+	fi
 	smoke "$tmp/env"
 	[ "$st" = 1 ] || fail "menv smoke exited $st, expected 1"
 	grep -q "hint: missing header 'cuda_runtime.h'" "$tmp/out" || fail "no missing header hint"
