@@ -210,6 +210,8 @@ static void print_plan(const char *prefix, const struct menv_record *const *link
 			       link[i]->version, link[i]->build,
 			       c > 0   ? "upgrade"
 			       : c < 0 ? "downgrade"
+			       : !strcmp(link[i]->build, jstr(u, "build"))
+			               ? "relink"
 			               : "reinstall or rebuild");
 		}
 		printf("\n");
@@ -466,6 +468,103 @@ out:
 	return rc;
 }
 
+/* "3.10.4" -> "3.10" in out (at most outlen bytes). */
+static void minor_of(const char *version, char *out, size_t outlen)
+{
+	const char *dot = strchr(version, '.');
+	const char *end = dot ? strchr(dot + 1, '.') : NULL;
+	size_t n = end ? (size_t)(end - version) : strlen(version);
+	snprintf(out, outlen, "%.*s", (int)n, version);
+}
+
+static bool json_noarch_python(json_t *rec)
+{
+	json_t *v = json_object_get(rec, "noarch");
+	return (json_is_string(v) && !strcmp(json_string_value(v), "python")) ||
+	       json_is_true(json_object_get(rec, "noarch_python"));
+}
+
+/* When the plan moves python to another minor version, every noarch: python package that
+ * stays is unlinked and linked again, as conda does (CEP-20: its files live in
+ * lib/pythonX.Y/site-packages and its .pyc carry X.Y's tag). The record comes from the
+ * solver's channels (`solver` may be NULL; the same URL preferred), else from the installed
+ * PrefixRecord itself
+ * (its package is in the cache or downloaded again from its URL). Grows t->link (then put
+ * back in dependency order) and *unlink (both realloc'd); new records go into `made`, which
+ * the caller releases. No errors: a record that cannot be rebuilt is left as it is. */
+static void relink_noarch_python(struct menv_solver *solver, struct menv_prefix_record *inst,
+                                 size_t ninst, struct menv_transaction *t, json_t ***unlink,
+                                 size_t *nunlink, struct owned_recs *made)
+{
+	char was[32] = "", now[32] = "";
+	size_t added = 0;
+
+	for (size_t i = 0; i < ninst; i++)
+		if (!strcmp(inst[i].name, "python"))
+			minor_of(inst[i].version, was, sizeof(was));
+	for (size_t i = 0; i < t->nlink; i++)
+		if (!strcmp(t->link[i]->name, "python"))
+			minor_of(t->link[i]->version, now, sizeof(now));
+	if (!was[0] || !now[0] || !strcmp(was, now))
+		return;
+	t->link = menv_xrealloc(t->link, (t->nlink + ninst + 1) * sizeof(*t->link));
+	*unlink = menv_xrealloc(*unlink, (*nunlink + ninst + 1) * sizeof(**unlink));
+	made->v = menv_xcalloc(ninst + 1, sizeof(*made->v));
+	for (size_t i = 0; i < ninst; i++) {
+		json_t *rec = inst[i].json;
+		bool leaves = links_name(t->link, t->nlink, inst[i].name);
+		for (size_t k = 0; k < *nunlink && !leaves; k++)
+			leaves = (*unlink)[k] == rec;
+		if (leaves || !json_noarch_python(rec))
+			continue;
+		const char *url = jstr(rec, "url");
+		const struct menv_record *found = NULL, **cands = NULL;
+		struct menv_matchspec *ms = NULL;
+		size_t ncands = 0;
+		if (solver && menv_matchspec_parse(inst[i].name, &ms, NULL) == 0 &&
+		    menv_solver_search(solver, ms, &cands, &ncands, NULL) == 0) {
+			for (size_t j = 0; j < ncands; j++) {
+				const struct menv_record *c = cands[j];
+				if (strcmp(c->version, inst[i].version) ||
+				    strcmp(c->build, inst[i].build))
+					continue;
+				if (!found || (c->url && !strcmp(c->url, url)))
+					found = c;
+			}
+		}
+		free(cands);
+		menv_matchspec_free(ms);
+		if (!found && *url && *jstr(rec, "fn")) {
+			json_t *copy = json_deep_copy(rec);
+			const char *drop[] = {"files",
+			                      "paths_data",
+			                      "link",
+			                      "extracted_package_dir",
+			                      "package_tarball_full_path",
+			                      "requested_spec",
+			                      "requested_specs"};
+			for (size_t k = 0; k < sizeof(drop) / sizeof(*drop); k++)
+				json_object_del(copy, drop[k]);
+			char *base = menv_xstrdup(url);
+			char *slash = strrchr(base, '/');
+			if (slash)
+				*slash = '\0';
+			if (menv_record_from_json(&made->v[made->n], copy, jstr(rec, "fn"), base,
+			                          NULL, NULL) == 0)
+				found = &made->v[made->n++];
+			free(base);
+			json_decref(copy);
+		}
+		if (!found)
+			continue;
+		(*unlink)[(*nunlink)++] = rec;
+		t->link[t->nlink++] = found;
+		added++;
+	}
+	if (added)
+		toposort(t->link, t->nlink);
+}
+
 static bool is_installed(struct menv_prefix_record *inst, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
@@ -504,7 +603,7 @@ static int change(struct chg_opts *o)
 	struct menv_cli_channels ch = {0};
 	struct menv_solver *solver = NULL;
 	struct menv_transaction t = {0};
-	struct owned_recs owned = {0};
+	struct owned_recs owned = {0}, relinked = {0};
 	struct menv_strvec spec_strs = MENV_STRVEC_INIT, requested = MENV_STRVEC_INIT;
 	struct menv_cli_events ev = {.verbose = o->verbose};
 	json_t **unlink = NULL, **instj = NULL;
@@ -692,6 +791,8 @@ static int change(struct chg_opts *o)
 		for (size_t i = 0; i < t.nunlink; i++)
 			unlink[nunlink++] = t.unlink[i];
 	}
+	if (!remove_env)
+		relink_noarch_python(solver, inst, ninst, &t, &unlink, &nunlink, &relinked);
 
 	if (o->json && o->dry_run)
 		print_json(prefix, t.link, t.nlink, unlink, nunlink, true, NULL);
@@ -783,6 +884,9 @@ out:
 	for (size_t i = 0; i < owned.n; i++)
 		menv_record_release(&owned.v[i]);
 	free(owned.v);
+	for (size_t i = 0; i < relinked.n; i++)
+		menv_record_release(&relinked.v[i]);
+	free(relinked.v);
 	menv_cli_channels_release(&ch);
 	for (size_t i = 0; i < npins; i++)
 		menv_matchspec_free(pins[i]);

@@ -143,8 +143,11 @@ static const char *requested_for(const struct menv_strvec *req, const char *name
 static char *record_label(const struct menv_record *r)
 {
 	char *dist = menv_record_dist(r);
-	char *l = menv_xasprintf("%s/%s::%s", r->channel ? r->channel->name : "<unknown>",
-	                         r->subdir ? r->subdir : "", dist);
+	/* a record rebuilt from a PrefixRecord has only its channel URL (with the subdir) */
+	char *l = r->channel || !r->channel_url
+	                  ? menv_xasprintf("%s/%s::%s", r->channel ? r->channel->name : "<unknown>",
+	                                   r->subdir ? r->subdir : "", dist)
+	                  : menv_xasprintf("%s::%s", r->channel_url, dist);
 	free(dist);
 	return l;
 }

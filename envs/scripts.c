@@ -234,6 +234,11 @@ int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, 
 			json_array_append_new(paths, pd);
 			json_array_append_new(files, json_string(pycs.v[k]));
 			made++;
+		} else {
+			/* no .pyc: the __pycache__ made for it would outlive the package */
+			char *slash = strrchr(abs, '/');
+			*slash = '\0';
+			rmdir(abs);
 		}
 		free(abs);
 	}
