@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
+
+#define MAX_W(w, s) ((int)strlen(s) > (w) ? (int)strlen(s) : (w))
 #include "envs.h"
 
 struct env_opts {
@@ -150,15 +152,28 @@ int menv_cmd_list(int argc, char **argv)
 		json_decref(arr);
 		goto out;
 	}
+	/* columns of 25 characters, wider where a name, version or build needs it */
+	int wn = 25, wv = 25, wb = 25;
+	for (size_t i = 0; i < n; i++) {
+		wn = MAX_W(wn, recs[i].name);
+		wv = MAX_W(wv, recs[i].version);
+		wb = MAX_W(wb, recs[i].build);
+	}
+	for (size_t i = 0; i < npip; i++) {
+		wn = MAX_W(wn, pips[i].name);
+		wv = MAX_W(wv, pips[i].version);
+	}
 	printf("# packages in environment at %s:\n#\n", prefix);
-	printf("# %-23s %-25s %-25s %s\n", "Name", "Version", "Build", "Channel");
+	printf("# %-*s %-*s %-*s %s\n", wn - 2, "Name", wv, "Version", wb, "Build", "Channel");
 	for (size_t i = 0; i < n; i++) {
 		char *ch = channel_display(&cfg, &recs[i]);
-		printf("%-25s %-25s %-25s %s\n", recs[i].name, recs[i].version, recs[i].build, ch);
+		printf("%-*s %-*s %-*s %s\n", wn, recs[i].name, wv, recs[i].version, wb,
+		       recs[i].build, ch);
 		free(ch);
 	}
 	for (size_t i = 0; i < npip; i++)
-		printf("%-25s %-25s %-25s %s\n", pips[i].name, pips[i].version, "pypi_0", "pypi");
+		printf("%-*s %-*s %-*s %s\n", wn, pips[i].name, wv, pips[i].version, wb, "pypi_0",
+		       "pypi");
 out:
 	menv_pip_dists_free(pips, npip);
 	menv_prefix_records_free(recs, n);

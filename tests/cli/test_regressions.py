@@ -11,7 +11,9 @@ outcome as its assertion.
 5. an environment file with a key given twice or a second YAML document is refused;
 6. `install X` and `remove Y` racing on one prefix never leave a record whose dependency
    is gone (the waiting command plans again under the lock);
-7. a prefix whose last part is 250 characters long is created (the staging name is cut).
+7. a prefix whose last part is 250 characters long is created (the staging name is cut);
+8. `menv list` keeps its columns in line when a build string is longer than 25 characters
+   (pytorch's are: py3.9_cuda11.8_cudnn8.7.0_0).
 """
 import json
 import os
@@ -28,6 +30,10 @@ def body(t):
     build_tar_bz2(os.path.join(chan, "noarch", "metaonly-1.0-0.tar.bz2"),
                   {"name": "metaonly", "version": "1.0", "build": "0", "build_number": 0,
                    "depends": ["dependency"], "subdir": "noarch"})
+    long_build = "py3.9_cuda11.8_cudnn8.7.0_0"
+    build_tar_bz2(os.path.join(chan, "noarch", "longbuild-2.0.1-%s.tar.bz2" % long_build),
+                  {"name": "longbuild", "version": "2.0.1", "build": long_build,
+                   "build_number": 0, "depends": [], "subdir": "noarch"})
     t.index(chan)
     C = ["-c", t.url(chan), "--override-channels", "-q"]
 
@@ -38,6 +44,22 @@ def body(t):
     t.check(os.path.isfile(rec), "its PrefixRecord is written", r)
     if os.path.isfile(rec):
         t.eq(json.load(open(rec))["files"], [], "it has no files")
+
+    # 8. menv list columns
+    t.menv_ok("install", "-n", "meta", *C, "longbuild")
+    r = t.menv_ok("list", "-n", "meta")
+    head = [l for l in r.out.splitlines() if l.startswith("# Name")]
+    rows = [l for l in r.out.splitlines() if l and not l.startswith("#")]
+    t.eq(sorted(l.split()[0] for l in rows), ["dependency", "longbuild", "metaonly"],
+         "menv list rows")
+    if head:
+        cols = [head[0].index(w) for w in ("Version", "Build", "Channel")]
+        for l in rows:
+            name, ver, build, chan_ = l.split()[:4]
+            t.eq([l.index(" " + ver + " ") + 1, l.index(" " + build + " ") + 1,
+                  l.rindex(" " + chan_) + 1], cols, "menv list columns line up: %r" % l)
+    else:
+        t.check(False, "menv list has a '# Name' header", r.out)
 
     # 2. specs matching everything, bad bracket values
     for spec in ("", "*"):
