@@ -961,7 +961,6 @@ static void rank_variants(struct menv_solver *s)
 	Pool *pool = s->pool;
 	struct variant *v = menv_xcalloc((size_t)pool->nsolvables + 1, sizeof(*v));
 	size_t n = 0;
-	Queue na, ba, nb, bb;
 
 	if (s->ranked)
 		return;
@@ -974,26 +973,30 @@ static void rank_variants(struct menv_solver *s)
 		v[n++] = (struct variant){p, sv->name, sv->evr, build_number_of(sv)};
 	}
 	qsort(v, n, sizeof(*v), cmp_variant);
-	queue_init(&na);
-	queue_init(&ba);
-	queue_init(&nb);
-	queue_init(&bb);
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		while (j < n && v[j].name == v[i].name && v[j].evr == v[i].evr &&
 		       v[j].bn == v[i].bn)
 			j++;
 		if (j - i > 1 && j - i <= 256) {
-			long *rank = menv_xcalloc(j - i, sizeof(*rank));
+			size_t k = j - i;
+			long *rank = menv_xcalloc(k, sizeof(*rank));
+			Queue *names = menv_xcalloc(k, sizeof(*names));
+			Queue *best = menv_xcalloc(k, sizeof(*best));
 			bool differ = false;
+			/* each variant's best dependency versions once, then every pair compared */
+			for (size_t a = 0; a < k; a++) {
+				queue_init(&names[a]);
+				queue_init(&best[a]);
+				best_dep_versions(pool, v[i + a].p, &names[a], &best[a]);
+			}
 			for (size_t a = i; a < j; a++) {
 				int wins = 0;
-				best_dep_versions(pool, v[a].p, &na, &ba);
 				for (size_t b = i; b < j; b++) {
 					if (a == b)
 						continue;
-					best_dep_versions(pool, v[b].p, &nb, &bb);
-					wins += dep_compare(pool, &na, &ba, &nb, &bb) > 0;
+					wins += dep_compare(pool, &names[a - i], &best[a - i],
+					                    &names[b - i], &best[b - i]) > 0;
 				}
 				/* first: fewer track_features forced on the environment through a
 				 * dependency (a cpu mutex); then: better dependency versions */
@@ -1020,14 +1023,16 @@ static void rank_variants(struct menv_solver *s)
 				         ts);
 				repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
 			}
+			for (size_t a = 0; a < k; a++) {
+				queue_free(&names[a]);
+				queue_free(&best[a]);
+			}
+			free(names);
+			free(best);
 			free(rank);
 		}
 		i = j;
 	}
-	queue_free(&na);
-	queue_free(&ba);
-	queue_free(&nb);
-	queue_free(&bb);
 	/* the rewritten keys become visible to the policy once internalized */
 	for (int r = 1; r < pool->nrepos; r++) {
 		Repo *repo = pool->repos[r];
