@@ -54,6 +54,37 @@ bool menv_cli_changeps1(const struct menv_config *cfg);
 char *menv_cli_env_prefix(const struct menv_config *cfg, const char *name, const char *path,
                           struct menv_error *err);
 
+/* The registry of environments shared with conda, mamba and micromamba (envreg.c):
+ * `$HOME/.conda/environments.txt`, one absolute prefix path a line, in the order they were
+ * added (conda's format: conda reads it, strips each line and skips what is not an existing
+ * environment). Every change runs under flock(2) on `environments.txt.lock` beside it and
+ * replaces the file with a rename (menv_write_file_atomic; a registry that is a symbolic link
+ * has its target replaced); lines menv does not change are kept as they are. Prefixes are
+ * compared after menv_cli_envreg_normalize, so "/a//b/" and "/a/b" are one entry. */
+/* The registry's path, or NULL when $HOME is unset or empty. Caller frees. */
+char *menv_cli_envreg_path(void);
+/* An absolute path normalized lexically as Python's os.path.normpath does ("//" and "."
+ * dropped, ".." taken out with the part before it, no trailing '/'; symbolic links are not
+ * resolved). `prefix` must start with '/'. Caller frees. */
+char *menv_cli_envreg_normalize(const char *prefix);
+/* Appends the registry's prefixes to `out` (normalized, each once, in file order; blank
+ * lines and lines not starting with '/' skipped). Whether they still exist is not checked.
+ * A missing registry or an unset $HOME adds nothing and is no error.
+ * Errors: MENV_EIO (the registry exists but cannot be read). */
+int menv_cli_envreg_load(struct menv_strvec *out, struct menv_error *err);
+/* Adds the absolute `prefix` unless a line already names it, creating `~/.conda` when missing.
+ * Errors: MENV_EUSAGE ($HOME unset, a relative prefix), MENV_EIO (~/.conda, the lock or the
+ * registry cannot be made, read or written). */
+int menv_cli_envreg_add(const char *prefix, struct menv_error *err);
+/* Takes out every line naming `prefix`; no registry is no error (and creates nothing).
+ * Errors: as menv_cli_envreg_add. */
+int menv_cli_envreg_remove(const char *prefix, struct menv_error *err);
+/* What create and remove --all call once the prefix is in place / gone: menv_cli_envreg_add
+ * / menv_cli_envreg_remove, where a failure is one "menv: warning: ..." line on stderr and
+ * never fails the command. */
+void menv_cli_envreg_register(const char *prefix);
+void menv_cli_envreg_unregister(const char *prefix);
+
 /* Changing environments (cmd_install.c): install, remove, update, `env update` (called by
  * cmd_env.c's dispatcher for `menv env update`). */
 int menv_cmd_install(int argc, char **argv);

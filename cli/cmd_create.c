@@ -328,6 +328,7 @@ int menv_cmd_create(int argc, char **argv)
 		                           &err);
 	if (rc)
 		goto out;
+	menv_cli_envreg_register(prefix); /* ~/.conda/environments.txt, as conda does */
 	/* a CUDA environment proves itself: build and test ops/ with its own toolchain */
 	json_t *smoke = NULL;
 	bool want_smoke = !o.no_smoke && menv_cli_wants_smoke(&cfg, prefix);

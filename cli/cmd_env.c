@@ -1,7 +1,8 @@
 /*
- * cmd_env.c - `menv env list` (the root prefix, the named environments under envs_dirs and any
- * active prefix, the active one marked like conda) and `menv env config vars list|set|unset`
- * (the `env_vars` of conda-meta/state).
+ * cmd_env.c - `menv env list` (the root prefix, the named environments under envs_dirs, the
+ * prefixes of conda's registry ~/.conda/environments.txt that still are environments, and any
+ * active prefix; each once, the active one marked like conda) and `menv env config vars
+ * list|set|unset` (the `env_vars` of conda-meta/state).
  */
 #include <dirent.h>
 #include <getopt.h>
@@ -27,6 +28,18 @@ static bool has_meta(const char *prefix)
 	return ok;
 }
 
+/* Lists `p` unless it is listed already (compared normalized: "/a//b/" is "/a/b"). */
+static void add_env(struct menv_strvec *envs, struct menv_strvec *seen, const char *p)
+{
+	char *norm = p[0] == '/' ? menv_cli_envreg_normalize(p) : menv_xstrdup(p);
+	if (menv_strvec_contains(seen, norm)) {
+		free(norm);
+		return;
+	}
+	menv_strvec_push_owned(seen, norm);
+	menv_strvec_push(envs, p);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: menv env list [--json]\n"
@@ -41,6 +54,7 @@ static int env_list(int argc, char **argv)
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
 	struct menv_strvec envs = MENV_STRVEC_INIT, named = MENV_STRVEC_INIT;
+	struct menv_strvec registered = MENV_STRVEC_INIT, seen = MENV_STRVEC_INIT;
 	bool json = false;
 	const char *active = getenv("CONDA_PREFIX");
 
@@ -54,7 +68,7 @@ static int env_list(int argc, char **argv)
 	}
 	if (menv_config_load(&cfg, &err))
 		return menv_cli_fail(&err);
-	menv_strvec_push(&envs, cfg.root_prefix);
+	add_env(&envs, &seen, cfg.root_prefix);
 	DIR *d = opendir(cfg.envs_dir);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
@@ -71,14 +85,21 @@ static int env_list(int argc, char **argv)
 	if (named.n)
 		qsort(named.v, named.n, sizeof(*named.v), strcmp_p);
 	for (size_t i = 0; i < named.n; i++)
-		menv_strvec_push(&envs, named.v[i]);
+		add_env(&envs, &seen, named.v[i]);
+	/* registered prefixes (created with -p, or by conda), in the order they were made;
+	 * those removed by hand are skipped, as conda skips them */
+	if (menv_cli_envreg_load(&registered, &err))
+		fprintf(stderr, "menv: warning: %s\n", err.msg);
+	for (size_t i = 0; i < registered.n; i++)
+		if (has_meta(registered.v[i]))
+			add_env(&envs, &seen, registered.v[i]);
 	/* active prefixes outside the envs directory (created with -p) */
 	for (int lvl = 0; lvl <= 64; lvl++) {
 		char var[32];
 		snprintf(var, sizeof(var), "CONDA_PREFIX_%d", lvl);
 		const char *p = lvl == 0 ? active : getenv(var);
-		if (p && *p && !menv_strvec_contains(&envs, p) && has_meta(p))
-			menv_strvec_push(&envs, p);
+		if (p && *p && has_meta(p))
+			add_env(&envs, &seen, p);
 	}
 	if (json) {
 		json_t *j = json_object(), *a = json_array();
@@ -91,6 +112,9 @@ static int env_list(int argc, char **argv)
 		json_decref(j);
 	} else {
 		size_t dl = strlen(cfg.envs_dir);
+		char *act = !active || !*active ? NULL
+		            : active[0] == '/'  ? menv_cli_envreg_normalize(active)
+		                                : menv_xstrdup(active);
 		printf("# menv environments:\n#\n");
 		for (size_t i = 0; i < envs.n; i++) {
 			const char *p = envs.v[i], *nm = "";
@@ -99,11 +123,16 @@ static int env_list(int argc, char **argv)
 			else if (!strncmp(p, cfg.envs_dir, dl) && p[dl] == '/' &&
 			         !strchr(p + dl + 1, '/'))
 				nm = p + dl + 1;
-			printf("%-20s  %s  %s\n", nm, active && !strcmp(active, p) ? "*" : " ", p);
+			/* seen.v[i] is envs.v[i] normalized */
+			printf("%-20s  %s  %s\n", nm, act && !strcmp(act, seen.v[i]) ? "*" : " ",
+			       p);
 		}
+		free(act);
 	}
 	menv_strvec_clear(&envs);
 	menv_strvec_clear(&named);
+	menv_strvec_clear(&registered);
+	menv_strvec_clear(&seen);
 	menv_config_release(&cfg);
 	return 0;
 }

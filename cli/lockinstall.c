@@ -562,6 +562,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 			goto out;
 		}
 	}
+	menv_cli_envreg_register(prefix); /* ~/.conda/environments.txt, as conda does */
 	if (o->json) {
 		print_lock_change(prefix, order, l.n, NULL, 0, false);
 	} else {

@@ -19,7 +19,7 @@ case=${1:?usage: ops-test.sh CASE}
 : "${MENV_OPS_DIR:?}" "${OPS_TEST_TMP:?}"
 tmp=$OPS_TEST_TMP/$case
 rm -rf "$tmp"
-mkdir -p "$tmp"
+mkdir -p "$tmp/home" # menv create runs with HOME here: it registers in ~/.conda/environments.txt
 
 sys_nvcc=$(PATH="$PATH:/usr/local/cuda/bin" command -v nvcc || true)
 need_nvcc() { [ -n "$sys_nvcc" ] || { echo "no nvcc on this machine: skipped"; exit 77; }; }
@@ -116,7 +116,7 @@ smoke_toolchain)
 	ch=${MENV_TOOLCHAIN_CHANNEL:-}
 	[ -n "$ch" ] && [ -e "$ch/linux-64/repodata.json" ] ||
 		{ echo "MENV_TOOLCHAIN_CHANNEL (an indexed toolchain channel) not set: skipped"; exit 77; }
-	env MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null "$MENV" create -p "$tmp/ok" \
+	env HOME="$tmp/home" MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null "$MENV" create -p "$tmp/ok" \
 		-c "file://$ch" --override-channels python=3.9 cudatoolkit=11.8 gxx_linux-64=11 \
 		numpy pybind11 ninja --no-smoke-check >/dev/null || fail "menv create ok"
 	smoke "$tmp/ok"
@@ -124,7 +124,7 @@ smoke_toolchain)
 	grep -q "toolchain   pass  nvcc 11.8" "$tmp/out" || fail "nvcc 11.8 not used"
 	grep -q "python      pass" "$tmp/out" || fail "python module not tested"
 	# create runs the smoke check itself: without g++ 11 it fails, and keeps the environment
-	env MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null "$MENV" create -p "$tmp/gxx12" \
+	env HOME="$tmp/home" MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null "$MENV" create -p "$tmp/gxx12" \
 		-c "file://$ch" --override-channels python=3.9 cudatoolkit=11.8 ninja \
 		>"$tmp/create.out" 2>&1 && fail "menv create gxx12 passed its smoke check"
 	grep -q "smoke check failed (the environment is kept)" "$tmp/create.out" ||
