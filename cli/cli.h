@@ -173,8 +173,10 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
  * for cfg->subdir that the prefix does not hold as name-version-build are linked, and the
  * installed record of each such name unlinked, in one transaction (menv_env_apply, rolled
  * back on failure) under the prefix lock; packages the lock does not name stay, as in
- * micromamba. No repodata, no solve. Pip entries are refused (MENV_EUNSUPPORTED). Prints,
- * and returns the exit code. */
+ * micromamba. No repodata, no solve. Then the lock's pip entries not installed at their
+ * version (--no-deps, --require-hashes when every entry has a sha256); when pip fails, what it
+ * added is uninstalled and the conda packages go back to the revision before
+ * (menv_cli_pip_into_env). Prints, and returns the exit code. */
 int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o);
 /* The conda side of an environment file's specs, as conda sees it: `pip` added when the file
  * has a `pip:` section and no pip spec (BR-003; an existing pip spec is never widened,
@@ -188,6 +190,22 @@ void menv_cli_envfile_specs(const struct menv_envfile *ef, const struct menv_str
 int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
                           const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
                           const struct menv_strvec *specs, bool quiet, struct menv_error *err);
+/* The pip step of a change to an existing environment (`env update -f` with a `pip:`
+ * section, `install -f LOCK` with pip entries), after its conda transaction committed, under
+ * the caller's prefix lock. When pip fails, the distributions it added are uninstalled and,
+ * when revert_to >= 0, the conda packages go back to that history revision (the one before
+ * this command's transaction; menv_cli_revert_to_revision), so the environment is as it was;
+ * err says pip's failure and what was put back. Errors: as menv_pip_install. */
+int menv_cli_pip_into_env(const struct menv_config *cfg, const char *prefix,
+                          const struct menv_pip_request *pr, long revert_to,
+                          struct menv_error *err);
+/* Links and unlinks what it takes to give `prefix` the packages of history revision `rev`
+ * again (as `install --revision`; records from the package cache), as one journaled
+ * transaction whose history `# cmd:` line names `why`. The caller holds the prefix lock.
+ * Errors: MENV_ENOTFOUND (rev out of range, a package of that revision no longer in the
+ * cache), and those of menv_env_apply. */
+int menv_cli_revert_to_revision(const struct menv_config *cfg, const char *prefix, size_t rev,
+                                const char *why, struct menv_error *err);
 
 /* Rendering shared by the commands (render.c). A record in conda's --json transaction shape
  * (name, version, build_string, build_number, channel, base_url, subdir, platform, url, fn,

@@ -7,6 +7,8 @@
  * transaction (menv_env_apply): unlink before link, rolled back on any failure.
  */
 #include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -565,6 +567,108 @@ static void relink_noarch_python(struct menv_solver *solver, struct menv_prefix_
 		toposort(t->link, t->nlink);
 }
 
+int menv_cli_revert_to_revision(const struct menv_config *cfg, const char *prefix, size_t rev,
+                                const char *why, struct menv_error *err)
+{
+	struct menv_prefix_record *inst = NULL;
+	struct menv_cli_channels none = {0};
+	struct owned_recs owned = {0}, relinked = {0};
+	struct menv_transaction t = {0};
+	struct menv_strvec requested = MENV_STRVEC_INIT;
+	json_t **unlink = NULL;
+	size_t ninst = 0, nunlink = 0;
+	int rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
+
+	if (!rc)
+		rc = revision_plan(prefix, cfg, rev, &none, inst, ninst, &owned, &t, err);
+	if (rc)
+		goto out;
+	unlink = menv_xcalloc(t.nunlink + 1, sizeof(*unlink));
+	for (size_t i = 0; i < t.nunlink; i++)
+		unlink[nunlink++] = t.unlink[i];
+	relink_noarch_python(NULL, inst, ninst, &t, &unlink, &nunlink, &relinked);
+	if (t.nlink || nunlink) {
+		char *cmdline = menv_xasprintf("menv (rollback to revision %zu: %s)", rev, why);
+		struct menv_install_opts io = {
+		        .pkgs_dir = cfg->pkgs_dir,
+		        .requested = &requested,
+		        .cmdline = cmdline,
+		        .locked = true,
+		};
+		menv_cli_link_settings(cfg, &io);
+		rc = menv_env_apply(prefix, t.link, t.nlink, unlink, nunlink, &io, NULL, err);
+		free(cmdline);
+	}
+out:
+	free(unlink);
+	menv_transaction_release(&t);
+	for (size_t i = 0; i < owned.n; i++)
+		menv_record_release(&owned.v[i]);
+	free(owned.v);
+	for (size_t i = 0; i < relinked.n; i++)
+		menv_record_release(&relinked.v[i]);
+	free(relinked.v);
+	menv_prefix_records_free(inst, ninst);
+	return rc;
+}
+
+/* Adds "; <note>" after err's message (keeps the code). */
+static void add_note(struct menv_error *err, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static void add_note(struct menv_error *err, const char *fmt, ...)
+{
+	char note[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(note, sizeof(note), fmt, ap);
+	va_end(ap);
+	size_t len = strlen(err->msg);
+	snprintf(err->msg + len, sizeof(err->msg) - len, "; %s", note);
+}
+
+int menv_cli_pip_into_env(const struct menv_config *cfg, const char *prefix,
+                          const struct menv_pip_request *pr, long revert_to, struct menv_error *err)
+{
+	struct menv_pip_dist *before = NULL, *after = NULL;
+	struct menv_strvec added = MENV_STRVEC_INIT;
+	struct menv_error e2 = {0};
+	size_t nbefore = 0, nafter = 0;
+	int rc;
+
+	if (menv_pip_list(prefix, &before, &nbefore, NULL))
+		nbefore = 0;
+	rc = menv_pip_install(prefix, pr, err);
+	if (!rc)
+		goto out;
+	/* take back what pip added before it failed, then the conda part of this command */
+	if (menv_pip_list(prefix, &after, &nafter, NULL) == 0) {
+		for (size_t i = 0; i < nafter; i++) {
+			bool had = false;
+			for (size_t k = 0; k < nbefore && !had; k++)
+				had = !strcmp(after[i].name, before[k].name) &&
+				      !strcmp(after[i].version, before[k].version);
+			if (!had)
+				menv_strvec_push(&added, after[i].name);
+		}
+	}
+	if (menv_pip_uninstall(prefix, &added, &e2))
+		add_note(err, "taking back its packages failed too (%s)", e2.msg);
+	else if (revert_to < 0)
+		add_note(err, "'%s' is as it was", prefix);
+	else if (menv_cli_revert_to_revision(cfg, prefix, (size_t)revert_to, "the pip step failed",
+	                                     &e2))
+		add_note(err, "putting the conda packages back to revision %ld failed too (%s)",
+		         revert_to, e2.msg);
+	else
+		add_note(err, "'%s' was put back to revision %ld, as it was before", prefix,
+		         revert_to);
+out:
+	menv_pip_dists_free(before, nbefore);
+	menv_pip_dists_free(after, nafter);
+	menv_strvec_clear(&added);
+	return rc;
+}
+
 static bool is_installed(struct menv_prefix_record *inst, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
@@ -591,6 +695,43 @@ int menv_cli_lock_env(const char *prefix, bool no_wait, struct menv_cli_events *
 		                      "'%s' was an interrupted create and has been removed",
 		                      prefix);
 	return 0;
+}
+
+/* env update -f FILE: the file's `pip:` section after the conda packages (none: nothing). On
+ * failure what pip added is taken back and, when revert_to >= 0, the conda packages go back
+ * to that revision (menv_cli_pip_into_env). */
+static int env_update_pip(const struct menv_config *cfg, const char *prefix,
+                          const struct menv_envfile *ef, long revert_to, bool quiet,
+                          struct menv_error *err)
+{
+	struct menv_pip_request pr = {0};
+	char *dir = NULL;
+	int rc;
+
+	if (!ef || !ef->pip.n)
+		return 0;
+	for (size_t i = 0; i < ef->pip.n; i++)
+		menv_strvec_push(&pr.requirements, ef->pip.v[i]);
+	if (ef->path) {
+		char buf[PATH_MAX];
+		dir = menv_xstrdup(realpath(ef->path, buf) ? buf : ef->path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		pr.cwd = slash ? dir : NULL;
+	}
+	pr.quiet = quiet;
+	pr.cancel = (volatile int *)&menv_cli_cancel;
+	if (!quiet)
+		fprintf(stderr,
+		        "Installing the 'pip:' section (%zu lines) with the environment's pip\n",
+		        ef->pip.n);
+	rc = menv_cli_pip_into_env(cfg, prefix, &pr, revert_to, err);
+	if (rc && ef->path)
+		menv_error_prefix(err, "%s", ef->path);
+	menv_strvec_clear(&pr.requirements);
+	free(dir);
+	return rc;
 }
 
 static int change(struct chg_opts *o)
@@ -649,13 +790,6 @@ static int change(struct chg_opts *o)
 		rc = menv_envfile_load(o->file, &ef, &err);
 		if (rc)
 			goto out;
-		if (ef->pip.n) {
-			rc = menv_error_set(&err, MENV_EUNSUPPORTED,
-			                    "%s: the 'pip:' section (%zu requirements) is not "
-			                    "supported yet",
-			                    o->file, ef->pip.n);
-			goto out;
-		}
 		if (!o->name && !o->prefix) {
 			if (ef->name)
 				o->name = ef->name;
@@ -798,13 +932,17 @@ static int change(struct chg_opts *o)
 		print_json(prefix, t.link, t.nlink, unlink, nunlink, true, NULL);
 	else if (!o->json)
 		print_plan(prefix, t.link, t.nlink, unlink, nunlink);
+	if (ef && ef->pip.n && !o->json)
+		printf("  pip (after the conda packages): %zu line%s of the 'pip:' section\n\n",
+		       ef->pip.n, ef->pip.n == 1 ? "" : "s");
 	if (o->dry_run) {
 		if (!o->json)
 			printf("Dry run: nothing was changed.\n");
 		goto out;
 	}
 	if (!t.nlink && !nunlink) {
-		if (o->json)
+		rc = env_update_pip(&cfg, prefix, ef, -1, o->quiet, &err);
+		if (!rc && o->json)
 			print_json(prefix, t.link, t.nlink, unlink, nunlink, false, NULL);
 		goto out;
 	}
@@ -841,10 +979,18 @@ static int change(struct chg_opts *o)
 	};
 	menv_cli_link_settings(&cfg, &io);
 	struct menv_link_stats st;
+	/* the revision a failed pip step puts the environment back to */
+	struct menv_revision *revs = NULL;
+	size_t nrevs = 0;
+	if (menv_history_load(prefix, &revs, &nrevs, NULL))
+		nrevs = 0;
+	menv_history_free(revs, nrevs);
 	if (remove_env)
 		rc = menv_env_remove(prefix, &io, &st, &err);
 	else
 		rc = menv_env_apply(prefix, t.link, t.nlink, unlink, nunlink, &io, &st, &err);
+	if (!rc && !remove_env)
+		rc = env_update_pip(&cfg, prefix, ef, nrevs ? (long)nrevs - 1 : -1, o->quiet, &err);
 	if (rc)
 		goto out;
 	if (o->json) {

@@ -14,7 +14,9 @@
  *
  * pip runs after menv_env_create has renamed the staging directory into place (scripts and
  * paths must name the final prefix); if pip fails the new prefix is removed again
- * (menv_pip_rollback_prefix), so a failed create leaves nothing behind.
+ * (menv_pip_rollback_prefix), so a failed create leaves nothing behind. In `install -f` the
+ * pip entries run after the conda transaction committed; a failure takes both back
+ * (menv_cli_pip_into_env).
  */
 #include <dirent.h>
 #include <limits.h>
@@ -352,6 +354,69 @@ static bool pip_lines(const struct menv_lock_package **sel, size_t nsel, struct 
 	return npip && all_hashed;
 }
 
+/* The pip options of a lock (its metadata's pip_options, then the selected environment's
+ * indexes and find-links, as pixi writes them) appended to `opts` ("--index-url URL"
+ * strings) and, when `json` is not NULL, to that array. */
+static void lock_pip_options(const struct menv_lockfile *lf, const char *env,
+                             struct menv_strvec *opts, json_t *json)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(lf->metadata_extra, "pip_options"), i,
+	                   v) if (json_is_string(v))
+	{
+		menv_strvec_push(opts, json_string_value(v));
+		if (json)
+			json_array_append(json, v);
+	}
+	for (size_t e = 0; e < lf->nenvs; e++) {
+		const struct menv_lock_env *le = &lf->envs[e];
+		if (strcmp(le->name, env ? env : "default"))
+			continue;
+		for (size_t k = 0; k < le->indexes.n; k++) {
+			char *opt = menv_xasprintf("%s %s", k ? "--extra-index-url" : "--index-url",
+			                           le->indexes.v[k]);
+			if (json)
+				json_array_append_new(json, json_string(opt));
+			menv_strvec_push_owned(opts, opt);
+		}
+		for (size_t k = 0; k < le->find_links.n; k++) {
+			char *opt = menv_xasprintf("--find-links %s", le->find_links.v[k]);
+			if (json)
+				json_array_append_new(json, json_string(opt));
+			menv_strvec_push_owned(opts, opt);
+		}
+	}
+}
+
+/* Completes a pip request for a lock's pip entries: pr->options (as lock_pip_options left
+ * them) split into argv words, the requirement lines with hashes where every entry has one,
+ * --no-deps (the lock lists every distribution). */
+static void lock_pip_request(const struct menv_lock_package **sel, size_t nsel, bool quiet,
+                             struct menv_pip_request *pr)
+{
+	/* options like "--index-url URL" are two argv words */
+	struct menv_strvec words = MENV_STRVEC_INIT;
+	for (size_t k = 0; k < pr->options.n; k++) {
+		char *w = menv_xstrdup(pr->options.v[k]);
+		char *sp = strchr(w, ' ');
+		if (sp) {
+			*sp = '\0';
+			menv_strvec_push(&words, w);
+			menv_strvec_push(&words, sp + 1);
+		} else {
+			menv_strvec_push(&words, w);
+		}
+		free(w);
+	}
+	menv_strvec_clear(&pr->options);
+	pr->options = words;
+	pr->require_hashes = pip_lines(sel, nsel, &pr->requirements);
+	pr->no_deps = true;
+	pr->quiet = quiet;
+	pr->cancel = (volatile int *)&menv_cli_cancel;
+}
+
 /* Is this pip-section line an option that says where packages come from? */
 static bool pip_source_option(const char *s)
 {
@@ -504,54 +569,12 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		json_array_append_new(chans, json_string(lf->channels.v[i]));
 	json_object_set_new(req, "channels", chans);
 	json_object_set_new(req, "specs", json_array());
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(lf->metadata_extra, "pip_options"), i,
-	                   v) if (json_is_string(v))
-	{
-		menv_strvec_push(&pr.options, json_string_value(v));
-		json_array_append(popts, v);
-	}
-	for (size_t e = 0; e < lf->nenvs; e++) {
-		const struct menv_lock_env *le = &lf->envs[e];
-		if (strcmp(le->name, o->env ? o->env : "default"))
-			continue;
-		for (size_t k = 0; k < le->indexes.n; k++) {
-			char *opt = menv_xasprintf("%s %s", k ? "--extra-index-url" : "--index-url",
-			                           le->indexes.v[k]);
-			menv_strvec_push_owned(&pr.options, opt);
-			json_array_append_new(popts, json_string(opt));
-		}
-		for (size_t k = 0; k < le->find_links.n; k++) {
-			char *opt = menv_xasprintf("--find-links %s", le->find_links.v[k]);
-			menv_strvec_push_owned(&pr.options, opt);
-			json_array_append_new(popts, json_string(opt));
-		}
-	}
+	lock_pip_options(lf, o->env, &pr.options, popts);
 	json_object_set_new(req, "pip_options", popts);
 	write_request(prefix, req);
 	json_decref(req);
 	if (npip) {
-		/* options like "--index-url URL" are two argv words */
-		struct menv_strvec words = MENV_STRVEC_INIT;
-		for (size_t k = 0; k < pr.options.n; k++) {
-			char *w = menv_xstrdup(pr.options.v[k]);
-			char *sp = strchr(w, ' ');
-			if (sp) {
-				*sp = '\0';
-				menv_strvec_push(&words, w);
-				menv_strvec_push(&words, sp + 1);
-			} else {
-				menv_strvec_push(&words, w);
-			}
-			free(w);
-		}
-		menv_strvec_clear(&pr.options);
-		pr.options = words;
-		pr.require_hashes = pip_lines(sel, nsel, &pr.requirements);
-		pr.no_deps = true;
-		pr.quiet = o->quiet;
-		pr.cancel = (volatile int *)&menv_cli_cancel;
+		lock_pip_request(sel, nsel, o->quiet, &pr);
 		if (!o->quiet)
 			fprintf(stderr, "Installing %zu pip packages (--no-deps%s)\n", npip,
 			        pr.require_hashes ? ", --require-hashes" : "");
@@ -606,7 +629,9 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	struct menv_strvec requested = MENV_STRVEC_INIT;
 	struct menv_cli_events ev = {0};
 	char *prefix = NULL, *cmdline = NULL;
-	size_t nsel = 0, ninst = 0, nlink = 0, nunlink = 0;
+	const struct menv_lock_package **pipsel = NULL;
+	struct menv_pip_dist *pips = NULL;
+	size_t nsel = 0, ninst = 0, nlink = 0, nunlink = 0, npips = 0, npipsel = 0;
 	int rc, code = 0, lock_fd = -1;
 
 	rc = menv_lockfile_load(o->file, &lf, &err);
@@ -615,14 +640,6 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	rc = menv_lockfile_select(lf, o->env, cfg->subdir, &sel, &nsel, &err);
 	if (rc)
 		goto out;
-	for (size_t i = 0; i < nsel; i++)
-		if (sel[i]->manager == MENV_LOCK_PIP) {
-			rc = menv_error_set(&err, MENV_EUNSUPPORTED,
-			                    "%s: pip entry '%s': install -f takes conda packages "
-			                    "only (create -f installs pip entries)",
-			                    o->file, sel[i]->name);
-			goto out;
-		}
 	prefix = menv_cli_env_prefix(cfg, o->name, o->prefix, &err);
 	if (!prefix) {
 		rc = err.code ? err.code : MENV_EUSAGE;
@@ -636,6 +653,22 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	rc = menv_prefix_records_load(prefix, &inst, &ninst, &err);
 	if (rc)
 		goto out;
+	/* the lock's pip entries that the prefix does not hold at that version */
+	if (menv_pip_list(prefix, &pips, &npips, NULL))
+		npips = 0;
+	pipsel = menv_xcalloc(nsel + 1, sizeof(*pipsel));
+	for (size_t i = 0; i < nsel; i++) {
+		if (sel[i]->manager != MENV_LOCK_PIP)
+			continue;
+		char *norm = menv_pip_normalize(sel[i]->name);
+		bool have = false;
+		for (size_t k = 0; k < npips && !have; k++)
+			have = !strcmp(pips[k].name, norm) && sel[i]->version &&
+			       !strcmp(pips[k].version, sel[i]->version);
+		free(norm);
+		if (!have)
+			pipsel[npipsel++] = sel[i];
+	}
 	rc = build_records(cfg, sel, nsel, &l, &err);
 	if (rc)
 		goto out;
@@ -675,11 +708,14 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 		for (size_t i = 0; i < nlink; i++)
 			printf("  + %-26s %-16s %-26s %s\n", link[i]->name, link[i]->version,
 			       link[i]->build, link[i]->channel ? link[i]->channel->name : "");
-		if (!nlink && !nunlink)
+		for (size_t i = 0; i < npipsel; i++)
+			printf("  + %-26s %-16s %-26s pypi\n", pipsel[i]->name,
+			       pipsel[i]->version ? pipsel[i]->version : "", "");
+		if (!nlink && !nunlink && !npipsel)
 			printf("  All requested packages already installed.\n");
 		printf("\n");
 	}
-	if (o->dry_run || (!nlink && !nunlink)) {
+	if (o->dry_run || (!nlink && !nunlink && !npipsel)) {
 		if (o->json) {
 			print_lock_change(prefix, link, nlink, unlink, nunlink, o->dry_run);
 		} else if (o->dry_run) {
@@ -707,16 +743,37 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	        .ud = &ev,
 	};
 	menv_cli_link_settings(cfg, &io);
-	struct menv_link_stats st;
-	rc = menv_env_apply(prefix, link, nlink, unlink, nunlink, &io, &st, &err);
+	struct menv_link_stats st = {0};
+	/* the revision a failed pip step puts the environment back to */
+	struct menv_revision *revs = NULL;
+	size_t nrevs = 0;
+	if (menv_history_load(prefix, &revs, &nrevs, NULL))
+		nrevs = 0;
+	menv_history_free(revs, nrevs);
+	if (nlink || nunlink)
+		rc = menv_env_apply(prefix, link, nlink, unlink, nunlink, &io, &st, &err);
+	if (!rc && npipsel) {
+		struct menv_pip_request pr = {0};
+		lock_pip_options(lf, o->env, &pr.options, NULL);
+		lock_pip_request(pipsel, npipsel, o->quiet, &pr);
+		if (!o->quiet)
+			fprintf(stderr, "Installing %zu pip packages (--no-deps%s)\n", npipsel,
+			        pr.require_hashes ? ", --require-hashes" : "");
+		rc = menv_cli_pip_into_env(
+		        cfg, prefix, &pr, (nlink || nunlink) && nrevs ? (long)nrevs - 1 : -1, &err);
+		menv_strvec_clear(&pr.options);
+		menv_strvec_clear(&pr.requirements);
+		if (rc)
+			menv_error_prefix(&err, "%s", o->file);
+	}
 	if (rc)
 		goto out;
 	if (o->json) {
 		print_lock_change(prefix, link, nlink, unlink, nunlink, false);
 	} else {
-		printf("Updated %s from lockfile %s: %zu packages removed, %zu linked, %zu files, "
-		       "no solve\n",
-		       prefix, o->file, st.unlinked, st.packages, st.files);
+		printf("Updated %s from lockfile %s: %zu packages removed, %zu linked (%zu pip), "
+		       "%zu files, no solve\n",
+		       prefix, o->file, st.unlinked, st.packages + npipsel, npipsel, st.files);
 	}
 	if (o->smoke && menv_cli_wants_smoke(cfg, prefix)) {
 		menv_env_unlock(lock_fd);
@@ -736,6 +793,8 @@ out:
 	free(link);
 	free(unlink);
 	free(order);
+	free(pipsel);
+	menv_pip_dists_free(pips, npips);
 	free(sel);
 	lockrecs_release(&l);
 	menv_prefix_records_free(inst, ninst);

@@ -343,6 +343,10 @@ struct menv_pip_request {
  * for a new environment). */
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
                      struct menv_error *err);
+/* Runs `<prefix>/bin/python -m pip uninstall --yes` for the named distributions (PEP 503
+ * names, borrowed); none named: nothing runs. Used to take back what a failed pip step into
+ * an existing environment added. Errors: MENV_EIO (pip could not run or failed). */
+int menv_pip_uninstall(const char *prefix, const struct menv_strvec *names, struct menv_error *err);
 /* Removes a prefix that was just created, after its pip step failed: renamed aside first,
  * then removed. Best effort. */
 void menv_pip_rollback_prefix(const char *prefix);

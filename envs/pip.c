@@ -350,12 +350,22 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 	} else if (req->cancel && *req->cancel) {
 		rc = menv_error_set(err, MENV_EINTR, "interrupted while pip was installing");
 	} else if (st != 0) {
+		/* the requirements themselves, not the option lines (--index-url ...) */
+		struct menv_buf what = MENV_BUF_INIT;
+		size_t nreq = 0;
+		for (size_t i = 0; i < req->requirements.n; i++) {
+			const char *r = req->requirements.v[i];
+			if (r[0] == '-' && strncmp(r, "-e", 2) && strncmp(r, "-r", 2))
+				continue;
+			if (nreq < 3)
+				menv_buf_addf(&what, "%s%s", nreq ? ", " : "", r);
+			nreq++;
+		}
 		rc = menv_error_set(err, MENV_EIO,
-		                    "pip failed (exit %d) installing %zu "
-		                    "requirement%s of the 'pip:' section (%s%s)",
-		                    st, req->requirements.n, req->requirements.n == 1 ? "" : "s",
-		                    req->requirements.n ? req->requirements.v[0] : "",
-		                    req->requirements.n > 1 ? ", ..." : "");
+		                    "pip failed (exit %d) installing %zu requirement%s (%s%s)", st,
+		                    nreq, nreq == 1 ? "" : "s", what.buf ? what.buf : "",
+		                    nreq > 3 ? ", ..." : "");
+		menv_buf_release(&what);
 	} else {
 		record_sources(prefix, log);
 	}
@@ -372,6 +382,35 @@ out:
 	free(python);
 	menv_buf_release(&text);
 	menv_strvec_clear(&argv);
+	return rc;
+}
+
+int menv_pip_uninstall(const char *prefix, const struct menv_strvec *names, struct menv_error *err)
+{
+	char *python = menv_xasprintf("%s/bin/python", prefix);
+	struct menv_strvec argv = MENV_STRVEC_INIT;
+	int rc = 0;
+
+	if (!names->n)
+		goto out;
+	menv_strvec_push(&argv, python);
+	menv_strvec_push(&argv, "-m");
+	menv_strvec_push(&argv, "pip");
+	menv_strvec_push(&argv, "uninstall");
+	menv_strvec_push(&argv, "--yes");
+	menv_strvec_push(&argv, "--no-input");
+	menv_strvec_push(&argv, "--disable-pip-version-check");
+	menv_strvec_push(&argv, "-q");
+	for (size_t i = 0; i < names->n; i++)
+		menv_strvec_push(&argv, names->v[i]);
+	menv_strvec_push_owned(&argv, NULL);
+	int st = run_child(argv.v, NULL, NULL);
+	if (st != 0)
+		rc = menv_error_set(err, MENV_EIO, "pip uninstall of %s%s failed (exit %d)",
+		                    names->v[0], names->n > 1 ? ", ..." : "", st);
+out:
+	menv_strvec_clear(&argv);
+	free(python);
 	return rc;
 }
 

@@ -12,6 +12,7 @@ from environment.yml).
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -752,6 +753,113 @@ def pip_cases(t):
         srv.stop()
 
 
+def state(prefix):
+    """What a change to an environment may alter: every file outside __pycache__ (python
+    writes those when pip runs) and conda-meta/history, with its sha256."""
+    out = {}
+    for d, dirs, files in os.walk(prefix):
+        dirs[:] = [x for x in dirs if x != "__pycache__"]
+        for f in files:
+            p = os.path.join(d, f)
+            rel = os.path.relpath(p, prefix)
+            if rel in ("conda-meta/history", "conda-meta/.menv.lock"):
+                continue
+            out[rel] = os.readlink(p) if os.path.islink(p) else sha256_file(p)
+    return out
+
+
+def last_error(t, r, what, needles):
+    """exit 1; pip's own output above, and menv's one-line error last, naming every needle."""
+    last = r.err.strip().splitlines()[-1] if r.err.strip() else ""
+    t.check(r.rc == 1, "%s: exit 1" % what, r)
+    for n in needles:
+        t.check(n in last, "%s: the last line names %r" % (what, n), last)
+
+
+def pip_update(t):
+    """env update -f with a `pip:` section and install -f LOCK with pip entries, into an
+    existing environment; a failing pip step takes back what it added and the conda change,
+    so the environment is byte for byte as it was."""
+    isolate_pip()
+    chan = toolchain_channel(t)
+    srv = wheel_index(t)
+    try:
+        idx = srv.base + "/simple"
+        prefix = os.path.join(t.envs, "pipupd")
+        t.menv_ok("create", "-q", "-f", toolchain_python_env(t, chan, "pipupd"), timeout=600)
+
+        def pip_set():
+            return sorted((p["name"], p["version"]) for p in t.menv_ok(
+                "list", "-n", "pipupd", "--json").json() if p.get("channel") == "pypi")
+
+        # env update with a pip section: six from the loopback index
+        env = toolchain_python_env(t, chan, "pipupd", ["--index-url %s" % idx, "six"])
+        r = t.menv_run("env", "update", "-f", env, timeout=600)
+        t.check(r.rc == 0, "env update -f with a pip: section", r)
+        six = [p for p in pip_set() if p[0] == "six"]
+        t.eq(len(six), 1, "six installed by pip into the existing environment")
+        before = state(prefix)
+
+        # a conda addition (ninja) and a pip requirement that does not exist: both taken back
+        env = toolchain_python_env(t, chan, "pipupd", ["--index-url %s" % idx,
+                                                       "no-such-package-menv==1.0"],
+                                   extra="  - ninja\n")
+        r = t.menv_run("env", "update", "-f", env, timeout=600)
+        last_error(t, r, "env update: failing pip", ["menv: error: %s: " % env, "pip failed",
+                                                     "no-such-package-menv",
+                                                     "put back to revision"])
+        after = state(prefix)
+        t.eq(sorted(set(after) ^ set(before)), [], "failing pip: the same files as before")
+        t.eq([k for k in before if before[k] != after.get(k)], [],
+             "failing pip: every file has its old bytes")
+        t.check(not os.path.exists(os.path.join(prefix, "bin", "ninja")), "ninja taken back")
+        hist = open(os.path.join(prefix, "conda-meta", "history")).read()
+        t.check("rollback to revision" in hist and "the pip step failed" in hist,
+                "history shows the change and its rollback", hist[-800:])
+
+        # install -f LOCK with pip entries: a lock of a second environment that has requests
+        env2 = toolchain_python_env(t, chan, "pipsrc", ["--index-url %s" % idx, "requests"])
+        t.menv_ok("create", "-q", "-f", env2, timeout=600)
+        lockp = os.path.join(t.tmp, "pipsrc.lock.yml")
+        write_text(lockp, t.menv_ok("export", "-n", "pipsrc").out)
+        r = t.menv_run("install", "-n", "pipupd", "-f", lockp, "--dry-run")
+        t.check(r.rc == 0 and "requests" in r.out and "pypi" in r.out,
+                "install -f LOCK --dry-run lists the pip entry", r)
+        r = t.menv_run("install", "-n", "pipupd", "-f", lockp, timeout=600)
+        if t.check(r.rc == 0, "install -f LOCK with pip entries", r):
+            t.check("--require-hashes" in r.err, "pip ran with --require-hashes", r.err[-800:])
+            names = [p[0] for p in pip_set()]
+            t.check("requests" in names and "six" in names,
+                    "requests added by the lock; six (not in the lock) stays", names)
+        # the same lock again: nothing to do, pip not run
+        r = t.menv_run("install", "-n", "pipupd", "-f", lockp, timeout=600)
+        t.check(r.rc == 0 and "Installing" not in r.err.replace("Installing from lockfile", ""),
+                "install -f LOCK again: pip does not run", r)
+
+        # a lock whose pip entry has a wrong hash: refused by pip, nothing changed
+        before = state(prefix)
+        text = open(lockp).read()
+        m = re.search(r"(- name: requests\n(?:    .*\n)*?    hash:\n(?:      .*\n)*?      sha256: )([0-9a-f]{64})", text)
+        if t.check(m is not None, "the lock has requests' sha256", text[-2000:]):
+            wrong = text[:m.start(2)] + "0" * 64 + text[m.end(2):]
+            badp = os.path.join(t.tmp, "bad.lock.yml")
+            write_text(badp, wrong)
+            t.menv_ok("remove", "-n", "pipupd", "ninja", timeout=120) if os.path.exists(
+                os.path.join(prefix, "bin", "ninja")) else None
+            subprocess.run([os.path.join(prefix, "bin", "python"), "-m", "pip", "uninstall",
+                            "-y", "-q", "requests"], capture_output=True)
+            before = state(prefix)
+            r = t.menv_run("install", "-n", "pipupd", "-f", badp, timeout=600)
+            last_error(t, r, "install -f LOCK: wrong pip hash",
+                       ["menv: error: %s: " % badp, "pip failed", "is as it was"])
+            after = state(prefix)
+            t.eq(sorted(set(after) ^ set(before)), [], "wrong pip hash: the same files")
+            t.eq([k for k in before if before[k] != after.get(k)], [],
+                 "wrong pip hash: every file has its old bytes")
+    finally:
+        srv.stop()
+
+
 def timing(t):
     chan = toolchain_channel(t)
     env = os.path.join(t.tmp, "ops.yml")
@@ -801,7 +909,7 @@ def onboard(t):
 CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "formats": formats,
          "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
          "BR023": br023, "pip": pip_cases, "timing": timing,
-         "onboard": onboard, "install_lock": install_lock}
+         "onboard": onboard, "install_lock": install_lock, "pip_update": pip_update}
 
 
 def body(t, case):
