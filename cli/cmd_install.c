@@ -993,6 +993,8 @@ static int change(struct chg_opts *o)
 		rc = env_update_pip(&cfg, prefix, ef, nrevs ? (long)nrevs - 1 : -1, o->quiet, &err);
 	if (rc)
 		goto out;
+	if (remove_env)
+		menv_cli_envreg_unregister(prefix); /* ~/.conda/environments.txt */
 	if (o->json) {
 		print_json(prefix, t.link, t.nlink, unlink, nunlink, false, ev.messages);
 	} else {

@@ -159,7 +159,7 @@ static int bad(struct menv_error *err, const struct where *w, const char *fmt, c
 	if (w->path)
 		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s", w->path, w->line, w->col,
 		                      what);
-	return menv_error_set(err, MENV_EPARSE, "$%s: %s", w->var, what);
+	return menv_error_set(err, MENV_EPARSE, "$%s: %s", w->var ? w->var : "?", what);
 }
 
 static int parse_bool(const char *v, bool *out)
