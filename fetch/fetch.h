@@ -179,7 +179,9 @@ enum menv_fetch_event { MENV_FETCH_CACHED, MENV_FETCH_DOWNLOADED, MENV_FETCH_EXT
 typedef void (*menv_fetch_cb)(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
 
 /* Makes every record available extracted in the package cache `pkgs_dir`:
- *   - `<pkgs>/<dist>/info/repodata_record.json` present with the same sha256 (or md5): kept;
+ *   - `<pkgs>/<dist>/` holds it (menv_pkgcache_has; an entry left by conda or micromamba
+ *     counts as well): kept, and a hash or size the record has and its repodata_record.json
+ *     lacks is added there (best effort);
  *   - else `<pkgs>/<fn>` present with the right hash: extracted;
  *   - else downloaded from r->url (with the credentials of r->channel, if any) to
  *     `<pkgs>/<fn>.partial` while hashing, verified against the record's sha256 (md5 when only
@@ -229,6 +231,15 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 
 /* The extracted directory of a record in the cache ("<pkgs>/<dist>"). Caller frees. */
 char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r);
+
+/* Whether `<pkgs>/<dist>/` holds the record, judged as conda and micromamba judge their own
+ * cache entries (conda's pkgs_dirs layout, so their caches can be read): its
+ * info/repodata_record.json and the record must agree on each of sha256, md5 and size that
+ * both carry, and share at least one hash (an older conda's entry has md5 and size but no
+ * sha256). A record without any hash accepts an entry with its URL. Any disagreement, a
+ * missing or unreadable repodata_record.json, or no shared hash: false (the package is to be
+ * fetched again). Reads only. */
+bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Channel index (conda-index)                                                               */

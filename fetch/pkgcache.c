@@ -9,6 +9,8 @@
  * there. The calling thread runs all downloads through the transfer engine (one curl multi
  * handle); verified files are queued to a pool of extraction threads as they arrive. The
  * first failure stops everything. One process at a time: flock on `<pkgs>/.menv.lock`.
+ * Extracted entries left by conda or micromamba (same layout) are used when their
+ * repodata_record.json agrees with the record (entry_matches).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -176,30 +178,102 @@ static const char *json_str(json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
-/* Whether an extracted `<dist>` holds this record (its repodata_record.json hash agrees). */
+static void set_str(json_t *obj, const char *key, const char *value)
+{
+	if (value)
+		json_object_set_new(obj, key, json_string(value));
+}
+
+/* A non-empty string under `key`, or NULL (micromamba writes "" for an unknown hash). */
+static const char *json_hash(json_t *obj, const char *key)
+{
+	const char *s = json_str(obj, key);
+	return s && *s ? s : NULL;
+}
+
+/*
+ * Whether an extracted `<dist>` holds this record, judged by its info/repodata_record.json the
+ * way conda and micromamba judge their own cache entries (the file may have been written by
+ * either): each of sha256, md5 and size that both the record and the entry carry must agree,
+ * and at least one hash must be carried by both. So an entry of an older conda (md5 and size,
+ * no sha256) counts by its md5, a modern one by its sha256. An entry with a disagreeing hash
+ * or size, or one that cannot be checked (the record's hashes are not in it), is a miss: the
+ * package is fetched and extracted again. A record without any hash trusts an entry made from
+ * the same URL. `*complete` is set on a hit whose entry lacks a hash or size the record has.
+ */
+static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete)
+{
+	const char *sha256 = json_hash(j, "sha256"), *md5 = json_hash(j, "md5");
+	json_t *size = json_object_get(j, "size");
+	bool checked = false;
+
+	*complete = false;
+	if (r->sha256 && sha256) {
+		if (strcasecmp(sha256, r->sha256))
+			return false;
+		checked = true;
+	}
+	if (r->md5 && md5) {
+		if (strcasecmp(md5, r->md5))
+			return false;
+		checked = true;
+	}
+	if (r->size >= 0 && json_is_integer(size) && json_integer_value(size) != r->size)
+		return false;
+	if (!checked) {
+		if (r->sha256 || r->md5)
+			return false;
+		/* no checksum to compare: trust an entry made from the same URL */
+		const char *url = json_str(j, "url");
+		return !r->url || (url && !strcmp(url, r->url));
+	}
+	*complete = (r->sha256 && !sha256) || (r->md5 && !md5) ||
+	            (r->size >= 0 && !json_is_integer(size));
+	return true;
+}
+
+/* Whether an extracted `<dist>` holds this record (entry_matches). A hit that lacks a hash or
+ * the size the record has gets them added to its repodata_record.json (keeping every other
+ * key), so that the conda-meta record made from it carries them; that is best effort, as
+ * another tool's cache may be read-only. */
 static bool extracted_matches(const char *dir, const struct menv_record *r)
 {
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
 	json_t *j = json_load_file(path, 0, NULL);
-	const char *have;
-	bool ok = false;
+	bool ok = false, complete = false;
+	char *text = NULL;
 
 	if (!json_is_object(j))
 		goto out;
-	if (r->sha256) {
-		have = json_str(j, "sha256");
-		ok = have && !strcasecmp(have, r->sha256);
-	} else if (r->md5) {
-		have = json_str(j, "md5");
-		ok = have && !strcasecmp(have, r->md5);
-	} else {
-		/* no checksum to compare: trust an entry made from the same URL */
-		have = json_str(j, "url");
-		ok = !r->url || (have && !strcmp(have, r->url));
-	}
+	ok = entry_matches(j, r, &complete);
+	if (!ok || !complete)
+		goto out;
+	if (r->sha256 && !json_hash(j, "sha256"))
+		set_str(j, "sha256", r->sha256);
+	if (r->md5 && !json_hash(j, "md5"))
+		set_str(j, "md5", r->md5);
+	if (r->size >= 0 && !json_is_integer(json_object_get(j, "size")))
+		json_object_set_new(j, "size", json_integer(r->size));
+	text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (text)
+		menv_write_file_atomic(path, text, strlen(text), NULL);
 out:
+	free(text);
 	json_decref(j);
 	free(path);
+	return ok;
+}
+
+bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
+{
+	char *dir = menv_pkgcache_dir(pkgs_dir, r);
+	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
+	json_t *j = json_load_file(path, 0, NULL);
+	bool complete, ok = json_is_object(j) && entry_matches(j, r, &complete);
+
+	json_decref(j);
+	free(path);
+	free(dir);
 	return ok;
 }
 
@@ -249,12 +323,6 @@ static int append_url(const char *pkgs, const char *url, struct menv_error *err)
 	free(line);
 	free(path);
 	return rc;
-}
-
-static void set_str(json_t *obj, const char *key, const char *value)
-{
-	if (value)
-		json_object_set_new(obj, key, json_string(value));
 }
 
 /* repodata_record.json: the record's keys plus where the file came from and its hashes. */

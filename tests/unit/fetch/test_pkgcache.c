@@ -2,7 +2,8 @@
  * test_pkgcache.c - menv_pkgcache_fetch against file:// URLs: download + extract +
  * repodata_record.json + urls.txt, cache hits, checksum failures that leave nothing behind,
  * repair of a corrupt extracted directory, reuse of a verified `<fn>`, several threads,
- * cancellation and waiting for a held lock.
+ * entries left by conda or micromamba (md5-only ones included), cancellation and waiting for a
+ * held lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -327,6 +328,97 @@ static void test_existing_file_reused_or_replaced(void **state)
 	free(dir);
 }
 
+/* An extracted `<dist>` whose repodata_record.json is `json` (a directory left by conda). */
+static void write_entry(const char *pkgs, const char *dist, const char *json)
+{
+	char *info = tu_path("%s/%s/info", pkgs, dist);
+	char *rr = tu_path("%s/repodata_record.json", info);
+
+	tu_mkdirs(info);
+	tu_write(rr, json, strlen(json));
+	free(rr);
+	free(info);
+}
+
+static void test_conda_entries(void **state)
+{
+	struct fx *f = *state;
+	struct events ev;
+	struct menv_error err;
+	struct menv_record r;
+	const char *dist = "zlib-1.2.11-h7b6447c_3";
+	char *rr = tu_path("%s/%s/info/repodata_record.json", f->pkgs, dist);
+	json_t *j;
+	/* entry -> hit? for a record with sha256, md5 and size */
+	static const struct {
+		const char *json;
+		bool hit;
+	} cases[] = {
+	        {"{\"sha256\": \"" ZLIB_CONDA_SHA256 "\"}", true},             /* modern conda */
+	        {"{\"md5\": \"" ZLIB_CONDA_MD5 "\", \"size\": 105917}", true}, /* older conda */
+	        {"{\"md5\": \"" ZLIB_CONDA_MD5 "\"}", true},                   /* conda 4.4 */
+	        {"{\"sha256\": \"\", \"md5\": \"" ZLIB_CONDA_MD5 "\"}", true}, /* "" unknown */
+	        {"{\"sha256\": "
+	         "\"F33AFFF2144E1D6C4CF2E3E184937DB8BF825B4537DF74662AEA5EE207B6A31B\"}",
+	         true},
+	        {"{\"sha256\": \"" ZLIB_CONDA_SHA256 "\", \"md5\": \"" ZLIB_TARBZ2_MD5 "\"}",
+	         false},
+	        {"{\"sha256\": \"" ZLIB_TARBZ2_SHA256 "\", \"md5\": \"" ZLIB_CONDA_MD5 "\"}",
+	         false},
+	        {"{\"md5\": \"" ZLIB_CONDA_MD5 "\", \"size\": 105918}", false},
+	        {"{\"sha256\": \"" ZLIB_CONDA_SHA256 "\", \"size\": 1}", false},
+	        {"{\"url\": \"file://" ZLIB_CONDA "\", \"size\": 105917}", false}, /* no hash */
+	        {"{\"md5\": 7}", false},
+	        {"[]", false},
+	        {"{\"sha256\": ", false},
+	};
+
+	make_record(&r, "zlib", "1.2.11", "h7b6447c_3", "zlib-1.2.11-h7b6447c_3.conda",
+	            "file:///nonexistent/zlib-1.2.11-h7b6447c_3.conda", ZLIB_CONDA_SHA256,
+	            ZLIB_CONDA_MD5, ZLIB_CONDA_SIZE);
+	assert_false(menv_pkgcache_has(f->pkgs, &r)); /* no entry */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_entry(f->pkgs, dist, cases[i].json);
+		if (menv_pkgcache_has(f->pkgs, &r) != cases[i].hit)
+			fail_msg("entry %s: expected %s", cases[i].json,
+			         cases[i].hit ? "hit" : "miss");
+	}
+
+	/* an older conda's entry is used as it is (the URL does not exist) and gains the sha256
+	 * it lacked, every other key kept */
+	write_entry(f->pkgs, dist,
+	            "{\"md5\": \"" ZLIB_CONDA_MD5 "\", \"channel\": \"https://repo.anaconda.com/"
+	            "pkgs/main/linux-64\", \"name\": \"zlib\", \"depends\": [\"libgcc-ng\"]}");
+	assert_int_equal(fetch1(f, &r, &ev, &err), 0);
+	assert_int_equal(ev.n, 1);
+	assert_int_equal(ev.ev[0], MENV_FETCH_CACHED);
+	j = json_load_file(rr, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(j, "sha256")), ZLIB_CONDA_SHA256);
+	assert_string_equal(json_string_value(json_object_get(j, "md5")), ZLIB_CONDA_MD5);
+	assert_int_equal(json_integer_value(json_object_get(j, "size")), ZLIB_CONDA_SIZE);
+	assert_string_equal(json_string_value(json_object_get(j, "channel")),
+	                    "https://repo.anaconda.com/pkgs/main/linux-64");
+	assert_int_equal(json_array_size(json_object_get(j, "depends")), 1);
+	json_decref(j);
+	assert_true(menv_pkgcache_has(f->pkgs, &r));
+
+	/* a disagreeing entry is not used: fetched again (here: the URL is missing) */
+	write_entry(f->pkgs, dist, "{\"md5\": \"" ZLIB_TARBZ2_MD5 "\"}");
+	assert_int_equal(fetch1(f, &r, &ev, &err), MENV_ENOTFOUND);
+	assert_int_equal(count(&ev, MENV_FETCH_CACHED), 0);
+	free_record(&r);
+
+	/* a record without hashes: an entry made from the same URL */
+	make_record(&r, "zlib", "1.2.11", "h7b6447c_3", "zlib-1.2.11-h7b6447c_3.conda",
+	            "file://" ZLIB_CONDA, NULL, NULL, -1);
+	write_entry(f->pkgs, dist, "{\"url\": \"file://" ZLIB_CONDA "\"}");
+	assert_true(menv_pkgcache_has(f->pkgs, &r));
+	write_entry(f->pkgs, dist, "{\"url\": \"file:///elsewhere/zlib-1.2.11-h7b6447c_3.conda\"}");
+	assert_false(menv_pkgcache_has(f->pkgs, &r));
+	free_record(&r);
+	free(rr);
+}
+
 static void test_threads(void **state)
 {
 	struct fx *f = *state;
@@ -446,6 +538,7 @@ int main(void)
 	        T(test_checksum_mismatch_leaves_nothing),
 	        T(test_corrupt_extracted_dir_is_redone),
 	        T(test_existing_file_reused_or_replaced),
+	        T(test_conda_entries),
 	        T(test_threads),
 	        T(test_cancel),
 	        T(test_waits_for_lock),
