@@ -349,6 +349,9 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		free(rrpath);
 		if (!rec)
 			return MENV_EPARSE;
+		/* the record the solver or the lock chose wins over the cache's copy, which may
+		 * predate a repodata patch (conda writes conda-meta from the solver's record) */
+		json_object_update(rec, l->r->json);
 		const char *req = requested_for(r->opts->requested, l->r->name);
 		for (size_t k = 0; !req && k < nold; k++) {
 			const char *nm = jstr(old[k], "name");

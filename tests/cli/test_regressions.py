@@ -13,7 +13,10 @@ outcome as its assertion.
    is gone (the waiting command plans again under the lock);
 7. a prefix whose last part is 250 characters long is created (the staging name is cut);
 8. `menv list` keeps its columns in line when a build string is longer than 25 characters
-   (pytorch's are: py3.9_cuda11.8_cudnn8.7.0_0).
+   (pytorch's are: py3.9_cuda11.8_cudnn8.7.0_0);
+9. a repodata patch (a record's depends changed in repodata.json, the package file not) reaches
+   the PrefixRecord of a package already in the cache, as in conda, whose conda-meta comes from
+   the solver's record and not from the cache's repodata_record.json.
 """
 import json
 import os
@@ -110,6 +113,18 @@ def body(t):
     long_prefix = os.path.join(t.tmp, "p" * 250)
     r = t.menv_run("create", "-p", long_prefix, *C, "dependency")
     t.eq(r.rc, 0, "a prefix named with 250 characters is created")
+
+    # 9. repodata patches: metaonly is in the cache with depends [dependency]; the channel's
+    # repodata now says [dependency, dependent]
+    rd_path = os.path.join(chan, "noarch", "repodata.json")
+    rd = json.load(open(rd_path))
+    rd["packages"]["metaonly-1.0-0.tar.bz2"]["depends"] = ["dependency", "dependent"]
+    write_text(rd_path, json.dumps(rd, indent=1))
+    t.menv_ok("create", "-n", "patched", *C, "metaonly")
+    got = json.load(open(os.path.join(t.envs, "patched", "conda-meta", "metaonly-1.0-0.json")))
+    t.eq(got["depends"], ["dependency", "dependent"], "the patched depends in conda-meta")
+    t.check(os.path.isfile(os.path.join(t.envs, "patched", "conda-meta", "dependent-2.0-0.json")),
+            "the patched dependency is installed")
 
 
 menvtest.main(body)
