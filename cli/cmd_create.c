@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,21 +65,6 @@ static void print_transaction(const char *prefix, const struct menv_record *cons
 
 /* Is the record already extracted in the package cache with the same hash? (conda's FETCH
  * lists only what has to be downloaded) */
-static bool in_cache(const char *pkgs_dir, const struct menv_record *r)
-{
-	char *dir = menv_pkgcache_dir(pkgs_dir, r);
-	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
-	json_t *j = json_load_file(path, 0, NULL);
-	const char *sha = json_string_value(json_object_get(j, "sha256"));
-	const char *md5 = json_string_value(json_object_get(j, "md5"));
-	bool hit = j && ((r->sha256 && sha && !strcasecmp(r->sha256, sha)) ||
-	                 (!r->sha256 && r->md5 && md5 && !strcasecmp(r->md5, md5)));
-	json_decref(j);
-	free(path);
-	free(dir);
-	return hit;
-}
-
 static void print_json(const char *prefix, const char *pkgs_dir,
                        const struct menv_record *const *recs, size_t n, bool dry_run, json_t *smoke)
 {
@@ -88,7 +72,7 @@ static void print_json(const char *prefix, const char *pkgs_dir,
 	json_t *link = json_array(), *fetch = json_array();
 	for (size_t i = 0; i < n; i++) {
 		json_array_append_new(link, menv_cli_record_json(recs[i]));
-		if (!dry_run || !in_cache(pkgs_dir, recs[i]))
+		if (!dry_run || !menv_pkgcache_has(pkgs_dir, recs[i]))
 			json_array_append_new(fetch, menv_cli_record_json(recs[i]));
 	}
 	json_object_set_new(actions, "LINK", link);
