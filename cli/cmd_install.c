@@ -342,6 +342,14 @@ struct owned_recs {
 	size_t n;
 };
 
+static void owned_recs_release(struct owned_recs *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		menv_record_release(&o->v[i]);
+	free(o->v);
+	memset(o, 0, sizeof(*o));
+}
+
 /* Orders records so that each comes after the records of the same set it depends on. */
 static void toposort(const struct menv_record **recs, size_t n)
 {
@@ -602,12 +610,8 @@ int menv_cli_revert_to_revision(const struct menv_config *cfg, const char *prefi
 out:
 	free(unlink);
 	menv_transaction_release(&t);
-	for (size_t i = 0; i < owned.n; i++)
-		menv_record_release(&owned.v[i]);
-	free(owned.v);
-	for (size_t i = 0; i < relinked.n; i++)
-		menv_record_release(&relinked.v[i]);
-	free(relinked.v);
+	owned_recs_release(&owned);
+	owned_recs_release(&relinked);
 	menv_prefix_records_free(inst, ninst);
 	return rc;
 }
@@ -1029,12 +1033,8 @@ out:
 	free(unlink);
 	menv_transaction_release(&t);
 	menv_solver_free(solver);
-	for (size_t i = 0; i < owned.n; i++)
-		menv_record_release(&owned.v[i]);
-	free(owned.v);
-	for (size_t i = 0; i < relinked.n; i++)
-		menv_record_release(&relinked.v[i]);
-	free(relinked.v);
+	owned_recs_release(&owned);
+	owned_recs_release(&relinked);
 	menv_cli_channels_release(&ch);
 	for (size_t i = 0; i < npins; i++)
 		menv_matchspec_free(pins[i]);
