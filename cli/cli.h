@@ -199,6 +199,20 @@ int menv_cli_after_create(const struct menv_config *cfg, const char *prefix,
 int menv_cli_pip_into_env(const struct menv_config *cfg, const char *prefix,
                           const struct menv_pip_request *pr, long revert_to,
                           struct menv_error *err);
+/* When a plan moves python to another minor version, every installed noarch: python package
+ * that stays is unlinked and linked again, as conda does (CEP-20: its files live in
+ * lib/pythonX.Y/site-packages and its .pyc carry X.Y's tag). The record comes from the
+ * solver's channels (`solver` may be NULL; the same URL preferred), else from the installed
+ * PrefixRecord itself (its package is in the cache or downloaded again from its URL).
+ * `*link` / `*unlink` (arrays of *nlink / *nunlink) grow (realloc'd; the caller re-orders
+ * links that must follow their dependencies); records made from PrefixRecords go into
+ * `*made`, a new array of *nmade records (*made must be NULL on entry; release each, then
+ * free the array, after the links are done with). Returns how many packages were added. No
+ * errors: a record that cannot be rebuilt is left as it is. */
+size_t menv_cli_relink_noarch_python(struct menv_solver *solver, struct menv_prefix_record *inst,
+                                     size_t ninst, const struct menv_record ***link, size_t *nlink,
+                                     json_t ***unlink, size_t *nunlink, struct menv_record **made,
+                                     size_t *nmade);
 /* Links and unlinks what it takes to give `prefix` the packages of history revision `rev`
  * again (as `install --revision`; records from the package cache), as one journaled
  * transaction whose history `# cmd:` line names `why`. The caller holds the prefix lock.

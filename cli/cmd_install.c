@@ -494,17 +494,11 @@ static bool json_noarch_python(json_t *rec)
 	       json_is_true(json_object_get(rec, "noarch_python"));
 }
 
-/* When the plan moves python to another minor version, every noarch: python package that
- * stays is unlinked and linked again, as conda does (CEP-20: its files live in
- * lib/pythonX.Y/site-packages and its .pyc carry X.Y's tag). The record comes from the
- * solver's channels (`solver` may be NULL; the same URL preferred), else from the installed
- * PrefixRecord itself
- * (its package is in the cache or downloaded again from its URL). Grows t->link (then put
- * back in dependency order) and *unlink (both realloc'd); new records go into `made`, which
- * the caller releases. No errors: a record that cannot be rebuilt is left as it is. */
-static void relink_noarch_python(struct menv_solver *solver, struct menv_prefix_record *inst,
-                                 size_t ninst, struct menv_transaction *t, json_t ***unlink,
-                                 size_t *nunlink, struct owned_recs *made)
+/* noarch: python packages follow python to its new minor version (cli.h). */
+size_t menv_cli_relink_noarch_python(struct menv_solver *solver, struct menv_prefix_record *inst,
+                                     size_t ninst, const struct menv_record ***link, size_t *nlink,
+                                     json_t ***unlink, size_t *nunlink, struct menv_record **made,
+                                     size_t *nmade)
 {
 	char was[32] = "", now[32] = "";
 	size_t added = 0;
@@ -512,17 +506,18 @@ static void relink_noarch_python(struct menv_solver *solver, struct menv_prefix_
 	for (size_t i = 0; i < ninst; i++)
 		if (!strcmp(inst[i].name, "python"))
 			minor_of(inst[i].version, was, sizeof(was));
-	for (size_t i = 0; i < t->nlink; i++)
-		if (!strcmp(t->link[i]->name, "python"))
-			minor_of(t->link[i]->version, now, sizeof(now));
+	for (size_t i = 0; i < *nlink; i++)
+		if (!strcmp((*link)[i]->name, "python"))
+			minor_of((*link)[i]->version, now, sizeof(now));
 	if (!was[0] || !now[0] || !strcmp(was, now))
-		return;
-	t->link = menv_xrealloc(t->link, (t->nlink + ninst + 1) * sizeof(*t->link));
+		return 0;
+	*link = menv_xrealloc(*link, (*nlink + ninst + 1) * sizeof(**link));
 	*unlink = menv_xrealloc(*unlink, (*nunlink + ninst + 1) * sizeof(**unlink));
-	made->v = menv_xcalloc(ninst + 1, sizeof(*made->v));
+	*made = menv_xcalloc(ninst + 1, sizeof(**made)); /* *link points into it */
+	*nmade = 0;
 	for (size_t i = 0; i < ninst; i++) {
 		json_t *rec = inst[i].json;
-		bool leaves = links_name(t->link, t->nlink, inst[i].name);
+		bool leaves = links_name(*link, *nlink, inst[i].name);
 		for (size_t k = 0; k < *nunlink && !leaves; k++)
 			leaves = (*unlink)[k] == rec;
 		if (leaves || !json_noarch_python(rec))
@@ -559,20 +554,19 @@ static void relink_noarch_python(struct menv_solver *solver, struct menv_prefix_
 			char *slash = strrchr(base, '/');
 			if (slash)
 				*slash = '\0';
-			if (menv_record_from_json(&made->v[made->n], copy, jstr(rec, "fn"), base,
+			if (menv_record_from_json(&(*made)[*nmade], copy, jstr(rec, "fn"), base,
 			                          NULL, NULL) == 0)
-				found = &made->v[made->n++];
+				found = &(*made)[(*nmade)++];
 			free(base);
 			json_decref(copy);
 		}
 		if (!found)
 			continue;
 		(*unlink)[(*nunlink)++] = rec;
-		t->link[t->nlink++] = found;
+		(*link)[(*nlink)++] = found;
 		added++;
 	}
-	if (added)
-		toposort(t->link, t->nlink);
+	return added;
 }
 
 int menv_cli_revert_to_revision(const struct menv_config *cfg, const char *prefix, size_t rev,
@@ -594,7 +588,9 @@ int menv_cli_revert_to_revision(const struct menv_config *cfg, const char *prefi
 	unlink = menv_xcalloc(t.nunlink + 1, sizeof(*unlink));
 	for (size_t i = 0; i < t.nunlink; i++)
 		unlink[nunlink++] = t.unlink[i];
-	relink_noarch_python(NULL, inst, ninst, &t, &unlink, &nunlink, &relinked);
+	if (menv_cli_relink_noarch_python(NULL, inst, ninst, &t.link, &t.nlink, &unlink, &nunlink,
+	                                  &relinked.v, &relinked.n))
+		toposort(t.link, t.nlink);
 	if (t.nlink || nunlink) {
 		char *cmdline = menv_xasprintf("menv (rollback to revision %zu: %s)", rev, why);
 		struct menv_install_opts io = {
@@ -929,8 +925,10 @@ static int change(struct chg_opts *o)
 		for (size_t i = 0; i < t.nunlink; i++)
 			unlink[nunlink++] = t.unlink[i];
 	}
-	if (!remove_env)
-		relink_noarch_python(solver, inst, ninst, &t, &unlink, &nunlink, &relinked);
+	if (!remove_env &&
+	    menv_cli_relink_noarch_python(solver, inst, ninst, &t.link, &t.nlink, &unlink, &nunlink,
+	                                  &relinked.v, &relinked.n))
+		toposort(t.link, t.nlink);
 
 	if (o->json && o->dry_run)
 		print_json(prefix, t.link, t.nlink, unlink, nunlink, true, NULL);

@@ -245,11 +245,13 @@ static int complete_records(const char *pkgs_dir, struct lockrecs *l, struct men
 	return rc;
 }
 
-/* Every record of `l` but the skipped downloaded (hashes verified) and extracted into
- * cfg->pkgs_dir, then
+/* Every record of `l` but the skipped, and the `nextra` records of `extra` (relinked
+ * packages, not completed), downloaded (hashes verified) and extracted into cfg->pkgs_dir,
+ * then
  * completed from the package's info/ (complete_records). Errors: the package cache's, with
  * the lockfile `file` named. */
-static int fetch_and_complete(const struct menv_config *cfg, struct lockrecs *l, const char *file,
+static int fetch_and_complete(const struct menv_config *cfg, struct lockrecs *l,
+                              struct menv_record *extra, size_t nextra, const char *file,
                               bool quiet, struct menv_error *err)
 {
 	struct menv_fetch_opts fo;
@@ -258,11 +260,13 @@ static int fetch_and_complete(const struct menv_config *cfg, struct lockrecs *l,
 	fo.cancel = (volatile int *)&menv_cli_cancel;
 	if (!quiet)
 		fprintf(stderr, "Fetching packages into %s\n", cfg->pkgs_dir);
-	struct menv_record **ptrs = menv_xcalloc(l->n + 1, sizeof(*ptrs));
+	struct menv_record **ptrs = menv_xcalloc(l->n + nextra + 1, sizeof(*ptrs));
 	size_t nptrs = 0;
 	for (size_t i = 0; i < l->n; i++)
 		if (!l->skip || !l->skip[i])
 			ptrs[nptrs++] = &l->recs[i];
+	for (size_t i = 0; i < nextra; i++)
+		ptrs[nptrs++] = &extra[i];
 	menv_cli_progress_init(&prog, &fo, quiet);
 	bool lines_off = quiet || fo.progress;
 	snapshot_solved(cfg->pkgs_dir, l);
@@ -534,7 +538,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		goto out;
 	}
 	if (l.n) {
-		rc = fetch_and_complete(cfg, &l, o->file, o->quiet || o->json, &err);
+		rc = fetch_and_complete(cfg, &l, NULL, 0, o->file, o->quiet || o->json, &err);
 		if (rc)
 			goto out;
 	}
@@ -631,7 +635,8 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	char *prefix = NULL, *cmdline = NULL;
 	const struct menv_lock_package **pipsel = NULL;
 	struct menv_pip_dist *pips = NULL;
-	size_t nsel = 0, ninst = 0, nlink = 0, nunlink = 0, npips = 0, npipsel = 0;
+	struct menv_record *made = NULL; /* records of relinked noarch python packages */
+	size_t nsel = 0, ninst = 0, nlink = 0, nunlink = 0, npips = 0, npipsel = 0, nmade = 0;
 	int rc, code = 0, lock_fd = -1;
 
 	rc = menv_lockfile_load(o->file, &lf, &err);
@@ -692,6 +697,10 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 		if (have)
 			unlink[nunlink++] = have->json;
 	}
+	/* a lock that moves python to another minor version: the noarch python packages it
+	 * does not name move with it */
+	menv_cli_relink_noarch_python(NULL, inst, ninst, &link, &nlink, &unlink, &nunlink, &made,
+	                              &nmade);
 	if (!o->quiet)
 		fprintf(stderr,
 		        "Installing from lockfile %s (%s, %s) into %s: %zu to link, %zu to "
@@ -724,7 +733,7 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 		goto out;
 	}
 	/* only the records to link are fetched (the kept ones are already installed) */
-	rc = fetch_and_complete(cfg, &l, o->file, o->quiet || o->json, &err);
+	rc = fetch_and_complete(cfg, &l, made, nmade, o->file, o->quiet || o->json, &err);
 	if (rc)
 		goto out;
 	for (size_t i = 0; i < nlink; i++)
@@ -794,6 +803,9 @@ out:
 	free(unlink);
 	free(order);
 	free(pipsel);
+	for (size_t i = 0; i < nmade; i++)
+		menv_record_release(&made[i]);
+	free(made);
 	menv_pip_dists_free(pips, npips);
 	free(sel);
 	lockrecs_release(&l);

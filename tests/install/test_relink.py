@@ -3,7 +3,7 @@ update or revision changes python's minor version, every noarch python package t
 unlinked from lib/pythonX.Y/site-packages and linked again into the new python's, its .pyc
 compiled again and its entry points rewritten; the old site-packages tree disappears. The
 record comes from the channel, or from the installed PrefixRecord when the channel no longer
-has it. Two python packages: one wrapping this machine's python3 (its real version), one of
+has it; `install -f LOCK` relinks the ones the lock does not name. Two python packages: one wrapping this machine's python3 (its real version), one of
 another minor version whose compileall writes nothing (an interpreter this machine lacks)."""
 import json
 import os
@@ -120,6 +120,24 @@ def body(t):
     t.check(all(k in g for k in ("sha256", "depends", "files", "paths_data")),
             "the relinked PrefixRecord is complete", sorted(g))
     t.eq(json.dumps(g["depends"]), json.dumps(["python"]), "depends kept")
+
+    # install -f LOCK: a lock of python alone (another environment's) moves python back to
+    # the machine's version; greetpkg, which the lock does not name, follows it
+    pyonly = os.path.join(t.tmp, "pyonly")
+    t.menv_ok("create", "-p", pyonly, *c, "python=" + real)
+    lock = os.path.join(t.tmp, "pyonly.lock.yml")
+    with open(lock, "w") as f:
+        f.write(t.menv_ok("export", "-p", pyonly).out)
+    t.menv_ok("install", "-p", env, "-f", lock)
+    t.check(not os.path.exists(os.path.join(env, "lib", "python" + other)),
+            "install -f LOCK: lib/python%s is gone" % other)
+    t.eq(site_files(env, real), sorted([f % real for f in greet_files] + pycs +
+                                       ["lib/python%s/site-packages/README" % real]),
+         "install -f LOCK: greetpkg relinked into python %s" % real)
+    out = subprocess.run([os.path.join(env, "bin", "greet")], capture_output=True, text=True)
+    t.eq((out.returncode, out.stdout), (0, "hello\n"), "install -f LOCK: the entry point runs")
+    t.check(os.path.isfile(os.path.join(env, "share/plainpkg/data.txt")),
+            "install -f LOCK: plainpkg (not in the lock) stays")
 
 
 if __name__ == "__main__":
