@@ -163,11 +163,14 @@ struct menv_cli_lock_opts {
 	const char *env;           /* pixi environment (-e), or NULL for "default" */
 	const char *name, *prefix; /* -n / -p */
 	bool dry_run, json, quiet;
-	bool no_wait, smoke; /* install -f: --no-wait; run the smoke check after a change */
+	bool no_wait; /* install -f: --no-wait */
+	bool smoke;   /* run the smoke check on the new or changed environment */
 };
 /* `menv create -f LOCKFILE`: the lock's records for cfg->subdir, fetched (hashes verified)
  * and linked without repodata or solver, then its pip entries (--no-deps, --require-hashes
- * when every entry has a sha256). Prints, and returns the exit code. */
+ * when every entry has a sha256), then the smoke check where o->smoke and the environment
+ * has a CUDA compiler (a failed check keeps the environment and exits 1, as create -f
+ * environment.yml). Prints, and returns the exit code. */
 int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_cli_lock_opts *o);
 /* `menv install -f LOCKFILE` into the existing environment -n/-p: the lock's conda records
  * for cfg->subdir that the prefix does not hold as name-version-build are linked, and the

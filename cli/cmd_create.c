@@ -175,6 +175,7 @@ int menv_cmd_create(int argc, char **argv)
 		        .dry_run = o.dry_run,
 		        .json = o.json,
 		        .quiet = o.quiet,
+		        .smoke = !o.no_smoke,
 		};
 		exit_code = menv_cli_create_from_lock(&cfg, &lo);
 		goto out;

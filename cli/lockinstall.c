@@ -458,7 +458,8 @@ static void write_request(const char *prefix, json_t *req)
 /* A transaction from a lock in conda's --json shape (actions LINK, UNLINK, PREFIX), marked
  * not solved. */
 static void print_lock_change(const char *prefix, const struct menv_record *const *link,
-                              size_t nlink, json_t *const *unlink, size_t nunlink, bool dry_run)
+                              size_t nlink, json_t *const *unlink, size_t nunlink, bool dry_run,
+                              json_t *smoke)
 {
 	json_t *root = json_object(), *actions = json_object(), *ja = json_array(),
 	       *ju = json_array();
@@ -474,6 +475,8 @@ static void print_lock_change(const char *prefix, const struct menv_record *cons
 	json_object_set_new(root, "dry_run", json_boolean(dry_run));
 	json_object_set_new(root, "success", json_true());
 	json_object_set_new(root, "solved", json_false());
+	if (smoke) /* the smoke check's report (a failed check keeps the environment) */
+		json_object_set(root, "smoke_check", smoke);
 	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
 	printf("%s\n", s);
 	free(s);
@@ -521,7 +524,7 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 	if (o->dry_run) {
 		order = toposort(&l);
 		if (o->json) {
-			print_lock_change(prefix, order, l.n, NULL, 0, true);
+			print_lock_change(prefix, order, l.n, NULL, 0, true, NULL);
 		} else {
 			printf("\nTransaction (from lockfile, not solved)\n\n  Prefix: %s\n\n",
 			       prefix);
@@ -590,12 +593,18 @@ int menv_cli_create_from_lock(const struct menv_config *cfg, const struct menv_c
 		}
 	}
 	menv_cli_envreg_register(prefix); /* ~/.conda/environments.txt, as conda does */
-	if (o->json) {
-		print_lock_change(prefix, order, l.n, NULL, 0, false);
-	} else {
+	if (!o->json)
 		printf("Created %s from lockfile %s: %zu packages (%zu pip), %zu files, no solve\n",
 		       prefix, o->file, l.n + npip, npip, st.files);
+	/* the sample CUDA op built and tested with the new environment's own toolchain */
+	json_t *smoke = NULL;
+	if (o->smoke && menv_cli_wants_smoke(cfg, prefix)) {
+		fflush(stdout);
+		code = menv_cli_smoke(prefix, o->json, false, false, o->json ? &smoke : NULL);
 	}
+	if (o->json)
+		print_lock_change(prefix, order, l.n, NULL, 0, false, smoke);
+	json_decref(smoke);
 out:
 	if (rc) {
 		if (o->json) {
@@ -726,7 +735,7 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	}
 	if (o->dry_run || (!nlink && !nunlink && !npipsel)) {
 		if (o->json) {
-			print_lock_change(prefix, link, nlink, unlink, nunlink, o->dry_run);
+			print_lock_change(prefix, link, nlink, unlink, nunlink, o->dry_run, NULL);
 		} else if (o->dry_run) {
 			printf("Dry run: nothing was changed.\n");
 		}
@@ -778,7 +787,7 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 	if (rc)
 		goto out;
 	if (o->json) {
-		print_lock_change(prefix, link, nlink, unlink, nunlink, false);
+		print_lock_change(prefix, link, nlink, unlink, nunlink, false, NULL);
 	} else {
 		printf("Updated %s from lockfile %s: %zu packages removed, %zu linked (%zu pip), "
 		       "%zu files, no solve\n",

@@ -12,7 +12,8 @@
 #     every package is verified against the lock's sha256. The lock names the channel folder
 #     it was made from; that location is mapped to this machine's channel folder (the bytes
 #     are the same: the hashes say so);
-#  4. the smoke check (ops/smoke, else python/numpy/nvcc/g++ from the environment);
+#  4. the smoke check (`menv create` runs it on the new environment; an existing one is
+#     checked with `menv smoke`), and python/numpy/nvcc/g++ as the environment has them;
 #  5. prints the two lines that activate the environment.
 #
 # Idempotent: a second run builds nothing; it checks that the existing environment still
@@ -69,18 +70,19 @@ if [ -d "$prefix/conda-meta" ]; then
 		exit 1
 	fi
 else
-	say "creating '$envname' from $lock (no solve)"
+	say "creating '$envname' from $lock (no solve; the smoke check follows)"
 	"$menv" create -n "$envname" -f "$tmp/lock.yml"
+	created=1
 fi
 
-# 4. the smoke check, with a scrubbed environment (only the environment's toolchain)
-if [ -x "$here/ops/smoke" ]; then
-	"$here/ops/smoke" "$envname"
-else
-	"$menv" run --clean-env -n "$envname" python -c \
-		'import numpy, sys; print("python", sys.version.split()[0], "numpy", numpy.__version__)'
-	"$menv" run --clean-env -n "$envname" sh -c 'nvcc --version | tail -n 1; g++ --version | head -n 1'
+# 4. the smoke check (ops/ built and tested with the environment's nvcc and g++), then the
+# toolchain as a scrubbed environment sees it
+if [ -z "${created:-}" ]; then
+	"$menv" smoke -n "$envname"
 fi
+"$menv" run --clean-env -n "$envname" python -c \
+	'import numpy, sys; print("python", sys.version.split()[0], "numpy", numpy.__version__)'
+"$menv" run --clean-env -n "$envname" sh -c 'nvcc --version | tail -n 1; g++ --version | head -n 1'
 
 # 5. how to use it
 cat <<EOF
