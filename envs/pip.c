@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,14 +41,17 @@ char *menv_pip_normalize(const char *name)
 	return menv_buf_detach(&b);
 }
 
-/* The site-packages folders of a prefix (lib/pythonX.Y/site-packages). */
-static void site_packages(const char *prefix, struct menv_strvec *out)
+/* The site-packages folders of a prefix: lib/python<pyver>/site-packages, or every
+ * lib/pythonX.Y/site-packages when pyver is NULL. */
+static void site_packages(const char *prefix, const char *pyver, struct menv_strvec *out)
 {
 	char *lib = menv_xasprintf("%s/lib", prefix);
 	DIR *d = opendir(lib);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		if (strncmp(de->d_name, "python", 6) || !de->d_name[6])
+			continue;
+		if (pyver && strcmp(de->d_name + 6, pyver))
 			continue;
 		char *sp = menv_xasprintf("%s/%s/site-packages", lib, de->d_name);
 		struct stat st;
@@ -112,7 +116,18 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 				free(name);
 		}
 	}
-	site_packages(prefix, &sps);
+	/* only the environment's python sees them (those of an earlier python stay on disk,
+	 * as conda leaves them, but are not listed) */
+	char pyver[32] = "";
+	for (size_t i = 0; i < nrecs; i++) {
+		if (strcmp(recs[i].name, "python"))
+			continue;
+		const char *pv = recs[i].version, *dot = strchr(pv, '.');
+		const char *end = dot ? strchr(dot + 1, '.') : NULL;
+		size_t len = end ? (size_t)(end - pv) : strlen(pv);
+		snprintf(pyver, sizeof(pyver), "%.*s", (int)len, pv);
+	}
+	site_packages(prefix, pyver[0] ? pyver : NULL, &sps);
 	for (size_t s = 0; s < sps.n; s++) {
 		DIR *d = opendir(sps.v[s]);
 		struct dirent *de;
@@ -187,12 +202,19 @@ void menv_pip_dists_free(struct menv_pip_dist *v, size_t n)
  * or -1 when it could not run (errno). */
 static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
 {
-	pid_t pid = fork();
+	pid_t pid;
 	int st = 0;
 
+	pid_t parent = getpid();
+	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		/* pip must not outlive menv (killed, it would go on writing without the prefix
+		 * lock) */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
 		menv_child_umask();
 		dup2(2, 1);
 		int nul = open("/dev/null", O_RDONLY);
@@ -219,14 +241,55 @@ static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
 	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+/* Lists `<stem>.dist-info/MENV_SOURCE` in the dist-info's RECORD (PEP 376: every installed
+ * file), so that `pip uninstall` removes it with the rest and leaves no half dist-info. */
+static void add_to_record(const char *distinfo, const char *stem)
+{
+	char *path = menv_xasprintf("%s/RECORD", distinfo);
+	char *line = menv_xasprintf("%s.dist-info/MENV_SOURCE,,", stem);
+	struct menv_buf b = MENV_BUF_INIT;
+	if (menv_buf_read_file(&b, path, NULL) == 0 && !(b.buf && strstr(b.buf, line))) {
+		FILE *f = fopen(path, "a");
+		if (f) {
+			fprintf(f, "%s%s\n", b.len && b.buf[b.len - 1] != '\n' ? "\n" : "", line);
+			fclose(f);
+		}
+	}
+	menv_buf_release(&b);
+	free(line);
+	free(path);
+}
+
 /* Records where each wheel came from, from pip's log ("Processing /x/y.whl", "Downloading
  * URL", "Added ... from URL#sha256=..."), in <dist-info>/MENV_SOURCE of the installed
  * distributions. Best effort: nothing is lost for the environment when this fails. */
-static void record_sources(const char *prefix, const char *log)
+static void record_sources(const char *prefix, const char *log, const struct menv_strvec *reqs)
 {
 	FILE *f = fopen(log, "r");
 	char line[8192];
 	json_t *byfile = json_object(); /* wheel file name -> {url, sha256} */
+
+	/* "name @ URL --hash=sha256:HEX" lines (a lock's entries): pip verifies the hash and
+	 * does not print it again */
+	for (size_t i = 0; i < reqs->n; i++) {
+		const char *at = strstr(reqs->v[i], " @ ");
+		const char *h = strstr(reqs->v[i], "--hash=sha256:");
+		if (!at || !h)
+			continue;
+		char *url = menv_xstrndup(at + 3, strcspn(at + 3, " "));
+		const char *base = strrchr(url, '/');
+		base = base ? base + 1 : url;
+		if (strlen(h + 14) >= 64 && strstr(url, "://")) {
+			json_t *e = json_object();
+			if (strncmp(url, "file://", 7))
+				json_object_set_new(e, "url", json_string(url));
+			char *sha = menv_xstrndup(h + 14, 64);
+			json_object_set_new(e, "sha256", json_string(sha));
+			free(sha);
+			json_object_set_new(byfile, base, e);
+		}
+		free(url);
+	}
 
 	while (f && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\r\n")] = '\0';
@@ -266,7 +329,7 @@ static void record_sources(const char *prefix, const char *log)
 		fclose(f);
 	/* a wheel "name-version-..." belongs to the dist-info "name-version.dist-info" */
 	struct menv_strvec sps = MENV_STRVEC_INIT;
-	site_packages(prefix, &sps);
+	site_packages(prefix, NULL, &sps);
 	const char *fn;
 	json_t *e;
 	json_object_foreach(byfile, fn, e)
@@ -281,7 +344,8 @@ static void record_sources(const char *prefix, const char *log)
 			struct stat st;
 			if (stat(dir, &st) == 0) {
 				char *path = menv_xasprintf("%s/MENV_SOURCE", dir);
-				json_dump_file(e, path, JSON_SORT_KEYS);
+				if (json_dump_file(e, path, JSON_SORT_KEYS) == 0)
+					add_to_record(dir, stem);
 				free(path);
 			}
 			free(dir);
@@ -290,6 +354,25 @@ static void record_sources(const char *prefix, const char *log)
 	}
 	menv_strvec_clear(&sps);
 	json_decref(byfile);
+}
+
+/* pip reads `-r FILE` and `-c FILE` relative to the requirements file that names them, and
+ * menv's lives in a temporary folder: a relative FILE is made absolute against `cwd` (the
+ * environment file's folder), where conda's requirements file would be. Caller frees. */
+static char *anchored_line(const char *line, const char *cwd)
+{
+	static const char *const opts[] = {"-r", "--requirement", "-c", "--constraint", NULL};
+	for (size_t i = 0; cwd && opts[i]; i++) {
+		size_t n = strlen(opts[i]);
+		if (strncmp(line, opts[i], n) || (line[n] != ' ' && line[n] != '='))
+			continue;
+		const char *path = line + n + 1;
+		path += strspn(path, " \t");
+		if (!*path || *path == '/' || strstr(path, "://"))
+			break;
+		return menv_xasprintf("%s %s/%s", opts[i], cwd, path);
+	}
+	return menv_xstrdup(line);
 }
 
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req, struct menv_error *err)
@@ -315,8 +398,11 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 	}
 	reqfile = menv_xasprintf("%s/requirements.txt", dir);
 	log = menv_xasprintf("%s/pip.log", dir);
-	for (size_t i = 0; i < req->requirements.n; i++)
-		menv_buf_addf(&text, "%s\n", req->requirements.v[i]);
+	for (size_t i = 0; i < req->requirements.n; i++) {
+		char *line = anchored_line(req->requirements.v[i], req->cwd);
+		menv_buf_addf(&text, "%s\n", line);
+		free(line);
+	}
 	rc = menv_write_file_atomic(reqfile, text.buf, text.len, err);
 	if (rc)
 		goto out;
@@ -367,7 +453,7 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 		                    nreq > 3 ? ", ..." : "");
 		menv_buf_release(&what);
 	} else {
-		record_sources(prefix, log);
+		record_sources(prefix, log, &req->requirements);
 	}
 out:
 	if (reqfile)

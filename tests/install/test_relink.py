@@ -85,6 +85,20 @@ def body(t):
     t.eq((out.returncode, out.stdout), (0, "hello\n"), "the entry point runs on python %s" % real)
     t.eq(os.stat(os.path.join(env, "share/plainpkg/data.txt")).st_ino, plain_ino,
          "a package that is not noarch python stays as it was")
+    # pip's distributions: only those of the environment's python are listed (conda's view);
+    # one left in the old python's site-packages is not
+    made = []
+    for ver, name in ((other, "ghost"), (real, "seen")):
+        d = os.path.join(env, "lib", "python" + ver, "site-packages", name + "-1.0.dist-info")
+        os.makedirs(d)
+        with open(os.path.join(d, "METADATA"), "w") as f:
+            f.write("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name)
+        made.append(d)
+    listed = [p["name"] for p in t.menv_ok("list", "-p", env, "--json").json()
+              if p.get("channel") == "pypi"]
+    t.eq(listed, ["seen"], "menv list shows the pip packages of python %s only" % real)
+    shutil.rmtree(os.path.join(env, "lib", "python" + other))
+    shutil.rmtree(made[1])
     with open(os.path.join(env, "conda-meta", "history")) as f:
         last = f.read().split("==>")[-1]
     lines = last.splitlines()

@@ -14,8 +14,10 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -792,12 +794,27 @@ def pip_update(t):
             return sorted((p["name"], p["version"]) for p in t.menv_ok(
                 "list", "-n", "pipupd", "--json").json() if p.get("channel") == "pypi")
 
-        # env update with a pip section: six from the loopback index
-        env = toolchain_python_env(t, chan, "pipupd", ["--index-url %s" % idx, "six"])
-        r = t.menv_run("env", "update", "-f", env, timeout=600)
-        t.check(r.rc == 0, "env update -f with a pip: section", r)
+        # env update with a pip section: six from the loopback index, through `-r reqs.txt`
+        # beside the environment file (pip reads it relative to the requirements file)
+        write_text(os.path.join(t.tmp, "reqs.txt"), "six\n")
+        env = toolchain_python_env(t, chan, "pipupd", ["--index-url %s" % idx, "-r reqs.txt"])
+        r = t.menv_run("env", "update", "-f", env, timeout=600, cwd="/")
+        t.check(r.rc == 0, "env update -f with a pip: section naming -r reqs.txt", r)
         six = [p for p in pip_set() if p[0] == "six"]
         t.eq(len(six), 1, "six installed by pip into the existing environment")
+        # menv's MENV_SOURCE is in the dist-info's RECORD: pip uninstall leaves no ghost
+        di = glob.glob(os.path.join(prefix, "lib", "python3.9", "site-packages",
+                                    "six-*.dist-info"))
+        if t.check(len(di) == 1, "six's dist-info", di):
+            t.check(os.path.isfile(os.path.join(di[0], "MENV_SOURCE")) and "MENV_SOURCE" in
+                    open(os.path.join(di[0], "RECORD")).read(), "MENV_SOURCE listed in RECORD")
+            subprocess.run([os.path.join(prefix, "bin", "python"), "-m", "pip", "uninstall",
+                            "-y", "-q", "six"], capture_output=True)
+            t.check(not os.path.exists(di[0]), "pip uninstall removes the whole dist-info",
+                    os.listdir(di[0]) if os.path.exists(di[0]) else None)
+            r = t.menv_run("env", "update", "-f", env, timeout=600)
+            t.check(r.rc == 0 and [p for p in pip_set() if p[0] == "six"] == six,
+                    "six installed again", r)
         before = state(prefix)
 
         # a conda addition (ninja) and a pip requirement that does not exist: both taken back
@@ -831,6 +848,12 @@ def pip_update(t):
             names = [p[0] for p in pip_set()]
             t.check("requests" in names and "six" in names,
                     "requests added by the lock; six (not in the lock) stays", names)
+            # the lock's hashes survive a round trip (pip does not print a hash it checked)
+            ex = t.menv_ok("export", "-n", "pipupd").out
+            sha = re.search(r"- name: requests\n(?:    .*\n)*?      sha256: ([0-9a-f]{64})",
+                            open(lockp).read())
+            t.check(sha is not None and sha.group(1) in ex,
+                    "export after install -f LOCK keeps requests' sha256", ex[-1500:])
         # the same lock again: nothing to do, pip not run
         r = t.menv_run("install", "-n", "pipupd", "-f", lockp, timeout=600)
         t.check(r.rc == 0 and "Installing" not in r.err.replace("Installing from lockfile", ""),
@@ -856,8 +879,63 @@ def pip_update(t):
             t.eq(sorted(set(after) ^ set(before)), [], "wrong pip hash: the same files")
             t.eq([k for k in before if before[k] != after.get(k)], [],
                  "wrong pip hash: every file has its old bytes")
+        # menv killed (SIGKILL) while pip runs: pip does not go on without the prefix lock
+        hang = socket.socket()
+        hang.bind(("127.0.0.1", 0))
+        hang.listen(16)
+        held = []
+
+        def hold():  # accepts every connection and never answers it
+            while True:
+                try:
+                    held.append(hang.accept()[0])
+                except OSError:
+                    return
+        threading.Thread(target=hold, daemon=True).start()
+        env = toolchain_python_env(t, chan, "pipupd", [
+            "--index-url http://127.0.0.1:%d/simple" % hang.getsockname()[1], "toml"])
+        p = subprocess.Popen([t.menv, "env", "update", "-f", env], env=t.environ(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pip_pid = None
+        for _ in range(600):
+            pip_pid = pip_process(prefix)
+            if pip_pid or p.poll() is not None:
+                break
+            time.sleep(0.05)
+        if t.check(pip_pid is not None, "pip started against the silent index"):
+            p.kill()
+            p.wait()
+            for _ in range(100):  # 5 s; pip itself waits 15 s for each of its 5 tries
+                if not os.path.exists("/proc/%d" % pip_pid):
+                    break
+                time.sleep(0.05)
+            gone = not os.path.exists("/proc/%d" % pip_pid)
+            if not gone:
+                os.kill(pip_pid, 9)
+            t.check(gone, "pip ends with menv (SIGTERM from the parent's death)")
+        else:
+            p.kill()
+            p.wait()
+        hang.close()
+        for c in held:
+            c.close()
     finally:
         srv.stop()
+
+
+def pip_process(prefix):
+    """The pid of a `pip install` run by <prefix>/bin/python, or None."""
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            argv = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if (argv and argv[0] == os.path.join(prefix, "bin", "python").encode()
+                and b"pip" in argv and b"install" in argv):
+            return int(d)
+    return None
 
 
 def timing(t):
