@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -494,6 +495,33 @@ static bool json_noarch_python(json_t *rec)
 	       json_is_true(json_object_get(rec, "noarch_python"));
 }
 
+/* A record to link again from an installed PrefixRecord (its url, fn, hashes and depends;
+ * the install locations dropped). False when the PrefixRecord lacks its url or fn. */
+static bool record_from_installed(json_t *rec, struct menv_record *out)
+{
+	const char *url = jstr(rec, "url"), *fn = jstr(rec, "fn");
+	static const char *const drop[] = {"files",
+	                                   "paths_data",
+	                                   "link",
+	                                   "extracted_package_dir",
+	                                   "package_tarball_full_path",
+	                                   "requested_spec",
+	                                   "requested_specs"};
+	if (!*url || !*fn)
+		return false;
+	json_t *copy = json_deep_copy(rec);
+	for (size_t k = 0; k < sizeof(drop) / sizeof(*drop); k++)
+		json_object_del(copy, drop[k]);
+	char *base = menv_xstrdup(url);
+	char *slash = strrchr(base, '/');
+	if (slash)
+		*slash = '\0';
+	bool ok = menv_record_from_json(out, copy, fn, base, NULL, NULL) == 0;
+	free(base);
+	json_decref(copy);
+	return ok;
+}
+
 /* noarch: python packages follow python to its new minor version (cli.h). */
 size_t menv_cli_relink_noarch_python(struct menv_solver *solver, struct menv_prefix_record *inst,
                                      size_t ninst, const struct menv_record ***link, size_t *nlink,
@@ -539,27 +567,8 @@ size_t menv_cli_relink_noarch_python(struct menv_solver *solver, struct menv_pre
 		}
 		free(cands);
 		menv_matchspec_free(ms);
-		if (!found && *url && *jstr(rec, "fn")) {
-			json_t *copy = json_deep_copy(rec);
-			const char *drop[] = {"files",
-			                      "paths_data",
-			                      "link",
-			                      "extracted_package_dir",
-			                      "package_tarball_full_path",
-			                      "requested_spec",
-			                      "requested_specs"};
-			for (size_t k = 0; k < sizeof(drop) / sizeof(*drop); k++)
-				json_object_del(copy, drop[k]);
-			char *base = menv_xstrdup(url);
-			char *slash = strrchr(base, '/');
-			if (slash)
-				*slash = '\0';
-			if (menv_record_from_json(&(*made)[*nmade], copy, jstr(rec, "fn"), base,
-			                          NULL, NULL) == 0)
-				found = &(*made)[(*nmade)++];
-			free(base);
-			json_decref(copy);
-		}
+		if (!found && record_from_installed(rec, &(*made)[*nmade]))
+			found = &(*made)[(*nmade)++];
 		if (!found)
 			continue;
 		(*unlink)[(*nunlink)++] = rec;
@@ -626,6 +635,74 @@ static void add_note(struct menv_error *err, const char *fmt, ...)
 	snprintf(err->msg + len, sizeof(err->msg) - len, "; %s", note);
 }
 
+/* After a failed pip step: every conda package that lost a file (pip uninstalls a conda
+ * package's distribution before it replaces it, and may fail before the replacement is in)
+ * is linked again from the package cache (fetched again from its URL when the cache lost it),
+ * in one journaled transaction under the caller's prefix lock. `*repaired` counts them.
+ * Errors: those of the package cache and menv_env_apply. */
+static int repair_damaged(const struct menv_config *cfg, const char *prefix, size_t *repaired,
+                          struct menv_error *err)
+{
+	struct menv_prefix_record *inst = NULL;
+	struct menv_record *recs = NULL;
+	const struct menv_record **link = NULL;
+	json_t **unlink = NULL;
+	size_t ninst = 0, n = 0;
+	int rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
+
+	*repaired = 0;
+	if (rc)
+		return rc;
+	recs = menv_xcalloc(ninst + 1, sizeof(*recs));
+	link = menv_xcalloc(ninst + 1, sizeof(*link));
+	unlink = menv_xcalloc(ninst + 1, sizeof(*unlink));
+	for (size_t i = 0; i < ninst; i++) {
+		bool lost = false;
+		size_t k;
+		json_t *f;
+		json_array_foreach(json_object_get(inst[i].json, "files"), k, f)
+		{
+			struct stat sb;
+			char *p = menv_xasprintf("%s/%s", prefix, json_string_value(f));
+			lost = json_is_string(f) && lstat(p, &sb) != 0;
+			free(p);
+			if (lost)
+				break;
+		}
+		if (lost && record_from_installed(inst[i].json, &recs[n])) {
+			link[n] = &recs[n];
+			unlink[n] = inst[i].json;
+			n++;
+		}
+	}
+	if (n) {
+		struct menv_fetch_opts fo;
+		menv_fetch_opts_from_config(&fo, cfg);
+		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, (struct menv_record *const *)link, n,
+		                              &fo, NULL, NULL, err);
+	}
+	if (n && !rc) {
+		struct menv_strvec requested = MENV_STRVEC_INIT;
+		struct menv_install_opts io = {
+		        .pkgs_dir = cfg->pkgs_dir,
+		        .requested = &requested,
+		        .cmdline = "menv (repair: files a failed pip step removed)",
+		        .locked = true,
+		};
+		menv_cli_link_settings(cfg, &io);
+		rc = menv_env_apply(prefix, link, n, unlink, n, &io, NULL, err);
+		if (!rc)
+			*repaired = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		menv_record_release(&recs[i]);
+	free(recs);
+	free(link);
+	free(unlink);
+	menv_prefix_records_free(inst, ninst);
+	return rc;
+}
+
 int menv_cli_pip_into_env(const struct menv_config *cfg, const char *prefix,
                           const struct menv_pip_request *pr, long revert_to, struct menv_error *err)
 {
@@ -651,17 +728,26 @@ int menv_cli_pip_into_env(const struct menv_config *cfg, const char *prefix,
 				menv_strvec_push(&added, after[i].name);
 		}
 	}
+	size_t repaired = 0;
 	if (menv_pip_uninstall(prefix, &added, &e2))
 		add_note(err, "taking back its packages failed too (%s)", e2.msg);
-	else if (revert_to < 0)
-		add_note(err, "'%s' is as it was", prefix);
-	else if (menv_cli_revert_to_revision(cfg, prefix, (size_t)revert_to, "the pip step failed",
-	                                     &e2))
+	else if (revert_to >= 0 && menv_cli_revert_to_revision(cfg, prefix, (size_t)revert_to,
+	                                                       "the pip step failed", &e2))
 		add_note(err, "putting the conda packages back to revision %ld failed too (%s)",
 		         revert_to, e2.msg);
+	else if (repair_damaged(cfg, prefix, &repaired, &e2))
+		add_note(err,
+		         "linking again the conda packages pip had removed files of failed (%s)",
+		         e2.msg);
+	else if (revert_to < 0)
+		add_note(err, "'%s' is as it was%s", prefix,
+		         repaired ? " (conda packages whose files pip removed were linked again)"
+		                  : "");
 	else
-		add_note(err, "'%s' was put back to revision %ld, as it was before", prefix,
-		         revert_to);
+		add_note(err, "'%s' was put back to revision %ld, as it was before%s", prefix,
+		         revert_to,
+		         repaired ? " (conda packages whose files pip removed were linked again)"
+		                  : "");
 out:
 	menv_pip_dists_free(before, nbefore);
 	menv_pip_dists_free(after, nafter);

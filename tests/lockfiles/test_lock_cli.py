@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "cli"))
@@ -685,6 +686,26 @@ def wheel_index(t):
     return t.http_server(os.path.join(t.tmp, "www"))
 
 
+def add_wheel(t, name, version, files, requires=()):
+    """A wheel built here, added to the loopback index of wheel_index()."""
+    d = os.path.join(t.tmp, "www", "simple", name)
+    os.makedirs(d, exist_ok=True)
+    whl = os.path.join(d, "%s-%s-py3-none-any.whl" % (name, version))
+    di = "%s-%s.dist-info" % (name, version)
+    meta = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n%s" % (
+        name, version, "".join("Requires-Dist: %s\n" % r for r in requires))
+    entries = dict(files)
+    entries[di + "/METADATA"] = meta
+    entries[di + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: menv-tests\nRoot-Is-Purelib: true\n"
+                              "Tag: py3-none-any\n")
+    entries[di + "/RECORD"] = "".join("%s,,\n" % k for k in list(entries) + [di + "/RECORD"])
+    with zipfile.ZipFile(whl, "w") as z:
+        for k, v in entries.items():
+            z.writestr(k, v)
+    write_text(os.path.join(d, "index.html"), '<html><body><a href="%s#sha256=%s">%s</a></body>'
+               '</html>\n' % (os.path.basename(whl), sha256_file(whl), os.path.basename(whl)))
+
+
 def isolate_pip():
     """The machine's pip settings (PIP_FIND_LINKS, pip.conf) must not feed the tests."""
     for k in list(os.environ):
@@ -833,6 +854,27 @@ def pip_update(t):
         hist = open(os.path.join(prefix, "conda-meta", "history")).read()
         t.check("rollback to revision" in hist and "the pip step failed" in hist,
                 "history shows the change and its rollback", hist[-800:])
+
+        # pip replaces conda's setuptools 52 with 44.1.1 (a dependency of zzbad), then fails on
+        # zzbad (a data file under bin/python3.9, which is a file): setuptools 44.1.1 is taken
+        # back and conda's setuptools linked again from the package cache
+        add_wheel(t, "zzbad", "1.0", {
+            "zzbad/__init__.py": "",
+            "zzbad-1.0.data/data/bin/python3.9/evil": "x\n"}, ["setuptools==44.1.1"])
+        env = toolchain_python_env(t, chan, "pipupd", ["--index-url %s" % idx, "zzbad"])
+        r = t.menv_run("env", "update", "-f", env, timeout=600)
+        t.check("Uninstalling setuptools-52.0.0" in r.err,
+                "pip removed conda's setuptools before failing", r.err[-2000:])
+        last_error(t, r, "pip fails after removing conda's setuptools",
+                   ["pip failed", "zzbad", "is as it was", "linked again"])
+        after = state(prefix)
+        t.eq(sorted(set(after) ^ set(before)), [], "setuptools case: the same files as before")
+        t.eq([k for k in before if before[k] != after.get(k)], [],
+             "setuptools case: every file has its old bytes")
+        p = subprocess.run([os.path.join(prefix, "bin", "python"), "-c",
+                            "import setuptools; print(setuptools.__version__)"],
+                           capture_output=True, text=True)
+        t.eq(p.stdout.strip(), "52.0.0", "conda's setuptools imports again")
 
         # install -f LOCK with pip entries: a lock of a second environment that has requests
         env2 = toolchain_python_env(t, chan, "pipsrc", ["--index-url %s" % idx, "requests"])
