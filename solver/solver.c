@@ -1207,6 +1207,40 @@ void menv_transaction_release(struct menv_transaction *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* libsolv may replace an installed package by the channel's copy of the very same package
+ * (an update job prefers the repo solvable): an unlink and a link of one package (name,
+ * version, build, channel and subdir) are no change, as conda sees it, and are dropped. */
+static const char *json_str(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v ? v : "";
+}
+
+static void drop_same_package(struct menv_transaction *t)
+{
+	size_t nl = 0;
+	for (size_t i = 0; i < t->nlink; i++) {
+		const struct menv_record *r = t->link[i];
+		bool same = false;
+		for (size_t k = 0; k < t->nunlink && !same; k++) {
+			json_t *u = t->unlink[k];
+			const char *ch = json_string_value(json_object_get(u, "channel"));
+			same = !strcmp(json_str(u, "name"), r->name) &&
+			       !strcmp(json_str(u, "version"), r->version) &&
+			       !strcmp(json_str(u, "build"), r->build) && ch && r->channel_url &&
+			       !strcmp(ch, r->channel_url);
+			if (same) {
+				memmove(&t->unlink[k], &t->unlink[k + 1],
+				        (t->nunlink - k - 1) * sizeof(*t->unlink));
+				t->nunlink--;
+			}
+		}
+		if (!same)
+			t->link[nl++] = r;
+	}
+	t->nlink = nl;
+}
+
 int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
                               struct menv_transaction *out, struct menv_error *err)
 {
@@ -1289,6 +1323,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		if (r)
 			out->link[out->nlink++] = r;
 	}
+	drop_same_package(out);
 out:
 	if (trans)
 		transaction_free(trans);

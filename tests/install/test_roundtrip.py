@@ -74,6 +74,17 @@ def body(t):
     t.check(not os.path.exists(os.path.join(p, "conda-meta/base-1.0-0.json")),
             "update: old record gone")
     t.eq(records(p)["base"]["requested_spec"], "base", "update: requested_spec of the update")
+    # updating what is already newest changes nothing (libsolv's update job picks the
+    # channel's copy of the installed package: no relink, no new revision)
+    rev2, hist = snapshot(p), open(os.path.join(p, "conda-meta", "history")).read()
+    for args in (["base"], ["--all"]):
+        r = t.menv_ok("update", "-p", p, *c, *args, "--json")
+        j = r.json()
+        t.eq((j["actions"]["LINK"], j["actions"]["UNLINK"]), ([], []),
+             "update %s when current: no actions" % args[0])
+        t.eq(payload(snapshot(p)), payload(rev2), "update %s when current: unchanged" % args[0])
+    t.eq(open(os.path.join(p, "conda-meta", "history")).read(), hist,
+         "update when current: no new revision")
 
     # remove app: its files and record go, empty dirs too; base stays
     t.menv_ok("remove", "-p", p, "app")
