@@ -32,11 +32,13 @@ struct chg_opts {
 	bool no_smoke; /* --no-smoke-check */
 	bool has_revision;
 	long revision;
+	int priority; /* 0: from the settings, 1: --strict-channel-priority, 2: --no-channel-priority */
 };
 
 static const char *const usages[] = {
         [K_INSTALL] = "usage: menv install [-n NAME | -p PREFIX] [-c CHANNEL]... "
                       "[--override-channels]\n"
+                      "                    [--strict-channel-priority | --no-channel-priority]\n"
                       "                    [--dry-run] [--json] [-q] [-y] [--no-wait] SPEC...\n"
                       "       menv install [-n NAME | -p PREFIX] --revision N\n"
                       "       menv install [-n NAME | -p PREFIX] [--dry-run] [--json] -f "
@@ -46,6 +48,7 @@ static const char *const usages[] = {
                      "                   (NAME... | --all)\n",
         [K_UPDATE] = "usage: menv update [-n NAME | -p PREFIX] [-c CHANNEL]... "
                      "[--override-channels]\n"
+                     "                   [--strict-channel-priority | --no-channel-priority]\n"
                      "                   [--dry-run] [--json] [-q] [-y] [--no-wait] (NAME... | "
                      "--all)\n",
         [K_ENV_UPDATE] = "usage: menv env update -f environment.yml [-n NAME | -p PREFIX] "
@@ -61,6 +64,8 @@ static int parse(int argc, char **argv, struct chg_opts *o)
 	        {"file", required_argument, NULL, 'f'},
 	        {"channel", required_argument, NULL, 'c'},
 	        {"override-channels", no_argument, NULL, 'O'},
+	        {"strict-channel-priority", no_argument, NULL, 'S'},
+	        {"no-channel-priority", no_argument, NULL, 'N'},
 	        {"dry-run", no_argument, NULL, 'd'},
 	        {"json", no_argument, NULL, 'j'},
 	        {"quiet", no_argument, NULL, 'q'},
@@ -85,6 +90,8 @@ static int parse(int argc, char **argv, struct chg_opts *o)
 		case 'f': o->file = optarg; break;
 		case 'c': menv_strvec_push(&o->channels, optarg); break;
 		case 'O': o->override_channels = true; break;
+		case 'S': o->priority = 1; break;
+		case 'N': o->priority = 2; break;
 		case 'd': o->dry_run = true; break;
 		case 'j':
 			o->json = true;
@@ -842,6 +849,9 @@ static int change(struct chg_opts *o)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;
+	if (o->priority)
+		cfg.channel_priority =
+		        o->priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
 	if (o->kind == K_INSTALL && o->file) {
 		if (!menv_cli_is_lockfile(o->file)) {
 			rc = menv_error_set(&err, MENV_EUSAGE,

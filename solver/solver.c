@@ -1172,10 +1172,29 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 		queue_push(q, p);
 	}
 	if (!q->count) {
+		/* strict channel priority may be what hides it (pool->considered) */
+		char *why = NULL;
+		Id nameid = ms->name ? pool_str2id(pool, ms->name, 0) : 0;
+		for (p = 2; s->considered && nameid && !why && p < pool->nsolvables; p++) {
+			Solvable *sv = pool_id2solvable(pool, p);
+			if (sv->name != nameid || !sv->repo || sv->repo == s->virt ||
+			    MAPTST(s->considered, p))
+				continue;
+			const struct menv_record *r = record_of(s, p);
+			if (r && extra_keys_match(ms, r) && menv_matchspec_match_json(ms, r->json))
+				why = menv_xasprintf(
+				        " (%s %s of channel '%s' matches, but strict channel "
+				        "priority takes '%s' from a higher-priority channel "
+				        "only; --no-channel-priority allows it)",
+				        r->name, r->version, r->channel ? r->channel->name : "?",
+				        ms->name);
+		}
 		char *full = menv_matchspec_str_full(ms);
 		int rc = menv_error_set(err, MENV_ENOTFOUND,
-		                        "no package matches '%s' in the current channels", full);
+		                        "no package matches '%s' in the current channels%s", full,
+		                        why ? why : "");
 		free(full);
+		free(why);
 		return rc;
 	}
 	queue_push2(job, how | SOLVER_SOLVABLE_ONE_OF, pool_queuetowhatprovides(pool, q));
