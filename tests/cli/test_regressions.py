@@ -13,13 +13,15 @@ outcome as its assertion.
    is gone (the waiting command plans again under the lock);
 7. a prefix whose last part is 250 characters long is created (the staging name is cut);
 8. `menv list` keeps its columns in line when a build string is longer than 25 characters
-   (pytorch's are: py3.9_cuda11.8_cudnn8.7.0_0);
+   (pytorch's are: py3.9_cuda11.8_cudnn8.7.0_0); it filters by conda's REGEX argument (which
+   it ignored) and sorts pip's rows among conda's;
 9. a repodata patch (a record's depends changed in repodata.json, the package file not) reaches
    the PrefixRecord of a package already in the cache, as in conda, whose conda-meta comes from
    the solver's record and not from the cache's repodata_record.json.
 """
 import json
 import os
+import shutil
 import subprocess
 
 import menvtest
@@ -63,6 +65,27 @@ def body(t):
                   l.rindex(" " + chan_) + 1], cols, "menv list columns line up: %r" % l)
     else:
         t.check(False, "menv list has a '# Name' header", r.out)
+    # conda list's REGEX (searched in the name, any case) and --full-name; rows sorted by
+    # name, pip's among conda's
+    di = os.path.join(t.envs, "meta", "lib", "python3.9", "site-packages", "Aaa_pip-1.0.dist-info")
+    os.makedirs(di)
+    write_text(os.path.join(di, "METADATA"), "Metadata-Version: 2.1\nName: Aaa_pip\nVersion: 1.0\n")
+
+    def names(*args):
+        r = t.menv_ok("list", "-n", "meta", *args)
+        return [l.split()[0] for l in r.out.splitlines() if l and not l.startswith("#")]
+    t.eq(names(), ["aaa-pip", "dependency", "longbuild", "metaonly"], "list: sorted by name")
+    t.eq(names("dep"), ["dependency"], "list dep")
+    t.eq(names("^(meta|long)"), ["longbuild", "metaonly"], "list ^(meta|long)")
+    t.eq(names("META"), ["metaonly"], "list META: any case")
+    t.eq(names("--full-name", "depend"), [], "list --full-name depend")
+    t.eq(names("--full-name", "dependency"), ["dependency"], "list --full-name dependency")
+    t.eq([p["name"] for p in t.menv_ok("list", "-n", "meta", "--json", "pip").json()],
+         ["aaa-pip"], "list --json pip")
+    r = t.menv_run("list", "-n", "meta", "(")
+    t.one_line_error(r, "list with a bad regex", ["invalid regular expression '('"],
+                     nonzero_only=True)
+    shutil.rmtree(os.path.join(t.envs, "meta", "lib"))
 
     # 2. specs matching everything, bad bracket values
     for spec in ("", "*"):
