@@ -119,6 +119,13 @@ int menv_cli_lock_from_prefix(const struct menv_config *cfg, const char *prefix,
 		p->url = menv_xstrdup(pips[i].url);
 		p->sha256 = menv_xstrdup(pips[i].sha256);
 		p->deps_map = json_object();
+		if (!p->url && pips[i].local)
+			fprintf(stderr,
+			        "menv: warning: pip package '%s' %s was installed from a local "
+			        "path: "
+			        "the lock names it '%s==%s', which only an index that has it can "
+			        "install\n",
+			        p->name, p->version, p->name, p->version);
 		if (!p->url) {
 			/* no URL known (installed by hand from an index): pip finds name==version
 			 * in the index that the environment's pip section names */

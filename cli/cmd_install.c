@@ -1096,11 +1096,15 @@ static int change(struct chg_opts *o)
 	if (o->json) {
 		print_json(prefix, t.link, t.nlink, unlink, nunlink, false, ev.messages);
 	} else {
-		printf("%s %s: %zu packages removed, %zu linked, %zu files (%zu reflinked, %zu "
-		       "hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)\n",
-		       remove_env ? "Removed" : "Updated", prefix, st.unlinked, st.packages,
-		       st.files, st.reflinks, st.hardlinks, st.softlinks, st.copies, st.replaced,
-		       st.pyc);
+		if (remove_env)
+			printf("Removed %s: %zu packages\n", prefix, st.unlinked);
+		else
+			printf("Updated %s: %zu packages removed, %zu linked, %zu files (%zu "
+			       "reflinked, %zu hardlinked, %zu softlinked, %zu copied, %zu "
+			       "relocated, "
+			       "%zu .pyc)\n",
+			       prefix, st.unlinked, st.packages, st.files, st.reflinks,
+			       st.hardlinks, st.softlinks, st.copies, st.replaced, st.pyc);
 		if (st.clobbered)
 			printf("warning: %zu files were provided by more than one package; the "
 			       "later package's copy was kept\n",

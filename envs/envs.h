@@ -307,6 +307,7 @@ struct menv_pip_dist {
 	char *url;     /* where the wheel came from (PEP 610 direct_url.json, or what menv saw
 			  pip download), or NULL */
 	char *sha256;  /* of that file, lowercase hex, or NULL */
+	bool local;    /* installed from a local path (direct_url.json names a file:// URL) */
 };
 
 /* The distributions pip installed in `prefix`: the `*.dist-info` folders of

@@ -161,6 +161,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 			        json_object_get(json_object_get(j, "archive_info"), "hash"));
 			if (url && strncmp(url, "file://", 7) != 0)
 				p->url = menv_xstrdup(url);
+			p->local = url && !strncmp(url, "file://", 7);
 			if (url && h && !strncmp(h, "sha256=", 7))
 				p->sha256 = menv_xstrdup(h + 7);
 			/* menv's record of where the wheel came from (menv_pip_install) */

@@ -921,6 +921,18 @@ def pip_update(t):
             t.eq(sorted(set(after) ^ set(before)), [], "wrong pip hash: the same files")
             t.eq([k for k in before if before[k] != after.get(k)], [],
                  "wrong pip hash: every file has its old bytes")
+        # a pip package installed from a local path: export says the lock cannot fetch it
+        add_wheel(t, "localpkg", "0.1", {"localpkg/__init__.py": ""})
+        whl = os.path.join(t.tmp, "www", "simple", "localpkg", "localpkg-0.1-py3-none-any.whl")
+        subprocess.run([os.path.join(prefix, "bin", "python"), "-m", "pip", "install", "-q",
+                        "--no-deps", "--no-index", "--prefix", prefix, whl], check=True,
+                       capture_output=True)
+        r = t.menv_ok("export", "-n", "pipupd")
+        t.check("warning: pip package 'localpkg' 0.1 was installed from a local path" in r.err,
+                "export warns about a pip package from a local path", r.err)
+        subprocess.run([os.path.join(prefix, "bin", "python"), "-m", "pip", "uninstall", "-y",
+                        "-q", "localpkg"], capture_output=True)
+
         # menv killed (SIGKILL) while pip runs: pip does not go on without the prefix lock
         hang = socket.socket()
         hang.bind(("127.0.0.1", 0))
