@@ -257,6 +257,11 @@ bool menv_cli_prefix_in_use(const char *path);
  * is kept), other codes for errors, which are printed. With `report`, the result as JSON
  * goes there (caller owns it); else with `json` it is printed on stdout. */
 int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep, json_t **report);
+/* Takes the variables activation owns (menv_env_var_reserved: PATH, CONDA_PREFIX, ...) out of
+ * the parallel vectors `names` / `values` (freeing them), with one "menv: warning: <where>:
+ * ..." line on stderr for each, as conda does for a protected PATH. */
+void menv_cli_drop_reserved_vars(struct menv_strvec *names, struct menv_strvec *values,
+                                 const char *where);
 /* Should create/install run the smoke check on this prefix? When the setting smoke_check is
  * on (default) and the environment holds a CUDA compiler (cudatoolkit or cuda-nvcc). */
 bool menv_cli_wants_smoke(const struct menv_config *cfg, const char *prefix);

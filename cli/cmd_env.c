@@ -40,6 +40,27 @@ static void add_env(struct menv_strvec *envs, struct menv_strvec *seen, const ch
 	menv_strvec_push(envs, p);
 }
 
+void menv_cli_drop_reserved_vars(struct menv_strvec *names, struct menv_strvec *values,
+                                 const char *where)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < names->n; i++) {
+		if (menv_env_var_reserved(names->v[i])) {
+			fprintf(stderr,
+			        "menv: warning: %s: '%s' is set by activation itself and is "
+			        "ignored\n",
+			        where, names->v[i]);
+			free(names->v[i]);
+			free(values->v[i]);
+			continue;
+		}
+		names->v[k] = names->v[i];
+		values->v[k] = values->v[i];
+		k++;
+	}
+	names->n = values->n = k;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: menv env list [--json]\n"
@@ -217,6 +238,7 @@ static int config_vars(int argc, char **argv)
 			                       menv_xstrndup(args[i], (size_t)(eq - args[i])));
 			menv_strvec_push(&values, eq + 1);
 		}
+		menv_cli_drop_reserved_vars(&names, &values, "env config vars set");
 		rc = menv_env_state_vars_set(prefix, &names, &values, &err);
 		if (!rc && !json)
 			fprintf(stderr,

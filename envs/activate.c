@@ -37,6 +37,26 @@
 /* ---------------------------------------------------------------------------------------- */
 /* Names and the environment model                                                          */
 
+bool menv_env_var_reserved(const char *name)
+{
+	static const char *const names[] = {"PATH",
+	                                    "CONDA_PREFIX",
+	                                    "CONDA_SHLVL",
+	                                    "CONDA_DEFAULT_ENV",
+	                                    "CONDA_PROMPT_MODIFIER",
+	                                    "CONDA_EXE",
+	                                    "CONDA_PYTHON_EXE",
+	                                    NULL};
+	static const char *const prefixes[] = {"CONDA_PREFIX_", "CONDA_STACKED_", "_MENV_", NULL};
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	for (size_t i = 0; prefixes[i]; i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 bool menv_env_var_name_ok(const char *name)
 {
 	if (!name ||
@@ -342,7 +362,7 @@ static void vars_from_object(json_t *obj, struct menv_strvec *names, struct menv
 			        s = num;
 		else if (json_is_real(v))
 			snprintf(num, sizeof(num), "%.17g", json_real_value(v)), s = num;
-		if (s && menv_env_var_name_ok(k))
+		if (s && menv_env_var_name_ok(k) && !menv_env_var_reserved(k))
 			vars_put(names, values, k, s);
 	}
 }

@@ -208,6 +208,11 @@ const char *menv_shell_name(enum menv_shell sh);
 void menv_shell_quote(enum menv_shell sh, const char *s, struct menv_buf *out);
 /* True for a name a shell can export: [A-Za-z_][A-Za-z0-9_]*. */
 bool menv_env_var_name_ok(const char *name);
+/* Whether activation owns the variable `name` (PATH, CONDA_PREFIX, CONDA_SHLVL,
+ * CONDA_DEFAULT_ENV, CONDA_PROMPT_MODIFIER, CONDA_EXE, CONDA_PYTHON_EXE, CONDA_PREFIX_<n>,
+ * CONDA_STACKED_<n>, menv's _MENV_*): an environment's own variables may not set it (as in
+ * conda, which protects PATH); such entries are skipped when they are loaded. */
+bool menv_env_var_reserved(const char *name);
 
 /* What activation needs to know about the caller. All strings borrowed. */
 struct menv_activation {

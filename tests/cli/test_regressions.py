@@ -17,7 +17,10 @@ outcome as its assertion.
    it ignored) and sorts pip's rows among conda's;
 9. a repodata patch (a record's depends changed in repodata.json, the package file not) reaches
    the PrefixRecord of a package already in the cache, as in conda, whose conda-meta comes from
-   the solver's record and not from the cache's repodata_record.json.
+   the solver's record and not from the cache's repodata_record.json;
+10. a `PATH` (or CONDA_PREFIX, CONDA_SHLVL, ...) among an environment's variables is ignored
+   with a warning, as conda protects PATH: it used to replace PATH on activation and in
+   `menv run` (so no command was found) and to leave PATH empty after deactivation.
 """
 import json
 import os
@@ -148,6 +151,29 @@ def body(t):
     t.eq(got["depends"], ["dependency", "dependent"], "the patched depends in conda-meta")
     t.check(os.path.isfile(os.path.join(t.envs, "patched", "conda-meta", "dependent-2.0-0.json")),
             "the patched dependency is installed")
+
+
+    # 10. reserved variables
+    ef = os.path.join(t.tmp, "pathy.yml")
+    write_text(ef, "name: pathy\nchannels: [%s, nodefaults]\ndependencies: [dependency]\n"
+               "variables:\n  PATH: /opt/tools/bin\n  CONDA_SHLVL: '7'\n  KEEP: 'a b'\n"
+               % t.url(chan))
+    r = t.menv_run("create", "-q", "-f", ef)
+    t.check(r.rc == 0 and "warning: %s: 'PATH' is set by activation itself" % ef in r.err
+            and "'CONDA_SHLVL'" in r.err, "create warns about PATH and CONDA_SHLVL", r)
+    r = t.menv_ok("env", "config", "vars", "list", "-n", "pathy")
+    t.eq(r.out, "KEEP = a b\n", "only KEEP is stored")
+    r = t.menv_run("env", "config", "vars", "set", "-n", "pathy", "PATH=/bogus", "MORE=1")
+    t.check(r.rc == 0 and "'PATH' is set by activation itself" in r.err,
+            "config vars set warns about PATH", r)
+    state = os.path.join(t.envs, "pathy", "conda-meta", "state")
+    with open(state) as f:
+        st = json.load(f)
+    st["env_vars"]["PATH"] = "/bogus"  # written by an older menv: ignored when loaded
+    write_text(state, json.dumps(st))
+    r = t.menv_ok("run", "-n", "pathy", "sh", "-c", 'echo "$KEEP|$MORE"; command -v ls')
+    t.check(r.out.splitlines()[:1] == ["a b|1"] and "/ls" in r.out,
+            "menv run: the variables, and a PATH that still finds ls", r)
 
 
 menvtest.main(body)
