@@ -236,6 +236,40 @@ static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete
  * the size the record has gets them added to its repodata_record.json (keeping every other
  * key), so that the conda-meta record made from it carries them; that is best effort, as
  * another tool's cache may be read-only. */
+/* Whether an extracted package still holds what its info/paths.json lists: every file and
+ * link there, each file of the listed size (conda's safety check reads the same fields). A
+ * file changed through a hard link in some prefix, or deleted, makes the entry damaged: it
+ * is extracted or fetched again. Packages without paths.json (old formats) are trusted. */
+static bool extracted_intact(const char *dir)
+{
+	char *path = menv_xasprintf("%s/info/paths.json", dir);
+	json_t *j = json_load_file(path, 0, NULL);
+	bool ok = true;
+	size_t i;
+	json_t *e;
+
+	free(path);
+	if (!j)
+		return access(dir, F_OK) == 0;
+	json_array_foreach(json_object_get(j, "paths"), i, e)
+	{
+		const char *rel = json_string_value(json_object_get(e, "_path"));
+		const char *type = json_string_value(json_object_get(e, "path_type"));
+		json_t *size = json_object_get(e, "size_in_bytes");
+		struct stat sb;
+		if (!rel || (type && !strcmp(type, "directory")))
+			continue;
+		char *f = menv_xasprintf("%s/%s", dir, rel);
+		ok = lstat(f, &sb) == 0 && (!json_is_integer(size) || S_ISLNK(sb.st_mode) ||
+		                            (json_int_t)sb.st_size == json_integer_value(size));
+		free(f);
+		if (!ok)
+			break;
+	}
+	json_decref(j);
+	return ok;
+}
+
 static bool extracted_matches(const char *dir, const struct menv_record *r)
 {
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
@@ -269,7 +303,8 @@ bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
 	char *dir = menv_pkgcache_dir(pkgs_dir, r);
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
 	json_t *j = json_load_file(path, 0, NULL);
-	bool complete, ok = json_is_object(j) && entry_matches(j, r, &complete);
+	bool complete,
+	        ok = json_is_object(j) && entry_matches(j, r, &complete) && extracted_intact(dir);
 
 	json_decref(j);
 	free(path);
@@ -642,6 +677,24 @@ static void dl_release(struct dl *d)
 /* ---------------------------------------------------------------------------------------- */
 /* The pool                                                                                  */
 
+/* `.<dist>.tmp-XXXXXX` folders of extractions that a killed process left: under the cache
+ * lock no other process is extracting, so they are removed. */
+static void remove_stale_extractions(const char *pkgs)
+{
+	DIR *d = opendir(pkgs);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		const char *t = strstr(de->d_name, ".tmp-");
+		if (de->d_name[0] != '.' || !t || strlen(t) != 11)
+			continue;
+		char *p = menv_xasprintf("%s/%s", pkgs, de->d_name);
+		menv_fetch_rmtree(p, NULL);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int lock_cache(const char *pkgs, volatile int *cancel, int *fd, struct menv_error *err)
 {
 	char *path = menv_xasprintf("%s/.menv.lock", pkgs);
@@ -706,6 +759,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		free(todo);
 		return rc;
 	}
+	remove_stale_extractions(pkgs_dir);
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_mutex_init(&p.cb_lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
@@ -742,7 +796,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		dir = menv_xasprintf("%s/%s", pkgs_dir, dist);
 		file = menv_xasprintf("%s/%s", pkgs_dir, r->fn);
 		free(dist);
-		if (is_dir(dir) && extracted_matches(dir, r)) {
+		if (is_dir(dir) && extracted_matches(dir, r) && extracted_intact(dir)) {
 			emit(&p, MENV_FETCH_CACHED, r);
 			free(dir);
 			free(file);
