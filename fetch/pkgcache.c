@@ -236,8 +236,8 @@ static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete
  * the size the record has gets them added to its repodata_record.json (keeping every other
  * key), so that the conda-meta record made from it carries them; that is best effort, as
  * another tool's cache may be read-only. */
-/* Whether an extracted package still holds what its info/paths.json lists: every file and
- * link there, each file of the listed size (conda's safety check reads the same fields). A
+/* Whether an extracted package still holds what its info/paths.json lists: every file of
+ * path_type hardlink there, of the listed size (conda's safety check reads the same fields). A
  * file changed through a hard link in some prefix, or deleted, makes the entry damaged: it
  * is extracted or fetched again. Packages without paths.json (old formats) are trusted. */
 static bool extracted_intact(const char *dir)
@@ -257,10 +257,10 @@ static bool extracted_intact(const char *dir)
 		const char *type = json_string_value(json_object_get(e, "path_type"));
 		json_t *size = json_object_get(e, "size_in_bytes");
 		struct stat sb;
-		if (!rel || (type && !strcmp(type, "directory")))
-			continue;
+		if (!rel || (type && strcmp(type, "hardlink")))
+			continue; /* links and directories: not checked (as conda) */
 		char *f = menv_xasprintf("%s/%s", dir, rel);
-		ok = lstat(f, &sb) == 0 && (!json_is_integer(size) || S_ISLNK(sb.st_mode) ||
+		ok = lstat(f, &sb) == 0 && (!json_is_integer(size) || !S_ISREG(sb.st_mode) ||
 		                            (json_int_t)sb.st_size == json_integer_value(size));
 		free(f);
 		if (!ok)
