@@ -257,6 +257,11 @@ bool menv_cli_prefix_in_use(const char *path);
  * is kept), other codes for errors, which are printed. With `report`, the result as JSON
  * goes there (caller owns it); else with `json` it is printed on stdout. */
 int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep, json_t **report);
+/* Finishes or rolls back a transaction that a crash, SIGKILL or Ctrl-C interrupted in
+ * `prefix` (menv_env_recover, under the prefix lock, waiting for it), saying which on stderr;
+ * nothing when none is pending. Every command that reads an environment calls it first.
+ * Errors: those of menv_env_lock and menv_env_recover. */
+int menv_cli_recover(const char *prefix, struct menv_error *err);
 /* Takes the variables activation owns (menv_env_var_reserved: PATH, CONDA_PREFIX, ...) out of
  * the parallel vectors `names` / `values` (freeing them), with one "menv: warning: <where>:
  * ..." line on stderr for each, as conda does for a protected PATH. */

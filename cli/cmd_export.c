@@ -376,6 +376,9 @@ int menv_cmd_export(int argc, char **argv)
 		                    prefix);
 		goto out;
 	}
+	rc = menv_cli_recover(prefix, &err);
+	if (rc)
+		goto out;
 	if (!strcmp(o.format, "environment")) {
 		rc = environment_of(&cfg, prefix, &o, &ef, &err);
 		if (rc)

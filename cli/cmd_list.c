@@ -73,6 +73,28 @@ static char *channel_display(const struct menv_config *cfg, const struct menv_pr
 	return c;
 }
 
+int menv_cli_recover(const char *prefix, struct menv_error *err)
+{
+	enum menv_recovery what = MENV_RECOVERY_NONE;
+	int fd = -1, rc;
+
+	if (!menv_env_needs_recovery(prefix))
+		return 0;
+	/* a transaction that a crash or Ctrl-C interrupted: finish or undo it first */
+	rc = menv_env_lock(prefix, false, menv_cli_env_event, NULL, &fd, err);
+	if (!rc)
+		rc = menv_env_recover(prefix, &what, err);
+	menv_env_unlock(fd);
+	if (!rc && what != MENV_RECOVERY_NONE)
+		fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
+		        what == MENV_RECOVERY_FINISHED ? "finished"
+		        : what == MENV_RECOVERY_REMOVED
+		                ? "removed the unfinished new environment of"
+		                : "rolled back",
+		        prefix);
+	return rc;
+}
+
 static int load(struct env_opts *o, struct menv_config *cfg, char **prefix,
                 struct menv_prefix_record **recs, size_t *n, struct menv_error *err)
 {
@@ -82,24 +104,9 @@ static int load(struct env_opts *o, struct menv_config *cfg, char **prefix,
 	*prefix = menv_cli_prefix(cfg, o->name, o->prefix, err);
 	if (!*prefix)
 		return err->code;
-	if (menv_env_needs_recovery(*prefix)) {
-		/* a transaction that a crash or Ctrl-C interrupted: finish or undo it first */
-		enum menv_recovery what = MENV_RECOVERY_NONE;
-		int fd;
-		rc = menv_env_lock(*prefix, false, menv_cli_env_event, NULL, &fd, err);
-		if (!rc)
-			rc = menv_env_recover(*prefix, &what, err);
-		menv_env_unlock(fd);
-		if (rc)
-			return rc;
-		if (what != MENV_RECOVERY_NONE)
-			fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
-			        what == MENV_RECOVERY_FINISHED  ? "finished"
-			        : what == MENV_RECOVERY_REMOVED ? "removed the unfinished new "
-			                                          "environment of"
-			                                        : "rolled back",
-			        *prefix);
-	}
+	rc = menv_cli_recover(*prefix, err);
+	if (rc)
+		return rc;
 	return menv_prefix_records_load(*prefix, recs, n, err);
 }
 

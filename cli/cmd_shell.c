@@ -181,6 +181,8 @@ int menv_cmd_shell(int argc, char **argv)
 		rc = menv_env_locate(cfg.root_prefix, cfg.envs_dir, nargs ? args[0] : NULL, &prefix,
 		                     &err);
 		if (!rc)
+			rc = menv_cli_recover(prefix, &err);
+		if (!rc)
 			rc = menv_activate(&act, prefix, &out, &err);
 	} else if (!strcmp(sub, "deactivate")) {
 		if (nargs) {

@@ -157,6 +157,26 @@ def body(t):
             "back", r.err)
     t.eq(snapshot(p), exact_before, "kill -9 then menv list: byte-identical to before")
 
+    # ---- the same with the commands that only read an environment (tryout finding: export,
+    # run and activate used the half-changed environment)
+    for reader in (["export", "-p", p], ["run", "-p", p, "true"],
+                   ["shell", "activate", "--shell", "bash", p]):
+        proc = subprocess.Popen([t.menv, "install", "-p", p, *c, "base=2.0", "app"],
+                                env=t.environ({"MENV_TEST_PAUSE_AFTER_UNLINK": "20"}),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 30
+        while time.time() < deadline and os.path.exists(
+                os.path.join(p, "conda-meta", "base-1.0-0.json")):
+            time.sleep(0.05)
+        time.sleep(0.2)
+        proc.kill()
+        proc.communicate()
+        r = t.menv_run(*reader)
+        t.check(r.rc == 0 and "rolled back an interrupted transaction" in r.err,
+                "kill -9 then menv %s: rolls back first and says so" % reader[0], r)
+        t.eq(snapshot(p), exact_before, "kill -9 then menv %s: byte-identical to before"
+             % reader[0])
+
     # ---- kill at every step
     total = 0
     total += crash_series(t, "install", p, pristine, ["install", "-p", p, *c, "base=2.0", "app"],
