@@ -89,8 +89,14 @@ char *menv_cli_prefix(const struct menv_config *cfg, const char *name, const cha
 		return NULL;
 	}
 	if (name) {
-		if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
-			menv_error_set(err, MENV_EUSAGE, "invalid environment name '%s'", name);
+		/* conda's rule ('/', ' ', ':', '#' not allowed), and no leading '-' (it would
+		 * read as an option to `menv activate`) */
+		if (!*name || strpbrk(name, "/ :#") || name[0] == '-' || !strcmp(name, ".") ||
+		    !strcmp(name, "..")) {
+			menv_error_set(err, MENV_EUSAGE,
+			               "invalid environment name '%s': it may not start with '-' "
+			               "nor contain '/', ' ', ':' or '#'",
+			               name);
 			return NULL;
 		}
 		return menv_xasprintf("%s/%s", cfg->envs_dir, name);

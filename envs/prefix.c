@@ -517,6 +517,11 @@ int menv_env_check_prefix(const char *prefix, struct menv_error *err)
 			                      : *c == '\\'             ? "a backslash"
 			                                               : "a quote");
 	}
+	/* PATH and LD_LIBRARY_PATH are ':'-separated: <prefix>/bin would be split (conda
+	 * refuses it too) */
+	if (strchr(prefix, ':'))
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "prefix '%s' contains ':', which splits it in PATH", prefix);
 	return 0;
 }
 

@@ -20,7 +20,9 @@ outcome as its assertion.
    the solver's record and not from the cache's repodata_record.json;
 10. a `PATH` (or CONDA_PREFIX, CONDA_SHLVL, ...) among an environment's variables is ignored
    with a warning, as conda protects PATH: it used to replace PATH on activation and in
-   `menv run` (so no command was found) and to leave PATH empty after deactivation.
+   `menv run` (so no command was found) and to leave PATH empty after deactivation;
+11. environment names with '/', ' ', ':' or '#' (conda's rule) or a leading '-', and prefixes
+   with ':' (which splits PATH) are refused before anything is made.
 """
 import json
 import os
@@ -174,6 +176,18 @@ def body(t):
     r = t.menv_ok("run", "-n", "pathy", "sh", "-c", 'echo "$KEEP|$MORE"; command -v ls')
     t.check(r.out.splitlines()[:1] == ["a b|1"] and "/ls" in r.out,
             "menv run: the variables, and a PATH that still finds ls", r)
+
+
+    # 11. names and prefixes that break PATH or activation
+    for name in ("a:b", "a b", "a#b", "-foo"):
+        r = t.menv_run("create", "-n", name, *C, "dependency")
+        t.one_line_error(r, "create -n %r" % name, ["invalid environment name"],
+                         nonzero_only=True)
+        t.check(not os.path.exists(os.path.join(t.envs, name)), "no env %r is made" % name)
+    colon = os.path.join(t.tmp, "with:colon")
+    r = t.menv_run("create", "-p", colon, *C, "dependency")
+    t.one_line_error(r, "create -p with a colon", ["contains ':'"], nonzero_only=True)
+    t.check(not os.path.exists(colon), "no prefix with a colon is made")
 
 
 menvtest.main(body)
