@@ -262,6 +262,10 @@ int menv_cli_smoke(const char *prefix, bool json, bool verbose, bool keep, json_
  * nothing when none is pending. Every command that reads an environment calls it first.
  * Errors: those of menv_env_lock and menv_env_recover. */
 int menv_cli_recover(const char *prefix, struct menv_error *err);
+/* One "menv: warning: FILE:LINE: unknown key 'K' is ignored" line on stderr for each top-level
+ * key of `ef` that an environment file does not have (a typo such as `dependncies` would
+ * otherwise make an empty environment without a word), as conda warns. */
+void menv_cli_envfile_warnings(const struct menv_envfile *ef);
 /* Takes the variables activation owns (menv_env_var_reserved: PATH, CONDA_PREFIX, ...) out of
  * the parallel vectors `names` / `values` (freeing them), with one "menv: warning: <where>:
  * ..." line on stderr for each, as conda does for a protected PATH. */

@@ -184,6 +184,7 @@ int menv_cmd_create(int argc, char **argv)
 		rc = menv_envfile_load(o.file, &ef, &err);
 		if (rc)
 			goto out;
+		menv_cli_envfile_warnings(ef);
 		menv_cli_drop_reserved_vars(&ef->var_names, &ef->var_values, o.file);
 		if (!o.name && !o.prefix) {
 			if (ef->name)

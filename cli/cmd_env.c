@@ -40,6 +40,19 @@ static void add_env(struct menv_strvec *envs, struct menv_strvec *seen, const ch
 	menv_strvec_push(envs, p);
 }
 
+void menv_cli_envfile_warnings(const struct menv_envfile *ef)
+{
+	for (size_t i = 0; ef && i < ef->unknown.n; i++) {
+		const char *colon = strchr(ef->unknown.v[i], ':');
+		fprintf(stderr,
+		        "menv: warning: %s:%.*s: unknown key '%s' is ignored (an environment file "
+		        "has name, channels, dependencies, prefix and variables)\n",
+		        ef->path ? ef->path : "environment file",
+		        (int)(colon ? colon - ef->unknown.v[i] : 0), ef->unknown.v[i],
+		        colon ? colon + 1 : ef->unknown.v[i]);
+	}
+}
+
 void menv_cli_drop_reserved_vars(struct menv_strvec *names, struct menv_strvec *values,
                                  const char *where)
 {

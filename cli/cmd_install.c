@@ -886,6 +886,7 @@ static int change(struct chg_opts *o)
 		rc = menv_envfile_load(o->file, &ef, &err);
 		if (rc)
 			goto out;
+		menv_cli_envfile_warnings(ef);
 		if (!o->name && !o->prefix) {
 			if (ef->name)
 				o->name = ef->name;

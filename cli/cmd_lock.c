@@ -272,6 +272,7 @@ int menv_cmd_lock(int argc, char **argv)
 		rc = menv_envfile_parse(src.buf, src.len, o.file, &ef, &err);
 	if (rc)
 		goto out;
+	menv_cli_envfile_warnings(ef);
 	/* the content hash covers the file's section through the source bytes */
 	for (size_t i = 0; i < ef->virtual_packages.n; i++)
 		menv_strvec_push(&o.declared, ef->virtual_packages.v[i]);

@@ -219,6 +219,10 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 			rc = variables(&c, v, ef);
 		} else if (!strcmp(key, "virtual-packages")) {
 			rc = virtual_packages(&c, v, ef);
+		} else if (strcmp(key, "platforms")) { /* conda-lock's key: known, not ours */
+			menv_strvec_push_owned(
+			        &ef->unknown,
+			        menv_xasprintf("%zu:%s", k->start_mark.line + 1, key));
 		}
 	}
 	if (!rc) {
@@ -267,5 +271,6 @@ void menv_envfile_free(struct menv_envfile *ef)
 	menv_strvec_clear(&ef->var_names);
 	menv_strvec_clear(&ef->var_values);
 	menv_strvec_clear(&ef->virtual_packages);
+	menv_strvec_clear(&ef->unknown);
 	free(ef);
 }

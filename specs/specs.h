@@ -392,10 +392,13 @@ struct menv_envfile {
 	/* menv's `virtual-packages:` list, "[PLATFORM:]__NAME=VERSION[=BUILD]" as written: what
 	 * `menv lock` solves against besides --virtual-package (conda ignores the key) */
 	struct menv_strvec virtual_packages;
+	/* top-level keys that conda's environment.yml does not have, "LINE:KEY" (conda warns
+	 * about them and ignores them; so does menv's CLI) */
+	struct menv_strvec unknown;
 };
 
 /* Reads an environment file. `dependencies` may be missing, null or []; a `- pip:` mapping is
- * a section, not a spec; comments and unknown keys are ignored.
+ * a section, not a spec; comments are ignored and unknown keys listed in `unknown`.
  * Errors: MENV_ENOTFOUND, MENV_EPARSE ("FILE:LINE:COL: ..."). Free with menv_envfile_free(). */
 int menv_envfile_load(const char *path, struct menv_envfile **out, struct menv_error *err);
 /* As _load, from bytes; `src` names them in messages. */

@@ -22,7 +22,10 @@ outcome as its assertion.
    with a warning, as conda protects PATH: it used to replace PATH on activation and in
    `menv run` (so no command was found) and to leave PATH empty after deactivation;
 11. environment names with '/', ' ', ':' or '#' (conda's rule) or a leading '-', and prefixes
-   with ':' (which splits PATH) are refused before anything is made.
+   with ':' (which splits PATH) are refused before anything is made;
+12. unknown top-level keys of an environment file (a typo such as `dependncies`) are named in
+   a warning with their line, as conda warns, instead of silently making an empty
+   environment.
 """
 import json
 import os
@@ -188,6 +191,16 @@ def body(t):
     r = t.menv_run("create", "-p", colon, *C, "dependency")
     t.one_line_error(r, "create -p with a colon", ["contains ':'"], nonzero_only=True)
     t.check(not os.path.exists(colon), "no prefix with a colon is made")
+
+
+    # 12. unknown keys
+    ef = os.path.join(t.tmp, "typo.yml")
+    write_text(ef, "name: typo\nchannels: [%s]\nfoo: bar\ndependncies: [dependency]\n"
+               "platforms: [linux-64]\n" % t.url(chan))
+    r = t.menv_run("create", "-f", ef, "--dry-run")
+    t.check("warning: %s:3: unknown key 'foo' is ignored" % ef in r.err and
+            "warning: %s:4: unknown key 'dependncies' is ignored" % ef in r.err and
+            "platforms" not in r.err, "create warns about foo and dependncies, by line", r)
 
 
 menvtest.main(body)
