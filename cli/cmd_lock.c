@@ -280,6 +280,15 @@ int menv_cmd_lock(int argc, char **argv)
 		menv_strvec_push(&o.declared, o.virtuals.v[i]);
 	if (!o.platforms.n)
 		menv_strvec_push(&o.platforms, cfg.subdir);
+	for (size_t i = 0; i < o.platforms.n; i++) {
+		if (!menv_subdir_known(o.platforms.v[i])) {
+			rc = menv_error_set(&err, MENV_EUSAGE,
+			                    "unknown platform '%s' (conda's subdirs: linux-64, "
+			                    "linux-aarch64, osx-64, osx-arm64, win-64, ...)",
+			                    o.platforms.v[i]);
+			goto out;
+		}
+	}
 
 	struct menv_strvec chans_for_hash = MENV_STRVEC_INIT;
 	for (size_t i = 0; i < o.cli_channels.n; i++)

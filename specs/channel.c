@@ -24,6 +24,14 @@ static const char *const known_subdirs[] = {
 
 #define NSUBDIRS (sizeof(known_subdirs) / sizeof(*known_subdirs))
 
+bool menv_subdir_known(const char *subdir)
+{
+	for (size_t i = 0; subdir && i < NSUBDIRS; i++)
+		if (!strcmp(subdir, known_subdirs[i]))
+			return true;
+	return false;
+}
+
 static bool has_scheme(const char *s)
 {
 	/* conda: [a-z][a-z0-9]{0,11}:// */

@@ -120,6 +120,9 @@ void menv_strvec_clear(struct menv_strvec *sv);
 
 /* The conda subdir of this machine ("linux-64", "linux-aarch64", ...); static storage. */
 const char *menv_platform_subdir(void);
+/* Whether `subdir` is one of the platform subdirs conda knows (linux-64, osx-arm64, win-64,
+ * noarch, ...; CEP-26's list as conda's context has it). */
+bool menv_subdir_known(const char *subdir);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Settings (.condarc keys, conda's search path plus $MENVRC)                                */

@@ -484,6 +484,14 @@ def lock(t):
         r = t.menv_run("lock", "-f", env, "--platform", "linux-64", "--platform", "osx-64",
                        "--platform", "win-64", "--lockfile", out, "--check")
         t.check(r.rc == 0 and "up to date" in r.out, "--check: up to date", r)
+        # an unknown platform is refused and the existing lock stays (tryout finding: it was
+        # overwritten with `platforms: [bogus-99]`)
+        before = open(out).read()
+        for bad in ("bogus-99", ""):
+            r = t.menv_run("lock", "-f", env, "--platform", bad, "--lockfile", out)
+            t.one_line_error(r, "lock --platform %r" % bad, ["unknown platform '%s'" % bad],
+                             nonzero_only=True)
+            t.eq(open(out).read(), before, "lock --platform %r: the lock is unchanged" % bad)
     # a CUDA package needs a declared __cuda: never a silent default
     genv = os.path.join(t.tmp, "gpu.yml")
     write_text(genv, "name: g\nchannels: [%s, nodefaults]\ndependencies: [gpu]\n" % t.url(chan))
