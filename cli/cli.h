@@ -216,6 +216,12 @@ size_t menv_cli_relink_noarch_python(struct menv_solver *solver, struct menv_pre
                                      size_t ninst, const struct menv_record ***link, size_t *nlink,
                                      json_t ***unlink, size_t *nunlink, struct menv_record **made,
                                      size_t *nmade);
+/* Takes back a pip step into `prefix` that a killed menv left half done (its
+ * conda-meta/.menv-pip-pending marker): the distributions it added are uninstalled, the
+ * conda packages go back to the revision before and those pip removed files of are linked
+ * again, as menv_cli_pip_into_env does on a failure. The caller holds the prefix lock.
+ * `*undone` says whether there was such a step. Errors: those of the steps, naming which. */
+int menv_cli_pip_recover(const char *prefix, bool *undone, struct menv_error *err);
 /* Links and unlinks what it takes to give `prefix` the packages of history revision `rev`
  * again (as `install --revision`; records from the package cache), as one journaled
  * transaction whose history `# cmd:` line names `why`. The caller holds the prefix lock.

@@ -710,43 +710,94 @@ static int repair_damaged(const struct menv_config *cfg, const char *prefix, siz
 	return rc;
 }
 
-int menv_cli_pip_into_env(const struct menv_config *cfg, const char *prefix,
-                          const struct menv_pip_request *pr, long revert_to, struct menv_error *err)
+/* conda-meta/.menv-pip-pending: written before a pip step into an existing environment and
+ * removed once it succeeded or was taken back; a menv killed meanwhile leaves it, and the
+ * next command takes the step back (menv_cli_pip_recover). JSON: {"revert_to": N or -1,
+ * "before": [[name, version], ...]} (the pip distributions before the step). */
+static char *pending_path(const char *prefix)
 {
-	struct menv_pip_dist *before = NULL, *after = NULL;
+	return menv_xasprintf("%s/conda-meta/.menv-pip-pending", prefix);
+}
+
+/* Takes back a pip step (menv_cli_pip_into_env's failure path): uninstalls the distributions
+ * not in `before`, puts the conda packages back to `revert_to` (when >= 0) and links again
+ * the conda packages pip removed files of (`*repaired`). On failure `*stage` says which step
+ * failed and `e` why. */
+static int pip_undo(const struct menv_config *cfg, const char *prefix, json_t *before,
+                    long revert_to, size_t *repaired, const char **stage, struct menv_error *e)
+{
+	struct menv_pip_dist *after = NULL;
 	struct menv_strvec added = MENV_STRVEC_INIT;
-	struct menv_error e2 = {0};
-	size_t nbefore = 0, nafter = 0;
+	size_t nafter = 0;
 	int rc;
 
-	if (menv_pip_list(prefix, &before, &nbefore, NULL))
-		nbefore = 0;
-	rc = menv_pip_install(prefix, pr, err);
-	if (!rc)
-		goto out;
-	/* take back what pip added before it failed, then the conda part of this command */
+	*repaired = 0;
 	if (menv_pip_list(prefix, &after, &nafter, NULL) == 0) {
 		for (size_t i = 0; i < nafter; i++) {
 			bool had = false;
-			for (size_t k = 0; k < nbefore && !had; k++)
-				had = !strcmp(after[i].name, before[k].name) &&
-				      !strcmp(after[i].version, before[k].version);
+			size_t k;
+			json_t *b;
+			json_array_foreach(before, k, b)
+			{
+				const char *bn = json_string_value(json_array_get(b, 0));
+				const char *bv = json_string_value(json_array_get(b, 1));
+				had = had || (bn && bv && !strcmp(after[i].name, bn) &&
+				              !strcmp(after[i].version, bv));
+			}
 			if (!had)
 				menv_strvec_push(&added, after[i].name);
 		}
 	}
-	size_t repaired = 0;
-	if (menv_pip_uninstall(prefix, &added, &e2))
-		add_note(err, "taking back its packages failed too (%s)", e2.msg);
-	else if (revert_to >= 0 && menv_cli_revert_to_revision(cfg, prefix, (size_t)revert_to,
-	                                                       "the pip step failed", &e2))
-		add_note(err, "putting the conda packages back to revision %ld failed too (%s)",
-		         revert_to, e2.msg);
-	else if (repair_damaged(cfg, prefix, &repaired, &e2))
-		add_note(err,
-		         "linking again the conda packages pip had removed files of failed (%s)",
-		         e2.msg);
-	else if (revert_to < 0)
+	*stage = "taking back its packages";
+	rc = menv_pip_uninstall(prefix, &added, e);
+	if (!rc && revert_to >= 0) {
+		*stage = "putting the conda packages back";
+		rc = menv_cli_revert_to_revision(cfg, prefix, (size_t)revert_to,
+		                                 "the pip step failed", e);
+	}
+	if (!rc) {
+		*stage = "linking again the conda packages pip had removed files of";
+		rc = repair_damaged(cfg, prefix, repaired, e);
+	}
+	menv_pip_dists_free(after, nafter);
+	menv_strvec_clear(&added);
+	return rc;
+}
+
+int menv_cli_pip_into_env(const struct menv_config *cfg, const char *prefix,
+                          const struct menv_pip_request *pr, long revert_to, struct menv_error *err)
+{
+	struct menv_pip_dist *before = NULL;
+	struct menv_error e2 = {0};
+	json_t *pending = json_object(), *list = json_array();
+	char *ppath = pending_path(prefix), *text;
+	const char *stage = "";
+	size_t nbefore = 0, repaired = 0;
+	int rc;
+
+	if (menv_pip_list(prefix, &before, &nbefore, NULL))
+		nbefore = 0;
+	for (size_t i = 0; i < nbefore; i++)
+		json_array_append_new(list, json_pack("[s,s]", before[i].name, before[i].version));
+	json_object_set_new(pending, "revert_to", json_integer(revert_to));
+	json_object_set_new(pending, "before", list);
+	text = json_dumps(pending, JSON_INDENT(1));
+	rc = menv_write_file_atomic(ppath, text, strlen(text), err);
+	free(text);
+	if (rc)
+		goto out;
+	rc = menv_pip_install(prefix, pr, err);
+	if (!rc) {
+		unlink(ppath);
+		goto out;
+	}
+	/* take back what pip added before it failed, then the conda part of this command */
+	if (pip_undo(cfg, prefix, list, revert_to, &repaired, &stage, &e2)) {
+		add_note(err, "%s failed too (%s)", stage, e2.msg);
+		goto out; /* the marker stays: the next command tries again */
+	}
+	unlink(ppath);
+	if (revert_to < 0)
 		add_note(err, "'%s' is as it was%s", prefix,
 		         repaired ? " (conda packages whose files pip removed were linked again)"
 		                  : "");
@@ -757,8 +808,45 @@ int menv_cli_pip_into_env(const struct menv_config *cfg, const char *prefix,
 		                  : "");
 out:
 	menv_pip_dists_free(before, nbefore);
-	menv_pip_dists_free(after, nafter);
-	menv_strvec_clear(&added);
+	json_decref(pending);
+	free(ppath);
+	return rc;
+}
+
+int menv_cli_pip_recover(const char *prefix, bool *undone, struct menv_error *err)
+{
+	struct menv_config cfg = {0};
+	struct menv_error e2 = {0};
+	char *ppath = pending_path(prefix);
+	json_t *pending = NULL;
+	const char *stage = "";
+	size_t repaired = 0;
+	int rc = 0;
+
+	*undone = false;
+	if (access(ppath, F_OK) != 0)
+		goto out;
+	pending = json_load_file(ppath, 0, NULL);
+	rc = menv_config_load(&cfg, err);
+	if (rc)
+		goto out;
+	json_t *rt = json_object_get(pending, "revert_to");
+	rc = pip_undo(&cfg, prefix, json_object_get(pending, "before"),
+	              json_is_integer(rt) ? (long)json_integer_value(rt) : -1, &repaired, &stage,
+	              &e2);
+	if (rc) {
+		rc = menv_error_set(err, rc,
+		                    "taking back an interrupted pip step in '%s': %s failed "
+		                    "(%s)",
+		                    prefix, stage, e2.msg);
+		goto out;
+	}
+	unlink(ppath);
+	*undone = true;
+out:
+	json_decref(pending);
+	menv_config_release(&cfg);
+	free(ppath);
 	return rc;
 }
 
@@ -912,6 +1000,9 @@ static int change(struct chg_opts *o)
 		rc = err.code ? err.code : MENV_EUSAGE;
 		goto out;
 	}
+	rc = menv_cli_recover(prefix, &err); /* e.g. a pip step a killed menv left half done */
+	if (rc)
+		goto out;
 	/* hold the prefix lock from reading the installed records until the change is applied:
 	 * a plan made from records another process is changing would break the environment */
 	if (!o->dry_run) {

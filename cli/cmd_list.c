@@ -76,15 +76,23 @@ static char *channel_display(const struct menv_config *cfg, const struct menv_pr
 int menv_cli_recover(const char *prefix, struct menv_error *err)
 {
 	enum menv_recovery what = MENV_RECOVERY_NONE;
+	char *pending = menv_xasprintf("%s/conda-meta/.menv-pip-pending", prefix);
+	bool pip_pending = access(pending, F_OK) == 0, pip_undone = false;
 	int fd = -1, rc;
 
-	if (!menv_env_needs_recovery(prefix))
+	free(pending);
+	if (!menv_env_needs_recovery(prefix) && !pip_pending)
 		return 0;
-	/* a transaction that a crash or Ctrl-C interrupted: finish or undo it first */
+	/* a transaction that a crash or Ctrl-C interrupted: finish or undo it first; then a pip
+	 * step that a killed menv left half done */
 	rc = menv_env_lock(prefix, false, menv_cli_env_event, NULL, &fd, err);
 	if (!rc)
 		rc = menv_env_recover(prefix, &what, err);
+	if (!rc && pip_pending)
+		rc = menv_cli_pip_recover(prefix, &pip_undone, err);
 	menv_env_unlock(fd);
+	if (!rc && pip_undone)
+		fprintf(stderr, "menv: took back an interrupted pip step in '%s'\n", prefix);
 	if (!rc && what != MENV_RECOVERY_NONE)
 		fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
 		        what == MENV_RECOVERY_FINISHED ? "finished"

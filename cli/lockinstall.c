@@ -659,6 +659,9 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 		rc = err.code ? err.code : MENV_EUSAGE;
 		goto out;
 	}
+	rc = menv_cli_recover(prefix, &err);
+	if (rc)
+		goto out;
 	if (!o->dry_run) {
 		rc = menv_cli_lock_env(prefix, o->no_wait, &ev, &lock_fd, &err);
 		if (rc)

@@ -954,8 +954,10 @@ def pip_update(t):
                 except OSError:
                     return
         threading.Thread(target=hold, daemon=True).start()
+        before = state(prefix)
         env = toolchain_python_env(t, chan, "pipupd", [
-            "--index-url http://127.0.0.1:%d/simple" % hang.getsockname()[1], "toml"])
+            "--index-url http://127.0.0.1:%d/simple" % hang.getsockname()[1], "toml"],
+            extra="  - ninja\n")
         p = subprocess.Popen([t.menv, "env", "update", "-f", env], env=t.environ(),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pip_pid = None
@@ -975,6 +977,15 @@ def pip_update(t):
             if not gone:
                 os.kill(pip_pid, 9)
             t.check(gone, "pip ends with menv (SIGTERM from the parent's death)")
+            # ninja was linked, the pip step never finished: the next command takes both back
+            r = t.menv_ok("list", "-n", "pipupd")
+            t.check("took back an interrupted pip step" in r.err, "list says it took the "
+                    "killed pip step back", r.err)
+            t.check("ninja" not in r.out, "ninja taken back with it", r.out)
+            after = state(prefix)
+            t.eq(sorted(set(after) ^ set(before)), [], "killed pip step: the same files")
+            t.eq([k for k in before if before[k] != after.get(k)], [],
+                 "killed pip step: every file has its old bytes")
         else:
             p.kill()
             p.wait()
