@@ -850,6 +850,16 @@ out:
 	return rc;
 }
 
+/* Under the prefix lock: a pip step a killed menv left half done is taken back first. */
+static int pip_recover_locked(const char *prefix, struct menv_error *err)
+{
+	bool undone = false;
+	int rc = menv_cli_pip_recover(prefix, &undone, err);
+	if (!rc && undone)
+		fprintf(stderr, "menv: took back an interrupted pip step in '%s'\n", prefix);
+	return rc;
+}
+
 static bool is_installed(struct menv_prefix_record *inst, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
@@ -1000,13 +1010,12 @@ static int change(struct chg_opts *o)
 		rc = err.code ? err.code : MENV_EUSAGE;
 		goto out;
 	}
-	rc = menv_cli_recover(prefix, &err); /* e.g. a pip step a killed menv left half done */
-	if (rc)
-		goto out;
 	/* hold the prefix lock from reading the installed records until the change is applied:
 	 * a plan made from records another process is changing would break the environment */
 	if (!o->dry_run) {
 		rc = menv_cli_lock_env(prefix, o->no_wait, &ev, &lock_fd, &err);
+		if (!rc)
+			rc = pip_recover_locked(prefix, &err);
 		if (rc)
 			goto out;
 	}

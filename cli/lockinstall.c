@@ -659,11 +659,14 @@ int menv_cli_install_from_lock(const struct menv_config *cfg, const struct menv_
 		rc = err.code ? err.code : MENV_EUSAGE;
 		goto out;
 	}
-	rc = menv_cli_recover(prefix, &err);
-	if (rc)
-		goto out;
 	if (!o->dry_run) {
+		bool undone = false;
 		rc = menv_cli_lock_env(prefix, o->no_wait, &ev, &lock_fd, &err);
+		if (!rc)
+			rc = menv_cli_pip_recover(prefix, &undone, &err);
+		if (!rc && undone)
+			fprintf(stderr, "menv: took back an interrupted pip step in '%s'\n",
+			        prefix);
 		if (rc)
 			goto out;
 	}
