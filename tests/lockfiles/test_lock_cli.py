@@ -27,6 +27,9 @@ import menvtest  # noqa: E402
 from menvtest import Skip, build_tar_bz2, read_json, sha256_file, write_text  # noqa: E402
 
 SRC = os.path.abspath(os.path.join(HERE, "..", ".."))
+# where tests/channels/build-toolchain caches its downloads and channels (as it reads it)
+TOOLCHAIN_CACHE = os.environ.get("MENV_TOOLCHAIN_CACHE") or os.path.expanduser(
+    "~/.cache/menv-toolchain")
 SUBDIR = "linux-64"
 
 # fields of a PrefixRecord that name where it was installed (the prefix or the cache)
@@ -124,7 +127,7 @@ def corpus_env(t, chan, name="corpus"):
 
 
 def toolchain_channel(t):
-    done = sorted(glob.glob(os.path.expanduser("~/.cache/menv-toolchain/channels/*.done")))
+    done = sorted(glob.glob(os.path.join(TOOLCHAIN_CACHE, "channels", "*.done")))
     if os.environ.get("MENV_TOOLCHAIN_CHANNEL"):
         src = os.environ["MENV_TOOLCHAIN_CHANNEL"]
     elif done:
@@ -673,7 +676,7 @@ def br023(t):
 
 def wheel_index(t):
     """A PEP 503 simple index of Debian bullseye's python-pip-whl wheels, served on 127.0.0.1."""
-    debs = sorted(glob.glob(os.path.expanduser("~/.cache/menv-toolchain/debs/python-pip-whl_*.deb")))
+    debs = sorted(glob.glob(os.path.join(TOOLCHAIN_CACHE, "debs", "python-pip-whl_*.deb")))
     if not debs:
         raise Skip("Debian's python-pip-whl .deb is not in the toolchain cache")
     x = os.path.join(t.tmp, "deb")
