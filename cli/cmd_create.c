@@ -38,9 +38,11 @@ static void human_size(int64_t n, char *out, size_t len)
 		snprintf(out, len, "%.1f GB", (double)n / 1e9);
 }
 
-static void print_transaction(const char *prefix, const struct menv_record *const *recs, size_t n)
+static void print_transaction(const char *prefix, const char *pkgs_dir,
+                              const struct menv_record *const *recs, size_t n)
 {
 	int64_t total = 0;
+	size_t cached = 0;
 	char sz[32];
 
 	printf("\nTransaction\n\n  Prefix: %s\n\n", prefix);
@@ -56,11 +58,18 @@ static void print_transaction(const char *prefix, const struct menv_record *cons
 		human_size(r->size, sz, sizeof(sz));
 		printf("  + %-26s %-16s %-26s %-24s %10s\n", r->name, r->version, r->build,
 		       r->channel ? r->channel->name : "", sz);
-		if (r->size > 0)
+		if (menv_pkgcache_has(pkgs_dir, r))
+			cached++;
+		else if (r->size > 0)
 			total += r->size;
 	}
 	human_size(total, sz, sizeof(sz));
-	printf("\n  Total download: %s\n\n", sz);
+	/* as conda: only what is not in the package cache is downloaded */
+	if (cached == n)
+		printf("\n  Total download: nothing (every package is in %s)\n\n", pkgs_dir);
+	else
+		printf("\n  Total download: %s%s\n\n", sz,
+		       cached ? " (the others are in the package cache)" : "");
 }
 
 /* Is the record already extracted in the package cache with the same hash? (conda's FETCH
@@ -273,7 +282,7 @@ int menv_cmd_create(int argc, char **argv)
 	if (o.json && o.dry_run)
 		print_json(prefix, cfg.pkgs_dir, recs, nrecs, true, NULL);
 	else if (!o.json)
-		print_transaction(prefix, recs, nrecs);
+		print_transaction(prefix, cfg.pkgs_dir, recs, nrecs);
 	if (o.dry_run) {
 		if (!o.json)
 			printf("Dry run: nothing was changed.\n");

@@ -25,7 +25,8 @@ outcome as its assertion.
    with ':' (which splits PATH) are refused before anything is made;
 12. unknown top-level keys of an environment file (a typo such as `dependncies`) are named in
    a warning with their line, as conda warns, instead of silently making an empty
-   environment.
+   environment;
+13. the transaction's "Total download" counts only what the package cache lacks.
 """
 import json
 import os
@@ -201,6 +202,20 @@ def body(t):
     t.check("warning: %s:3: unknown key 'foo' is ignored" % ef in r.err and
             "warning: %s:4: unknown key 'dependncies' is ignored" % ef in r.err and
             "platforms" not in r.err, "create warns about foo and dependncies, by line", r)
+
+
+    # 13. Total download
+    r = t.menv_ok("create", "-n", "dl", *C, "dependency", "--dry-run")
+    t.check("Total download: nothing (every package is in %s)" % t.pkgs in r.out,
+            "dry run of cached packages: nothing to download", r.out)
+    build_tar_bz2(os.path.join(chan, "noarch", "fresh-1.0-0.tar.bz2"),
+                  {"name": "fresh", "version": "1.0", "build": "0", "build_number": 0,
+                   "depends": ["dependency"], "subdir": "noarch"})
+    t.index(chan)
+    size = os.path.getsize(os.path.join(chan, "noarch", "fresh-1.0-0.tar.bz2"))
+    r = t.menv_ok("create", "-n", "dl", *C, "fresh", "--dry-run")
+    t.check("Total download: %d B (the others are in the package cache)" % size in r.out,
+            "dry run: only fresh's %d bytes are downloaded" % size, r.out)
 
 
 menvtest.main(body)
