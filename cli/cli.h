@@ -272,6 +272,11 @@ int menv_cli_recover(const char *prefix, struct menv_error *err);
  * key of `ef` that an environment file does not have (a typo such as `dependncies` would
  * otherwise make an empty environment without a word), as conda warns. */
 void menv_cli_envfile_warnings(const struct menv_envfile *ef);
+/* For `-f PATH` that is not a regular file (a pipe: `-f /dev/stdin`, `-f <(cat f)`): reads it
+ * once into a new temporary file and returns that file's path (the caller unlinks and frees
+ * it); NULL for a regular file (use PATH itself) or on an error (err set: MENV_ENOTFOUND,
+ * MENV_EIO). */
+char *menv_cli_file_once(const char *path, struct menv_error *err);
 /* Takes the variables activation owns (menv_env_var_reserved: PATH, CONDA_PREFIX, ...) out of
  * the parallel vectors `names` / `values` (freeing them), with one "menv: warning: <where>:
  * ..." line on stderr for each, as conda does for a protected PATH. */

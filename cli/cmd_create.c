@@ -139,7 +139,7 @@ int menv_cmd_create(int argc, char **argv)
 	struct menv_solver *solver = NULL;
 	const struct menv_record **recs = NULL;
 	size_t nspecs = 0, nrecs = 0;
-	char *prefix = NULL, *cmdline = NULL;
+	char *prefix = NULL, *cmdline = NULL, *once = NULL; /* once: a copy of a piped -f */
 	int c, rc = 0, exit_code = 0;
 
 	optind = 1;
@@ -174,6 +174,15 @@ int menv_cmd_create(int argc, char **argv)
 	if (o.priority)
 		cfg.channel_priority =
 		        o.priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
+	if (o.file) {
+		once = menv_cli_file_once(o.file, &err);
+		if (err.code) {
+			rc = err.code;
+			goto out;
+		}
+		if (once)
+			o.file = once;
+	}
 	if (o.file && menv_cli_is_lockfile(o.file)) {
 		/* a lockfile: its records as they are, no repodata, no solve (lockinstall.c) */
 		struct menv_cli_lock_opts lo = {
@@ -361,5 +370,9 @@ out:
 	menv_config_release(&cfg);
 	free(prefix);
 	free(cmdline);
+	if (once) {
+		unlink(once);
+		free(once);
+	}
 	return exit_code;
 }

@@ -940,7 +940,7 @@ static int change(struct chg_opts *o)
 	struct menv_cli_events ev = {.verbose = o->verbose};
 	json_t **unlink = NULL, **instj = NULL;
 	size_t ninst = 0, nspecs = 0, npins = 0, nunlink = 0;
-	char *prefix = NULL, *cmdline = NULL;
+	char *prefix = NULL, *cmdline = NULL, *once = NULL; /* once: a copy of a piped -f */
 	bool remove_env = false;
 	int rc = 0, exit_code = 0, lock_fd = -1;
 
@@ -950,6 +950,15 @@ static int change(struct chg_opts *o)
 	if (o->priority)
 		cfg.channel_priority =
 		        o->priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
+	if (o->file) {
+		once = menv_cli_file_once(o->file, &err);
+		if (err.code) {
+			rc = err.code;
+			goto out;
+		}
+		if (once)
+			o->file = once;
+	}
 	if (o->kind == K_INSTALL && o->file) {
 		if (!menv_cli_is_lockfile(o->file)) {
 			rc = menv_error_set(&err, MENV_EUSAGE,
@@ -1249,6 +1258,10 @@ out:
 	menv_strvec_clear(&o->specs);
 	menv_envfile_free(ef);
 	menv_config_release(&cfg);
+	if (once) {
+		remove(once); /* `unlink` is a local here */
+		free(once);
+	}
 	free(prefix);
 	free(cmdline);
 	return exit_code;

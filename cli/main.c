@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -79,6 +80,36 @@ char *menv_cli_cmdline(void)
 			menv_buf_adds(&b, g_argv[i]);
 	}
 	return menv_buf_detach(&b);
+}
+
+char *menv_cli_file_once(const char *path, struct menv_error *err)
+{
+	struct stat sb;
+	struct menv_buf b = MENV_BUF_INIT;
+	char *tmp = NULL;
+
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		return NULL;
+	/* a pipe (`-f /dev/stdin`, `-f <(...)`) can be read once: menv reads a file more than
+	 * once (to tell a lockfile from an environment file, then to load it) */
+	if (menv_buf_read_file(&b, path, err))
+		return NULL;
+	const char *dir = getenv("TMPDIR");
+	tmp = menv_xasprintf("%s/menv-file-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(tmp);
+	if (fd < 0 || (b.len && write(fd, b.buf, b.len) != (ssize_t)b.len)) {
+		menv_error_sys(err, MENV_EIO, "cannot keep a copy of '%s'", path);
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		free(tmp);
+		tmp = NULL;
+	} else {
+		close(fd);
+	}
+	menv_buf_release(&b);
+	return tmp;
 }
 
 char *menv_cli_prefix(const struct menv_config *cfg, const char *name, const char *prefix,

@@ -26,7 +26,9 @@ outcome as its assertion.
 12. unknown top-level keys of an environment file (a typo such as `dependncies`) are named in
    a warning with their line, as conda warns, instead of silently making an empty
    environment;
-13. the transaction's "Total download" counts only what the package cache lacks.
+13. the transaction's "Total download" counts only what the package cache lacks;
+14. `-f /dev/stdin` (a pipe) works for create and env update: the file was read twice (to
+   tell a lockfile from an environment file, then to load it), the second time empty.
 """
 import json
 import os
@@ -216,6 +218,16 @@ def body(t):
     r = t.menv_ok("create", "-n", "dl", *C, "fresh", "--dry-run")
     t.check("Total download: %d B (the others are in the package cache)" % size in r.out,
             "dry run: only fresh's %d bytes are downloaded" % size, r.out)
+
+
+    # 14. an environment file from a pipe
+    text = "name: piped\nchannels: [%s, nodefaults]\ndependencies: [dependency]\n" % t.url(chan)
+    for cmd in (["create", "-n", "piped"], ["env", "update", "-n", "piped"]):
+        p = subprocess.run([t.menv, *cmd, "-q", "-f", "/dev/stdin"], input=text.encode(),
+                           capture_output=True, env=t.environ())
+        t.check(p.returncode == 0, "%s -f /dev/stdin" % " ".join(cmd[:-2]), p.stderr.decode())
+    t.check(os.path.isfile(os.path.join(t.envs, "piped", "conda-meta", "dependency-2.0-0.json")),
+            "the piped environment file was used")
 
 
 menvtest.main(body)
