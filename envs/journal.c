@@ -54,14 +54,14 @@ void menv_remove_tree(const char *path)
 /* The test hook MENV_TEST_CRASH_AFTER=N: the process kills itself with SIGKILL when it is
  * about to make its N-th change of a transaction (N >= 1), so that tests can interrupt a
  * transaction at any point deterministically. */
-static void count_op(struct menv_txn *t)
+static void count_op(struct menv_journal *t)
 {
 	t->ops++;
 	if (t->crash_after > 0 && t->ops == (size_t)t->crash_after)
 		kill(getpid(), SIGKILL);
 }
 
-static int log_rec(struct menv_txn *t, char op, const char *rel, struct menv_error *err)
+static int log_rec(struct menv_journal *t, char op, const char *rel, struct menv_error *err)
 {
 	count_op(t);
 	if (t->fd < 0)
@@ -79,7 +79,7 @@ static int log_rec(struct menv_txn *t, char op, const char *rel, struct menv_err
 	return 0;
 }
 
-void menv_txn_init(struct menv_txn *t, const char *root)
+void menv_journal_init(struct menv_journal *t, const char *root)
 {
 	const char *crash = getenv("MENV_TEST_CRASH_AFTER");
 
@@ -90,7 +90,7 @@ void menv_txn_init(struct menv_txn *t, const char *root)
 	t->crash_after = crash ? strtol(crash, NULL, 10) : 0;
 }
 
-int menv_txn_begin(struct menv_txn *t, char kind, struct menv_error *err)
+int menv_journal_begin(struct menv_journal *t, char kind, struct menv_error *err)
 {
 	char *backup = menv_xasprintf("%s/backup", t->dir);
 	char *journal = menv_xasprintf("%s/journal", t->dir);
@@ -114,7 +114,7 @@ out:
 	return rc;
 }
 
-void menv_txn_release(struct menv_txn *t)
+void menv_journal_release(struct menv_journal *t)
 {
 	if (t->fd >= 0)
 		close(t->fd);
@@ -124,12 +124,12 @@ void menv_txn_release(struct menv_txn *t)
 	t->fd = -1;
 }
 
-int menv_txn_created(struct menv_txn *t, const char *rel, struct menv_error *err)
+int menv_journal_created(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	return log_rec(t, 'C', rel, err);
 }
 
-int menv_txn_mkdirs(struct menv_txn *t, const char *rel, struct menv_error *err)
+int menv_journal_mkdirs(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	char *p = menv_xasprintf("%s/%s", t->root, rel);
 	size_t rootlen = strlen(t->root);
@@ -164,20 +164,20 @@ out:
 	return rc;
 }
 
-int menv_txn_mkparents(struct menv_txn *t, const char *rel, struct menv_error *err)
+int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	char *d = menv_xstrdup(rel);
 	char *slash = strrchr(d, '/');
 	int rc = 0;
 	if (slash) {
 		*slash = '\0';
-		rc = menv_txn_mkdirs(t, d, err);
+		rc = menv_journal_mkdirs(t, d, err);
 	}
 	free(d);
 	return rc;
 }
 
-int menv_txn_move_aside(struct menv_txn *t, const char *rel, struct menv_error *err)
+int menv_journal_move_aside(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	char *src = menv_xasprintf("%s/%s", t->root, rel);
 	char *dst = NULL, *rec = NULL;
@@ -206,7 +206,7 @@ out:
 	return rc;
 }
 
-int menv_txn_rmdir(struct menv_txn *t, const char *rel, struct menv_error *err)
+int menv_journal_rmdir(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	char *p = menv_xasprintf("%s/%s", t->root, rel);
 	int rc = log_rec(t, 'R', rel, err);
@@ -287,7 +287,7 @@ static void undo(const char *root, const char *dir, const struct menv_strvec *re
 	}
 }
 
-int menv_txn_rollback(struct menv_txn *t, struct menv_error *err)
+int menv_journal_rollback(struct menv_journal *t, struct menv_error *err)
 {
 	struct menv_buf buf = MENV_BUF_INIT;
 	struct menv_strvec recs = MENV_STRVEC_INIT;
@@ -307,7 +307,7 @@ int menv_txn_rollback(struct menv_txn *t, struct menv_error *err)
 	return rc;
 }
 
-int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
+int menv_journal_commit(struct menv_journal *t, struct menv_error *err)
 {
 	int rc;
 

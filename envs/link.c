@@ -247,7 +247,7 @@ static int prepare(struct menv_link_ctx *ctx, const char *rel, struct menv_error
 {
 	char *dst = menv_xasprintf("%s/%s", ctx->txn->root, rel);
 	struct stat sb;
-	int rc = menv_txn_mkparents(ctx->txn, rel, err);
+	int rc = menv_journal_mkparents(ctx->txn, rel, err);
 
 	if (rc)
 		goto out;
@@ -260,11 +260,11 @@ static int prepare(struct menv_link_ctx *ctx, const char *rel, struct menv_error
 			goto out;
 		}
 		report_clobber(ctx, rel);
-		rc = menv_txn_move_aside(ctx->txn, rel, err);
+		rc = menv_journal_move_aside(ctx->txn, rel, err);
 		if (rc)
 			goto out;
 	}
-	rc = menv_txn_created(ctx->txn, rel, err);
+	rc = menv_journal_created(ctx->txn, rel, err);
 out:
 	free(dst);
 	return rc;
@@ -305,7 +305,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		goto out;
 	}
 	if (!strcmp(pe->path_type, "directory")) {
-		rc = menv_txn_mkdirs(ctx->txn, rel, err);
+		rc = menv_journal_mkdirs(ctx->txn, rel, err);
 		goto record;
 	}
 	if (lstat(src, &sst) < 0) {

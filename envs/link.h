@@ -13,7 +13,7 @@
 
 /* A transaction on the directory `root` (a prefix, or the staging directory of a create).
  * While fd < 0 nothing is journaled (a staging directory is removed whole on failure). */
-struct menv_txn {
+struct menv_journal {
 	char *root;      /* where changes are made */
 	char *dir;       /* <root>/conda-meta/.menv-txn */
 	int fd;          /* the journal, or -1 */
@@ -22,21 +22,21 @@ struct menv_txn {
 	long crash_after;
 };
 
-void menv_txn_init(struct menv_txn *t, const char *root);
-void menv_txn_release(struct menv_txn *t);
+void menv_journal_init(struct menv_journal *t, const char *root);
+void menv_journal_release(struct menv_journal *t);
 /* Starts journaling: kind 'U' (changing an existing prefix) or 'N' (a new prefix whose
  * link scripts are still to run). Errors: MENV_EIO. */
-int menv_txn_begin(struct menv_txn *t, char kind, struct menv_error *err);
+int menv_journal_begin(struct menv_journal *t, char kind, struct menv_error *err);
 /* Write-ahead records; each is logged before the change it announces. `rel` is relative
  * to t->root. */
-int menv_txn_created(struct menv_txn *t, const char *rel, struct menv_error *err);
-int menv_txn_mkdirs(struct menv_txn *t, const char *rel, struct menv_error *err);
-int menv_txn_mkparents(struct menv_txn *t, const char *rel, struct menv_error *err);
-int menv_txn_move_aside(struct menv_txn *t, const char *rel, struct menv_error *err);
-int menv_txn_rmdir(struct menv_txn *t, const char *rel, struct menv_error *err);
+int menv_journal_created(struct menv_journal *t, const char *rel, struct menv_error *err);
+int menv_journal_mkdirs(struct menv_journal *t, const char *rel, struct menv_error *err);
+int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_error *err);
+int menv_journal_move_aside(struct menv_journal *t, const char *rel, struct menv_error *err);
+int menv_journal_rmdir(struct menv_journal *t, const char *rel, struct menv_error *err);
 /* Commit (fsync'd) then drop the backup; rollback undoes every journaled change. */
-int menv_txn_commit(struct menv_txn *t, struct menv_error *err);
-int menv_txn_rollback(struct menv_txn *t, struct menv_error *err);
+int menv_journal_commit(struct menv_journal *t, struct menv_error *err);
+int menv_journal_rollback(struct menv_journal *t, struct menv_error *err);
 
 /* rm -rf, best effort. */
 void menv_remove_tree(const char *path);
@@ -51,7 +51,7 @@ struct menv_link_caps {
 
 struct menv_link_ctx {
 	const char *prefix;        /* the final prefix path written into files */
-	struct menv_txn *txn;      /* where files are created (txn->root) and journaled */
+	struct menv_journal *txn;  /* where files are created (txn->root) and journaled */
 	const char *pkgdir;        /* the extracted package in the package cache */
 	const char *dist;          /* "channel::name-version-build" for messages */
 	bool noarch_python;        /* remap site-packages/ and python-scripts/ */
@@ -105,7 +105,7 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
  * written; appends the .pyc files that exist afterwards to `files` and `paths` (path_type
  * pyc_file). No python in the prefix: nothing is done. Errors: MENV_EIO (journal); a failing
  * compileall is reported through opts->cb as a warning. */
-int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, json_t *files,
+int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver, json_t *files,
                      json_t *paths, const struct menv_install_opts *opts, struct menv_error *err);
 
 /* In a forked child: the umask the process started with (libraries may have it at 0 for a

@@ -44,7 +44,7 @@ struct linked {
 
 struct run {
 	const char *prefix; /* the final prefix */
-	struct menv_txn txn;
+	struct menv_journal txn;
 	const struct menv_install_opts *opts;
 	struct menv_link_stats st;
 	struct menv_link_caps caps;
@@ -68,7 +68,7 @@ static void run_release(struct run *r)
 	json_decref(r->owners);
 	free(r->site);
 	free(r->pyver);
-	menv_txn_release(&r->txn);
+	menv_journal_release(&r->txn);
 }
 
 static void emit(const struct menv_install_opts *o, enum menv_env_event ev, const char *msg)
@@ -188,12 +188,12 @@ static int txn_write(struct run *r, const char *rel, const char *data, size_t le
 {
 	char *abs = menv_xasprintf("%s/%s", r->txn.root, rel);
 	struct stat sb;
-	int rc = menv_txn_mkparents(&r->txn, rel, err);
+	int rc = menv_journal_mkparents(&r->txn, rel, err);
 
 	if (!rc && lstat(abs, &sb) == 0)
-		rc = menv_txn_move_aside(&r->txn, rel, err);
+		rc = menv_journal_move_aside(&r->txn, rel, err);
 	if (!rc)
-		rc = menv_txn_created(&r->txn, rel, err);
+		rc = menv_journal_created(&r->txn, rel, err);
 	if (rc)
 		goto out;
 	int fd = open(abs, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -463,9 +463,9 @@ static int post_link(struct run *r, struct menv_error *err)
 	int rc = 0;
 
 	if (lstat(msgs, &sb) == 0)
-		rc = menv_txn_move_aside(&r->txn, ".messages.txt", err);
+		rc = menv_journal_move_aside(&r->txn, ".messages.txt", err);
 	if (!rc)
-		rc = menv_txn_created(&r->txn, ".messages.txt", err);
+		rc = menv_journal_created(&r->txn, ".messages.txt", err);
 	for (size_t i = 0; !rc && i < r->npk; i++) {
 		struct linked *l = &r->pk[i];
 		char *s = menv_xasprintf("%s/bin/.%s-post-link.sh", r->txn.root, l->r->name);
@@ -576,7 +576,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	bool empty_dir = false, renamed = false;
 	int lock_fd = -1, rc = 0;
 
-	menv_txn_init(&r.txn, "/");
+	menv_journal_init(&r.txn, "/");
 	r.owners = json_object();
 	if (prefix[0] != '/') {
 		rc = menv_error_set(err, MENV_EUSAGE, "prefix '%s' is not an absolute path",
@@ -621,8 +621,8 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	rc = menv_env_lock(staging, true, NULL, NULL, &lock_fd, err);
 	if (rc)
 		goto out;
-	menv_txn_release(&r.txn);
-	menv_txn_init(&r.txn, staging);
+	menv_journal_release(&r.txn);
+	menv_journal_init(&r.txn, staging);
 	rc = link_all(&r, recs, n, err);
 	if (!rc)
 		rc = write_records(&r, NULL, 0, err);
@@ -637,7 +637,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		goto out;
 	}
 	/* the journal says: a new prefix; until its commit, recovery removes it */
-	rc = menv_txn_begin(&r.txn, 'N', err);
+	rc = menv_journal_begin(&r.txn, 'N', err);
 	if (rc)
 		goto out;
 	if (empty_dir && rmdir(prefix) < 0) {
@@ -666,7 +666,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	r.txn.dir = menv_xasprintf("%s/conda-meta/.menv-txn", prefix);
 	rc = post_link(&r, err);
 	if (!rc)
-		rc = menv_txn_commit(&r.txn, err);
+		rc = menv_journal_commit(&r.txn, err);
 	if (rc)
 		goto out;
 	show_messages(&r);
@@ -748,7 +748,7 @@ static int unlink_one(struct run *r, json_t *rec, json_t *dirs, struct menv_erro
 			continue; /* a package that stays has this path too */
 		char *abs = menv_xasprintf("%s/%s", r->prefix, rel);
 		if (lstat(abs, &sb) == 0 && !S_ISDIR(sb.st_mode))
-			rc = menv_txn_move_aside(&r->txn, rel, err);
+			rc = menv_journal_move_aside(&r->txn, rel, err);
 		free(abs);
 		if (rc)
 			goto out;
@@ -760,7 +760,7 @@ static int unlink_one(struct run *r, json_t *rec, json_t *dirs, struct menv_erro
 		free(d);
 	}
 	char *rel = menv_xasprintf("conda-meta/%s.json", dist);
-	rc = menv_txn_move_aside(&r->txn, rel, err);
+	rc = menv_journal_move_aside(&r->txn, rel, err);
 	free(rel);
 	r->st.unlinked++;
 out:
@@ -786,7 +786,7 @@ static int remove_empty_dirs(struct run *r, json_t *dirs, struct menv_error *err
 		char *abs = menv_xasprintf("%s/%s", r->prefix, v2[i]);
 		struct stat sb;
 		if (lstat(abs, &sb) == 0 && S_ISDIR(sb.st_mode) && dir_is_empty(abs))
-			rc = menv_txn_rmdir(&r->txn, v2[i], err);
+			rc = menv_journal_rmdir(&r->txn, v2[i], err);
 		free(abs);
 	}
 	free(v2);
@@ -807,7 +807,7 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 	bool began = false;
 	int lock_fd = -1, rc;
 
-	menv_txn_init(&r.txn, prefix);
+	menv_journal_init(&r.txn, prefix);
 	r.owners = json_object();
 	if (!opts->locked) {
 		rc = menv_env_lock(prefix, opts->no_wait, opts->cb, opts->ud, &lock_fd, err);
@@ -877,7 +877,7 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 	for (size_t i = 0; i < nunlink; i++)
 		menv_strvec_push_owned(&minus, installed_label(unlink[i], revs, nrevs));
 
-	rc = menv_txn_begin(&r.txn, 'U', err);
+	rc = menv_journal_begin(&r.txn, 'U', err);
 	if (rc)
 		goto out;
 	began = true;
@@ -910,13 +910,13 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 	if (!rc && cancelled(opts))
 		rc = menv_error_set(err, MENV_EINTR, "interrupted");
 	if (!rc)
-		rc = menv_txn_commit(&r.txn, err);
+		rc = menv_journal_commit(&r.txn, err);
 	if (!rc)
 		show_messages(&r);
 out:
 	if (rc && began) {
 		struct menv_error rerr = {0};
-		if (menv_txn_rollback(&r.txn, &rerr))
+		if (menv_journal_rollback(&r.txn, &rerr))
 			menv_error_prefix(err, "rolling back failed too (%s)", rerr.msg);
 		else if (rc == MENV_EINTR)
 			menv_error_set(err, MENV_EINTR,

@@ -132,7 +132,7 @@ static char *pyc_path(const char *py, const char *tag)
 	return menv_xasprintf("__pycache__/%.*s.%s.pyc", stemlen, base, tag);
 }
 
-int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, json_t *files,
+int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver, json_t *files,
                      json_t *paths, const struct menv_install_opts *opts, struct menv_error *err)
 {
 	char *python = menv_xasprintf("%s/bin/python", t->root);
@@ -163,9 +163,9 @@ int menv_compile_pyc(struct menv_txn *t, const char *prefix, const char *pyver, 
 		if (l < 4 || strcmp(p + l - 3, ".py"))
 			continue;
 		char *pyc = pyc_path(p, tag);
-		rc = menv_txn_mkparents(t, pyc, err);
+		rc = menv_journal_mkparents(t, pyc, err);
 		if (!rc)
-			rc = menv_txn_created(t, pyc, err);
+			rc = menv_journal_created(t, pyc, err);
 		if (rc) {
 			free(pyc);
 			goto out;
