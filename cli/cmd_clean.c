@@ -3,49 +3,12 @@
  * --packages for extracted packages no environment uses, --index-cache, --locks for
  * interrupted downloads and extractions, --all), under the cache lock.
  */
-#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-/* The extracted package dirs ("<dist>") that environments under the root still use. */
-static void used_packages(const struct menv_config *cfg, struct menv_strvec *keep)
-{
-	struct menv_strvec prefixes = MENV_STRVEC_INIT;
-	DIR *d = opendir(cfg->envs_dir);
-	struct dirent *de;
-
-	menv_strvec_push(&prefixes, cfg->root_prefix);
-	while (d && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			menv_strvec_push_owned(&prefixes,
-			                       menv_xasprintf("%s/%s", cfg->envs_dir, de->d_name));
-	if (d)
-		closedir(d);
-	for (size_t i = 0; i < prefixes.n; i++) {
-		struct menv_prefix_record *recs = NULL;
-		struct menv_error err;
-		size_t n = 0;
-		if (menv_prefix_records_load(prefixes.v[i], &recs, &n, &err))
-			continue;
-		for (size_t k = 0; k < n; k++) {
-			const char *dir = json_string_value(
-			        json_object_get(recs[k].json, "extracted_package_dir"));
-			const char *base = dir ? strrchr(dir, '/') : NULL;
-			char *dist = base ? menv_xstrdup(base + 1)
-			                  : menv_xasprintf("%s-%s-%s", recs[k].name,
-			                                   recs[k].version, recs[k].build);
-			if (!menv_strvec_contains(keep, dist))
-				menv_strvec_push(keep, dist);
-			free(dist);
-		}
-		menv_prefix_records_free(recs, n);
-	}
-	menv_strvec_clear(&prefixes);
-}
 
 struct draw {
 	json_t *list; /* --json */
@@ -106,8 +69,8 @@ int menv_cmd_clean(int argc, char **argv)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		return menv_cli_fail(&err);
-	if (what & MENV_CLEAN_PACKAGES)
-		used_packages(&cfg, &keep);
+	if ((what & MENV_CLEAN_PACKAGES) && menv_env_used_packages(&cfg, &keep, &err))
+		fprintf(stderr, "menv: warning: %s\n", err.msg);
 	if (json)
 		d.list = json_array();
 	else
@@ -116,10 +79,7 @@ int menv_cmd_clean(int argc, char **argv)
 	if (!rc && json) {
 		json_t *j = json_pack("{s:o,s:I,s:b,s:b}", "removed", d.list, "bytes",
 		                      (json_int_t)st.bytes, "dry_run", dry, "success", 1);
-		char *s = json_dumps(j, JSON_INDENT(2));
-		printf("%s\n", s);
-		free(s);
-		json_decref(j);
+		menv_cli_put_json(j, false);
 		d.list = NULL;
 	} else if (!rc) {
 		printf("%s %zu entries, %.1f MB\n", dry ? "Would free" : "Freed", st.removed,

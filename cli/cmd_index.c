@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "fetch.h"
 
 int menv_cmd_index(int argc, char **argv)
 {

@@ -2,7 +2,6 @@
  * cmd_list.c - `menv list` (conda list's table or JSON); pip-installed distributions are listed
  * with channel `pypi` (`menv export` is in cmd_export.c).
  */
-#include <getopt.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,104 +11,69 @@
 #include "cli.h"
 
 #define MAX_W(w, s) ((int)strlen(s) > (w) ? (int)strlen(s) : (w))
-#include "envs.h"
-
-struct env_opts {
-	const char *name, *prefix;
-	const char *regex; /* conda list REGEX, or NULL */
-	bool json, no_builds, revisions, full_name;
-};
-
-static int parse(int argc, char **argv, struct env_opts *o, const char *use)
-{
-	static const struct option longopts[] = {
-	        {"name", required_argument, NULL, 'n'}, {"prefix", required_argument, NULL, 'p'},
-	        {"json", no_argument, NULL, 'j'},       {"no-builds", no_argument, NULL, 'B'},
-	        {"revisions", no_argument, NULL, 'R'},  {"full-name", no_argument, NULL, 'F'},
-	        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:p:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n': o->name = optarg; break;
-		case 'p': o->prefix = optarg; break;
-		case 'j': o->json = true; break;
-		case 'B': o->no_builds = true; break;
-		case 'R': o->revisions = true; break;
-		case 'F': o->full_name = true; break;
-		case 'h': printf("%s", use); return 1;
-		default: fprintf(stderr, "%s", use); return -1;
-		}
-	}
-	if (optind < argc)
-		o->regex = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "%s", use);
-		return -1;
-	}
-	return 0;
-}
-
-/* The channel name to show for an installed record: its channel URL without the subdir,
- * shortened to the name under channel_alias. Caller frees. */
-static char *channel_display(const struct menv_config *cfg, const struct menv_prefix_record *r)
-{
-	if (!r->channel || !*r->channel)
-		return menv_xstrdup("");
-	char *c = menv_xstrdup(r->channel);
-	size_t n = strlen(c);
-	if (r->subdir) {
-		size_t sl = strlen(r->subdir);
-		if (n > sl + 1 && c[n - sl - 1] == '/' && !strcmp(c + n - sl, r->subdir))
-			c[n - sl - 1] = '\0';
-	}
-	size_t al = strlen(cfg->channel_alias);
-	if (!strncmp(c, cfg->channel_alias, al) && c[al] == '/') {
-		char *s = menv_xstrdup(c + al + 1);
-		free(c);
-		return s;
-	}
-	return c;
-}
 
 int menv_cli_recover(const char *prefix, struct menv_error *err)
 {
-	enum menv_recovery what = MENV_RECOVERY_NONE;
-	char *pending = menv_xasprintf("%s/conda-meta/.menv-pip-pending", prefix);
-	bool pip_pending = access(pending, F_OK) == 0, pip_undone = false;
-	int fd = -1, rc;
-
-	free(pending);
-	if (!menv_env_needs_recovery(prefix) && !pip_pending)
-		return 0;
-	/* a transaction that a crash or Ctrl-C interrupted: finish or undo it first; then a pip
-	 * step that a killed menv left half done */
-	rc = menv_env_lock(prefix, false, menv_cli_env_event, NULL, &fd, err);
-	if (!rc)
-		rc = menv_env_recover(prefix, &what, err);
-	if (!rc && pip_pending)
-		rc = menv_cli_pip_recover(prefix, &pip_undone, err);
-	menv_env_unlock(fd);
-	if (!rc && pip_undone)
-		fprintf(stderr, "menv: took back an interrupted pip step in '%s'\n", prefix);
-	if (!rc && what != MENV_RECOVERY_NONE)
-		fprintf(stderr, "menv: %s an interrupted transaction in '%s'\n",
-		        what == MENV_RECOVERY_FINISHED ? "finished"
-		        : what == MENV_RECOVERY_REMOVED
-		                ? "removed the unfinished new environment of"
-		                : "rolled back",
-		        prefix);
-	return rc;
+	struct menv_txn_callbacks cb = {.event = menv_cli_on_event};
+	return menv_txn_recover(prefix, &cb, err);
 }
 
-static int load(struct env_opts *o, struct menv_config *cfg, char **prefix,
+int menv_cli_list_revisions(const char *prefix, bool json)
+{
+	struct menv_error err = {0};
+	struct menv_revision *revs = NULL;
+	size_t n = 0;
+	json_t *all = json_array();
+
+	if (menv_history_load(prefix, &revs, &n, &err)) {
+		json_decref(all);
+		return menv_cli_fail(&err);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct menv_revision_diff d = {0};
+		const struct menv_revision *r = &revs[i];
+		menv_revision_diff(r, &d);
+		json_t *o = json_pack("{s:I, s:s}", "rev", (json_int_t)i, "date", r->date);
+		const struct menv_strvec *parts[] = {&d.install, &d.remove, &d.upgrade,
+		                                     &d.downgrade};
+		const char *keys[] = {"install", "remove", "upgrade", "downgrade"};
+		for (int k = 0; k < 4; k++) {
+			json_t *a = json_array();
+			for (size_t m = 0; m < parts[k]->n; m++)
+				json_array_append_new(a, json_string(parts[k]->v[m]));
+			json_object_set_new(o, keys[k], a);
+		}
+		if (r->cmd)
+			json_object_set_new(o, "cmd", json_string(r->cmd));
+		json_array_append_new(all, o);
+		if (!json) {
+			printf("%s  (rev %zu)\n", r->date, i);
+			for (size_t m = 0; m < d.changed.n; m++)
+				printf("     %s\n", d.changed.v[m]);
+			for (size_t m = 0; m < d.remove.n + d.install.n; m++) {
+				bool rm = m < d.remove.n;
+				const char *l = rm ? d.remove.v[m] : d.install.v[m - d.remove.n];
+				printf("    %c%s\n", rm ? '-' : '+',
+				       strstr(l, "::") ? strstr(l, "::") + 2 : l);
+			}
+			printf("\n");
+		}
+		menv_revision_diff_release(&d);
+	}
+	if (json)
+		menv_cli_put_json(json_incref(all), false);
+	json_decref(all);
+	menv_history_free(revs, n);
+	return 0;
+}
+
+static int load(struct menv_cli_args *o, struct menv_config *cfg, char **prefix,
                 struct menv_prefix_record **recs, size_t *n, struct menv_error *err)
 {
 	int rc = menv_config_load(cfg, err);
 	if (rc)
 		return rc;
-	*prefix = menv_cli_prefix(cfg, o->name, o->prefix, err);
+	*prefix = menv_env_prefix_new(cfg, o->name, o->prefix, err);
 	if (!*prefix)
 		return err->code;
 	rc = menv_cli_recover(*prefix, err);
@@ -134,7 +98,7 @@ static int cmp_row(const void *a, const void *b)
 
 int menv_cmd_list(int argc, char **argv)
 {
-	struct env_opts o = {0};
+	struct menv_cli_args o = {0};
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
 	struct menv_prefix_record *recs = NULL;
@@ -146,30 +110,30 @@ int menv_cmd_list(int argc, char **argv)
 	bool have_re = false;
 	int rc, code = 0;
 
-	rc = parse(argc, argv, &o,
-	           "usage: menv list (-n NAME | -p PREFIX) [--json] [--full-name] [REGEX]\n"
-	           "       menv list (-n NAME | -p PREFIX) --revisions [--json]\n");
-	if (rc)
-		return rc > 0 ? 0 : MENV_EXIT_USAGE;
+	const char *use = "usage: menv list (-n NAME | -p PREFIX) [--json] [--full-name] [REGEX]\n"
+	                  "       menv list (-n NAME | -p PREFIX) --revisions [--json]\n";
+	if ((rc = menv_cli_parse(argc, argv, "npjBRLh", use, 0, 1, &o)))
+		return MENV_CLI_EXIT(rc);
+	const char *regex = o.args.n ? o.args.v[0] : NULL;
 	if (o.revisions) {
 		rc = menv_config_load(&cfg, &err);
 		if (!rc) {
-			prefix = menv_cli_prefix(&cfg, o.name, o.prefix, &err);
+			prefix = menv_env_prefix_new(&cfg, o.name, o.prefix, &err);
 			rc = prefix ? 0 : err.code;
 		}
 		code = rc ? menv_cli_fail(&err) : menv_cli_list_revisions(prefix, o.json);
 		goto out;
 	}
 	/* conda list REGEX: the names it finds (case-insensitive); --full-name: the whole name */
-	if (o.regex) {
-		char *pat = o.full_name ? menv_xasprintf("^(%s)$", o.regex) : menv_xstrdup(o.regex);
+	if (regex) {
+		char *pat = o.full_name ? menv_xasprintf("^(%s)$", regex) : menv_xstrdup(regex);
 		int e = regcomp(&re, pat, REG_EXTENDED | REG_ICASE | REG_NOSUB);
 		free(pat);
 		if (e) {
 			char msg[256];
 			regerror(e, &re, msg, sizeof(msg));
 			menv_error_set(&err, MENV_EUSAGE, "invalid regular expression '%s': %s",
-			               o.regex, msg);
+			               regex, msg);
 			code = menv_cli_fail(&err);
 			goto out;
 		}
@@ -184,12 +148,13 @@ int menv_cmd_list(int argc, char **argv)
 	}
 	rows = menv_xcalloc(n + npip + 1, sizeof(*rows));
 	for (size_t i = 0; i < n; i++)
-		rows[nrows++] = (struct row){recs[i].name,
-		                             recs[i].version,
-		                             recs[i].build,
-		                             recs[i].subdir ? recs[i].subdir : "",
-		                             channel_display(&cfg, &recs[i]),
-		                             recs[i].build_number};
+		rows[nrows++] =
+		        (struct row){recs[i].name,
+		                     recs[i].version,
+		                     recs[i].build,
+		                     recs[i].subdir ? recs[i].subdir : "",
+		                     menv_channel_display(&cfg, recs[i].channel, recs[i].subdir),
+		                     recs[i].build_number};
 	for (size_t i = 0; i < npip; i++)
 		rows[nrows++] = (struct row){pips[i].name, pips[i].version,      "pypi_0",
 		                             "pypi",       menv_xstrdup("pypi"), 0};
@@ -211,10 +176,7 @@ int menv_cmd_list(int argc, char **argv)
 			                       "build_string", rows[i].build, "build_number",
 			                       (json_int_t)rows[i].build_number, "channel",
 			                       rows[i].channel, "platform", rows[i].platform));
-		char *s = json_dumps(arr, JSON_INDENT(2));
-		printf("%s\n", s);
-		free(s);
-		json_decref(arr);
+		menv_cli_put_json(arr, false);
 		goto out;
 	}
 	/* columns of 25 characters, wider where a name, version or build needs it */
@@ -238,6 +200,7 @@ out:
 	menv_pip_dists_free(pips, npip);
 	menv_prefix_records_free(recs, n);
 	menv_config_release(&cfg);
+	menv_cli_args_release(&o);
 	free(prefix);
 	return code;
 }

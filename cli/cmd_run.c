@@ -6,106 +6,53 @@
  * menv's.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "envs.h"
 
 extern char **environ;
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: menv run [-n NAME | -p PREFIX] [--cwd DIR] [--env VAR=VALUE]... "
-	           "[--clean-env] COMMAND [ARG]...\n"
-	           "  without -n/-p the active environment ($CONDA_PREFIX) is used\n");
-}
-
-/* Resolves -n / -p / the active environment to an existing prefix. Caller frees. */
-char *menv_cli_env_prefix(const struct menv_config *cfg, const char *name, const char *path,
-                          struct menv_error *err)
-{
-	char *out = NULL, *rel = NULL;
-
-	if (name && path) {
-		menv_error_set(err, MENV_EUSAGE, "give either -n NAME or -p PREFIX, not both");
-		return NULL;
-	}
-	if (name && (!*name || strchr(name, '/'))) {
-		menv_error_set(err, MENV_EUSAGE, "invalid environment name '%s'", name);
-		return NULL;
-	}
-	if (path && !strchr(path, '/'))
-		path = rel = menv_xasprintf("./%s", path);
-	if (!name && !path) {
-		path = getenv("CONDA_PREFIX");
-		if (!path || !*path) {
-			menv_error_set(err, MENV_EUSAGE,
-			               "no environment given: use -n NAME or "
-			               "-p PREFIX, or activate one");
-			return NULL;
-		}
-	}
-	if (menv_env_locate(cfg->root_prefix, cfg->envs_dir, name ? name : path, &out, err))
-		out = NULL;
-	free(rel);
-	return out;
-}
+#define USAGE                                                                                      \
+	"usage: menv run [-n NAME | -p PREFIX] [--cwd DIR] [--env VAR=VALUE]... [--clean-env] "    \
+	"COMMAND [ARG]...\n  without -n/-p the active environment ($CONDA_PREFIX) is used\n"
 
 int menv_cmd_run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"name", required_argument, NULL, 'n'},
-	        {"prefix", required_argument, NULL, 'p'},
-	        {"cwd", required_argument, NULL, 'C'},
-	        {"env", required_argument, NULL, 'e'},
-	        {"clean-env", no_argument, NULL, 'E'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
+	struct menv_cli_args a = {0};
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
-	struct menv_strvec sets = MENV_STRVEC_INIT, envv = MENV_STRVEC_INIT;
-	const char *name = NULL, *path = NULL, *cwd = NULL;
+	struct menv_strvec envv = MENV_STRVEC_INIT;
 	char *prefix = NULL, *exe = NULL;
-	bool clean = false;
-	int c, rc = 0, exit_code = 0;
+	int rc = 0, exit_code = 0;
 
-	optind = 1;
 	/* '+': options end at the command, so its own options are left alone */
-	while ((c = getopt_long(argc, argv, "+n:p:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n': name = optarg; break;
-		case 'p': path = optarg; break;
-		case 'C': cwd = optarg; break;
-		case 'e': menv_strvec_push(&sets, optarg); break;
-		case 'E': clean = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return MENV_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
+	if ((rc = menv_cli_parse(argc, argv, "+npCXEh", USAGE, 0, MENV_CLI_ANY, &a)))
+		return MENV_CLI_EXIT(rc);
+	const char *name = a.name, *path = a.prefix, *cwd = a.cwd;
+	struct menv_strvec *sets = &a.sets;
+	bool clean = a.clean_env;
+	if (!a.args.n) {
 		rc = menv_error_set(&err, MENV_EUSAGE, "no command given to run");
 		goto out;
 	}
-	for (size_t i = 0; i < sets.n; i++) {
-		const char *eq = strchr(sets.v[i], '=');
-		char *n = eq ? menv_xstrndup(sets.v[i], (size_t)(eq - sets.v[i])) : NULL;
+	for (size_t i = 0; i < sets->n; i++) {
+		const char *eq = strchr(sets->v[i], '=');
+		char *n = eq ? menv_xstrndup(sets->v[i], (size_t)(eq - sets->v[i])) : NULL;
 		bool ok = n && menv_env_var_name_ok(n);
 		free(n);
 		if (!ok) {
 			rc = menv_error_set(&err, MENV_EUSAGE, "--env takes VAR=VALUE, got '%s'",
-			                    sets.v[i]);
+			                    sets->v[i]);
 			goto out;
 		}
 	}
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;
-	prefix = menv_cli_env_prefix(&cfg, name, path, &err);
+	prefix = menv_env_prefix_find(&cfg, name, path, &err);
 	if (!prefix) {
 		rc = err.code;
 		goto out;
@@ -125,17 +72,17 @@ int menv_cmd_run(int argc, char **argv)
 	if (rc)
 		goto out;
 	/* --env VAR=VALUE: split at the first '=', replacing an existing VAR */
-	for (size_t i = 0; i < sets.n; i++) {
-		size_t nl = strcspn(sets.v[i], "=") + 1;
+	for (size_t i = 0; i < sets->n; i++) {
+		size_t nl = strcspn(sets->v[i], "=") + 1;
 		size_t k;
 		for (k = 0; k < envv.n; k++)
-			if (!strncmp(envv.v[k], sets.v[i], nl))
+			if (!strncmp(envv.v[k], sets->v[i], nl))
 				break;
 		if (k < envv.n) {
 			free(envv.v[k]);
-			envv.v[k] = menv_xstrdup(sets.v[i]);
+			envv.v[k] = menv_xstrdup(sets->v[i]);
 		} else {
-			menv_strvec_push(&envv, sets.v[i]);
+			menv_strvec_push(&envv, sets->v[i]);
 		}
 	}
 	if (cwd && chdir(cwd) < 0) {
@@ -154,7 +101,7 @@ out:
 		exit_code = menv_cli_fail(&err);
 	menv_strvec_clear(&envv); /* not after a failed exec: it is the environment then */
 done:
-	menv_strvec_clear(&sets);
+	menv_cli_args_release(&a);
 	free(prefix);
 	free(exe);
 	menv_config_release(&cfg);

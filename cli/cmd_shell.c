@@ -4,17 +4,13 @@
  * `menv shell activate --shell S ENV` and evals the code it prints (envs/activate.c writes
  * it). `menv activate` run as a program (no hook) explains how to set the hook up.
  */
-#include <ctype.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "envs.h"
 
 extern char **environ;
 
@@ -28,121 +24,38 @@ char *menv_cli_self_exe(void)
 	return menv_xstrdup(buf);
 }
 
-/* changeps1 (default true): $MENV_CHANGEPS1 or $CONDA_CHANGEPS1, else the last top-level
- * `changeps1:` of the rc files that were read. */
-bool menv_cli_changeps1(const struct menv_config *cfg)
-{
-	const char *env = getenv("MENV_CHANGEPS1");
-	bool v = true;
-
-	if (!env)
-		env = getenv("CONDA_CHANGEPS1");
-	if (env && *env)
-		return !(!strcasecmp(env, "false") || !strcasecmp(env, "no") ||
-		         !strcasecmp(env, "off") || !strcmp(env, "0"));
-	for (size_t i = 0; i < cfg->files.n; i++) {
-		FILE *f = fopen(cfg->files.v[i], "r");
-		char line[512];
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			if (strncmp(line, "changeps1:", 10))
-				continue;
-			char *s = line + 10;
-			while (*s == ' ' || *s == '\t')
-				s++;
-			size_t n = strcspn(s, " \t\r\n#");
-			s[n] = '\0';
-			if (!strcasecmp(s, "false") || !strcasecmp(s, "no") ||
-			    !strcasecmp(s, "off"))
-				v = false;
-			else if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
-			         !strcasecmp(s, "on"))
-				v = true;
-		}
-		fclose(f);
-	}
-	return v;
-}
-
-/* The shell named by $SHELL when it is one menv knows, else posix. */
-static enum menv_shell default_shell(void)
-{
-	const char *sh = getenv("SHELL");
-	const char *base = sh ? strrchr(sh, '/') : NULL;
-	enum menv_shell out = MENV_SHELL_POSIX;
-	if (base)
-		menv_shell_from_name(base + 1, &out, NULL);
-	return out;
-}
-
-static char *default_rc_file(enum menv_shell sh)
-{
-	const char *home = getenv("HOME");
-	const char *zd = getenv("ZDOTDIR"), *xdg = getenv("XDG_CONFIG_HOME");
-	if (!home)
-		home = ".";
-	switch (sh) {
-	case MENV_SHELL_BASH: return menv_xasprintf("%s/.bashrc", home);
-	case MENV_SHELL_ZSH: return menv_xasprintf("%s/.zshrc", zd && *zd ? zd : home);
-	case MENV_SHELL_FISH:
-		if (xdg && *xdg)
-			return menv_xasprintf("%s/fish/config.fish", xdg);
-		return menv_xasprintf("%s/.config/fish/config.fish", home);
-	default: return menv_xasprintf("%s/.profile", home);
-	}
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: menv shell hook [--shell bash|zsh|fish|posix]\n"
-	           "       menv shell init [--shell S] [--rc-file FILE]\n"
-	           "       menv shell deinit [--shell S] [--rc-file FILE]\n"
-	           "       menv shell activate [--shell S] [--stack] [NAME|PREFIX]\n"
-	           "       menv shell deactivate [--shell S]\n"
-	           "\nset-up:  eval \"$(menv shell hook --shell bash)\"   then   menv activate "
-	           "NAME\n");
-}
+#define USAGE                                                                                      \
+	"usage: menv shell hook [--shell bash|zsh|fish|posix]\n"                                   \
+	"       menv shell init [--shell S] [--rc-file FILE]\n"                                    \
+	"       menv shell deinit [--shell S] [--rc-file FILE]\n"                                  \
+	"       menv shell activate [--shell S] [--stack] [NAME|PREFIX]\n"                         \
+	"       menv shell deactivate [--shell S]\n"                                               \
+	"\nset-up:  eval \"$(menv shell hook --shell bash)\"   then   menv activate NAME\n"
 
 int menv_cmd_shell(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"shell", required_argument, NULL, 's'},
-	        {"rc-file", required_argument, NULL, 'r'},
-	        {"stack", no_argument, NULL, 'S'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
+	struct menv_cli_args a = {0};
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
 	struct menv_buf out = MENV_BUF_INIT;
-	enum menv_shell sh = default_shell();
-	const char *rcfile = NULL, *sub;
+	enum menv_shell sh = menv_shell_default();
+	const char *sub;
 	char *exe = NULL, *prefix = NULL, *rcdefault = NULL;
-	bool stack = false;
-	int c, rc = 0, exit_code = 0;
+	int rc = 0, exit_code = 0;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(argc < 2 ? stderr : stdout);
+		fputs(USAGE, argc < 2 ? stderr : stdout);
 		return argc < 2 ? MENV_EXIT_USAGE : 0;
 	}
 	sub = argv[1];
-	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "s:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			rc = menv_shell_from_name(optarg, &sh, &err);
-			if (rc)
-				goto out;
-			break;
-		case 'r': rcfile = optarg; break;
-		case 'S': stack = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return MENV_EXIT_USAGE;
-		}
-	}
-	int nargs = argc - 1 - optind;
-	char **args = argv + 1 + optind;
+	if ((rc = menv_cli_parse(argc - 1, argv + 1, "sITh", USAGE, 0, MENV_CLI_ANY, &a)))
+		return MENV_CLI_EXIT(rc);
+	if (a.shell && (rc = menv_shell_from_name(a.shell, &sh, &err)) != 0)
+		goto out;
+	const char *rcfile = a.rc_file;
+	bool stack = a.stack;
+	int nargs = (int)a.args.n;
+	char **args = a.args.v;
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;
@@ -152,7 +65,7 @@ int menv_cmd_shell(int argc, char **argv)
 	        .exe = exe,
 	        .root_prefix = cfg.root_prefix,
 	        .stack = stack,
-	        .changeps1 = menv_cli_changeps1(&cfg),
+	        .changeps1 = menv_config_changeps1(&cfg),
 	        .environ = environ,
 	};
 
@@ -161,7 +74,7 @@ int menv_cmd_shell(int argc, char **argv)
 	} else if (!strcmp(sub, "init") || !strcmp(sub, "deinit")) {
 		bool changed = false, add = !strcmp(sub, "init");
 		if (!rcfile)
-			rcfile = rcdefault = default_rc_file(sh);
+			rcfile = rcdefault = menv_shell_rc_default(sh);
 		rc = menv_shell_rc_edit(rcfile, sh, exe, add, &changed, &err);
 		if (rc)
 			goto out;
@@ -200,7 +113,7 @@ int menv_cmd_shell(int argc, char **argv)
 out:
 	if (rc) {
 		if (err.code == MENV_EUSAGE && !err.msg[0])
-			usage(stderr);
+			fputs(USAGE, stderr);
 		exit_code = menv_cli_fail(&err);
 	}
 	menv_buf_release(&out);
@@ -208,6 +121,7 @@ out:
 	free(rcdefault);
 	free(prefix);
 	free(exe);
+	menv_cli_args_release(&a);
 	return exit_code;
 }
 
@@ -215,7 +129,7 @@ out:
 int menv_cmd_activate_nohook(int argc, char **argv)
 {
 	(void)argc;
-	const char *name = menv_shell_name(default_shell());
+	const char *name = menv_shell_name(menv_shell_default());
 	fprintf(stderr,
 	        "menv: error: 'menv %s' must run inside your shell: set up the hook with "
 	        "'eval \"$(menv shell hook --shell %s)\"' or 'menv shell init --shell %s'\n",

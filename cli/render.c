@@ -1,18 +1,26 @@
 /*
- * render.c - drawing shared by the commands that change environments: a package record in
- * conda's --json transaction shape, package-cache progress lines, and the check that a
- * target prefix is free.
+ * render.c - what the commands draw of what the library reports: a transaction's plan (the
+ * text table and conda's --json shape, both from the same struct menv_txn_plan), its events
+ * (status lines, warnings, package messages), package-cache lines and progress bars, the
+ * smoke check's steps, and errors as conda's JSON.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "fetch.h"
-#include "solver.h"
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* conda's --json transaction                                                                */
 
 json_t *menv_cli_record_json(const struct menv_record *r)
 {
@@ -39,28 +47,272 @@ json_t *menv_cli_record_json(const struct menv_record *r)
 	return o;
 }
 
+/* An installed PrefixRecord in the same shape (and its `build`, as conda's dump has it). */
+static json_t *installed_json(json_t *rec)
+{
+	json_t *o = json_object();
+	json_t *bn = json_object_get(rec, "build_number");
+	char *dist = menv_xasprintf("%s-%s-%s", jstr(rec, "name"), jstr(rec, "version"),
+	                            jstr(rec, "build"));
+	static const char *const same[] = {"name", "version", "build", "channel", "subdir",
+	                                   "url",  "fn",      "md5",   "sha256"};
+	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
+		json_object_set_new(o, same[i], json_string(jstr(rec, same[i])));
+	json_object_set_new(o, "build_string", json_string(jstr(rec, "build")));
+	json_object_set_new(o, "build_number",
+	                    json_integer(json_is_integer(bn) ? json_integer_value(bn) : 0));
+	json_object_set_new(o, "platform", json_string(jstr(rec, "subdir")));
+	json_object_set_new(o, "dist_name", json_string(dist));
+	free(dist);
+	return o;
+}
+
+json_t *menv_cli_txn_json(const struct menv_txn_plan *p, bool dry_run, json_t *messages,
+                          json_t *smoke)
+{
+	json_t *root = json_object(), *actions = json_object();
+	json_t *jl = json_array(), *jf = json_array();
+	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
+
+	for (size_t i = 0; i < p->nlink; i++) {
+		json_array_append_new(jl, menv_cli_record_json(p->link[i]));
+		if (!p->cached[i]) /* conda's FETCH: what the package cache lacks */
+			json_array_append_new(jf, menv_cli_record_json(p->link[i]));
+	}
+	json_object_set_new(actions, "LINK", jl);
+	json_object_set_new(actions, "FETCH", jf);
+	if (!create) {
+		json_t *ju = json_array();
+		for (size_t i = 0; i < p->nunlink; i++)
+			json_array_append_new(ju, installed_json(p->unlink[i]));
+		json_object_set_new(actions, "UNLINK", ju);
+	}
+	json_object_set_new(actions, "PREFIX", json_string(p->prefix));
+	json_object_set_new(root, "actions", actions);
+	json_object_set_new(root, "prefix", json_string(p->prefix));
+	json_object_set_new(root, "dry_run", json_boolean(dry_run));
+	json_object_set_new(root, "success", json_true());
+	if (!p->solved)
+		json_object_set_new(root, "solved", json_false());
+	if (!create && !p->nlink && !p->nunlink && !p->remove_env)
+		json_object_set_new(root, "message",
+		                    json_string("All requested packages already installed."));
+	if (messages && json_array_size(messages))
+		json_object_set(root, "messages", messages);
+	if (smoke) /* the smoke check's report (a failed check keeps the environment) */
+		json_object_set(root, "smoke_check", smoke);
+	return root;
+}
+
+void menv_cli_put_json(json_t *j, bool sort_keys)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | (sort_keys ? JSON_SORT_KEYS : 0));
+	printf("%s\n", s ? s : "null");
+	free(s);
+	json_decref(j);
+}
+
+void menv_cli_print_json_error(const struct menv_error *err, const struct menv_txn *t)
+{
+	json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error", menv_error_name(err->code),
+	                      "message", err->msg);
+	if (t && err->code == MENV_EUNSAT && menv_txn_problems_json(t)) {
+		json_object_set(j, "problems", menv_txn_problems_json(t));
+		json_object_set_new(j, "problem_tree", json_string(menv_txn_problems(t)));
+	}
+	menv_cli_put_json(j, true);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The plan as text: sections sorted by name, columns sized to their content                 */
+
+static void human_size(int64_t n, char *out, size_t len)
+{
+	if (n < 0)
+		snprintf(out, len, "-");
+	else if (n < 1000)
+		snprintf(out, len, "%lld B", (long long)n);
+	else if (n < 1000 * 1000)
+		snprintf(out, len, "%.1f kB", (double)n / 1e3);
+	else if (n < 1000LL * 1000 * 1000)
+		snprintf(out, len, "%.1f MB", (double)n / 1e6);
+	else
+		snprintf(out, len, "%.1f GB", (double)n / 1e9);
+}
+
+static const char *const section_names[] = {"Install", "Upgrade",   "Downgrade",
+                                            "Change",  "Reinstall", "Remove"};
+
+struct row {
+	enum menv_change_kind s;
+	char mark;    /* '+' new, '-' old (a changed package has both), 'o' a relink */
+	char *col[5]; /* name, version, build, channel, size */
+};
+
+/* The terminal's width on stdout, else $COLUMNS, else 0 (no limit). */
+static size_t term_width(void)
+{
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		return ws.ws_col;
+	const char *c = getenv("COLUMNS");
+	return c && atoi(c) > 0 ? (size_t)atoi(c) : 0;
+}
+
+/* `s` cut to `w` columns by taking out its middle ("file:///srv/...annels/main"). */
+static void fit(char **s, size_t w)
+{
+	size_t n = strlen(*s);
+	if (w < 8 || n <= w)
+		return;
+	size_t head = (w - 3) / 2, tail = w - 3 - head;
+	char *c = menv_xasprintf("%.*s...%s", (int)head, *s, *s + n - tail);
+	free(*s);
+	*s = c;
+}
+
+void menv_cli_print_plan(const struct menv_txn_plan *p)
+{
+	struct row *rows = menv_xcalloc(2 * p->nchanges + 1, sizeof(*rows));
+	size_t nrows = 0, counts[MENV_CHANGE_REMOVE + 1] = {0}, width[5] = {0}, cached = 0;
+	int64_t total = 0;
+	char sz[32];
+
+	printf("\nTransaction%s\n\n  Prefix: %s\n\n",
+	       p->solved ? "" : " (from lockfile, not solved)", p->prefix);
+	for (size_t i = 0; i < p->nchanges; i++) {
+		const struct menv_txn_change *c = &p->changes[i];
+		const struct menv_record *r = c->link;
+		json_t *u = c->unlink;
+		counts[c->kind]++;
+		if (u && c->kind != MENV_CHANGE_REINSTALL) /* the old one above the new, as mamba */
+			rows[nrows++] = (struct row){
+			        c->kind,
+			        '-',
+			        {menv_xstrdup(c->name), menv_xstrdup(jstr(u, "version")),
+			         menv_xstrdup(jstr(u, "build")),
+			         menv_channel_display(p->cfg, jstr(u, "channel"),
+			                              jstr(u, "subdir")),
+			         menv_xstrdup("")}};
+		if (!r)
+			continue;
+		human_size(r->size, sz, sizeof(sz));
+		rows[nrows++] = (struct row){c->kind,
+		                             c->kind == MENV_CHANGE_REINSTALL ? 'o' : '+',
+		                             {menv_xstrdup(r->name), menv_xstrdup(r->version),
+		                              c->kind == MENV_CHANGE_REINSTALL
+		                                      ? menv_xasprintf("%s (relink)", r->build)
+		                                      : menv_xstrdup(r->build),
+		                              menv_xstrdup(r->channel ? r->channel->name : ""),
+		                              menv_xstrdup(c->cached ? "Cached" : sz)}};
+		if (c->cached)
+			cached++;
+		else if (r->size > 0)
+			total += r->size;
+	}
+	for (size_t i = 0; i < nrows; i++) {
+		for (int c = 0; c < 5; c++)
+			if (strlen(rows[i].col[c]) > width[c])
+				width[c] = strlen(rows[i].col[c]);
+	}
+	/* fitted to the terminal: the channel column gives way, shortened in its middle */
+	size_t cols = term_width(), used = 4 + width[0] + width[1] + width[2] + width[4] + 4;
+	if (cols && used + width[3] > cols) {
+		size_t room = cols > used + 8 ? cols - used : 8;
+		for (size_t i = 0; i < nrows; i++)
+			fit(&rows[i].col[3], room);
+		width[3] = room;
+	}
+	if (!nrows && !p->pip->n)
+		printf(p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK
+		               ? "  Nothing to install: an empty environment\n\n"
+		               : "  All requested packages already installed.\n\n");
+	for (size_t i = 0; i < nrows; i++) {
+		const struct row *w = &rows[i];
+		if (!i || rows[i - 1].s != w->s)
+			printf("  %s (%zu package%s):\n\n", section_names[w->s], counts[w->s],
+			       counts[w->s] == 1 ? "" : "s");
+		printf("  %c %-*s  %-*s  %-*s  %-*s  %*s\n", w->mark, (int)width[0], w->col[0],
+		       (int)width[1], w->col[1], (int)width[2], w->col[2], (int)width[3], w->col[3],
+		       (int)width[4], w->col[4]);
+		if (i + 1 == nrows || rows[i + 1].s != w->s)
+			printf("\n");
+	}
+	if (p->pip->n) {
+		printf("  pip (after the conda packages): %zu line%s%s\n\n", p->pip->n,
+		       p->pip->n == 1 ? "" : "s",
+		       p->lock_file ? " of the lock's pip entries" : " of the 'pip:' section");
+		for (size_t i = 0; i < p->pip->n; i++)
+			printf("  + %s  pypi\n", p->pip->v[i]);
+		printf("\n");
+	}
+	if (p->nlink) {
+		human_size(total, sz, sizeof(sz));
+		/* as conda: only what is not in the package cache is downloaded */
+		if (cached == p->nlink)
+			printf("  Total download: nothing (every package is in %s)\n\n",
+			       p->pkgs_dir);
+		else
+			printf("  Total download: %s%s\n\n", sz,
+			       cached ? " (the others are in the package cache)" : "");
+	}
+	for (size_t i = 0; i < nrows; i++)
+		for (int c = 0; c < 5; c++)
+			free(rows[i].col[c]);
+	free(rows);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Events, package-cache lines, progress, the smoke check                                    */
+
+void menv_cli_on_event(void *ud, enum menv_env_event ev, const char *msg)
+{
+	struct menv_cli_draw *d = ud;
+	switch (ev) {
+	case MENV_ENV_LOCK_WAIT:
+		fprintf(stderr, "menv: %s (use --no-wait to fail instead)\n", msg);
+		break;
+	case MENV_ENV_RECOVERED: fprintf(stderr, "menv: %s\n", msg); break;
+	case MENV_ENV_CLOBBER: fprintf(stderr, "%s\n", msg); break;
+	case MENV_ENV_WARNING: fprintf(stderr, "menv: warning: %s\n", msg); break;
+	case MENV_ENV_MESSAGE:
+		if (d && d->messages)
+			json_array_append_new(d->messages, json_string(msg));
+		else
+			printf("%s%s", msg, msg[0] && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
+		break;
+	case MENV_ENV_SCRIPT_OUTPUT:
+		if (d && d->verbose)
+			fprintf(stderr, "%s", msg);
+		break;
+	case MENV_ENV_LINK:
+	case MENV_ENV_UNLINK:
+		if (d && d->verbose)
+			fprintf(stderr, "  %s %s\n", ev == MENV_ENV_LINK ? "linking" : "unlinking",
+			        msg);
+		break;
+	case MENV_ENV_STATUS:
+	case MENV_ENV_PROBLEMS:
+		if (!d || !d->quiet)
+			fprintf(stderr, "%s%s", msg, ev == MENV_ENV_STATUS ? "\n" : "");
+		break;
+	case MENV_ENV_SMOKE:
+		fflush(stdout);
+		fprintf(d && d->json ? stderr : stdout,
+		        "Smoke check of %s (ops/ built with the environment's toolchain)\n", msg);
+		break;
+	}
+}
+
 void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
 {
-	if (ud && *(bool *)ud)
-		return;
+	struct menv_cli_draw *d = ud;
+	if (d && (d->quiet || d->bars))
+		return; /* a bar on a terminal, else a line a package */
 	const char *what = ev == MENV_FETCH_CACHED       ? "cached"
 	                   : ev == MENV_FETCH_DOWNLOADED ? "downloaded"
 	                                                 : "extracted";
 	fprintf(stderr, "  %-10s %s-%s-%s\n", what, r->name, r->version, r->build);
-}
-
-bool menv_cli_prefix_in_use(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	bool used = false;
-
-	if (!d)
-		return access(path, F_OK) == 0;
-	while (!used && (de = readdir(d)))
-		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return used;
 }
 
 static double mono_now(void)
@@ -68,16 +320,6 @@ static double mono_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void menv_cli_progress_init(struct menv_cli_progress *p, struct menv_fetch_opts *fo, bool quiet)
-{
-	memset(p, 0, sizeof(*p));
-	if (quiet || !isatty(STDERR_FILENO))
-		return; /* piped: the per-package lines say enough */
-	p->start = mono_now();
-	fo->progress = menv_cli_progress_draw;
-	fo->progress_ud = p;
 }
 
 /* "[####....]" of `width` cells for done of total (empty when the total is unknown) */
@@ -91,23 +333,25 @@ static void draw_bar(char *bar, size_t width, int64_t done, int64_t total)
 	bar[width] = '\0';
 }
 
-void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finished, size_t n,
-                            const struct menv_fetch_item *running, size_t nrunning)
+static void on_progress(void *ud, int64_t done, int64_t total, size_t finished, size_t n,
+                        const struct menv_fetch_item *running, size_t nrunning)
 {
-	struct menv_cli_progress *p = ud;
-	if (p->ended)
+	struct menv_cli_draw *d = ud;
+	if (d->bars_ended)
 		return;
-	double secs = mono_now() - p->start;
+	if (!d->start)
+		d->start = mono_now();
+	double secs = mono_now() - d->start;
 	double rate = secs > 0.05 ? (double)done / secs : 0;
 	char bar[25];
 	bool last = finished >= n;
 
 	/* back to the first line drawn last time; everything below it is redrawn */
-	if (p->lines)
-		fprintf(stderr, "\033[%zuA", p->lines);
+	if (d->lines)
+		fprintf(stderr, "\033[%zuA", d->lines);
 	fputc('\r', stderr);
 	fprintf(stderr, "\033[J");
-	p->lines = 0;
+	d->lines = 0;
 	/* a bar per running download (at most MENV_CLI_PROGRESS_ROWS), then the overall bar */
 	for (size_t i = 0; i < nrunning && !last && i < MENV_CLI_PROGRESS_ROWS; i++) {
 		draw_bar(bar, 16, running[i].done, running[i].total);
@@ -116,7 +360,7 @@ void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finish
 		if (running[i].total > 0)
 			fprintf(stderr, " / %.2f", (double)running[i].total / 1e6);
 		fprintf(stderr, " MB\n");
-		p->lines++;
+		d->lines++;
 	}
 	/* under 80 columns, so that a line never wraps and the cursor-up count stays right */
 	draw_bar(bar, 20, done, total);
@@ -127,21 +371,74 @@ void menv_cli_progress_draw(void *ud, int64_t done, int64_t total, size_t finish
 	fprintf(stderr, " %zu/%zu ", finished, n);
 	if (last) {
 		fputc('\n', stderr);
-		p->ended = true;
+		d->bars_ended = true;
 	}
 	fflush(stderr);
 }
 
-void menv_cli_print_json_error(const struct menv_error *err, const struct menv_solver *solver)
+static const char *verdict_word(enum menv_smoke_verdict v)
 {
-	json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error", menv_error_name(err->code),
-	                      "message", err->msg);
-	if (solver && err->code == MENV_EUNSAT) {
-		json_object_set(j, "problems", menv_solver_problems_json(solver));
-		json_object_set_new(j, "problem_tree", json_string(menv_solver_problems(solver)));
+	return v == MENV_SMOKE_PASS ? "pass" : v == MENV_SMOKE_SKIP ? "skip" : "FAIL";
+}
+
+void menv_cli_on_smoke(void *ud, enum menv_smoke_event ev, const struct menv_smoke_step *st,
+                       const char *line)
+{
+	struct menv_cli_draw *d = ud;
+	FILE *f = d->json ? stderr : stdout;
+
+	switch (ev) {
+	case MENV_SMOKE_STEP_BEGIN:
+		if (d->verbose)
+			fprintf(f, "  %s ...\n", st->name);
+		break;
+	case MENV_SMOKE_STEP_END:
+		fprintf(f, "  %-10s  %s  %s (%.1f s)\n", st->name, verdict_word(st->verdict),
+		        st->summary, st->seconds);
+		break;
+	case MENV_SMOKE_LINE:
+		/* failures always; every check and the timings with -v */
+		if (d->verbose || !strncmp(line, "FAIL", 4) || !strncmp(line, "PERF", 4))
+			fprintf(f, "      %s\n", line);
+		break;
+	case MENV_SMOKE_HINT: fprintf(f, "  hint: %s\n", line); break;
 	}
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-	printf("%s\n", s);
-	free(s);
-	json_decref(j);
+	fflush(f);
+}
+
+int menv_cli_smoke_verdict(const struct menv_cli_draw *d, const struct menv_smoke_result *res,
+                           bool record_failed)
+{
+	const char *gpu_note = "";
+	if (record_failed)
+		fprintf(stderr, "menv: warning: the smoke check's report could not be written\n");
+	for (size_t i = 0; i < res->n_steps; i++)
+		if (!strcmp(res->steps[i].name, "GPU tests") &&
+		    res->steps[i].verdict == MENV_SMOKE_SKIP)
+			gpu_note = res->steps[i].summary;
+	if (res->passed)
+		fprintf(d->json ? stderr : stdout, "Smoke check passed%s%s%s; log: %s\n",
+		        gpu_note[0] ? " (" : "", gpu_note, gpu_note[0] ? ")" : "", res->log_path);
+	else
+		fprintf(stderr,
+		        "menv: error: smoke check failed (the environment is kept); log: %s%s%s\n",
+		        res->log_path, res->build_dir[0] ? "; build directory kept: " : "",
+		        res->build_dir);
+	return res->passed ? MENV_EXIT_OK : MENV_EXIT_FAIL;
+}
+
+void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, bool quiet,
+                        bool json, bool verbose)
+{
+	memset(d, 0, sizeof(*d));
+	d->quiet = quiet || json;
+	d->json = json;
+	d->verbose = verbose;
+	d->bars = !d->quiet && isatty(STDERR_FILENO);
+	memset(cb, 0, sizeof(*cb));
+	cb->event = menv_cli_on_event;
+	cb->fetch = menv_cli_on_fetch;
+	cb->progress = d->bars ? on_progress : NULL;
+	cb->smoke = menv_cli_on_smoke;
+	cb->ud = d;
 }

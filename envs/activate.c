@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -1405,4 +1406,68 @@ out:
 	menv_buf_release(&neu);
 	menv_buf_release(&block);
 	return rc;
+}
+
+/* changeps1 (default true): $MENV_CHANGEPS1 or $CONDA_CHANGEPS1, else the last top-level
+ * `changeps1:` of the rc files that were read. */
+bool menv_config_changeps1(const struct menv_config *cfg)
+{
+	const char *env = getenv("MENV_CHANGEPS1");
+	bool v = true;
+
+	if (!env)
+		env = getenv("CONDA_CHANGEPS1");
+	if (env && *env)
+		return !(!strcasecmp(env, "false") || !strcasecmp(env, "no") ||
+		         !strcasecmp(env, "off") || !strcmp(env, "0"));
+	for (size_t i = 0; i < cfg->files.n; i++) {
+		FILE *f = fopen(cfg->files.v[i], "r");
+		char line[512];
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (strncmp(line, "changeps1:", 10))
+				continue;
+			char *s = line + 10;
+			while (*s == ' ' || *s == '\t')
+				s++;
+			size_t n = strcspn(s, " \t\r\n#");
+			s[n] = '\0';
+			if (!strcasecmp(s, "false") || !strcasecmp(s, "no") ||
+			    !strcasecmp(s, "off"))
+				v = false;
+			else if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
+			         !strcasecmp(s, "on"))
+				v = true;
+		}
+		fclose(f);
+	}
+	return v;
+}
+
+enum menv_shell menv_shell_default(void)
+{
+	const char *sh = getenv("SHELL");
+	const char *base = sh ? strrchr(sh, '/') : NULL;
+	enum menv_shell out = MENV_SHELL_POSIX;
+	if (base)
+		menv_shell_from_name(base + 1, &out, NULL);
+	return out;
+}
+
+char *menv_shell_rc_default(enum menv_shell sh)
+{
+	const char *home = getenv("HOME");
+	const char *zd = getenv("ZDOTDIR"), *xdg = getenv("XDG_CONFIG_HOME");
+	if (!home)
+		home = ".";
+	switch (sh) {
+	case MENV_SHELL_BASH: return menv_xasprintf("%s/.bashrc", home);
+	case MENV_SHELL_ZSH: return menv_xasprintf("%s/.zshrc", zd && *zd ? zd : home);
+	case MENV_SHELL_FISH:
+		if (xdg && *xdg)
+			return menv_xasprintf("%s/fish/config.fish", xdg);
+		return menv_xasprintf("%s/.config/fish/config.fish", home);
+	default: return menv_xasprintf("%s/.profile", home);
+	}
 }

@@ -9,6 +9,7 @@
 #ifndef MENV_ENVS_H
 #define MENV_ENVS_H
 
+#include "fetch.h"
 #include "specs.h"
 
 /* The conda placeholder prefix that packages built by conda-build carry. */
@@ -45,6 +46,14 @@ enum menv_env_event {
 	MENV_ENV_SCRIPT_OUTPUT, /* the output of a link script that failed */
 	MENV_ENV_UNLINK,        /* progress: unlinking the package `msg` (a dist) */
 	MENV_ENV_LINK,          /* progress: linking the package `msg` (a dist) */
+	/* from the transaction engine (menv_txn_*) */
+	MENV_ENV_STATUS,   /* a line saying what the transaction does now ("Reading repodata for
+			      linux-64", "  channel conda-forge (cached)", "Fetching packages into
+			      DIR", "Installing the 'pip:' section ...") */
+	MENV_ENV_PROBLEMS, /* the solver's problem tree (text, several lines) of an unsatisfiable
+			      request, just before the MENV_EUNSAT error */
+	MENV_ENV_SMOKE,    /* the smoke check of the prefix `msg` begins (its steps follow through
+			      menv_txn_callbacks.smoke) */
 };
 typedef void (*menv_env_cb)(void *ud, enum menv_env_event ev, const char *msg);
 
@@ -168,6 +177,20 @@ void menv_history_free(struct menv_revision *revs, size_t n);
 int menv_history_state(const struct menv_revision *revs, size_t n, size_t rev,
                        struct menv_strvec *out, struct menv_error *err);
 
+/* What one revision changed, as `conda list --revisions` shows it (plan.c). */
+struct menv_revision_diff {
+	struct menv_strvec install;   /* labels added whose name was not there before */
+	struct menv_strvec remove;    /* labels removed whose name did not come back */
+	struct menv_strvec upgrade;   /* "name-oldver-build -> newver-build" */
+	struct menv_strvec downgrade; /* likewise, to an older version */
+	struct menv_strvec changed;   /* "name  {oldver-build -> newver-build}", both kinds */
+};
+/* Fills `out` (zeroed by the caller; released with menv_revision_diff_release) from the
+ * `+`/`-` lines of `r`: a name both removed and added is an upgrade or a downgrade by
+ * conda's version order. */
+void menv_revision_diff(const struct menv_revision *r, struct menv_revision_diff *out);
+void menv_revision_diff_release(struct menv_revision_diff *d);
+
 /* An installed package (a parsed conda-meta/<dist>.json). */
 struct menv_prefix_record {
 	json_t *json;                       /* the whole record (owned reference) */
@@ -200,6 +223,11 @@ enum menv_shell { MENV_SHELL_POSIX, MENV_SHELL_BASH, MENV_SHELL_ZSH, MENV_SHELL_
 
 /* "bash", "zsh", "fish", "posix" (also "sh", "dash") to a shell. Errors: MENV_EUSAGE. */
 int menv_shell_from_name(const char *name, enum menv_shell *out, struct menv_error *err);
+/* The shell named by $SHELL when it is one menv knows, else posix. */
+enum menv_shell menv_shell_default(void);
+/* The rc file `shell init` edits for `sh`, as conda's: ~/.bashrc, $ZDOTDIR (or ~)/.zshrc,
+ * $XDG_CONFIG_HOME (or ~/.config)/fish/config.fish, ~/.profile. Caller frees. */
+char *menv_shell_rc_default(enum menv_shell sh);
 /* The shell's name as --shell takes it; static storage. */
 const char *menv_shell_name(enum menv_shell sh);
 /* Appends `s` quoted for `sh` so that the shell reads back exactly these bytes (blanks, quotes,
@@ -224,6 +252,10 @@ struct menv_activation {
 	char *const *environ;    /* the calling shell's exported environment ("NAME=VALUE", NULL
 				    terminated; include PS1 to have the prompt changed) */
 };
+
+/* .condarc `changeps1` (default true): $MENV_CHANGEPS1 or $CONDA_CHANGEPS1 ("false", "no",
+ * "off", "0" turn it off), else the last top-level `changeps1:` of the rc files read. */
+bool menv_config_changeps1(const struct menv_config *cfg);
 
 /* Finds an environment like conda activate: NULL, "", "base" or "root" is the root prefix (a
  * directory); a string with '/' (or "." / "..") a path made absolute against the working
@@ -446,5 +478,418 @@ json_t *menv_smoke_result_json(const struct menv_smoke_result *res);
  * Errors: MENV_EIO. */
 int menv_smoke_write_record(const char *prefix, const struct menv_smoke_result *res,
                             struct menv_error *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The transaction engine (txn.c): every change to an environment goes through one          */
+/* transaction, in libalpm's shape (init / prepare / commit), whatever started it.          */
+/*                                                                                           */
+/*   menv_txn_new      the request: what kind of change, to which prefix, from what           */
+/*   menv_txn_prepare  plan: take the prefix lock and recover an interrupted change; read     */
+/*                     the installed PrefixRecords; solve against the channels (or read the   */
+/*                     lockfile, or the history revision); --prune, noarch python relinks     */
+/*   menv_txn_commit   fetch and verify every package (before the first unlink), link and     */
+/*                     unlink under the journal, the pip step, conda-meta/ records, history   */
+/*                     and the environment registry, then the smoke check                     */
+/*   menv_txn_free     releases the prefix lock                                               */
+/*                                                                                           */
+/* The library never prints: what happens reaches the caller through menv_txn_callbacks,    */
+/* and errors come back in struct menv_error. Ctrl-C is opts->cancel, polled throughout.    */
+
+enum menv_txn_kind {
+	MENV_TXN_CREATE,       /* a new environment from specs and/or an environment file */
+	MENV_TXN_CREATE_LOCK,  /* a new environment from a lockfile: its records, no solve */
+	MENV_TXN_INSTALL,      /* install SPEC... into an existing environment */
+	MENV_TXN_UPDATE,       /* update NAME... (or opts->all) */
+	MENV_TXN_REMOVE,       /* remove NAME... and what needs them (opts->all: the whole env) */
+	MENV_TXN_ENV_UPDATE,   /* env update -f FILE [--prune] */
+	MENV_TXN_INSTALL_LOCK, /* install -f LOCK: the lock's records into an existing env */
+	MENV_TXN_REVISION,     /* install --revision N: back to the packages of revision N */
+};
+
+struct menv_txn_plan;
+
+/* What a transaction reports. Every callback may be NULL; all get `ud`; arguments are
+ * borrowed for the call only. Callbacks run on the calling thread. */
+struct menv_txn_callbacks {
+	menv_env_cb event;   /* status lines, problems, clobbers, messages, link progress */
+	menv_fetch_cb fetch; /* each package as the package cache has it */
+	/* download progress (bytes held, expected total or 0, transfers finished and in all,
+	 * the running ones), about every 100 ms: menv_fetch_opts.progress */
+	void (*progress)(void *ud, int64_t done, int64_t total, size_t finished, size_t n,
+	                 const struct menv_fetch_item *running, size_t nrunning);
+	menv_smoke_cb smoke; /* the smoke check's steps */
+	/* Once the plan is made, before anything is fetched or changed (never for a dry run or
+	 * an empty plan): return false to stop (menv_txn_commit then fails MENV_EINTR, nothing
+	 * changed). NULL: proceed (conda's --yes). */
+	bool (*confirm)(void *ud, const struct menv_txn_plan *plan);
+	void *ud;
+};
+
+/* The request. Strings and vectors are borrowed: they must outlive the transaction. */
+struct menv_txn_opts {
+	enum menv_txn_kind kind;
+	const struct menv_config *cfg; /* settings (subdir, channels, pkgs_dir, priority, ...) */
+	const char *prefix;            /* absolute path of the environment */
+	const struct menv_envfile *envfile; /* CREATE, ENV_UPDATE: the environment file, or NULL
+					       (its deps, channels, variables, `pip:` section) */
+	const char *file;                   /* *_LOCK: the lockfile */
+	const char *lock_env;               /* a pixi lock's environment (-e), NULL: "default" */
+	const struct menv_strvec *specs;    /* MatchSpecs of the command line, or NULL */
+	const struct menv_strvec *channels; /* -c channels, or NULL */
+	bool override_channels;             /* --override-channels */
+	bool all;                           /* update --all, remove --all */
+	bool prune;                         /* env update --prune */
+	long revision;                      /* MENV_TXN_REVISION: the revision to go back to */
+	bool dry_run;                       /* plan only: no lock, nothing changed */
+	bool no_wait;                       /* a busy prefix lock is MENV_ELOCKED */
+	bool smoke;                         /* menv_txn_smoke runs where menv_env_wants_smoke */
+	bool quiet_pip;                     /* pip -q */
+	const char *cmdline;                /* for conda-meta/history; NULL: "menv" */
+	volatile int *cancel;               /* non-zero (a signal handler) stops: MENV_EINTR */
+	struct menv_txn_callbacks cb;
+};
+
+/* One package's change in a plan, as mamba's and conda's plans group them. */
+enum menv_change_kind {
+	MENV_CHANGE_INSTALL,   /* new: only `link` */
+	MENV_CHANGE_UPGRADE,   /* `unlink` then `link` of a newer version */
+	MENV_CHANGE_DOWNGRADE, /* ... of an older version */
+	MENV_CHANGE_CHANGE,    /* same version, another build or channel */
+	MENV_CHANGE_REINSTALL, /* the same record again (a noarch python relink) */
+	MENV_CHANGE_REMOVE,    /* only `unlink` */
+};
+struct menv_txn_change {
+	enum menv_change_kind kind;
+	const char *name;               /* borrowed */
+	const struct menv_record *link; /* or NULL */
+	bool cached;                    /* link: the package cache holds it already */
+	json_t *unlink;                 /* the installed PrefixRecord, or NULL */
+};
+
+/* The plan menv_txn_prepare made, borrowed from the transaction (valid until it is freed). */
+struct menv_txn_plan {
+	enum menv_txn_kind kind;
+	const char *prefix;
+	const struct menv_config *cfg;         /* the transaction's settings */
+	const char *pkgs_dir;                  /* the package cache the links come from */
+	const struct menv_record *const *link; /* to link, dependencies first */
+	const bool *cached;                    /* per link: the package cache held it already */
+	size_t nlink;
+	const struct menv_txn_change *changes; /* the same, per package: sorted by kind, then
+						  name (conda's version order decides up or
+						  down) */
+	size_t nchanges;
+	json_t *const *unlink; /* installed PrefixRecords to unlink (conda-meta JSON) */
+	size_t nunlink;
+	const struct menv_strvec *pip; /* pip requirement lines to install after the conda
+					  packages (an environment file's `pip:` section, or a
+					  lock's pip entries not installed yet); may be empty */
+	bool solved;                   /* false: records from a lockfile or history, no solve */
+	bool remove_env;               /* remove --all: the whole prefix goes */
+	const char *lock_file;         /* *_LOCK: the lockfile, its format name ("conda-lock v1") */
+	const char *lock_format;
+	size_t lock_conda, lock_pip; /* *_LOCK: its conda and pip entries for this platform */
+};
+
+/* What menv_txn_commit did. */
+struct menv_txn_result {
+	struct menv_link_stats stats;
+	size_t pip_lines;               /* requirement lines given to pip (0: no pip step) */
+	bool smoke_ran;                 /* the smoke check ran (then `smoke` holds its result) */
+	struct menv_smoke_result smoke; /* passed false: a failed check (the env is kept) */
+	bool smoke_record_failed;       /* conda-meta/menv-smoke-check could not be written */
+};
+
+struct menv_txn;
+
+/* A new transaction for `o` (copied; what it points to is borrowed). Nothing is read yet.
+ * `*out` is freed with menv_txn_free. Errors: MENV_EUSAGE (a kind that needs a file or
+ * specs given none, or the other way round). */
+int menv_txn_new(const struct menv_txn_opts *o, struct menv_txn **out, struct menv_error *err);
+
+/* Makes the plan. For an existing environment, unless dry_run: takes the prefix lock (waits,
+ * telling cb.event MENV_ENV_LOCK_WAIT, unless no_wait), finishes or rolls back an interrupted
+ * transaction and takes back a half-done pip step (MENV_ENV_RECOVERED), and holds the lock
+ * until menv_txn_free so the plan is made from records nobody else changes. Then, by kind:
+ * the channels in conda's order (-c, the file's, .condarc's unless override_channels or
+ * `nodefaults`; `chan::pkg` adds its channel) and their repodata through the repodata cache,
+ * pins (`pinned_packages`, conda-meta/pinned) and virtual packages, and a solve with libsolv
+ * in conda mode (CREATE: the specs; INSTALL/ENV_UPDATE: install; UPDATE: update or update
+ * all; REMOVE: remove; conda's rules in solver.h); the lockfile's records for cfg->subdir
+ * (*_LOCK, CEP-23/CEP-37/pixi, no solve); history revision N (REVISION, conda's
+ * conda/history.py); then --prune and the noarch python packages that follow python to a new
+ * minor version (CEP-20). Errors: MENV_EUSAGE, MENV_ENOTFOUND (no such environment, a
+ * package not installed, revision out of range), MENV_EEXIST (CREATE* into a prefix in
+ * use), MENV_EUNSAT (after MENV_ENV_PROBLEMS; menv_txn_problems_json has the tree),
+ * MENV_ELOCKED, MENV_EPARSE (a file, naming it), MENV_ENET, MENV_EINTR. */
+int menv_txn_prepare(struct menv_txn *t, struct menv_error *err);
+
+/* The plan (after a successful menv_txn_prepare), borrowed. */
+const struct menv_txn_plan *menv_txn_plan(const struct menv_txn *t);
+
+/* Carries the plan out; a dry run or an empty plan without a pip step changes nothing. Every
+ * package is fetched, verified and extracted into the package cache before the first unlink
+ * (menv_pkgcache_fetch_opts; records from a lockfile are then completed from the packages'
+ * info/index.json, so PrefixRecords are the same from a cold or a warm cache). Then one
+ * journaled change (menv_env_create into a staging directory renamed into place, or
+ * menv_env_apply / menv_env_remove; rolled back on any failure or Ctrl-C). Then the pip step
+ * (a new environment whose pip step fails is removed; in an existing one what pip added is
+ * uninstalled and the conda packages go back to the revision before, menv_txn_pip_into_env);
+ * conda-meta/.menv-request for a new environment; the registry
+ * (~/.conda/environments.txt: a create adds the prefix, remove --all takes it out; a
+ * failure there is a MENV_ENV_WARNING).
+ * Errors: those of the package cache (MENV_ECHECKSUM, MENV_ENET, ...), of menv_env_create /
+ * menv_env_apply, of pip (MENV_EIO), MENV_EINTR (also when cb.confirm said no). */
+int menv_txn_commit(struct menv_txn *t, struct menv_error *err);
+
+/* The last stage, after a commit that linked packages (or created the environment) with
+ * opts->smoke set, where menv_env_wants_smoke: releases the prefix lock (the check only
+ * reads), tells cb.event MENV_ENV_SMOKE and runs menv_env_smoke, drawing through cb.smoke.
+ * A failed check is a result (menv_txn_result: smoke_ran, smoke.passed false; the
+ * environment is kept), not an error; nothing to check is 0 with smoke_ran false.
+ * Errors: as menv_smoke_run. */
+int menv_txn_smoke(struct menv_txn *t, struct menv_error *err);
+
+/* The smoke check of `prefix` (menv_smoke_run, with the driver's CUDA version from
+ * menv_virtual_detect when so->cuda_driver is NULL), its report then written to
+ * conda-meta/menv-smoke-check (`*record_failed` when that failed). Errors: as
+ * menv_smoke_run. */
+int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
+                   struct menv_smoke_result *res, bool *record_failed, struct menv_error *err);
+
+/* For a `-f PATH` that is not a regular file (a pipe: `-f /dev/stdin`, `-f <(cat f)`, which
+ * can be read once while menv reads a file twice: to tell a lockfile from an environment
+ * file, then to load it): reads it into a new temporary file in $TMPDIR (or /tmp) and
+ * returns that file's path (the caller unlinks and frees it); NULL for a regular file (use
+ * PATH itself) or on an error (err set: MENV_ENOTFOUND, MENV_EIO). */
+char *menv_file_once(const char *path, struct menv_error *err);
+/* Does the file hold a lockfile (menv_lockfile_detect: conda-lock, explicit, pixi, micromamba
+ * JSON)? False for an environment file and for a file that cannot be read. */
+bool menv_file_is_lockfile(const char *path);
+/* True when `path` exists and is not an empty directory (a create target that is taken). */
+bool menv_path_in_use(const char *path);
+
+/* What the commit did, borrowed. */
+const struct menv_txn_result *menv_txn_result(const struct menv_txn *t);
+
+/* After MENV_EUNSAT: the solver's problem tree as JSON (conda's --json `problems`) and as
+ * text; NULL otherwise. Borrowed from the transaction. */
+json_t *menv_txn_problems_json(const struct menv_txn *t);
+const char *menv_txn_problems(const struct menv_txn *t);
+
+/* Releases the transaction, its plan and the prefix lock. NULL is a no-op. */
+void menv_txn_free(struct menv_txn *t);
+
+/* Finishes or rolls back a transaction that a crash, SIGKILL or Ctrl-C interrupted in
+ * `prefix`, and takes back a pip step a killed menv left half done, under the prefix lock
+ * (waiting for it, cb.event MENV_ENV_LOCK_WAIT); MENV_ENV_RECOVERED says what was done.
+ * Nothing when none is pending. Every command that reads an environment calls it first.
+ * Errors: those of menv_env_lock and menv_env_recover; MENV_ENOTFOUND when the prefix was
+ * an interrupted create (now removed). */
+int menv_txn_recover(const char *prefix, const struct menv_txn_callbacks *cb,
+                     struct menv_error *err);
+
+/* Should create/install run the smoke check on this prefix? When the setting smoke_check is
+ * on (default) and the environment holds a CUDA compiler (cudatoolkit or cuda-nvcc). */
+bool menv_env_wants_smoke(const struct menv_config *cfg, const char *prefix);
+
+/* The variables of an environment file that activation owns (menv_env_var_reserved: PATH,
+ * CONDA_PREFIX, ...) taken out of the parallel vectors `names` / `values`; each name taken
+ * out is appended to `dropped` (conda protects PATH the same way). */
+void menv_env_vars_drop_reserved(struct menv_strvec *names, struct menv_strvec *values,
+                                 struct menv_strvec *dropped);
+
+/* The conda side of an environment file's specs, as conda sees it: `pip` added when the file
+ * has a `pip:` section and no pip spec (BR-003; an existing pip spec is never widened,
+ * BR-022); `name::pkg` where `name` is the last path part of a listed URL or path channel
+ * (file:///srv/chan/second) rewritten to that channel (BR-023). `ef` may be NULL. */
+void menv_envfile_conda_specs(const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+                              struct menv_strvec *specs);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Channels of a command and their repodata (channels.c)                                     */
+
+/* The channels a command uses and their loaded subdirs. */
+struct menv_channel_set {
+	struct menv_channel **chans; /* owned, in priority order */
+	size_t nchans;
+	struct menv_repodata **rds; /* owned: parsed subdirs (sharded repodata) */
+	size_t nrds;
+	/* subdirs whose repodata.json is a file (the cached copy, or a file:// channel's): read
+	 * by the solver itself, with the .solv cache of each in <pkgs>/cache */
+	struct menv_strvec paths, solvs;
+	const struct menv_channel **path_chans;
+	const char **path_subdirs;
+};
+/* Resolves the channels in conda's order (cli_channels, then file_channels, then the
+ * configured ones unless override_channels or `nodefaults` in file_channels; either vector
+ * may be NULL), adds the channel of each `channel::name` spec (rewriting spec->channel to the
+ * channel's base URL, as menv_solver_solve expects) and loads cfg->subdir and noarch
+ * repodata of each through the repodata cache (CEP-36; sharded, CEP-16, where the channels
+ * serve shards and every spec names a package). Status lines go to `cb` (MENV_ENV_STATUS).
+ * Release `out` with menv_channel_set_release, also after an error.
+ * Errors: as menv_channel_parse, menv_fetch_repodata_many, menv_repodata_parse; MENV_EINTR. */
+int menv_channel_set_load(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
+                          const struct menv_strvec *file_channels, bool override_channels,
+                          struct menv_matchspec **specs, size_t nspecs, volatile int *cancel,
+                          menv_env_cb cb, void *ud, struct menv_channel_set *out,
+                          struct menv_error *err);
+void menv_channel_set_release(struct menv_channel_set *l);
+struct menv_solver;
+/* Adds every loaded subdir to the solver (files through libsolv's reader with a .solv beside
+ * them, parsed ones as records). Errors: as menv_solver_add_repodata_file. */
+int menv_channel_set_to_solver(const struct menv_channel_set *l, struct menv_solver *s,
+                               struct menv_error *err);
+/* A query over the records of channels (`menv search`, `menv repoquery`): the channels as
+ * menv_channel_set_load loads them for `ms` (no virtual packages: queries show everything).
+ * `*out` is freed with menv_query_free. Errors: as menv_channel_set_load; MENV_EUSAGE when
+ * no channel is given or configured. */
+struct menv_query;
+int menv_query_open(const struct menv_config *cfg, const struct menv_strvec *channels,
+                    bool override_channels, struct menv_matchspec *ms, volatile int *cancel,
+                    struct menv_query **out, struct menv_error *err);
+/* The records matching `ms` (menv_solver_search: name globs, newest first) or depending on
+ * `name` (menv_solver_whoneeds). `*out` is a new array of `*n` records borrowed from the
+ * query (free the array only). Errors: none today. */
+int menv_query_search(struct menv_query *q, const struct menv_matchspec *ms,
+                      const struct menv_record ***out, size_t *n, struct menv_error *err);
+int menv_query_whoneeds(struct menv_query *q, const char *name, const struct menv_record ***out,
+                        size_t *n, struct menv_error *err);
+void menv_query_free(struct menv_query *q);
+/* The installed packages of `prefix` with a dependency on `name` (repoquery whoneeds -n):
+ * `*out` a new JSON array of {name, version, build, depends: the dependency string}.
+ * Errors: as menv_prefix_records_load. */
+int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_error *err);
+/* The pins of a solve: `.condarc`'s pinned_packages, then `<prefix>/conda-meta/pinned` (one
+ * MatchSpec a line, `#` comments) when `prefix` is given. `*pins` is a new array of `*n`
+ * parsed specs (caller frees each with menv_matchspec_free, then the array).
+ * Errors: MENV_EPARSE naming the file or key. */
+int menv_pins_load(const struct menv_config *cfg, const char *prefix, struct menv_matchspec ***pins,
+                   size_t *n, struct menv_error *err);
+/* Fills io->link_mode and io->allow_softlinks from conda's always_copy, always_softlink and
+ * allow_softlinks. */
+void menv_install_opts_link_settings(const struct menv_config *cfg, struct menv_install_opts *io);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Lockfiles of environments (lock.c): `menv export`, `menv lock`                            */
+
+/* An installed environment as a conda-lock model for cfg->subdir: every conda-meta record
+ * (url, md5, sha256, size, depends) and the pip-installed distributions (manager pip; one
+ * installed from a local path is named name==version, with a line for it appended to
+ * `warnings` when not NULL). The source is the file the environment was made from, the
+ * content hash sha256 over the URLs and hashes. `*out` is freed with menv_lockfile_free.
+ * Errors: as menv_prefix_records_load; MENV_EUNSUPPORTED for a record without a URL. */
+int menv_env_to_lockfile(const struct menv_config *cfg, const char *prefix,
+                         struct menv_strvec *warnings, struct menv_lockfile **out,
+                         struct menv_error *err);
+/* An installed environment as an environment file (conda env export, CEP-24), filled into
+ * `ef` (zeroed by the caller; release with menv_envfile_free's fields or keep on the stack
+ * and clear them): name (`name`, else the prefix's last part), prefix, variables, channels
+ * (then `nodefaults`), `name=version=build` specs (`name=version` with no_builds) and the
+ * pip packages as a `pip:` section with the section's index options. With from_history:
+ * what the user asked for (conda-meta/.menv-request, else menv_env_history_specs).
+ * Errors: as menv_env_to_lockfile, menv_env_state_vars_load. */
+int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const char *name,
+                        bool no_builds, bool from_history, struct menv_envfile *ef,
+                        struct menv_error *err);
+/* An environment file as `conda env export --json` prints it: name, channels,
+ * dependencies (the pip section as {"pip": [...]}), variables when any, prefix. New
+ * reference. */
+json_t *menv_envfile_json(const struct menv_envfile *ef);
+/* A record's channel URL shown as conda does: the subdir dropped, a channel under
+ * channel_alias shortened to its name. Caller frees. */
+char *menv_channel_display(const struct menv_config *cfg, const char *channel, const char *subdir);
+/* conda-meta/.menv-request of a prefix (what it was created from: source, channels, specs,
+ * pip lines and options), a new reference; MENV_ENOTFOUND without one. */
+int menv_env_request_load(const char *prefix, json_t **out);
+/* The user-requested specs of an environment in the order first asked, from
+ * conda-meta/history's `# update specs:` lines (a later `# remove specs:` drops a name), as
+ * `conda env export --from-history`. Appends to `out`. Errors: MENV_EIO. */
+int menv_env_history_specs(const char *prefix, struct menv_strvec *out, struct menv_error *err);
+/* The virtual packages a lock is solved with by default, as "name=version[=build]" strings
+ * appended to `out`: this machine's (menv_virtual_detect, CONDA_OVERRIDE_* applied) for its
+ * own platform, except __cuda; conda-lock's defaults for the others (__unix, __linux 5.10
+ * and __glibc 2.17 on linux, __osx 10.15 / 11.0, __win; __archspec for the architecture). */
+void menv_lock_default_virtuals(const char *platform, struct menv_strvec *out);
+/* The virtual packages of `platform` for a lock: menv_lock_default_virtuals, then each of
+ * `declared` ("NAME=VERSION[=BUILD]" for every platform, "PLATFORM:NAME=..." for one) in
+ * order, a declared name replacing an earlier one. Appended to `out`. */
+void menv_lock_virtuals(const char *platform, const struct menv_strvec *declared,
+                        struct menv_strvec *out);
+/* A lock's content hash for `platform` (lowercase hex sha256, caller frees): over the source
+ * file's bytes, the platform, the -c channels and the declared virtual packages (not the
+ * detected ones, so one lock checks as current on every machine). */
+char *menv_lock_content_hash(const struct menv_buf *src, const char *platform,
+                             const struct menv_strvec *channels, const struct menv_strvec *virt);
+/* Solves the environment file `ef` for `platform` (its subdir and noarch of the channels:
+ * cli_channels, the file's, the configured ones unless override_channels) with exactly the
+ * virtual packages `virt` ("name=version[=build]" strings) and appends the records to `lf`
+ * as conda-lock v1 entries (CEP-37) of that platform; the lock's channel list is filled from
+ * the first platform's. `*count` is the number of records. Errors: as menv_txn_prepare's
+ * solve, prefixed with the platform. */
+int menv_lock_solve_platform(const struct menv_config *cfg, const struct menv_envfile *ef,
+                             const struct menv_strvec *cli_channels, bool override_channels,
+                             const char *platform, const struct menv_strvec *virt,
+                             const struct menv_txn_callbacks *cb, struct menv_lockfile *lf,
+                             size_t *count, struct menv_error *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The registry of environments shared with conda, mamba and micromamba (registry.c):        */
+/* `$HOME/.conda/environments.txt`, one absolute prefix path a line, in the order they were  */
+/* added (conda's format: conda reads it, strips each line and skips what is not an existing */
+/* environment). Every change runs under flock(2) on `environments.txt.lock` beside it and   */
+/* replaces the file with a rename (a registry that is a symbolic link has its target        */
+/* replaced); lines menv does not change are kept as they are. Prefixes are compared after   */
+/* menv_envreg_normalize, so "/a//b/" and "/a/b" are one entry.                              */
+
+/* The registry's path, or NULL when $HOME is unset or empty. Caller frees. */
+char *menv_envreg_path(void);
+/* An absolute path normalized lexically as Python's os.path.normpath does ("//" and "."
+ * dropped, ".." taken out with the part before it, no trailing '/'; symbolic links are not
+ * resolved). `prefix` must start with '/'. Caller frees. */
+char *menv_envreg_normalize(const char *prefix);
+/* Appends the registry's prefixes to `out` (normalized, each once, in file order; blank
+ * lines and lines not starting with '/' skipped). Whether they still exist is not checked.
+ * A missing registry or an unset $HOME adds nothing and is no error.
+ * Errors: MENV_EIO (the registry exists but cannot be read). */
+int menv_envreg_load(struct menv_strvec *out, struct menv_error *err);
+/* Adds the absolute `prefix` unless a line already names it, creating `~/.conda` when missing.
+ * Errors: MENV_EUSAGE ($HOME unset, a relative prefix), MENV_EIO (~/.conda, the lock or the
+ * registry cannot be made, read or written). */
+int menv_envreg_add(const char *prefix, struct menv_error *err);
+/* Takes out every line naming `prefix`; no registry is no error (and creates nothing).
+ * Errors: as menv_envreg_add. */
+int menv_envreg_remove(const char *prefix, struct menv_error *err);
+
+/* Every environment menv knows, as `conda env list` lists them, each once: the root prefix,
+ * the named environments of envs_dir (sorted), the registry's prefixes that still hold
+ * conda-meta/ (in their order), then active ones ($CONDA_PREFIX, $CONDA_PREFIX_<n>) not
+ * listed yet. Appended to `envs` as found and to `normalized` as compared
+ * (menv_envreg_normalize), in the same order. Errors: MENV_EIO for an unreadable registry
+ * (the others are still listed). */
+int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
+                  struct menv_strvec *normalized, struct menv_error *err);
+
+/* The extracted packages ("<dist>" folder names of the package cache) that the environments
+ * of menv_env_list use, appended to `keep` once each (`conda clean --packages` keeps them).
+ * Errors: as menv_env_list (the environments found are still counted). */
+int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *keep,
+                           struct menv_error *err);
+/* What `conda info --json` shows, as a new JSON object: menv_version, root_prefix,
+ * pkgs_dirs, envs_dirs, platform, channels (the configured ones expanded), config_files,
+ * virtual_pkgs ("name=version=build", menv_virtual_detect), active_prefix,
+ * active_prefix_name (null when none) and shlvl (-1 when unset). */
+json_t *menv_env_info(const struct menv_config *cfg);
+/* The prefix of a new environment: `<envs_dir>/NAME`, or PREFIX made absolute against the
+ * working directory (trailing '/' dropped). A name may not be empty, ".", "..", start with
+ * '-' or hold '/', ' ', ':' or '#' (conda's rule). Caller frees; NULL with MENV_EUSAGE when
+ * neither or both are given or the name is refused, MENV_EIO without a working directory. */
+char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const char *prefix,
+                          struct menv_error *err);
+/* The prefix of an existing environment: -n NAME ("base" is the root prefix), -p PREFIX, else
+ * the active $CONDA_PREFIX, through menv_env_locate. Caller frees; NULL with MENV_EUSAGE
+ * (nothing given, both given, a bad name) or menv_env_locate's error. */
+char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, const char *path,
+                           struct menv_error *err);
 
 #endif

@@ -1,12 +1,9 @@
 /*
  * channels.c - the channel list of a command (conda's order: -c channels, then the
  * environment file's, then .condarc's unless --override-channels or `nodefaults`; a
- * `channel::pkg` spec adds its channel) and its repodata, for the commands that change
- * environments; plus the link settings (always_copy, always_softlink, allow_softlinks) and
- * the drawing of environment-transaction events.
- *
- * NOTE: the channel loading duplicates cmd_create.c's `add_channel`/`load_repodata` on
- * purpose while that code is being reworked; the two are to be merged into this file.
+ * `channel::pkg` spec adds its channel) and its repodata, for every command that solves
+ * (the transaction engine, `menv lock`, `menv search`); plus the pins of a solve and the
+ * link settings (always_copy, always_softlink, allow_softlinks).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +11,11 @@
 #include <sys/stat.h>
 #include <strings.h>
 
-#include "cli.h"
 #include "solver.h"
 #include "envs.h"
 #include "fetch.h"
 
-void menv_cli_channels_release(struct menv_cli_channels *l)
+void menv_channel_set_release(struct menv_channel_set *l)
 {
 	for (size_t i = 0; i < l->nrds; i++)
 		menv_repodata_free(l->rds[i]);
@@ -35,7 +31,7 @@ void menv_cli_channels_release(struct menv_cli_channels *l)
 }
 
 /* Finds or adds the channel with this base URL; returns it (borrowed). */
-static struct menv_channel *add_channel(struct menv_cli_channels *l, struct menv_channel *c)
+static struct menv_channel *add_channel(struct menv_channel_set *l, struct menv_channel *c)
 {
 	for (size_t i = 0; i < l->nchans; i++) {
 		if (!strcmp(l->chans[i]->base_url, c->base_url)) {
@@ -52,9 +48,9 @@ static struct menv_channel *add_channel(struct menv_cli_channels *l, struct menv
  * semantics, .zst, offline), sharded (CEP-16) where every subdir serves shards and every spec
  * names a package. Subdirs whose JSON is in the cache go to the solver as files (libsolv's
  * reader and a .solv beside them); the others (shards) are parsed here. */
-static int load_repodata(struct menv_cli_channels *l, const struct menv_config *cfg,
-                         struct menv_matchspec *const *specs, size_t nspecs, bool quiet,
-                         struct menv_error *err)
+static int load_repodata(struct menv_channel_set *l, const struct menv_config *cfg,
+                         struct menv_matchspec *const *specs, size_t nspecs, volatile int *cancel,
+                         menv_env_cb cb, void *ud, struct menv_error *err)
 {
 	const char *subdirs[2] = {cfg->subdir, "noarch"};
 	struct menv_fetch_opts fo;
@@ -76,7 +72,7 @@ static int load_repodata(struct menv_cli_channels *l, const struct menv_config *
 		}
 	}
 	mkdir(cache, 0755);
-	fo.cancel = (volatile int *)&menv_cli_cancel;
+	fo.cancel = cancel;
 	for (size_t i = 0; i < l->nchans; i++) {
 		l->chans[i]->priority = (int)(l->nchans - i);
 		for (int k = 0; k < 2; k++) {
@@ -139,12 +135,15 @@ static int load_repodata(struct menv_cli_channels *l, const struct menv_config *
 			goto out;
 		l->nrds++;
 	}
-	for (size_t i = 0; !quiet && i < l->nchans; i++)
-		fprintf(stderr, "  channel %s%s\n", l->chans[i]->name,
-		        sharded                    ? " (sharded)"
-		        : reqs[2 * i].from_cache   ? " (cached)"
-		        : reqs[2 * i].not_modified ? " (not modified)"
-		                                   : "");
+	for (size_t i = 0; cb && i < l->nchans; i++) {
+		char *line = menv_xasprintf("  channel %s%s", l->chans[i]->name,
+		                            sharded                    ? " (sharded)"
+		                            : reqs[2 * i].from_cache   ? " (cached)"
+		                            : reqs[2 * i].not_modified ? " (not modified)"
+		                                                       : "");
+		cb(ud, MENV_ENV_STATUS, line);
+		free(line);
+	}
 out:
 	for (size_t i = 0; i < n; i++)
 		menv_repodata_req_release(&reqs[i]);
@@ -154,8 +153,8 @@ out:
 	return rc;
 }
 
-int menv_cli_channels_to_solver(const struct menv_cli_channels *l, struct menv_solver *s,
-                                struct menv_error *err)
+int menv_channel_set_to_solver(const struct menv_channel_set *l, struct menv_solver *s,
+                               struct menv_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < l->nrds; i++)
@@ -166,10 +165,11 @@ int menv_cli_channels_to_solver(const struct menv_cli_channels *l, struct menv_s
 	return rc;
 }
 
-int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
-                           const struct menv_strvec *file_channels, bool override_channels,
-                           struct menv_matchspec **specs, size_t nspecs, bool quiet,
-                           struct menv_cli_channels *out, struct menv_error *err)
+int menv_channel_set_load(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
+                          const struct menv_strvec *file_channels, bool override_channels,
+                          struct menv_matchspec **specs, size_t nspecs, volatile int *cancel,
+                          menv_env_cb cb, void *ud, struct menv_channel_set *out,
+                          struct menv_error *err)
 {
 	struct menv_strvec user = MENV_STRVEC_INIT, names = MENV_STRVEC_INIT;
 	bool nodefaults = override_channels;
@@ -209,16 +209,19 @@ int menv_cli_load_channels(const struct menv_config *cfg, const struct menv_strv
 	}
 	if (!out->nchans)
 		goto out;
-	if (!quiet)
-		fprintf(stderr, "Reading repodata for %s\n", cfg->subdir);
-	rc = load_repodata(out, cfg, specs, nspecs, quiet, err);
+	if (cb) {
+		char *line = menv_xasprintf("Reading repodata for %s", cfg->subdir);
+		cb(ud, MENV_ENV_STATUS, line);
+		free(line);
+	}
+	rc = load_repodata(out, cfg, specs, nspecs, cancel, cb, ud, err);
 out:
 	menv_strvec_clear(&user);
 	menv_strvec_clear(&names);
 	return rc;
 }
 
-void menv_cli_link_settings(const struct menv_config *cfg, struct menv_install_opts *io)
+void menv_install_opts_link_settings(const struct menv_config *cfg, struct menv_install_opts *io)
 {
 	/* .condarc's keys; MENV_/CONDA_ variables of the same names are applied by the config */
 	io->link_mode = cfg->always_copy       ? MENV_LINK_COPY
@@ -227,37 +230,8 @@ void menv_cli_link_settings(const struct menv_config *cfg, struct menv_install_o
 	io->allow_softlinks = cfg->allow_softlinks;
 }
 
-void menv_cli_env_event(void *ud, enum menv_env_event ev, const char *msg)
-{
-	struct menv_cli_events *e = ud;
-	switch (ev) {
-	case MENV_ENV_LOCK_WAIT:
-		fprintf(stderr, "menv: %s (use --no-wait to fail instead)\n", msg);
-		break;
-	case MENV_ENV_RECOVERED: fprintf(stderr, "menv: %s\n", msg); break;
-	case MENV_ENV_CLOBBER: fprintf(stderr, "%s\n", msg); break;
-	case MENV_ENV_WARNING: fprintf(stderr, "warning: %s\n", msg); break;
-	case MENV_ENV_MESSAGE:
-		if (e && e->messages)
-			json_array_append_new(e->messages, json_string(msg));
-		else
-			printf("%s%s", msg, msg[0] && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
-		break;
-	case MENV_ENV_SCRIPT_OUTPUT:
-		if (e && e->verbose)
-			fprintf(stderr, "%s", msg);
-		break;
-	case MENV_ENV_LINK:
-	case MENV_ENV_UNLINK:
-		if (e && e->verbose)
-			fprintf(stderr, "  %s %s\n", ev == MENV_ENV_LINK ? "linking" : "unlinking",
-			        msg);
-		break;
-	}
-}
-
-int menv_cli_load_pins(const struct menv_config *cfg, const char *prefix,
-                       struct menv_matchspec ***pins, size_t *n, struct menv_error *err)
+int menv_pins_load(const struct menv_config *cfg, const char *prefix, struct menv_matchspec ***pins,
+                   size_t *n, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
 	char *path = prefix ? menv_xasprintf("%s/conda-meta/pinned", prefix) : NULL;
@@ -295,5 +269,83 @@ int menv_cli_load_pins(const struct menv_config *cfg, const char *prefix,
 out:
 	menv_buf_release(&b);
 	free(path);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Queries over channels (`menv search`, `menv repoquery`)                                   */
+
+struct menv_query {
+	struct menv_channel_set ch;
+	struct menv_solver *solver;
+};
+
+int menv_query_open(const struct menv_config *cfg, const struct menv_strvec *channels,
+                    bool override_channels, struct menv_matchspec *ms, volatile int *cancel,
+                    struct menv_query **out, struct menv_error *err)
+{
+	struct menv_query *q = menv_xcalloc(1, sizeof(*q));
+	int rc = menv_channel_set_load(cfg, channels, NULL, override_channels, &ms, 1, cancel, NULL,
+	                               NULL, &q->ch, err);
+	if (!rc && !q->ch.nchans)
+		rc = menv_error_set(err, MENV_EUSAGE,
+		                    "no channels: give -c CHANNEL or list channels in .condarc");
+	if (!rc) {
+		q->solver = menv_solver_new(cfg->subdir, cfg->channel_priority);
+		rc = menv_channel_set_to_solver(&q->ch, q->solver, err);
+	}
+	if (rc) {
+		menv_query_free(q);
+		q = NULL;
+	}
+	*out = q;
+	return rc;
+}
+
+int menv_query_search(struct menv_query *q, const struct menv_matchspec *ms,
+                      const struct menv_record ***out, size_t *n, struct menv_error *err)
+{
+	return menv_solver_search(q->solver, ms, out, n, err);
+}
+
+int menv_query_whoneeds(struct menv_query *q, const char *name, const struct menv_record ***out,
+                        size_t *n, struct menv_error *err)
+{
+	return menv_solver_whoneeds(q->solver, name, out, n, err);
+}
+
+void menv_query_free(struct menv_query *q)
+{
+	if (!q)
+		return;
+	menv_solver_free(q->solver);
+	menv_channel_set_release(&q->ch);
+	free(q);
+}
+
+int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_error *err)
+{
+	struct menv_prefix_record *pr = NULL;
+	size_t np = 0, nl = strlen(name);
+	int rc = menv_prefix_records_load(prefix, &pr, &np, err);
+
+	*out = json_array();
+	for (size_t i = 0; !rc && i < np; i++) {
+		json_t *deps = json_object_get(pr[i].json, "depends"), *d;
+		size_t k;
+		json_array_foreach(deps, k, d)
+		{
+			const char *ds = json_string_value(d);
+			size_t l = ds ? strcspn(ds, " =<>!~[") : 0;
+			if (ds && l == nl && !strncmp(ds, name, l)) {
+				json_array_append_new(*out, json_pack("{s:s,s:s,s:s,s:s}", "name",
+				                                      pr[i].name, "version",
+				                                      pr[i].version, "build",
+				                                      pr[i].build, "depends", ds));
+				break;
+			}
+		}
+	}
+	menv_prefix_records_free(pr, np);
 	return rc;
 }

@@ -1,0 +1,258 @@
+/*
+ * cmd_change.c - the commands that change environments: `menv create`, `install`, `remove`,
+ * `update`, `env update`, and their lockfile and --revision forms. Each parses its options
+ * into one struct menv_txn_opts and runs the library's transaction (envs/txn.c): prepare,
+ * draw the plan, commit, smoke check; then the summary line, or conda's JSON with --json.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum cmd { C_CREATE, C_INSTALL, C_REMOVE, C_UPDATE, C_ENV_UPDATE };
+
+#define ENV "[-n NAME | -p PREFIX] "
+#define CHANNELS                                                                                   \
+	"[-c CHANNEL]... [--override-channels]\n"                                                  \
+	"         [--strict-channel-priority | --no-channel-priority]\n         "
+#define COMMON "[--dry-run] [--json] [-q] [-y] [--no-wait] [--no-smoke-check]"
+static const char *const usages[] = {
+        [C_CREATE] = "usage: menv create (-n NAME | -p PREFIX) " CHANNELS COMMON " [--offline]"
+                     " SPEC...\n       menv create -f environment.yml|LOCKFILE [-e ENV] " ENV
+                     "[options]\n",
+        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON " SPEC...\n"
+                      "       menv install " ENV "--revision N | -f LOCKFILE\n",
+        [C_REMOVE] = "usage: menv remove " ENV COMMON " (NAME... | --all)\n",
+        [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON " (NAME... | --all)\n",
+        [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
+};
+
+/* The options each command takes (keys of main.c's table). */
+static const char *const accepts[] = {
+        [C_CREATE] = "npfecOSNdjqvyoKh", [C_INSTALL] = "npfcOSNdjqvyWKrh",
+        [C_REMOVE] = "npdjqvyWah",       [C_UPDATE] = "npcOSNdjqvyWKah",
+        [C_ENV_UPDATE] = "npfdjqvyWPKh",
+};
+
+/* What the command asks of the transaction engine; `ef` is loaded here for an environment
+ * file (its name or prefix picks the environment). */
+static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cfg,
+                   struct menv_envfile **ef, struct menv_txn_opts *o, char **prefix,
+                   struct menv_error *err)
+{
+	bool lock = a->file && menv_file_is_lockfile(a->file);
+	int rc;
+
+	if (cmd == C_INSTALL && a->file && !lock)
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "%s: not a lockfile (install -f takes a lockfile; for an "
+		                      "environment file use env update -f)",
+		                      a->file);
+	if ((lock || a->has_revision) && a->args.n)
+		return menv_error_set(err, MENV_EUSAGE, "%s takes no package specs",
+		                      lock ? "install -f LOCKFILE" : "--revision");
+	if (a->file && !lock) {
+		rc = menv_envfile_load(a->file, ef, err);
+		if (rc)
+			return rc;
+		menv_cli_envfile_warnings(*ef);
+		if (!a->name && !a->prefix) {
+			a->name = (*ef)->name;
+			a->prefix = a->name ? NULL : (*ef)->prefix;
+		}
+	}
+	if (cmd == C_ENV_UPDATE && !a->file)
+		return menv_error_set(err, MENV_EUSAGE, "env update needs -f FILE");
+	if ((cmd == C_INSTALL || cmd == C_UPDATE || cmd == C_REMOVE) && !a->file && !a->args.n &&
+	    !a->has_revision && !a->all)
+		return menv_error_set(err, MENV_EUSAGE, "no packages given%s",
+		                      cmd == C_INSTALL ? "" : " (or --all)");
+	if (cmd == C_CREATE && a->name && !strcmp(a->name, "base"))
+		/* conda's rule: `base` names the root environment, it is never created */
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "'base' is the root environment's name; "
+		                      "choose another name for a new environment");
+	*prefix = cmd == C_CREATE ? menv_env_prefix_new(cfg, a->name, a->prefix, err)
+	                          : menv_env_prefix_find(cfg, a->name, a->prefix, err);
+	if (!*prefix)
+		return err->code ? err->code : MENV_EUSAGE;
+	static const enum menv_txn_kind kinds[] = {[C_CREATE] = MENV_TXN_CREATE,
+	                                           [C_INSTALL] = MENV_TXN_INSTALL,
+	                                           [C_REMOVE] = MENV_TXN_REMOVE,
+	                                           [C_UPDATE] = MENV_TXN_UPDATE,
+	                                           [C_ENV_UPDATE] = MENV_TXN_ENV_UPDATE};
+	*o = (struct menv_txn_opts){
+	        .kind = kinds[cmd],
+	        .cfg = cfg,
+	        .prefix = *prefix,
+	        .envfile = *ef,
+	        .file = lock ? a->file : NULL,
+	        .lock_env = a->env,
+	        .specs = &a->args,
+	        .channels = &a->channels,
+	        .override_channels = a->override_channels,
+	        .all = a->all,
+	        .prune = a->prune,
+	        .revision = a->revision,
+	        .dry_run = a->dry_run,
+	        .no_wait = a->no_wait,
+	        .smoke = !a->no_smoke,
+	        .quiet_pip = a->quiet || a->json,
+	        .cancel = MENV_CLI_CANCEL,
+	};
+	if (lock)
+		o->kind = cmd == C_CREATE ? MENV_TXN_CREATE_LOCK : MENV_TXN_INSTALL_LOCK;
+	if (a->has_revision)
+		o->kind = MENV_TXN_REVISION;
+	return 0;
+}
+
+/* The line that says what was done. */
+static void summary(const struct menv_txn_plan *p, const struct menv_txn_result *r)
+{
+	const struct menv_link_stats *st = &r->stats;
+	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
+	char pip[32] = "";
+	if (p->pip->n)
+		snprintf(pip, sizeof(pip), " (%zu pip)", p->pip->n);
+	if (p->remove_env)
+		printf("Removed %s: %zu packages\n", p->prefix, st->unlinked);
+	else
+		printf("%s %s%s%s: %zu packages removed, %zu linked%s, %zu files (%zu reflinked, "
+		       "%zu hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)%s\n",
+		       create ? "Created" : "Updated", p->prefix,
+		       p->lock_file ? " from lockfile " : "", p->lock_file ? p->lock_file : "",
+		       st->unlinked, st->packages + p->pip->n, pip, st->files, st->reflinks,
+		       st->hardlinks, st->softlinks, st->copies, st->replaced, st->pyc,
+		       p->lock_file ? ", no solve" : "");
+	if (st->clobbered)
+		printf("warning: %zu files were provided by more than one package; the later "
+		       "package's copy was kept\n",
+		       st->clobbered);
+	if (create && !p->remove_env) /* as conda ends a create */
+		printf("\n# To activate this environment, use\n#\n#     $ menv activate %s\n#\n# "
+		       "To "
+		       "deactivate an active environment, use\n#\n#     $ menv deactivate\n",
+		       p->prefix);
+}
+
+static int change(enum cmd cmd, struct menv_cli_args *a)
+{
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
+	struct menv_envfile *ef = NULL;
+	struct menv_txn_opts o;
+	struct menv_txn *t = NULL;
+	struct menv_cli_draw d = {0};
+	char *prefix = NULL, *once = NULL, *cmdline = menv_cli_cmdline();
+	int rc, code = 0;
+
+	rc = menv_config_load(&cfg, &err);
+	if (rc)
+		goto out;
+	cfg.offline = cfg.offline || a->offline; /* repodata from the cache only */
+	if (a->priority)
+		cfg.channel_priority =
+		        a->priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
+	if (a->file && (once = menv_file_once(a->file, &err)) != NULL)
+		a->file = once;
+	rc = err.code ? err.code : request(cmd, a, &cfg, &ef, &o, &prefix, &err);
+	if (rc)
+		goto out;
+	menv_cli_draw_init(&d, &o.cb, a->quiet || a->json, a->json, a->verbose);
+	d.messages = a->json ? json_array() : NULL;
+	o.cmdline = cmdline;
+	rc = menv_txn_new(&o, &t, &err);
+	if (!rc)
+		rc = menv_txn_prepare(t, &err);
+	if (rc)
+		goto out;
+	const struct menv_txn_plan *p = menv_txn_plan(t);
+	if (p->lock_file && !a->quiet && !a->json)
+		fprintf(stderr,
+		        "Installing from lockfile %s (%s, %s) into %s: %zu to link, %zu to unlink, "
+		        "%zu conda + %zu pip packages in the lock, no solve\n",
+		        p->lock_file, p->lock_format, cfg.subdir, p->prefix, p->nlink, p->nunlink,
+		        p->lock_conda, p->lock_pip);
+	if (!a->json)
+		menv_cli_print_plan(p);
+	if (a->dry_run) {
+		if (a->json) {
+			menv_cli_put_json(menv_cli_txn_json(p, true, NULL, NULL), true);
+		} else {
+			printf("Dry run: nothing was changed.\n");
+		}
+		goto out;
+	}
+	rc = menv_txn_commit(t, &err);
+	if (rc)
+		goto out;
+	const struct menv_txn_result *res = menv_txn_result(t);
+	if (!a->json && (p->nlink || p->nunlink || p->pip->n || p->remove_env ||
+	                 o.kind == MENV_TXN_CREATE || o.kind == MENV_TXN_CREATE_LOCK))
+		summary(p, res);
+	fflush(stdout);
+	rc = menv_txn_smoke(t, &err);
+	if (rc)
+		goto out;
+	json_t *smoke = res->smoke_ran ? menv_smoke_result_json(&res->smoke) : NULL;
+	if (res->smoke_ran)
+		code = menv_cli_smoke_verdict(&d, &res->smoke, res->smoke_record_failed);
+	if (a->json)
+		menv_cli_put_json(menv_cli_txn_json(p, false, d.messages, smoke), true);
+	json_decref(smoke);
+out:
+	if (rc) {
+		if (a->json)
+			menv_cli_print_json_error(&err, t);
+		code = menv_cli_fail(&err);
+	}
+	json_decref(d.messages);
+	menv_txn_free(t);
+	menv_envfile_free(ef);
+	menv_config_release(&cfg);
+	menv_cli_args_release(a);
+	if (once) {
+		unlink(once);
+		free(once);
+	}
+	free(prefix);
+	free(cmdline);
+	return code;
+}
+
+static int run(enum cmd cmd, int argc, char **argv)
+{
+	struct menv_cli_args a = {0};
+	int rc = menv_cli_parse(argc, argv, accepts[cmd], usages[cmd], 0, MENV_CLI_ANY, &a);
+	if (rc)
+		return MENV_CLI_EXIT(rc);
+	return change(cmd, &a);
+}
+
+int menv_cmd_create(int argc, char **argv)
+{
+	return run(C_CREATE, argc, argv);
+}
+
+int menv_cmd_install(int argc, char **argv)
+{
+	return run(C_INSTALL, argc, argv);
+}
+
+int menv_cmd_remove(int argc, char **argv)
+{
+	return run(C_REMOVE, argc, argv);
+}
+
+int menv_cmd_update(int argc, char **argv)
+{
+	return run(C_UPDATE, argc, argv);
+}
+
+int menv_cmd_env_update(int argc, char **argv)
+{
+	return run(C_ENV_UPDATE, argc, argv);
+}

@@ -1,0 +1,463 @@
+/*
+ * lock.c - environments as lockfiles and environment files, and lockfiles solved from
+ * environment files: what `menv export` writes (conda-lock v1, CEP-37; explicit, CEP-23;
+ * environment.yml, CEP-24, with conda's --no-builds and --from-history) and what `menv lock`
+ * solves per platform. Pip-installed packages are the dist-info folders no conda record
+ * owns (BR-021).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envs.h"
+#include "solver.h"
+
+/* The channel name to show for an installed record: its channel URL without the subdir,
+ * shortened to the name under channel_alias. Caller frees. */
+char *menv_channel_display(const struct menv_config *cfg, const char *channel, const char *subdir)
+{
+	if (!channel || !*channel)
+		return menv_xstrdup("");
+	char *c = menv_xstrdup(channel);
+	size_t n = strlen(c);
+	if (subdir) {
+		size_t sl = strlen(subdir);
+		if (n > sl + 1 && c[n - sl - 1] == '/' && !strcmp(c + n - sl, subdir))
+			c[n - sl - 1] = '\0';
+	}
+	size_t al = strlen(cfg->channel_alias);
+	if (!strncmp(c, cfg->channel_alias, al) && c[al] == '/') {
+		char *s = menv_xstrdup(c + al + 1);
+		free(c);
+		return s;
+	}
+	return c;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+int menv_env_request_load(const char *prefix, json_t **out)
+{
+	char *path = menv_xasprintf("%s/conda-meta/.menv-request", prefix);
+	*out = json_load_file(path, 0, NULL);
+	free(path);
+	if (*out && !json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return *out ? 0 : MENV_ENOTFOUND;
+}
+
+int menv_env_to_lockfile(const struct menv_config *cfg, const char *prefix,
+                         struct menv_strvec *warnings, struct menv_lockfile **out,
+                         struct menv_error *err)
+{
+	struct menv_prefix_record *recs = NULL;
+	struct menv_pip_dist *pips = NULL;
+	size_t n = 0, npip = 0;
+	struct menv_lockfile *lf = menv_lockfile_new(MENV_LOCK_CONDA_LOCK);
+	struct menv_buf ident = MENV_BUF_INIT;
+	json_t *req = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = menv_prefix_records_load(prefix, &recs, &n, err);
+	if (rc)
+		goto out;
+	rc = menv_pip_list(prefix, &pips, &npip, err);
+	if (rc)
+		goto out;
+	menv_strvec_push(&lf->platforms, cfg->subdir);
+	if (!menv_env_request_load(prefix, &req) && jstr(req, "source"))
+		menv_strvec_push(&lf->sources, jstr(req, "source"));
+	for (size_t i = 0; i < n; i++) {
+		const struct menv_prefix_record *r = &recs[i];
+		char *ch = menv_channel_display(cfg, r->channel, r->subdir);
+		if (*ch && !menv_strvec_contains(&lf->channels, ch))
+			menv_strvec_push(&lf->channels, ch);
+		free(ch);
+		struct menv_lock_package *p = menv_lockfile_add(lf);
+		p->manager = MENV_LOCK_CONDA;
+		p->name = menv_xstrdup(r->name);
+		p->version = menv_xstrdup(r->version);
+		p->build = menv_xstrdup(r->build);
+		p->platform = menv_xstrdup(cfg->subdir);
+		p->subdir = menv_xstrdup(r->subdir);
+		p->url = menv_xstrdup(r->url && *r->url ? r->url : NULL);
+		p->md5 = menv_xstrdup(jstr(r->json, "md5"));
+		p->sha256 = menv_xstrdup(jstr(r->json, "sha256"));
+		json_t *sz = json_object_get(r->json, "size");
+		p->size = json_is_integer(sz) ? json_integer_value(sz) : -1;
+		json_t *dep = json_object_get(r->json, "depends");
+		p->depends = json_is_array(dep) ? json_incref(dep) : json_array();
+		if (!p->url) {
+			rc = menv_error_set(err, MENV_EUNSUPPORTED,
+			                    "'%s-%s-%s' has no URL in its "
+			                    "conda-meta record: it cannot be locked",
+			                    r->name, r->version, r->build);
+			goto out;
+		}
+		menv_buf_addf(&ident, "%s %s\n", p->url, p->sha256 ? p->sha256 : "");
+	}
+	for (size_t i = 0; i < npip; i++) {
+		struct menv_lock_package *p = menv_lockfile_add(lf);
+		p->manager = MENV_LOCK_PIP;
+		p->name = menv_xstrdup(pips[i].name);
+		p->version = menv_xstrdup(pips[i].version);
+		p->platform = menv_xstrdup(cfg->subdir);
+		p->url = menv_xstrdup(pips[i].url);
+		p->sha256 = menv_xstrdup(pips[i].sha256);
+		p->deps_map = json_object();
+		if (!p->url && pips[i].local && warnings)
+			menv_strvec_push_owned(
+			        warnings,
+			        menv_xasprintf(
+			                "pip package '%s' %s was installed from a local path: "
+			                "the lock names it '%s==%s', which only an index that "
+			                "has it can install",
+			                p->name, p->version, p->name, p->version));
+		if (!p->url) {
+			/* no URL known (installed by hand from an index): pip finds name==version
+			 * in the index that the environment's pip section names */
+			char *pseudo = menv_xasprintf("%s==%s", p->name, p->version);
+			free(p->url);
+			p->url = menv_xasprintf("pypi:%s", pseudo);
+			free(pseudo);
+		}
+		menv_buf_addf(&ident, "%s %s\n", p->url, p->sha256 ? p->sha256 : "");
+	}
+	/* pip options of the environment's pip section travel in the metadata, so that a
+	 * re-create from the lock finds the same index */
+	json_t *popts = json_object_get(req, "pip_options");
+	if (json_is_array(popts) && json_array_size(popts))
+		json_object_set(lf->metadata_extra, "pip_options", popts);
+	struct menv_hashes h;
+	menv_hash_mem(ident.buf, ident.len, &h);
+	json_object_set_new(lf->content_hash, cfg->subdir, json_string(h.sha256));
+	*out = lf;
+	lf = NULL;
+out:
+	json_decref(req);
+	menv_buf_release(&ident);
+	menv_lockfile_free(lf);
+	menv_prefix_records_free(recs, n);
+	menv_pip_dists_free(pips, npip);
+	return rc;
+}
+
+/* conda's History.get_requested_specs_map: the specs of every revision, later ones replacing
+ * earlier ones of the same name, removed ones dropped. */
+int menv_env_history_specs(const char *prefix, struct menv_strvec *out, struct menv_error *err)
+{
+	struct menv_revision *revs = NULL;
+	size_t n = 0;
+	struct menv_strvec names = MENV_STRVEC_INIT, specs = MENV_STRVEC_INIT;
+	int rc = menv_history_load(prefix, &revs, &n, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < revs[i].specs.n; k++) {
+			const char *s = revs[i].specs.v[k];
+			const char *c = strstr(s, "::");
+			const char *nm = c ? c + 2 : s;
+			char *name = menv_xstrndup(nm, strcspn(nm, " =<>!~[@"));
+			size_t at = names.n;
+			for (size_t j = 0; j < names.n; j++)
+				if (names.v[j] && !strcmp(names.v[j], name))
+					at = j;
+			if (revs[i].remove_specs) {
+				if (at < names.n) {
+					free(names.v[at]);
+					names.v[at] = NULL;
+				}
+				free(name);
+				continue;
+			}
+			if (at < names.n) {
+				free(specs.v[at]);
+				specs.v[at] = menv_xstrdup(s);
+				free(name);
+			} else {
+				menv_strvec_push_owned(&names, name);
+				menv_strvec_push(&specs, s);
+			}
+		}
+	}
+	for (size_t j = 0; j < names.n; j++)
+		if (names.v[j])
+			menv_strvec_push(out, specs.v[j]);
+	menv_strvec_clear(&names);
+	menv_strvec_clear(&specs);
+	menv_history_free(revs, n);
+	return 0;
+}
+
+int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const char *name,
+                        bool no_builds, bool from_history, struct menv_envfile *ef,
+                        struct menv_error *err)
+{
+	struct menv_lockfile *lf = NULL;
+	json_t *req = NULL;
+	int rc;
+
+	const char *slash = strrchr(prefix, '/');
+	ef->name = menv_xstrdup(name ? name : slash ? slash + 1 : prefix);
+	ef->prefix = menv_xstrdup(prefix);
+	rc = menv_env_state_vars_load(prefix, &ef->var_names, &ef->var_values, err);
+	if (rc)
+		return rc;
+	menv_env_request_load(prefix, &req);
+	if (from_history) {
+		size_t i;
+		json_t *v;
+		if (req) {
+			/* what the user asked for, as written (channel::name kept, BR-023) */
+			json_array_foreach(json_object_get(req, "channels"), i,
+			                   v) if (json_is_string(v))
+			        menv_strvec_push(&ef->channels, json_string_value(v));
+			json_array_foreach(json_object_get(req, "specs"), i,
+			                   v) if (json_is_string(v))
+			        menv_strvec_push(&ef->deps, json_string_value(v));
+			json_array_foreach(json_object_get(req, "pip"), i, v) if (json_is_string(v))
+			        menv_strvec_push(&ef->pip, json_string_value(v));
+			ef->has_pip_section = json_is_true(json_object_get(req, "has_pip_section"));
+		} else {
+			rc = menv_env_history_specs(prefix, &ef->deps, err);
+		}
+		if (!rc && !ef->channels.n) {
+			rc = menv_env_to_lockfile(cfg, prefix, NULL, &lf, err);
+			for (size_t k = 0; !rc && k < lf->channels.n; k++)
+				menv_strvec_push(&ef->channels, lf->channels.v[k]);
+		}
+		goto out;
+	}
+	rc = menv_env_to_lockfile(cfg, prefix, NULL, &lf, err);
+	if (rc)
+		goto out;
+	for (size_t k = 0; k < lf->channels.n; k++)
+		menv_strvec_push(&ef->channels, lf->channels.v[k]);
+	if (lf->channels.n)
+		menv_strvec_push(&ef->channels, "nodefaults");
+	for (size_t k = 0; k < lf->npkgs; k++) {
+		const struct menv_lock_package *p = &lf->pkgs[k];
+		if (p->manager == MENV_LOCK_PIP) {
+			menv_strvec_push_owned(&ef->pip,
+			                       menv_xasprintf("%s==%s", p->name, p->version));
+			continue;
+		}
+		char *spec = no_builds ? menv_xasprintf("%s=%s", p->name, p->version)
+		                       : menv_xasprintf("%s=%s=%s", p->name, p->version, p->build);
+		menv_strvec_push_owned(&ef->deps, spec);
+	}
+	/* the pip options of the section the environment was made from (index URLs) */
+	size_t i;
+	json_t *v;
+	if (ef->pip.n)
+		json_array_foreach(json_object_get(req, "pip_options"), i, v) if (json_is_string(v))
+		        menv_strvec_push(&ef->pip, json_string_value(v));
+out:
+	json_decref(req);
+	menv_lockfile_free(lf);
+	return rc;
+}
+
+int menv_lock_solve_platform(const struct menv_config *cfg, const struct menv_envfile *ef,
+                             const struct menv_strvec *cli_channels, bool override_channels,
+                             const char *platform, const struct menv_strvec *virt,
+                             const struct menv_txn_callbacks *cb, struct menv_lockfile *lf,
+                             size_t *count, struct menv_error *err)
+{
+	struct menv_config pc = *cfg; /* shallow: only subdir differs; never released */
+	struct menv_strvec specs_str = MENV_STRVEC_INIT;
+	struct menv_matchspec **specs = NULL;
+	struct menv_channel_set ch = {0};
+	struct menv_solver *solver = NULL;
+	const struct menv_record **recs = NULL;
+	size_t nspecs = 0, nrecs = 0;
+	int rc = 0;
+
+	*count = 0;
+	pc.subdir = (char *)platform;
+	for (size_t i = 0; i < ef->deps.n; i++)
+		menv_strvec_push(&specs_str, ef->deps.v[i]);
+	menv_envfile_conda_specs(ef, cli_channels, &specs_str);
+	specs = menv_xcalloc(specs_str.n + 1, sizeof(*specs));
+	for (size_t i = 0; i < specs_str.n; i++) {
+		rc = menv_matchspec_parse(specs_str.v[i], &specs[nspecs], err);
+		if (rc) {
+			menv_error_prefix(err, "%s", ef->path ? ef->path : "the environment file");
+			goto out;
+		}
+		nspecs++;
+	}
+	rc = menv_channel_set_load(&pc, cli_channels, &ef->channels, override_channels, specs,
+	                           nspecs, NULL, cb ? cb->event : NULL, cb ? cb->ud : NULL, &ch,
+	                           err);
+	if (rc)
+		goto out;
+	if (nspecs && !ch.nchans) {
+		rc = menv_error_set(err, MENV_EUSAGE,
+		                    "no channels: give -c CHANNEL or list "
+		                    "channels in the environment file or .condarc");
+		goto out;
+	}
+	if (!lf->channels.n)
+		for (size_t i = 0; i < ch.nchans; i++)
+			if (!menv_strvec_contains(&lf->channels, ch.chans[i]->name))
+				menv_strvec_push(&lf->channels, ch.chans[i]->name);
+	solver = menv_solver_new(platform, cfg->channel_priority);
+	rc = menv_channel_set_to_solver(&ch, solver, err);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < virt->n; i++) {
+		char *v = menv_xstrdup(virt->v[i]);
+		char *ver = strchr(v, '=');
+		char *build = NULL;
+		if (ver) {
+			*ver++ = '\0';
+			build = strchr(ver, '=');
+			if (build)
+				*build++ = '\0';
+		}
+		menv_solver_add_virtual(solver, v, ver ? ver : "0", build ? build : "0");
+		free(v);
+	}
+	rc = menv_solver_solve(solver, specs, nspecs, &recs, &nrecs, err);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < nrecs; i++) {
+		const struct menv_record *r = recs[i];
+		struct menv_lock_package *p = menv_lockfile_add(lf);
+		p->manager = MENV_LOCK_CONDA;
+		p->name = menv_xstrdup(r->name);
+		p->version = menv_xstrdup(r->version);
+		p->build = menv_xstrdup(r->build);
+		p->platform = menv_xstrdup(platform);
+		p->subdir = menv_xstrdup(r->subdir);
+		p->url = menv_xstrdup(r->url);
+		p->md5 = menv_xstrdup(r->md5);
+		p->sha256 = menv_xstrdup(r->sha256);
+		p->size = r->size;
+		json_t *d = menv_record_depends(r);
+		p->depends = json_is_array(d) ? json_deep_copy(d) : json_array();
+	}
+	*count = nrecs;
+out:
+	if (rc)
+		menv_error_prefix(err, "platform '%s'", platform);
+	free(recs);
+	menv_solver_free(solver);
+	menv_channel_set_release(&ch);
+	for (size_t i = 0; i < nspecs; i++)
+		menv_matchspec_free(specs[i]);
+	free(specs);
+	menv_strvec_clear(&specs_str);
+	return rc;
+}
+
+/* The default virtual packages of a platform, as "name=version[=build]" strings: this
+ * machine's (menv_virtual_detect, CONDA_OVERRIDE_* applied) for its own platform, except
+ * __cuda; conda-lock's defaults for the others. */
+void menv_lock_default_virtuals(const char *platform, struct menv_strvec *out)
+{
+	if (!strcmp(platform, menv_platform_subdir())) {
+		struct menv_virtual v[16];
+		size_t n = menv_virtual_detect(v, 16);
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(v[i].name, "__cuda"))
+				menv_strvec_push_owned(out,
+				                       menv_xasprintf("%s=%s=%s", v[i].name,
+				                                      v[i].version, v[i].build));
+		return;
+	}
+	if (!strncmp(platform, "linux-", 6)) {
+		menv_strvec_push(out, "__unix=0");
+		menv_strvec_push(out, "__linux=5.10");
+		menv_strvec_push(out, "__glibc=2.17");
+	} else if (!strncmp(platform, "osx-", 4)) {
+		menv_strvec_push(out, "__unix=0");
+		menv_strvec_push(out,
+		                 !strcmp(platform, "osx-arm64") ? "__osx=11.0" : "__osx=10.15");
+	} else if (!strncmp(platform, "win-", 4)) {
+		menv_strvec_push(out, "__win=0");
+	}
+	if (!strcmp(platform, "linux-64") || !strcmp(platform, "osx-64") ||
+	    !strcmp(platform, "win-64"))
+		menv_strvec_push(out, "__archspec=1=x86_64");
+	else if (!strcmp(platform, "linux-aarch64") || !strcmp(platform, "osx-arm64"))
+		menv_strvec_push(out, "__archspec=1=aarch64");
+}
+
+/* The virtual packages of `platform`: the defaults, then the declared ones (a declared name
+ * replaces a default one; --virtual-package replaces the file's). */
+void menv_lock_virtuals(const char *platform, const struct menv_strvec *declared,
+                        struct menv_strvec *out)
+{
+	struct menv_strvec all = MENV_STRVEC_INIT;
+	menv_lock_default_virtuals(platform, &all);
+	for (size_t i = 0; i < declared->n; i++) {
+		const char *v = declared->v[i];
+		const char *colon = strchr(v, ':');
+		if (colon && strncmp(v, "__", 2)) {
+			if (strncmp(v, platform, (size_t)(colon - v)) || platform[colon - v])
+				continue;
+			v = colon + 1;
+		}
+		size_t nl = strcspn(v, "=");
+		for (size_t k = 0; k < all.n; k++) {
+			if (all.v[k] && !strncmp(all.v[k], v, nl) && all.v[k][nl] == '=') {
+				free(all.v[k]);
+				all.v[k] = NULL;
+			}
+		}
+		menv_strvec_push(&all, v);
+	}
+	for (size_t k = 0; k < all.n; k++)
+		if (all.v[k])
+			menv_strvec_push(out, all.v[k]);
+	menv_strvec_clear(&all);
+}
+
+char *menv_lock_content_hash(const struct menv_buf *src, const char *platform,
+                             const struct menv_strvec *channels, const struct menv_strvec *virt)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_hashes h;
+	menv_buf_add(&b, src->buf, src->len);
+	menv_buf_addf(&b, "\n--menv-lock--\nplatform %s\n", platform);
+	for (size_t i = 0; i < channels->n; i++)
+		menv_buf_addf(&b, "channel %s\n", channels->v[i]);
+	for (size_t i = 0; i < virt->n; i++)
+		menv_buf_addf(&b, "virtual %s\n", virt->v[i]);
+	menv_hash_mem(b.buf, b.len, &h);
+	menv_buf_release(&b);
+	return menv_xstrdup(h.sha256);
+}
+
+json_t *menv_envfile_json(const struct menv_envfile *ef)
+{
+	json_t *deps = json_array(), *ch = json_array(), *vars = json_object();
+	for (size_t i = 0; i < ef->channels.n; i++)
+		json_array_append_new(ch, json_string(ef->channels.v[i]));
+	for (size_t i = 0; i < ef->deps.n; i++)
+		json_array_append_new(deps, json_string(ef->deps.v[i]));
+	if (ef->pip.n || ef->has_pip_section) {
+		json_t *pip = json_array();
+		for (size_t i = 0; i < ef->pip.n; i++)
+			json_array_append_new(pip, json_string(ef->pip.v[i]));
+		json_array_append_new(deps, json_pack("{s:o}", "pip", pip));
+	}
+	for (size_t i = 0; i < ef->var_names.n; i++)
+		json_object_set_new(vars, ef->var_names.v[i], json_string(ef->var_values.v[i]));
+	json_t *j = json_pack("{s:s, s:o, s:o}", "name", ef->name, "channels", ch, "dependencies",
+	                      deps);
+	if (json_object_size(vars))
+		json_object_set_new(j, "variables", vars);
+	else
+		json_decref(vars);
+	json_object_set_new(j, "prefix", json_string(ef->prefix));
+	return j;
+}

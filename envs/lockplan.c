@@ -1,0 +1,320 @@
+/*
+ * lockplan.c - a lockfile's records in a transaction's plan (txn.c): `create -f LOCK` and
+ * `install -f LOCK` install exactly what the lock names, without repodata and without the
+ * solver (conda-lock v1 CEP-37, explicit CEP-23, pixi.lock v4-v7, micromamba JSON).
+ *
+ * The records come from the lock: URL, md5/sha256 and size (verified by the package cache
+ * while downloading), depends where the lock has them. After the files are in the cache
+ * each record is completed from the package's own info/index.json (build_number, license,
+ * noarch, ...; depends when the lock has none, e.g. explicit files), and the cache's
+ * info/repodata_record.json is rewritten to that complete record, so the conda-meta
+ * PrefixRecords are the same whether the cache was cold or warm. Also the pip request of a
+ * lock's pip entries.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "txnpriv.h"
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* Record keys a lock may carry beyond url/hashes/depends (pixi), copied into the record. */
+static const char *const record_keys[] = {
+        "build_number",   "constrains", "license",
+        "license_family", "timestamp",  "noarch",
+        "track_features", "features",   "python_site_packages_path",
+        "arch",           "platform",   NULL};
+
+void menv_lockrecs_release(struct menv_lockrecs *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		menv_record_release(&l->recs[i]);
+		menv_channel_free(l->chans[i]);
+		json_decref(l->solved ? l->solved[i] : NULL);
+	}
+	free(l->recs);
+	free(l->chans);
+	free(l->skip);
+	free(l->lock_depends);
+	free(l->solved);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Fills r from a JSON object plus the lock's URL (r owns new copies). */
+static int record_set(struct menv_record *r, json_t *obj, const char *url,
+                      const struct menv_channel *ch, struct menv_error *err)
+{
+	const char *fn = jstr(obj, "fn");
+	int rc = menv_record_from_json(r, obj, fn, NULL, ch, err);
+	if (rc)
+		return rc;
+	r->url = menv_xstrdup(url);
+	r->channel_url = menv_xasprintf("%s/%s", ch->base_url, r->subdir ? r->subdir : "noarch");
+	return 0;
+}
+
+/* The lock's conda entries as records (before the cache completes them). */
+int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
+                        size_t nsel, struct menv_lockrecs *out, struct menv_error *err)
+{
+	int rc = 0;
+
+	out->recs = menv_xcalloc(nsel + 1, sizeof(*out->recs));
+	out->chans = menv_xcalloc(nsel + 1, sizeof(*out->chans));
+	out->lock_depends = menv_xcalloc(nsel + 1, sizeof(*out->lock_depends));
+	out->solved = menv_xcalloc(nsel + 1, sizeof(*out->solved));
+	for (size_t i = 0; i < nsel; i++) {
+		const struct menv_lock_package *p = sel[i];
+		if (p->manager != MENV_LOCK_CONDA)
+			continue;
+		struct menv_channel *ch = NULL;
+		rc = menv_channel_parse(p->url, cfg, &ch, err);
+		if (rc) {
+			menv_error_prefix(err, "lockfile entry '%s'", p->name);
+			return rc;
+		}
+		char *fn = ch->package_filename ? menv_xstrdup(ch->package_filename) : NULL;
+		if (!fn) {
+			const char *b = strrchr(p->url, '/');
+			fn = menv_xstrndup(b ? b + 1 : p->url, strcspn(b ? b + 1 : p->url, "?#"));
+		}
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(p->name));
+		json_object_set_new(o, "version", json_string(p->version));
+		json_object_set_new(o, "build", json_string(p->build));
+		json_object_set_new(o, "fn", json_string(fn));
+		const char *subdir = p->subdir ? p->subdir : ch->platform;
+		if (subdir)
+			json_object_set_new(o, "subdir", json_string(subdir));
+		if (p->md5)
+			json_object_set_new(o, "md5", json_string(p->md5));
+		if (p->sha256)
+			json_object_set_new(o, "sha256", json_string(p->sha256));
+		if (p->size >= 0)
+			json_object_set_new(o, "size", json_integer(p->size));
+		if (p->depends)
+			json_object_set(o, "depends", p->depends);
+		for (size_t k = 0; record_keys[k]; k++) {
+			json_t *v = json_object_get(p->extra, record_keys[k]);
+			if (v)
+				json_object_set(o, record_keys[k], v);
+		}
+		out->lock_depends[out->n] = p->depends != NULL;
+		out->chans[out->n] = ch;
+		rc = record_set(&out->recs[out->n], o, p->url, ch, err);
+		json_decref(o);
+		free(fn);
+		if (rc) {
+			menv_channel_free(ch);
+			out->chans[out->n] = NULL;
+			return rc;
+		}
+		out->n++;
+	}
+	return 0;
+}
+
+/* Before the fetch: the repodata_record.json a solve left in the cache for the same file
+ * (same sha256, else md5) knows more than index.json (patched depends): kept aside. */
+void menv_lockrecs_snapshot(const char *pkgs_dir, struct menv_lockrecs *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->skip && l->skip[i])
+			continue;
+		struct menv_record *r = &l->recs[i];
+		char *dir = menv_pkgcache_dir(pkgs_dir, r);
+		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
+		json_t *have = json_load_file(rpath, 0, NULL);
+		const char *hs = jstr(have, "sha256"), *hm = jstr(have, "md5");
+		if (json_is_object(have) && json_object_get(have, "depends") &&
+		    ((r->sha256 && hs && !strcasecmp(hs, r->sha256)) ||
+		     (!r->sha256 && r->md5 && hm && !strcasecmp(hm, r->md5))))
+			l->solved[i] = json_incref(have);
+		json_decref(have);
+		free(rpath);
+		free(dir);
+	}
+}
+
+/* After the fetch: each record completed from <pkgs>/<dist>/info/index.json (and a
+ * repodata_record.json a solve wrote earlier), the lock's fields on top; the cache's
+ * repodata_record.json rewritten when it differs. */
+int menv_lockrecs_complete(const char *pkgs_dir, struct menv_lockrecs *l, struct menv_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < l->n && !rc; i++) {
+		if (l->skip && l->skip[i])
+			continue;
+		struct menv_record *r = &l->recs[i];
+		char *dir = menv_pkgcache_dir(pkgs_dir, r);
+		char *ipath = menv_xasprintf("%s/info/index.json", dir);
+		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
+		json_t *index = json_load_file(ipath, 0, NULL);
+		json_t *have = json_load_file(rpath, 0, NULL);
+		json_t *m = json_object();
+		const char *k;
+		json_t *v;
+		bool lock_deps = l->lock_depends[i];
+
+		if (!json_is_object(index)) {
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "package '%s' in the cache has no "
+			                    "readable info/index.json",
+			                    r->fn);
+			goto next;
+		}
+		json_object_update(m, index);
+		if (l->solved[i])
+			json_object_update(m, l->solved[i]);
+		json_object_foreach(r->json, k, v)
+		{
+			if (!strcmp(k, "depends") && !lock_deps)
+				continue;
+			json_object_set(m, k, v);
+		}
+		/* the hashes and size the fetch measured on the verified file fill what the lock
+		 * did not say (conda-lock has no size, explicit one hash) */
+		static const char *const measured[] = {"md5", "sha256", "size", NULL};
+		for (size_t k2 = 0; measured[k2]; k2++)
+			if (!json_object_get(m, measured[k2]) &&
+			    json_object_get(have, measured[k2]))
+				json_object_set(m, measured[k2],
+				                json_object_get(have, measured[k2]));
+		json_object_set_new(m, "url", json_string(r->url));
+		json_object_set_new(m, "channel", json_string(r->channel_url));
+		if (!json_object_get(m, "depends"))
+			json_object_set_new(m, "depends", json_array());
+		if (!json_equal(m, have)) {
+			char *text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
+			rc = menv_write_file_atomic(rpath, text, strlen(text), err);
+			free(text);
+		}
+		if (!rc) {
+			char *url = menv_xstrdup(r->url);
+			const struct menv_channel *ch = r->channel;
+			menv_record_release(r);
+			rc = record_set(r, m, url, ch, err);
+			free(url);
+		}
+	next:
+		json_decref(index);
+		json_decref(have);
+		json_decref(m);
+		free(ipath);
+		free(rpath);
+		free(dir);
+	}
+	return rc;
+}
+
+/* pip requirement lines for a lock's pip entries; true when each has a sha256. */
+static bool pip_lines(const struct menv_lock_package **sel, size_t nsel, struct menv_strvec *out)
+{
+	bool all_hashed = true;
+	size_t npip = 0;
+	for (size_t i = 0; i < nsel; i++) {
+		if (sel[i]->manager != MENV_LOCK_PIP)
+			continue;
+		npip++;
+		all_hashed =
+		        all_hashed && sel[i]->sha256 && sel[i]->url && strstr(sel[i]->url, "://");
+	}
+	for (size_t i = 0; i < nsel; i++) {
+		const struct menv_lock_package *p = sel[i];
+		if (p->manager != MENV_LOCK_PIP)
+			continue;
+		if (!p->url || !strstr(p->url, "://"))
+			menv_strvec_push_owned(out, menv_xasprintf("%s==%s", p->name, p->version));
+		else if (all_hashed)
+			menv_strvec_push_owned(out, menv_xasprintf("%s @ %s --hash=sha256:%s",
+			                                           p->name, p->url, p->sha256));
+		else
+			menv_strvec_push_owned(out, menv_xasprintf("%s @ %s", p->name, p->url));
+	}
+	return npip && all_hashed;
+}
+
+/* The pip options of a lock (its metadata's pip_options, then the selected environment's
+ * indexes and find-links, as pixi writes them) appended to `opts` ("--index-url URL"
+ * strings) and, when `json` is not NULL, to that array. */
+static void lock_pip_options(const struct menv_lockfile *lf, const char *env,
+                             struct menv_strvec *opts, json_t *json)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(lf->metadata_extra, "pip_options"), i,
+	                   v) if (json_is_string(v))
+	{
+		menv_strvec_push(opts, json_string_value(v));
+		if (json)
+			json_array_append(json, v);
+	}
+	for (size_t e = 0; e < lf->nenvs; e++) {
+		const struct menv_lock_env *le = &lf->envs[e];
+		if (strcmp(le->name, env ? env : "default"))
+			continue;
+		for (size_t k = 0; k < le->indexes.n; k++) {
+			char *opt = menv_xasprintf("%s %s", k ? "--extra-index-url" : "--index-url",
+			                           le->indexes.v[k]);
+			if (json)
+				json_array_append_new(json, json_string(opt));
+			menv_strvec_push_owned(opts, opt);
+		}
+		for (size_t k = 0; k < le->find_links.n; k++) {
+			char *opt = menv_xasprintf("--find-links %s", le->find_links.v[k]);
+			if (json)
+				json_array_append_new(json, json_string(opt));
+			menv_strvec_push_owned(opts, opt);
+		}
+	}
+}
+
+void menv_lock_pip_request(const struct menv_lockfile *lf, const char *env,
+                           const struct menv_lock_package **sel, size_t nsel,
+                           struct menv_pip_request *pr)
+{
+	struct menv_strvec opts = MENV_STRVEC_INIT;
+	lock_pip_options(lf, env, &opts, NULL);
+	/* options like "--index-url URL" are two argv words */
+	for (size_t k = 0; k < opts.n; k++) {
+		char *w = menv_xstrdup(opts.v[k]);
+		char *sp = strchr(w, ' ');
+		if (sp)
+			*sp++ = '\0';
+		menv_strvec_push(&pr->options, w);
+		if (sp)
+			menv_strvec_push(&pr->options, sp);
+		free(w);
+	}
+	menv_strvec_clear(&opts);
+	pr->require_hashes = pip_lines(sel, nsel, &pr->requirements);
+	pr->no_deps = true;
+}
+
+json_t *menv_lock_pip_options_json(const struct menv_lockfile *lf, const char *env)
+{
+	struct menv_strvec opts = MENV_STRVEC_INIT;
+	json_t *j = json_array();
+	lock_pip_options(lf, env, &opts, j);
+	menv_strvec_clear(&opts);
+	return j;
+}
+
+/* Is this pip-section line an option that says where packages come from? */
+bool menv_pip_source_option(const char *s)
+{
+	static const char *const opts[] = {"--index-url",  "-i", "--extra-index-url",
+	                                   "--find-links", "-f", "--trusted-host",
+	                                   "--no-index",   NULL};
+	for (size_t i = 0; opts[i]; i++) {
+		size_t n = strlen(opts[i]);
+		if (!strncmp(s, opts[i], n) && (!s[n] || s[n] == ' ' || s[n] == '='))
+			return true;
+	}
+	return false;
+}

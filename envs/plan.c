@@ -1,0 +1,475 @@
+/*
+ * plan.c - the plan stage's rules, shared by every kind of transaction (txn.c): the order
+ * packages are linked in (dependencies first), --prune, the packages of a history revision
+ * (conda's conda/history.py), the noarch python packages that follow python to a new minor
+ * version (CEP-20), and the conda side of an environment file's specs (CEP-24).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "txnpriv.h"
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+void menv_owned_recs_release(struct menv_owned_recs *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		menv_record_release(&o->v[i]);
+	free(o->v);
+	memset(o, 0, sizeof(*o));
+}
+
+static bool links_name(const struct menv_record *const *link, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(link[i]->name, name))
+			return true;
+	return false;
+}
+
+/* The name a dependency spec names ("python >=3.8" -> "python"). Caller frees. */
+char *menv_dep_name(const char *dep)
+{
+	const char *s = strstr(dep, "::");
+	s = s ? s + 2 : dep;
+	while (*s == ' ')
+		s++;
+	return menv_xstrndup(s, strcspn(s, " =<>!~[;"));
+}
+
+void menv_records_toposort(const struct menv_record **recs, size_t n)
+{
+	const struct menv_record **out = menv_xcalloc(n + 1, sizeof(*out));
+	int *state = menv_xcalloc(n + 1, sizeof(*state)); /* 0 new, 1 visiting, 2 done */
+	size_t *stack = menv_xcalloc(n + 1, sizeof(*stack));
+	size_t *next = menv_xcalloc(n + 1, sizeof(*next));
+	size_t nout = 0;
+
+	/* depth first from each record in turn: a record is emitted once all it depends on is */
+	for (size_t root = 0; root < n; root++) {
+		size_t sp = 0;
+		if (state[root])
+			continue;
+		stack[sp++] = root;
+		state[root] = 1;
+		while (sp) {
+			size_t cur = stack[sp - 1];
+			json_t *deps = menv_record_depends(recs[cur]);
+			bool pushed = false;
+			while (next[cur] < json_array_size(deps) && !pushed) {
+				const char *d =
+				        json_string_value(json_array_get(deps, next[cur]++));
+				if (!d)
+					continue;
+				char *dn = menv_dep_name(d);
+				for (size_t j = 0; j < n; j++) {
+					if (state[j] || strcmp(recs[j]->name, dn))
+						continue;
+					state[j] = 1;
+					stack[sp++] = j;
+					pushed = true;
+					break;
+				}
+				free(dn);
+			}
+			if (!pushed) {
+				state[cur] = 2;
+				out[nout++] = recs[cur];
+				sp--;
+			}
+		}
+	}
+	memcpy(recs, out, n * sizeof(*recs));
+	free(out);
+	free(state);
+	free(stack);
+	free(next);
+}
+
+static bool leaving(json_t *const *unlink, size_t nunlink, json_t *rec)
+{
+	for (size_t k = 0; k < nunlink; k++)
+		if (unlink[k] == rec)
+			return true;
+	return false;
+}
+
+void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
+                     const struct menv_prefix_record *inst, size_t ninst,
+                     const struct menv_record **link, size_t *nlink, json_t ***unlink,
+                     size_t *nunlink)
+{
+	json_t *final = json_object(); /* name -> depends array */
+	json_t *need = json_object();
+	struct menv_strvec queue = MENV_STRVEC_INIT;
+	size_t nu = *nunlink;
+
+	for (size_t i = 0; i < ninst; i++)
+		if (!leaving(*unlink, nu, inst[i].json))
+			json_object_set(final, inst[i].name,
+			                json_object_get(inst[i].json, "depends"));
+	for (size_t i = 0; i < *nlink; i++)
+		json_object_set(final, link[i]->name, menv_record_depends(link[i]));
+	for (size_t i = 0; i < nspecs; i++)
+		if (specs[i]->name)
+			menv_strvec_push(&queue, specs[i]->name);
+	for (size_t q = 0; q < queue.n; q++) {
+		const char *nm = queue.v[q];
+		if (json_object_get(need, nm) || !json_object_get(final, nm))
+			continue;
+		json_object_set_new(need, nm, json_true());
+		size_t k;
+		json_t *d;
+		json_array_foreach(json_object_get(final, nm), k, d)
+		{
+			if (json_is_string(d))
+				menv_strvec_push_owned(&queue, menv_dep_name(json_string_value(d)));
+		}
+	}
+	*unlink = menv_xrealloc(*unlink, (nu + ninst + 1) * sizeof(**unlink));
+	for (size_t i = 0; i < ninst; i++)
+		if (!leaving(*unlink, nu, inst[i].json) && !json_object_get(need, inst[i].name))
+			(*unlink)[(*nunlink)++] = inst[i].json;
+	size_t w = 0;
+	for (size_t i = 0; i < *nlink; i++)
+		if (json_object_get(need, link[i]->name))
+			link[w++] = link[i];
+	*nlink = w;
+	menv_strvec_clear(&queue);
+	json_decref(need);
+	json_decref(final);
+}
+
+static const char *dist_of_label(const char *label)
+{
+	const char *cc = strstr(label, "::");
+	return cc ? cc + 2 : label;
+}
+
+int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
+                       const struct menv_channel_set *ch, const struct menv_prefix_record *inst,
+                       size_t ninst, struct menv_owned_recs *owned,
+                       const struct menv_record ***link, size_t *nlink, json_t ***unlink,
+                       size_t *nunlink, struct menv_error *err)
+{
+	struct menv_revision *revs = NULL;
+	struct menv_strvec target = MENV_STRVEC_INIT;
+	size_t nrevs = 0;
+	int rc = menv_history_load(prefix, &revs, &nrevs, err);
+
+	if (!rc)
+		rc = menv_history_state(revs, nrevs, rev, &target, err);
+	if (rc)
+		goto out;
+	*link = menv_xcalloc(target.n + 1, sizeof(**link));
+	*unlink = menv_xcalloc(ninst + 1, sizeof(**unlink));
+	*nlink = *nunlink = 0;
+	owned->v = menv_xcalloc(target.n + 1, sizeof(*owned->v));
+	for (size_t i = 0; i < ninst; i++) {
+		char *d = menv_xasprintf("%s-%s-%s", inst[i].name, inst[i].version, inst[i].build);
+		bool keep = false;
+		for (size_t k = 0; k < target.n && !keep; k++)
+			keep = !strcmp(dist_of_label(target.v[k]), d);
+		if (!keep)
+			(*unlink)[(*nunlink)++] = inst[i].json;
+		free(d);
+	}
+	for (size_t k = 0; k < target.n; k++) {
+		const char *want = dist_of_label(target.v[k]);
+		bool have = false;
+		for (size_t i = 0; i < ninst && !have; i++) {
+			char *d = menv_xasprintf("%s-%s-%s", inst[i].name, inst[i].version,
+			                         inst[i].build);
+			have = !strcmp(d, want);
+			free(d);
+		}
+		if (have)
+			continue;
+		const struct menv_record *found = NULL;
+		for (size_t r = 0; ch && r < ch->nrds && !found; r++) {
+			for (size_t j = 0; j < ch->rds[r]->n && !found; j++) {
+				char *d = menv_record_dist(&ch->rds[r]->recs[j]);
+				if (!strcmp(d, want))
+					found = &ch->rds[r]->recs[j];
+				free(d);
+			}
+		}
+		if (!found) {
+			/* the package cache still has it */
+			char *p = menv_xasprintf("%s/%s/info/repodata_record.json", pkgs_dir, want);
+			json_t *j = json_load_file(p, 0, NULL);
+			free(p);
+			const char *url = j ? jstr(j, "url") : "";
+			const char *fn = j ? jstr(j, "fn") : "";
+			if (j && *fn) {
+				char *base = menv_xstrdup(url);
+				char *slash = strrchr(base, '/');
+				if (slash)
+					*slash = '\0';
+				struct menv_record *nr = &owned->v[owned->n];
+				if (menv_record_from_json(nr, j, fn, base, NULL, NULL) == 0) {
+					owned->n++;
+					found = nr;
+				}
+				free(base);
+			}
+			json_decref(j);
+		}
+		if (!found) {
+			rc = menv_error_set(
+			        err, MENV_ENOTFOUND,
+			        "'%s' of revision %zu is in neither the channels nor the "
+			        "package cache",
+			        want, rev);
+			goto out;
+		}
+		(*link)[(*nlink)++] = found;
+	}
+	menv_records_toposort(*link, *nlink);
+out:
+	menv_strvec_clear(&target);
+	menv_history_free(revs, nrevs);
+	return rc;
+}
+
+/* "3.10.4" -> "3.10" in out (at most outlen bytes). */
+static void minor_of(const char *version, char *out, size_t outlen)
+{
+	const char *dot = strchr(version, '.');
+	const char *end = dot ? strchr(dot + 1, '.') : NULL;
+	size_t n = end ? (size_t)(end - version) : strlen(version);
+	snprintf(out, outlen, "%.*s", (int)n, version);
+}
+
+static bool json_noarch_python(json_t *rec)
+{
+	json_t *v = json_object_get(rec, "noarch");
+	return (json_is_string(v) && !strcmp(json_string_value(v), "python")) ||
+	       json_is_true(json_object_get(rec, "noarch_python"));
+}
+
+/* A record to link again from an installed PrefixRecord (its url, fn, hashes and depends;
+ * the install locations dropped). False when the PrefixRecord lacks its url or fn. */
+bool menv_record_from_installed(json_t *rec, struct menv_record *out)
+{
+	const char *url = jstr(rec, "url"), *fn = jstr(rec, "fn");
+	static const char *const drop[] = {"files",
+	                                   "paths_data",
+	                                   "link",
+	                                   "extracted_package_dir",
+	                                   "package_tarball_full_path",
+	                                   "requested_spec",
+	                                   "requested_specs"};
+	if (!*url || !*fn)
+		return false;
+	json_t *copy = json_deep_copy(rec);
+	for (size_t k = 0; k < sizeof(drop) / sizeof(*drop); k++)
+		json_object_del(copy, drop[k]);
+	char *base = menv_xstrdup(url);
+	char *slash = strrchr(base, '/');
+	if (slash)
+		*slash = '\0';
+	bool ok = menv_record_from_json(out, copy, fn, base, NULL, NULL) == 0;
+	free(base);
+	json_decref(copy);
+	return ok;
+}
+
+size_t menv_plan_relink_noarch_python(struct menv_solver *solver,
+                                      const struct menv_prefix_record *inst, size_t ninst,
+                                      const struct menv_record ***link, size_t *nlink,
+                                      json_t ***unlink, size_t *nunlink,
+                                      struct menv_owned_recs *made)
+{
+	char was[32] = "", now[32] = "";
+	size_t added = 0;
+
+	for (size_t i = 0; i < ninst; i++)
+		if (!strcmp(inst[i].name, "python"))
+			minor_of(inst[i].version, was, sizeof(was));
+	for (size_t i = 0; i < *nlink; i++)
+		if (!strcmp((*link)[i]->name, "python"))
+			minor_of((*link)[i]->version, now, sizeof(now));
+	if (!was[0] || !now[0] || !strcmp(was, now))
+		return 0;
+	*link = menv_xrealloc(*link, (*nlink + ninst + 1) * sizeof(**link));
+	*unlink = menv_xrealloc(*unlink, (*nunlink + ninst + 1) * sizeof(**unlink));
+	made->v = menv_xcalloc(ninst + 1, sizeof(*made->v)); /* *link points into it */
+	made->n = 0;
+	for (size_t i = 0; i < ninst; i++) {
+		json_t *rec = inst[i].json;
+		bool leaves = links_name(*link, *nlink, inst[i].name);
+		for (size_t k = 0; k < *nunlink && !leaves; k++)
+			leaves = (*unlink)[k] == rec;
+		if (leaves || !json_noarch_python(rec))
+			continue;
+		const char *url = jstr(rec, "url");
+		const struct menv_record *found = NULL, **cands = NULL;
+		struct menv_matchspec *ms = NULL;
+		size_t ncands = 0;
+		if (solver && menv_matchspec_parse(inst[i].name, &ms, NULL) == 0 &&
+		    menv_solver_search(solver, ms, &cands, &ncands, NULL) == 0) {
+			for (size_t j = 0; j < ncands; j++) {
+				const struct menv_record *c = cands[j];
+				if (strcmp(c->version, inst[i].version) ||
+				    strcmp(c->build, inst[i].build))
+					continue;
+				if (!found || (c->url && !strcmp(c->url, url)))
+					found = c;
+			}
+		}
+		free(cands);
+		menv_matchspec_free(ms);
+		if (!found && menv_record_from_installed(rec, &made->v[made->n]))
+			found = &made->v[made->n++];
+		if (!found)
+			continue;
+		(*unlink)[(*nunlink)++] = rec;
+		(*link)[(*nlink)++] = found;
+		added++;
+	}
+	return added;
+}
+
+/* The listed channel (a URL or path) whose last path components are `name`, or NULL. */
+static const char *listed_channel(const char *name, const struct menv_strvec *a,
+                                  const struct menv_strvec *b)
+{
+	const struct menv_strvec *lists[2] = {a, b};
+	size_t nl = strlen(name);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; lists[k] && i < lists[k]->n; i++) {
+			const char *c = lists[k]->v[i];
+			size_t cl = strlen(c);
+			while (cl > 1 && c[cl - 1] == '/')
+				cl--;
+			if (!strstr(c, "://") && c[0] != '/' && c[0] != '.' && c[0] != '~')
+				continue; /* a name: resolved as usual */
+			if (cl > nl && !strncmp(c + cl - nl, name, nl) && c[cl - nl - 1] == '/')
+				return c;
+		}
+	}
+	return NULL;
+}
+
+void menv_envfile_conda_specs(const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+                              struct menv_strvec *specs)
+{
+	bool has_pip = false;
+	for (size_t i = 0; i < specs->n; i++) {
+		const char *s = specs->v[i];
+		const char *c = strstr(s, "::");
+		const char *nm = c ? c + 2 : s;
+		while (*nm == ' ')
+			nm++;
+		size_t nl = strcspn(nm, " =<>!~[");
+		if (nl == 3 && !strncmp(nm, "pip", 3))
+			has_pip = true; /* a pip spec is there: never widened (BR-022) */
+		if (!c || strstr(s, "://") || s[0] == '/' || s[0] == '.')
+			continue;
+		char *chan = menv_xstrndup(s, (size_t)(c - s));
+		const char *slash = strchr(chan, '/');
+		const char *url =
+		        slash ? NULL
+		              : listed_channel(chan, cli_channels, ef ? &ef->channels : NULL);
+		if (url) {
+			char *n = menv_xasprintf("%s::%s", url, c + 2);
+			free(specs->v[i]);
+			specs->v[i] = n;
+		}
+		free(chan);
+	}
+	if (ef && ef->has_pip_section && !has_pip)
+		menv_strvec_push(specs, "pip");
+}
+
+/* Splits "channel::name-version-build" into name, version and version-build. */
+static void split_dist(const char *label, char **name, char **ver, char **vb)
+{
+	const char *d = dist_of_label(label);
+	const char *b = strrchr(d, '-');
+	const char *v = b ? b : d;
+	while (v > d && v[-1] != '-')
+		v--;
+	if (!b || v == d) {
+		*name = menv_xstrdup(d);
+		*ver = menv_xstrdup("");
+		*vb = menv_xstrdup("");
+		return;
+	}
+	*name = menv_xstrndup(d, (size_t)(v - 1 - d));
+	*ver = menv_xstrndup(v, (size_t)(b - v));
+	*vb = menv_xstrdup(v);
+}
+
+/* The entry of `v` (labels) naming package `name`, or -1. */
+static long find_name(const struct menv_strvec *v, const char *name, char **vb_out, char **ver_out)
+{
+	for (size_t m = 0; m < v->n; m++) {
+		char *nm, *ver, *vb;
+		split_dist(v->v[m], &nm, &ver, &vb);
+		bool same = !strcmp(nm, name);
+		free(nm);
+		if (same) {
+			*vb_out = vb;
+			*ver_out = ver;
+			return (long)m;
+		}
+		free(ver);
+		free(vb);
+	}
+	return -1;
+}
+
+void menv_revision_diff(const struct menv_revision *r, struct menv_revision_diff *out)
+{
+	for (size_t k = 0; k < r->removed.n; k++) {
+		char *nm, *ver, *vb, *vb2 = NULL, *ver2 = NULL;
+		split_dist(r->removed.v[k], &nm, &ver, &vb);
+		if (find_name(&r->added, nm, &vb2, &ver2) >= 0) {
+			struct menv_version *a = NULL, *b = NULL;
+			int c = menv_version_parse(ver2, &a, NULL) == 0 &&
+			                        menv_version_parse(ver, &b, NULL) == 0
+			                ? menv_version_cmp(a, b)
+			                : strcmp(ver2, ver);
+			menv_version_free(a);
+			menv_version_free(b);
+			menv_strvec_push_owned(c >= 0 ? &out->upgrade : &out->downgrade,
+			                       menv_xasprintf("%s-%s -> %s", nm, vb, vb2));
+			menv_strvec_push_owned(&out->changed,
+			                       menv_xasprintf("%s  {%s -> %s}", nm, vb, vb2));
+		} else {
+			menv_strvec_push(&out->remove, r->removed.v[k]);
+		}
+		free(nm);
+		free(ver);
+		free(vb);
+		free(vb2);
+		free(ver2);
+	}
+	for (size_t k = 0; k < r->added.n; k++) {
+		char *nm, *ver, *vb, *vb2 = NULL, *ver2 = NULL;
+		split_dist(r->added.v[k], &nm, &ver, &vb);
+		if (find_name(&r->removed, nm, &vb2, &ver2) < 0)
+			menv_strvec_push(&out->install, r->added.v[k]);
+		free(nm);
+		free(ver);
+		free(vb);
+		free(vb2);
+		free(ver2);
+	}
+}
+
+void menv_revision_diff_release(struct menv_revision_diff *d)
+{
+	menv_strvec_clear(&d->install);
+	menv_strvec_clear(&d->remove);
+	menv_strvec_clear(&d->upgrade);
+	menv_strvec_clear(&d->downgrade);
+	menv_strvec_clear(&d->changed);
+}

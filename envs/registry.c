@@ -1,0 +1,418 @@
+/*
+ * registry.c - the registry of environments that conda, mamba and micromamba share:
+ * `$HOME/.conda/environments.txt`, one absolute prefix path a line. `menv create` adds the new
+ * prefix (so environments made with -p show in `menv env list`, and in conda's), `menv remove
+ * --all` takes it out. Changes are read-modify-write under flock(2) on
+ * `environments.txt.lock` beside it and land with a rename, so two concurrent creates never
+ * lose a line and a reader never sees half a file. Lines menv does not touch are kept as they
+ * are (conda's own entries, blank lines, comments).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "envs.h"
+#include "solver.h"
+
+char *menv_envreg_path(void)
+{
+	const char *h = getenv("HOME");
+	if (!h || !*h)
+		return NULL;
+	return menv_xasprintf("%s%s.conda/environments.txt", h, h[strlen(h) - 1] == '/' ? "" : "/");
+}
+
+char *menv_envreg_normalize(const char *prefix)
+{
+	/* os.path.normpath for an absolute path: no "//", ".", trailing "/"; ".." taken
+	 * lexically */
+	size_t n = strlen(prefix);
+	char *out = menv_xmalloc(n + 2);
+	size_t len = 0;
+	const char *p = prefix;
+
+	out[len++] = '/';
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *s = p;
+		while (*p && *p != '/')
+			p++;
+		size_t cl = (size_t)(p - s);
+		if (!cl || (cl == 1 && s[0] == '.'))
+			continue;
+		if (cl == 2 && s[0] == '.' && s[1] == '.') {
+			while (len > 1 && out[len - 1] != '/')
+				len--;
+			if (len > 1)
+				len--; /* the '/' before the dropped component */
+			continue;
+		}
+		if (len > 1)
+			out[len++] = '/';
+		memcpy(out + len, s, cl);
+		len += cl;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+/* A registry line as a prefix: surrounding blanks (and a CR) stripped, normalized; NULL for a
+ * line that names no absolute path (blank, comment). Caller frees. */
+static char *line_prefix(const char *line, size_t n)
+{
+	while (n && (line[0] == ' ' || line[0] == '\t')) {
+		line++;
+		n--;
+	}
+	while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+		n--;
+	if (!n || line[0] != '/')
+		return NULL;
+	char *raw = menv_xstrndup(line, n);
+	char *norm = menv_envreg_normalize(raw);
+	free(raw);
+	return norm;
+}
+
+int menv_envreg_load(struct menv_strvec *out, struct menv_error *err)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_error rerr = {0};
+	char *path = menv_envreg_path();
+	int rc = 0;
+
+	if (!path)
+		goto out;
+	rc = menv_buf_read_file(&b, path, &rerr);
+	if (rc == MENV_ENOTFOUND) {
+		rc = 0;
+		goto out;
+	}
+	if (rc) {
+		*err = rerr;
+		goto out;
+	}
+	for (const char *l = b.buf; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		char *p = line_prefix(l, n);
+		if (p && !menv_strvec_contains(out, p))
+			menv_strvec_push_owned(out, p);
+		else
+			free(p);
+		l += n + (e ? 1 : 0);
+	}
+out:
+	menv_buf_release(&b);
+	free(path);
+	return rc;
+}
+
+/* Adds (add) or takes out every line naming `prefix`, under the registry's lock. */
+static int update(const char *prefix, bool add, struct menv_error *err)
+{
+	struct menv_buf old = MENV_BUF_INIT, neu = MENV_BUF_INIT;
+	struct menv_error rerr = {0};
+	char *path = menv_envreg_path(), *lockpath = NULL, *dir = NULL, *target = NULL;
+	char *want = NULL;
+	bool found = false, changed = false;
+	struct stat sb;
+	int fd = -1, rc = 0;
+
+	if (!path) {
+		rc = menv_error_set(err, MENV_EUSAGE, "HOME is not set");
+		goto out;
+	}
+	if (prefix[0] != '/') {
+		rc = menv_error_set(err, MENV_EUSAGE, "prefix '%s' is not an absolute path",
+		                    prefix);
+		goto out;
+	}
+	want = menv_envreg_normalize(prefix);
+	if (!add && lstat(path, &sb) < 0 && (errno == ENOENT || errno == ENOTDIR))
+		goto out; /* no registry: nothing to take out (and no lock file made for it) */
+	dir = menv_xstrndup(path, (size_t)(strrchr(path, '/') - path));
+	if (add && mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", dir);
+		goto out;
+	}
+	lockpath = menv_xasprintf("%s.lock", path);
+	fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot open '%s'", lockpath);
+		goto out;
+	}
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			rc = menv_error_sys(err, MENV_EIO, "cannot lock '%s'", lockpath);
+			goto out;
+		}
+	}
+	/* a registry that is a symbolic link (kept in a dotfiles repository): write its target */
+	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		char real[PATH_MAX];
+		if (realpath(path, real))
+			target = menv_xstrdup(real);
+	}
+	rc = menv_buf_read_file(&old, target ? target : path, &rerr);
+	if (rc && rc != MENV_ENOTFOUND) {
+		*err = rerr;
+		goto out;
+	}
+	rc = 0;
+	for (const char *l = old.buf; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		char *p = line_prefix(l, n);
+		bool match = p && !strcmp(p, want);
+		free(p);
+		found |= match;
+		if (add || !match) {
+			menv_buf_add(&neu, l, n);
+			menv_buf_addch(&neu, '\n');
+		} else {
+			changed = true;
+		}
+		l += n + (e ? 1 : 0);
+	}
+	if (add && !found) {
+		menv_buf_addf(&neu, "%s\n", want);
+		changed = true;
+	}
+	if (changed)
+		rc = menv_write_file_atomic(target ? target : path, neu.buf, neu.len, err);
+out:
+	if (fd >= 0)
+		close(fd); /* releases the lock */
+	menv_buf_release(&old);
+	menv_buf_release(&neu);
+	free(want);
+	free(target);
+	free(lockpath);
+	free(dir);
+	free(path);
+	return rc;
+}
+
+int menv_envreg_add(const char *prefix, struct menv_error *err)
+{
+	return update(prefix, true, err);
+}
+
+int menv_envreg_remove(const char *prefix, struct menv_error *err)
+{
+	return update(prefix, false, err);
+}
+
+char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const char *prefix,
+                          struct menv_error *err)
+{
+	if (name && prefix) {
+		menv_error_set(err, MENV_EUSAGE, "give either -n NAME or -p PREFIX, not both");
+		return NULL;
+	}
+	if (name) {
+		/* conda's rule ('/', ' ', ':', '#' not allowed), and no leading '-' (it would
+		 * read as an option to `menv activate`) */
+		if (!*name || strpbrk(name, "/ :#") || name[0] == '-' || !strcmp(name, ".") ||
+		    !strcmp(name, "..")) {
+			menv_error_set(err, MENV_EUSAGE,
+			               "invalid environment name '%s': it may not start with '-' "
+			               "nor contain '/', ' ', ':' or '#'",
+			               name);
+			return NULL;
+		}
+		return menv_xasprintf("%s/%s", cfg->envs_dir, name);
+	}
+	if (prefix) {
+		char cwd[PATH_MAX];
+		if (prefix[0] == '/')
+			return menv_xstrdup(prefix);
+		if (!getcwd(cwd, sizeof(cwd))) {
+			menv_error_sys(err, MENV_EIO, "cannot read the current directory");
+			return NULL;
+		}
+		char *p = menv_xasprintf("%s/%s", cwd, prefix);
+		size_t n = strlen(p);
+		while (n > 1 && p[n - 1] == '/')
+			p[--n] = '\0';
+		return p;
+	}
+	menv_error_set(err, MENV_EUSAGE, "no environment given: use -n NAME or -p PREFIX");
+	return NULL;
+}
+
+char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, const char *path,
+                           struct menv_error *err)
+{
+	char *out = NULL, *rel = NULL;
+
+	if (name && path) {
+		menv_error_set(err, MENV_EUSAGE, "give either -n NAME or -p PREFIX, not both");
+		return NULL;
+	}
+	if (name && (!*name || strchr(name, '/'))) {
+		menv_error_set(err, MENV_EUSAGE, "invalid environment name '%s'", name);
+		return NULL;
+	}
+	if (path && !strchr(path, '/'))
+		path = rel = menv_xasprintf("./%s", path);
+	if (!name && !path) {
+		path = getenv("CONDA_PREFIX");
+		if (!path || !*path) {
+			menv_error_set(err, MENV_EUSAGE,
+			               "no environment given: use -n NAME or "
+			               "-p PREFIX, or activate one");
+			return NULL;
+		}
+	}
+	if (menv_env_locate(cfg->root_prefix, cfg->envs_dir, name ? name : path, &out, err))
+		out = NULL;
+	free(rel);
+	return out;
+}
+
+static int strcmp_p(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_meta(const char *prefix)
+{
+	char *m = menv_xasprintf("%s/conda-meta", prefix);
+	struct stat sb;
+	bool ok = stat(m, &sb) == 0 && S_ISDIR(sb.st_mode);
+	free(m);
+	return ok;
+}
+
+/* Lists `p` unless it is listed already (compared normalized: "/a//b/" is "/a/b"). */
+static void add_env(struct menv_strvec *envs, struct menv_strvec *seen, const char *p)
+{
+	char *norm = p[0] == '/' ? menv_envreg_normalize(p) : menv_xstrdup(p);
+	if (menv_strvec_contains(seen, norm)) {
+		free(norm);
+		return;
+	}
+	menv_strvec_push_owned(seen, norm);
+	menv_strvec_push(envs, p);
+}
+
+int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
+                  struct menv_strvec *normalized, struct menv_error *err)
+{
+	struct menv_strvec named = MENV_STRVEC_INIT, registered = MENV_STRVEC_INIT;
+	int rc;
+
+	add_env(envs, normalized, cfg->root_prefix);
+	DIR *d = opendir(cfg->envs_dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *p = menv_xasprintf("%s/%s", cfg->envs_dir, de->d_name);
+		if (has_meta(p))
+			menv_strvec_push_owned(&named, p);
+		else
+			free(p);
+	}
+	if (d)
+		closedir(d);
+	if (named.n)
+		qsort(named.v, named.n, sizeof(*named.v), strcmp_p);
+	for (size_t i = 0; i < named.n; i++)
+		add_env(envs, normalized, named.v[i]);
+	/* registered prefixes (created with -p, or by conda), in the order they were made;
+	 * those removed by hand are skipped, as conda skips them */
+	rc = menv_envreg_load(&registered, err);
+	for (size_t i = 0; i < registered.n; i++)
+		if (has_meta(registered.v[i]))
+			add_env(envs, normalized, registered.v[i]);
+	/* active prefixes outside the envs directory (created with -p) */
+	for (int lvl = 0; lvl <= 64; lvl++) {
+		char var[32];
+		snprintf(var, sizeof(var), "CONDA_PREFIX_%d", lvl);
+		const char *p = getenv(lvl == 0 ? "CONDA_PREFIX" : var);
+		if (p && *p && has_meta(p))
+			add_env(envs, normalized, p);
+	}
+	menv_strvec_clear(&named);
+	menv_strvec_clear(&registered);
+	return rc;
+}
+
+int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *keep,
+                           struct menv_error *err)
+{
+	struct menv_strvec envs = MENV_STRVEC_INIT, norm = MENV_STRVEC_INIT;
+	int rc = menv_env_list(cfg, &envs, &norm, err);
+
+	for (size_t i = 0; i < envs.n; i++) {
+		struct menv_prefix_record *recs = NULL;
+		struct menv_error e2;
+		size_t n = 0;
+		if (menv_prefix_records_load(envs.v[i], &recs, &n, &e2))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const char *dir = json_string_value(
+			        json_object_get(recs[k].json, "extracted_package_dir"));
+			const char *base = dir ? strrchr(dir, '/') : NULL;
+			char *dist = base ? menv_xstrdup(base + 1)
+			                  : menv_xasprintf("%s-%s-%s", recs[k].name,
+			                                   recs[k].version, recs[k].build);
+			if (!menv_strvec_contains(keep, dist))
+				menv_strvec_push(keep, dist);
+			free(dist);
+		}
+		menv_prefix_records_free(recs, n);
+	}
+	menv_strvec_clear(&envs);
+	menv_strvec_clear(&norm);
+	return rc;
+}
+
+json_t *menv_env_info(const struct menv_config *cfg)
+{
+	struct menv_strvec chans = MENV_STRVEC_INIT, dflt = MENV_STRVEC_INIT;
+	struct menv_virtual virt[8];
+	json_t *j = json_object(), *jv = json_array(), *jc = json_array(), *jf = json_array();
+	size_t nv = menv_virtual_detect(virt, 8);
+
+	menv_strvec_push(&dflt, "defaults");
+	menv_channels_expand(cfg->channels.n ? &cfg->channels : &dflt, cfg, &chans);
+	for (size_t i = 0; i < nv; i++)
+		json_array_append_new(
+		        jv, json_sprintf("%s=%s=%s", virt[i].name, virt[i].version, virt[i].build));
+	for (size_t i = 0; i < chans.n; i++)
+		json_array_append_new(jc, json_string(chans.v[i]));
+	for (size_t i = 0; i < cfg->files.n; i++)
+		json_array_append_new(jf, json_string(cfg->files.v[i]));
+	/* the active environment, from the variables activation sets (as conda info) */
+	const char *active = getenv("CONDA_PREFIX"), *active_name = getenv("CONDA_DEFAULT_ENV");
+	const char *shlvl = getenv("CONDA_SHLVL");
+	if (active && !*active)
+		active = NULL;
+	json_object_set_new(j, "menv_version", json_string(MENV_VERSION));
+	json_object_set_new(j, "root_prefix", json_string(cfg->root_prefix));
+	json_object_set_new(j, "pkgs_dirs", json_pack("[s]", cfg->pkgs_dir));
+	json_object_set_new(j, "envs_dirs", json_pack("[s]", cfg->envs_dir));
+	json_object_set_new(j, "platform", json_string(cfg->subdir));
+	json_object_set_new(j, "channels", jc);
+	json_object_set_new(j, "config_files", jf);
+	json_object_set_new(j, "virtual_pkgs", jv);
+	json_object_set_new(j, "active_prefix", active ? json_string(active) : json_null());
+	json_object_set_new(j, "active_prefix_name",
+	                    active && active_name ? json_string(active_name) : json_null());
+	json_object_set_new(j, "shlvl", json_integer(shlvl ? atoi(shlvl) : -1));
+	menv_strvec_clear(&chans);
+	menv_strvec_clear(&dflt);
+	return j;
+}

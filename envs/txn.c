@@ -1,0 +1,965 @@
+/*
+ * txn.c - the transaction engine: every change to an environment, whatever started it
+ * (create from specs, an environment file or a lockfile; install, update, remove; env update
+ * [--prune]; install -f LOCK; install --revision N), is one struct menv_txn going through
+ * the same stages, in this order and in this file:
+ *
+ *   1. request    menv_txn_new: what to change, where, from what
+ *   2. plan       menv_txn_prepare: lock the prefix, recover, read the PrefixRecords, then
+ *                 solve (channels, repodata, pins, virtual packages), read the lockfile or
+ *                 the history revision; --prune; noarch python relinks
+ *   3. fetch      menv_txn_commit: every package downloaded, verified and extracted into
+ *                 the package cache before anything in the prefix changes (BR-032)
+ *   4. link       one journaled change (envs/prefix.c): a staging directory renamed into
+ *                 place, or unlink + link rolled back on any failure, Ctrl-C or crash
+ *   5. pip        the `pip:` section or the lock's pip entries, taken back on failure
+ *   6. records    conda-meta/.menv-request, the registry ~/.conda/environments.txt
+ *   7. smoke      menv_txn_smoke: ops/ built and tested with the environment's toolchain
+ *
+ * Nothing here prints: events go to opts.cb, errors into struct menv_error.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "txnpriv.h"
+
+struct menv_txn {
+	struct menv_txn_opts o;
+	struct menv_txn_plan plan; /* what menv_txn_plan shows */
+	struct menv_txn_result res;
+	int lock_fd;                  /* the prefix lock, or -1 */
+	struct menv_strvec spec_strs; /* the request's specs: the file's, then the command's */
+	struct menv_matchspec **specs;
+	size_t nspecs;
+	struct menv_prefix_record *inst; /* the installed PrefixRecords */
+	size_t ninst;
+	json_t **instj;
+	struct menv_channel_set ch;
+	struct menv_solver *solver;
+	const struct menv_record **link; /* the plan's arrays, owned */
+	size_t nlink;
+	bool *cached; /* per link: in the package cache when planned */
+	struct menv_txn_change *changes;
+	json_t **unlink;
+	size_t nunlink;
+	struct menv_owned_recs owned, relinked; /* records the plan made itself */
+	struct menv_strvec pip;                 /* pip requirement lines */
+	struct menv_lockfile *lf;               /* *_LOCK */
+	const struct menv_lock_package **sel, **pipsel;
+	size_t nsel, npipsel;
+	struct menv_lockrecs lr;
+	long revert_to; /* the history revision a failed pip step goes back to, or -1 */
+	bool prepared, committed;
+};
+
+static void emit(const struct menv_txn *t, enum menv_env_event ev, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void emit(const struct menv_txn *t, enum menv_env_event ev, const char *fmt, ...)
+{
+	char line[4096];
+	va_list ap;
+	if (!t->o.cb.event)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	t->o.cb.event(t->o.cb.ud, ev, line);
+}
+
+static bool is_create(enum menv_txn_kind k)
+{
+	return k == MENV_TXN_CREATE || k == MENV_TXN_CREATE_LOCK;
+}
+
+static bool is_lock(enum menv_txn_kind k)
+{
+	return k == MENV_TXN_CREATE_LOCK || k == MENV_TXN_INSTALL_LOCK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* 1. The request                                                                            */
+
+int menv_txn_new(const struct menv_txn_opts *o, struct menv_txn **out, struct menv_error *err)
+{
+	*out = NULL;
+	if (!o->cfg || !o->prefix)
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "a transaction needs settings and a prefix");
+	if (is_lock(o->kind) && !o->file)
+		return menv_error_set(err, MENV_EUSAGE, "a lockfile transaction needs a lockfile");
+	if (o->kind == MENV_TXN_ENV_UPDATE && !o->envfile)
+		return menv_error_set(err, MENV_EUSAGE, "env update needs -f FILE");
+	struct menv_txn *t = menv_xcalloc(1, sizeof(*t));
+	t->o = *o;
+	t->lock_fd = -1;
+	t->revert_to = -1;
+	t->spec_strs = (struct menv_strvec)MENV_STRVEC_INIT;
+	t->pip = (struct menv_strvec)MENV_STRVEC_INIT;
+	*out = t;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* 2. The plan                                                                               */
+
+/* Under the prefix lock of an existing environment: an interrupted transaction finished or
+ * rolled back, and a half-done pip step taken back, each said through cb.event. */
+static int recover_locked(const char *prefix, const struct menv_txn_callbacks *cb,
+                          struct menv_error *err)
+{
+	enum menv_recovery what = MENV_RECOVERY_NONE;
+	bool undone = false;
+	int rc = 0;
+
+	if (menv_env_needs_recovery(prefix))
+		rc = menv_env_recover(prefix, &what, err);
+	if (!rc)
+		rc = menv_txn_pip_recover(prefix, &undone, err);
+	if (rc)
+		return rc;
+	char line[PATH_MAX + 128];
+	if (undone && cb->event) {
+		snprintf(line, sizeof(line), "took back an interrupted pip step in '%s'", prefix);
+		cb->event(cb->ud, MENV_ENV_RECOVERED, line);
+	}
+	if (what != MENV_RECOVERY_NONE && cb->event) {
+		snprintf(line, sizeof(line), "%s an interrupted transaction in '%s'",
+		         what == MENV_RECOVERY_FINISHED ? "finished"
+		         : what == MENV_RECOVERY_REMOVED
+		                 ? "removed the unfinished new environment of"
+		                 : "rolled back",
+		         prefix);
+		cb->event(cb->ud, MENV_ENV_RECOVERED, line);
+	}
+	if (what == MENV_RECOVERY_REMOVED)
+		return menv_error_set(err, MENV_ENOTFOUND,
+		                      "'%s' was an interrupted create and has been removed",
+		                      prefix);
+	return 0;
+}
+
+int menv_txn_recover(const char *prefix, const struct menv_txn_callbacks *cb,
+                     struct menv_error *err)
+{
+	static const struct menv_txn_callbacks none = {0};
+	char *pending = menv_xasprintf("%s/conda-meta/.menv-pip-pending", prefix);
+	bool pip_pending = access(pending, F_OK) == 0;
+	int fd = -1, rc;
+
+	free(pending);
+	if (!cb)
+		cb = &none;
+	if (!menv_env_needs_recovery(prefix) && !pip_pending)
+		return 0;
+	rc = menv_env_lock(prefix, false, cb->event, cb->ud, &fd, err);
+	if (!rc)
+		rc = recover_locked(prefix, cb, err);
+	menv_env_unlock(fd);
+	/* an interrupted create that was removed: nothing is left to read, say so */
+	return rc == MENV_ENOTFOUND ? 0 : rc;
+}
+
+/* The specs of the request, parsed: the environment file's (its conda side) or the
+ * command's. */
+static int parse_specs(struct menv_txn *t, struct menv_error *err)
+{
+	const struct menv_envfile *ef = t->o.envfile;
+	for (size_t i = 0; ef && i < ef->deps.n; i++)
+		menv_strvec_push(&t->spec_strs, ef->deps.v[i]);
+	for (size_t i = 0; t->o.specs && i < t->o.specs->n; i++)
+		menv_strvec_push(&t->spec_strs, t->o.specs->v[i]);
+	if (t->o.kind == MENV_TXN_CREATE) /* pip: BR-003, chan:: BR-023 */
+		menv_envfile_conda_specs(ef, t->o.channels, &t->spec_strs);
+	t->specs = menv_xcalloc(t->spec_strs.n + 1, sizeof(*t->specs));
+	for (size_t i = 0; i < t->spec_strs.n; i++) {
+		int rc = menv_matchspec_parse(t->spec_strs.v[i], &t->specs[t->nspecs], err);
+		if (rc) {
+			if (ef && ef->path)
+				menv_error_prefix(err, "%s", ef->path);
+			return rc;
+		}
+		t->nspecs++;
+	}
+	return 0;
+}
+
+/* The channels of the request and a solver over them, with pins (`prefix` for its
+ * conda-meta/pinned, or NULL) and this machine's virtual packages. */
+static int load_solver(struct menv_txn *t, const char *pins_prefix, struct menv_error *err)
+{
+	const struct menv_config *cfg = t->o.cfg;
+	struct menv_matchspec **pins = NULL;
+	size_t npins = 0;
+	int rc = menv_channel_set_load(cfg, t->o.channels,
+	                               t->o.envfile ? &t->o.envfile->channels : NULL,
+	                               t->o.override_channels, t->specs, t->nspecs, t->o.cancel,
+	                               t->o.cb.event, t->o.cb.ud, &t->ch, err);
+	if (rc)
+		return rc;
+	if (!t->ch.nchans && (t->nspecs || t->o.all))
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "no channels: give -c CHANNEL or list channels in the "
+		                      "environment file or .condarc");
+	t->solver = menv_solver_new(cfg->subdir, cfg->channel_priority);
+	rc = menv_channel_set_to_solver(&t->ch, t->solver, err);
+	if (rc)
+		return rc;
+	rc = menv_pins_load(cfg, pins_prefix, &pins, &npins, err);
+	for (size_t i = 0; i < npins; i++) {
+		menv_solver_add_pin(t->solver, pins[i]);
+		menv_matchspec_free(pins[i]);
+	}
+	free(pins);
+	if (rc)
+		return rc;
+	struct menv_virtual virt[8];
+	size_t nv = menv_virtual_detect(virt, 8);
+	for (size_t i = 0; i < nv; i++)
+		menv_solver_add_virtual(t->solver, virt[i].name, virt[i].version, virt[i].build);
+	return 0;
+}
+
+/* A failed solve: the problem tree goes to cb.event first. */
+static int solved(struct menv_txn *t, int rc)
+{
+	if (rc == MENV_EUNSAT && t->o.cb.event)
+		t->o.cb.event(t->o.cb.ud, MENV_ENV_PROBLEMS, menv_solver_problems(t->solver));
+	return rc;
+}
+
+static int plan_create(struct menv_txn *t, struct menv_error *err)
+{
+	int rc = menv_env_check_prefix(t->o.prefix, err);
+	if (rc)
+		return rc;
+	if (!t->o.dry_run && menv_path_in_use(t->o.prefix)) /* checked again when linking */
+		return menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists", t->o.prefix);
+	rc = parse_specs(t, err);
+	if (rc || !t->nspecs)
+		return rc;
+	rc = load_solver(t, NULL, err);
+	if (rc)
+		return rc;
+	return solved(t,
+	              menv_solver_solve(t->solver, t->specs, t->nspecs, &t->link, &t->nlink, err));
+}
+
+static bool installed(const struct menv_txn *t, const char *name)
+{
+	for (size_t i = 0; i < t->ninst; i++)
+		if (!strcasecmp(t->inst[i].name, name))
+			return true;
+	return false;
+}
+
+/* install, update, remove, env update, --revision: a solve (or the history) against the
+ * installed records. */
+static int plan_change(struct menv_txn *t, struct menv_error *err)
+{
+	enum menv_txn_kind k = t->o.kind;
+	struct menv_transaction st = {0};
+	int rc = parse_specs(t, err);
+
+	if (rc)
+		return rc;
+	if (k == MENV_TXN_UPDATE || k == MENV_TXN_REMOVE) {
+		for (size_t i = 0; i < t->nspecs; i++)
+			if (t->specs[i]->name && !strchr(t->specs[i]->name, '*') &&
+			    !installed(t, t->specs[i]->name))
+				return menv_error_set(err, MENV_ENOTFOUND,
+				                      "package '%s' is not installed in '%s'",
+				                      t->specs[i]->name, t->o.prefix);
+	}
+	if (k == MENV_TXN_REMOVE && t->o.all) {
+		/* the whole environment: unlink everything (pre-unlink scripts), then remove it */
+		t->plan.remove_env = true;
+		t->unlink = menv_xcalloc(t->ninst + 1, sizeof(*t->unlink));
+		for (size_t i = 0; i < t->ninst; i++)
+			t->unlink[t->nunlink++] = t->inst[i].json;
+		return 0;
+	}
+	if (k == MENV_TXN_REVISION)
+		return menv_plan_revision(t->o.prefix, t->o.cfg->pkgs_dir, (size_t)t->o.revision,
+		                          NULL, t->inst, t->ninst, &t->owned, &t->link, &t->nlink,
+		                          &t->unlink, &t->nunlink, err);
+	if (k != MENV_TXN_REMOVE) {
+		rc = load_solver(t, t->o.prefix, err);
+		if (rc)
+			return rc;
+	} else {
+		t->solver = menv_solver_new(t->o.cfg->subdir, t->o.cfg->channel_priority);
+	}
+	menv_solver_add_installed(t->solver, t->instj, t->ninst);
+	struct menv_solve_request req = {0};
+	switch (k) {
+	case MENV_TXN_UPDATE:
+		/* the newest allowed by each spec (kept within its constraint) */
+		req.update = t->specs;
+		req.nupdate = t->nspecs;
+		req.update_all = t->o.all;
+		break;
+	case MENV_TXN_REMOVE:
+		req.remove = t->specs;
+		req.nremove = t->nspecs;
+		break;
+	default:
+		req.install = t->specs;
+		req.ninstall = t->nspecs;
+		break;
+	}
+	rc = solved(t, menv_solver_solve_request(t->solver, &req, &st, err));
+	if (rc)
+		return rc;
+	t->link = st.link; /* the arrays are the plan's now */
+	t->nlink = st.nlink;
+	t->unlink = st.unlink;
+	t->nunlink = st.nunlink;
+	if (k == MENV_TXN_ENV_UPDATE && t->o.prune)
+		menv_plan_prune(t->specs, t->nspecs, t->inst, t->ninst, t->link, &t->nlink,
+		                &t->unlink, &t->nunlink);
+	return 0;
+}
+
+/* create -f LOCK, install -f LOCK: the lock's records, no solve. */
+static int plan_lock(struct menv_txn *t, struct menv_error *err)
+{
+	const struct menv_config *cfg = t->o.cfg;
+	struct menv_pip_dist *pips = NULL;
+	size_t npips = 0;
+	int rc = menv_lockfile_load(t->o.file, &t->lf, err);
+
+	if (!rc)
+		rc = menv_lockfile_select(t->lf, t->o.lock_env, cfg->subdir, &t->sel, &t->nsel,
+		                          err);
+	if (!rc && is_create(t->o.kind)) {
+		rc = menv_env_check_prefix(t->o.prefix, err);
+		if (!rc && !t->o.dry_run && menv_path_in_use(t->o.prefix))
+			rc = menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists",
+			                    t->o.prefix);
+	}
+	if (!rc)
+		rc = menv_lockrecs_build(cfg, t->sel, t->nsel, &t->lr, err);
+	if (rc)
+		return rc;
+	t->plan.solved = false;
+	t->plan.lock_file = t->o.file;
+	t->plan.lock_format = menv_lock_format_name(t->lf->format);
+	t->plan.lock_conda = t->lr.n;
+	/* the pip entries: those the prefix does not hold at that version */
+	if (!is_create(t->o.kind) && menv_pip_list(t->o.prefix, &pips, &npips, NULL))
+		npips = 0;
+	t->pipsel = menv_xcalloc(t->nsel + 1, sizeof(*t->pipsel));
+	for (size_t i = 0; i < t->nsel; i++) {
+		if (t->sel[i]->manager != MENV_LOCK_PIP)
+			continue;
+		t->plan.lock_pip++;
+		char *norm = menv_pip_normalize(t->sel[i]->name);
+		bool have = false;
+		for (size_t k = 0; k < npips && !have; k++)
+			have = !strcmp(pips[k].name, norm) && t->sel[i]->version &&
+			       !strcmp(pips[k].version, t->sel[i]->version);
+		free(norm);
+		if (!have)
+			t->pipsel[t->npipsel++] = t->sel[i];
+	}
+	menv_pip_dists_free(pips, npips);
+	struct menv_pip_request pr = {0};
+	if (t->npipsel) {
+		menv_lock_pip_request(t->lf, t->o.lock_env, t->pipsel, t->npipsel, &pr);
+		for (size_t i = 0; i < pr.requirements.n; i++)
+			menv_strvec_push(&t->pip, pr.requirements.v[i]);
+		menv_strvec_clear(&pr.requirements);
+		menv_strvec_clear(&pr.options);
+	}
+	/* the records in dependency order; in an existing environment only what it does not
+	 * hold as name-version-build, unlinking the installed record of each such name (as
+	 * micromamba: packages outside the lock stay) */
+	const struct menv_record **order = menv_xcalloc(t->lr.n + 1, sizeof(*order));
+	for (size_t i = 0; i < t->lr.n; i++)
+		order[i] = &t->lr.recs[i];
+	menv_records_toposort(order, t->lr.n);
+	if (is_create(t->o.kind)) {
+		t->link = order;
+		t->nlink = t->lr.n;
+		return 0;
+	}
+	t->link = menv_xcalloc(t->lr.n + 1, sizeof(*t->link));
+	t->unlink = menv_xcalloc(t->lr.n + 1, sizeof(*t->unlink));
+	t->lr.skip = menv_xcalloc(t->lr.n + 1, sizeof(*t->lr.skip));
+	for (size_t i = 0; i < t->lr.n; i++) {
+		const struct menv_record *r = order[i];
+		const struct menv_prefix_record *have = NULL;
+		for (size_t k = 0; k < t->ninst && !have; k++)
+			if (!strcmp(t->inst[k].name, r->name))
+				have = &t->inst[k];
+		if (have && !strcmp(have->version, r->version) && !strcmp(have->build, r->build)) {
+			t->lr.skip[r - t->lr.recs] = true;
+			continue;
+		}
+		t->link[t->nlink++] = r;
+		if (have)
+			t->unlink[t->nunlink++] = have->json;
+	}
+	free(order);
+	return 0;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static int change_cmp(const void *a, const void *b)
+{
+	const struct menv_txn_change *x = a, *y = b;
+	return x->kind != y->kind ? (int)x->kind - (int)y->kind : strcmp(x->name, y->name);
+}
+
+/* The plan per package: each link paired with the unlink of its name, the rest removals. */
+static void classify(struct menv_txn *t)
+{
+	size_t n = 0;
+	t->changes = menv_xcalloc(t->nlink + t->nunlink + 1, sizeof(*t->changes));
+	for (size_t i = 0; i < t->nlink; i++) {
+		const struct menv_record *r = t->link[i];
+		struct menv_txn_change *c = &t->changes[n++];
+		*c = (struct menv_txn_change){MENV_CHANGE_INSTALL, r->name, r, t->cached[i], NULL};
+		for (size_t k = 0; k < t->nunlink && !c->unlink; k++)
+			if (!strcmp(jstr(t->unlink[k], "name"), r->name))
+				c->unlink = t->unlink[k];
+		if (!c->unlink)
+			continue;
+		struct menv_version *a = NULL, *b = NULL;
+		const char *ov = jstr(c->unlink, "version");
+		int v = menv_version_parse(r->version, &a, NULL) == 0 &&
+		                        menv_version_parse(ov, &b, NULL) == 0
+		                ? menv_version_cmp(a, b)
+		                : strcmp(r->version, ov);
+		menv_version_free(a);
+		menv_version_free(b);
+		bool same =
+		        !strcmp(r->build, jstr(c->unlink, "build")) &&
+		        !strcmp(r->channel_url ? r->channel_url : "", jstr(c->unlink, "channel"));
+		c->kind = v > 0   ? MENV_CHANGE_UPGRADE
+		          : v < 0 ? MENV_CHANGE_DOWNGRADE
+		          : same  ? MENV_CHANGE_REINSTALL
+		                  : MENV_CHANGE_CHANGE;
+	}
+	for (size_t k = 0; k < t->nunlink; k++) {
+		bool paired = false;
+		for (size_t i = 0; i < n && !paired; i++)
+			paired = t->changes[i].unlink == t->unlink[k];
+		if (!paired)
+			t->changes[n++] = (struct menv_txn_change){MENV_CHANGE_REMOVE,
+			                                           jstr(t->unlink[k], "name"), NULL,
+			                                           false, t->unlink[k]};
+	}
+	qsort(t->changes, n, sizeof(*t->changes), change_cmp);
+	t->plan.changes = t->changes;
+	t->plan.nchanges = n;
+}
+
+int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
+{
+	enum menv_txn_kind k = t->o.kind;
+	int rc = 0;
+
+	t->plan.solved = true;
+	if (!is_create(k)) {
+		/* hold the prefix lock from reading the installed records until the change is
+		 * applied: a plan made from records another process is changing would break the
+		 * environment */
+		if (!t->o.dry_run) {
+			rc = menv_env_lock(t->o.prefix, t->o.no_wait, t->o.cb.event, t->o.cb.ud,
+			                   &t->lock_fd, err);
+			if (!rc)
+				rc = recover_locked(t->o.prefix, &t->o.cb, err);
+			if (rc)
+				return rc;
+		}
+		rc = menv_prefix_records_load(t->o.prefix, &t->inst, &t->ninst, err);
+		if (rc)
+			return rc;
+		t->instj = menv_xcalloc(t->ninst + 1, sizeof(*t->instj));
+		for (size_t i = 0; i < t->ninst; i++)
+			t->instj[i] = t->inst[i].json;
+	}
+	if (is_lock(k))
+		rc = plan_lock(t, err);
+	else if (k == MENV_TXN_CREATE)
+		rc = plan_create(t, err);
+	else
+		rc = plan_change(t, err);
+	if (rc)
+		return rc;
+	/* python to another minor version: the noarch python packages that stay follow it */
+	if (!is_create(k) && !t->plan.remove_env &&
+	    menv_plan_relink_noarch_python(t->solver, t->inst, t->ninst, &t->link, &t->nlink,
+	                                   &t->unlink, &t->nunlink, &t->relinked))
+		menv_records_toposort(t->link, t->nlink);
+	/* the pip step of an environment file */
+	const struct menv_envfile *ef = t->o.envfile;
+	for (size_t i = 0;
+	     ef && (k == MENV_TXN_CREATE || k == MENV_TXN_ENV_UPDATE) && i < ef->pip.n; i++)
+		menv_strvec_push(&t->pip, ef->pip.v[i]);
+	t->plan.kind = k;
+	t->plan.prefix = t->o.prefix;
+	t->plan.pkgs_dir = t->o.cfg->pkgs_dir;
+	t->plan.cfg = t->o.cfg;
+	t->plan.link = t->link;
+	t->plan.nlink = t->nlink;
+	t->cached = menv_xcalloc(t->nlink + 1, sizeof(*t->cached));
+	for (size_t i = 0; i < t->nlink; i++)
+		t->cached[i] = menv_pkgcache_has(t->o.cfg->pkgs_dir, t->link[i]);
+	t->plan.cached = t->cached;
+	classify(t);
+	t->plan.unlink = t->unlink;
+	t->plan.nunlink = t->nunlink;
+	t->plan.pip = &t->pip;
+	t->prepared = true;
+	return 0;
+}
+
+const struct menv_txn_plan *menv_txn_plan(const struct menv_txn *t)
+{
+	return &t->plan;
+}
+
+json_t *menv_txn_problems_json(const struct menv_txn *t)
+{
+	return t->solver ? menv_solver_problems_json(t->solver) : NULL;
+}
+
+const char *menv_txn_problems(const struct menv_txn *t)
+{
+	return t->solver ? menv_solver_problems(t->solver) : NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* 3. Fetch and verify                                                                       */
+
+static int fetch(struct menv_txn *t, struct menv_error *err)
+{
+	const struct menv_config *cfg = t->o.cfg;
+	struct menv_fetch_opts fo;
+	struct menv_record **recs = menv_xcalloc(t->nlink + 1, sizeof(*recs));
+	int rc;
+
+	menv_fetch_opts_from_config(&fo, cfg);
+	fo.cancel = t->o.cancel;
+	fo.progress = t->o.cb.progress;
+	fo.progress_ud = t->o.cb.ud;
+	for (size_t i = 0; i < t->nlink; i++)
+		recs[i] = (struct menv_record *)t->link[i];
+	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);
+	if (is_lock(t->o.kind))
+		menv_lockrecs_snapshot(cfg->pkgs_dir, &t->lr);
+	rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, recs, t->nlink, &fo, t->o.cb.fetch, t->o.cb.ud,
+	                              err);
+	free(recs);
+	if (rc && is_lock(t->o.kind))
+		menv_error_prefix(err, "while fetching the packages of '%s'", t->o.file);
+	/* records from a lock are completed from the packages' own info/ (the relinked noarch
+	 * records made from PrefixRecords are complete already) */
+	if (!rc && is_lock(t->o.kind))
+		rc = menv_lockrecs_complete(cfg->pkgs_dir, &t->lr, err);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* 4. Link and unlink under the journal                                                      */
+
+static int link_unlink(struct menv_txn *t, struct menv_error *err)
+{
+	struct menv_strvec requested = MENV_STRVEC_INIT;
+	const struct menv_envfile *ef = t->o.envfile;
+	enum menv_txn_kind k = t->o.kind;
+	int rc;
+
+	/* what history records as asked for: the specs, or a lock's exact records */
+	if (is_lock(k))
+		for (size_t i = 0; i < t->nlink; i++)
+			menv_strvec_push_owned(
+			        &requested, menv_xasprintf("%s==%s=%s", t->link[i]->name,
+			                                   t->link[i]->version, t->link[i]->build));
+	else
+		for (size_t i = 0; i < t->nspecs; i++)
+			menv_strvec_push_owned(&requested, menv_matchspec_str(t->specs[i]));
+	struct menv_install_opts io = {
+	        .pkgs_dir = t->o.cfg->pkgs_dir,
+	        .requested = &requested,
+	        .cmdline = t->o.cmdline ? t->o.cmdline : "menv",
+	        .remove_specs = k == MENV_TXN_REMOVE,
+	        .cancel = t->o.cancel,
+	        .no_wait = t->o.no_wait,
+	        .locked = t->lock_fd >= 0,
+	        .cb = t->o.cb.event,
+	        .ud = t->o.cb.ud,
+	        .var_names = k == MENV_TXN_CREATE && ef ? &ef->var_names : NULL,
+	        .var_values = k == MENV_TXN_CREATE && ef ? &ef->var_values : NULL,
+	};
+	menv_install_opts_link_settings(t->o.cfg, &io);
+	if (!is_create(k)) {
+		/* the revision a failed pip step puts the environment back to */
+		struct menv_revision *revs = NULL;
+		size_t nrevs = 0;
+		if (menv_history_load(t->o.prefix, &revs, &nrevs, NULL))
+			nrevs = 0;
+		menv_history_free(revs, nrevs);
+		t->revert_to = nrevs && (t->nlink || t->nunlink) ? (long)nrevs - 1 : -1;
+	}
+	if (is_create(k))
+		rc = menv_env_create(t->o.prefix, t->link, t->nlink, &io, &t->res.stats, err);
+	else if (t->plan.remove_env)
+		rc = menv_env_remove(t->o.prefix, &io, &t->res.stats, err);
+	else if (t->nlink || t->nunlink)
+		rc = menv_env_apply(t->o.prefix, t->link, t->nlink, t->unlink, t->nunlink, &io,
+		                    &t->res.stats, err);
+	else
+		rc = 0;
+	menv_strvec_clear(&requested);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* 5. pip                                                                                    */
+
+/* The folder of the environment file (relative paths of its pip section resolve there),
+ * or NULL. Caller frees. */
+static char *envfile_dir(const struct menv_envfile *ef)
+{
+	char buf[PATH_MAX];
+	if (!ef || !ef->path)
+		return NULL;
+	char *dir = menv_xstrdup(realpath(ef->path, buf) ? buf : ef->path);
+	char *slash = strrchr(dir, '/');
+	if (!slash) {
+		free(dir);
+		return NULL;
+	}
+	*slash = '\0';
+	return dir;
+}
+
+static int pip_step(struct menv_txn *t, struct menv_error *err)
+{
+	const struct menv_envfile *ef = t->o.envfile;
+	struct menv_pip_request pr = {0};
+	char *dir = NULL;
+	int rc;
+
+	if (!t->pip.n)
+		return 0;
+	if (is_lock(t->o.kind)) {
+		menv_lock_pip_request(t->lf, t->o.lock_env, t->pipsel, t->npipsel, &pr);
+		emit(t, MENV_ENV_STATUS, "Installing %zu pip packages (--no-deps%s)", t->npipsel,
+		     pr.require_hashes ? ", --require-hashes" : "");
+	} else {
+		/* the pip section, as conda runs it: a requirements file beside the env file */
+		for (size_t i = 0; i < t->pip.n; i++)
+			menv_strvec_push(&pr.requirements, t->pip.v[i]);
+		dir = envfile_dir(ef);
+		pr.cwd = dir;
+		emit(t, MENV_ENV_STATUS,
+		     "Installing the 'pip:' section (%zu lines) with the environment's pip",
+		     t->pip.n);
+	}
+	pr.cancel = t->o.cancel;
+	pr.quiet = t->o.quiet_pip;
+	t->res.pip_lines = t->pip.n;
+	if (is_create(t->o.kind)) {
+		rc = menv_pip_install(t->o.prefix, &pr, err);
+		if (rc) {
+			/* a new environment whose pip step failed is not left behind */
+			menv_pip_rollback_prefix(t->o.prefix);
+			if (is_lock(t->o.kind))
+				menv_error_prefix(err, "the new environment was removed");
+			else
+				menv_error_prefix(err,
+				                  "the 'pip:' section of '%s' failed and the new "
+				                  "environment was removed",
+				                  ef && ef->path ? ef->path
+				                                 : "the environment file");
+		}
+	} else {
+		const char *src = is_lock(t->o.kind) ? t->o.file : ef ? ef->path : NULL;
+		rc = menv_txn_pip_into_env(t->o.cfg, t->o.prefix, &pr, t->revert_to, err);
+		if (rc && src)
+			menv_error_prefix(err, "%s", src);
+	}
+	menv_strvec_clear(&pr.requirements);
+	menv_strvec_clear(&pr.options);
+	free(dir);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* 6. Records: what a new environment was made from, and the registry                        */
+
+static char *abs_path(const char *p)
+{
+	char buf[PATH_MAX];
+	return menv_xstrdup(realpath(p, buf) ? buf : p);
+}
+
+/* conda-meta/.menv-request of a new environment (export --from-history, re-creating its pip
+ * part). */
+static void write_request(struct menv_txn *t)
+{
+	const struct menv_envfile *ef = t->o.envfile;
+	json_t *req = json_object(), *ch = json_array(), *sp = json_array();
+
+	if (is_lock(t->o.kind)) {
+		char *src = abs_path(t->o.file);
+		json_object_set_new(req, "source", json_string(src));
+		free(src);
+		json_object_set_new(req, "lockfile", json_string(t->plan.lock_format));
+		for (size_t i = 0; i < t->lf->channels.n; i++)
+			json_array_append_new(ch, json_string(t->lf->channels.v[i]));
+		json_object_set_new(req, "channels", ch);
+		json_object_set_new(req, "specs", sp);
+		json_object_set_new(req, "pip_options",
+		                    menv_lock_pip_options_json(t->lf, t->o.lock_env));
+		menv_env_request_write(t->o.prefix, req);
+		json_decref(req);
+		return;
+	}
+	json_t *pip = json_array(), *popts = json_array();
+	for (size_t i = 0; t->o.channels && i < t->o.channels->n; i++)
+		json_array_append_new(ch, json_string(t->o.channels->v[i]));
+	for (size_t i = 0; ef && i < ef->channels.n; i++)
+		json_array_append_new(ch, json_string(ef->channels.v[i]));
+	for (size_t i = 0; i < t->spec_strs.n; i++)
+		json_array_append_new(sp, json_string(t->spec_strs.v[i]));
+	for (size_t i = 0; ef && i < ef->pip.n; i++) {
+		json_array_append_new(pip, json_string(ef->pip.v[i]));
+		if (menv_pip_source_option(ef->pip.v[i]))
+			json_array_append_new(popts, json_string(ef->pip.v[i]));
+	}
+	if (ef && ef->path) {
+		char *src = abs_path(ef->path);
+		json_object_set_new(req, "source", json_string(src));
+		free(src);
+	}
+	json_object_set_new(req, "channels", ch);
+	json_object_set_new(req, "specs", sp);
+	json_object_set_new(req, "pip", pip);
+	json_object_set_new(req, "pip_options", popts);
+	json_object_set_new(req, "has_pip_section", json_boolean(ef && ef->has_pip_section));
+	menv_env_request_write(t->o.prefix, req);
+	json_decref(req);
+}
+
+/* ~/.conda/environments.txt, as conda does: a failure is a warning, never a failed command. */
+static void registry(struct menv_txn *t, bool add)
+{
+	struct menv_error e = {0};
+	if (!(add ? menv_envreg_add(t->o.prefix, &e) : menv_envreg_remove(t->o.prefix, &e)))
+		return;
+	emit(t, MENV_ENV_WARNING, "'%s' was not %s the environment registry: %s", t->o.prefix,
+	     add ? "added to" : "removed from", e.msg[0] ? e.msg : menv_error_name(e.code));
+}
+
+int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
+{
+	int rc;
+
+	if (!t->prepared)
+		return menv_error_set(err, MENV_EUSAGE, "commit of a transaction not prepared");
+	if (t->o.dry_run || t->committed)
+		return 0;
+	bool empty = !t->nlink && !t->nunlink && !is_create(t->o.kind) && !t->plan.remove_env;
+	if (empty && !t->pip.n)
+		return 0;
+	if (!empty && t->o.cb.confirm && !t->o.cb.confirm(t->o.cb.ud, &t->plan))
+		return menv_error_set(err, MENV_EINTR, "stopped: nothing was changed");
+	/* 3. every download, extraction and hash check before the first unlink (BR-032) */
+	if (t->nlink) {
+		rc = fetch(t, err);
+		if (rc)
+			return rc;
+	}
+	/* 4. one journaled change */
+	rc = link_unlink(t, err);
+	/* 5. pip, in the final prefix (its scripts must name it) */
+	if (!rc && !t->plan.remove_env)
+		rc = pip_step(t, err);
+	if (rc)
+		return rc;
+	/* 6. records */
+	if (is_create(t->o.kind))
+		write_request(t);
+	if (is_create(t->o.kind) || t->plan.remove_env)
+		registry(t, !t->plan.remove_env);
+	t->committed = true;
+	return 0;
+}
+
+const struct menv_txn_result *menv_txn_result(const struct menv_txn *t)
+{
+	return &t->res;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* 7. The smoke check                                                                        */
+
+bool menv_env_wants_smoke(const struct menv_config *cfg, const char *prefix)
+{
+	struct menv_prefix_record *recs = NULL;
+	struct menv_error err;
+	size_t n = 0;
+	bool cuda = false;
+
+	if (!cfg->smoke_check || menv_prefix_records_load(prefix, &recs, &n, &err))
+		return false;
+	for (size_t i = 0; i < n && !cuda; i++)
+		cuda = !strcmp(recs[i].name, "cudatoolkit") || !strcmp(recs[i].name, "cuda-nvcc");
+	menv_prefix_records_free(recs, n);
+	return cuda;
+}
+
+int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
+                   struct menv_smoke_result *res, bool *record_failed, struct menv_error *err)
+{
+	struct menv_smoke_opts o = *so;
+	struct menv_virtual virt[8];
+	struct menv_error e2 = {0};
+	size_t nv = menv_virtual_detect(virt, 8);
+
+	for (size_t i = 0; i < nv && !o.cuda_driver; i++)
+		if (!strcmp(virt[i].name, "__cuda"))
+			o.cuda_driver = virt[i].version;
+	int rc = menv_smoke_run(prefix, &o, res, err);
+	if (!rc)
+		*record_failed = menv_smoke_write_record(prefix, res, &e2) != 0;
+	return rc;
+}
+
+int menv_txn_smoke(struct menv_txn *t, struct menv_error *err)
+{
+	if (!t->committed || !t->o.smoke || t->plan.remove_env ||
+	    (!t->nlink && !t->pip.n && !is_create(t->o.kind)) ||
+	    !menv_env_wants_smoke(t->o.cfg, t->o.prefix))
+		return 0;
+	menv_env_unlock(t->lock_fd); /* the smoke check only reads the environment */
+	t->lock_fd = -1;
+	if (t->o.cb.event)
+		t->o.cb.event(t->o.cb.ud, MENV_ENV_SMOKE, t->o.prefix);
+	struct menv_smoke_opts so = {
+	        .cb = t->o.cb.smoke,
+	        .ctx = t->o.cb.ud,
+	        .cancel = t->o.cancel,
+	};
+	int rc = menv_env_smoke(t->o.prefix, &so, &t->res.smoke, &t->res.smoke_record_failed, err);
+	t->res.smoke_ran = rc == 0;
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+void menv_txn_free(struct menv_txn *t)
+{
+	if (!t)
+		return;
+	menv_env_unlock(t->lock_fd);
+	free(t->link);
+	free(t->cached);
+	free(t->changes);
+	free(t->unlink);
+	menv_owned_recs_release(&t->owned);
+	menv_owned_recs_release(&t->relinked);
+	menv_solver_free(t->solver);
+	menv_channel_set_release(&t->ch);
+	for (size_t i = 0; i < t->nspecs; i++)
+		menv_matchspec_free(t->specs[i]);
+	free(t->specs);
+	free(t->instj);
+	menv_prefix_records_free(t->inst, t->ninst);
+	menv_strvec_clear(&t->spec_strs);
+	menv_strvec_clear(&t->pip);
+	free(t->sel);
+	free(t->pipsel);
+	menv_lockrecs_release(&t->lr);
+	menv_lockfile_free(t->lf);
+	free(t);
+}
+
+char *menv_file_once(const char *path, struct menv_error *err)
+{
+	struct stat sb;
+	struct menv_buf b = MENV_BUF_INIT;
+	char *tmp = NULL;
+
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		return NULL;
+	/* a pipe (`-f /dev/stdin`, `-f <(...)`) can be read once: menv reads a file more than
+	 * once (to tell a lockfile from an environment file, then to load it) */
+	if (menv_buf_read_file(&b, path, err))
+		return NULL;
+	const char *dir = getenv("TMPDIR");
+	tmp = menv_xasprintf("%s/menv-file-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(tmp);
+	if (fd < 0 || (b.len && write(fd, b.buf, b.len) != (ssize_t)b.len)) {
+		menv_error_sys(err, MENV_EIO, "cannot keep a copy of '%s'", path);
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		free(tmp);
+		tmp = NULL;
+	} else {
+		close(fd);
+	}
+	menv_buf_release(&b);
+	return tmp;
+}
+
+bool menv_file_is_lockfile(const char *path)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_error err = {0};
+	bool yes = false;
+	if (!menv_buf_read_file(&b, path, &err))
+		yes = menv_lockfile_detect(b.buf, b.len) != MENV_LOCK_NONE;
+	menv_buf_release(&b);
+	return yes;
+}
+
+bool menv_path_in_use(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool used = false;
+
+	if (!d)
+		return access(path, F_OK) == 0;
+	while (!used && (de = readdir(d)))
+		used = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return used;
+}
+
+void menv_env_vars_drop_reserved(struct menv_strvec *names, struct menv_strvec *values,
+                                 struct menv_strvec *dropped)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < names->n; i++) {
+		if (menv_env_var_reserved(names->v[i])) {
+			menv_strvec_push_owned(dropped, names->v[i]);
+			free(values->v[i]);
+			continue;
+		}
+		names->v[k] = names->v[i];
+		values->v[k] = values->v[i];
+		k++;
+	}
+	names->n = values->n = k;
+}

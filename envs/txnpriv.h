@@ -1,0 +1,120 @@
+/*
+ * txnpriv.h - the pieces of the transaction engine that txn.c calls and the files below it
+ * (plan.c, lockplan.c, pipstep.c) implement. Private to envs/: the front ends see envs.h.
+ */
+#ifndef MENV_TXNPRIV_H
+#define MENV_TXNPRIV_H
+
+#include "envs.h"
+#include "solver.h"
+
+/* Records owned by the plan (from the package cache, a PrefixRecord or a lockfile). */
+struct menv_owned_recs {
+	struct menv_record *v;
+	size_t n;
+};
+void menv_owned_recs_release(struct menv_owned_recs *o);
+
+/* ---- plan.c ---------------------------------------------------------------------------- */
+
+/* The name a dependency spec names ("python >=3.8" -> "python"). Caller frees. */
+char *menv_dep_name(const char *dep);
+/* Orders `recs` in place so that each comes after the records of the set it depends on (by
+ * name; names outside the set, like virtual packages, are ignored); otherwise the given
+ * order. A cycle keeps its members in their order. */
+void menv_records_toposort(const struct menv_record **recs, size_t n);
+/* --prune: keeps only what `specs` need (their closure over depends of the records that
+ * stay and those linked); appends the installed records no longer needed to `unlink`
+ * (realloc'd array of *nunlink) and drops unneeded links from `link`. */
+void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
+                     const struct menv_prefix_record *inst, size_t ninst,
+                     const struct menv_record **link, size_t *nlink, json_t ***unlink,
+                     size_t *nunlink);
+/* --revision N: the records to link and unlink (appended to the arrays, which must hold
+ * ninst + the revision's size) to get back to revision N's packages (history from
+ * conda/history.py); records the channel set lacks come from the package cache's
+ * repodata_record.json into `owned`. Errors: MENV_ENOTFOUND (rev out of range, a package in
+ * neither the channels nor the cache), MENV_EIO. */
+int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
+                       const struct menv_channel_set *ch, const struct menv_prefix_record *inst,
+                       size_t ninst, struct menv_owned_recs *owned,
+                       const struct menv_record ***link, size_t *nlink, json_t ***unlink,
+                       size_t *nunlink, struct menv_error *err);
+/* A record to link again from an installed PrefixRecord (its url, fn, hashes and depends;
+ * the install locations dropped). False when the PrefixRecord lacks its url or fn. */
+bool menv_record_from_installed(json_t *rec, struct menv_record *out);
+/* When the plan moves python to another minor version, every installed noarch: python
+ * package that stays is unlinked and linked again, as conda does (CEP-20). The record comes
+ * from the solver's channels (`solver` may be NULL; the same URL preferred), else from the
+ * PrefixRecord itself (into `made`). `*link` / `*unlink` grow (realloc'd). Returns how many
+ * packages were added (the caller then re-sorts `*link`). */
+size_t menv_plan_relink_noarch_python(struct menv_solver *solver,
+                                      const struct menv_prefix_record *inst, size_t ninst,
+                                      const struct menv_record ***link, size_t *nlink,
+                                      json_t ***unlink, size_t *nunlink,
+                                      struct menv_owned_recs *made);
+
+/* ---- lockplan.c ------------------------------------------------------------------------ */
+
+/* The conda records of a lockfile for one platform, as the plan holds them. */
+struct menv_lockrecs {
+	struct menv_record *recs;
+	size_t n;
+	struct menv_channel **chans; /* one per record, owned (borrowed by recs[i].channel) */
+	bool *lock_depends;          /* the lock gave the record's depends */
+	json_t **solved;             /* a complete repodata_record.json already in the cache
+					before the fetch (left by a solve), or NULL */
+	bool *skip;                  /* records neither fetched nor completed (installed) */
+};
+void menv_lockrecs_release(struct menv_lockrecs *l);
+/* The lock's conda entries of `sel` as records (before the cache completes them).
+ * Errors: MENV_EPARSE naming the entry (a URL that is no package URL). */
+int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
+                        size_t nsel, struct menv_lockrecs *out, struct menv_error *err);
+/* Before the fetch: keeps aside a repodata_record.json that a solve left in the cache for
+ * the same file (it knows patched depends). */
+void menv_lockrecs_snapshot(const char *pkgs_dir, struct menv_lockrecs *l);
+/* After the fetch: each record (but the skipped) completed from the cached package's
+ * info/index.json and the snapshot, the lock's fields on top, the measured hashes and size
+ * filling what the lock lacks; the cache's repodata_record.json rewritten to it.
+ * Errors: MENV_EPARSE (no readable info/index.json), MENV_EIO. */
+int menv_lockrecs_complete(const char *pkgs_dir, struct menv_lockrecs *l, struct menv_error *err);
+/* A pip request for a lock's pip entries `sel`: the lock's pip options (its metadata's
+ * pip_options, then the selected pixi environment's indexes and find-links) split into
+ * argv words, the requirement lines (with --hash where every entry has a sha256), --no-deps.
+ * Release its vectors with menv_strvec_clear. */
+void menv_lock_pip_request(const struct menv_lockfile *lf, const char *env,
+                           const struct menv_lock_package **sel, size_t nsel,
+                           struct menv_pip_request *pr);
+/* The lock's pip options as a JSON array of strings (new reference), for .menv-request. */
+json_t *menv_lock_pip_options_json(const struct menv_lockfile *lf, const char *env);
+/* Is this `pip:` section line an option that says where packages come from? */
+bool menv_pip_source_option(const char *line);
+
+/* ---- pipstep.c ------------------------------------------------------------------------- */
+
+/* The pip step of a change to an existing environment, after its conda transaction
+ * committed, under the caller's prefix lock. conda-meta/.menv-pip-pending is written first
+ * (so a killed menv's step is taken back by menv_txn_pip_recover). When pip fails, the
+ * distributions it added are uninstalled, the conda packages go back to history revision
+ * `revert_to` when >= 0 (menv_txn_revert_to_revision), and the conda packages pip removed
+ * files of are linked again, so the environment is as it was; err says pip's failure and
+ * what was put back. Errors: as menv_pip_install. */
+int menv_txn_pip_into_env(const struct menv_config *cfg, const char *prefix,
+                          const struct menv_pip_request *pr, long revert_to,
+                          struct menv_error *err);
+/* Takes back a pip step into `prefix` that a killed menv left half done (its
+ * conda-meta/.menv-pip-pending marker), as menv_txn_pip_into_env does on a failure. The
+ * caller holds the prefix lock. `*undone` says whether there was such a step. */
+int menv_txn_pip_recover(const char *prefix, bool *undone, struct menv_error *err);
+/* Links and unlinks what it takes to give `prefix` the packages of history revision `rev`
+ * again (records from the package cache), as one journaled transaction whose history
+ * `# cmd:` line names `why`. The caller holds the prefix lock. Errors: MENV_ENOTFOUND, and
+ * those of menv_env_apply. */
+int menv_txn_revert_to_revision(const struct menv_config *cfg, const char *prefix, size_t rev,
+                                const char *why, struct menv_error *err);
+/* conda-meta/.menv-request: what a new environment was made from (for export
+ * --from-history and re-creating its pip part). Best effort. */
+void menv_env_request_write(const char *prefix, json_t *req);
+
+#endif
