@@ -21,7 +21,9 @@
 extern volatile sig_atomic_t menv_cli_cancel;
 #define MENV_CLI_CANCEL ((volatile int *)&menv_cli_cancel)
 
-/* main.c */
+/* args.c */
+extern int menv_cli_argc; /* main's argc and argv, for menv_cli_cmdline */
+extern char **menv_cli_argv;
 /* What a command's options said (main.c's one table of options). */
 struct menv_cli_args {
 	const char *name, *prefix, *file, *env, *format, *cwd, *shell, *rc_file;
@@ -55,6 +57,10 @@ int menv_cli_recover(const char *prefix, struct menv_error *err);
 /* One "menv: warning: FILE:LINE: unknown key 'K' is ignored" line for each unknown top-level
  * key of `ef`, and one for each variable activation owns (PATH, ...), which are dropped. */
 void menv_cli_envfile_warnings(struct menv_envfile *ef);
+/* Takes the variables activation owns out of `names` / `values`, one warning naming `where`
+ * for each. */
+void menv_cli_drop_reserved(struct menv_strvec *names, struct menv_strvec *values,
+                            const char *where);
 
 /* render.c: drawing what the library reports */
 struct menv_cli_draw {

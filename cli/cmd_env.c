@@ -11,34 +11,6 @@
 
 #include "cli.h"
 
-/* Reserved variables out of `names` / `values`, each said in a warning naming `where`. */
-static void drop_reserved(struct menv_strvec *names, struct menv_strvec *values, const char *where)
-{
-	struct menv_strvec dropped = MENV_STRVEC_INIT;
-	menv_env_vars_drop_reserved(names, values, &dropped);
-	for (size_t i = 0; i < dropped.n; i++)
-		fprintf(stderr,
-		        "menv: warning: %s: '%s' is set by activation itself and is ignored\n",
-		        where, dropped.v[i]);
-	menv_strvec_clear(&dropped);
-}
-
-void menv_cli_envfile_warnings(struct menv_envfile *ef)
-{
-	for (size_t i = 0; ef && i < ef->unknown.n; i++) {
-		const char *colon = strchr(ef->unknown.v[i], ':');
-		fprintf(stderr,
-		        "menv: warning: %s:%.*s: unknown key '%s' is ignored (an environment file "
-		        "has name, channels, dependencies, prefix and variables)\n",
-		        ef->path ? ef->path : "environment file",
-		        (int)(colon ? colon - ef->unknown.v[i] : 0), ef->unknown.v[i],
-		        colon ? colon + 1 : ef->unknown.v[i]);
-	}
-	if (ef)
-		drop_reserved(&ef->var_names, &ef->var_values,
-		              ef->path ? ef->path : "environment file");
-}
-
 #define USAGE                                                                                      \
 	"usage: menv env list [--json]\n"                                                          \
 	"       menv env update (-n NAME | -p PREFIX) -f environment.yml\n"                        \
@@ -166,7 +138,7 @@ static int config_vars(int argc, char **argv)
 			                       menv_xstrndup(args[i], (size_t)(eq - args[i])));
 			menv_strvec_push(&values, eq + 1);
 		}
-		drop_reserved(&names, &values, "env config vars set");
+		menv_cli_drop_reserved(&names, &values, "env config vars set");
 		rc = menv_env_state_vars_set(prefix, &names, &values, &err);
 		if (!rc && !json)
 			fprintf(stderr,

@@ -12,12 +12,6 @@
 
 #define MAX_W(w, s) ((int)strlen(s) > (w) ? (int)strlen(s) : (w))
 
-int menv_cli_recover(const char *prefix, struct menv_error *err)
-{
-	struct menv_txn_callbacks cb = {.event = menv_cli_on_event};
-	return menv_txn_recover(prefix, &cb, err);
-}
-
 int menv_cli_list_revisions(const char *prefix, bool json)
 {
 	struct menv_error err = {0};

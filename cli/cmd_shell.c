@@ -14,16 +14,6 @@
 
 extern char **environ;
 
-char *menv_cli_self_exe(void)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return menv_xstrdup("menv");
-	buf[n] = '\0';
-	return menv_xstrdup(buf);
-}
-
 #define USAGE                                                                                      \
 	"usage: menv shell hook [--shell bash|zsh|fish|posix]\n"                                   \
 	"       menv shell init [--shell S] [--rc-file FILE]\n"                                    \

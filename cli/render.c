@@ -442,3 +442,38 @@ void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, 
 	cb->smoke = menv_cli_on_smoke;
 	cb->ud = d;
 }
+
+int menv_cli_recover(const char *prefix, struct menv_error *err)
+{
+	struct menv_txn_callbacks cb = {.event = menv_cli_on_event};
+	return menv_txn_recover(prefix, &cb, err);
+}
+
+/* Reserved variables out of `names` / `values`, each said in a warning naming `where`. */
+void menv_cli_drop_reserved(struct menv_strvec *names, struct menv_strvec *values,
+                            const char *where)
+{
+	struct menv_strvec dropped = MENV_STRVEC_INIT;
+	menv_env_vars_drop_reserved(names, values, &dropped);
+	for (size_t i = 0; i < dropped.n; i++)
+		fprintf(stderr,
+		        "menv: warning: %s: '%s' is set by activation itself and is ignored\n",
+		        where, dropped.v[i]);
+	menv_strvec_clear(&dropped);
+}
+
+void menv_cli_envfile_warnings(struct menv_envfile *ef)
+{
+	for (size_t i = 0; ef && i < ef->unknown.n; i++) {
+		const char *colon = strchr(ef->unknown.v[i], ':');
+		fprintf(stderr,
+		        "menv: warning: %s:%.*s: unknown key '%s' is ignored (an environment file "
+		        "has name, channels, dependencies, prefix and variables)\n",
+		        ef->path ? ef->path : "environment file",
+		        (int)(colon ? colon - ef->unknown.v[i] : 0), ef->unknown.v[i],
+		        colon ? colon + 1 : ef->unknown.v[i]);
+	}
+	if (ef)
+		menv_cli_drop_reserved(&ef->var_names, &ef->var_values,
+		                       ef->path ? ef->path : "environment file");
+}
