@@ -82,6 +82,38 @@ def body(t):
     t.eq(sorted(p.get("fn") for p in j.get("actions", {}).get("FETCH", [])), ["dependent-2.0-0.conda"],
          "FETCH leaves out dependency-2.0-0 (already in the package cache)")
 
+    # changes of an existing environment: the same builder, with UNLINK (conda's shape)
+    r = t.menv_run("install", "-n", "real", "--dry-run", "--json", "--override-channels", "-c",
+                   curl, "dependency=1.0")
+    j = r.try_json() or {}
+    t.eq(sorted(j), ["actions", "dry_run", "prefix", "success"], "install --json: top-level keys")
+    acts = j.get("actions", {})
+    t.eq(sorted(acts), ["FETCH", "LINK", "PREFIX", "UNLINK"], "install --json: actions keys")
+    t.eq([p.get("fn") for p in acts.get("LINK", [])], ["dependency-1.0-0.conda"],
+         "install --json: LINK the downgrade")
+    for p in acts.get("LINK", []):
+        check_record(t, p, repo, "install LINK %s" % p.get("fn"))
+    u = acts.get("UNLINK", [])
+    t.eq([(p.get("name"), p.get("version"), p.get("build_string"), p.get("build"),
+           p.get("build_number"), p.get("dist_name"), p.get("fn"), p.get("subdir"))
+          for p in u],
+         [("dependency", "2.0", "0", "0", 0, "dependency-2.0-0", "dependency-2.0-0.conda",
+           "noarch")], "install --json: UNLINK the installed record")
+    t.check(all(p.get("channel") == curl + "/noarch" for p in u),
+            "install --json: UNLINK channel is the PrefixRecord's", u)
+    r = t.menv_run("remove", "-n", "real", "--dry-run", "--json", "dependency")
+    j = r.try_json() or {}
+    t.eq(([p.get("name") for p in j.get("actions", {}).get("UNLINK", [])],
+          j.get("actions", {}).get("LINK"), j.get("dry_run")),
+         (["dependency"], [], True), "remove --dry-run --json: UNLINK only")
+    r = t.menv_run("install", "-n", "real", "--json", "--override-channels", "-c", curl,
+                   "dependency=2.0")
+    j = r.try_json() or {}
+    t.eq((j.get("success"), j.get("dry_run"), j.get("message"),
+          j.get("actions", {}).get("LINK"), j.get("actions", {}).get("UNLINK")),
+         (True, False, "All requested packages already installed.", [], []),
+         "install --json of what is installed: nothing to do, conda's message")
+
     # errors with --json: JSON on stdout, success false
     for what, args in (("bad spec", ["foo >="]), ("unknown package", ["nosuchpkg"]),
                        ("unsatisfiable", ["dependent=2.0", "dependency=1.0"])):
