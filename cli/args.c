@@ -86,6 +86,9 @@ static const struct {
         {"clean-env", 'E', false, O_FLAG, AT(clean_env), 0},
         {"rc-file", 'I', false, O_STR, AT(rc_file), 0},
         {"stack", 'T', false, O_FLAG, AT(stack), 0},
+        {"show-channel-urls", 'U', false, O_FLAG, AT(channel_urls), 0},
+        {"explicit", 'x', false, O_FLAG, AT(explicit_), 0},
+        {"md5", 'M', false, O_FLAG, AT(md5), 0},
 };
 #define NOPTIONS (sizeof(options) / sizeof(*options))
 

@@ -32,7 +32,7 @@ struct menv_cli_args {
 	struct menv_strvec args;     /* the operands */
 	bool override_channels, dry_run, json, quiet, verbose, no_wait, all, prune, offline;
 	bool no_smoke, has_revision, revisions, full_name, no_builds, from_history, tree, keep;
-	bool clean_env, stack, yes, help;
+	bool clean_env, stack, yes, help, channel_urls, explicit_, md5;
 	long revision;
 	int priority; /* 0: from the settings, 1: --strict-channel-priority, 2: --no-... */
 };
@@ -98,7 +98,8 @@ void menv_cli_put_json(json_t *j, bool sort_keys);
  * message, and for an unsatisfiable request the problem tree (`t` may be NULL). */
 void menv_cli_print_json_error(const struct menv_error *err, const struct menv_txn *t);
 
-/* The commands (one file each) */
+/* The commands: cmd_change.c (create, install, remove, update, env update), one file each
+ * for the others */
 int menv_cmd_create(int argc, char **argv);
 int menv_cmd_install(int argc, char **argv);
 int menv_cmd_remove(int argc, char **argv);
@@ -117,7 +118,5 @@ int menv_cmd_activate_nohook(int argc, char **argv);
 int menv_cmd_run(int argc, char **argv);
 int menv_cmd_env(int argc, char **argv);
 int menv_cmd_smoke(int argc, char **argv);
-/* `menv list --revisions [--json]` (cmd_list.c). */
-int menv_cli_list_revisions(const char *prefix, bool json);
 
 #endif

@@ -110,21 +110,24 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 }
 
 /* The line that says what was done. */
-static void summary(const struct menv_txn_plan *p, const struct menv_txn_result *r)
+static void summary(const struct menv_txn_plan *p, const struct menv_txn_result *r,
+                    const char *name)
 {
 	const struct menv_link_stats *st = &r->stats;
 	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
-	char pip[32] = "";
+	char pip[32] = "", removed[48] = "";
 	if (p->pip->n)
 		snprintf(pip, sizeof(pip), " (%zu pip)", p->pip->n);
+	if (!create)
+		snprintf(removed, sizeof(removed), "%zu packages removed, ", st->unlinked);
 	if (p->remove_env)
 		printf("Removed %s: %zu packages\n", p->prefix, st->unlinked);
 	else
-		printf("%s %s%s%s: %zu packages removed, %zu linked%s, %zu files (%zu reflinked, "
+		printf("%s %s%s%s: %s%zu linked%s, %zu files (%zu reflinked, "
 		       "%zu hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)%s\n",
 		       create ? "Created" : "Updated", p->prefix,
 		       p->lock_file ? " from lockfile " : "", p->lock_file ? p->lock_file : "",
-		       st->unlinked, st->packages + p->pip->n, pip, st->files, st->reflinks,
+		       removed, st->packages + p->pip->n, pip, st->files, st->reflinks,
 		       st->hardlinks, st->softlinks, st->copies, st->replaced, st->pyc,
 		       p->lock_file ? ", no solve" : "");
 	if (st->clobbered)
@@ -135,7 +138,7 @@ static void summary(const struct menv_txn_plan *p, const struct menv_txn_result 
 		printf("\n# To activate this environment, use\n#\n#     $ menv activate %s\n#\n# "
 		       "To "
 		       "deactivate an active environment, use\n#\n#     $ menv deactivate\n",
-		       p->prefix);
+		       name ? name : p->prefix);
 }
 
 static int change(enum cmd cmd, struct menv_cli_args *a)
@@ -192,7 +195,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	const struct menv_txn_result *res = menv_txn_result(t);
 	if (!a->json && (p->nlink || p->nunlink || p->pip->n || p->remove_env ||
 	                 o.kind == MENV_TXN_CREATE || o.kind == MENV_TXN_CREATE_LOCK))
-		summary(p, res);
+		summary(p, res, a->name);
 	fflush(stdout);
 	rc = menv_txn_smoke(t, &err);
 	if (rc)

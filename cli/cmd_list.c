@@ -12,7 +12,7 @@
 
 #define MAX_W(w, s) ((int)strlen(s) > (w) ? (int)strlen(s) : (w))
 
-int menv_cli_list_revisions(const char *prefix, bool json)
+static int list_revisions(const char *prefix, bool json)
 {
 	struct menv_error err = {0};
 	struct menv_revision *revs = NULL;
@@ -27,19 +27,7 @@ int menv_cli_list_revisions(const char *prefix, bool json)
 		struct menv_revision_diff d = {0};
 		const struct menv_revision *r = &revs[i];
 		menv_revision_diff(r, &d);
-		json_t *o = json_pack("{s:I, s:s}", "rev", (json_int_t)i, "date", r->date);
-		const struct menv_strvec *parts[] = {&d.install, &d.remove, &d.upgrade,
-		                                     &d.downgrade};
-		const char *keys[] = {"install", "remove", "upgrade", "downgrade"};
-		for (int k = 0; k < 4; k++) {
-			json_t *a = json_array();
-			for (size_t m = 0; m < parts[k]->n; m++)
-				json_array_append_new(a, json_string(parts[k]->v[m]));
-			json_object_set_new(o, keys[k], a);
-		}
-		if (r->cmd)
-			json_object_set_new(o, "cmd", json_string(r->cmd));
-		json_array_append_new(all, o);
+		json_array_append_new(all, menv_revision_json(r, i, &d));
 		if (!json) {
 			printf("%s  (rev %zu)\n", r->date, i);
 			for (size_t m = 0; m < d.changed.n; m++)
@@ -104,9 +92,11 @@ int menv_cmd_list(int argc, char **argv)
 	bool have_re = false;
 	int rc, code = 0;
 
-	const char *use = "usage: menv list (-n NAME | -p PREFIX) [--json] [--full-name] [REGEX]\n"
+	const char *use = "usage: menv list (-n NAME | -p PREFIX) [--json] [--full-name] "
+	                  "[--show-channel-urls] [REGEX]\n"
+	                  "       menv list (-n NAME | -p PREFIX) --explicit [--md5]\n"
 	                  "       menv list (-n NAME | -p PREFIX) --revisions [--json]\n";
-	if ((rc = menv_cli_parse(argc, argv, "npjBRLh", use, 0, 1, &o)))
+	if ((rc = menv_cli_parse(argc, argv, "npjBRLUxMh", use, 0, 1, &o)))
 		return MENV_CLI_EXIT(rc);
 	const char *regex = o.args.n ? o.args.v[0] : NULL;
 	if (o.revisions) {
@@ -115,7 +105,7 @@ int menv_cmd_list(int argc, char **argv)
 			prefix = menv_env_prefix_new(&cfg, o.name, o.prefix, &err);
 			rc = prefix ? 0 : err.code;
 		}
-		code = rc ? menv_cli_fail(&err) : menv_cli_list_revisions(prefix, o.json);
+		code = rc ? menv_cli_fail(&err) : list_revisions(prefix, o.json);
 		goto out;
 	}
 	/* conda list REGEX: the names it finds (case-insensitive); --full-name: the whole name */
@@ -140,15 +130,30 @@ int menv_cmd_list(int argc, char **argv)
 		code = menv_cli_fail(&err);
 		goto out;
 	}
+	if (o.explicit_) { /* conda list --explicit [--md5]: a file `create -f` takes */
+		printf("# This file may be used to create an environment using:\n# $ menv create "
+		       "-n "
+		       "NAME -f THIS_FILE\n# platform: %s\n@EXPLICIT\n",
+		       cfg.subdir);
+		for (size_t i = 0; i < n; i++) {
+			const char *md5 = json_string_value(json_object_get(recs[i].json, "md5"));
+			if (recs[i].url && (!have_re || !regexec(&re, recs[i].name, 0, NULL, 0)))
+				printf("%s%s%s\n", recs[i].url, o.md5 && md5 ? "#" : "",
+				       o.md5 && md5 ? md5 : "");
+		}
+		goto out;
+	}
 	rows = menv_xcalloc(n + npip + 1, sizeof(*rows));
 	for (size_t i = 0; i < n; i++)
-		rows[nrows++] =
-		        (struct row){recs[i].name,
-		                     recs[i].version,
-		                     recs[i].build,
-		                     recs[i].subdir ? recs[i].subdir : "",
-		                     menv_channel_display(&cfg, recs[i].channel, recs[i].subdir),
-		                     recs[i].build_number};
+		rows[nrows++] = (struct row){
+		        recs[i].name,
+		        recs[i].version,
+		        recs[i].build,
+		        recs[i].subdir ? recs[i].subdir : "",
+		        o.channel_urls
+		                ? menv_channel_url(&cfg, recs[i].channel, recs[i].subdir)
+		                : menv_channel_display(&cfg, recs[i].channel, recs[i].subdir),
+		        recs[i].build_number};
 	for (size_t i = 0; i < npip; i++)
 		rows[nrows++] = (struct row){pips[i].name, pips[i].version,      "pypi_0",
 		                             "pypi",       menv_xstrdup("pypi"), 0};
@@ -173,8 +178,8 @@ int menv_cmd_list(int argc, char **argv)
 		menv_cli_put_json(arr, false);
 		goto out;
 	}
-	/* columns of 25 characters, wider where a name, version or build needs it */
-	int wn = 25, wv = 25, wb = 25;
+	/* columns sized to their content */
+	int wn = 6, wv = 7, wb = 5;
 	for (size_t i = 0; i < nrows; i++) {
 		wn = MAX_W(wn, rows[i].name);
 		wv = MAX_W(wv, rows[i].version);

@@ -216,7 +216,7 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 				width[c] = strlen(rows[i].col[c]);
 	}
 	/* fitted to the terminal: the channel column gives way, shortened in its middle */
-	size_t cols = term_width(), used = 4 + width[0] + width[1] + width[2] + width[4] + 4;
+	size_t cols = term_width(), used = 4 + width[0] + width[1] + width[2] + width[4] + 8;
 	if (cols && used + width[3] > cols) {
 		size_t room = cols > used + 8 ? cols - used : 8;
 		for (size_t i = 0; i < nrows; i++)

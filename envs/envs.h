@@ -190,6 +190,10 @@ struct menv_revision_diff {
  * conda's version order. */
 void menv_revision_diff(const struct menv_revision *r, struct menv_revision_diff *out);
 void menv_revision_diff_release(struct menv_revision_diff *d);
+/* Revision number `rev` as `conda list --revisions --json` shows it: {rev, date, install,
+ * remove, upgrade, downgrade, cmd (when the block has one)}. New reference. */
+json_t *menv_revision_json(const struct menv_revision *r, size_t rev,
+                           const struct menv_revision_diff *d);
 
 /* An installed package (a parsed conda-meta/<dist>.json). */
 struct menv_prefix_record {
@@ -799,6 +803,9 @@ json_t *menv_envfile_json(const struct menv_envfile *ef);
 /* A record's channel URL shown as conda does: the subdir dropped, a channel under
  * channel_alias shortened to its name. Caller frees. */
 char *menv_channel_display(const struct menv_config *cfg, const char *channel, const char *subdir);
+/* The same as a URL (conda's --show-channel-urls): the subdir dropped, a name under
+ * channel_alias given back its alias. Caller frees. */
+char *menv_channel_url(const struct menv_config *cfg, const char *channel, const char *subdir);
 /* conda-meta/.menv-request of a prefix (what it was created from: source, channels, specs,
  * pip lines and options), a new reference; MENV_ENOTFOUND without one. */
 int menv_env_request_load(const char *prefix, json_t **out);

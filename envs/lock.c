@@ -14,6 +14,16 @@
 
 /* The channel name to show for an installed record: its channel URL without the subdir,
  * shortened to the name under channel_alias. Caller frees. */
+char *menv_channel_url(const struct menv_config *cfg, const char *channel, const char *subdir)
+{
+	char *c = menv_channel_display(cfg, channel, subdir);
+	if (!*c || strstr(c, "://"))
+		return c;
+	char *u = menv_xasprintf("%s/%s", cfg->channel_alias, c);
+	free(c);
+	return u;
+}
+
 char *menv_channel_display(const struct menv_config *cfg, const char *channel, const char *subdir)
 {
 	if (!channel || !*channel)

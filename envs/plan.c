@@ -473,3 +473,20 @@ void menv_revision_diff_release(struct menv_revision_diff *d)
 	menv_strvec_clear(&d->downgrade);
 	menv_strvec_clear(&d->changed);
 }
+
+json_t *menv_revision_json(const struct menv_revision *r, size_t rev,
+                           const struct menv_revision_diff *d)
+{
+	json_t *o = json_pack("{s:I, s:s}", "rev", (json_int_t)rev, "date", r->date);
+	const struct menv_strvec *parts[] = {&d->install, &d->remove, &d->upgrade, &d->downgrade};
+	const char *keys[] = {"install", "remove", "upgrade", "downgrade"};
+	for (int k = 0; k < 4; k++) {
+		json_t *a = json_array();
+		for (size_t m = 0; m < parts[k]->n; m++)
+			json_array_append_new(a, json_string(parts[k]->v[m]));
+		json_object_set_new(o, keys[k], a);
+	}
+	if (r->cmd)
+		json_object_set_new(o, "cmd", json_string(r->cmd));
+	return o;
+}
