@@ -629,17 +629,65 @@ out:
 }
 
 struct check_ud {
-	const char *dist, *prefix, *site_packages;
+	const char *pkgdir, *dist, *prefix, *site_packages;
 	bool noarch_python;
+	json_t *links; /* prefix path -> dist of a link in the transaction, or NULL */
 };
+
+static int list_link(void *ud, const struct path_entry *pe, struct menv_error *err)
+{
+	struct check_ud *c = ud;
+	char *src = menv_xasprintf("%s/%s", c->pkgdir, pe->path);
+	struct stat st;
+	(void)err;
+	if (menv_beneath_relpath_ok(pe->path) && lstat(src, &st) == 0 && S_ISLNK(st.st_mode))
+		json_object_set_new(c->links,
+		                    target_path(pe->path, c->noarch_python, c->site_packages),
+		                    json_string(c->dist));
+	free(src);
+	return 0;
+}
+
+int menv_link_list_links(const char *pkgdir, const char *dist, bool noarch_python,
+                         const char *site_packages, json_t *links, struct menv_error *err)
+{
+	struct check_ud c = {pkgdir, dist, "", site_packages, noarch_python && site_packages,
+	                     links};
+	return for_each_entry(pkgdir, list_link, &c, err);
+}
+
+/* A link of the transaction that `rel` would be written through, or NULL. */
+static const char *link_above(json_t *links, const char *rel, char *buf, size_t size)
+{
+	if (!links)
+		return NULL;
+	for (const char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/')) {
+		size_t n = (size_t)(s - rel);
+		if (n >= size)
+			break;
+		memcpy(buf, rel, n);
+		buf[n] = '\0';
+		if (json_object_get(links, buf))
+			return buf;
+	}
+	return NULL;
+}
 
 static int check_entry(void *ud, const struct path_entry *pe, struct menv_error *err)
 {
 	struct check_ud *c = ud;
 	size_t pl, nl = strlen(c->prefix);
 	char *rel = target_path(pe->path, c->noarch_python, c->site_packages);
+	char above[4096];
 	int rc = check_path(c->dist, pe->path, rel, err);
+	const char *l = rc ? NULL : link_above(c->links, rel, above, sizeof(above));
 
+	if (l)
+		rc = menv_error_set(err, MENV_EUNSAFE,
+		                    "'%s': cannot write '%s': '%s' is a symbolic link of '%s' "
+		                    "(menv writes nothing through links in a prefix)",
+		                    c->dist, rel, l,
+		                    json_string_value(json_object_get(c->links, l)));
 	free(rel);
 	if (rc || !pe->placeholder || !pe->binary)
 		return rc;
@@ -654,8 +702,9 @@ static int check_entry(void *ud, const struct path_entry *pe, struct menv_error 
 }
 
 int menv_link_check(const char *pkgdir, const char *dist, const char *prefix, bool noarch_python,
-                    const char *site_packages, struct menv_error *err)
+                    const char *site_packages, json_t *links, struct menv_error *err)
 {
-	struct check_ud c = {dist, prefix, site_packages, noarch_python && site_packages};
+	struct check_ud c = {pkgdir, dist, prefix, site_packages, noarch_python && site_packages,
+	                     links};
 	return for_each_entry(pkgdir, check_entry, &c, err);
 }

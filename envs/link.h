@@ -144,11 +144,18 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 /* Checks before anything is written that a package can be linked into `prefix`: its file
  * list is readable, every path stays in the prefix and is none of menv's own (conda-meta/...,
  * top-level .menv*; noarch python paths checked where they land, under `site_packages`), and
- * no binary-mode placeholder is shorter than `prefix` (BR-026).
- * Errors: MENV_EUNSAFE naming the package and the path, MENV_EUNSUPPORTED naming the file
+ * no binary-mode placeholder is shorter than `prefix` (BR-026); with `links` (may be NULL,
+ * see menv_link_list_links) no path runs through a link another package of the transaction
+ * (or this one) ships. Errors: MENV_EUNSAFE naming the package and the path, MENV_EUNSUPPORTED naming the file
  * and both lengths, MENV_EPARSE, MENV_ENOTFOUND. */
 int menv_link_check(const char *pkgdir, const char *dist, const char *prefix, bool noarch_python,
-                    const char *site_packages, struct menv_error *err);
+                    const char *site_packages, json_t *links, struct menv_error *err);
+/* Adds to `links` (a JSON object, borrowed) prefix path -> `dist` for every symbolic link the
+ * package ships, so that menv_link_check (given the same object) refuses before anything is
+ * written a path of the transaction that runs through one. Errors: MENV_EPARSE,
+ * MENV_ENOTFOUND. */
+int menv_link_list_links(const char *pkgdir, const char *dist, bool noarch_python,
+                         const char *site_packages, json_t *links, struct menv_error *err);
 
 /* mkdir -p. Errors: MENV_EIO. */
 int menv_mkdirs(const char *path, struct menv_error *err);

@@ -208,6 +208,21 @@ static int txn_write(struct run *r, const char *rel, const char *data, size_t le
 static int check_all(struct run *r, const struct menv_record *const *recs, size_t n,
                      struct menv_error *err)
 {
+	/* the links the packages ship: a path of the transaction through one is refused now,
+	 * before anything changes (links already in the prefix are met by the link itself) */
+	json_t *links = json_object();
+	for (size_t i = 0; i < n; i++) {
+		char *dist = menv_record_dist(recs[i]);
+		char *pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, dist);
+		int rc = menv_link_list_links(pkgdir, dist, recs[i]->noarch_python, r->site, links,
+		                              err);
+		free(pkgdir);
+		free(dist);
+		if (rc) {
+			json_decref(links);
+			return rc;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		char *dist = menv_record_dist(recs[i]);
 		char *pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, dist);
@@ -219,12 +234,15 @@ static int check_all(struct run *r, const struct menv_record *const *recs, size_
 			                    dist);
 		if (!rc)
 			rc = menv_link_check(pkgdir, dist, r->prefix, recs[i]->noarch_python,
-			                     r->site, err);
+			                     r->site, links, err);
 		free(pkgdir);
 		free(dist);
-		if (rc)
+		if (rc) {
+			json_decref(links);
 			return rc;
+		}
 	}
+	json_decref(links);
 	return 0;
 }
 

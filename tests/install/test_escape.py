@@ -194,7 +194,16 @@ def body(t):
                 t.check(s in (["a"], ["a2"]), "%s: only the first link is accepted (%s)"
                         % (what, s), r)
                 continue
-            refused(t, r, what, ["symbolic link", "rolled back"])
+            # a link of the same transaction: refused by the check, before anything changes;
+            # one installed before: met when linking, and the install is rolled back
+            refused(t, r, what, ["symbolic link"])
+            if s in (["b"], ["b2"]):
+                t.check("rolled back" in r.err, "%s: met when linking, rolled back" % what,
+                        r.err)
+            else:
+                t.check("rolled back" not in r.err and " of '" in r.err,
+                        "%s: refused by the check, naming the package of the link" % what,
+                        r.err)
             t.check(any(n in r.err_lines()[0] for n in s), "%s: the package is named" % what,
                     r.err)
             now = snapshot(ar.prefix)
