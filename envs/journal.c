@@ -125,6 +125,7 @@ void menv_journal_release(struct menv_journal *t)
 		close(t->rootfd);
 	free(t->root);
 	free(t->dir);
+	free(t->last_parent);
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
 	t->rootfd = -1;
@@ -148,6 +149,9 @@ int menv_journal_mkdirs(struct menv_journal *t, const char *rel, struct menv_err
 	return rc;
 }
 
+/* The parents of the files of one package are mostly the same directory as the file before:
+ * it is walked again only when it changes. Skipping the walk weakens nothing: the write that
+ * follows resolves the parent again, beneath the root, in one system call. */
 int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	char *d = menv_xstrdup(rel);
@@ -155,8 +159,17 @@ int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_
 	int rc = 0;
 	if (slash) {
 		*slash = '\0';
+		if (t->last_parent && !strcmp(t->last_parent, d))
+			goto out;
+		free(t->last_parent);
+		t->last_parent = NULL;
 		rc = menv_journal_mkdirs(t, d, err);
+		if (!rc) {
+			t->last_parent = d;
+			d = NULL;
+		}
 	}
+out:
 	free(d);
 	return rc;
 }
@@ -197,6 +210,8 @@ out:
 int menv_journal_rmdir(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	int rc = root_fd(t, err);
+	free(t->last_parent);
+	t->last_parent = NULL;
 	if (!rc)
 		rc = log_rec(t, 'R', rel, err);
 	if (!rc) /* not empty (e.g. files of other programs): kept */
@@ -283,6 +298,8 @@ int menv_journal_rollback(struct menv_journal *t, struct menv_error *err)
 	close(t->fd);
 	t->fd = -1;
 	rc = read_journal(t->dir, &buf, &recs, err);
+	free(t->last_parent);
+	t->last_parent = NULL;
 	if (!rc && t->rootfd >= 0) {
 		undo(t->rootfd, &recs);
 		menv_beneath_remove_tree(t->rootfd, TXN_DIR);

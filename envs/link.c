@@ -608,6 +608,9 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 	int rc;
 
 	ctx->link_type = 0;
+	/* a pre-link script ran since the last package: directories are walked again */
+	free(ctx->txn->last_parent);
+	ctx->txn->last_parent = NULL;
 	rc = for_each_entry(ctx->pkgdir, link_entry, &ud, err);
 	if (rc)
 		goto out;

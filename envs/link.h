@@ -24,6 +24,7 @@ struct menv_journal {
 	size_t ops;      /* changes made so far (the MENV_TEST_CRASH_AFTER hook counts them) */
 	size_t nbackups; /* files moved aside so far */
 	long crash_after;
+	char *last_parent; /* the directory menv_journal_mkparents saw last (all there) */
 };
 
 /* Opens `root` too (t->rootfd; -1 when that fails, and then every change fails with
