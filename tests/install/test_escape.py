@@ -130,6 +130,9 @@ def chain_packages(ch):
     pkg(ch, "b", "1.0", depends=["a"], files={L5 + "/M": {"symlink": "../VICTIM"}})
     pkg(ch, "c", "1.0", depends=["b"], files={L5 + "/M/data.txt": "overwritten\n",
                                L5 + "/M/new.txt": "created outside\n"})
+    # b3: as b, after a package linked in the same transaction (rolled back with it)
+    pkg(ch, "bpre", "1.0", files={"share/bpre/a.txt": "bpre\n", "share/bpre/b.txt": "bpre\n"})
+    pkg(ch, "b3", "1.0", depends=["a", "bpre"], files={L5 + "/M": {"symlink": "../VICTIM"}})
     # 4 packages
     pkg(ch, "p4", "1.0", depends=["a"], files={L5 + "/P": {"symlink": "q"}})
     pkg(ch, "q4", "1.0", depends=["p4"], files={L5 + "/q": {"symlink": "../VICTIM"}})
@@ -181,7 +184,7 @@ def body(t):
 
     # --- install: the chain into an existing environment, all at once and one by one
     for i, steps in enumerate(([["a", "b", "c"]], [["a"], ["b"], ["c"]], [["a2"], ["b2"]],
-                               [["a"], ["p4", "q4", "d4"]])):
+                               [["a"], ["p4", "q4", "d4"]], [["a"], ["b3"]])):
         what = "install %s" % " then ".join("+".join(s) for s in steps)
         ar = Area(t, "install%d" % i)
         t.menv_ok("create", "-p", ar.prefix, *c, "base")
@@ -197,7 +200,7 @@ def body(t):
             # a link of the same transaction: refused by the check, before anything changes;
             # one installed before: met when linking, and the install is rolled back
             refused(t, r, what, ["symbolic link"])
-            if s in (["b"], ["b2"]):
+            if s in (["b"], ["b2"], ["b3"]):
                 t.check("rolled back" in r.err, "%s: met when linking, rolled back" % what,
                         r.err)
             else:
