@@ -255,7 +255,10 @@ static void add_to_record(int rootfd, const char *distinfo, const char *stem)
 	int fd = -1;
 	char chunk[8192];
 	ssize_t n = -1;
-	if (menv_beneath_open(rootfd, path, O_RDWR | O_APPEND, 0, &fd, NULL) == 0)
+	struct stat st;
+	/* appended in place only when it is pip's own file, not a hard link (of the cache) */
+	if (menv_beneath_open(rootfd, path, O_RDWR | O_APPEND, 0, &fd, NULL) == 0 &&
+	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
 		while ((n = read(fd, chunk, sizeof(chunk))) > 0)
 			menv_buf_add(&b, chunk, (size_t)n);
 	if (fd >= 0 && n == 0 && !(b.buf && strstr(b.buf, line))) {
@@ -362,8 +365,10 @@ static void record_sources(const char *prefix, const char *log, const struct men
 			    S_ISDIR(st.st_mode)) {
 				char *path = menv_xasprintf("%s/MENV_SOURCE", dir);
 				char *dump = json_dumps(e, JSON_SORT_KEYS);
+				/* a new file: one there may be a hard link (into the package cache) */
+				menv_beneath_unlink(rootfd, path, 0, NULL);
 				if (dump && menv_beneath_write(rootfd, path, dump, strlen(dump),
-				                               0644, O_TRUNC, NULL) == 0)
+				                               0644, O_EXCL, NULL) == 0)
 					add_to_record(rootfd, dir, stem);
 				free(dump);
 				free(path);
