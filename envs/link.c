@@ -643,10 +643,11 @@ static int list_link(void *ud, const struct path_entry *pe, struct menv_error *e
 	char *src = menv_xasprintf("%s/%s", c->pkgdir, pe->path);
 	struct stat st;
 	(void)err;
-	if (menv_beneath_relpath_ok(pe->path) && lstat(src, &st) == 0 && S_ISLNK(st.st_mode))
-		json_object_set_new(c->links,
-		                    target_path(pe->path, c->noarch_python, c->site_packages),
-		                    json_string(c->dist));
+	if (menv_beneath_relpath_ok(pe->path) && lstat(src, &st) == 0 && S_ISLNK(st.st_mode)) {
+		char *rel = target_path(pe->path, c->noarch_python, c->site_packages);
+		json_object_set_new(c->links, rel, json_string(c->dist));
+		free(rel);
+	}
 	free(src);
 	return 0;
 }
