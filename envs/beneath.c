@@ -186,6 +186,7 @@ int menv_beneath_parent(int rootfd, const char *rel, int *dirfd, const char **le
                         struct menv_error *err)
 {
 	*dirfd = -1;
+	*leaf = rel;
 	if (!menv_beneath_relpath_ok(rel))
 		return menv_error_set(err, MENV_EUNSAFE, "path '%s' leaves the prefix", rel);
 	const char *slash = strrchr(rel, '/');
@@ -195,8 +196,8 @@ int menv_beneath_parent(int rootfd, const char *rel, int *dirfd, const char **le
 
 int menv_beneath_lstat(int rootfd, const char *rel, struct stat *st, struct menv_error *err)
 {
-	const char *leaf;
-	int dfd, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
+	const char *leaf = NULL;
+	int dfd = -1, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
 	if (rc)
 		return rc;
 	if (fstatat(dfd, leaf, st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -217,8 +218,8 @@ bool menv_beneath_exists(int rootfd, const char *rel)
 int menv_beneath_open(int rootfd, const char *rel, int flags, mode_t mode, int *fd,
                       struct menv_error *err)
 {
-	const char *leaf;
-	int dfd, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
+	const char *leaf = NULL;
+	int dfd = -1, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
 
 	*fd = -1;
 	if (rc)
@@ -272,8 +273,8 @@ int menv_beneath_write(int rootfd, const char *rel, const void *data, size_t len
 
 int menv_beneath_mkdir(int rootfd, const char *rel, mode_t mode, struct menv_error *err)
 {
-	const char *leaf;
-	int dfd, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
+	const char *leaf = NULL;
+	int dfd = -1, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
 	if (rc)
 		return rc;
 	if (mkdirat(dfd, leaf, mode) < 0)
@@ -343,8 +344,8 @@ out:
 
 int menv_beneath_symlink(const char *target, int rootfd, const char *rel, struct menv_error *err)
 {
-	const char *leaf;
-	int dfd, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
+	const char *leaf = NULL;
+	int dfd = -1, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
 	if (rc)
 		return rc;
 	if (symlinkat(target, dfd, leaf) < 0)
@@ -357,8 +358,8 @@ int menv_beneath_symlink(const char *target, int rootfd, const char *rel, struct
 
 int menv_beneath_link(const char *src, int rootfd, const char *rel, struct menv_error *err)
 {
-	const char *leaf;
-	int dfd, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
+	const char *leaf = NULL;
+	int dfd = -1, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
 	if (rc)
 		return rc;
 	if (linkat(AT_FDCWD, src, dfd, leaf, 0) < 0)
@@ -371,8 +372,8 @@ int menv_beneath_link(const char *src, int rootfd, const char *rel, struct menv_
 
 int menv_beneath_unlink(int rootfd, const char *rel, int flags, struct menv_error *err)
 {
-	const char *leaf;
-	int dfd, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
+	const char *leaf = NULL;
+	int dfd = -1, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
 	if (rc)
 		return rc;
 	if (unlinkat(dfd, leaf, flags) < 0)
@@ -386,7 +387,7 @@ int menv_beneath_unlink(int rootfd, const char *rel, int flags, struct menv_erro
 
 int menv_beneath_rename(int rootfd, const char *from, const char *to, struct menv_error *err)
 {
-	const char *lf, *lt;
+	const char *lf = NULL, *lt = NULL;
 	int df = -1, dt = -1;
 	int rc = menv_beneath_parent(rootfd, from, &df, &lf, err);
 	if (!rc)
@@ -428,8 +429,8 @@ static void remove_at(int dfd, const char *name, int depth)
 
 void menv_beneath_remove_tree(int rootfd, const char *rel)
 {
-	const char *leaf;
-	int dfd;
+	const char *leaf = NULL;
+	int dfd = -1;
 	if (menv_beneath_parent(rootfd, rel, &dfd, &leaf, NULL))
 		return;
 	remove_at(dfd, leaf, 0);
@@ -438,8 +439,8 @@ void menv_beneath_remove_tree(int rootfd, const char *rel)
 
 bool menv_beneath_dir_empty(int rootfd, const char *rel)
 {
-	const char *leaf;
-	int dfd, fd = -1;
+	const char *leaf = NULL;
+	int dfd = -1, fd = -1;
 	bool empty = false;
 
 	if (menv_beneath_parent(rootfd, rel, &dfd, &leaf, NULL))
@@ -469,8 +470,8 @@ void menv_remove_tree(const char *path)
 	while (n > 1 && p[n - 1] == '/')
 		p[--n] = '\0';
 	char *slash = strrchr(p, '/');
-	int dfd;
-	const char *leaf;
+	int dfd = -1;
+	const char *leaf = NULL;
 
 	if (!slash) {
 		dfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);

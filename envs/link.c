@@ -235,11 +235,9 @@ static int prepare(struct menv_link_ctx *ctx, const char *rel, struct menv_error
 		goto out;
 	}
 	rc = menv_beneath_lstat(ctx->txn->rootfd, rel, &sb, err);
-	if (rc == MENV_ENOTFOUND)
-		rc = 0;
-	else if (rc)
+	if (rc && rc != MENV_ENOTFOUND)
 		goto out;
-	else {
+	if (!rc) {
 		if (S_ISDIR(sb.st_mode)) {
 			rc = menv_error_set(err, MENV_EEXIST,
 			                    "cannot link '%s': a directory of that "
