@@ -743,8 +743,16 @@ static int unlink_one(struct run *r, json_t *rec, json_t *dirs, struct menv_erro
 		if (json_object_get(r->owners, rel))
 			continue; /* a package that stays has this path too */
 		/* gone, or behind a link (never removed through one): left as it is */
-		if (menv_beneath_lstat(r->txn.rootfd, rel, &sb, NULL) == 0 && !S_ISDIR(sb.st_mode))
+		struct menv_error lerr = {0};
+		int lrc = menv_beneath_lstat(r->txn.rootfd, rel, &sb, &lerr);
+		if (lrc == 0 && !S_ISDIR(sb.st_mode))
 			rc = menv_journal_move_aside(&r->txn, rel, err);
+		else if (lrc == MENV_EUNSAFE) {
+			char *msg = menv_xasprintf("'%s': '%s' is not removed: %s", dist, rel,
+			                           lerr.msg);
+			emit(r->opts, MENV_ENV_WARNING, msg);
+			free(msg);
+		}
 		if (rc)
 			goto out;
 		char *d = menv_xstrdup(rel);

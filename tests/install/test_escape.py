@@ -264,6 +264,8 @@ def body(t):
     ar.before = area_snapshot(ar.area, {"env"})
     r = t.menv_run("remove", "-p", ar.prefix, "-q", "-y", "c")
     t.check(r.rc == 0, "remove c: its files behind a link are left alone", r)
+    t.check("'%s/M/data.txt' is not removed: '%s' is a symbolic link" % (L5, L5) in r.err,
+            "remove c: a warning names the file left and the link", r.err)
     ar.untouched("remove c (paths through L and M)")
     r = t.menv_run("remove", "-p", ar.prefix, "-q", "-y", "b", "a")
     t.check(r.rc == 0, "remove b a", r)
