@@ -19,13 +19,16 @@
  * Records are written with one write(2) each: a killed process loses at most the record it
  * was writing, never a record before it. The journal is fsync'd at the commit.
  *
+ * Every path is resolved beneath the root's directory descriptor (beneath.c): the journal, its
+ * backup and every undo step refuse to pass through a symbolic link, so neither a change nor
+ * its rollback can reach outside the prefix.
+ *
  * The prefix lock is flock(2) on `conda-meta/.menv.lock` (an existing prefix) or on the same
  * file in the staging directory of a create; the kernel drops it when the process dies.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,18 +41,6 @@
 #include "link.h"
 
 #define TXN_DIR "conda-meta/.menv-txn"
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-void menv_remove_tree(const char *path)
-{
-	nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-}
 
 /* The test hook MENV_TEST_CRASH_AFTER=N: the process kills itself with SIGKILL when it is
  * about to make its N-th change of a transaction (N >= 1), so that tests can interrupt a
@@ -87,41 +78,57 @@ void menv_journal_init(struct menv_journal *t, const char *root)
 	t->fd = -1;
 	t->root = menv_xstrdup(root);
 	t->dir = menv_xasprintf("%s/" TXN_DIR, root);
+	t->rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	t->crash_after = crash ? strtol(crash, NULL, 10) : 0;
+}
+
+void menv_journal_moved(struct menv_journal *t, const char *root)
+{
+	free(t->root);
+	free(t->dir);
+	t->root = menv_xstrdup(root);
+	t->dir = menv_xasprintf("%s/" TXN_DIR, root);
+}
+
+static int root_fd(struct menv_journal *t, struct menv_error *err)
+{
+	if (t->rootfd < 0)
+		return menv_error_sys(err, MENV_EIO, "cannot open directory '%s'", t->root);
+	return 0;
 }
 
 int menv_journal_begin(struct menv_journal *t, char kind, struct menv_error *err)
 {
-	char *backup = menv_xasprintf("%s/backup", t->dir);
-	char *journal = menv_xasprintf("%s/journal", t->dir);
-	int rc = 0;
+	int rc = root_fd(t, err);
 
-	menv_remove_tree(t->dir);
-	if (mkdir(t->dir, 0755) < 0 || mkdir(backup, 0755) < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create the transaction journal '%s'",
-		                    t->dir);
-		goto out;
+	if (rc)
+		return rc;
+	menv_beneath_remove_tree(t->rootfd, TXN_DIR);
+	rc = menv_beneath_mkdir(t->rootfd, TXN_DIR, 0755, err);
+	if (!rc)
+		rc = menv_beneath_mkdir(t->rootfd, TXN_DIR "/backup", 0755, err);
+	if (!rc)
+		rc = menv_beneath_open(t->rootfd, TXN_DIR "/journal",
+		                       O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644, &t->fd, err);
+	if (rc) {
+		menv_error_prefix(err, "cannot create the transaction journal in '%s'", t->root);
+		return rc;
 	}
-	t->fd = open(journal, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-	if (t->fd < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", journal);
-		goto out;
-	}
-	rc = log_rec(t, kind, "", err);
-out:
-	free(backup);
-	free(journal);
-	return rc;
+	return log_rec(t, kind, "", err);
 }
 
 void menv_journal_release(struct menv_journal *t)
 {
 	if (t->fd >= 0)
 		close(t->fd);
+	if (t->rootfd >= 0)
+		close(t->rootfd);
 	free(t->root);
 	free(t->dir);
+	free(t->last_parent);
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
+	t->rootfd = -1;
 }
 
 int menv_journal_created(struct menv_journal *t, const char *rel, struct menv_error *err)
@@ -129,41 +136,22 @@ int menv_journal_created(struct menv_journal *t, const char *rel, struct menv_er
 	return log_rec(t, 'C', rel, err);
 }
 
+static int log_mkdir(void *ud, const char *rel, struct menv_error *err)
+{
+	return log_rec(ud, 'D', rel, err);
+}
+
 int menv_journal_mkdirs(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
-	char *p = menv_xasprintf("%s/%s", t->root, rel);
-	size_t rootlen = strlen(t->root);
-	struct stat sb;
-	int rc = 0;
-
-	for (char *s = p + rootlen + 1;; s++) {
-		if (*s && *s != '/')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (lstat(p, &sb) < 0) {
-			rc = log_rec(t, 'D', p + rootlen + 1, err);
-			if (rc)
-				goto out;
-			if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-				rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'",
-				                    p);
-				goto out;
-			}
-		} else if (!S_ISDIR(sb.st_mode) && stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-			rc = menv_error_set(err, MENV_EEXIST, "'%s' exists and is not a directory",
-			                    p);
-			goto out;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-out:
-	free(p);
+	int rc = root_fd(t, err);
+	if (!rc)
+		rc = menv_beneath_mkdirs(t->rootfd, rel, log_mkdir, t, err);
 	return rc;
 }
 
+/* The parents of the files of one package are mostly the same directory as the file before:
+ * it is walked again only when it changes. Skipping the walk weakens nothing: the write that
+ * follows resolves the parent again, beneath the root, in one system call. */
 int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	char *d = menv_xstrdup(rel);
@@ -171,23 +159,34 @@ int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_
 	int rc = 0;
 	if (slash) {
 		*slash = '\0';
+		if (t->last_parent && !strcmp(t->last_parent, d))
+			goto out;
+		free(t->last_parent);
+		t->last_parent = NULL;
 		rc = menv_journal_mkdirs(t, d, err);
+		if (!rc) {
+			t->last_parent = d;
+			d = NULL;
+		}
 	}
+out:
 	free(d);
 	return rc;
 }
 
 int menv_journal_move_aside(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
-	char *src = menv_xasprintf("%s/%s", t->root, rel);
 	char *dst = NULL, *rec = NULL;
-	int rc = 0;
+	int rc = root_fd(t, err);
 
+	if (rc)
+		return rc;
 	if (t->fd < 0) {
 		/* not journaling (a new environment's staging directory): just remove it */
 		count_op(t);
-		if (unlink(src) < 0 && errno != ENOENT)
-			rc = menv_error_sys(err, MENV_EIO, "cannot remove '%s'", src);
+		rc = menv_beneath_unlink(t->rootfd, rel, 0, err);
+		if (rc == MENV_ENOTFOUND)
+			rc = 0;
 		goto out;
 	}
 	/* each move gets its own backup name: one path may be moved aside twice (the old
@@ -196,23 +195,27 @@ int menv_journal_move_aside(struct menv_journal *t, const char *rel, struct menv
 	rc = log_rec(t, 'M', rec, err);
 	if (rc)
 		goto out;
-	dst = menv_xasprintf("%s/backup/%zu", t->dir, t->nbackups);
-	if (rename(src, dst) < 0 && errno != ENOENT)
-		rc = menv_error_sys(err, MENV_EIO, "cannot move '%s' aside", src);
+	dst = menv_xasprintf(TXN_DIR "/backup/%zu", t->nbackups);
+	rc = menv_beneath_rename(t->rootfd, rel, dst, err);
+	if (rc == MENV_ENOTFOUND && errno == ENOENT)
+		rc = 0;
+	if (rc)
+		menv_error_prefix(err, "cannot move '%s' aside", rel);
 out:
 	free(rec);
-	free(src);
 	free(dst);
 	return rc;
 }
 
 int menv_journal_rmdir(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
-	char *p = menv_xasprintf("%s/%s", t->root, rel);
-	int rc = log_rec(t, 'R', rel, err);
+	int rc = root_fd(t, err);
+	free(t->last_parent);
+	t->last_parent = NULL;
 	if (!rc)
-		rmdir(p); /* not empty (e.g. files of other programs): kept */
-	free(p);
+		rc = log_rec(t, 'R', rel, err);
+	if (!rc) /* not empty (e.g. files of other programs): kept */
+		menv_beneath_unlink(t->rootfd, rel, AT_REMOVEDIR, NULL);
 	return rc;
 }
 
@@ -236,54 +239,51 @@ static int read_journal(const char *dir, struct menv_buf *buf, struct menv_strve
 	return 0;
 }
 
-static void undo(const char *root, const char *dir, const struct menv_strvec *recs)
+/* Replays the records backwards beneath rootfd; a step whose path has a link above it (or
+ * is gone) is skipped: rolling back never follows a link either. */
+static void undo(int rootfd, const struct menv_strvec *recs)
 {
 	for (size_t k = recs->n; k-- > 0;) {
 		const char *r = recs->v[k];
 		char op = r[0];
 		const char *rel = r + 1;
+		struct stat sb;
 		if (!*rel)
 			continue;
-		char *p = menv_xasprintf("%s/%s", root, rel);
-		struct stat sb;
 		switch (op) {
 		case 'C':
-			if (lstat(p, &sb) == 0) {
+			if (menv_beneath_lstat(rootfd, rel, &sb, NULL) == 0) {
 				if (S_ISDIR(sb.st_mode))
-					menv_remove_tree(p);
+					menv_beneath_remove_tree(rootfd, rel);
 				else
-					unlink(p);
+					menv_beneath_unlink(rootfd, rel, 0, NULL);
 			}
 			break;
 		case 'D':
 			/* it did not exist before: whatever is in it is new (e.g. written by a
 			 * link script) */
-			menv_remove_tree(p);
+			menv_beneath_remove_tree(rootfd, rel);
 			break;
-		case 'R': mkdir(p, 0755); break;
+		case 'R': menv_beneath_mkdir(rootfd, rel, 0755, NULL); break;
 		case 'M': {
 			/* "M<n>\t<path>": <path> was moved to backup/<n> */
 			const char *tab = strchr(rel, '\t');
 			if (!tab)
 				break;
-			free(p);
-			p = menv_xasprintf("%s/%s", root, tab + 1);
-			char *b = menv_xasprintf("%s/backup/%.*s", dir, (int)(tab - rel), rel);
-			if (lstat(b, &sb) == 0) {
-				if (lstat(p, &sb) == 0) {
-					if (S_ISDIR(sb.st_mode))
-						rmdir(p);
-					else
-						unlink(p);
-				}
-				rename(b, p);
+			const char *p = tab + 1;
+			char *b = menv_xasprintf(TXN_DIR "/backup/%.*s", (int)(tab - rel), rel);
+			if (menv_beneath_lstat(rootfd, b, &sb, NULL) == 0) {
+				if (menv_beneath_lstat(rootfd, p, &sb, NULL) == 0)
+					menv_beneath_unlink(rootfd, p,
+					                    S_ISDIR(sb.st_mode) ? AT_REMOVEDIR : 0,
+					                    NULL);
+				menv_beneath_rename(rootfd, b, p, NULL);
 			}
 			free(b);
 			break;
 		}
 		default: break;
 		}
-		free(p);
 	}
 }
 
@@ -298,9 +298,11 @@ int menv_journal_rollback(struct menv_journal *t, struct menv_error *err)
 	close(t->fd);
 	t->fd = -1;
 	rc = read_journal(t->dir, &buf, &recs, err);
-	if (!rc) {
-		undo(t->root, t->dir, &recs);
-		menv_remove_tree(t->dir);
+	free(t->last_parent);
+	t->last_parent = NULL;
+	if (!rc && t->rootfd >= 0) {
+		undo(t->rootfd, &recs);
+		menv_beneath_remove_tree(t->rootfd, TXN_DIR);
 	}
 	menv_strvec_clear(&recs);
 	menv_buf_release(&buf);
@@ -322,7 +324,8 @@ int menv_journal_commit(struct menv_journal *t, struct menv_error *err)
 	close(t->fd);
 	t->fd = -1;
 	count_op(t);
-	menv_remove_tree(t->dir);
+	if (t->rootfd >= 0)
+		menv_beneath_remove_tree(t->rootfd, TXN_DIR);
 	return 0;
 }
 
@@ -357,9 +360,14 @@ int menv_env_recover(const char *prefix, enum menv_recovery *what, struct menv_e
 		*what = MENV_RECOVERY_REMOVED;
 		menv_remove_tree(prefix);
 	} else {
+		int rootfd;
+		rc = menv_beneath_root(prefix, &rootfd, err);
+		if (rc)
+			goto out;
 		*what = MENV_RECOVERY_ROLLED_BACK;
-		undo(prefix, dir, &recs);
-		menv_remove_tree(dir);
+		undo(rootfd, &recs);
+		menv_beneath_remove_tree(rootfd, TXN_DIR);
+		close(rootfd);
 	}
 out:
 	menv_strvec_clear(&recs);
@@ -392,9 +400,14 @@ int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, in
 		                    "'%s' is not a conda environment (no conda-meta/)", prefix);
 		goto out;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock file '%s'", path);
+	int rootfd;
+	rc = menv_beneath_root(prefix, &rootfd, err);
+	if (rc)
+		goto out;
+	rc = menv_beneath_open(rootfd, "conda-meta/.menv.lock", O_RDWR | O_CREAT, 0644, &fd, err);
+	close(rootfd);
+	if (rc) {
+		menv_error_prefix(err, "cannot open the lock file '%s'", path);
 		goto out;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)

@@ -43,20 +43,26 @@ void menv_sha256_hex(const void *data, size_t len, char out[65])
 	out[64] = '\0';
 }
 
-static bool safe_relpath(const char *p)
+/* A path a package may not own: conda-meta/ (the environment's records, history, pinned,
+ * the journal and the lock) and top-level `.menv*` names (menv's own files). */
+static bool reserved_path(const char *rel)
 {
-	if (!*p || p[0] == '/')
-		return false;
-	for (const char *s = p; *s;) {
-		const char *e = strchr(s, '/');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		if (n == 2 && s[0] == '.' && s[1] == '.')
-			return false;
-		s += n;
-		if (*s == '/')
-			s++;
-	}
-	return !strchr(p, '\n');
+	size_t n = strcspn(rel, "/");
+	return (n == 10 && !strncmp(rel, "conda-meta", 10)) || !strncmp(rel, ".menv", 5);
+}
+
+/* Checks a package path and its prefix-relative target. */
+static int check_path(const char *dist, const char *path, const char *rel, struct menv_error *err)
+{
+	if (!menv_beneath_relpath_ok(path) || !menv_beneath_relpath_ok(rel))
+		return menv_error_set(err, MENV_EUNSAFE, "'%s': path '%s' leaves the prefix", dist,
+		                      path);
+	if (reserved_path(rel))
+		return menv_error_set(err, MENV_EUNSAFE,
+		                      "'%s': path '%s' is reserved for menv's own files in the "
+		                      "prefix (conda-meta/, .menv*): a package may not ship it",
+		                      dist, rel);
+	return 0;
 }
 
 int menv_mkdirs(const char *path, struct menv_error *err)
@@ -81,44 +87,19 @@ out:
 	return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int write_new_file(const char *dst, const char *data, size_t len, mode_t mode,
+static int write_new_file(int rootfd, const char *rel, const char *data, size_t len, mode_t mode,
                           struct menv_error *err)
 {
-	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
-	if (fd < 0)
-		return menv_error_sys(err, MENV_EIO, "cannot create '%s'", dst);
-	if (write_all(fd, data, len) < 0) {
-		menv_error_sys(err, MENV_EIO, "cannot write '%s'", dst);
-		close(fd);
-		return MENV_EIO;
-	}
-	if (close(fd) < 0)
-		return menv_error_sys(err, MENV_EIO, "cannot write '%s'", dst);
-	return 0;
+	return menv_beneath_write(rootfd, rel, data, len, mode, O_EXCL, err);
 }
 
 /* FICLONE: 0, or -1 with errno (the destination is removed again). */
-static int reflink(const char *src, const char *dst, mode_t mode)
+static int reflink(const char *src, int rootfd, const char *rel, mode_t mode)
 {
-	int s = open(src, O_RDONLY | O_CLOEXEC);
+	int d, s = open(src, O_RDONLY | O_CLOEXEC);
 	if (s < 0)
 		return -1;
-	int d = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
-	if (d < 0) {
+	if (menv_beneath_open(rootfd, rel, O_WRONLY | O_CREAT | O_EXCL, mode & 07777, &d, NULL)) {
 		int e = errno;
 		close(s);
 		errno = e;
@@ -132,18 +113,19 @@ static int reflink(const char *src, const char *dst, mode_t mode)
 		e = errno;
 	}
 	if (r < 0) {
-		unlink(dst);
+		menv_beneath_unlink(rootfd, rel, 0, NULL);
 		errno = e;
 	}
 	return r;
 }
 
-static int copy_file(const char *src, const char *dst, mode_t mode, struct menv_error *err)
+static int copy_file(const char *src, int rootfd, const char *rel, mode_t mode,
+                     struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
 	int rc = menv_buf_read_file(&b, src, err);
 	if (!rc)
-		rc = write_new_file(dst, b.buf, b.len, mode, err);
+		rc = write_new_file(rootfd, rel, b.buf, b.len, mode, err);
 	menv_buf_release(&b);
 	return rc;
 }
@@ -245,13 +227,17 @@ static void report_clobber(struct menv_link_ctx *ctx, const char *rel)
  * (a clobber), and journals the creation. */
 static int prepare(struct menv_link_ctx *ctx, const char *rel, struct menv_error *err)
 {
-	char *dst = menv_xasprintf("%s/%s", ctx->txn->root, rel);
 	struct stat sb;
 	int rc = menv_journal_mkparents(ctx->txn, rel, err);
 
-	if (rc)
+	if (rc) {
+		menv_error_prefix(err, "cannot write '%s'", rel);
 		goto out;
-	if (lstat(dst, &sb) == 0) {
+	}
+	rc = menv_beneath_lstat(ctx->txn->rootfd, rel, &sb, err);
+	if (rc && rc != MENV_ENOTFOUND)
+		goto out;
+	if (!rc) {
 		if (S_ISDIR(sb.st_mode)) {
 			rc = menv_error_set(err, MENV_EEXIST,
 			                    "cannot link '%s': a directory of that "
@@ -266,15 +252,15 @@ static int prepare(struct menv_link_ctx *ctx, const char *rel, struct menv_error
 	}
 	rc = menv_journal_created(ctx->txn, rel, err);
 out:
-	free(dst);
 	return rc;
 }
 
-static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *dst, mode_t mode,
+static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *rel, mode_t mode,
                       struct menv_error *err)
 {
+	int rootfd = ctx->txn->rootfd;
 	if (!ctx->caps->no_reflink) {
-		if (reflink(src, dst, mode) == 0) {
+		if (reflink(src, rootfd, rel, mode) == 0) {
 			ctx->st->reflinks++;
 			return 0;
 		}
@@ -282,7 +268,7 @@ static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *ds
 		    errno == ENOSYS)
 			ctx->caps->no_reflink = true;
 	}
-	int rc = copy_file(src, dst, mode, err);
+	int rc = copy_file(src, rootfd, rel, mode, err);
 	if (!rc)
 		ctx->st->copies++;
 	return rc;
@@ -295,17 +281,17 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	struct menv_link_stats *st = ctx->st;
 	char *rel = target_path(pe->path, ctx->noarch_python, ctx->site_packages);
 	char *src = menv_xasprintf("%s/%s", ctx->pkgdir, pe->path);
-	char *dst = menv_xasprintf("%s/%s", ctx->txn->root, rel);
+	int rootfd = ctx->txn->rootfd;
 	struct stat sst;
 	json_t *pd = pe->src ? json_deep_copy(pe->src) : json_object();
-	int rc = 0;
+	int rc = check_path(ctx->dist, pe->path, rel, err);
 
-	if (!safe_relpath(pe->path) || !safe_relpath(rel)) {
-		rc = menv_error_set(err, MENV_EUNSAFE, "path '%s' leaves the prefix", pe->path);
+	if (rc)
 		goto out;
-	}
 	if (!strcmp(pe->path_type, "directory")) {
 		rc = menv_journal_mkdirs(ctx->txn, rel, err);
+		if (rc == MENV_EUNSAFE || rc == MENV_EEXIST)
+			menv_error_prefix(err, "cannot create directory '%s'", rel);
 		goto record;
 	}
 	if (lstat(src, &sst) < 0) {
@@ -324,8 +310,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 			goto out;
 		}
 		target[n] = '\0';
-		if (symlink(target, dst) < 0)
-			rc = menv_error_sys(err, MENV_EIO, "cannot create link '%s'", dst);
+		rc = menv_beneath_symlink(target, rootfd, rel, err);
 		json_object_set_new(pd, "path_type", json_string("softlink"));
 		goto record;
 	}
@@ -338,7 +323,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		if (rc == MENV_EUNSUPPORTED)
 			menv_error_prefix(err, "cannot relocate '%s'", pe->path);
 		if (!rc)
-			rc = write_new_file(dst, outb.buf, outb.len, sst.st_mode, err);
+			rc = write_new_file(rootfd, rel, outb.buf, outb.len, sst.st_mode, err);
 		if (!rc) {
 			st->replaced++;
 			st->copies++;
@@ -356,15 +341,14 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		goto record;
 	}
 	if (pe->no_link || o->link_mode == MENV_LINK_COPY) {
-		rc = place_copy(ctx, src, dst, sst.st_mode, err);
+		rc = place_copy(ctx, src, rel, sst.st_mode, err);
 		ctx->link_type = 3;
 		goto record;
 	}
 	if (o->link_mode == MENV_LINK_SOFTLINK) {
-		if (symlink(src, dst) < 0) {
-			rc = menv_error_sys(err, MENV_EIO, "cannot create link '%s'", dst);
+		rc = menv_beneath_symlink(src, rootfd, rel, err);
+		if (rc)
 			goto out;
-		}
 		st->softlinks++;
 		ctx->link_type = 2;
 		json_object_set_new(pd, "path_type", json_string("softlink"));
@@ -372,7 +356,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	}
 	/* AUTO: reflink, else hardlink, else softlink (allow_softlinks), else copy */
 	if (!ctx->caps->no_reflink) {
-		if (reflink(src, dst, sst.st_mode) == 0) {
+		if (reflink(src, rootfd, rel, sst.st_mode) == 0) {
 			st->reflinks++;
 			if (ctx->link_type != 3)
 				ctx->link_type = 1;
@@ -383,7 +367,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 			ctx->caps->no_reflink = true;
 	}
 	if (!ctx->caps->no_hardlink) {
-		if (link(src, dst) == 0) {
+		if (menv_beneath_link(src, rootfd, rel, NULL) == 0) {
 			st->hardlinks++;
 			if (!ctx->link_type)
 				ctx->link_type = 1;
@@ -392,13 +376,13 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		if (errno == EXDEV || errno == EPERM || errno == EMLINK)
 			ctx->caps->no_hardlink = true;
 	}
-	if (o->allow_softlinks && symlink(src, dst) == 0) {
+	if (o->allow_softlinks && menv_beneath_symlink(src, rootfd, rel, NULL) == 0) {
 		st->softlinks++;
 		ctx->link_type = 2;
 		json_object_set_new(pd, "path_type", json_string("softlink"));
 		goto record;
 	}
-	rc = copy_file(src, dst, sst.st_mode, err);
+	rc = copy_file(src, rootfd, rel, sst.st_mode, err);
 	if (!rc)
 		st->copies++;
 	ctx->link_type = 3;
@@ -418,7 +402,6 @@ out:
 	json_decref(pd);
 	free(rel);
 	free(src);
-	free(dst);
 	return rc;
 }
 
@@ -468,7 +451,6 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_
 		char imp[256];
 		snprintf(imp, sizeof(imp), "%.*s", (int)strcspn(func, "."), func);
 		char *rel = menv_xasprintf("bin/%s", name);
-		char *dst = menv_xasprintf("%s/%s", ctx->txn->root, rel);
 		char *shebang = menv_python_shebang(ctx->prefix);
 		char *body = menv_xasprintf(
 		        "%s"
@@ -480,9 +462,11 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_
 		        "    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])\n"
 		        "    sys.exit(%s())\n",
 		        shebang, module, imp, func);
-		int rc = prepare(ctx, rel, err);
+		int rc = check_path(ctx->dist, rel, rel, err);
 		if (!rc)
-			rc = write_new_file(dst, body, strlen(body), 0755, err);
+			rc = prepare(ctx, rel, err);
+		if (!rc)
+			rc = write_new_file(ctx->txn->rootfd, rel, body, strlen(body), 0755, err);
 		if (!rc) {
 			char hex[65];
 			json_t *pd = json_object();
@@ -500,7 +484,6 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_
 		}
 		free(shebang);
 		free(body);
-		free(dst);
 		free(rel);
 		if (rc)
 			return rc;
@@ -623,6 +606,9 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 	int rc;
 
 	ctx->link_type = 0;
+	/* a pre-link script ran since the last package: directories are walked again */
+	free(ctx->txn->last_parent);
+	ctx->txn->last_parent = NULL;
 	rc = for_each_entry(ctx->pkgdir, link_entry, &ud, err);
 	if (rc)
 		goto out;
@@ -644,19 +630,69 @@ out:
 }
 
 struct check_ud {
-	const char *dist, *prefix;
+	const char *pkgdir, *dist, *prefix, *site_packages;
+	bool noarch_python;
+	json_t *links; /* prefix path -> dist of a link in the transaction, or NULL */
 };
+
+static int list_link(void *ud, const struct path_entry *pe, struct menv_error *err)
+{
+	struct check_ud *c = ud;
+	char *src = menv_xasprintf("%s/%s", c->pkgdir, pe->path);
+	struct stat st;
+	(void)err;
+	if (menv_beneath_relpath_ok(pe->path) && lstat(src, &st) == 0 && S_ISLNK(st.st_mode)) {
+		char *rel = target_path(pe->path, c->noarch_python, c->site_packages);
+		json_object_set_new(c->links, rel, json_string(c->dist));
+		free(rel);
+	}
+	free(src);
+	return 0;
+}
+
+int menv_link_list_links(const char *pkgdir, const char *dist, bool noarch_python,
+                         const char *site_packages, json_t *links, struct menv_error *err)
+{
+	struct check_ud c = {pkgdir, dist, "", site_packages, noarch_python && site_packages,
+	                     links};
+	return for_each_entry(pkgdir, list_link, &c, err);
+}
+
+/* A link of the transaction that `rel` would be written through, or NULL. */
+static const char *link_above(json_t *links, const char *rel, char *buf, size_t size)
+{
+	if (!links)
+		return NULL;
+	for (const char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/')) {
+		size_t n = (size_t)(s - rel);
+		if (n >= size)
+			break;
+		memcpy(buf, rel, n);
+		buf[n] = '\0';
+		if (json_object_get(links, buf))
+			return buf;
+	}
+	return NULL;
+}
 
 static int check_entry(void *ud, const struct path_entry *pe, struct menv_error *err)
 {
 	struct check_ud *c = ud;
 	size_t pl, nl = strlen(c->prefix);
+	char *rel = target_path(pe->path, c->noarch_python, c->site_packages);
+	char above[4096];
+	int rc = check_path(c->dist, pe->path, rel, err);
+	const char *l = rc ? NULL : link_above(c->links, rel, above, sizeof(above));
 
-	if (!safe_relpath(pe->path))
-		return menv_error_set(err, MENV_EUNSAFE, "'%s': path '%s' leaves the prefix",
-		                      c->dist, pe->path);
-	if (!pe->placeholder || !pe->binary)
-		return 0;
+	if (l)
+		rc = menv_error_set(err, MENV_EUNSAFE,
+		                    "'%s': cannot write '%s': '%s' is a symbolic link of '%s' "
+		                    "(menv writes nothing through links in a prefix)",
+		                    c->dist, rel, l,
+		                    json_string_value(json_object_get(c->links, l)));
+	free(rel);
+	if (rc || !pe->placeholder || !pe->binary)
+		return rc;
 	pl = strlen(pe->placeholder);
 	if (nl > pl)
 		return menv_error_set(
@@ -667,9 +703,10 @@ static int check_entry(void *ud, const struct path_entry *pe, struct menv_error 
 	return 0;
 }
 
-int menv_link_check(const char *pkgdir, const char *dist, const char *prefix,
-                    struct menv_error *err)
+int menv_link_check(const char *pkgdir, const char *dist, const char *prefix, bool noarch_python,
+                    const char *site_packages, json_t *links, struct menv_error *err)
 {
-	struct check_ud c = {dist, prefix};
+	struct check_ud c = {pkgdir, dist, prefix, site_packages, noarch_python && site_packages,
+	                     links};
 	return for_each_entry(pkgdir, check_entry, &c, err);
 }

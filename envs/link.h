@@ -6,6 +6,8 @@
 #ifndef MENV_ENVS_LINK_H
 #define MENV_ENVS_LINK_H
 
+#include <sys/stat.h>
+
 #include "envs.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -15,20 +17,30 @@
  * While fd < 0 nothing is journaled (a staging directory is removed whole on failure). */
 struct menv_journal {
 	char *root;      /* where changes are made */
+	int rootfd;      /* an O_PATH descriptor of root (beneath.c), or -1 when it could not
+	                  * be opened: every change is made relative to it */
 	char *dir;       /* <root>/conda-meta/.menv-txn */
 	int fd;          /* the journal, or -1 */
 	size_t ops;      /* changes made so far (the MENV_TEST_CRASH_AFTER hook counts them) */
 	size_t nbackups; /* files moved aside so far */
 	long crash_after;
+	char *last_parent; /* the directory menv_journal_mkparents saw last (all there) */
 };
 
+/* Opens `root` too (t->rootfd; -1 when that fails, and then every change fails with
+ * MENV_EIO). menv_journal_release closes it. */
 void menv_journal_init(struct menv_journal *t, const char *root);
+/* The root directory was renamed to `root` (a create's staging directory moved into place):
+ * the names change, the descriptor stays (it is the same directory). */
+void menv_journal_moved(struct menv_journal *t, const char *root);
 void menv_journal_release(struct menv_journal *t);
 /* Starts journaling: kind 'U' (changing an existing prefix) or 'N' (a new prefix whose
  * link scripts are still to run). Errors: MENV_EIO. */
 int menv_journal_begin(struct menv_journal *t, char kind, struct menv_error *err);
 /* Write-ahead records; each is logged before the change it announces. `rel` is relative
- * to t->root. */
+ * to t->root and resolved beneath it (beneath.c): mkdirs, mkparents and move_aside fail with
+ * MENV_EUNSAFE when a component above the last is a symbolic link, MENV_EEXIST when one is
+ * not a directory. */
 int menv_journal_created(struct menv_journal *t, const char *rel, struct menv_error *err);
 int menv_journal_mkdirs(struct menv_journal *t, const char *rel, struct menv_error *err);
 int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_error *err);
@@ -38,8 +50,69 @@ int menv_journal_rmdir(struct menv_journal *t, const char *rel, struct menv_erro
 int menv_journal_commit(struct menv_journal *t, struct menv_error *err);
 int menv_journal_rollback(struct menv_journal *t, struct menv_error *err);
 
-/* rm -rf, best effort. */
+/* rm -rf, best effort; follows no link below `path` itself (a link is removed as a link). */
 void menv_remove_tree(const char *path);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Paths beneath a directory (beneath.c)                                                     */
+
+/* Every write menv makes in a prefix (link, unlink, journal, rollback, records, history,
+ * .pyc, entry points, pip's MENV_SOURCE) goes through these: `rel` is a path relative to
+ * `rootfd` (an O_PATH descriptor of the prefix or of a create's staging directory) and no
+ * component above its last may be a symbolic link, even one pointing inside the prefix; the
+ * last component is never followed. A link's target may point anywhere: nothing is written
+ * through it. openat2(2) RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS where
+ * the kernel has it, else a component-by-component O_NOFOLLOW walk. Each function keeps
+ * errno of the failing system call. Common errors: MENV_EUNSAFE (`rel` is absolute, has an
+ * empty, "." or ".." component or a newline, or a link is in the way: "'<path>' is a symbolic
+ * link ..."), MENV_ENOTFOUND (a component is missing), MENV_EEXIST (a component is not a
+ * directory), MENV_EIO. */
+
+/* A relative path of non-empty components, none "." or "..", no newline. */
+bool menv_beneath_relpath_ok(const char *rel);
+/* Opens `path` itself (links in it followed: the user's prefix may sit behind one) as an
+ * O_PATH directory descriptor; the caller closes *fd. Errors: MENV_ENOTFOUND, MENV_EIO. */
+int menv_beneath_root(const char *path, int *fd, struct menv_error *err);
+/* The directory `rel` ("" is rootfd itself) as a new O_PATH descriptor; caller closes. */
+int menv_beneath_dir(int rootfd, const char *rel, int *out, struct menv_error *err);
+/* The directory holding `rel` (*dirfd, caller closes) and rel's last component (*leaf, a
+ * pointer into rel). */
+int menv_beneath_parent(int rootfd, const char *rel, int *dirfd, const char **leaf,
+                        struct menv_error *err);
+/* lstat of rel. MENV_ENOTFOUND when it (or a parent) does not exist. */
+int menv_beneath_lstat(int rootfd, const char *rel, struct stat *st, struct menv_error *err);
+/* Whether rel exists (as anything, a link included) with no link above it. */
+bool menv_beneath_exists(int rootfd, const char *rel);
+/* openat(2) of rel with O_NOFOLLOW | O_CLOEXEC added to `flags`; *fd belongs to the caller.
+ * A link as the last component: MENV_EUNSAFE. */
+int menv_beneath_open(int rootfd, const char *rel, int flags, mode_t mode, int *fd,
+                      struct menv_error *err);
+/* Creates rel (O_CREAT | `extra_flags`, e.g. O_EXCL or O_TRUNC) holding `len` bytes. */
+int menv_beneath_write(int rootfd, const char *rel, const void *data, size_t len, mode_t mode,
+                       int extra_flags, struct menv_error *err);
+/* mkdir of rel (its parent must exist). MENV_EEXIST when rel exists. */
+int menv_beneath_mkdir(int rootfd, const char *rel, mode_t mode, struct menv_error *err);
+/* mkdir -p of rel: `cb` (may be NULL) is called with the path so far before each directory
+ * is created (the journal logs it there); a non-zero return stops. */
+typedef int (*menv_beneath_mkdir_cb)(void *ud, const char *rel, struct menv_error *err);
+int menv_beneath_mkdirs(int rootfd, const char *rel, menv_beneath_mkdir_cb cb, void *ud,
+                        struct menv_error *err);
+/* symlinkat(target, rel): `target` is stored as given. */
+int menv_beneath_symlink(const char *target, int rootfd, const char *rel, struct menv_error *err);
+/* A hard link at rel of `src` (a file outside the prefix, e.g. in the package cache). */
+int menv_beneath_link(const char *src, int rootfd, const char *rel, struct menv_error *err);
+/* unlinkat(2) of rel; flags 0 or AT_REMOVEDIR. */
+int menv_beneath_unlink(int rootfd, const char *rel, int flags, struct menv_error *err);
+/* renameat(2) of `from` to `to`, both beneath rootfd. */
+int menv_beneath_rename(int rootfd, const char *from, const char *to, struct menv_error *err);
+/* rm -rf of rel, best effort, following no link. */
+void menv_beneath_remove_tree(int rootfd, const char *rel);
+/* Whether rel is a directory (not a link) with nothing in it. */
+bool menv_beneath_dir_empty(int rootfd, const char *rel);
+/* Test hooks: force the walk (as on a kernel without openat2; MENV_TEST_NO_OPENAT2=1 in the
+ * environment does the same), or go back to trying openat2; whether openat2 is in use. */
+void menv_beneath_force_walk(bool on);
+bool menv_beneath_uses_openat2(void);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Linking (link.c)                                                                          */
@@ -70,10 +143,20 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
                       struct menv_error *err);
 
 /* Checks before anything is written that a package can be linked into `prefix`: its file
- * list is readable and no binary-mode placeholder is shorter than `prefix` (BR-026).
- * Errors: MENV_EUNSUPPORTED naming the file and both lengths, MENV_EPARSE, MENV_ENOTFOUND. */
-int menv_link_check(const char *pkgdir, const char *dist, const char *prefix,
-                    struct menv_error *err);
+ * list is readable, every path stays in the prefix and is none of menv's own (conda-meta/...,
+ * top-level .menv*; noarch python paths checked where they land, under `site_packages`), and
+ * no binary-mode placeholder is shorter than `prefix` (BR-026); with `links` (may be NULL,
+ * see menv_link_list_links) no path runs through a link another package of the transaction
+ * (or this one) ships. Errors: MENV_EUNSAFE naming the package and the path, MENV_EUNSUPPORTED naming the file
+ * and both lengths, MENV_EPARSE, MENV_ENOTFOUND. */
+int menv_link_check(const char *pkgdir, const char *dist, const char *prefix, bool noarch_python,
+                    const char *site_packages, json_t *links, struct menv_error *err);
+/* Adds to `links` (a JSON object, borrowed) prefix path -> `dist` for every symbolic link the
+ * package ships, so that menv_link_check (given the same object) refuses before anything is
+ * written a path of the transaction that runs through one. Errors: MENV_EPARSE,
+ * MENV_ENOTFOUND. */
+int menv_link_list_links(const char *pkgdir, const char *dist, bool noarch_python,
+                         const char *site_packages, json_t *links, struct menv_error *err);
 
 /* mkdir -p. Errors: MENV_EIO. */
 int menv_mkdirs(const char *path, struct menv_error *err);

@@ -6,7 +6,9 @@
  *
  * pip runs in the final prefix (after the staging directory was renamed into place), so
  * scripts get the right shebangs and compiled paths; when it fails the caller removes the
- * whole new prefix (menv_pip_rollback_prefix).
+ * whole new prefix (menv_pip_rollback_prefix), following no link inside it. What pip itself
+ * writes is pip's; the files menv adds to a dist-info (MENV_SOURCE, a RECORD line) are
+ * written beneath the prefix and never through a link (beneath.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -243,19 +245,32 @@ static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
 }
 
 /* Lists `<stem>.dist-info/MENV_SOURCE` in the dist-info's RECORD (PEP 376: every installed
- * file), so that `pip uninstall` removes it with the rest and leaves no half dist-info. */
-static void add_to_record(const char *distinfo, const char *stem)
+ * file), so that `pip uninstall` removes it with the rest and leaves no half dist-info.
+ * `distinfo` is prefix-relative; nothing is written through a link. */
+static void add_to_record(int rootfd, const char *distinfo, const char *stem)
 {
 	char *path = menv_xasprintf("%s/RECORD", distinfo);
 	char *line = menv_xasprintf("%s.dist-info/MENV_SOURCE,,", stem);
 	struct menv_buf b = MENV_BUF_INIT;
-	if (menv_buf_read_file(&b, path, NULL) == 0 && !(b.buf && strstr(b.buf, line))) {
-		FILE *f = fopen(path, "a");
-		if (f) {
-			fprintf(f, "%s%s\n", b.len && b.buf[b.len - 1] != '\n' ? "\n" : "", line);
-			fclose(f);
+	int fd = -1;
+	char chunk[8192];
+	ssize_t n = -1;
+	struct stat st;
+	/* appended in place only when it is pip's own file, not a hard link (of the cache) */
+	if (menv_beneath_open(rootfd, path, O_RDWR | O_APPEND, 0, &fd, NULL) == 0 &&
+	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+			menv_buf_add(&b, chunk, (size_t)n);
+	if (fd >= 0 && n == 0 && !(b.buf && strstr(b.buf, line))) {
+		char *add = menv_xasprintf("%s%s\n", b.len && b.buf[b.len - 1] != '\n' ? "\n" : "",
+		                           line);
+		if (write(fd, add, strlen(add)) < 0) {
+			/* best effort: pip uninstall then leaves MENV_SOURCE behind */
 		}
+		free(add);
 	}
+	if (fd >= 0)
+		close(fd);
 	menv_buf_release(&b);
 	free(line);
 	free(path);
@@ -330,7 +345,9 @@ static void record_sources(const char *prefix, const char *log, const struct men
 		fclose(f);
 	/* a wheel "name-version-..." belongs to the dist-info "name-version.dist-info" */
 	struct menv_strvec sps = MENV_STRVEC_INIT;
+	int rootfd = -1;
 	site_packages(prefix, NULL, &sps);
+	menv_beneath_root(prefix, &rootfd, NULL);
 	const char *fn;
 	json_t *e;
 	json_object_foreach(byfile, fn, e)
@@ -340,19 +357,28 @@ static void record_sources(const char *prefix, const char *log, const struct men
 		if (!d2 || !strstr(fn, ".whl"))
 			continue;
 		char *stem = menv_xstrndup(fn, (size_t)(d2 - fn));
-		for (size_t s = 0; s < sps.n; s++) {
-			char *dir = menv_xasprintf("%s/%s.dist-info", sps.v[s], stem);
+		for (size_t s = 0; rootfd >= 0 && s < sps.n; s++) {
+			char *dir = menv_xasprintf("%s/%s.dist-info", sps.v[s] + strlen(prefix) + 1,
+			                           stem);
 			struct stat st;
-			if (stat(dir, &st) == 0) {
+			if (menv_beneath_lstat(rootfd, dir, &st, NULL) == 0 &&
+			    S_ISDIR(st.st_mode)) {
 				char *path = menv_xasprintf("%s/MENV_SOURCE", dir);
-				if (json_dump_file(e, path, JSON_SORT_KEYS) == 0)
-					add_to_record(dir, stem);
+				char *dump = json_dumps(e, JSON_SORT_KEYS);
+				/* a new file: one there may be a hard link (into the package cache) */
+				menv_beneath_unlink(rootfd, path, 0, NULL);
+				if (dump && menv_beneath_write(rootfd, path, dump, strlen(dump),
+				                               0644, O_EXCL, NULL) == 0)
+					add_to_record(rootfd, dir, stem);
+				free(dump);
 				free(path);
 			}
 			free(dir);
 		}
 		free(stem);
 	}
+	if (rootfd >= 0)
+		close(rootfd);
 	menv_strvec_clear(&sps);
 	json_decref(byfile);
 }

@@ -12,6 +12,12 @@
  * linked (pre-link scripts, files, .pyc, PrefixRecords), history appended and post-link
  * scripts run. Every change is journaled (journal.c), so any failure rolls the prefix back
  * to exactly its previous state, and a crash is rolled back by the next menv command.
+ *
+ * Every path written, moved or removed is relative to the descriptor of the prefix (the
+ * staging directory while creating) and resolved beneath it (beneath.c): a package's links
+ * are data, nothing is written through them, so packages that chain links cannot reach out
+ * of the prefix; paths a package may not ship (conda-meta/, .menv*) are refused by the check
+ * before anything changes.
  */
 
 #include <dirent.h>
@@ -186,38 +192,14 @@ static void set_python(struct run *r, json_t *rec)
 static int txn_write(struct run *r, const char *rel, const char *data, size_t len,
                      struct menv_error *err)
 {
-	char *abs = menv_xasprintf("%s/%s", r->txn.root, rel);
-	struct stat sb;
 	int rc = menv_journal_mkparents(&r->txn, rel, err);
 
-	if (!rc && lstat(abs, &sb) == 0)
+	if (!rc && menv_beneath_exists(r->txn.rootfd, rel))
 		rc = menv_journal_move_aside(&r->txn, rel, err);
 	if (!rc)
 		rc = menv_journal_created(&r->txn, rel, err);
-	if (rc)
-		goto out;
-	int fd = open(abs, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", abs);
-		goto out;
-	}
-	const char *p = data;
-	size_t n = len;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", abs);
-			break;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	if (close(fd) < 0 && !rc)
-		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", abs);
-out:
-	free(abs);
+	if (!rc)
+		rc = menv_beneath_write(r->txn.rootfd, rel, data, len, 0644, O_EXCL, err);
 	return rc;
 }
 
@@ -226,6 +208,21 @@ out:
 static int check_all(struct run *r, const struct menv_record *const *recs, size_t n,
                      struct menv_error *err)
 {
+	/* the links the packages ship: a path of the transaction through one is refused now,
+	 * before anything changes (links already in the prefix are met by the link itself) */
+	json_t *links = json_object();
+	for (size_t i = 0; i < n; i++) {
+		char *dist = menv_record_dist(recs[i]);
+		char *pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, dist);
+		int rc = menv_link_list_links(pkgdir, dist, recs[i]->noarch_python, r->site, links,
+		                              err);
+		free(pkgdir);
+		free(dist);
+		if (rc) {
+			json_decref(links);
+			return rc;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		char *dist = menv_record_dist(recs[i]);
 		char *pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, dist);
@@ -236,12 +233,16 @@ static int check_all(struct run *r, const struct menv_record *const *recs, size_
 			                    "has no python",
 			                    dist);
 		if (!rc)
-			rc = menv_link_check(pkgdir, dist, r->prefix, err);
+			rc = menv_link_check(pkgdir, dist, r->prefix, recs[i]->noarch_python,
+			                     r->site, links, err);
 		free(pkgdir);
 		free(dist);
-		if (rc)
+		if (rc) {
+			json_decref(links);
 			return rc;
+		}
 	}
+	json_decref(links);
 	return 0;
 }
 
@@ -328,8 +329,10 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 			size_t before = json_array_size(l->files);
 			rc = menv_compile_pyc(&r->txn, r->prefix, r->pyver, l->files, l->paths,
 			                      r->opts, err);
-			if (rc)
+			if (rc) {
+				menv_error_prefix(err, "while linking '%s'", l->dist);
 				return rc;
+			}
 			r->st.pyc += json_array_size(l->files) - before;
 		}
 		r->st.packages++;
@@ -458,11 +461,9 @@ out:
 /* post-link scripts in link order, then the messages they left. */
 static int post_link(struct run *r, struct menv_error *err)
 {
-	char *msgs = menv_xasprintf("%s/.messages.txt", r->txn.root);
-	struct stat sb;
 	int rc = 0;
 
-	if (lstat(msgs, &sb) == 0)
+	if (menv_beneath_exists(r->txn.rootfd, ".messages.txt"))
 		rc = menv_journal_move_aside(&r->txn, ".messages.txt", err);
 	if (!rc)
 		rc = menv_journal_created(&r->txn, ".messages.txt", err);
@@ -482,7 +483,6 @@ static int post_link(struct run *r, struct menv_error *err)
 		if (!rc && cancelled(r->opts))
 			rc = menv_error_set(err, MENV_EINTR, "interrupted");
 	}
-	free(msgs);
 	return rc;
 }
 
@@ -494,7 +494,7 @@ static void show_messages(struct run *r)
 	if (menv_buf_read_file(&b, msgs, NULL) == 0) {
 		if (b.len)
 			emit(r->opts, MENV_ENV_MESSAGE, b.buf);
-		unlink(msgs);
+		menv_beneath_unlink(r->txn.rootfd, ".messages.txt", 0, NULL);
 	}
 	menv_buf_release(&b);
 	free(msgs);
@@ -571,7 +571,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	struct run r = {.prefix = prefix, .opts = opts};
 	char *pcopy = menv_xstrdup(prefix), *bcopy = menv_xstrdup(prefix);
 	char *parent = dirname(pcopy), *base = basename(bcopy);
-	char *staging = NULL, *meta = NULL;
+	char *staging = NULL;
 	struct stat sb;
 	bool empty_dir = false, renamed = false;
 	int lock_fd = -1, rc = 0;
@@ -614,15 +614,15 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		goto out;
 	}
 	chmod(staging, 0755);
-	meta = menv_xasprintf("%s/conda-meta", staging);
-	rc = menv_mkdirs(meta, err);
+	/* the staging directory is the root of every write until it is renamed */
+	menv_journal_release(&r.txn);
+	menv_journal_init(&r.txn, staging);
+	rc = menv_beneath_mkdir(r.txn.rootfd, "conda-meta", 0755, err);
 	if (rc)
 		goto out;
 	rc = menv_env_lock(staging, true, NULL, NULL, &lock_fd, err);
 	if (rc)
 		goto out;
-	menv_journal_release(&r.txn);
-	menv_journal_init(&r.txn, staging);
 	rc = link_all(&r, recs, n, err);
 	if (!rc)
 		rc = write_records(&r, NULL, 0, err);
@@ -660,10 +660,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		goto out;
 	}
 	renamed = true;
-	free(r.txn.root);
-	free(r.txn.dir);
-	r.txn.root = menv_xstrdup(prefix);
-	r.txn.dir = menv_xasprintf("%s/conda-meta/.menv-txn", prefix);
+	menv_journal_moved(&r.txn, prefix);
 	rc = post_link(&r, err);
 	if (!rc)
 		rc = menv_journal_commit(&r.txn, err);
@@ -691,7 +688,6 @@ out:
 		*stats = r.st;
 	run_release(&r);
 	free(staging);
-	free(meta);
 	free(pcopy);
 	free(bcopy);
 	return rc;
@@ -742,14 +738,21 @@ static int unlink_one(struct run *r, json_t *rec, json_t *dirs, struct menv_erro
 	{
 		const char *rel = json_string_value(f);
 		struct stat sb;
-		if (!rel || !*rel || rel[0] == '/' || strstr(rel, "..") || strchr(rel, '\n'))
+		if (!rel || !menv_beneath_relpath_ok(rel))
 			continue;
 		if (json_object_get(r->owners, rel))
 			continue; /* a package that stays has this path too */
-		char *abs = menv_xasprintf("%s/%s", r->prefix, rel);
-		if (lstat(abs, &sb) == 0 && !S_ISDIR(sb.st_mode))
+		/* gone, or behind a link (never removed through one): left as it is */
+		struct menv_error lerr = {0};
+		int lrc = menv_beneath_lstat(r->txn.rootfd, rel, &sb, &lerr);
+		if (lrc == 0 && !S_ISDIR(sb.st_mode))
 			rc = menv_journal_move_aside(&r->txn, rel, err);
-		free(abs);
+		else if (lrc == MENV_EUNSAFE) {
+			char *msg = menv_xasprintf("'%s': '%s' is not removed: %s", dist, rel,
+			                           lerr.msg);
+			emit(r->opts, MENV_ENV_WARNING, msg);
+			free(msg);
+		}
 		if (rc)
 			goto out;
 		char *d = menv_xstrdup(rel);
@@ -783,11 +786,8 @@ static int remove_empty_dirs(struct run *r, json_t *dirs, struct menv_error *err
 	for (i = 0; i < n && !rc; i++) {
 		if (!strcmp(v2[i], "conda-meta"))
 			continue;
-		char *abs = menv_xasprintf("%s/%s", r->prefix, v2[i]);
-		struct stat sb;
-		if (lstat(abs, &sb) == 0 && S_ISDIR(sb.st_mode) && dir_is_empty(abs))
+		if (menv_beneath_dir_empty(r->txn.rootfd, v2[i]))
 			rc = menv_journal_rmdir(&r->txn, v2[i], err);
-		free(abs);
 	}
 	free(v2);
 	return rc;

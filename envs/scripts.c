@@ -2,7 +2,9 @@
  * scripts.c - running programs of the environment during a transaction: the link scripts
  * of packages (`pre-link`, `post-link`, `pre-unlink`, CEP-34 / conda-build's convention
  * `bin/.<name>-<action>.sh`) and the environment's python compiling the `.py` files of
- * noarch python packages (CEP-20).
+ * noarch python packages (CEP-20). What these programs write is theirs: a link script runs
+ * with the user's rights and can write anywhere (as with conda); menv only makes sure that
+ * the directories compileall writes .pyc files into are real directories of the prefix.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -163,7 +165,11 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 		if (l < 4 || strcmp(p + l - 3, ".py"))
 			continue;
 		char *pyc = pyc_path(p, tag);
+		/* compileall writes it: its directories must be real ones (python replaces the
+		 * .pyc itself with a rename, never writing through a link there) */
 		rc = menv_journal_mkparents(t, pyc, err);
+		if (rc)
+			menv_error_prefix(err, "cannot write '%s'", pyc);
 		if (!rc)
 			rc = menv_journal_created(t, pyc, err);
 		if (rc) {
@@ -226,8 +232,7 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 	bool failed = status < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
 	size_t made = 0;
 	for (size_t k = 0; k < pycs.n; k++) {
-		char *abs = menv_xasprintf("%s/%s", t->root, pycs.v[k]);
-		if (access(abs, F_OK) == 0) {
+		if (menv_beneath_exists(t->rootfd, pycs.v[k])) {
 			json_t *pd = json_object();
 			json_object_set_new(pd, "_path", json_string(pycs.v[k]));
 			json_object_set_new(pd, "path_type", json_string("pyc_file"));
@@ -236,11 +241,11 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 			made++;
 		} else {
 			/* no .pyc: the __pycache__ made for it would outlive the package */
-			char *slash = strrchr(abs, '/');
-			*slash = '\0';
-			rmdir(abs);
+			char *dir = menv_xstrdup(pycs.v[k]);
+			*strrchr(dir, '/') = '\0';
+			menv_beneath_unlink(t->rootfd, dir, AT_REMOVEDIR, NULL);
+			free(dir);
 		}
-		free(abs);
 	}
 	if (failed && opts->cb) {
 		char *msg = menv_xasprintf("could not compile every .py file with '%s' (%zu of %zu "
