@@ -24,6 +24,12 @@ static void on_removed(void *ud, const char *path, int64_t bytes)
 		printf("  %-70s %8.1f MB\n", path, (double)bytes / 1e6);
 }
 
+static void on_event(void *ud, enum menv_env_event ev, const char *msg)
+{
+	(void)ud;
+	fprintf(stderr, "menv: %s%s\n", ev == MENV_ENV_WARNING ? "warning: " : "", msg);
+}
+
 int menv_cmd_clean(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -37,7 +43,6 @@ int menv_cmd_clean(int argc, char **argv)
 	                  "[--locks] [--dry-run] [--json]\n";
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
-	struct menv_strvec keep = MENV_STRVEC_INIT;
 	struct menv_clean_stats st;
 	struct draw d = {NULL};
 	unsigned what = 0;
@@ -69,13 +74,12 @@ int menv_cmd_clean(int argc, char **argv)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		return menv_cli_fail(&err);
-	if ((what & MENV_CLEAN_PACKAGES) && menv_env_used_packages(&cfg, &keep, &err))
-		fprintf(stderr, "menv: warning: %s\n", err.msg);
+
 	if (json)
 		d.list = json_array();
 	else
 		printf("%s %s:\n", dry ? "Would remove from" : "Removing from", cfg.pkgs_dir);
-	rc = menv_pkgcache_clean(cfg.pkgs_dir, what, &keep, dry, on_removed, &d, &st, &err);
+	rc = menv_env_clean(&cfg, what, dry, on_removed, on_event, &d, &st, &err);
 	if (!rc && json) {
 		json_t *j = json_pack("{s:o,s:I,s:b,s:b}", "removed", d.list, "bytes",
 		                      (json_int_t)st.bytes, "dry_run", dry, "success", 1);
@@ -86,7 +90,6 @@ int menv_cmd_clean(int argc, char **argv)
 		       (double)st.bytes / 1e6);
 	}
 	json_decref(d.list);
-	menv_strvec_clear(&keep);
 	menv_config_release(&cfg);
 	return rc ? menv_cli_fail(&err) : 0;
 }

@@ -79,7 +79,9 @@ struct menv_install_opts {
  *   MENV_TEST_PAUSE_AFTER_UNLINK=SECONDS  sleep after the unlink phase of menv_env_apply,
  *                                         before the first package is linked (Ctrl-C tests);
  *   MENV_TEST_CRASH_AFTER=N               SIGKILL the process itself just before the N-th
- *                                         journaled change (crash-consistency tests). */
+ *                                         journaled change (crash-consistency tests);
+ *   MENV_TEST_PAUSE_BEFORE_LINK=SECONDS   sleep in menv_txn_commit after the fetch, holding
+ *                                         the cache's users lock (clean-vs-create tests). */
 
 /* Refuses prefix paths that would break the programs installed in them: quotes,
  * backslashes and control characters (they end up in shebangs, Python's sysconfig and
@@ -887,6 +889,16 @@ int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *ke
  * virtual_pkgs ("name=version=build", menv_virtual_detect), active_prefix,
  * active_prefix_name (null when none) and shlvl (-1 when unset). */
 json_t *menv_env_info(const struct menv_config *cfg);
+/* `conda clean`: what `what` selects (MENV_CLEAN_*) removed from cfg->pkgs_dir, under the
+ * cache's users lock held exclusive (menv_pkgcache_use: a create or install between its
+ * fetch and its link is waited for, `waiting` told once), extracted packages that any
+ * environment of menv_env_list uses kept (menv_env_used_packages). `events` (may be NULL)
+ * hears MENV_ENV_LOCK_WAIT and, for an unreadable registry, MENV_ENV_WARNING (cleaning goes
+ * on); `cb` each removed path; both get `ud`. Errors: as menv_pkgcache_clean, and
+ * menv_pkgcache_use's. */
+int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, menv_clean_cb cb,
+                   menv_env_cb events, void *ud, struct menv_clean_stats *st,
+                   struct menv_error *err);
 /* The prefix of a new environment: `<envs_dir>/NAME`, or PREFIX made absolute against the
  * working directory (trailing '/' dropped). A name may not be empty, ".", "..", start with
  * '-' or hold '/', ' ', ':' or '#' (conda's rule). Caller frees; NULL with MENV_EUSAGE when

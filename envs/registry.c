@@ -416,3 +416,35 @@ json_t *menv_env_info(const struct menv_config *cfg)
 	menv_strvec_clear(&dflt);
 	return j;
 }
+
+struct clean_events {
+	menv_env_cb cb;
+	void *ud;
+};
+
+static void clean_waiting(void *ud, const char *msg)
+{
+	struct clean_events *e = ud;
+	if (e->cb)
+		e->cb(e->ud, MENV_ENV_LOCK_WAIT, msg);
+}
+
+int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, menv_clean_cb cb,
+                   menv_env_cb events, void *ud, struct menv_clean_stats *st,
+                   struct menv_error *err)
+{
+	struct menv_strvec keep = MENV_STRVEC_INIT;
+	struct menv_error e2 = {0};
+	struct clean_events ev = {events, ud};
+	int fd = -1;
+	int rc = menv_pkgcache_use(cfg->pkgs_dir, true, NULL, clean_waiting, &ev, &fd, err);
+
+	if (rc)
+		return rc;
+	if ((what & MENV_CLEAN_PACKAGES) && menv_env_used_packages(cfg, &keep, &e2) && events)
+		events(ud, MENV_ENV_WARNING, e2.msg);
+	rc = menv_pkgcache_clean(cfg->pkgs_dir, what, &keep, dry_run, cb, ud, st, err);
+	menv_pkgcache_unuse(fd);
+	menv_strvec_clear(&keep);
+	return rc;
+}

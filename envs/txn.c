@@ -768,6 +768,19 @@ static void registry(struct menv_txn *t, bool add)
 	     add ? "added to" : "removed from", e.msg[0] ? e.msg : menv_error_name(e.code));
 }
 
+static void waiting(void *ud, const char *msg)
+{
+	emit(ud, MENV_ENV_LOCK_WAIT, "%s", msg);
+}
+
+/* Test hook: sleep `name`'s seconds (envs.h lists the hooks). */
+static void test_pause(const char *name)
+{
+	const char *v = getenv(name);
+	if (v && atoi(v) > 0)
+		sleep((unsigned)atoi(v));
+}
+
 int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 {
 	int rc;
@@ -781,14 +794,23 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 		return 0;
 	if (!empty && t->o.cb.confirm && !t->o.cb.confirm(t->o.cb.ud, &t->plan))
 		return menv_error_set(err, MENV_EINTR, "stopped: nothing was changed");
-	/* 3. every download, extraction and hash check before the first unlink (BR-032) */
+	/* 3. every download, extraction and hash check before the first unlink (BR-032); the
+	 * cache's users lock keeps `menv clean` away until the packages are linked */
+	int users = -1;
 	if (t->nlink) {
-		rc = fetch(t, err);
-		if (rc)
+		rc = menv_pkgcache_use(t->o.cfg->pkgs_dir, false, t->o.cancel, waiting, t, &users,
+		                       err);
+		if (!rc)
+			rc = fetch(t, err);
+		if (rc) {
+			menv_pkgcache_unuse(users);
 			return rc;
+		}
+		test_pause("MENV_TEST_PAUSE_BEFORE_LINK");
 	}
 	/* 4. one journaled change */
 	rc = link_unlink(t, err);
+	menv_pkgcache_unuse(users);
 	/* 5. pip, in the final prefix (its scripts must name it) */
 	if (!rc && !t->plan.remove_env)
 		rc = pip_step(t, err);

@@ -206,6 +206,17 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
                              const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
                              struct menv_error *err);
 
+/* The package cache's users lock (flock on `<pkgs>/.menv-users.lock`, made with the cache
+ * folder when missing): a transaction holds it shared from before its fetch until its
+ * packages are linked, `menv clean` exclusive while it decides what is unused and removes
+ * it, so a clean never takes a package from under a create or install that is about to
+ * link it. A busy lock calls `waiting` once (may be NULL) and waits. Release with
+ * menv_pkgcache_unuse(`*fd`). Errors: MENV_EIO, MENV_EINTR (when *cancel became non-zero). */
+int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel,
+                      void (*waiting)(void *ud, const char *msg), void *ud, int *fd,
+                      struct menv_error *err);
+void menv_pkgcache_unuse(int fd);
+
 /* What menv_pkgcache_clean removes (conda clean's options). */
 enum {
 	MENV_CLEAN_TARBALLS = 1, /* package files: <pkgs>/<fn> */

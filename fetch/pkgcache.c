@@ -722,6 +722,51 @@ out:
 	return rc;
 }
 
+int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel,
+                      void (*waiting)(void *ud, const char *msg), void *ud, int *fd,
+                      struct menv_error *err)
+{
+	char *path = menv_xasprintf("%s/.menv-users.lock", pkgs_dir);
+	int op = exclusive ? LOCK_EX : LOCK_SH, rc = 0;
+
+	*fd = -1;
+	if (mkdir_p(pkgs_dir, err)) {
+		free(path);
+		return err->code;
+	}
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (*fd < 0) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock '%s'", path);
+		goto out;
+	}
+	if (flock(*fd, op | LOCK_NB) == 0)
+		goto out;
+	if (waiting)
+		waiting(ud, exclusive ? "waiting for the environments that use the package cache "
+		                        "(a create or install is linking from it)"
+		                      : "waiting for the package cache (menv clean is running)");
+	while (flock(*fd, op) < 0) {
+		if (errno == EINTR && !(cancel && *cancel))
+			continue;
+		rc = errno == EINTR
+		             ? menv_error_set(err, MENV_EINTR,
+		                              "interrupted while waiting for the lock '%s'", path)
+		             : menv_error_sys(err, MENV_EIO, "cannot lock '%s'", path);
+		close(*fd);
+		*fd = -1;
+		break;
+	}
+out:
+	free(path);
+	return rc;
+}
+
+void menv_pkgcache_unuse(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *recs, size_t n,
                              const struct menv_fetch_opts *o_in, menv_fetch_cb cb, void *ud,
                              struct menv_error *err)
@@ -950,7 +995,8 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 		const char *n = de->d_name;
 		char *path;
 		struct stat sb;
-		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, ".menv.lock"))
+		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, ".menv.lock") ||
+		    !strcmp(n, ".menv-users.lock"))
 			continue;
 		path = menv_xasprintf("%s/%s", pkgs_dir, n);
 		if (lstat(path, &sb) < 0) {

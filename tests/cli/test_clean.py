@@ -9,10 +9,16 @@
   package) is replaced: its stale files are never linked.
 - BR-032 (c): a package whose download fails its hash check stops `install` before anything
   is unlinked: the environment keeps the old version, its files and its record.
+- -p environments registered in ~/.conda/environments.txt count as users of the cache, as
+  named ones do; a clean that runs while a create is between its fetch and its link waits
+  for it (the cache's users lock) and leaves the create's packages alone (issue "Safe by
+  construction").
 """
 import json
 import os
 import shutil
+import subprocess
+import time
 
 import menvtest
 from menvtest import sha256_file, write_text
@@ -47,6 +53,38 @@ def body(t):
     t.eq(removed, ["small-executable-1.0-0"], "clean --packages removes only the unused package")
     t.check(os.path.isdir(os.path.join(pkgs, "dependency-2.0-0")),
             "clean --packages keeps packages environment a uses")
+
+    # a -p environment outside envs_dirs keeps its packages too (it is in the registry)
+    outside = os.path.join(t.tmp, "elsewhere", "envp")
+    t.menv_ok("create", "-p", outside, *C, "small-executable")
+    r = t.menv_ok("clean", "--packages", "--json")
+    t.eq([x["path"] for x in json.loads(r.out)["removed"]], [],
+         "clean --packages keeps what a registered -p environment uses")
+    t.check(os.path.isdir(os.path.join(pkgs, "small-executable-1.0-0")),
+            "the -p environment's package is still in the cache")
+
+    # clean --all during a create that has fetched but not yet linked: clean waits
+    t.menv_ok("remove", "-p", outside, "--all", "-y", "-q")
+    t.menv_ok("clean", "--all", "--json")
+    env = t.environ({"MENV_TEST_PAUSE_BEFORE_LINK": "3"})
+    create = subprocess.Popen([t.menv, "create", "-n", "racing", *C, "small-executable"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not os.path.isdir(os.path.join(pkgs, "small-executable-1.0-0")) and \
+            time.time() < deadline and create.poll() is None:
+        time.sleep(0.05)
+    r = t.menv_run("clean", "--all")
+    out, err = create.communicate(timeout=120)
+    t.check(create.returncode == 0, "the create racing a clean succeeds",
+            out.decode() + err.decode())
+    t.check("waiting for the environments that use the package cache" in r.err,
+            "clean says it waits for the create", r.err)
+    t.check(os.path.isdir(os.path.join(pkgs, "small-executable-1.0-0")),
+            "clean left the racing create's package (now used) in the cache")
+    t.check(os.path.isdir(os.path.join(t.envs, "racing", "conda-meta")) and
+            any(f.startswith("small-executable") for f in
+                os.listdir(os.path.join(t.envs, "racing", "conda-meta"))),
+            "the racing create's environment is complete")
 
     t.menv_ok("clean", "--index-cache", "--locks")
     t.eq(os.listdir(os.path.join(pkgs, "cache")), [], "clean --index-cache empties the cache")
