@@ -249,9 +249,10 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 	if (p->nlink) {
 		human_size(total, sz, sizeof(sz));
 		/* as conda: only what is not in the package cache is downloaded */
-		if (cached == p->nlink)
+		if (cached == p->nlink) /* the cache's path where it fits */
 			printf("  Total download: nothing (every package is in %s)\n\n",
-			       p->pkgs_dir);
+			       cols && strlen(p->pkgs_dir) + 47 > cols ? "the package cache"
+			                                               : p->pkgs_dir);
 		else
 			printf("  Total download: %s%s\n\n", sz,
 			       cached ? " (the others are in the package cache)" : "");

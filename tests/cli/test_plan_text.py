@@ -90,6 +90,30 @@ def body(t):
     t.check("  Remove (1 package):\n\n  - clobber-a  1.0  0  testchan  \n" in r.out,
             "remove: the Remove section", r.out)
 
+    # menv list: columns sized to their content, the channel as conda shows it
+    r = t.menv_ok("list", "-n", "p")
+    t.eq(r.out.split("\n"), ["# packages in environment at %s:" % prefix, "#",
+                             "# Name      Version Build       Channel",
+                             "buildstring 1.0     versioned_1 testchan",
+                             "clobber-a   1.0     0           testchan",
+                             "dependency  1.0     0           testchan",
+                             "dependent   1.0     0           testchan",
+                             "versioned   1.0     0           testchan", ""],
+         "list: exact text")
+    r = t.menv_ok("list", "-n", "p", "--show-channel-urls", "dependency")
+    t.eq(r.out.split("\n")[3:], ["dependency 1.0     0     %s/testchan" % t.url(chans), ""],
+         "list --show-channel-urls: the channel's URL")
+    url = lambda f: "%s/testchan/noarch/%s" % (t.url(chans), f)
+    md5 = lambda f: menvtest.md5_file(os.path.join(t.corpus, R, f))
+    r = t.menv_ok("list", "-n", "p", "--explicit", "--md5", "^dep")
+    t.eq(r.out.split("\n")[3:], ["@EXPLICIT",
+                                 url("dependency-1.0-0.conda") + "#" + md5("dependency-1.0-0.conda"),
+                                 url("dependent-1.0-0.conda") + "#" + md5("dependent-1.0-0.conda"),
+                                 ""], "list --explicit --md5: URL#md5 lines after @EXPLICIT")
+    r = t.menv_ok("list", "-n", "p", "--explicit")
+    t.check("\n" + url("versioned-1.0-0.conda") + "\n" in r.out and "#" not in
+            r.out.split("@EXPLICIT")[-1], "list --explicit: URLs without hashes", r.out)
+
     # fitted to 80 columns: a long file:// channel is shortened in its middle, no line wraps
     deep = os.path.join(t.tmp, "a-rather-long-folder-name-for-a-channel", "that-goes-on",
                         "and-on", "testchan")

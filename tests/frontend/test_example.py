@@ -4,7 +4,8 @@ toolchain environment from ops/environment.yml and installs one more package fro
 channel (conda's test recipe `dependency` 2.0) through libmenv alone. Asserts the records
 it made (python 3.9.2, cudatoolkit 11.8.89, gxx_linux-64 11.3.0, dependency 2.0), nvcc and
 the env's g++ in place, the two history revisions, and that the menv CLI reads the same
-environment back (menv list --json)."""
+environment back (menv list --json); and that the CLI's plan of that environment fits 80
+and 120 columns."""
 import json
 import shutil
 import os
@@ -60,6 +61,15 @@ with tempfile.TemporaryDirectory(prefix="menv-example-") as tmp:
     check(hist.count("==> ") == 2 and "# cmd: menv-example install" in hist and
           "# update specs: [\"dependency\"]" in hist,
           "conda-meta/history has the two revisions the library wrote", hist[-400:])
+    # the CLI's plan of the same environment from its file:// channel fits 80 and 120
+    # columns without a wrapped line (issue "At the terminal")
+    for cols in (80, 120):
+        r = subprocess.run([menv, "create", "-n", "plan", "--dry-run", "-f", envfile],
+                           env=dict(env, COLUMNS=str(cols)), cwd=tmp, capture_output=True,
+                           text=True, timeout=300)
+        wide = [l for l in r.stdout.split("\n") if len(l) > cols]
+        check(r.returncode == 0 and "Install (39 packages)" in r.stdout and not wide,
+              "the toolchain plan fits %d columns" % cols, "\n".join(wide) or r.stderr)
     r = subprocess.run([menv, "list", "-p", prefix, "--json"], env=env, capture_output=True,
                        text=True, timeout=60)
     listed = {p["name"]: p["version"] for p in json.loads(r.stdout or "[]")
