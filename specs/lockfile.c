@@ -20,6 +20,7 @@
 
 #include <yaml.h>
 
+#include "internal.h"
 #include "specs.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -29,6 +30,9 @@ struct yctx {
 	yaml_document_t *doc;
 	const char *src;
 	struct menv_error *err;
+	/* JSON values still to make: aliases repeat nodes, so a small document can stand for an
+	 * exponential tree ("billion laughs"); past the budget it is refused */
+	size_t budget;
 };
 
 static bool plain_int(const char *s, json_int_t *out)
@@ -71,9 +75,20 @@ static json_t *yaml_json(struct yctx *c, yaml_node_t *n, int depth)
 {
 	if (!n)
 		return json_null();
-	if (depth > 64) {
-		menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: nested too deeply", c->src,
-		               n->start_mark.line + 1, n->start_mark.column + 1);
+	if (depth > MENV_PARSE_MAX_DEPTH) {
+		menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: nested deeper than %d levels",
+		               c->src, n->start_mark.line + 1, n->start_mark.column + 1,
+		               MENV_PARSE_MAX_DEPTH);
+		return NULL;
+	}
+	if (!c->budget--) {
+		menv_error_set(c->err, MENV_EPARSE,
+		               "%s:%zu:%zu: aliases expand to more values than the file holds",
+		               c->src, n->start_mark.line + 1, n->start_mark.column + 1);
+		return NULL;
+	}
+	if (!(c->budget & 4095) && menv_cancelled()) {
+		menv_error_set(c->err, MENV_EINTR, "%s: reading interrupted", c->src);
 		return NULL;
 	}
 	switch (n->type) {
@@ -125,21 +140,19 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	struct yctx c = {&doc, src, err};
+	struct yctx c = {&doc, src, err, 0};
 	int rc = 0;
 
 	*out = NULL;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		yaml_mark_t m = parser.problem_mark;
-		rc = menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s%s%s", src, m.line + 1,
-		                    m.column + 1, parser.problem ? parser.problem : "invalid YAML",
-		                    parser.context ? " " : "",
-		                    parser.context ? parser.context : "");
+	rc = menv_yaml_load(&parser, &doc, src, err);
+	if (rc) {
 		yaml_parser_delete(&parser);
 		return rc;
 	}
+	/* each node once, plus room for the few aliases a hand-written file may use */
+	c.budget = 2 * (size_t)(doc.nodes.top - doc.nodes.start) + 100000;
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (!root) {
 		rc = menv_error_set(err, MENV_EPARSE, "%s: the file is empty", src);
@@ -147,7 +160,7 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 	}
 	*out = yaml_json(&c, root, 0);
 	if (!*out)
-		rc = MENV_EPARSE;
+		rc = err ? err->code : MENV_EPARSE;
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
@@ -334,7 +347,12 @@ void menv_lockfile_free(struct menv_lockfile *lf)
 
 struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf)
 {
-	lf->pkgs = menv_xrealloc(lf->pkgs, (lf->npkgs + 1) * sizeof(*lf->pkgs));
+	if (lf->npkgs >= lf->pkgs_alloc) {
+		lf->pkgs_alloc = lf->pkgs_alloc ? 2 * lf->pkgs_alloc : 16;
+		if (lf->pkgs_alloc <= lf->npkgs)
+			lf->pkgs_alloc = 2 * lf->npkgs;
+		lf->pkgs = menv_xrealloc(lf->pkgs, lf->pkgs_alloc * sizeof(*lf->pkgs));
+	}
 	struct menv_lock_package *p = &lf->pkgs[lf->npkgs++];
 	memset(p, 0, sizeof(*p));
 	p->size = -1;
@@ -625,14 +643,19 @@ static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *
 	size_t i;
 	json_array_foreach(pkgs, i, v)
 	{
+		if (!(i & 4095) && menv_cancelled())
+			return menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
 		int rc = conda_lock_entry(lf, v, i, src, err);
 		if (rc)
 			return rc;
 	}
 	/* platforms named by entries but not in the metadata still count */
+	struct menv_strset seen = MENV_STRSET_INIT;
+	for (size_t j = 0; j < lf->platforms.n; j++)
+		menv_strset_add(&seen, lf->platforms.v[j]);
 	for (size_t j = 0; j < lf->npkgs; j++)
-		if (!menv_strvec_contains(&lf->platforms, lf->pkgs[j].platform))
-			menv_strvec_push(&lf->platforms, lf->pkgs[j].platform);
+		menv_strvec_push_unique(&lf->platforms, &seen, lf->pkgs[j].platform);
+	menv_strset_clear(&seen);
 	return 0;
 }
 
@@ -644,10 +667,25 @@ static int parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t le
 {
 	char *platform = NULL;
 	bool seen = false;
-	size_t lineno = 0;
+	size_t lineno = 0, bad;
 	int rc = 0;
 
+	if (!menv_utf8_valid(bytes, len, &bad)) {
+		/* URLs and names go into JSON (records, --json), which takes nothing else */
+		size_t line = 1, col = 1;
+		for (size_t j = 0; j < bad; j++)
+			if (bytes[j] == '\n')
+				line++, col = 1;
+			else
+				col++;
+		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: not valid UTF-8", src, line,
+		                      col);
+	}
 	for (size_t i = 0; i < len && !rc;) {
+		if (!(lineno & 4095) && menv_cancelled()) {
+			rc = menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
+			break;
+		}
 		size_t e = i;
 		while (e < len && bytes[e] != '\n')
 			e++;
@@ -1186,13 +1224,9 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 		goto out;
 	}
 	if (f == MENV_LOCK_MAMBA_JSON) {
-		json_error_t je;
-		root = json_loadb(bytes, len, 0, &je);
-		if (!root) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", src, je.line,
-			                    je.column, je.text);
+		rc = menv_json_parse(bytes, len, 0, src, &root, err);
+		if (rc)
 			goto out;
-		}
 	} else {
 		rc = yaml_load(bytes, len, src, &root, err);
 		if (rc)

@@ -115,6 +115,64 @@ void menv_strvec_push_owned(struct menv_strvec *sv, char *s); /* takes s */
 bool menv_strvec_contains(const struct menv_strvec *sv, const char *s);
 void menv_strvec_clear(struct menv_strvec *sv);
 
+/* A set of owned strings, hashed: membership in O(1), so that de-duplicating n input
+ * strings costs O(n) (menv_strvec_contains is a linear scan). Zero-initialise it
+ * (MENV_STRSET_INIT); release with menv_strset_clear(). */
+struct menv_strset {
+	char **slots; /* open addressing, `cap` a power of two, NULL = empty */
+	size_t n, cap;
+};
+#define MENV_STRSET_INIT                                                                           \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+/* Adds a copy of `s`; true when it was not there yet. */
+bool menv_strset_add(struct menv_strset *set, const char *s);
+bool menv_strset_has(const struct menv_strset *set, const char *s);
+void menv_strset_clear(struct menv_strset *set);
+/* Pushes a copy of `s` onto `sv` unless `seen` has it (then adds it to `seen`): the linear
+ * form of `if (!menv_strvec_contains(sv, s)) menv_strvec_push(sv, s)`, with `seen` holding
+ * what `sv` holds. */
+void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, const char *s);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Limits on input: cancellation, UTF-8, nesting                                            */
+
+/* The deepest nesting of YAML or JSON collections the parsers of specs/ accept (conda's files
+ * nest 5 deep at most); deeper input fails with MENV_EPARSE "FILE:LINE:COL: nested deeper
+ * than 256 levels" before it costs time or stack. */
+#define MENV_PARSE_MAX_DEPTH 256
+
+/* Sets the process-wide cancel flag (e.g. the CLI's SIGINT/SIGTERM flag, set by its signal
+ * handler; NULL: none, the default). Long parses (YAML, JSON, lockfiles, repodata) poll it and
+ * fail with MENV_EINTR once *flag is non-zero. Set it once, before any parse. Borrowed: the
+ * flag must outlive every parse. */
+void menv_cancel_flag_set(volatile int *flag);
+/* Whether the cancel flag is set and non-zero. */
+bool menv_cancelled(void);
+
+/* The length (1-4) of the valid UTF-8 sequence at `s` (`len` bytes available), or 0 when
+ * the bytes there are not one (a stray continuation byte, an overlong form, a surrogate, a
+ * cut sequence) (RFC 3629). */
+size_t menv_utf8_seq(const char *s, size_t len);
+/* Whether `len` bytes are valid UTF-8 (RFC 3629); if not, *bad (may be NULL) is the offset of
+ * the first bad byte. jansson refuses strings that are not (json_string() returns NULL). */
+bool menv_utf8_valid(const char *s, size_t len, size_t *bad);
+/* A printable copy of `s` (NULL is ""): each byte that is not valid UTF-8, and each control
+ * character (newline, escape, ...), becomes "\xNN"; the rest is kept. Caller frees. Every
+ * menv_error message goes through it, so messages are one line of valid UTF-8. */
+char *menv_utf8_escape(const char *s);
+/* A JSON string for `s` that is never NULL: json_string(s) where `s` is valid UTF-8, else
+ * json_string(menv_utf8_escape(s)); NULL gives json null. For text shown to people or
+ * programs (messages, --json), never for data read back. New reference. */
+json_t *menv_json_str(const char *s);
+/* Parses JSON bytes (jansson, `flags` as json_loadb's, e.g. JSON_ALLOW_NUL) into a new
+ * reference in *out, refusing nesting deeper than MENV_PARSE_MAX_DEPTH and polling the cancel
+ * flag every 64 KiB. `src` names the bytes in messages. Errors: MENV_EPARSE
+ * "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
+int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
+                    struct menv_error *err);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Platform                                                                                 */
 
@@ -481,6 +539,7 @@ struct menv_lockfile {
 	size_t npkgs;
 	struct menv_lock_env *envs; /* pixi environments (others: none) */
 	size_t nenvs;
+	size_t pkgs_alloc; /* entries allocated at pkgs (menv_lockfile_add grows it) */
 };
 
 /* Says which lockfile format `bytes` hold (MENV_LOCK_NONE for anything else, e.g. an
