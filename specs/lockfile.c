@@ -398,59 +398,66 @@ static void first_content_line(const char *bytes, size_t len, char *out, size_t 
 	}
 }
 
-/* Is there a line that is exactly "@EXPLICIT" (blanks around allowed)? */
-static bool has_explicit_line(const char *bytes, size_t len)
+/* What one pass over the lines finds: a line that is exactly "@EXPLICIT" (blanks around
+ * allowed), and the top-level (column 0) YAML keys a format is known by. One pass with
+ * memchr: detection runs on every file handed to menv, of any size. */
+enum {
+	SEEN_EXPLICIT = 1,
+	SEEN_DEPENDENCIES = 2,
+	SEEN_ENVIRONMENTS = 4,
+	SEEN_VERSION = 8,
+	SEEN_PACKAGE = 16,
+	SEEN_METADATA = 32,
+};
+
+static unsigned scan_lines(const char *bytes, size_t len)
 {
-	size_t i = 0;
-	while (i < len) {
-		size_t e = i;
-		while (e < len && bytes[e] != '\n')
-			e++;
+	static const struct {
+		const char *key;
+		unsigned bit;
+	} keys[] = {{"dependencies:", SEEN_DEPENDENCIES},
+	            {"environments:", SEEN_ENVIRONMENTS},
+	            {"version:", SEEN_VERSION},
+	            {"package:", SEEN_PACKAGE},
+	            {"metadata:", SEEN_METADATA}};
+	unsigned seen = 0;
+
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(bytes + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - bytes) : len;
 		size_t s = i, t = e;
 		while (s < t && isspace((unsigned char)bytes[s]))
 			s++;
 		while (t > s && isspace((unsigned char)bytes[t - 1]))
 			t--;
 		if (t - s == 9 && !memcmp(bytes + s, "@EXPLICIT", 9))
-			return true;
+			seen |= SEEN_EXPLICIT;
+		for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+			size_t kl = strlen(keys[k].key);
+			if (e - i >= kl && !memcmp(bytes + i, keys[k].key, kl))
+				seen |= keys[k].bit;
+		}
 		i = e + 1;
 	}
-	return false;
-}
-
-/* Does a top-level (column 0) YAML key `key:` appear? */
-static bool has_top_key(const char *bytes, size_t len, const char *key)
-{
-	size_t kl = strlen(key);
-	for (size_t i = 0; i < len;) {
-		if (len - i > kl && !memcmp(bytes + i, key, kl) && bytes[i + kl] == ':')
-			return true;
-		while (i < len && bytes[i] != '\n')
-			i++;
-		i++;
-	}
-	return false;
+	return seen;
 }
 
 enum menv_lock_format menv_lockfile_detect(const char *bytes, size_t len)
 {
 	char first[256];
+	unsigned seen = scan_lines(bytes, len);
 
-	if (has_explicit_line(bytes, len))
+	if (seen & SEEN_EXPLICIT)
 		return MENV_LOCK_EXPLICIT;
 	first_content_line(bytes, len, first, sizeof(first));
-	if (first[0] == '{') {
-		for (size_t i = 0; i + 13 <= len; i++)
-			if (!memcmp(bytes + i, "\"lockVersion\"", 13))
-				return MENV_LOCK_MAMBA_JSON;
-		return MENV_LOCK_NONE;
-	}
-	if (has_top_key(bytes, len, "dependencies"))
+	if (first[0] == '{')
+		return memmem(bytes, len, "\"lockVersion\"", 13) ? MENV_LOCK_MAMBA_JSON
+		                                                 : MENV_LOCK_NONE;
+	if (seen & SEEN_DEPENDENCIES)
 		return MENV_LOCK_NONE; /* an environment.yml */
-	if (has_top_key(bytes, len, "environments") && has_top_key(bytes, len, "version"))
+	if ((seen & SEEN_ENVIRONMENTS) && (seen & SEEN_VERSION))
 		return MENV_LOCK_PIXI;
-	if (has_top_key(bytes, len, "package") || has_top_key(bytes, len, "metadata") ||
-	    has_top_key(bytes, len, "version"))
+	if (seen & (SEEN_PACKAGE | SEEN_METADATA | SEEN_VERSION))
 		return MENV_LOCK_CONDA_LOCK;
 	return MENV_LOCK_NONE;
 }

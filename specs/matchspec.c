@@ -189,7 +189,9 @@ static int parse_url_spec(struct menv_matchspec *ms, const char *s, struct menv_
 	const char *base = strrchr(s, '/');
 	const char *fn = base ? base + 1 : s;
 	size_t n = strlen(fn);
-	size_t ext = n > 6 && !strcmp(fn + n - 6, ".conda") ? 6 : 8;
+	size_t ext = n >= 6 && !strcmp(fn + n - 6, ".conda") ? 6 : 8;
+	if (n <= ext) /* "https://x/.conda": the file name is all extension (fuzzer's find) */
+		return menv_error_set(err, MENV_EPARSE, "invalid package file name in '%s'", s);
 	char *stem = menv_xstrndup(fn, n - ext);
 	char *b = strrchr(stem, '-');
 	char *v = b ? (*b = '\0', strrchr(stem, '-')) : NULL;

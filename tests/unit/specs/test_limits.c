@@ -365,6 +365,7 @@ static void test_cancel(void **state)
 	pthread_join(th, NULL);
 	assert_int_equal(rc, MENV_EINTR);
 	assert_string_equal(err.msg, "repodata.json: reading interrupted");
+	print_message("interrupted after %.3f s\n", t);
 	assert_true(t < 0.6);
 
 	/* YAML: a conda-lock file as big */
@@ -382,6 +383,7 @@ static void test_cancel(void **state)
 	pthread_join(th, NULL);
 	assert_int_equal(rc, MENV_EINTR);
 	assert_string_equal(err.msg, "conda-lock.yml: reading interrupted");
+	print_message("interrupted after %.3f s\n", t);
 	assert_true(t < 0.6);
 
 	/* cleared: the same parse is not interrupted */
@@ -395,6 +397,23 @@ static void test_cancel(void **state)
 	menv_repodata_free(rd);
 	menv_cancel_flag_set(NULL);
 	menv_buf_release(&b);
+}
+
+/* Inputs the fuzzers of tests/fuzz found crashing menv (each is also replayed there) */
+static void test_fuzz_finds(void **state)
+{
+	(void)state;
+	struct menv_matchspec *ms = NULL;
+	struct menv_error err = {0};
+
+	/* a URL whose file name is only the extension: the stem length underflowed */
+	assert_int_equal(menv_matchspec_parse("https://conda./.conda", &ms, &err), MENV_EPARSE);
+	assert_string_equal(err.msg, "invalid package file name in 'https://conda./.conda'");
+	assert_int_equal(menv_matchspec_parse("/.tar.bz2", &ms, &err), MENV_EPARSE);
+	assert_string_equal(err.msg, "invalid package file name in '/.tar.bz2'");
+	assert_int_equal(menv_matchspec_parse("/x/a-1-0.conda", &ms, &err), 0);
+	assert_string_equal(ms->name, "a");
+	menv_matchspec_free(ms);
 }
 
 int main(void)
@@ -411,6 +430,7 @@ int main(void)
 	        cmocka_unit_test(test_billion_laughs),
 	        cmocka_unit_test(test_large_inputs_linear),
 	        cmocka_unit_test(test_cancel),
+	        cmocka_unit_test(test_fuzz_finds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
