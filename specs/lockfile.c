@@ -120,13 +120,23 @@ static json_t *yaml_json(struct yctx *c, yaml_node_t *n, int depth)
 				json_decref(o);
 				return NULL;
 			}
+			const char *key = (const char *)k->data.scalar.value;
+			if (json_object_get(o, key)) {
+				/* which one wins is a guess: rattler refuses it, so does menv */
+				menv_error_set(c->err, MENV_EPARSE,
+				               "%s:%zu:%zu: duplicate key '%s'", c->src,
+				               k->start_mark.line + 1, k->start_mark.column + 1,
+				               key);
+				json_decref(o);
+				return NULL;
+			}
 			json_t *v =
 			        yaml_json(c, yaml_document_get_node(c->doc, p->value), depth + 1);
 			if (!v) {
 				json_decref(o);
 				return NULL;
 			}
-			json_object_set_new(o, (const char *)k->data.scalar.value, v);
+			json_object_set_new(o, key, v);
 		}
 		return o;
 	}
@@ -523,20 +533,33 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		                      "'hash'",
 		                      src, idx + 1, name);
 	const char *manager = jstr(e, "manager");
-	if (!manager || (strcmp(manager, "conda") && strcmp(manager, "pip")))
+	if (!manager ||
+	    (strcmp(manager, "conda") && strcmp(manager, "pip") && strcmp(manager, "pypi")))
 		return menv_error_set(err, MENV_EPARSE,
 		                      "%s: package entry %zu ('%s') has "
 		                      "manager '%s' (expected 'conda' or 'pip')",
 		                      src, idx + 1, name, manager ? manager : "?");
 	json_t *deps = json_object_get(e, "dependencies");
-	if (deps && !json_is_null(deps) && !json_is_object(deps))
+	bool deps_list = json_is_array(deps);
+	if (deps_list) {
+		/* rattler's versions 2-3: a list of MatchSpec strings */
+		size_t k;
+		json_t *d;
+		json_array_foreach(deps, k, d) if (!json_is_string(d)) deps_list = false;
+		if (!deps_list)
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: package entry %zu ('%s'): "
+			                      "'dependencies' must be a list of strings",
+			                      src, idx + 1, name);
+	} else if (deps && !json_is_null(deps) && !json_is_object(deps)) {
 		return menv_error_set(err, MENV_EPARSE,
 		                      "%s: package entry %zu ('%s'): "
 		                      "'dependencies' must be a mapping",
 		                      src, idx + 1, name);
+	}
 
 	struct menv_lock_package *p = menv_lockfile_add(lf);
-	p->manager = !strcmp(manager, "pip") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
+	p->manager = strcmp(manager, "conda") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
 	p->name = jtext(json_object_get(e, "name"));
 	p->version = jtext(json_object_get(e, "version"));
 	p->platform = jtext(json_object_get(e, "platform"));
@@ -548,7 +571,9 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		p->category = menv_xstrdup(jstr(e, "category"));
 	}
 	p->optional = json_is_true(json_object_get(e, "optional"));
-	if (json_is_object(deps)) {
+	if (deps_list) {
+		p->depends = json_deep_copy(deps);
+	} else if (json_is_object(deps)) {
 		p->deps_map = json_incref(deps);
 		p->depends = deps_from_map(deps);
 	} else {
@@ -567,7 +592,13 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		rc = menv_dist_split(fn, &n, &ver, &p->build, err);
 		if (rc)
 			menv_error_prefix(err, "%s: package entry %zu ('%s')", src, idx + 1, name);
-		p->subdir = url_subdir(p->url);
+		/* rattler's versions 2-3 say the build and subdir (rattler prefers them) */
+		if (!rc && jstr(e, "build")) {
+			free(p->build);
+			p->build = menv_xstrdup(jstr(e, "build"));
+		}
+		p->subdir =
+		        jstr(e, "subdir") ? menv_xstrdup(jstr(e, "subdir")) : url_subdir(p->url);
 		free(fn);
 		free(n);
 		free(ver);
@@ -586,12 +617,14 @@ static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *
 
 	if (ver && !json_is_integer(ver))
 		return menv_error_set(err, MENV_EPARSE, "%s: 'version' must be an integer", src);
-	if (ver && json_integer_value(ver) != 1)
+	/* versions 2 and 3 are rattler's own conda-lock files (before pixi's format): the same
+	 * layout, dependencies as a list of MatchSpecs, `pypi` for pip */
+	if (ver && (json_integer_value(ver) < 1 || json_integer_value(ver) > 3))
 		return menv_error_set(err, MENV_EUNSUPPORTED,
 		                      "%s: conda-lock version %" JSON_INTEGER_FORMAT
-		                      " is not supported (menv reads version 1)",
+		                      " is not supported (menv reads versions 1 to 3)",
 		                      src, json_integer_value(ver));
-	lf->version = 1;
+	lf->version = ver ? (int)json_integer_value(ver) : 1;
 	if (meta && !json_is_null(meta)) {
 		if (!json_is_object(meta))
 			return menv_error_set(err, MENV_EPARSE, "%s: 'metadata' must be a mapping",
@@ -951,6 +984,36 @@ static const char *pixi_platform_subdir(const struct menv_lockfile *lf, const ch
 	return name;
 }
 
+/* A v7 `platforms:` entry as rattler checks it: a name of letters, digits, '_' and '-'
+ * (non-ASCII letters allowed, as rattler's is_alphanumeric), listed once, whose subdir (its
+ * `subdir:`, else the name) is one conda knows. */
+static int pixi_platform_ok(const struct menv_lockfile *lf, json_t *p, const char *name,
+                            const char *src, struct menv_error *err)
+{
+	const char *sub = json_is_object(p) && jstr(p, "subdir") ? jstr(p, "subdir") : name;
+
+	if (!*name)
+		return menv_error_set(err, MENV_EPARSE, "%s: a platform has an empty name", src);
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		if (!(isalnum(*c) || *c == '_' || *c == '-' || *c >= 0x80))
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: '%s' is not a valid platform name (letters, "
+			                      "digits, '_' and '-')",
+			                      src, name);
+	for (size_t i = 0; i < lf->platforms.n; i++)
+		if (!strcmp(lf->platforms.v[i], name))
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: the platform '%s' is listed twice", src, name);
+	if (json_is_object(p) && json_object_get(p, "subdir") && !jstr(p, "subdir"))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: platform '%s': 'subdir' must be a string", src, name);
+	if (!menv_subdir_known(sub))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: platform '%s': '%s' is not a known platform subdir", src,
+		                      name, sub);
+	return 0;
+}
+
 static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
                       struct menv_error *err)
 {
@@ -988,9 +1051,16 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 				                      "%s: platform %zu has no "
 				                      "'name'",
 				                      src, i + 1);
+			rc = pixi_platform_ok(lf, p, n, src, err);
+			if (rc)
+				return rc;
 			menv_strvec_push(&lf->platforms, n);
 		}
 	}
+	struct menv_strset declared = MENV_STRSET_INIT; /* v7: the names `platforms:` lists */
+	for (size_t j = 0; j < lf->platforms.n; j++)
+		menv_strset_add(&declared, lf->platforms.v[j]);
+	bool v7_platforms = json_is_array(plats);
 	/* index the package entries by normalised location */
 	json_t *index = json_object();
 	size_t i;
@@ -1063,8 +1133,15 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 		json_t *refs;
 		json_object_foreach(byplat, plat, refs)
 		{
-			if (!menv_strvec_contains(&lf->platforms, plat))
-				menv_strvec_push(&lf->platforms, plat);
+			if (v7_platforms && !menv_strset_has(&declared, plat)) {
+				/* rattler: an environment may only use the platforms listed */
+				rc = menv_error_set(err, MENV_EPARSE,
+				                    "%s: environment '%s' uses the platform '%s', "
+				                    "which 'platforms' does not list",
+				                    src, ename, plat);
+				goto out;
+			}
+			menv_strvec_push_unique(&lf->platforms, &declared, plat);
 			size_t j;
 			json_t *ref;
 			json_array_foreach(refs, j, ref)
@@ -1119,6 +1196,7 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 		for (size_t j = 0; j < lf->envs[0].channels.n; j++)
 			menv_strvec_push(&lf->channels, lf->envs[0].channels.v[j]);
 out:
+	menv_strset_clear(&declared);
 	json_decref(index);
 	return rc;
 }

@@ -477,7 +477,7 @@ bool menv_virtual_decl_ok(const char *decl);
 /* The formats menv reads. Detection is by content, never by file name. */
 enum menv_lock_format {
 	MENV_LOCK_NONE = 0,   /* not a lockfile (e.g. an environment.yml) */
-	MENV_LOCK_CONDA_LOCK, /* conda-lock.yml, `version: 1` (CEP-37) */
+	MENV_LOCK_CONDA_LOCK, /* conda-lock.yml, `version: 1` (CEP-37); rattler's 2 and 3 */
 	MENV_LOCK_EXPLICIT,   /* `@EXPLICIT` list of package URLs (CEP-23) */
 	MENV_LOCK_PIXI,       /* pixi.lock / rattler_lock, `version: 4` to `7` */
 	MENV_LOCK_MAMBA_JSON, /* micromamba's JSON lock (`"lockVersion": "1.0.x"`) */
@@ -555,11 +555,17 @@ const char *menv_lock_format_name(enum menv_lock_format f);
  * name. Explicit lines are `URL[#md5|#sha256:hex]`, with `# platform: P` and conda-lock's
  * `# pip name @ URL` lines; a line that is not a `.conda`/`.tar.bz2` URL is an error. pixi
  * entries (`conda:`/`pypi:`/`conda_source:` in v6-v7, `kind:` + `url:` in v4-v5) are
- * expanded per environment and platform (v7 platform names map to their subdir).
+ * expanded per environment and platform (v7 platform names map to their subdir). rattler's
+ * conda-lock versions 2 and 3 (dependencies as a list, `build:`/`subdir:` given, `pypi` for
+ * pip) are read as rattler reads them. Refused as rattler refuses them: a YAML key given twice
+ * in one mapping, and in v7 a platform listed twice, a platform name other than letters,
+ * digits, '_' and '-', a platform whose subdir (`subdir:`, else its name) conda does not know,
+ * and an environment using a platform `platforms:` does not list. Input is bounded as in
+ * "Limits on input" (nesting, aliases, UTF-8 of explicit files, the cancel flag).
  * Errors: MENV_EPARSE ("SRC:LINE:COL: ..." for YAML/JSON, "SRC:LINE: ..." for explicit, or
  * naming the entry and the missing key), MENV_EUNSUPPORTED for a format version menv does not
- * read (e.g. conda-lock `version: 1000`, pixi v3, lockVersion 0.0.0), or MENV_EPARSE "not a
- * lockfile". Free with menv_lockfile_free(). */
+ * read (e.g. conda-lock `version: 1000`, pixi v3, lockVersion 0.0.0), MENV_EINTR, or
+ * MENV_EPARSE "not a lockfile". Free with menv_lockfile_free(). */
 int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
                         struct menv_error *err);
 /* As _parse, reading `path`. Errors also MENV_ENOTFOUND, MENV_EIO. */

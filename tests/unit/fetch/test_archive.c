@@ -17,6 +17,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <archive.h>
+#include <archive_entry.h>
+
 #include "testutil.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -278,6 +281,86 @@ static void test_read_member(void **state)
 	menv_buf_release(&b);
 }
 
+/* Rewrites the ZIP `from` as `to` with every member moved under `folder`/ (libarchive). */
+static void zip_under_folder(const char *from, const char *to, const char *folder)
+{
+	struct archive *in = archive_read_new(), *out = archive_write_new();
+	struct archive_entry *e;
+	char buf[65536];
+
+	archive_read_support_format_zip(in);
+	assert_int_equal(archive_read_open_filename(in, from, sizeof(buf)), ARCHIVE_OK);
+	assert_int_equal(archive_write_set_format_zip(out), ARCHIVE_OK);
+	assert_int_equal(archive_write_set_options(out, "zip:compression=store"), ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(out, to), ARCHIVE_OK);
+	while (archive_read_next_header(in, &e) == ARCHIVE_OK) {
+		char *name = tu_path("%s/%s", folder, archive_entry_pathname(e));
+		struct menv_buf data = MENV_BUF_INIT;
+		la_ssize_t n;
+		while ((n = archive_read_data(in, buf, sizeof(buf))) > 0)
+			menv_buf_add(&data, buf, (size_t)n);
+		struct archive_entry *w = archive_entry_new();
+		archive_entry_set_pathname(w, name);
+		archive_entry_set_filetype(w, AE_IFREG);
+		archive_entry_set_perm(w, 0644);
+		archive_entry_set_size(w, (la_int64_t)data.len);
+		assert_int_equal(archive_write_header(out, w), ARCHIVE_OK);
+		assert_int_equal(archive_write_data(out, data.buf, data.len), (la_ssize_t)data.len);
+		archive_entry_free(w);
+		menv_buf_release(&data);
+		free(name);
+	}
+	archive_read_free(in);
+	assert_int_equal(archive_write_close(out), ARCHIVE_OK);
+	archive_write_free(out);
+}
+
+/* A .conda whose members sit under a folder (rattler's test resource
+ * ca-certificates-2024.7.4-hbcca054_0.conda is laid out so; it is not in the corpus, so one
+ * is built here): read and extracted as rattler reads it, by the members' file names */
+static void test_conda_members_in_folder(void **state)
+{
+	static const struct tu_entry info[] = {{"info/index.json", TU_FILE,
+	                                        "{\"name\": \"ca-certificates\", \"version\": "
+	                                        "\"2024.7.4\", \"build\": \"hbcca054_0\"}"}};
+	static const struct tu_entry pkg[] = {{"ssl/cacert.pem", TU_FILE, "-----BEGIN CERT"}};
+	const char *dist = "ca-certificates-2024.7.4-hbcca054_0";
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_error err = {0};
+	char *tmp = tu_mkdtemp();
+	char *flat = tu_path("%s/flat.conda", tmp), *cd = tu_path("%s/%s.conda", tmp, dist);
+	char *dest = tu_path("%s/dest", tmp);
+
+	(void)state;
+	tu_write_conda(flat, dist, info, 1, pkg, 1);
+	zip_under_folder(flat, cd, dist);
+	assert_int_equal(menv_archive_read_member(cd, "info/index.json", &b, &err), 0);
+	json_t *j = json_loadb(b.buf, b.len, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(j, "version")), "2024.7.4");
+	json_decref(j);
+	menv_buf_reset(&b);
+	assert_int_equal(menv_archive_read_member(cd, "ssl/cacert.pem", &b, &err), 0);
+	assert_string_equal(b.buf, "-----BEGIN CERT");
+	tu_mkdirs(dest);
+	if (menv_archive_extract(cd, dest, &err))
+		fail_msg("%s", err.msg);
+	char *pem = tu_path("%s/ssl/cacert.pem", dest);
+	menv_buf_reset(&b);
+	assert_int_equal(menv_buf_read_file(&b, pem, &err), 0);
+	assert_string_equal(b.buf, "-----BEGIN CERT");
+	/* the ZIP's folder is no path on disk */
+	char *folder = tu_path("%s/%s", dest, dist);
+	assert_false(tu_exists(folder));
+	free(folder);
+	free(pem);
+	menv_buf_release(&b);
+	tu_rmtree(tmp);
+	free(dest);
+	free(cd);
+	free(flat);
+	free(tmp);
+}
+
 /* ---- hostile archives ---- */
 
 struct hostile {
@@ -521,6 +604,7 @@ int main(void)
 	        cmocka_unit_test(test_nano_gzip_named_bz2),
 	        cmocka_unit_test(test_symlink_package),
 	        cmocka_unit_test(test_zip64_and_dotslash),
+	        cmocka_unit_test(test_conda_members_in_folder),
 	        cmocka_unit_test(test_read_member),
 	        HOSTILE(test_hostile_absolute),
 	        HOSTILE(test_hostile_dotdot),

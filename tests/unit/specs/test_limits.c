@@ -180,7 +180,7 @@ static void test_deep_yaml(void **state)
 
 	double t0 = now();
 	assert_int_equal(menv_envfile_parse(y, strlen(y), "deep.yml", &ef, &err), MENV_EPARSE);
-	assert_true(now() - t0 < 1.0);
+	assert_true(now() - t0 < 10.0); /* it took over a minute */
 	/* the root mapping is level 1: the 256th "[" (column 15 + 255) is level 257 */
 	assert_string_equal(err.msg, "deep.yml:2:270: nested deeper than 256 levels");
 	free(y);
@@ -197,7 +197,7 @@ static void test_deep_yaml(void **state)
 	struct menv_lockfile *lf = NULL;
 	t0 = now();
 	assert_int_equal(menv_lockfile_parse(y, strlen(y), "pixi.lock", &lf, &err), MENV_EPARSE);
-	assert_true(now() - t0 < 1.0);
+	assert_true(now() - t0 < 10.0); /* it took over a minute */
 	assert_string_equal(err.msg, "pixi.lock:3:266: nested deeper than 256 levels");
 	free(y);
 
@@ -269,7 +269,7 @@ static void test_billion_laughs(void **state)
 	menv_buf_adds(&b, "package: []\n");
 	double t0 = now();
 	assert_int_equal(menv_lockfile_parse(b.buf, b.len, "laughs.yml", &lf, &err), MENV_EPARSE);
-	assert_true(now() - t0 < 2.0);
+	assert_true(now() - t0 < 10.0);
 	assert_non_null(strstr(err.msg, "aliases expand to more values than the file holds"));
 	menv_buf_release(&b);
 
@@ -285,8 +285,9 @@ static void test_billion_laughs(void **state)
 	menv_lockfile_free(lf);
 }
 
-/* 400,000 dependencies, each a distinct platform of a conda-lock file and a top-level
- * environment.yml key: linear now (the quadratic scans took minutes) */
+/* 200,000 dependencies and as many top-level environment.yml keys, 50,000 conda-lock entries
+ * each of its own platform: linear now (the quadratic scans took minutes: 40,000 specs took
+ * 8 s); the bounds leave room for a loaded machine */
 static void test_large_inputs_linear(void **state)
 {
 	(void)state;
@@ -306,7 +307,7 @@ static void test_large_inputs_linear(void **state)
 	assert_int_equal(ef->deps.n, N);
 	assert_int_equal(ef->unknown.n, N);
 	assert_string_equal(ef->deps.v[N - 1], "pkg199999 >=1.0");
-	assert_true(t < 5.0);
+	assert_true(t < 30.0);
 	menv_envfile_free(ef);
 
 	menv_buf_reset(&b);
@@ -324,18 +325,30 @@ static void test_large_inputs_linear(void **state)
 	assert_int_equal(lf->npkgs, N / 4);
 	assert_int_equal(lf->platforms.n, N / 4);
 	assert_string_equal(lf->platforms.v[N / 4 - 1], "plat49999");
-	assert_true(t < 5.0);
+	assert_true(t < 30.0);
 	menv_lockfile_free(lf);
 	menv_buf_release(&b);
 }
 
-/* Ctrl-C during a long parse: the flag the signal handler sets stops it within 0.5 s */
+/* Ctrl-C during a long parse: the flag the signal handler sets stops it within 0.5 s. The
+ * time is the parsing thread's CPU time from the flag's setting to the parse's return, so a
+ * loaded machine does not make the test fail. */
 static volatile int cancel;
+static clockid_t parser_clock;
+static double cpu_at_cancel;
+
+static double cpu(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void *raise_later(void *arg)
 {
 	(void)arg;
 	usleep(100 * 1000);
+	cpu_at_cancel = cpu(parser_clock);
 	cancel = 1;
 	return NULL;
 }
@@ -356,17 +369,17 @@ static void test_cancel(void **state)
 	menv_buf_adds(&b, "}}");
 
 	menv_cancel_flag_set(&cancel);
+	pthread_getcpuclockid(pthread_self(), &parser_clock);
 	struct menv_repodata *rd = NULL;
 	cancel = 0;
 	pthread_create(&th, NULL, raise_later, NULL);
-	double t0 = now();
 	int rc = menv_repodata_parse(b.buf, b.len, "repodata.json", NULL, "linux-64", &rd, &err);
-	double t = now() - t0;
+	double t = cpu(parser_clock) - cpu_at_cancel;
 	pthread_join(th, NULL);
 	assert_int_equal(rc, MENV_EINTR);
 	assert_string_equal(err.msg, "repodata.json: reading interrupted");
-	print_message("interrupted after %.3f s\n", t);
-	assert_true(t < 0.6);
+	print_message("interrupted %.3f s (CPU) after the flag\n", t);
+	assert_true(t < 0.5);
 
 	/* YAML: a conda-lock file as big */
 	menv_buf_reset(&b);
@@ -377,14 +390,13 @@ static void test_cancel(void **state)
 	struct menv_lockfile *lf = NULL;
 	cancel = 0;
 	pthread_create(&th, NULL, raise_later, NULL);
-	t0 = now();
 	rc = menv_lockfile_parse(b.buf, b.len, "conda-lock.yml", &lf, &err);
-	t = now() - t0;
+	t = cpu(parser_clock) - cpu_at_cancel;
 	pthread_join(th, NULL);
 	assert_int_equal(rc, MENV_EINTR);
 	assert_string_equal(err.msg, "conda-lock.yml: reading interrupted");
-	print_message("interrupted after %.3f s\n", t);
-	assert_true(t < 0.6);
+	print_message("interrupted %.3f s (CPU) after the flag\n", t);
+	assert_true(t < 0.5);
 
 	/* cleared: the same parse is not interrupted */
 	cancel = 0;
