@@ -95,7 +95,8 @@ void menv_buf_addch(struct menv_buf *b, char c);
 void menv_buf_addf(struct menv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *menv_buf_detach(struct menv_buf *b); /* caller frees; b is reset */
 
-/* Reads a whole file into `out` (appended). Errors: MENV_ENOTFOUND, MENV_EIO. */
+/* Reads a whole file into `out` (appended). Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EINTR (the
+ * cancel flag, menv_cancel_flag_set, polled between reads of at most 8 MiB). */
 int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err);
 /* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename.
  * Errors: MENV_EIO. */

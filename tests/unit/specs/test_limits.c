@@ -398,6 +398,14 @@ static void test_cancel(void **state)
 	print_message("interrupted %.3f s (CPU) after the flag\n", t);
 	assert_true(t < 0.5);
 
+	/* reading the file itself stops too */
+	cancel = 1;
+	struct menv_buf f = MENV_BUF_INIT;
+	assert_int_equal(menv_buf_read_file(&f, "/proc/self/status", &err), MENV_EINTR);
+	assert_string_equal(err.msg, "reading '/proc/self/status' interrupted");
+	assert_int_equal(f.len, 0);
+	menv_buf_release(&f);
+
 	/* cleared: the same parse is not interrupted */
 	cancel = 0;
 	const char *small = "{\"packages\": {\"a-1-0.tar.bz2\": {\"name\": \"a\", \"version\": "
