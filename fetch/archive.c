@@ -312,6 +312,10 @@ static int prepare_entry(struct xctx *x, struct archive_entry *e)
 	if (!entry)
 		return menv_error_set(x->err, MENV_EPARSE, "cannot read '%s': entry without a name",
 		                      x->path);
+	/* paths.json and conda-meta records are JSON, which holds only UTF-8: a file with any
+	 * other name would be on disk but in no record (never removed, never checked) */
+	if (!menv_utf8_valid(entry, strlen(entry), NULL))
+		return unsafe(x, entry, "the name is not valid UTF-8");
 	kind = normalise(entry, &x->name);
 	if (kind != NAME_OK)
 		return name_error(x, entry, kind, "the name");

@@ -499,6 +499,40 @@ static void test_hostile_special_files(void **state)
 	free(fifo);
 }
 
+/* a name that is not UTF-8 could be in no record (JSON): refused, and named escaped. The tar
+ * is GNU format written here (testutil's pax writer would convert the name). */
+static void test_hostile_non_utf8_name(void **state)
+{
+	struct hostile *h = *state;
+	char *tb = tu_path("%s/evil-1.0-0.tar.bz2", h->root);
+	char *f = tu_path("%s/bin/caf\xe9", h->dest);
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	struct menv_error err = {0};
+
+	assert_int_equal(archive_write_set_format_gnutar(a), ARCHIVE_OK);
+	assert_int_equal(archive_write_add_filter_bzip2(a), ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(a, tb), ARCHIVE_OK);
+	archive_entry_copy_pathname(e, "bin/caf\xe9");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, 1);
+	assert_true(archive_write_header(a, e) >= ARCHIVE_WARN);
+	assert_int_equal(archive_write_data(a, "x", 1), 1);
+	archive_entry_free(e);
+	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+
+	assert_int_equal(menv_archive_extract(tb, h->dest, &err), MENV_EUNSAFE);
+	char *want =
+	        tu_path("unsafe entry 'bin/caf\\xe9' in '%s': the name is not valid UTF-8", tb);
+	assert_string_equal(err.msg, want); /* the name escaped: the message stays UTF-8 */
+	assert_false(tu_exists(f));
+	free(want);
+	free(tb);
+	free(f);
+}
+
 static void test_hostile_existing_symlink(void **state)
 {
 	struct hostile *h = *state;
@@ -612,6 +646,7 @@ int main(void)
 	        HOSTILE(test_hostile_symlink_up),
 	        HOSTILE(test_hostile_hardlinks),
 	        HOSTILE(test_hostile_special_files),
+	        HOSTILE(test_hostile_non_utf8_name),
 	        HOSTILE(test_hostile_existing_symlink),
 	        HOSTILE(test_hostile_write_through_own_symlink),
 	        HOSTILE(test_safe_links_built_here),
