@@ -89,7 +89,8 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 {
 	struct menv_prefix_record *recs = NULL;
 	size_t nrecs = 0;
-	struct menv_strvec owned = MENV_STRVEC_INIT, sps = MENV_STRVEC_INIT;
+	struct menv_strvec sps = MENV_STRVEC_INIT;
+	struct menv_strset owned = MENV_STRSET_INIT; /* dist-info dirs that conda records own */
 	struct menv_pip_dist *v = NULL;
 	int rc;
 
@@ -112,10 +113,8 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 			while (start > s && start[-1] != '/')
 				start--;
 			char *name = menv_xstrndup(start, (size_t)(di + 10 - start));
-			if (!menv_strvec_contains(&owned, name))
-				menv_strvec_push_owned(&owned, name);
-			else
-				free(name);
+			menv_strset_add(&owned, name);
+			free(name);
 		}
 	}
 	/* only the environment's python sees them (those of an earlier python stay on disk,
@@ -136,7 +135,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 		while (d && (de = readdir(d))) {
 			size_t l = strlen(de->d_name);
 			if (l < 11 || strcmp(de->d_name + l - 10, ".dist-info") ||
-			    menv_strvec_contains(&owned, de->d_name))
+			    menv_strset_has(&owned, de->d_name))
 				continue;
 			char *dir = menv_xasprintf("%s/%s", sps.v[s], de->d_name);
 			char *meta = menv_xasprintf("%s/METADATA", dir);
@@ -184,7 +183,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 			closedir(d);
 	}
 	*out = v;
-	menv_strvec_clear(&owned);
+	menv_strset_clear(&owned);
 	menv_strvec_clear(&sps);
 	menv_prefix_records_free(recs, nrecs);
 	return 0;

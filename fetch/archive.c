@@ -137,10 +137,16 @@ static int open_inner(struct archive **out, struct inner_src *src, const char *p
 	return 0;
 }
 
-/* Whether an outer `.conda` member is one of the inner tars: "info" or "pkg", else NULL. */
+/* Whether an outer `.conda` member is one of the inner tars: "info" or "pkg", else NULL.
+ * The member's file name decides, whatever folder of the ZIP it sits in (some packages put
+ * both under "<dist>/", as rattler's ca-certificates-2024.7.4-hbcca054_0.conda test resource;
+ * rattler reads them by file name too). The folder never becomes a path on disk: the inner
+ * tar's entries do, checked as always. */
 static const char *inner_kind(const char *name)
 {
-	if (!name || strchr(name, '/') || !has_suffix(name, ".tar.zst"))
+	if (name && strrchr(name, '/'))
+		name = strrchr(name, '/') + 1;
+	if (!name || !has_suffix(name, ".tar.zst"))
 		return NULL;
 	if (has_prefix(name, "info-"))
 		return "info";
@@ -306,6 +312,10 @@ static int prepare_entry(struct xctx *x, struct archive_entry *e)
 	if (!entry)
 		return menv_error_set(x->err, MENV_EPARSE, "cannot read '%s': entry without a name",
 		                      x->path);
+	/* paths.json and conda-meta records are JSON, which holds only UTF-8: a file with any
+	 * other name would be on disk but in no record (never removed, never checked) */
+	if (!menv_utf8_valid(entry, strlen(entry), NULL))
+		return unsafe(x, entry, "the name is not valid UTF-8");
 	kind = normalise(entry, &x->name);
 	if (kind != NAME_OK)
 		return name_error(x, entry, kind, "the name");

@@ -159,8 +159,14 @@ int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
 		                      "cannot open '%s'", path);
 	for (;;) {
+		if (menv_cancelled()) {
+			close(fd);
+			return menv_error_set(err, MENV_EINTR, "reading '%s' interrupted", path);
+		}
 		menv_buf_grow(out, 65536);
-		ssize_t r = read(fd, out->buf + out->len, out->alloc - out->len - 1);
+		size_t room = out->alloc - out->len - 1;
+		/* at most 8 MiB a read: the cancel flag is looked at between them */
+		ssize_t r = read(fd, out->buf + out->len, room < (8u << 20) ? room : (8u << 20));
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;

@@ -983,17 +983,19 @@ char *menv_url_redact(const char *url)
 void menv_channels_expand(const struct menv_strvec *in, const struct menv_config *cfg,
                           struct menv_strvec *out)
 {
+	struct menv_strset seen = MENV_STRSET_INIT;
+	for (size_t i = 0; i < out->n; i++)
+		menv_strset_add(&seen, out->v[i]);
 	for (size_t i = 0; i < in->n; i++) {
 		const char *c = in->v[i];
 		if (!strcmp(c, "nodefaults"))
 			continue;
 		if (!strcmp(c, "defaults")) {
 			for (size_t j = 0; j < cfg->default_channels.n; j++)
-				if (!menv_strvec_contains(out, cfg->default_channels.v[j]))
-					menv_strvec_push(out, cfg->default_channels.v[j]);
+				menv_strvec_push_unique(out, &seen, cfg->default_channels.v[j]);
 			continue;
 		}
-		if (!menv_strvec_contains(out, c))
-			menv_strvec_push(out, c);
+		menv_strvec_push_unique(out, &seen, c);
 	}
+	menv_strset_clear(&seen);
 }

@@ -14,6 +14,7 @@
 
 #include <yaml.h>
 
+#include "internal.h"
 #include "specs.h"
 
 #define DEFAULT_ALIAS "https://conda.anaconda.org"
@@ -478,10 +479,8 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 		return rc;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)b.buf, b.len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		rc = menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s", path,
-		                    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-		                    parser.problem ? parser.problem : "invalid YAML");
+	rc = menv_yaml_load(&parser, &doc, path, err);
+	if (rc) {
 		yaml_parser_delete(&parser);
 		menv_buf_release(&b);
 		return rc;

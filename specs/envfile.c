@@ -11,6 +11,7 @@
 
 #include <yaml.h>
 
+#include "internal.h"
 #include "specs.h"
 
 struct ctx {
@@ -159,18 +160,15 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 	yaml_document_t doc;
 	yaml_node_t *root;
 	struct ctx c = {&doc, src, err};
+	struct menv_strset keys = MENV_STRSET_INIT;
 	int rc = 0;
 
 	*out = NULL;
 	ef->path = menv_xstrdup(src);
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		yaml_mark_t m = parser.problem_mark;
-		rc = menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s%s%s", src, m.line + 1,
-		                    m.column + 1, parser.problem ? parser.problem : "invalid YAML",
-		                    parser.context ? " " : "",
-		                    parser.context ? parser.context : "");
+	rc = menv_yaml_load(&parser, &doc, src, err);
+	if (rc) {
 		yaml_parser_delete(&parser);
 		menv_envfile_free(ef);
 		return rc;
@@ -192,15 +190,10 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 		if (!key || !v)
 			continue;
 		/* a key given twice: YAML forbids it, and which one wins is a guess */
-		for (yaml_node_pair_t *q = root->data.mapping.pairs.start; q < p; q++) {
-			const char *other = scalar(yaml_document_get_node(&doc, q->key));
-			if (other && !strcmp(other, key)) {
-				rc = fail(&c, k, "'%s' is given twice", key);
-				break;
-			}
-		}
-		if (rc)
+		if (!menv_strset_add(&keys, key)) {
+			rc = fail(&c, k, "'%s' is given twice", key);
 			break;
+		}
 		if (!strcmp(key, "name") || !strcmp(key, "prefix")) {
 			if (is_null(v))
 				continue;
@@ -228,16 +221,21 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 	if (!rc) {
 		/* one environment a file: a second YAML document would be silently ignored */
 		yaml_document_t next;
-		if (yaml_parser_load(&parser, &next)) {
+		struct menv_error e2 = {0};
+		int rc2 = menv_yaml_load(&parser, &next, src, &e2);
+		if (!rc2) {
 			yaml_node_t *r2 = yaml_document_get_root_node(&next);
 			if (r2)
 				rc = fail(&c, r2,
 				          "a second YAML document (%s) in one environment file",
 				          "---");
 			yaml_document_delete(&next);
+		} else if (rc2 == MENV_EINTR) {
+			rc = menv_error_set(err, rc2, "%s", e2.msg);
 		}
 	}
 out:
+	menv_strset_clear(&keys);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	if (rc) {

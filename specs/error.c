@@ -4,9 +4,29 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "specs.h"
+
+/* Makes a message one line of valid UTF-8 (jansson refuses anything else, and a terminal
+ * must not get raw control bytes): bad bytes and control characters become "\xNN", cut at a
+ * character boundary to fit. Idempotent. */
+static void sanitize(char *msg, size_t cap)
+{
+	char *e = menv_utf8_escape(msg);
+	size_t len = strlen(e), keep = 0;
+
+	while (keep < len) {
+		size_t n = menv_utf8_seq(e + keep, len - keep);
+		if (keep + n > cap - 1)
+			break;
+		keep += n;
+	}
+	memcpy(msg, e, keep);
+	msg[keep] = '\0';
+	free(e);
+}
 
 __attribute__((format(printf, 4, 0))) static int vset(struct menv_error *err, int code, int sys,
                                                       const char *fmt, va_list ap)
@@ -20,6 +40,7 @@ __attribute__((format(printf, 4, 0))) static int vset(struct menv_error *err, in
 		size_t len = strlen(err->msg);
 		snprintf(err->msg + len, sizeof(err->msg) - len, ": %s", strerror(sys));
 	}
+	sanitize(err->msg, sizeof(err->msg));
 	return code;
 }
 
@@ -62,6 +83,7 @@ int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
 	size_t ol = strnlen(old, room);
 	memcpy(err->msg + hl + 2, old, ol);
 	err->msg[hl + 2 + ol] = '\0';
+	sanitize(err->msg, sizeof(err->msg));
 	return err->code;
 }
 

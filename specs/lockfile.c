@@ -20,6 +20,7 @@
 
 #include <yaml.h>
 
+#include "internal.h"
 #include "specs.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -29,6 +30,9 @@ struct yctx {
 	yaml_document_t *doc;
 	const char *src;
 	struct menv_error *err;
+	/* JSON values still to make: aliases repeat nodes, so a small document can stand for an
+	 * exponential tree ("billion laughs"); past the budget it is refused */
+	size_t budget;
 };
 
 static bool plain_int(const char *s, json_int_t *out)
@@ -71,9 +75,20 @@ static json_t *yaml_json(struct yctx *c, yaml_node_t *n, int depth)
 {
 	if (!n)
 		return json_null();
-	if (depth > 64) {
-		menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: nested too deeply", c->src,
-		               n->start_mark.line + 1, n->start_mark.column + 1);
+	if (depth > MENV_PARSE_MAX_DEPTH) {
+		menv_error_set(c->err, MENV_EPARSE, "%s:%zu:%zu: nested deeper than %d levels",
+		               c->src, n->start_mark.line + 1, n->start_mark.column + 1,
+		               MENV_PARSE_MAX_DEPTH);
+		return NULL;
+	}
+	if (!c->budget--) {
+		menv_error_set(c->err, MENV_EPARSE,
+		               "%s:%zu:%zu: aliases expand to more values than the file holds",
+		               c->src, n->start_mark.line + 1, n->start_mark.column + 1);
+		return NULL;
+	}
+	if (!(c->budget & 4095) && menv_cancelled()) {
+		menv_error_set(c->err, MENV_EINTR, "%s: reading interrupted", c->src);
 		return NULL;
 	}
 	switch (n->type) {
@@ -105,13 +120,23 @@ static json_t *yaml_json(struct yctx *c, yaml_node_t *n, int depth)
 				json_decref(o);
 				return NULL;
 			}
+			const char *key = (const char *)k->data.scalar.value;
+			if (json_object_get(o, key)) {
+				/* which one wins is a guess: rattler refuses it, so does menv */
+				menv_error_set(c->err, MENV_EPARSE,
+				               "%s:%zu:%zu: duplicate key '%s'", c->src,
+				               k->start_mark.line + 1, k->start_mark.column + 1,
+				               key);
+				json_decref(o);
+				return NULL;
+			}
 			json_t *v =
 			        yaml_json(c, yaml_document_get_node(c->doc, p->value), depth + 1);
 			if (!v) {
 				json_decref(o);
 				return NULL;
 			}
-			json_object_set_new(o, (const char *)k->data.scalar.value, v);
+			json_object_set_new(o, key, v);
 		}
 		return o;
 	}
@@ -125,21 +150,19 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	struct yctx c = {&doc, src, err};
+	struct yctx c = {&doc, src, err, 0};
 	int rc = 0;
 
 	*out = NULL;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		yaml_mark_t m = parser.problem_mark;
-		rc = menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s%s%s", src, m.line + 1,
-		                    m.column + 1, parser.problem ? parser.problem : "invalid YAML",
-		                    parser.context ? " " : "",
-		                    parser.context ? parser.context : "");
+	rc = menv_yaml_load(&parser, &doc, src, err);
+	if (rc) {
 		yaml_parser_delete(&parser);
 		return rc;
 	}
+	/* each node once, plus room for the few aliases a hand-written file may use */
+	c.budget = 2 * (size_t)(doc.nodes.top - doc.nodes.start) + 100000;
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (!root) {
 		rc = menv_error_set(err, MENV_EPARSE, "%s: the file is empty", src);
@@ -147,7 +170,7 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 	}
 	*out = yaml_json(&c, root, 0);
 	if (!*out)
-		rc = MENV_EPARSE;
+		rc = err ? err->code : MENV_EPARSE;
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
@@ -334,7 +357,12 @@ void menv_lockfile_free(struct menv_lockfile *lf)
 
 struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf)
 {
-	lf->pkgs = menv_xrealloc(lf->pkgs, (lf->npkgs + 1) * sizeof(*lf->pkgs));
+	if (lf->npkgs >= lf->pkgs_alloc) {
+		lf->pkgs_alloc = lf->pkgs_alloc ? 2 * lf->pkgs_alloc : 16;
+		if (lf->pkgs_alloc <= lf->npkgs)
+			lf->pkgs_alloc = 2 * lf->npkgs;
+		lf->pkgs = menv_xrealloc(lf->pkgs, lf->pkgs_alloc * sizeof(*lf->pkgs));
+	}
 	struct menv_lock_package *p = &lf->pkgs[lf->npkgs++];
 	memset(p, 0, sizeof(*p));
 	p->size = -1;
@@ -380,59 +408,66 @@ static void first_content_line(const char *bytes, size_t len, char *out, size_t 
 	}
 }
 
-/* Is there a line that is exactly "@EXPLICIT" (blanks around allowed)? */
-static bool has_explicit_line(const char *bytes, size_t len)
+/* What one pass over the lines finds: a line that is exactly "@EXPLICIT" (blanks around
+ * allowed), and the top-level (column 0) YAML keys a format is known by. One pass with
+ * memchr: detection runs on every file handed to menv, of any size. */
+enum {
+	SEEN_EXPLICIT = 1,
+	SEEN_DEPENDENCIES = 2,
+	SEEN_ENVIRONMENTS = 4,
+	SEEN_VERSION = 8,
+	SEEN_PACKAGE = 16,
+	SEEN_METADATA = 32,
+};
+
+static unsigned scan_lines(const char *bytes, size_t len)
 {
-	size_t i = 0;
-	while (i < len) {
-		size_t e = i;
-		while (e < len && bytes[e] != '\n')
-			e++;
+	static const struct {
+		const char *key;
+		unsigned bit;
+	} keys[] = {{"dependencies:", SEEN_DEPENDENCIES},
+	            {"environments:", SEEN_ENVIRONMENTS},
+	            {"version:", SEEN_VERSION},
+	            {"package:", SEEN_PACKAGE},
+	            {"metadata:", SEEN_METADATA}};
+	unsigned seen = 0;
+
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(bytes + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - bytes) : len;
 		size_t s = i, t = e;
 		while (s < t && isspace((unsigned char)bytes[s]))
 			s++;
 		while (t > s && isspace((unsigned char)bytes[t - 1]))
 			t--;
 		if (t - s == 9 && !memcmp(bytes + s, "@EXPLICIT", 9))
-			return true;
+			seen |= SEEN_EXPLICIT;
+		for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+			size_t kl = strlen(keys[k].key);
+			if (e - i >= kl && !memcmp(bytes + i, keys[k].key, kl))
+				seen |= keys[k].bit;
+		}
 		i = e + 1;
 	}
-	return false;
-}
-
-/* Does a top-level (column 0) YAML key `key:` appear? */
-static bool has_top_key(const char *bytes, size_t len, const char *key)
-{
-	size_t kl = strlen(key);
-	for (size_t i = 0; i < len;) {
-		if (len - i > kl && !memcmp(bytes + i, key, kl) && bytes[i + kl] == ':')
-			return true;
-		while (i < len && bytes[i] != '\n')
-			i++;
-		i++;
-	}
-	return false;
+	return seen;
 }
 
 enum menv_lock_format menv_lockfile_detect(const char *bytes, size_t len)
 {
 	char first[256];
+	unsigned seen = scan_lines(bytes, len);
 
-	if (has_explicit_line(bytes, len))
+	if (seen & SEEN_EXPLICIT)
 		return MENV_LOCK_EXPLICIT;
 	first_content_line(bytes, len, first, sizeof(first));
-	if (first[0] == '{') {
-		for (size_t i = 0; i + 13 <= len; i++)
-			if (!memcmp(bytes + i, "\"lockVersion\"", 13))
-				return MENV_LOCK_MAMBA_JSON;
-		return MENV_LOCK_NONE;
-	}
-	if (has_top_key(bytes, len, "dependencies"))
+	if (first[0] == '{')
+		return memmem(bytes, len, "\"lockVersion\"", 13) ? MENV_LOCK_MAMBA_JSON
+		                                                 : MENV_LOCK_NONE;
+	if (seen & SEEN_DEPENDENCIES)
 		return MENV_LOCK_NONE; /* an environment.yml */
-	if (has_top_key(bytes, len, "environments") && has_top_key(bytes, len, "version"))
+	if ((seen & SEEN_ENVIRONMENTS) && (seen & SEEN_VERSION))
 		return MENV_LOCK_PIXI;
-	if (has_top_key(bytes, len, "package") || has_top_key(bytes, len, "metadata") ||
-	    has_top_key(bytes, len, "version"))
+	if (seen & (SEEN_PACKAGE | SEEN_METADATA | SEEN_VERSION))
 		return MENV_LOCK_CONDA_LOCK;
 	return MENV_LOCK_NONE;
 }
@@ -498,20 +533,33 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		                      "'hash'",
 		                      src, idx + 1, name);
 	const char *manager = jstr(e, "manager");
-	if (!manager || (strcmp(manager, "conda") && strcmp(manager, "pip")))
+	if (!manager ||
+	    (strcmp(manager, "conda") && strcmp(manager, "pip") && strcmp(manager, "pypi")))
 		return menv_error_set(err, MENV_EPARSE,
 		                      "%s: package entry %zu ('%s') has "
 		                      "manager '%s' (expected 'conda' or 'pip')",
 		                      src, idx + 1, name, manager ? manager : "?");
 	json_t *deps = json_object_get(e, "dependencies");
-	if (deps && !json_is_null(deps) && !json_is_object(deps))
+	bool deps_list = json_is_array(deps);
+	if (deps_list) {
+		/* rattler's versions 2-3: a list of MatchSpec strings */
+		size_t k;
+		json_t *d;
+		json_array_foreach(deps, k, d) if (!json_is_string(d)) deps_list = false;
+		if (!deps_list)
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: package entry %zu ('%s'): "
+			                      "'dependencies' must be a list of strings",
+			                      src, idx + 1, name);
+	} else if (deps && !json_is_null(deps) && !json_is_object(deps)) {
 		return menv_error_set(err, MENV_EPARSE,
 		                      "%s: package entry %zu ('%s'): "
 		                      "'dependencies' must be a mapping",
 		                      src, idx + 1, name);
+	}
 
 	struct menv_lock_package *p = menv_lockfile_add(lf);
-	p->manager = !strcmp(manager, "pip") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
+	p->manager = strcmp(manager, "conda") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
 	p->name = jtext(json_object_get(e, "name"));
 	p->version = jtext(json_object_get(e, "version"));
 	p->platform = jtext(json_object_get(e, "platform"));
@@ -523,7 +571,9 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		p->category = menv_xstrdup(jstr(e, "category"));
 	}
 	p->optional = json_is_true(json_object_get(e, "optional"));
-	if (json_is_object(deps)) {
+	if (deps_list) {
+		p->depends = json_deep_copy(deps);
+	} else if (json_is_object(deps)) {
 		p->deps_map = json_incref(deps);
 		p->depends = deps_from_map(deps);
 	} else {
@@ -542,7 +592,13 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		rc = menv_dist_split(fn, &n, &ver, &p->build, err);
 		if (rc)
 			menv_error_prefix(err, "%s: package entry %zu ('%s')", src, idx + 1, name);
-		p->subdir = url_subdir(p->url);
+		/* rattler's versions 2-3 say the build and subdir (rattler prefers them) */
+		if (!rc && jstr(e, "build")) {
+			free(p->build);
+			p->build = menv_xstrdup(jstr(e, "build"));
+		}
+		p->subdir =
+		        jstr(e, "subdir") ? menv_xstrdup(jstr(e, "subdir")) : url_subdir(p->url);
 		free(fn);
 		free(n);
 		free(ver);
@@ -561,12 +617,14 @@ static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *
 
 	if (ver && !json_is_integer(ver))
 		return menv_error_set(err, MENV_EPARSE, "%s: 'version' must be an integer", src);
-	if (ver && json_integer_value(ver) != 1)
+	/* versions 2 and 3 are rattler's own conda-lock files (before pixi's format): the same
+	 * layout, dependencies as a list of MatchSpecs, `pypi` for pip */
+	if (ver && (json_integer_value(ver) < 1 || json_integer_value(ver) > 3))
 		return menv_error_set(err, MENV_EUNSUPPORTED,
 		                      "%s: conda-lock version %" JSON_INTEGER_FORMAT
-		                      " is not supported (menv reads version 1)",
+		                      " is not supported (menv reads versions 1 to 3)",
 		                      src, json_integer_value(ver));
-	lf->version = 1;
+	lf->version = ver ? (int)json_integer_value(ver) : 1;
 	if (meta && !json_is_null(meta)) {
 		if (!json_is_object(meta))
 			return menv_error_set(err, MENV_EPARSE, "%s: 'metadata' must be a mapping",
@@ -625,14 +683,19 @@ static int parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *
 	size_t i;
 	json_array_foreach(pkgs, i, v)
 	{
+		if (!(i & 4095) && menv_cancelled())
+			return menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
 		int rc = conda_lock_entry(lf, v, i, src, err);
 		if (rc)
 			return rc;
 	}
 	/* platforms named by entries but not in the metadata still count */
+	struct menv_strset seen = MENV_STRSET_INIT;
+	for (size_t j = 0; j < lf->platforms.n; j++)
+		menv_strset_add(&seen, lf->platforms.v[j]);
 	for (size_t j = 0; j < lf->npkgs; j++)
-		if (!menv_strvec_contains(&lf->platforms, lf->pkgs[j].platform))
-			menv_strvec_push(&lf->platforms, lf->pkgs[j].platform);
+		menv_strvec_push_unique(&lf->platforms, &seen, lf->pkgs[j].platform);
+	menv_strset_clear(&seen);
 	return 0;
 }
 
@@ -644,10 +707,25 @@ static int parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t le
 {
 	char *platform = NULL;
 	bool seen = false;
-	size_t lineno = 0;
+	size_t lineno = 0, bad;
 	int rc = 0;
 
+	if (!menv_utf8_valid(bytes, len, &bad)) {
+		/* URLs and names go into JSON (records, --json), which takes nothing else */
+		size_t line = 1, col = 1;
+		for (size_t j = 0; j < bad; j++)
+			if (bytes[j] == '\n')
+				line++, col = 1;
+			else
+				col++;
+		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: not valid UTF-8", src, line,
+		                      col);
+	}
 	for (size_t i = 0; i < len && !rc;) {
+		if (!(lineno & 4095) && menv_cancelled()) {
+			rc = menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
+			break;
+		}
 		size_t e = i;
 		while (e < len && bytes[e] != '\n')
 			e++;
@@ -906,6 +984,36 @@ static const char *pixi_platform_subdir(const struct menv_lockfile *lf, const ch
 	return name;
 }
 
+/* A v7 `platforms:` entry as rattler checks it: a name of letters, digits, '_' and '-'
+ * (non-ASCII letters allowed, as rattler's is_alphanumeric), listed once, whose subdir (its
+ * `subdir:`, else the name) is one conda knows. */
+static int pixi_platform_ok(const struct menv_lockfile *lf, json_t *p, const char *name,
+                            const char *src, struct menv_error *err)
+{
+	const char *sub = json_is_object(p) && jstr(p, "subdir") ? jstr(p, "subdir") : name;
+
+	if (!*name)
+		return menv_error_set(err, MENV_EPARSE, "%s: a platform has an empty name", src);
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		if (!(isalnum(*c) || *c == '_' || *c == '-' || *c >= 0x80))
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: '%s' is not a valid platform name (letters, "
+			                      "digits, '_' and '-')",
+			                      src, name);
+	for (size_t i = 0; i < lf->platforms.n; i++)
+		if (!strcmp(lf->platforms.v[i], name))
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: the platform '%s' is listed twice", src, name);
+	if (json_is_object(p) && json_object_get(p, "subdir") && !jstr(p, "subdir"))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: platform '%s': 'subdir' must be a string", src, name);
+	if (!menv_subdir_known(sub))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: platform '%s': '%s' is not a known platform subdir", src,
+		                      name, sub);
+	return 0;
+}
+
 static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
                       struct menv_error *err)
 {
@@ -943,9 +1051,16 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 				                      "%s: platform %zu has no "
 				                      "'name'",
 				                      src, i + 1);
+			rc = pixi_platform_ok(lf, p, n, src, err);
+			if (rc)
+				return rc;
 			menv_strvec_push(&lf->platforms, n);
 		}
 	}
+	struct menv_strset declared = MENV_STRSET_INIT; /* v7: the names `platforms:` lists */
+	for (size_t j = 0; j < lf->platforms.n; j++)
+		menv_strset_add(&declared, lf->platforms.v[j]);
+	bool v7_platforms = json_is_array(plats);
 	/* index the package entries by normalised location */
 	json_t *index = json_object();
 	size_t i;
@@ -1018,8 +1133,15 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 		json_t *refs;
 		json_object_foreach(byplat, plat, refs)
 		{
-			if (!menv_strvec_contains(&lf->platforms, plat))
-				menv_strvec_push(&lf->platforms, plat);
+			if (v7_platforms && !menv_strset_has(&declared, plat)) {
+				/* rattler: an environment may only use the platforms listed */
+				rc = menv_error_set(err, MENV_EPARSE,
+				                    "%s: environment '%s' uses the platform '%s', "
+				                    "which 'platforms' does not list",
+				                    src, ename, plat);
+				goto out;
+			}
+			menv_strvec_push_unique(&lf->platforms, &declared, plat);
 			size_t j;
 			json_t *ref;
 			json_array_foreach(refs, j, ref)
@@ -1074,6 +1196,7 @@ static int parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
 		for (size_t j = 0; j < lf->envs[0].channels.n; j++)
 			menv_strvec_push(&lf->channels, lf->envs[0].channels.v[j]);
 out:
+	menv_strset_clear(&declared);
 	json_decref(index);
 	return rc;
 }
@@ -1186,13 +1309,9 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 		goto out;
 	}
 	if (f == MENV_LOCK_MAMBA_JSON) {
-		json_error_t je;
-		root = json_loadb(bytes, len, 0, &je);
-		if (!root) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", src, je.line,
-			                    je.column, je.text);
+		rc = menv_json_parse(bytes, len, 0, src, &root, err);
+		if (rc)
 			goto out;
-		}
 	} else {
 		rc = yaml_load(bytes, len, src, &root, err);
 		if (rc)

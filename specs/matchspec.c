@@ -189,7 +189,9 @@ static int parse_url_spec(struct menv_matchspec *ms, const char *s, struct menv_
 	const char *base = strrchr(s, '/');
 	const char *fn = base ? base + 1 : s;
 	size_t n = strlen(fn);
-	size_t ext = n > 6 && !strcmp(fn + n - 6, ".conda") ? 6 : 8;
+	size_t ext = n >= 6 && !strcmp(fn + n - 6, ".conda") ? 6 : 8;
+	if (n <= ext) /* "https://x/.conda": the file name is all extension (fuzzer's find) */
+		return menv_error_set(err, MENV_EPARSE, "invalid package file name in '%s'", s);
 	char *stem = menv_xstrndup(fn, n - ext);
 	char *b = strrchr(stem, '-');
 	char *v = b ? (*b = '\0', strrchr(stem, '-')) : NULL;
@@ -230,6 +232,15 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 	int rc = 0;
 
 	*out = NULL;
+	size_t bad;
+	if (!menv_utf8_valid(in, strlen(in), &bad)) {
+		/* jansson (history, --json, lockfiles) takes nothing else; the message escapes it */
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "invalid match spec '%s': not valid UTF-8 at byte %zu", in,
+		                    bad + 1);
+		s = NULL;
+		goto out;
+	}
 	if (isspace((unsigned char)in[0])) {
 		/* conda refuses a spec that starts with a blank */
 		rc = menv_error_set(err, MENV_EPARSE, "invalid match spec '%s': leading blank", in);
@@ -350,11 +361,15 @@ int menv_matchspec_parse(const char *in, struct menv_matchspec **out, struct men
 	for (char *q = ms->name; *q; q++) {
 		unsigned char c = (unsigned char)*q;
 		if (!(isalnum(c) || c == '_' || c == '-' || c == '.' || c == '*')) {
+			/* the whole character, not its first byte (which alone is not UTF-8) */
+			size_t cl = menv_utf8_seq(q, strlen(q));
+			const char *at = strstr(in, ms->name);
 			rc = menv_error_set(
 			        err, MENV_EPARSE,
-			        "invalid match spec '%s': bad character '%c' in the name at "
+			        "invalid match spec '%s': bad character '%.*s' in the name at "
 			        "column %d",
-			        in, c, (int)(strchr(in, c) - in) + 1);
+			        in, (int)(cl ? cl : 1), q,
+			        (int)((at ? at - in : 0) + (q - ms->name)) + 1);
 			goto out;
 		}
 		*q = (char)tolower(c);

@@ -110,8 +110,11 @@ static int add_section(struct menv_repodata *rd, json_t *pkgs, const char *base,
 	if (!json_is_object(pkgs))
 		return menv_error_set(err, MENV_EPARSE, "%s: \"%s\" is not an object", src,
 		                      conda ? "packages.conda" : "packages");
+	size_t k = 0;
 	json_object_foreach(pkgs, fn, obj)
 	{
+		if (!(k++ & 4095) && menv_cancelled())
+			return menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
 		struct menv_record *r = &rd->recs[rd->n];
 		int rc = menv_record_from_json(r, obj, fn, base, rd->channel, err);
 		if (rc)
@@ -129,17 +132,15 @@ int menv_repodata_parse(const char *bytes, size_t len, const char *src,
                         const struct menv_channel *ch, const char *subdir,
                         struct menv_repodata **out, struct menv_error *err)
 {
-	json_error_t jerr;
 	json_t *root, *pkgs, *cpkgs, *info;
 	struct menv_repodata *rd;
 	char *base = NULL;
 	int rc = 0;
 
 	*out = NULL;
-	root = json_loadb(bytes, len, JSON_ALLOW_NUL, &jerr);
-	if (!root)
-		return menv_error_set(err, MENV_EPARSE, "%s:%d:%d (byte %d): %s", src, jerr.line,
-		                      jerr.column, jerr.position, jerr.text);
+	rc = menv_json_parse(bytes, len, JSON_ALLOW_NUL, src, &root, err);
+	if (rc)
+		return rc;
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return menv_error_set(err, MENV_EPARSE, "%s: repodata is not a JSON object", src);

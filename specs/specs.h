@@ -95,7 +95,8 @@ void menv_buf_addch(struct menv_buf *b, char c);
 void menv_buf_addf(struct menv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *menv_buf_detach(struct menv_buf *b); /* caller frees; b is reset */
 
-/* Reads a whole file into `out` (appended). Errors: MENV_ENOTFOUND, MENV_EIO. */
+/* Reads a whole file into `out` (appended). Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EINTR (the
+ * cancel flag, menv_cancel_flag_set, polled between reads of at most 8 MiB). */
 int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err);
 /* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename.
  * Errors: MENV_EIO. */
@@ -114,6 +115,64 @@ void menv_strvec_push(struct menv_strvec *sv, const char *s); /* copies s */
 void menv_strvec_push_owned(struct menv_strvec *sv, char *s); /* takes s */
 bool menv_strvec_contains(const struct menv_strvec *sv, const char *s);
 void menv_strvec_clear(struct menv_strvec *sv);
+
+/* A set of owned strings, hashed: membership in O(1), so that de-duplicating n input
+ * strings costs O(n) (menv_strvec_contains is a linear scan). Zero-initialise it
+ * (MENV_STRSET_INIT); release with menv_strset_clear(). */
+struct menv_strset {
+	char **slots; /* open addressing, `cap` a power of two, NULL = empty */
+	size_t n, cap;
+};
+#define MENV_STRSET_INIT                                                                           \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+/* Adds a copy of `s`; true when it was not there yet. */
+bool menv_strset_add(struct menv_strset *set, const char *s);
+bool menv_strset_has(const struct menv_strset *set, const char *s);
+void menv_strset_clear(struct menv_strset *set);
+/* Pushes a copy of `s` onto `sv` unless `seen` has it (then adds it to `seen`): the linear
+ * form of `if (!menv_strvec_contains(sv, s)) menv_strvec_push(sv, s)`, with `seen` holding
+ * what `sv` holds. */
+void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, const char *s);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Limits on input: cancellation, UTF-8, nesting                                            */
+
+/* The deepest nesting of YAML or JSON collections the parsers of specs/ accept (conda's files
+ * nest 5 deep at most); deeper input fails with MENV_EPARSE "FILE:LINE:COL: nested deeper
+ * than 256 levels" before it costs time or stack. */
+#define MENV_PARSE_MAX_DEPTH 256
+
+/* Sets the process-wide cancel flag (e.g. the CLI's SIGINT/SIGTERM flag, set by its signal
+ * handler; NULL: none, the default). Long parses (YAML, JSON, lockfiles, repodata) poll it and
+ * fail with MENV_EINTR once *flag is non-zero. Set it once, before any parse. Borrowed: the
+ * flag must outlive every parse. */
+void menv_cancel_flag_set(volatile int *flag);
+/* Whether the cancel flag is set and non-zero. */
+bool menv_cancelled(void);
+
+/* The length (1-4) of the valid UTF-8 sequence at `s` (`len` bytes available), or 0 when
+ * the bytes there are not one (a stray continuation byte, an overlong form, a surrogate, a
+ * cut sequence) (RFC 3629). */
+size_t menv_utf8_seq(const char *s, size_t len);
+/* Whether `len` bytes are valid UTF-8 (RFC 3629); if not, *bad (may be NULL) is the offset of
+ * the first bad byte. jansson refuses strings that are not (json_string() returns NULL). */
+bool menv_utf8_valid(const char *s, size_t len, size_t *bad);
+/* A printable copy of `s` (NULL is ""): each byte that is not valid UTF-8, and each control
+ * character (newline, escape, ...), becomes "\xNN"; the rest is kept. Caller frees. Every
+ * menv_error message goes through it, so messages are one line of valid UTF-8. */
+char *menv_utf8_escape(const char *s);
+/* A JSON string for `s` that is never NULL: json_string(s) where `s` is valid UTF-8, else
+ * json_string(menv_utf8_escape(s)); NULL gives json null. For text shown to people or
+ * programs (messages, --json), never for data read back. New reference. */
+json_t *menv_json_str(const char *s);
+/* Parses JSON bytes (jansson, `flags` as json_loadb's, e.g. JSON_ALLOW_NUL) into a new
+ * reference in *out, refusing nesting deeper than MENV_PARSE_MAX_DEPTH and polling the cancel
+ * flag every 64 KiB. `src` names the bytes in messages. Errors: MENV_EPARSE
+ * "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
+int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
+                    struct menv_error *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Platform                                                                                 */
@@ -419,7 +478,7 @@ bool menv_virtual_decl_ok(const char *decl);
 /* The formats menv reads. Detection is by content, never by file name. */
 enum menv_lock_format {
 	MENV_LOCK_NONE = 0,   /* not a lockfile (e.g. an environment.yml) */
-	MENV_LOCK_CONDA_LOCK, /* conda-lock.yml, `version: 1` (CEP-37) */
+	MENV_LOCK_CONDA_LOCK, /* conda-lock.yml, `version: 1` (CEP-37); rattler's 2 and 3 */
 	MENV_LOCK_EXPLICIT,   /* `@EXPLICIT` list of package URLs (CEP-23) */
 	MENV_LOCK_PIXI,       /* pixi.lock / rattler_lock, `version: 4` to `7` */
 	MENV_LOCK_MAMBA_JSON, /* micromamba's JSON lock (`"lockVersion": "1.0.x"`) */
@@ -481,6 +540,7 @@ struct menv_lockfile {
 	size_t npkgs;
 	struct menv_lock_env *envs; /* pixi environments (others: none) */
 	size_t nenvs;
+	size_t pkgs_alloc; /* entries allocated at pkgs (menv_lockfile_add grows it) */
 };
 
 /* Says which lockfile format `bytes` hold (MENV_LOCK_NONE for anything else, e.g. an
@@ -496,11 +556,17 @@ const char *menv_lock_format_name(enum menv_lock_format f);
  * name. Explicit lines are `URL[#md5|#sha256:hex]`, with `# platform: P` and conda-lock's
  * `# pip name @ URL` lines; a line that is not a `.conda`/`.tar.bz2` URL is an error. pixi
  * entries (`conda:`/`pypi:`/`conda_source:` in v6-v7, `kind:` + `url:` in v4-v5) are
- * expanded per environment and platform (v7 platform names map to their subdir).
+ * expanded per environment and platform (v7 platform names map to their subdir). rattler's
+ * conda-lock versions 2 and 3 (dependencies as a list, `build:`/`subdir:` given, `pypi` for
+ * pip) are read as rattler reads them. Refused as rattler refuses them: a YAML key given twice
+ * in one mapping, and in v7 a platform listed twice, a platform name other than letters,
+ * digits, '_' and '-', a platform whose subdir (`subdir:`, else its name) conda does not know,
+ * and an environment using a platform `platforms:` does not list. Input is bounded as in
+ * "Limits on input" (nesting, aliases, UTF-8 of explicit files, the cancel flag).
  * Errors: MENV_EPARSE ("SRC:LINE:COL: ..." for YAML/JSON, "SRC:LINE: ..." for explicit, or
  * naming the entry and the missing key), MENV_EUNSUPPORTED for a format version menv does not
- * read (e.g. conda-lock `version: 1000`, pixi v3, lockVersion 0.0.0), or MENV_EPARSE "not a
- * lockfile". Free with menv_lockfile_free(). */
+ * read (e.g. conda-lock `version: 1000`, pixi v3, lockVersion 0.0.0), MENV_EINTR, or
+ * MENV_EPARSE "not a lockfile". Free with menv_lockfile_free(). */
 int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
                         struct menv_error *err);
 /* As _parse, reading `path`. Errors also MENV_ENOTFOUND, MENV_EIO. */

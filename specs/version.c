@@ -256,8 +256,9 @@ int menv_version_parse(const char *in, struct menv_version **out, struct menv_er
 		while (*p && (isdigit((unsigned char)*p) || (*p >= 'a' && *p <= 'z') ||
 		              strchr("*.+!_", *p)))
 			p++;
-		snprintf(why_buf, sizeof(why_buf), "invalid character '%c' at column %d", *p,
-		         (int)(p - s) + 1);
+		size_t cl = menv_utf8_seq(p, strlen(p));
+		snprintf(why_buf, sizeof(why_buf), "invalid character '%.*s' at column %d",
+		         (int)(cl ? cl : 1), p, (int)(p - s) + 1);
 		why = why_buf;
 		goto fail;
 	}

@@ -17,6 +17,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <archive.h>
+#include <archive_entry.h>
+
 #include "testutil.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -278,6 +281,86 @@ static void test_read_member(void **state)
 	menv_buf_release(&b);
 }
 
+/* Rewrites the ZIP `from` as `to` with every member moved under `folder`/ (libarchive). */
+static void zip_under_folder(const char *from, const char *to, const char *folder)
+{
+	struct archive *in = archive_read_new(), *out = archive_write_new();
+	struct archive_entry *e;
+	char buf[65536];
+
+	archive_read_support_format_zip(in);
+	assert_int_equal(archive_read_open_filename(in, from, sizeof(buf)), ARCHIVE_OK);
+	assert_int_equal(archive_write_set_format_zip(out), ARCHIVE_OK);
+	assert_int_equal(archive_write_set_options(out, "zip:compression=store"), ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(out, to), ARCHIVE_OK);
+	while (archive_read_next_header(in, &e) == ARCHIVE_OK) {
+		char *name = tu_path("%s/%s", folder, archive_entry_pathname(e));
+		struct menv_buf data = MENV_BUF_INIT;
+		la_ssize_t n;
+		while ((n = archive_read_data(in, buf, sizeof(buf))) > 0)
+			menv_buf_add(&data, buf, (size_t)n);
+		struct archive_entry *w = archive_entry_new();
+		archive_entry_set_pathname(w, name);
+		archive_entry_set_filetype(w, AE_IFREG);
+		archive_entry_set_perm(w, 0644);
+		archive_entry_set_size(w, (la_int64_t)data.len);
+		assert_int_equal(archive_write_header(out, w), ARCHIVE_OK);
+		assert_int_equal(archive_write_data(out, data.buf, data.len), (la_ssize_t)data.len);
+		archive_entry_free(w);
+		menv_buf_release(&data);
+		free(name);
+	}
+	archive_read_free(in);
+	assert_int_equal(archive_write_close(out), ARCHIVE_OK);
+	archive_write_free(out);
+}
+
+/* A .conda whose members sit under a folder (rattler's test resource
+ * ca-certificates-2024.7.4-hbcca054_0.conda is laid out so; it is not in the corpus, so one
+ * is built here): read and extracted as rattler reads it, by the members' file names */
+static void test_conda_members_in_folder(void **state)
+{
+	static const struct tu_entry info[] = {{"info/index.json", TU_FILE,
+	                                        "{\"name\": \"ca-certificates\", \"version\": "
+	                                        "\"2024.7.4\", \"build\": \"hbcca054_0\"}"}};
+	static const struct tu_entry pkg[] = {{"ssl/cacert.pem", TU_FILE, "-----BEGIN CERT"}};
+	const char *dist = "ca-certificates-2024.7.4-hbcca054_0";
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_error err = {0};
+	char *tmp = tu_mkdtemp();
+	char *flat = tu_path("%s/flat.conda", tmp), *cd = tu_path("%s/%s.conda", tmp, dist);
+	char *dest = tu_path("%s/dest", tmp);
+
+	(void)state;
+	tu_write_conda(flat, dist, info, 1, pkg, 1);
+	zip_under_folder(flat, cd, dist);
+	assert_int_equal(menv_archive_read_member(cd, "info/index.json", &b, &err), 0);
+	json_t *j = json_loadb(b.buf, b.len, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(j, "version")), "2024.7.4");
+	json_decref(j);
+	menv_buf_reset(&b);
+	assert_int_equal(menv_archive_read_member(cd, "ssl/cacert.pem", &b, &err), 0);
+	assert_string_equal(b.buf, "-----BEGIN CERT");
+	tu_mkdirs(dest);
+	if (menv_archive_extract(cd, dest, &err))
+		fail_msg("%s", err.msg);
+	char *pem = tu_path("%s/ssl/cacert.pem", dest);
+	menv_buf_reset(&b);
+	assert_int_equal(menv_buf_read_file(&b, pem, &err), 0);
+	assert_string_equal(b.buf, "-----BEGIN CERT");
+	/* the ZIP's folder is no path on disk */
+	char *folder = tu_path("%s/%s", dest, dist);
+	assert_false(tu_exists(folder));
+	free(folder);
+	free(pem);
+	menv_buf_release(&b);
+	tu_rmtree(tmp);
+	free(dest);
+	free(cd);
+	free(flat);
+	free(tmp);
+}
+
 /* ---- hostile archives ---- */
 
 struct hostile {
@@ -416,6 +499,40 @@ static void test_hostile_special_files(void **state)
 	free(fifo);
 }
 
+/* a name that is not UTF-8 could be in no record (JSON): refused, and named escaped. The tar
+ * is GNU format written here (testutil's pax writer would convert the name). */
+static void test_hostile_non_utf8_name(void **state)
+{
+	struct hostile *h = *state;
+	char *tb = tu_path("%s/evil-1.0-0.tar.bz2", h->root);
+	char *f = tu_path("%s/bin/caf\xe9", h->dest);
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	struct menv_error err = {0};
+
+	assert_int_equal(archive_write_set_format_gnutar(a), ARCHIVE_OK);
+	assert_int_equal(archive_write_add_filter_bzip2(a), ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(a, tb), ARCHIVE_OK);
+	archive_entry_copy_pathname(e, "bin/caf\xe9");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, 1);
+	assert_true(archive_write_header(a, e) >= ARCHIVE_WARN);
+	assert_int_equal(archive_write_data(a, "x", 1), 1);
+	archive_entry_free(e);
+	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+
+	assert_int_equal(menv_archive_extract(tb, h->dest, &err), MENV_EUNSAFE);
+	char *want =
+	        tu_path("unsafe entry 'bin/caf\\xe9' in '%s': the name is not valid UTF-8", tb);
+	assert_string_equal(err.msg, want); /* the name escaped: the message stays UTF-8 */
+	assert_false(tu_exists(f));
+	free(want);
+	free(tb);
+	free(f);
+}
+
 static void test_hostile_existing_symlink(void **state)
 {
 	struct hostile *h = *state;
@@ -521,6 +638,7 @@ int main(void)
 	        cmocka_unit_test(test_nano_gzip_named_bz2),
 	        cmocka_unit_test(test_symlink_package),
 	        cmocka_unit_test(test_zip64_and_dotslash),
+	        cmocka_unit_test(test_conda_members_in_folder),
 	        cmocka_unit_test(test_read_member),
 	        HOSTILE(test_hostile_absolute),
 	        HOSTILE(test_hostile_dotdot),
@@ -528,6 +646,7 @@ int main(void)
 	        HOSTILE(test_hostile_symlink_up),
 	        HOSTILE(test_hostile_hardlinks),
 	        HOSTILE(test_hostile_special_files),
+	        HOSTILE(test_hostile_non_utf8_name),
 	        HOSTILE(test_hostile_existing_symlink),
 	        HOSTILE(test_hostile_write_through_own_symlink),
 	        HOSTILE(test_safe_links_built_here),

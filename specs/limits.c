@@ -1,0 +1,429 @@
+/*
+ * limits.c - what keeps hostile or clumsy input from hurting menv: the process-wide cancel
+ * flag that long parses poll, UTF-8 checks (jansson takes only valid UTF-8; a string it refuses
+ * comes back NULL), a string hash set (so that de-duplicating input is linear, not quadratic),
+ * and the JSON and YAML readers every parser in specs/ goes through: nesting bounded by
+ * MENV_PARSE_MAX_DEPTH, Ctrl-C honoured, errors naming FILE:LINE:COL.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "internal.h"
+#include "specs.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Cancellation                                                                             */
+
+static volatile int *cancel_flag;
+
+void menv_cancel_flag_set(volatile int *flag)
+{
+	cancel_flag = flag;
+}
+
+bool menv_cancelled(void)
+{
+	return cancel_flag && *cancel_flag;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* UTF-8                                                                                    */
+
+size_t menv_utf8_seq(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+	unsigned cp;
+
+	if (!len)
+		return 0;
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	/* overlong forms, UTF-16 surrogates and code points past U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+bool menv_utf8_valid(const char *s, size_t len, size_t *bad)
+{
+	size_t i = 0;
+	while (i < len) {
+		size_t n = menv_utf8_seq(s + i, len - i);
+		if (!n) {
+			if (bad)
+				*bad = i;
+			return false;
+		}
+		i += n;
+	}
+	return true;
+}
+
+char *menv_utf8_escape(const char *s)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	size_t len = s ? strlen(s) : 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = menv_utf8_seq(s + i, len - i);
+		unsigned char c = (unsigned char)s[i];
+		if (!n || c < 0x20 || c == 0x7f) {
+			menv_buf_addf(&b, "\\x%02x", c);
+			i++;
+			continue;
+		}
+		menv_buf_add(&b, s + i, n);
+		i += n;
+	}
+	return menv_buf_detach(&b);
+}
+
+json_t *menv_json_str(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *e = menv_utf8_escape(s);
+	j = json_string(e);
+	free(e);
+	return j ? j : json_string("");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* String sets                                                                              */
+
+static size_t str_hash(const char *s)
+{
+	size_t h = 1469598103934665603ull; /* FNV-1a, 64 bit */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static size_t slot_of(char *const *slots, size_t cap, const char *s)
+{
+	size_t i = str_hash(s) & (cap - 1);
+	while (slots[i] && strcmp(slots[i], s))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+bool menv_strset_has(const struct menv_strset *set, const char *s)
+{
+	return set->cap && set->slots[slot_of(set->slots, set->cap, s)];
+}
+
+bool menv_strset_add(struct menv_strset *set, const char *s)
+{
+	if (2 * (set->n + 1) > set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 16;
+		char **slots = menv_xcalloc(cap, sizeof(*slots));
+		for (size_t i = 0; i < set->cap; i++)
+			if (set->slots[i])
+				slots[slot_of(slots, cap, set->slots[i])] = set->slots[i];
+		free(set->slots);
+		set->slots = slots;
+		set->cap = cap;
+	}
+	size_t i = slot_of(set->slots, set->cap, s);
+	if (set->slots[i])
+		return false;
+	set->slots[i] = menv_xstrdup(s);
+	set->n++;
+	return true;
+}
+
+void menv_strset_clear(struct menv_strset *set)
+{
+	for (size_t i = 0; i < set->cap; i++)
+		free(set->slots[i]);
+	free(set->slots);
+	set->slots = NULL;
+	set->n = set->cap = 0;
+}
+
+void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, const char *s)
+{
+	if (menv_strset_add(seen, s))
+		menv_strvec_push(sv, s);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* JSON                                                                                     */
+
+/* The bytes go to jansson through its callback reader, in chunks, so that nesting is counted
+ * (outside strings) and the cancel flag polled between chunks. */
+struct jfeed {
+	const char *p;
+	size_t len, off;
+	int depth;
+	bool in_str, esc;
+	size_t line, col; /* of the byte being scanned: 1-based line, 0-based column */
+	int why;          /* 0, MENV_EPARSE (too deep) or MENV_EINTR */
+	size_t bad_line, bad_col;
+};
+
+enum { JSON_CHUNK = 1 << 16 };
+
+static size_t jfeed_read(void *buf, size_t buflen, void *data)
+{
+	struct jfeed *f = data;
+	size_t n = f->len - f->off;
+
+	if (f->why)
+		return (size_t)-1;
+	if (menv_cancelled()) {
+		f->why = MENV_EINTR;
+		return (size_t)-1;
+	}
+	if (n > buflen)
+		n = buflen;
+	if (n > JSON_CHUNK)
+		n = JSON_CHUNK;
+	for (size_t i = 0; i < n; i++) {
+		char c = f->p[f->off + i];
+		if (f->in_str) {
+			if (f->esc)
+				f->esc = false;
+			else if (c == '\\')
+				f->esc = true;
+			else if (c == '"')
+				f->in_str = false;
+		} else if (c == '"') {
+			f->in_str = true;
+		} else if (c == '[' || c == '{') {
+			if (++f->depth > MENV_PARSE_MAX_DEPTH) {
+				f->why = MENV_EPARSE;
+				f->bad_line = f->line;
+				f->bad_col = f->col + 1;
+				/* hand over what precedes the bracket: jansson stops at our error */
+				n = i;
+				break;
+			}
+		} else if (c == ']' || c == '}') {
+			f->depth--;
+		}
+		if (c == '\n')
+			f->line++, f->col = 0;
+		else
+			f->col++;
+	}
+	memcpy(buf, f->p + f->off, n);
+	f->off += n;
+	if (!n && f->why)
+		return (size_t)-1;
+	return n;
+}
+
+int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
+                    struct menv_error *err)
+{
+	struct jfeed f = {.p = bytes, .len = len, .line = 1};
+	json_error_t je;
+
+	*out = json_load_callback(jfeed_read, &f, flags, &je);
+	if (*out && !f.why)
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	if (f.why == MENV_EINTR)
+		return menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
+	if (f.why == MENV_EPARSE)
+		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: nested deeper than %d levels",
+		                      src, f.bad_line, f.bad_col, MENV_PARSE_MAX_DEPTH);
+	return menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", src, je.line, je.column, je.text);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* YAML                                                                                     */
+
+struct yframe {
+	int id;       /* the collection's node */
+	int key;      /* a mapping's key waiting for its value, or 0 */
+	char *anchor; /* registered when the collection ends (no alias into itself) */
+};
+
+static int yaml_problem(yaml_parser_t *p, const char *src, struct menv_error *err)
+{
+	yaml_mark_t m = p->problem_mark;
+	return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s%s%s", src, m.line + 1, m.column + 1,
+	                      p->problem ? p->problem : "invalid YAML", p->context ? " " : "",
+	                      p->context ? p->context : "");
+}
+
+static int yaml_at(const char *src, yaml_mark_t m, const char *what, struct menv_error *err)
+{
+	return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s", src, m.line + 1, m.column + 1,
+	                      what);
+}
+
+static void yaml_attach(yaml_document_t *doc, struct yframe *top, int id)
+{
+	yaml_node_t *n = &doc->nodes.start[top->id - 1];
+	if (n->type == YAML_SEQUENCE_NODE) {
+		yaml_document_append_sequence_item(doc, top->id, id);
+	} else if (!top->key) {
+		top->key = id;
+	} else {
+		yaml_document_append_mapping_pair(doc, top->id, top->key, id);
+		top->key = 0;
+	}
+}
+
+int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
+                   struct menv_error *err)
+{
+	struct yframe *stack = NULL;
+	size_t depth = 0, alloc = 0;
+	json_t *anchors = json_object(); /* name -> node id */
+	yaml_event_t ev;
+	bool have_doc = false, done = false;
+	int rc = 0;
+
+	if (!parser->stream_start_produced) {
+		if (!yaml_parser_parse(parser, &ev)) {
+			rc = yaml_problem(parser, src, err);
+			goto out;
+		}
+		yaml_event_delete(&ev);
+	}
+	if (parser->stream_end_produced) {
+		yaml_document_initialize(doc, NULL, NULL, NULL, 1, 1);
+		have_doc = true;
+		goto out;
+	}
+	while (!done && !rc) {
+		if (menv_cancelled()) {
+			rc = menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
+			break;
+		}
+		if (!yaml_parser_parse(parser, &ev)) {
+			rc = yaml_problem(parser, src, err);
+			break;
+		}
+		int id = 0;
+		const char *anchor = NULL;
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			yaml_document_initialize(doc, NULL, NULL, NULL, 1, 1);
+			have_doc = true;
+			done = true;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			yaml_document_initialize(doc, NULL, NULL, NULL,
+			                         ev.data.document_start.implicit, 1);
+			have_doc = true;
+			doc->start_mark = ev.start_mark;
+			break;
+		case YAML_DOCUMENT_END_EVENT:
+			doc->end_mark = ev.end_mark;
+			done = true;
+			break;
+		case YAML_ALIAS_EVENT: {
+			json_t *a = json_object_get(anchors, (const char *)ev.data.alias.anchor);
+			if (!a) {
+				rc = yaml_at(src, ev.start_mark, "found undefined alias", err);
+				break;
+			}
+			id = (int)json_integer_value(a);
+			break;
+		}
+		case YAML_SCALAR_EVENT:
+			if (ev.data.scalar.length > INT_MAX) {
+				rc = yaml_at(src, ev.start_mark, "scalar too long", err);
+				break;
+			}
+			id = yaml_document_add_scalar(doc, ev.data.scalar.tag, ev.data.scalar.value,
+			                              (int)ev.data.scalar.length,
+			                              ev.data.scalar.style);
+			if (!id)
+				rc = yaml_at(src, ev.start_mark, "invalid scalar", err);
+			anchor = (const char *)ev.data.scalar.anchor;
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (depth >= MENV_PARSE_MAX_DEPTH) {
+				char m[64];
+				snprintf(m, sizeof(m), "nested deeper than %d levels",
+				         MENV_PARSE_MAX_DEPTH);
+				rc = yaml_at(src, ev.start_mark, m, err);
+				break;
+			}
+			if (ev.type == YAML_SEQUENCE_START_EVENT)
+				id = yaml_document_add_sequence(doc, ev.data.sequence_start.tag,
+				                                ev.data.sequence_start.style);
+			else
+				id = yaml_document_add_mapping(doc, ev.data.mapping_start.tag,
+				                               ev.data.mapping_start.style);
+			if (!id) {
+				rc = yaml_at(src, ev.start_mark, "invalid collection", err);
+				break;
+			}
+			doc->nodes.start[id - 1].start_mark = ev.start_mark;
+			if (depth == alloc) {
+				alloc = alloc ? 2 * alloc : 16;
+				stack = menv_xrealloc(stack, alloc * sizeof(*stack));
+			}
+			anchor = ev.type == YAML_SEQUENCE_START_EVENT
+			                 ? (const char *)ev.data.sequence_start.anchor
+			                 : (const char *)ev.data.mapping_start.anchor;
+			stack[depth++] = (struct yframe){id, 0, menv_xstrdup(anchor)};
+			id = 0; /* attached when it ends */
+			anchor = NULL;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT: {
+			struct yframe f = stack[--depth];
+			id = f.id;
+			doc->nodes.start[id - 1].end_mark = ev.end_mark;
+			if (f.anchor)
+				json_object_set_new(anchors, f.anchor, json_integer(id));
+			free(f.anchor);
+			break;
+		}
+		default: break;
+		}
+		if (!rc && id && ev.type == YAML_SCALAR_EVENT) {
+			doc->nodes.start[id - 1].start_mark = ev.start_mark;
+			doc->nodes.start[id - 1].end_mark = ev.end_mark;
+			if (anchor)
+				json_object_set_new(anchors, anchor, json_integer(id));
+		}
+		if (!rc && id && depth)
+			yaml_attach(doc, &stack[depth - 1], id);
+		yaml_event_delete(&ev);
+	}
+out:
+	while (depth)
+		free(stack[--depth].anchor);
+	free(stack);
+	json_decref(anchors);
+	if (rc && have_doc)
+		yaml_document_delete(doc);
+	if (rc)
+		memset(doc, 0, sizeof(*doc));
+	return rc;
+}

@@ -1,0 +1,456 @@
+/* Input that must never crash menv nor take it long (issue 14): non-UTF-8 and non-ASCII text
+ * reaching jansson, input-sized de-duplication, deep YAML and JSON nesting, aliases that
+ * expand exponentially, and Ctrl-C during a long parse. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "specs.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The message of a failing spec must be valid UTF-8 so that jansson takes it (the CLI's
+ * --json error printed json_dumps(NULL) and crashed: issue 14). */
+static void assert_json_message(const struct menv_error *err)
+{
+	assert_true(menv_utf8_valid(err->msg, strlen(err->msg), NULL));
+	json_t *j = json_pack("{s:s}", "message", err->msg);
+	assert_non_null(j);
+	json_decref(j);
+	assert_null(strchr(err->msg, '\n'));
+}
+
+static void test_non_ascii_spec(void **state)
+{
+	(void)state;
+	struct menv_matchspec *ms = NULL;
+	struct menv_error err = {0};
+
+	assert_int_equal(menv_matchspec_parse("nümpy", &ms, &err), MENV_EPARSE);
+	assert_null(ms);
+	assert_string_equal(
+	        err.msg, "invalid match spec 'nümpy': bad character 'ü' in the name at column 2");
+	assert_json_message(&err);
+
+	/* the column of the name's bad character, not of its first byte anywhere in the spec */
+	assert_int_equal(menv_matchspec_parse("conda-forge::nu+py", &ms, &err), MENV_EPARSE);
+	assert_string_equal(err.msg, "invalid match spec 'conda-forge::nu+py': bad character '+' "
+	                             "in the name at column 16");
+}
+
+static void test_invalid_utf8_spec(void **state)
+{
+	(void)state;
+	struct menv_matchspec *ms = NULL;
+	struct menv_error err = {0};
+	const char *bad[] = {"n\xffpy", "numpy 1.0 \xc3", "numpy[build=a\xed\xa0\x80]",
+	                     "\xc0\xafnumpy", "numpy >=1\x1b[2J"};
+	const char *want[] = {
+	        "invalid match spec 'n\\xffpy': not valid UTF-8 at byte 2",
+	        "invalid match spec 'numpy 1.0 \\xc3': not valid UTF-8 at byte 11",
+	        "invalid match spec 'numpy[build=a\\xed\\xa0\\x80]': not valid UTF-8 at byte 14",
+	        "invalid match spec '\\xc0\\xafnumpy': not valid UTF-8 at byte 1",
+	        NULL,
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_int_equal(menv_matchspec_parse(bad[i], &ms, &err), MENV_EPARSE);
+		assert_null(ms);
+		if (want[i])
+			assert_string_equal(err.msg, want[i]);
+		assert_json_message(&err);
+	}
+	/* a control character is escaped, never sent to the terminal raw */
+	assert_non_null(strstr(err.msg, "\\x1b[2J"));
+}
+
+static void test_error_messages_are_utf8(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	char big[3000];
+
+	menv_error_set(&err, MENV_EIO, "cannot open '%s'", "/tmp/caf\xe9\ttab\nline");
+	assert_string_equal(err.msg, "cannot open '/tmp/caf\\xe9\\x09tab\\x0aline'");
+	menv_error_prefix(&err, "while reading '%s'", "\xff");
+	assert_string_equal(err.msg,
+	                    "while reading '\\xff': cannot open '/tmp/caf\\xe9\\x09tab\\x0aline'");
+	/* cut at a character boundary: 'é' (2 bytes) never half kept */
+	memset(big, 'a', sizeof(big));
+	for (size_t i = 2040; i + 1 < sizeof(big); i += 2)
+		big[i] = '\xc3', big[i + 1] = '\xa9';
+	big[sizeof(big) - 1] = '\0';
+	menv_error_set(&err, MENV_EPARSE, "%s", big);
+	assert_true(strlen(err.msg) <= sizeof(err.msg) - 1);
+	assert_true(strlen(err.msg) >= sizeof(err.msg) - 2);
+	assert_json_message(&err);
+
+	json_t *j = menv_json_str("caf\xe9");
+	assert_string_equal(json_string_value(j), "caf\\xe9");
+	json_decref(j);
+	j = menv_json_str("café");
+	assert_string_equal(json_string_value(j), "café");
+	json_decref(j);
+}
+
+static void test_utf8_seq(void **state)
+{
+	(void)state;
+	assert_int_equal(menv_utf8_seq("a", 1), 1);
+	assert_int_equal(menv_utf8_seq("\xc3\xbc", 2), 2);
+	assert_int_equal(menv_utf8_seq("\xe2\x82\xac", 3), 3);
+	assert_int_equal(menv_utf8_seq("\xf0\x9f\x90\x8d", 4), 4);
+	assert_int_equal(menv_utf8_seq("\xc3", 1), 0);             /* cut */
+	assert_int_equal(menv_utf8_seq("\xe0\x80\xaf", 3), 0);     /* overlong */
+	assert_int_equal(menv_utf8_seq("\xed\xa0\x80", 3), 0);     /* surrogate */
+	assert_int_equal(menv_utf8_seq("\xf4\x90\x80\x80", 4), 0); /* > U+10FFFF */
+	assert_int_equal(menv_utf8_seq("\x80", 1), 0);
+	size_t bad = 0;
+	assert_false(menv_utf8_valid("ab\xffz", 4, &bad));
+	assert_int_equal(bad, 2);
+}
+
+static void test_explicit_invalid_utf8(void **state)
+{
+	(void)state;
+	const char text[] = "@EXPLICIT\nhttps://x/linux-64/zlib-1.3-h\xff_0.conda\n";
+	struct menv_lockfile *lf = NULL;
+	struct menv_error err = {0};
+	assert_int_equal(menv_lockfile_parse(text, sizeof(text) - 1, "x.txt", &lf, &err),
+	                 MENV_EPARSE);
+	assert_string_equal(err.msg, "x.txt:2:30: not valid UTF-8");
+}
+
+static void test_strset(void **state)
+{
+	(void)state;
+	struct menv_strset s = MENV_STRSET_INIT;
+	struct menv_strvec v = MENV_STRVEC_INIT;
+	char k[32];
+
+	for (int i = 0; i < 5000; i++) {
+		snprintf(k, sizeof(k), "pkg%d", i % 1000);
+		menv_strvec_push_unique(&v, &s, k);
+	}
+	assert_int_equal(v.n, 1000);
+	assert_int_equal(s.n, 1000);
+	assert_string_equal(v.v[999], "pkg999");
+	assert_true(menv_strset_has(&s, "pkg0"));
+	assert_false(menv_strset_has(&s, "pkg1000"));
+	assert_false(menv_strset_add(&s, "pkg5"));
+	assert_true(menv_strset_add(&s, ""));
+	assert_true(menv_strset_has(&s, ""));
+	menv_strset_clear(&s);
+	assert_false(menv_strset_has(&s, "pkg0"));
+	menv_strvec_clear(&v);
+}
+
+/* Text of `n` nested flow sequences ("[[[...]]]"), or block mappings when `block`. */
+static char *nested(size_t n, const char *head, bool json)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	menv_buf_adds(&b, head);
+	for (size_t i = 0; i < n; i++)
+		menv_buf_adds(&b, json ? "{\"a\":" : "[");
+	menv_buf_adds(&b, "1");
+	for (size_t i = 0; i < n; i++)
+		menv_buf_adds(&b, json ? "}" : "]");
+	menv_buf_adds(&b, json ? "}\n" : "\n");
+	return menv_buf_detach(&b);
+}
+
+static void test_deep_yaml(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	char *y = nested(100000, "name: x\ndependencies: ", false);
+	struct menv_envfile *ef = NULL;
+
+	double t0 = now();
+	assert_int_equal(menv_envfile_parse(y, strlen(y), "deep.yml", &ef, &err), MENV_EPARSE);
+	assert_true(now() - t0 < 10.0); /* it took over a minute */
+	/* the root mapping is level 1: the 256th "[" (column 15 + 255) is level 257 */
+	assert_string_equal(err.msg, "deep.yml:2:270: nested deeper than 256 levels");
+	free(y);
+
+	/* 256 levels are fine for YAML itself (the envfile then wants strings) */
+	y = nested(255, "name: x\ndependencies: ", false);
+	assert_int_equal(menv_envfile_parse(y, strlen(y), "ok.yml", &ef, &err), MENV_EPARSE);
+	assert_string_equal(err.msg,
+	                    "ok.yml:2:16: a dependency must be a string or a 'pip:' section");
+	free(y);
+
+	/* lockfiles and .condarc go through the same reader */
+	y = nested(100000, "version: 6\nenvironments: {}\npackages: ", false);
+	struct menv_lockfile *lf = NULL;
+	t0 = now();
+	assert_int_equal(menv_lockfile_parse(y, strlen(y), "pixi.lock", &lf, &err), MENV_EPARSE);
+	assert_true(now() - t0 < 10.0); /* it took over a minute */
+	assert_string_equal(err.msg, "pixi.lock:3:266: nested deeper than 256 levels");
+	free(y);
+
+	char path[] = MENV_TEST_TMP "/condarc-XXXXXX";
+	char *dir = menv_xstrdup(MENV_TEST_TMP);
+	char *cmd = menv_xasprintf("mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	y = nested(5000, "channels: ", false);
+	assert_int_equal(write(fd, y, strlen(y)), (ssize_t)strlen(y));
+	close(fd);
+	struct menv_config cfg;
+	menv_config_defaults(&cfg);
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), MENV_EPARSE);
+	char *want = menv_xasprintf("%s:1:266: nested deeper than 256 levels", path);
+	assert_string_equal(err.msg, want);
+	menv_config_release(&cfg);
+	unlink(path);
+	free(want);
+	free(y);
+	free(cmd);
+	free(dir);
+}
+
+static void test_deep_json(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	json_t *j = NULL;
+	char *s = nested(100000, "{\"packages\":", true);
+
+	assert_int_equal(menv_json_parse(s, strlen(s), 0, "deep.json", &j, &err), MENV_EPARSE);
+	assert_null(j);
+	/* the 257th bracket: the outer '{' is level 1, then 255 '{"a":' of 5 bytes each */
+	assert_string_equal(err.msg, "deep.json:1:1288: nested deeper than 256 levels");
+	struct menv_repodata *rd = NULL;
+	assert_int_equal(
+	        menv_repodata_parse(s, strlen(s), "repodata.json", NULL, "linux-64", &rd, &err),
+	        MENV_EPARSE);
+	assert_string_equal(err.msg, "repodata.json:1:1288: nested deeper than 256 levels");
+	free(s);
+
+	/* brackets inside strings do not count */
+	s = menv_xstrdup("{\"a\": \"[[[[{{{{\\\"[[[\", \"b\": [[1]]}");
+	assert_int_equal(menv_json_parse(s, strlen(s), 0, "ok.json", &j, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(j, "a")), "[[[[{{{{\"[[[");
+	json_decref(j);
+	free(s);
+
+	/* jansson's own errors keep their position */
+	s = menv_xstrdup("{\n  \"a\": [1,,2]\n}");
+	assert_int_equal(menv_json_parse(s, strlen(s), 0, "bad.json", &j, &err), MENV_EPARSE);
+	assert_non_null(strstr(err.msg, "bad.json:2:"));
+	free(s);
+}
+
+static void test_billion_laughs(void **state)
+{
+	(void)state;
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_lockfile *lf = NULL;
+	struct menv_error err = {0};
+
+	menv_buf_adds(&b, "version: 1\nmetadata: {}\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+	for (int i = 1; i < 12; i++)
+		menv_buf_addf(&b, "l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n", i,
+		              i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+	menv_buf_adds(&b, "package: []\n");
+	double t0 = now();
+	assert_int_equal(menv_lockfile_parse(b.buf, b.len, "laughs.yml", &lf, &err), MENV_EPARSE);
+	assert_true(now() - t0 < 10.0);
+	assert_non_null(strstr(err.msg, "aliases expand to more values than the file holds"));
+	menv_buf_release(&b);
+
+	/* an alias into its own collection would be a cycle: refused as undefined */
+	const char *cyc = "version: 1\nmetadata: &m {a: *m}\npackage: []\n";
+	assert_int_equal(menv_lockfile_parse(cyc, strlen(cyc), "cycle.yml", &lf, &err),
+	                 MENV_EPARSE);
+	assert_string_equal(err.msg, "cycle.yml:2:18: found undefined alias");
+	/* a plain alias still works */
+	const char *ok = "version: 1\nmetadata: {platforms: &p [linux-64]}\nx: *p\npackage: []\n";
+	assert_int_equal(menv_lockfile_parse(ok, strlen(ok), "ok.yml", &lf, &err), 0);
+	assert_string_equal(lf->platforms.v[0], "linux-64");
+	menv_lockfile_free(lf);
+}
+
+/* 200,000 dependencies and as many top-level environment.yml keys, 50,000 conda-lock entries
+ * each of its own platform: linear now (the quadratic scans took minutes: 40,000 specs took
+ * 8 s); the bounds leave room for a loaded machine */
+static void test_large_inputs_linear(void **state)
+{
+	(void)state;
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_error err = {0};
+	enum { N = 200000 };
+
+	menv_buf_adds(&b, "name: big\ndependencies:\n");
+	for (int i = 0; i < N; i++)
+		menv_buf_addf(&b, "  - pkg%d >=1.0\n", i);
+	for (int i = 0; i < N; i++)
+		menv_buf_addf(&b, "key%d: 1\n", i);
+	struct menv_envfile *ef = NULL;
+	double t0 = now();
+	assert_int_equal(menv_envfile_parse(b.buf, b.len, "big.yml", &ef, &err), 0);
+	double t = now() - t0;
+	assert_int_equal(ef->deps.n, N);
+	assert_int_equal(ef->unknown.n, N);
+	assert_string_equal(ef->deps.v[N - 1], "pkg199999 >=1.0");
+	assert_true(t < 30.0);
+	menv_envfile_free(ef);
+
+	menv_buf_reset(&b);
+	menv_buf_adds(&b, "version: 1\nmetadata: {}\npackage:\n");
+	for (int i = 0; i < N / 4; i++)
+		menv_buf_addf(&b,
+		              "- {name: p%d, version: '1', manager: conda, platform: plat%d, "
+		              "url: 'https://x/linux-64/p%d-1-h_0.conda', hash: {md5: "
+		              "00000000000000000000000000000000}}\n",
+		              i, i, i);
+	struct menv_lockfile *lf = NULL;
+	t0 = now();
+	assert_int_equal(menv_lockfile_parse(b.buf, b.len, "conda-lock.yml", &lf, &err), 0);
+	t = now() - t0;
+	assert_int_equal(lf->npkgs, N / 4);
+	assert_int_equal(lf->platforms.n, N / 4);
+	assert_string_equal(lf->platforms.v[N / 4 - 1], "plat49999");
+	assert_true(t < 30.0);
+	menv_lockfile_free(lf);
+	menv_buf_release(&b);
+}
+
+/* Ctrl-C during a long parse: the flag the signal handler sets stops it within 0.5 s. The
+ * time is the parsing thread's CPU time from the flag's setting to the parse's return, so a
+ * loaded machine does not make the test fail. */
+static volatile int cancel;
+static clockid_t parser_clock;
+static double cpu_at_cancel;
+
+static double cpu(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *raise_later(void *arg)
+{
+	(void)arg;
+	usleep(100 * 1000);
+	cpu_at_cancel = cpu(parser_clock);
+	cancel = 1;
+	return NULL;
+}
+
+static void test_cancel(void **state)
+{
+	(void)state;
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_error err = {0};
+	pthread_t th;
+
+	menv_buf_adds(&b, "{\"packages\": {");
+	for (int i = 0; i < 3000000; i++)
+		menv_buf_addf(&b,
+		              "%s\"p%d-1-0.tar.bz2\": {\"name\": \"p%d\", \"version\": \"1\", "
+		              "\"build\": \"0\", \"depends\": [\"a\", \"b\"]}",
+		              i ? "," : "", i, i);
+	menv_buf_adds(&b, "}}");
+
+	menv_cancel_flag_set(&cancel);
+	pthread_getcpuclockid(pthread_self(), &parser_clock);
+	struct menv_repodata *rd = NULL;
+	cancel = 0;
+	pthread_create(&th, NULL, raise_later, NULL);
+	int rc = menv_repodata_parse(b.buf, b.len, "repodata.json", NULL, "linux-64", &rd, &err);
+	double t = cpu(parser_clock) - cpu_at_cancel;
+	pthread_join(th, NULL);
+	assert_int_equal(rc, MENV_EINTR);
+	assert_string_equal(err.msg, "repodata.json: reading interrupted");
+	print_message("interrupted %.3f s (CPU) after the flag\n", t);
+	assert_true(t < 0.5);
+
+	/* YAML: a conda-lock file as big */
+	menv_buf_reset(&b);
+	menv_buf_adds(&b, "version: 1\nmetadata: {}\npackage:\n");
+	for (int i = 0; i < 1500000; i++)
+		menv_buf_addf(
+		        &b, "- {name: p%d, version: '1', manager: conda, platform: linux-64}\n", i);
+	struct menv_lockfile *lf = NULL;
+	cancel = 0;
+	pthread_create(&th, NULL, raise_later, NULL);
+	rc = menv_lockfile_parse(b.buf, b.len, "conda-lock.yml", &lf, &err);
+	t = cpu(parser_clock) - cpu_at_cancel;
+	pthread_join(th, NULL);
+	assert_int_equal(rc, MENV_EINTR);
+	assert_string_equal(err.msg, "conda-lock.yml: reading interrupted");
+	print_message("interrupted %.3f s (CPU) after the flag\n", t);
+	assert_true(t < 0.5);
+
+	/* reading the file itself stops too */
+	cancel = 1;
+	struct menv_buf f = MENV_BUF_INIT;
+	assert_int_equal(menv_buf_read_file(&f, "/proc/self/status", &err), MENV_EINTR);
+	assert_string_equal(err.msg, "reading '/proc/self/status' interrupted");
+	assert_int_equal(f.len, 0);
+	menv_buf_release(&f);
+
+	/* cleared: the same parse is not interrupted */
+	cancel = 0;
+	const char *small = "{\"packages\": {\"a-1-0.tar.bz2\": {\"name\": \"a\", \"version\": "
+	                    "\"1\", \"build\": \"0\"}}}";
+	assert_int_equal(
+	        menv_repodata_parse(small, strlen(small), "r.json", NULL, "linux-64", &rd, &err),
+	        0);
+	assert_int_equal(rd->n, 1);
+	menv_repodata_free(rd);
+	menv_cancel_flag_set(NULL);
+	menv_buf_release(&b);
+}
+
+/* Inputs the fuzzers of tests/fuzz found crashing menv (each is also replayed there) */
+static void test_fuzz_finds(void **state)
+{
+	(void)state;
+	struct menv_matchspec *ms = NULL;
+	struct menv_error err = {0};
+
+	/* a URL whose file name is only the extension: the stem length underflowed */
+	assert_int_equal(menv_matchspec_parse("https://conda./.conda", &ms, &err), MENV_EPARSE);
+	assert_string_equal(err.msg, "invalid package file name in 'https://conda./.conda'");
+	assert_int_equal(menv_matchspec_parse("/.tar.bz2", &ms, &err), MENV_EPARSE);
+	assert_string_equal(err.msg, "invalid package file name in '/.tar.bz2'");
+	assert_int_equal(menv_matchspec_parse("/x/a-1-0.conda", &ms, &err), 0);
+	assert_string_equal(ms->name, "a");
+	menv_matchspec_free(ms);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_non_ascii_spec),
+	        cmocka_unit_test(test_invalid_utf8_spec),
+	        cmocka_unit_test(test_error_messages_are_utf8),
+	        cmocka_unit_test(test_utf8_seq),
+	        cmocka_unit_test(test_explicit_invalid_utf8),
+	        cmocka_unit_test(test_strset),
+	        cmocka_unit_test(test_deep_yaml),
+	        cmocka_unit_test(test_deep_json),
+	        cmocka_unit_test(test_billion_laughs),
+	        cmocka_unit_test(test_large_inputs_linear),
+	        cmocka_unit_test(test_cancel),
+	        cmocka_unit_test(test_fuzz_finds),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

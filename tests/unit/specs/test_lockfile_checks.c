@@ -1,0 +1,217 @@
+/* Lockfiles that rattler refuses are refused by menv too, for the same reason (rattler's
+ * lock_parse_fails v7 inputs, rebuilt here with a plain package URL where rattler's hold a
+ * source package), and rattler's own conda-lock versions 2-3 are read as rattler reads them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "specs.h"
+
+#define PKG "https://x.invalid/conda-forge/linux-64/zlib-1.3.1-hb9d3cd8_2.conda"
+
+/* A v7 lock with `platforms` (YAML lines, indented 2) and the default environment's
+ * `packages` mapping (lines indented 6) put in. Caller frees. */
+static char *v7(const char *platforms, const char *env_packages)
+{
+	return menv_xasprintf("version: 7\n"
+	                      "platforms:\n%s"
+	                      "environments:\n"
+	                      "  default:\n"
+	                      "    channels:\n"
+	                      "      - url: https://x.invalid/conda-forge/\n"
+	                      "    packages:\n%s"
+	                      "packages:\n"
+	                      "  - conda: " PKG "\n"
+	                      "    sha256: "
+	                      "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41\n",
+	                      platforms, env_packages);
+}
+
+static int parse(const char *text, struct menv_lockfile **lf, struct menv_error *err)
+{
+	return menv_lockfile_parse(text, strlen(text), "pixi.lock", lf, err);
+}
+
+static void test_v7_valid(void **state)
+{
+	(void)state;
+	char *t = v7("  - name: linux-64\n  - name: cuda_12-x\n    subdir: linux-64\n",
+	             "      linux-64:\n        - conda: " PKG "\n"
+	             "      cuda_12-x:\n        - conda: " PKG "\n");
+	struct menv_lockfile *lf = NULL;
+	struct menv_error err = {0};
+	if (parse(t, &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(lf->platforms.n, 2);
+	assert_string_equal(lf->platforms.v[1], "cuda_12-x");
+	assert_int_equal(lf->npkgs, 2);
+	assert_string_equal(lf->pkgs[1].name, "zlib");
+	menv_lockfile_free(lf);
+	free(t);
+}
+
+static void expect_refused(const char *platforms, const char *env_packages, const char *want)
+{
+	char *t = v7(platforms, env_packages);
+	struct menv_lockfile *lf = NULL;
+	struct menv_error err = {0};
+	assert_int_equal(parse(t, &lf, &err), MENV_EPARSE);
+	assert_null(lf);
+	assert_string_equal(err.msg, want);
+	free(t);
+}
+
+static void test_v7_refused(void **state)
+{
+	(void)state;
+	const char *use = "      linux-64:\n        - conda: " PKG "\n";
+
+	/* duplicate_platform_definition: one name listed twice */
+	expect_refused("  - name: DUPLICATE\n    subdir: linux-64\n"
+	               "  - name: DUPLICATE\n    subdir: osx-64\n",
+	               "      DUPLICATE:\n        - conda: " PKG "\n",
+	               "pixi.lock: the platform 'DUPLICATE' is listed twice");
+	/* duplicate_platform_use: one platform twice in an environment's packages */
+	expect_refused("  - name: DUPLICATE\n    subdir: linux-64\n",
+	               "      DUPLICATE:\n        - conda: " PKG "\n"
+	               "      DUPLICATE:\n        - conda: " PKG "\n",
+	               "pixi.lock:12:7: duplicate key 'DUPLICATE'");
+	/* invalid_platform_name */
+	expect_refused("  - name: linux 64 foobar\n    subdir: linux-64\n", use,
+	               "pixi.lock: 'linux 64 foobar' is not a valid platform name (letters, "
+	               "digits, '_' and '-')");
+	/* invalid_platform_subdir */
+	expect_refused("  - name: linux-64\n    subdir: linux-XX\n", use,
+	               "pixi.lock: platform 'linux-64': 'linux-XX' is not a known platform "
+	               "subdir");
+	/* a name that is no subdir, with no subdir given */
+	expect_refused("  - name: linux-64-foobar\n", use,
+	               "pixi.lock: platform 'linux-64-foobar': 'linux-64-foobar' is not a known "
+	               "platform subdir");
+	/* missing_platform: an environment uses a platform that is not listed */
+	expect_refused("  - name: linux-64\n", "      UNKNOWN:\n        - conda: " PKG "\n",
+	               "pixi.lock: environment 'default' uses the platform 'UNKNOWN', which "
+	               "'platforms' does not list");
+}
+
+/* rattler's conda-lock v3 (its test resource robostack-turtlesim-conda-lock.yml, shortened):
+ * dependencies as a list, build and subdir given, `pypi` for pip */
+static const char v3[] =
+        "version: 3\n"
+        "metadata:\n"
+        "  content_hash:\n"
+        "    linux-64: c3966519f924c1bb939575751347ce8bb8bfa39fcad33745cb1d712dd269ee2d\n"
+        "  channels:\n"
+        "  - url: https://x.invalid/conda-forge/\n"
+        "    used_env_vars: []\n"
+        "  platforms:\n"
+        "  - linux-64\n"
+        "  sources: []\n"
+        "  time_metadata: null\n"
+        "package:\n"
+        "- platform: linux-64\n"
+        "  name: _openmp_mutex\n"
+        "  version: '4.5'\n"
+        "  category: main\n"
+        "  manager: conda\n"
+        "  dependencies:\n"
+        "  - libgomp >=7.5.0\n"
+        "  - _libgcc_mutex ==0.1 conda_forge\n"
+        "  url: https://x.invalid/conda-forge/linux-64/_openmp_mutex-4.5-2_gnu.tar.bz2\n"
+        "  hash:\n"
+        "    md5: 73aaf86a425cc6e73fcf236a5a46396d\n"
+        "    sha256: fbe2c5e56a653bebb982eda4876a9178aedfc2b545f25d0ce9c4c0b508253d22\n"
+        "  build: 2_gnu\n"
+        "  arch: x86_64\n"
+        "  subdir: linux-64\n"
+        "  build_number: 16\n"
+        "  constrains:\n"
+        "  - openmp_impl 9999\n"
+        "- platform: linux-64\n"
+        "  name: aiosignal\n"
+        "  version: 1.3.1\n"
+        "  category: main\n"
+        "  manager: conda\n"
+        "  dependencies:\n"
+        "  - frozenlist >=1.1.0\n"
+        "  url: https://x.invalid/conda-forge/noarch/aiosignal-1.3.1-pyhd8ed1ab_0.tar.bz2\n"
+        "  hash:\n"
+        "    md5: d1e1eb7e21a9e2c74279d87dafb68156\n"
+        "  build: pyhd8ed1ab_0\n"
+        "  subdir: linux-64\n"
+        "  noarch: python\n"
+        "- platform: linux-64\n"
+        "  name: requests\n"
+        "  version: 2.31.0\n"
+        "  manager: pypi\n"
+        "  dependencies: []\n"
+        "  url: https://x.invalid/pypi/requests-2.31.0-py3-none-any.whl\n"
+        "  hash:\n"
+        "    sha256: 58cd2187c01e70e6e26505bca751777aa9f2ee0b7f4300988b709f44e013003f\n";
+
+static void test_conda_lock_v3(void **state)
+{
+	(void)state;
+	struct menv_lockfile *lf = NULL, *again = NULL;
+	struct menv_error err = {0};
+
+	if (menv_lockfile_parse(v3, sizeof(v3) - 1, "v3.yml", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(lf->format, MENV_LOCK_CONDA_LOCK);
+	assert_int_equal(lf->version, 3);
+	assert_int_equal(lf->npkgs, 3);
+	const struct menv_lock_package *p = &lf->pkgs[0];
+	assert_string_equal(p->name, "_openmp_mutex");
+	assert_string_equal(p->build, "2_gnu");
+	assert_string_equal(p->subdir, "linux-64");
+	assert_int_equal(json_array_size(p->depends), 2);
+	assert_string_equal(json_string_value(json_array_get(p->depends, 1)),
+	                    "_libgcc_mutex ==0.1 conda_forge");
+	assert_string_equal(p->md5, "73aaf86a425cc6e73fcf236a5a46396d");
+	assert_int_equal(json_integer_value(json_object_get(p->extra, "build_number")), 16);
+	/* the subdir the entry states wins over the URL's (as rattler) */
+	assert_string_equal(lf->pkgs[1].subdir, "linux-64");
+	assert_null(lf->pkgs[1].sha256);
+	assert_int_equal(lf->pkgs[2].manager, MENV_LOCK_PIP);
+	assert_string_equal(lf->channels.v[0], "https://x.invalid/conda-forge/");
+
+	const struct menv_lock_package **sel = NULL;
+	size_t n = 0;
+	assert_int_equal(menv_lockfile_select(lf, NULL, "linux-64", &sel, &n, &err), 0);
+	assert_int_equal(n, 3);
+	free(sel);
+
+	/* written back as conda-lock v1 and read again: the same dependencies */
+	struct menv_buf b = MENV_BUF_INIT;
+	menv_lockfile_write_conda_lock(lf, &b);
+	if (menv_lockfile_parse(b.buf, b.len, "written.yml", &again, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(again->version, 1);
+	assert_string_equal(json_string_value(json_array_get(again->pkgs[0].depends, 0)),
+	                    "libgomp >=7.5.0");
+	assert_string_equal(again->pkgs[0].build, "2_gnu");
+	menv_buf_release(&b);
+	menv_lockfile_free(again);
+	menv_lockfile_free(lf);
+
+	/* version 4 without `environments` is no conda-lock file */
+	const char v4[] = "version: 4\nmetadata: {}\npackage: []\n";
+	assert_int_equal(menv_lockfile_parse(v4, sizeof(v4) - 1, "v4.yml", &lf, &err),
+	                 MENV_EUNSUPPORTED);
+	assert_string_equal(err.msg, "v4.yml: conda-lock version 4 is not supported (menv reads "
+	                             "versions 1 to 3)");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_v7_valid),
+	        cmocka_unit_test(test_v7_refused),
+	        cmocka_unit_test(test_conda_lock_v3),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
