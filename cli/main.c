@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	menv_cancel_flag_set(MENV_CLI_CANCEL); /* the parsers poll it too */
 
 	if (argc < 2) {
 		usage(stderr);

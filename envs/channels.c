@@ -55,6 +55,7 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 	const char *subdirs[2] = {cfg->subdir, "noarch"};
 	struct menv_fetch_opts fo;
 	struct menv_strvec roots = MENV_STRVEC_INIT;
+	struct menv_strset roots_seen = MENV_STRSET_INIT;
 	size_t n = l->nchans * 2;
 	struct menv_repodata_req *reqs = menv_xcalloc(n + 1, sizeof(*reqs));
 	char *cache = menv_xasprintf("%s/cache", cfg->pkgs_dir);
@@ -84,8 +85,8 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 		const char *name = specs[i]->name;
 		if (!name || strpbrk(name, "*?["))
 			sharded = false;
-		else if (!menv_strvec_contains(&roots, name))
-			menv_strvec_push(&roots, name);
+		else
+			menv_strvec_push_unique(&roots, &roots_seen, name);
 	}
 	if (sharded) {
 		rc = menv_fetch_repodata_sharded(reqs, n, &roots, &fo, err);
@@ -150,6 +151,7 @@ out:
 	free(reqs);
 	free(cache);
 	menv_strvec_clear(&roots);
+	menv_strset_clear(&roots_seen);
 	return rc;
 }
 

@@ -220,11 +220,15 @@ int menv_journal_rmdir(struct menv_journal *t, const char *rel, struct menv_erro
 }
 
 /* Reads the journal's records into `out` (pointers into `buf`). */
+/* Reads the journal whatever the cancel flag says: it serves a rollback or a recovery, which
+ * must run to the end (menv_cancel_block). */
 static int read_journal(const char *dir, struct menv_buf *buf, struct menv_strvec *out,
                         struct menv_error *err)
 {
 	char *path = menv_xasprintf("%s/journal", dir);
+	menv_cancel_block(true);
 	int rc = menv_buf_read_file(buf, path, err);
+	menv_cancel_block(false);
 	free(path);
 	if (rc)
 		return rc;

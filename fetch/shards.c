@@ -295,7 +295,7 @@ struct subdir {
 	char *shards_base;        /* credentialed URL prefix of the shards */
 	json_t *index;            /* the decoded index, or NULL */
 	json_t *packages, *conda; /* the collected records */
-	struct menv_strvec done;  /* names fetched (or absent) here */
+	struct menv_strset done;  /* names fetched (or absent) here */
 };
 
 struct shard_job {
@@ -341,7 +341,7 @@ static void merge_records(json_t *dst, json_t *src)
 	json_object_foreach(src, k, v) json_object_set(dst, k, v);
 }
 
-static void add_deps(json_t *records, struct menv_strvec *want)
+static void add_deps(json_t *records, struct menv_strvec *want, struct menv_strset *want_set)
 {
 	const char *k;
 	json_t *rec;
@@ -354,8 +354,8 @@ static void add_deps(json_t *records, struct menv_strvec *want)
 		json_array_foreach(deps, i, d)
 		{
 			char *n = json_is_string(d) ? dep_name(json_string_value(d)) : NULL;
-			if (n && strncmp(n, "__", 2) && !menv_strvec_contains(want, n))
-				menv_strvec_push(want, n);
+			if (n && strncmp(n, "__", 2))
+				menv_strvec_push_unique(want, want_set, n);
 			free(n);
 		}
 	}
@@ -476,6 +476,7 @@ int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
 	const struct menv_fetch_opts *o = o_in;
 	struct subdir *sds = menv_xcalloc(n + 1, sizeof(*sds));
 	struct menv_strvec want = MENV_STRVEC_INIT;
+	struct menv_strset want_set = MENV_STRSET_INIT;
 	size_t scanned = 0;
 	int rc = 0;
 
@@ -502,8 +503,7 @@ int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
 	}
 	load_indexes(sds, n, o);
 	for (size_t i = 0; roots && i < roots->n; i++)
-		if (!menv_strvec_contains(&want, roots->v[i]))
-			menv_strvec_push(&want, roots->v[i]);
+		menv_strvec_push_unique(&want, &want_set, roots->v[i]);
 
 	/* rounds: every wanted name not yet fetched, from every subdir that has its shard */
 	while (scanned < want.n && !rc) {
@@ -512,8 +512,8 @@ int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
 		struct menv_xfer **xs;
 
 		for (size_t k = scanned; k < round_end; k++)
-			if (!strcmp(want.v[k], "python") && !menv_strvec_contains(&want, "pip"))
-				menv_strvec_push(&want, "pip");
+			if (!strcmp(want.v[k], "python"))
+				menv_strvec_push_unique(&want, &want_set, "pip");
 		round_end = want.n;
 		jobs = menv_xcalloc((round_end - scanned) * n + 1, sizeof(*jobs));
 		xs = menv_xcalloc((round_end - scanned) * n + 1, sizeof(*xs));
@@ -522,9 +522,8 @@ int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
 				struct subdir *sd = &sds[i];
 				json_t *h;
 				if (sd->r->rc || !sd->index ||
-				    menv_strvec_contains(&sd->done, want.v[k]))
+				    !menv_strset_add(&sd->done, want.v[k]))
 					continue;
-				menv_strvec_push(&sd->done, want.v[k]);
 				h = json_object_get(json_object_get(sd->index, "shards"),
 				                    want.v[k]);
 				if (!json_is_string(h))
@@ -605,8 +604,8 @@ int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
 			}
 			merge_records(j->sd->packages, json_object_get(doc, "packages"));
 			merge_records(j->sd->conda, json_object_get(doc, "packages.conda"));
-			add_deps(json_object_get(doc, "packages"), &want);
-			add_deps(json_object_get(doc, "packages.conda"), &want);
+			add_deps(json_object_get(doc, "packages"), &want, &want_set);
+			add_deps(json_object_get(doc, "packages.conda"), &want, &want_set);
 			json_decref(doc);
 		next:
 			if (!j->from_cache)
@@ -650,12 +649,13 @@ int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
 		json_decref(sd->index);
 		json_decref(sd->packages);
 		json_decref(sd->conda);
-		menv_strvec_clear(&sd->done);
+		menv_strset_clear(&sd->done);
 		free(sd->cred_base);
 		free(sd->shown_base);
 		free(sd->shards_base);
 	}
 	menv_strvec_clear(&want);
+	menv_strset_clear(&want_set);
 	free(sds);
 	return rc;
 }

@@ -19,15 +19,24 @@
 /* Cancellation                                                                             */
 
 static volatile int *cancel_flag;
+static _Thread_local unsigned cancel_blocked; /* menv_cancel_block depth of this thread */
 
 void menv_cancel_flag_set(volatile int *flag)
 {
 	cancel_flag = flag;
 }
 
+void menv_cancel_block(bool block)
+{
+	if (block)
+		cancel_blocked++;
+	else if (cancel_blocked)
+		cancel_blocked--;
+}
+
 bool menv_cancelled(void)
 {
-	return cancel_flag && *cancel_flag;
+	return !cancel_blocked && cancel_flag && *cancel_flag;
 }
 
 /* ---------------------------------------------------------------------------------------- */

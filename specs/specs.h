@@ -149,8 +149,12 @@ void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, c
  * fail with MENV_EINTR once *flag is non-zero. Set it once, before any parse. Borrowed: the
  * flag must outlive every parse. */
 void menv_cancel_flag_set(volatile int *flag);
-/* Whether the cancel flag is set and non-zero. */
+/* Whether the cancel flag is set and non-zero (and this thread is not inside a
+ * menv_cancel_block section). */
 bool menv_cancelled(void);
+/* Starts (true) or ends (false) a section of the calling thread that Ctrl-C must not stop:
+ * a rollback or a recovery reads its journal to the end whatever the flag says. Nests. */
+void menv_cancel_block(bool block);
 
 /* The length (1-4) of the valid UTF-8 sequence at `s` (`len` bytes available), or 0 when
  * the bytes there are not one (a stray continuation byte, an overlong form, a surrogate, a

@@ -254,7 +254,7 @@ def body(t):
 
     # the package cache holds no temp/partial leftovers at all
     junk = [n for n in os.listdir(t.pkgs) if n.endswith(".partial") or ".tmp" in n or n.startswith(".")
-            and n != ".menv.lock"] if os.path.isdir(t.pkgs) else []
+            and n not in (".menv.lock", ".menv-users.lock")] if os.path.isdir(t.pkgs) else []
     t.eq(junk, [], "package cache: no .partial or temp entries after all failures")
 
 
