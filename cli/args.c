@@ -89,6 +89,11 @@ static const struct {
         {"show-channel-urls", 'U', false, O_FLAG, AT(channel_urls), 0},
         {"explicit", 'x', false, O_FLAG, AT(explicit_), 0},
         {"md5", 'M', false, O_FLAG, AT(md5), 0},
+        {"fix", 'Z', false, O_FLAG, AT(fix), 0},
+        {"platform", 'Q', false, O_LIST, AT(platforms), 0},
+        {"virtual-package", 'V', false, O_LIST, AT(virtuals), 0},
+        {"lockfile", 'l', true, O_STR, AT(lockfile), 0},
+        {"check", 'G', false, O_FLAG, AT(check), 0},
 };
 #define NOPTIONS (sizeof(options) / sizeof(*options))
 
@@ -160,6 +165,8 @@ void menv_cli_args_release(struct menv_cli_args *a)
 	menv_strvec_clear(&a->channels);
 	menv_strvec_clear(&a->sets);
 	menv_strvec_clear(&a->args);
+	menv_strvec_clear(&a->platforms);
+	menv_strvec_clear(&a->virtuals);
 }
 
 char *menv_cli_self_exe(void)

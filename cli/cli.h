@@ -26,13 +26,14 @@ extern int menv_cli_argc; /* main's argc and argv, for menv_cli_cmdline */
 extern char **menv_cli_argv;
 /* What a command's options said (main.c's one table of options). */
 struct menv_cli_args {
-	const char *name, *prefix, *file, *env, *format, *cwd, *shell, *rc_file;
-	struct menv_strvec channels; /* -c, in order */
-	struct menv_strvec sets;     /* run --env VAR=VALUE */
-	struct menv_strvec args;     /* the operands */
+	const char *name, *prefix, *file, *env, *format, *cwd, *shell, *rc_file, *lockfile;
+	struct menv_strvec channels;            /* -c, in order */
+	struct menv_strvec sets;                /* run --env VAR=VALUE */
+	struct menv_strvec args;                /* the operands */
+	struct menv_strvec platforms, virtuals; /* lock --platform, --virtual-package */
 	bool override_channels, dry_run, json, quiet, verbose, no_wait, all, prune, offline;
 	bool no_smoke, has_revision, revisions, full_name, no_builds, from_history, tree, keep;
-	bool clean_env, stack, yes, help, channel_urls, explicit_, md5;
+	bool clean_env, stack, yes, help, channel_urls, explicit_, md5, fix, check;
 	long revision;
 	int priority; /* 0: from the settings, 1: --strict-channel-priority, 2: --no-... */
 };
@@ -57,10 +58,8 @@ int menv_cli_recover(const char *prefix, struct menv_error *err);
 /* One "menv: warning: FILE:LINE: unknown key 'K' is ignored" line for each unknown top-level
  * key of `ef`, and one for each variable activation owns (PATH, ...), which are dropped. */
 void menv_cli_envfile_warnings(struct menv_envfile *ef);
-/* Takes the variables activation owns out of `names` / `values`, one warning naming `where`
- * for each. */
-void menv_cli_drop_reserved(struct menv_strvec *names, struct menv_strvec *values,
-                            const char *where);
+/* Prints each line as "menv: warning: ..." on stderr and clears the vector. */
+void menv_cli_warnings(struct menv_strvec *warnings);
 
 /* render.c: drawing what the library reports */
 struct menv_cli_draw {
@@ -118,5 +117,6 @@ int menv_cmd_activate_nohook(int argc, char **argv);
 int menv_cmd_run(int argc, char **argv);
 int menv_cmd_env(int argc, char **argv);
 int menv_cmd_smoke(int argc, char **argv);
+int menv_cmd_doctor(int argc, char **argv);
 
 #endif

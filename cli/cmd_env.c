@@ -126,19 +126,18 @@ static int config_vars(int argc, char **argv)
 				printf("%s = %s\n", names.v[i], values.v[i]);
 		}
 	} else if (!strcmp(sub, "set")) {
-		for (int i = 0; i < nargs; i++) {
-			const char *eq = strchr(args[i], '=');
-			if (!eq || eq == args[i]) {
-				rc = menv_error_set(&err, MENV_EUSAGE,
-				                    "expected VAR=VALUE, got '%s'", args[i]);
-				goto out;
-			}
-			/* split at the first '=' only: the value keeps every later '=' (BR-029) */
-			menv_strvec_push_owned(&names,
-			                       menv_xstrndup(args[i], (size_t)(eq - args[i])));
-			menv_strvec_push(&values, eq + 1);
-		}
-		menv_cli_drop_reserved(&names, &values, "env config vars set");
+		struct menv_strvec dropped = MENV_STRVEC_INIT, w = MENV_STRVEC_INIT;
+		rc = menv_env_vars_assignments(args, (size_t)nargs, &names, &values, &err);
+		if (rc)
+			goto out;
+		menv_env_vars_drop_reserved(&names, &values, &dropped);
+		for (size_t i = 0; i < dropped.n; i++)
+			menv_strvec_push_owned(&w,
+			                       menv_xasprintf("env config vars set: '%s' is set "
+			                                      "by activation itself and is ignored",
+			                                      dropped.v[i]));
+		menv_strvec_clear(&dropped);
+		menv_cli_warnings(&w);
 		rc = menv_env_state_vars_set(prefix, &names, &values, &err);
 		if (!rc && !json)
 			fprintf(stderr,

@@ -17,7 +17,6 @@
  * The `pip:` section is not resolved here (menv has no PyPI resolver): `menv export` of an
  * environment records the pip packages it really has.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,52 +30,36 @@ struct lock_opts {
 	bool override_channels, check, quiet;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: menv lock -f environment.yml [--platform P]... [--virtual-package "
-	           "[P:]NAME=VERSION[=BUILD]]...\n"
-	           "                 [-c CHANNEL]... [--override-channels] [--lockfile FILE] "
-	           "[--check] [-q]\n");
-}
+#define USAGE                                                                                      \
+	"usage: menv lock -f environment.yml [--platform P]... [--virtual-package "                \
+	"[P:]NAME=VERSION[=BUILD]]...\n                 [-c CHANNEL]... [--override-channels] "    \
+	"[--lockfile FILE] [--check] [-q]\n"
 
 int menv_cmd_lock(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"file", required_argument, NULL, 'f'},
-	        {"platform", required_argument, NULL, 'P'},
-	        {"virtual-package", required_argument, NULL, 'V'},
-	        {"channel", required_argument, NULL, 'c'},
-	        {"override-channels", no_argument, NULL, 'O'},
-	        {"lockfile", required_argument, NULL, 'l'},
-	        {"check", no_argument, NULL, 'C'},
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
 	struct lock_opts o = {0};
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
 	struct menv_envfile *ef = NULL;
 	struct menv_lockfile *lf = NULL, *old = NULL;
 	struct menv_buf src = MENV_BUF_INIT, out = MENV_BUF_INIT;
-	int c, rc = 0, code = 0;
+	int rc = 0, code = 0;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:p:c:l:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f': o.file = optarg; break;
-		case 'p':
-		case 'P': menv_strvec_push(&o.platforms, optarg); break;
-		case 'V': menv_strvec_push(&o.virtuals, optarg); break;
-		case 'c': menv_strvec_push(&o.cli_channels, optarg); break;
-		case 'O': o.override_channels = true; break;
-		case 'l': o.out = optarg; break;
-		case 'C': o.check = true; break;
-		case 'q': o.quiet = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return MENV_EXIT_USAGE;
-		}
-	}
+	struct menv_cli_args a = {0};
+	static char platform_opt[] = "--platform";
+	for (int i = 1; i < argc; i++) /* -p is --platform here, as in conda-lock */
+		if (!strcmp(argv[i], "-p"))
+			argv[i] = platform_opt;
+	if ((rc = menv_cli_parse(argc, argv, "fQVcOlGqh", USAGE, 0, 0, &a)))
+		return MENV_CLI_EXIT(rc);
+	o.file = a.file;
+	o.out = a.lockfile;
+	o.platforms = a.platforms;
+	o.virtuals = a.virtuals;
+	o.cli_channels = a.channels;
+	o.override_channels = a.override_channels;
+	o.check = a.check;
+	o.quiet = a.quiet;
 	if (!o.file)
 		o.file = "environment.yml";
 	if (!o.out)

@@ -38,17 +38,9 @@ int menv_cmd_run(int argc, char **argv)
 		rc = menv_error_set(&err, MENV_EUSAGE, "no command given to run");
 		goto out;
 	}
-	for (size_t i = 0; i < sets->n; i++) {
-		const char *eq = strchr(sets->v[i], '=');
-		char *n = eq ? menv_xstrndup(sets->v[i], (size_t)(eq - sets->v[i])) : NULL;
-		bool ok = n && menv_env_var_name_ok(n);
-		free(n);
-		if (!ok) {
-			rc = menv_error_set(&err, MENV_EUSAGE, "--env takes VAR=VALUE, got '%s'",
-			                    sets->v[i]);
-			goto out;
-		}
-	}
+	rc = menv_env_vars_assignments(sets->v, sets->n, NULL, NULL, &err);
+	if (rc)
+		goto out;
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;

@@ -64,35 +64,6 @@ int menv_cmd_search(int argc, char **argv)
 	return code;
 }
 
-/* depends --tree: each dependency's newest matching record, recursively, each name once. */
-static void print_tree(struct menv_query *s, const struct menv_record *r, int depth,
-                       struct menv_strvec *seen)
-{
-	printf("%*s%s%s %s %s%s\n", depth * 2, "", depth ? "└─ " : "", r->name, r->version,
-	       r->build, menv_strvec_contains(seen, r->name) ? " (shown above)" : "");
-	if (menv_strvec_contains(seen, r->name))
-		return;
-	menv_strvec_push(seen, r->name);
-	json_t *deps = menv_record_depends(r), *d;
-	size_t i;
-	json_array_foreach(deps, i, d)
-	{
-		struct menv_matchspec *ms = NULL;
-		struct menv_error err;
-		const struct menv_record **m = NULL;
-		size_t n = 0;
-		if (!json_is_string(d) || menv_matchspec_parse(json_string_value(d), &ms, &err))
-			continue;
-		if (!menv_query_search(s, ms, &m, &n, &err) && n)
-			print_tree(s, m[0], depth + 1, seen);
-		else
-			printf("%*s└─ %s (not in the channels)\n", (depth + 1) * 2, "",
-			       json_string_value(d));
-		free(m);
-		menv_matchspec_free(ms);
-	}
-}
-
 int menv_cmd_repoquery(int argc, char **argv)
 {
 	const char *use = "usage: menv repoquery depends|whoneeds [-n NAME | -p PREFIX] "
@@ -160,8 +131,11 @@ int menv_cmd_repoquery(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (o.tree && !o.json) {
-		struct menv_strvec seen = MENV_STRVEC_INIT;
-		print_tree(q, recs[0], 0, &seen);
+		struct menv_strvec lines = MENV_STRVEC_INIT, seen = MENV_STRVEC_INIT;
+		menv_query_tree(q, recs[0], 0, &seen, &lines);
+		for (size_t i = 0; i < lines.n; i++)
+			puts(lines.v[i]);
+		menv_strvec_clear(&lines);
 		menv_strvec_clear(&seen);
 		goto out;
 	}

@@ -36,6 +36,7 @@ static const struct command commands[] = {
         {"run", menv_cmd_run, "run a command in an environment"},
         {"env", menv_cmd_env, "list environments; env config vars list|set|unset"},
         {"smoke", menv_cmd_smoke, "build and test the sample CUDA op in an environment"},
+        {"doctor", menv_cmd_doctor, "check an environment's records, files and toolchain"},
 };
 
 static void on_signal(int sig)

@@ -451,30 +451,16 @@ int menv_cli_recover(const char *prefix, struct menv_error *err)
 }
 
 /* Reserved variables out of `names` / `values`, each said in a warning naming `where`. */
-void menv_cli_drop_reserved(struct menv_strvec *names, struct menv_strvec *values,
-                            const char *where)
+void menv_cli_warnings(struct menv_strvec *warnings)
 {
-	struct menv_strvec dropped = MENV_STRVEC_INIT;
-	menv_env_vars_drop_reserved(names, values, &dropped);
-	for (size_t i = 0; i < dropped.n; i++)
-		fprintf(stderr,
-		        "menv: warning: %s: '%s' is set by activation itself and is ignored\n",
-		        where, dropped.v[i]);
-	menv_strvec_clear(&dropped);
+	for (size_t i = 0; i < warnings->n; i++)
+		fprintf(stderr, "menv: warning: %s\n", warnings->v[i]);
+	menv_strvec_clear(warnings);
 }
 
 void menv_cli_envfile_warnings(struct menv_envfile *ef)
 {
-	for (size_t i = 0; ef && i < ef->unknown.n; i++) {
-		const char *colon = strchr(ef->unknown.v[i], ':');
-		fprintf(stderr,
-		        "menv: warning: %s:%.*s: unknown key '%s' is ignored (an environment file "
-		        "has name, channels, dependencies, prefix and variables)\n",
-		        ef->path ? ef->path : "environment file",
-		        (int)(colon ? colon - ef->unknown.v[i] : 0), ef->unknown.v[i],
-		        colon ? colon + 1 : ef->unknown.v[i]);
-	}
-	if (ef)
-		menv_cli_drop_reserved(&ef->var_names, &ef->var_values,
-		                       ef->path ? ef->path : "environment file");
+	struct menv_strvec w = MENV_STRVEC_INIT;
+	menv_envfile_check(ef, &w);
+	menv_cli_warnings(&w);
 }

@@ -351,3 +351,35 @@ int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct
 	menv_prefix_records_free(pr, np);
 	return rc;
 }
+
+/* depends --tree: each dependency's newest matching record, recursively, each name once. */
+void menv_query_tree(struct menv_query *s, const struct menv_record *r, int depth,
+                     struct menv_strvec *seen, struct menv_strvec *lines)
+{
+	menv_strvec_push_owned(
+	        lines, menv_xasprintf("%*s%s%s %s %s%s", depth * 2, "", depth ? "└─ " : "", r->name,
+	                              r->version, r->build,
+	                              menv_strvec_contains(seen, r->name) ? " (shown above)" : ""));
+	if (menv_strvec_contains(seen, r->name))
+		return;
+	menv_strvec_push(seen, r->name);
+	json_t *deps = menv_record_depends(r), *d;
+	size_t i;
+	json_array_foreach(deps, i, d)
+	{
+		struct menv_matchspec *ms = NULL;
+		struct menv_error err;
+		const struct menv_record **m = NULL;
+		size_t n = 0;
+		if (!json_is_string(d) || menv_matchspec_parse(json_string_value(d), &ms, &err))
+			continue;
+		if (!menv_query_search(s, ms, &m, &n, &err) && n)
+			menv_query_tree(s, m[0], depth + 1, seen, lines);
+		else
+			menv_strvec_push_owned(
+			        lines, menv_xasprintf("%*s└─ %s (not in the channels)",
+			                              (depth + 1) * 2, "", json_string_value(d)));
+		free(m);
+		menv_matchspec_free(ms);
+	}
+}

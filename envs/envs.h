@@ -705,6 +705,16 @@ bool menv_env_wants_smoke(const struct menv_config *cfg, const char *prefix);
 void menv_env_vars_drop_reserved(struct menv_strvec *names, struct menv_strvec *values,
                                  struct menv_strvec *dropped);
 
+/* `VAR=VALUE` arguments (env config vars set, run --env) split at their first '=' (the value
+ * keeps later ones, BR-029) into `names` / `values` (either may be NULL: only checked).
+ * Errors: MENV_EUSAGE for one without '=' or with a name a shell cannot export. */
+int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *names,
+                              struct menv_strvec *values, struct menv_error *err);
+/* What conda warns about in an environment file, one line each appended to `warnings`:
+ * unknown top-level keys (FILE:LINE: a typo such as `dependncies` would otherwise make an
+ * empty environment) and `variables:` that activation owns (PATH, ...), which are dropped
+ * from `ef` (conda protects PATH the same way). */
+void menv_envfile_check(struct menv_envfile *ef, struct menv_strvec *warnings);
 /* The conda side of an environment file's specs, as conda sees it: `pip` added when the file
  * has a `pip:` section and no pip spec (BR-003; an existing pip spec is never widened,
  * BR-022); `name::pkg` where `name` is the last path part of a listed URL or path channel
@@ -762,6 +772,12 @@ int menv_query_search(struct menv_query *q, const struct menv_matchspec *ms,
 int menv_query_whoneeds(struct menv_query *q, const char *name, const struct menv_record ***out,
                         size_t *n, struct menv_error *err);
 void menv_query_free(struct menv_query *q);
+/* `repoquery depends --tree`: `r` and, indented two blanks a level under "└─ ", the newest
+ * record matching each of its dependencies, recursively, each name expanded once (later
+ * ones say "(shown above)"; a dependency no channel has says so). One line each appended to
+ * `lines`; `seen` holds the names expanded (start empty). */
+void menv_query_tree(struct menv_query *s, const struct menv_record *r, int depth,
+                     struct menv_strvec *seen, struct menv_strvec *lines);
 /* The installed packages of `prefix` with a dependency on `name` (repoquery whoneeds -n):
  * `*out` a new JSON array of {name, version, build, depends: the dependency string}.
  * Errors: as menv_prefix_records_load. */
@@ -889,6 +905,41 @@ int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *ke
  * virtual_pkgs ("name=version=build", menv_virtual_detect), active_prefix,
  * active_prefix_name (null when none) and shlvl (-1 when unset). */
 json_t *menv_env_info(const struct menv_config *cfg);
+/* `menv doctor` (conda doctor): what is wrong with an environment. */
+enum menv_doctor_kind {
+	MENV_DOCTOR_CORRUPT_RECORD, /* a conda-meta/ JSON record that does not parse or names nothing */
+	MENV_DOCTOR_MISSING_FILE,   /* a file a PrefixRecord lists is gone */
+	MENV_DOCTOR_CHANGED_FILE,   /* its sha256 (or size) is not the record's */
+	MENV_DOCTOR_LINK_OUT,       /* a symbolic link of a package resolves out of the prefix */
+	MENV_DOCTOR_STALE_REGISTRY, /* ~/.conda/environments.txt names a prefix that is gone */
+	MENV_DOCTOR_TOOLCHAIN,      /* two lines on nvcc, its host g++ or the driver (no fault) */
+};
+struct menv_doctor_finding {
+	enum menv_doctor_kind kind;
+	char *package; /* the dist or record file (owned, may be "") */
+	char *path;    /* the file, relative to the prefix, or the record's or registry's path */
+	char *text;    /* one line saying it (two for TOOLCHAIN), owned */
+	bool fixed;    /* --fix repaired it */
+};
+struct menv_doctor_report {
+	struct menv_doctor_finding *findings;
+	size_t n;
+	size_t packages, files; /* records read, files checked */
+};
+/* Checks `prefix`: every JSON record of conda-meta/ read on its own (a corrupt one is a finding, not
+ * an error), each file of paths_data present with its size and sha256 (sha256_in_prefix
+ * where the prefix was written into it), package links that leave the prefix, registry lines
+ * of gone environments, and where the environment has nvcc its toolchain (nvcc, the host
+ * g++ it accepts, the driver's CUDA from __cuda). With `fix`, under the prefix lock: corrupt
+ * records set aside as `<file>.corrupt` (so every command works again), packages with
+ * missing or changed files linked again from the package cache in one journaled
+ * transaction, stale registry lines taken out. Fill `r` (release with
+ * menv_doctor_report_release). Errors: MENV_ENOTFOUND (no conda-meta/), those of
+ * menv_env_lock and of the relink. */
+int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
+                    struct menv_doctor_report *r, struct menv_error *err);
+void menv_doctor_report_release(struct menv_doctor_report *r);
+
 /* `conda clean`: what `what` selects (MENV_CLEAN_*) removed from cfg->pkgs_dir, under the
  * cache's users lock held exclusive (menv_pkgcache_use: a create or install between its
  * fetch and its link is waited for, `waiting` told once), extracted packages that any

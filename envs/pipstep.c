@@ -75,8 +75,8 @@ static void add_note(struct menv_error *err, const char *fmt, ...)
  * is linked again from the package cache (fetched again from its URL when the cache lost it),
  * in one journaled transaction under the caller's prefix lock. `*repaired` counts them.
  * Errors: those of the package cache and menv_env_apply. */
-static int repair_damaged(const struct menv_config *cfg, const char *prefix, size_t *repaired,
-                          struct menv_error *err)
+int menv_txn_repair(const struct menv_config *cfg, const char *prefix,
+                    const struct menv_strvec *names, size_t *repaired, struct menv_error *err)
 {
 	struct menv_prefix_record *inst = NULL;
 	struct menv_record *recs = NULL;
@@ -104,6 +104,8 @@ static int repair_damaged(const struct menv_config *cfg, const char *prefix, siz
 			if (lost)
 				break;
 		}
+		if (names)
+			lost = menv_strvec_contains(names, inst[i].name);
 		if (lost && menv_record_from_installed(inst[i].json, &recs[n])) {
 			link[n] = &recs[n];
 			unlink[n] = inst[i].json;
@@ -185,7 +187,7 @@ static int pip_undo(const struct menv_config *cfg, const char *prefix, json_t *b
 	}
 	if (!rc) {
 		*stage = "linking again the conda packages pip had removed files of";
-		rc = repair_damaged(cfg, prefix, repaired, e);
+		rc = menv_txn_repair(cfg, prefix, NULL, repaired, e);
 	}
 	menv_pip_dists_free(after, nafter);
 	menv_strvec_clear(&added);

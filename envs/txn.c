@@ -985,3 +985,47 @@ void menv_env_vars_drop_reserved(struct menv_strvec *names, struct menv_strvec *
 	}
 	names->n = values->n = k;
 }
+
+int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *names,
+                              struct menv_strvec *values, struct menv_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(args[i], '=');
+		char *name = eq ? menv_xstrndup(args[i], (size_t)(eq - args[i])) : NULL;
+		if (!name || !menv_env_var_name_ok(name)) {
+			free(name);
+			return menv_error_set(err, MENV_EUSAGE, "expected VAR=VALUE, got '%s'",
+			                      args[i]);
+		}
+		/* split at the first '=' only: the value keeps every later '=' (BR-029) */
+		if (names)
+			menv_strvec_push_owned(names, name);
+		else
+			free(name);
+		if (values)
+			menv_strvec_push(values, eq + 1);
+	}
+	return 0;
+}
+
+void menv_envfile_check(struct menv_envfile *ef, struct menv_strvec *warnings)
+{
+	struct menv_strvec dropped = MENV_STRVEC_INIT;
+	const char *where = ef->path ? ef->path : "environment file";
+	for (size_t i = 0; i < ef->unknown.n; i++) {
+		const char *colon = strchr(ef->unknown.v[i], ':');
+		menv_strvec_push_owned(
+		        warnings,
+		        menv_xasprintf("%s:%.*s: unknown key '%s' is ignored (an environment file "
+		                       "has name, channels, dependencies, prefix and variables)",
+		                       where, (int)(colon ? colon - ef->unknown.v[i] : 0),
+		                       ef->unknown.v[i], colon ? colon + 1 : ef->unknown.v[i]));
+	}
+	menv_env_vars_drop_reserved(&ef->var_names, &ef->var_values, &dropped);
+	for (size_t i = 0; i < dropped.n; i++)
+		menv_strvec_push_owned(warnings,
+		                       menv_xasprintf("%s: '%s' is set by activation itself and is "
+		                                      "ignored",
+		                                      where, dropped.v[i]));
+	menv_strvec_clear(&dropped);
+}

@@ -113,6 +113,12 @@ int menv_txn_pip_recover(const char *prefix, bool *undone, struct menv_error *er
  * those of menv_env_apply. */
 int menv_txn_revert_to_revision(const struct menv_config *cfg, const char *prefix, size_t rev,
                                 const char *why, struct menv_error *err);
+/* Links again from the package cache (fetched again from their URL when it lost them) the
+ * installed packages named in `names`, or, with NULL, those a file of which is missing, as
+ * one journaled transaction under the caller's prefix lock. `*repaired` counts them.
+ * Errors: those of the package cache and menv_env_apply. */
+int menv_txn_repair(const struct menv_config *cfg, const char *prefix,
+                    const struct menv_strvec *names, size_t *repaired, struct menv_error *err);
 /* conda-meta/.menv-request: what a new environment was made from (for export
  * --from-history and re-creating its pip part). Best effort. */
 void menv_env_request_write(const char *prefix, json_t *req);

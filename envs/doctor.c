@@ -1,0 +1,249 @@
+/*
+ * doctor.c - `menv doctor` (conda has `conda doctor`): what is wrong with an environment,
+ * and with --fix what can be repaired. It reads every JSON record of conda-meta/ on its own (a
+ * corrupt one is a finding naming the file, not an error that stops everything), checks
+ * each file a PrefixRecord lists against paths_data (present, same size, same sha256 as
+ * sha256_in_prefix or the package's sha256), reports symbolic links whose target leaves the
+ * prefix, registry lines whose environment is gone, and the CUDA toolchain the environment
+ * holds (nvcc, the host g++ nvcc must accept, the driver's CUDA version).
+ *
+ * --fix, under the prefix lock: a corrupt record is set aside as `<file>.corrupt` (conda and
+ * menv read only *.json), so `remove` and every other command work again; the packages with
+ * missing or changed files are unlinked and linked again from the package cache (fetched
+ * again from their URL when the cache lost them), as one journaled transaction.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "solver.h"
+#include "txnpriv.h"
+
+static void add(struct menv_doctor_report *r, enum menv_doctor_kind kind, const char *package,
+                const char *path, char *text)
+{
+	r->findings = menv_xrealloc(r->findings, (r->n + 1) * sizeof(*r->findings));
+	r->findings[r->n++] = (struct menv_doctor_finding){kind, menv_xstrdup(package),
+	                                                   menv_xstrdup(path), text, false};
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* Each file of one record against its paths_data. */
+static void check_files(const char *prefix, json_t *rec, const char *dist,
+                        struct menv_doctor_report *r)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(json_object_get(rec, "paths_data"), "paths"), i, p)
+	{
+		const char *rel = jstr(p, "_path"), *type = jstr(p, "path_type");
+		const char *want = jstr(p, "sha256_in_prefix") ? jstr(p, "sha256_in_prefix")
+		                                               : jstr(p, "sha256");
+		json_t *size = json_object_get(p, "size_in_bytes");
+		struct stat sb;
+		if (!rel)
+			continue;
+		char *path = menv_xasprintf("%s/%s", prefix, rel);
+		r->files++;
+		if (lstat(path, &sb) != 0) {
+			add(r, MENV_DOCTOR_MISSING_FILE, dist, rel,
+			    menv_xasprintf("'%s' of %s is missing", rel, dist));
+		} else if (S_ISLNK(sb.st_mode)) {
+			char target[PATH_MAX], real[PATH_MAX], root[PATH_MAX];
+			ssize_t n = readlink(path, target, sizeof(target) - 1);
+			if (n > 0 && realpath(path, real) && realpath(prefix, root)) {
+				size_t rl = strlen(root);
+				target[n] = '\0';
+				if (strncmp(real, root, rl) || (real[rl] && real[rl] != '/'))
+					add(r, MENV_DOCTOR_LINK_OUT, dist, rel,
+					    menv_xasprintf(
+					            "'%s' of %s links out of the prefix, to '%s'",
+					            rel, dist, target));
+			}
+		} else if (S_ISREG(sb.st_mode) && (!type || strcmp(type, "softlink"))) {
+			struct menv_hashes h;
+			bool bad = json_is_integer(size) &&
+			           (int64_t)sb.st_size != (int64_t)json_integer_value(size) &&
+			           !jstr(p, "sha256_in_prefix");
+			if (!bad && want && menv_hash_file(path, &h, NULL) == 0)
+				bad = strcmp(h.sha256, want) != 0;
+			if (bad)
+				add(r, MENV_DOCTOR_CHANGED_FILE, dist, rel,
+				    menv_xasprintf("'%s' of %s was changed (its sha256 is not the "
+				                   "record's)",
+				                   rel, dist));
+		}
+		free(path);
+	}
+}
+
+/* The first (or the last) line `cmd` prints (popen), or "". */
+static void run_line(const char *cmd, bool last, char *out, size_t len)
+{
+	char buf[256];
+	FILE *f = popen(cmd, "r");
+	out[0] = '\0';
+	while (f && fgets(buf, sizeof(buf), f))
+		if (!out[0] || last)
+			snprintf(out, len, "%s", buf);
+	if (f)
+		pclose(f);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* The CUDA toolchain in two lines each: nvcc, its host compiler, the driver. */
+static void toolchain(const char *prefix, struct menv_doctor_report *r)
+{
+	char nvcc[PATH_MAX], cxx[PATH_MAX], line[256], cmd[PATH_MAX + 64], gxx[64] = "";
+	int nmaj = 0, nmin = 0, gmaj = 0;
+	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", prefix);
+	snprintf(cxx, sizeof(cxx), "%s/bin/g++", prefix);
+	if (access(nvcc, X_OK) != 0)
+		return; /* no CUDA compiler: nothing to say */
+	snprintf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", nvcc);
+	run_line(cmd, true, line, sizeof(line)); /* "Build cuda_11.8.r11.8/..." */
+	const char *v = strstr(line, "cuda_");
+	if (v)
+		sscanf(v, "cuda_%d.%d", &nmaj, &nmin);
+	add(r, MENV_DOCTOR_TOOLCHAIN, "nvcc", nvcc,
+	    menv_xasprintf("nvcc %d.%d: %s\n    it compiles for sm_35 to sm_%s", nmaj, nmin, nvcc,
+	                   nmaj > 11 || (nmaj == 11 && nmin >= 8) ? "90" : "86 (no Hopper)"));
+	if (access(cxx, X_OK) == 0) {
+		snprintf(cmd, sizeof(cmd), "'%s' -dumpfullversion 2>/dev/null", cxx);
+		run_line(cmd, false, gxx, sizeof(gxx));
+		gmaj = atoi(gxx);
+	}
+	/* the newest GCC each CUDA accepts (CUDA's installation guide) */
+	int max = nmaj < 11                ? 9
+	          : nmaj == 11             ? (nmin >= 4 ? 11 : 10)
+	          : nmaj == 12 && nmin < 4 ? 12
+	                                   : 13;
+	add(r, MENV_DOCTOR_TOOLCHAIN, "g++", cxx,
+	    gmaj ? menv_xasprintf("host compiler g++ %s: %s\n    nvcc %d.%d accepts g++ %d or "
+	                          "older: %s",
+	                          gxx, cxx, nmaj, nmin, max, gmaj <= max ? "fine" : "too new")
+	         : menv_xasprintf("no g++ in the environment: nvcc would use the system's\n    "
+	                          "add gxx_linux-64=%d (nvcc %d.%d accepts g++ %d or older)",
+	                          max, nmaj, nmin, max));
+	struct menv_virtual virt[8];
+	size_t nv = menv_virtual_detect(virt, 8);
+	const char *drv = NULL;
+	for (size_t i = 0; i < nv; i++)
+		if (!strcmp(virt[i].name, "__cuda"))
+			drv = virt[i].version;
+	int dmaj = 0, dmin = 0;
+	if (drv)
+		sscanf(drv, "%d.%d", &dmaj, &dmin);
+	add(r, MENV_DOCTOR_TOOLCHAIN, "driver", "",
+	    drv ? menv_xasprintf("driver: CUDA %s (__cuda)\n    %s", drv,
+	                         dmaj * 100 + dmin >= nmaj * 100 + nmin
+	                                 ? "runs what this nvcc builds"
+	                                 : "older than the toolkit: kernels may fail to load")
+	        : menv_xasprintf("driver: none found (no __cuda)\n    kernels build here; they "
+	                         "run where a driver of CUDA %d.%d or newer is",
+	                         nmaj, nmin));
+}
+
+int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
+                    struct menv_doctor_report *r, struct menv_error *err)
+{
+	char *meta = menv_xasprintf("%s/conda-meta", prefix);
+	struct menv_strvec damaged = MENV_STRVEC_INIT, reg = MENV_STRVEC_INIT;
+	DIR *d = opendir(meta);
+	struct dirent *de;
+	int rc = 0, fd = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (!d) {
+		rc = menv_error_set(err, MENV_ENOTFOUND, "'%s' is not a conda environment", prefix);
+		goto out;
+	}
+	if (fix && (rc = menv_env_lock(prefix, false, NULL, NULL, &fd, err)) != 0)
+		goto out;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json") || de->d_name[0] == '.')
+			continue;
+		char *path = menv_xasprintf("%s/%s", meta, de->d_name);
+		json_error_t je;
+		json_t *j = json_load_file(path, 0, &je);
+		r->packages++;
+		if (!json_is_object(j) || !jstr(j, "name") || !jstr(j, "version") ||
+		    !jstr(j, "build")) {
+			add(r, MENV_DOCTOR_CORRUPT_RECORD, de->d_name, path,
+			    j ? menv_xasprintf(
+			                "%s: not a package record (no name, version or build)",
+			                path)
+			      : menv_xasprintf("%s:%d:%d: %s", path, je.line, je.column, je.text));
+			if (fix) {
+				char *aside = menv_xasprintf("%s.corrupt", path);
+				r->findings[r->n - 1].fixed = rename(path, aside) == 0;
+				free(aside);
+			}
+		} else {
+			size_t before = r->n;
+			char *dist = menv_xasprintf("%s-%s-%s", jstr(j, "name"), jstr(j, "version"),
+			                            jstr(j, "build"));
+			check_files(prefix, j, dist, r);
+			for (size_t i = before; i < r->n; i++)
+				if (r->findings[i].kind != MENV_DOCTOR_LINK_OUT &&
+				    !menv_strvec_contains(&damaged, jstr(j, "name")))
+					menv_strvec_push(&damaged, jstr(j, "name"));
+			free(dist);
+		}
+		json_decref(j);
+		free(path);
+	}
+	closedir(d);
+	/* registry lines whose environment is gone */
+	if (menv_envreg_load(&reg, NULL) == 0)
+		for (size_t i = 0; i < reg.n; i++) {
+			char *m = menv_xasprintf("%s/conda-meta", reg.v[i]);
+			if (access(m, F_OK) != 0)
+				add(r, MENV_DOCTOR_STALE_REGISTRY, "", reg.v[i],
+				    menv_xasprintf(
+				            "the registry names '%s', which is no environment "
+				            "any more",
+				            reg.v[i]));
+			free(m);
+		}
+	toolchain(prefix, r);
+	if (fix && damaged.n) {
+		size_t repaired = 0;
+		rc = menv_txn_repair(cfg, prefix, &damaged, &repaired, err);
+		for (size_t i = 0; !rc && i < r->n; i++)
+			if (r->findings[i].kind == MENV_DOCTOR_MISSING_FILE ||
+			    r->findings[i].kind == MENV_DOCTOR_CHANGED_FILE)
+				r->findings[i].fixed = true;
+	}
+	for (size_t i = 0; fix && i < r->n; i++)
+		if (r->findings[i].kind == MENV_DOCTOR_STALE_REGISTRY)
+			r->findings[i].fixed = menv_envreg_remove(r->findings[i].path, NULL) == 0;
+out:
+	menv_env_unlock(fd);
+	menv_strvec_clear(&damaged);
+	menv_strvec_clear(&reg);
+	free(meta);
+	return rc;
+}
+
+void menv_doctor_report_release(struct menv_doctor_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->findings[i].package);
+		free(r->findings[i].path);
+		free(r->findings[i].text);
+	}
+	free(r->findings);
+	memset(r, 0, sizeof(*r));
+}
