@@ -447,11 +447,46 @@ def tar_zst(out, root, names, level):
             die("zstd failed for %s" % out)
 
 
+def inline_links(st):
+    """noarch: python packages move site-packages/ up to the top, so a link from inside it to
+    elsewhere in the prefix (Debian's notebook/static/components -> /usr/share/javascript)
+    would point out of the package: such links become copies of what they point to (as the
+    upstream wheels bundle them), and the recipe's `vendor` folders they came from are
+    dropped."""
+    root = st.root
+    sp = os.path.join(root, "lib/python3.9/site-packages")
+    for dp, dns, fns in os.walk(sp):
+        for n in sorted(fns + dns):
+            p = os.path.join(dp, n)
+            if not os.path.islink(p):
+                continue
+            real = os.path.realpath(p)
+            if real.startswith(sp + "/"):
+                continue
+            if not real.startswith(root + "/") or not os.path.exists(real):
+                die("%s: link %s -> %s leaves the package" % (st.r["name"],
+                                                              os.path.relpath(p, root),
+                                                              os.readlink(p)))
+            os.unlink(p)
+            if os.path.isdir(real):
+                shutil.copytree(real, p, symlinks=False, ignore_dangling_symlinks=True)
+            else:
+                shutil.copy2(real, p)
+            st.links.pop(os.path.relpath(p, root), None)
+    for d in st.r["vendor"]:
+        shutil.rmtree(os.path.join(root, d), ignore_errors=True)
+        parent = os.path.dirname(os.path.join(root, d))
+        while parent != root and os.path.isdir(parent) and not os.listdir(parent):
+            os.rmdir(parent)
+            parent = os.path.dirname(parent)
+
+
 def make_conda(st, resolved, outdir, work, level):
     r = st.r
     root = st.root
     noarch = r["noarch"] == "python"
     if noarch:
+        inline_links(st)
         # noarch python layout (CEP-20): site-packages/ at the top, menv maps it back
         sp = os.path.join(root, "lib/python3.9/site-packages")
         if os.path.isdir(sp):
@@ -461,8 +496,8 @@ def make_conda(st, resolved, outdir, work, level):
             if os.path.isdir(p) and not os.listdir(p):
                 os.rmdir(p)
     names = package_files(root)
-    if not names and r["name"] not in ("python_abi", "_libgcc_mutex"):
-        die("%s: no files" % r["name"])
+    if not names and r["debs"]:
+        die("%s: no files" % r["name"])            # metapackages have no Debian packages
     paths = []
     has_prefix = []
     for n in names:
