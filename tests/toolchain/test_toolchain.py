@@ -2,7 +2,7 @@
 """toolchain.*: the README's main job, checked. Called as
 
     python3 test_toolchain.py MENV CHANNEL ENVFILE CASE
-                                        CASE: packages | env | prefixes | http | jupyter
+                                        CASE: packages | env | prefixes | http | jupyter | torch
 
 CHANNEL is the folder tests/channels/build-toolchain built (the toolchain.channel fixture),
 ENVFILE is ops/environment.yml, whose channel `./menv-toolchain` is resolved from the working
@@ -31,10 +31,18 @@ HOME=...`: no CUDA_HOME, LIBRARY_PATH or /usr/local/cuda from the machine.
   the exact text computed here with math (the op's float64 host path, or its float64 CUDA
   kernel where a GPU is found, against the notebook's numpy float64 reference); the notebook
   server answers /api and serves its bundled JavaScript on 127.0.0.1.
+- torch (ENVFILE ops/environment-torch.yml; the second channel, of `build-toolchain --torch`,
+  in $MENV_TOOLCHAIN_TORCH_CHANNEL): created with its smoke check, whose torch step must pass
+  (the op's CPU kernels, autograd, gradcheck); python 3.11.2, pytorch 1.13.1 cpu_py311,
+  torchvision 0.14.1, torchaudio 0.13.1 import with no library from outside the prefix but
+  glibc's; the op built with torch.utils.cpp_extension by `setup.py build_ext --inplace` and
+  by `pip install --no-build-isolation .`, its forward equal to values computed here and
+  gradcheck passing.
 Exit 0 when every check passed, 1 otherwise, 77 when a prerequisite is missing.
 """
 
 import json
+import math
 import os
 import shutil
 import socket
@@ -717,6 +725,152 @@ def case_jupyter(c):
     check_notebook_server(c, prefix)
 
 
+TORCH_CHECK = r"""
+import json, math, sys
+import torch
+import menv_ops_torch
+x = torch.linspace(-4.0, 4.0, 12, dtype=torch.float64).reshape(3, 4)
+b = torch.linspace(-1.0, 1.0, 4, dtype=torch.float64)
+y = torch.ops.menv_ops.bias_gelu(x, b)
+dx, db = torch.ops.menv_ops.bias_gelu_backward(torch.ones_like(x), x, b)
+
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, b):
+        ctx.save_for_backward(x, b)
+        return torch.ops.menv_ops.bias_gelu(x, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return torch.ops.menv_ops.bias_gelu_backward(dy.contiguous(), *ctx.saved_tensors)
+
+
+xg = x.clone().requires_grad_()
+bg = b.clone().requires_grad_()
+ok = torch.autograd.gradcheck(F.apply, (xg, bg), eps=1e-6, atol=1e-8, rtol=1e-6)
+print(json.dumps({"kernels": menv_ops_torch.kernels(), "file": menv_ops_torch.__file__,
+                  "y": y.flatten().tolist(), "dbias": db.tolist(), "gradcheck": ok,
+                  "f32": str(torch.ops.menv_ops.bias_gelu(x.float(), b.float()).dtype)}))
+"""
+
+
+def torch_expected():
+    k0 = math.sqrt(2 / math.pi)
+    xs = [-4.0 + 8.0 * i / 11 for i in range(12)]
+    bs = [-1.0 + 2.0 * j / 3 for j in range(4)]
+    z = [xs[i] + bs[i % 4] for i in range(12)]
+    y = [0.5 * v * (1 + math.tanh(k0 * (v + 0.044715 * v ** 3))) for v in z]
+
+    def grad(v):
+        t = math.tanh(k0 * (v + 0.044715 * v ** 3))
+        return 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k0 * (1 + 3 * 0.044715 * v * v)
+    db = [math.fsum(grad(z[r * 4 + c]) for r in range(3)) for c in range(4)]
+    return y, db
+
+
+def check_torch_module(c, prefix, label, cwd):
+    q = c.inside(prefix, ["python", "-c", TORCH_CHECK], cwd=cwd)
+    info = json.loads(q.stdout.strip().splitlines()[-1]) if q.returncode == 0 else None
+    if not c.check(info is not None, "%s: import menv_ops_torch and run torch.ops.menv_ops" % label,
+                   q.stdout + q.stderr):
+        return None
+    y, db = torch_expected()
+    err = max(max(abs(a - b) for a, b in zip(info["y"], y)),
+              max(abs(a - b) for a, b in zip(info["dbias"], db)))
+    c.check(info["kernels"] == "cpu" and err < 1e-13 and info["f32"] == "torch.float32",
+            "%s: the CPU kernels' forward and backward equal the values computed here "
+            "(max abs diff %.1e), float32 in, float32 out" % (label, err), info)
+    c.check(info["gradcheck"] is True, "%s: torch.autograd.gradcheck passes" % label, info)
+    return info
+
+
+def case_torch(c):
+    torch_channel = os.environ.get("MENV_TOOLCHAIN_TORCH_CHANNEL", "")
+    if not os.path.isfile(os.path.join(torch_channel, "linux-64", "repodata.json")):
+        raise Skip("no torch channel (MENV_TOOLCHAIN_TORCH_CHANNEL; the toolchain.torch_channel "
+                   "fixture builds it)")
+    os.symlink(os.path.abspath(torch_channel), os.path.join(c.tmp, "menv-toolchain-torch"))
+    prefix = os.path.join(c.tmp, "torch-env")
+    # with its smoke check: ops/ built with nvcc 11.8 and g++ 11, the torch step for real
+    p = c.create("-f", c.envfile, "-p", prefix)
+    recs = {}
+    for f in os.listdir(os.path.join(prefix, "conda-meta")):
+        if f.endswith(".json"):
+            r = json.load(open(os.path.join(prefix, "conda-meta", f)))
+            recs[r["name"]] = r
+    want = {"python": "3.11.2", "pytorch": "1.13.1", "torchvision": "0.14.1",
+            "torchaudio": "0.13.1", "numpy": "1.24.2", "pybind11": "2.10.3", "ninja": "1.11.1",
+            "pip": "23.0.1", "cudatoolkit": "11.8.89", "gxx_linux-64": "11.3.0",
+            "python_abi": "3.11"}
+    bad = {n: recs.get(n, {}).get("version") for n, v in want.items()
+           if recs.get(n, {}).get("version") != v}
+    c.check(not bad, "the solve brings in python 3.11.2, pytorch 1.13.1, torchvision 0.14.1, "
+            "torchaudio 0.13.1, cudatoolkit 11.8, gxx_linux-64 11 (%d packages)" % len(recs), bad)
+    c.check(recs.get("pytorch", {}).get("build", "").startswith("cpu_py311")
+            and "/menv-toolchain/" in recs.get("cudatoolkit", {}).get("url", "")
+            and "/menv-toolchain-torch/" in recs.get("pytorch", {}).get("url", ""),
+            "pytorch is the cpu_py311 build of the torch channel, cudatoolkit the toolchain's",
+            (recs.get("pytorch", {}).get("build"), recs.get("cudatoolkit", {}).get("url")))
+    print("create time (with the smoke check): %.1f s; environment size: %.0f MB"
+          % (p.elapsed, du(prefix) / 1e6))
+    smoke = json.load(open(os.path.join(prefix, "conda-meta", "menv-smoke-check")))
+    steps = {s["name"]: s for s in smoke["steps"]}
+    t = steps.get("torch", {})
+    c.check(smoke["status"] == "passed" and t.get("verdict") == "passed"
+            and "checks passed" in t.get("summary", ""),
+            "the smoke check passed and its torch step ran (%s)" % t.get("summary"), smoke)
+    c.check(steps.get("python", {}).get("verdict") == "passed",
+            "the smoke check's python step passed", steps.get("python"))
+    q = c.inside(prefix, ["python", "-c",
+                          "import json, sys, torch, torchvision, torchaudio, numpy\n"
+                          "maps = open('/proc/self/maps').read().split('\\n')\n"
+                          "libs = sorted({l.split(None, 5)[5] for l in maps "
+                          "if len(l.split(None, 5)) == 6 and '.so' in l})\n"
+                          "print(json.dumps([sys.version.split()[0], sys.prefix, torch.__version__,"
+                          " torchvision.__version__, torchaudio.__version__, numpy.__version__, "
+                          "torch.cuda.is_available(), libs]))"])
+    info = json.loads(q.stdout) if q.returncode == 0 else None
+    if c.check(info is not None, "torch, torchvision, torchaudio and numpy import",
+               q.stdout + q.stderr):
+        c.check(info[0] == "3.11.2" and info[1] == prefix and info[2].startswith("1.13.")
+                and info[3].startswith("0.14.1") and info[4].startswith("0.13.1")
+                and info[5] == "1.24.2" and info[6] is False,
+                "python 3.11.2 at the prefix, torch 1.13 (CPU), torchvision 0.14.1, torchaudio "
+                "0.13.1, numpy 1.24.2", info[:7])
+        foreign = [l for l in info[7] if not l.startswith(prefix + "/")
+                   and os.path.basename(l).split(".so")[0] + ".so" not in
+                   {"libc.so", "ld-linux-x86-64.so", "libm.so", "libdl.so", "libpthread.so",
+                    "librt.so", "libutil.so", "libresolv.so"}]
+        c.check(not foreign and len(info[7]) > 100,
+                "%d libraries loaded, none from outside the prefix but glibc's" % len(info[7]),
+                foreign)
+    # setup.py build_ext --inplace, then pip install --no-build-isolation .
+    ops = os.path.join(c.tmp, "ops-src")
+    shutil.copytree(os.path.dirname(c.envfile), ops,
+                    ignore=shutil.ignore_patterns("build", "__pycache__", "*.so"))
+    t = time.monotonic()
+    q = c.inside(prefix, ["python", "setup.py", "-q", "build_ext", "--inplace"], cwd=ops,
+                 timeout=900)
+    if c.check(q.returncode == 0, "setup.py build_ext --inplace builds the op (%.1f s)"
+               % (time.monotonic() - t), q.stdout + q.stderr):
+        info = check_torch_module(c, prefix, "build_ext --inplace", ops)
+        c.check(info and info["file"].startswith(ops + "/"), "the module is the in-place build",
+                info)
+    shutil.rmtree(os.path.join(ops, "build"), ignore_errors=True)
+    for f in os.listdir(ops):
+        if f.endswith(".so"):
+            os.unlink(os.path.join(ops, f))
+    t = time.monotonic()
+    q = c.inside(prefix, ["python", "-m", "pip", "install", "--no-build-isolation",
+                          "--no-index", "."], cwd=ops, timeout=900)
+    if c.check(q.returncode == 0, "pip install --no-build-isolation . builds and installs the "
+               "op (%.1f s)" % (time.monotonic() - t), q.stdout + q.stderr):
+        info = check_torch_module(c, prefix, "pip install", c.home)
+        c.check(info and info["file"].startswith(prefix + "/lib/python3.11/site-packages/"),
+                "the module is installed in the prefix's site-packages", info)
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -733,7 +887,7 @@ def main():
     rc = 0
     try:
         {"env": case_env, "prefixes": case_prefixes, "http": case_http,
-         "packages": case_packages, "jupyter": case_jupyter}[case](c)
+         "packages": case_packages, "jupyter": case_jupyter, "torch": case_torch}[case](c)
     except Skip as e:
         print("SKIP: %s" % e)
         rc = SKIP
