@@ -3,19 +3,22 @@
 ../build-toolchain). NAME is a set of recipes.SETS: `toolchain` (the default: CUDA 11.8,
 g++ 11, Python 3.9 and Jupyter) or `torch` (bookworm's Python 3.11 and PyTorch 1.13.1 CPU).
 
-1. resolve: pinned Debian packages (recipes.DEBS) to exact versions, through a private apt
-   configuration in the cache (lists, sources file and apt cache of its own; the sources'
+1. resolve: the set's pinned Debian packages (recipes.SETS) to exact versions, through a
+   private apt configuration in the cache (lists, sources file and apt cache of its own; the sources'
    URIs are the machine's own, from /etc/apt/sources.list.d/*.sources or sources.list);
 2. download: `apt-get download` of what the cache lacks;
 3. extract: each .deb with dpkg-deb (only a few members of nvidia-cuda-dev, cached);
 4. stage: per conda package, Debian paths mapped into a prefix layout; symlinks re-pointed
    inside it; ELF files get $ORIGIN-relative rpaths (patchelf); /usr paths in the few text
    files that need them become conda's placeholder (text mode, recorded in has_prefix);
+   noarch packages get copies of links that leave site-packages; packages of the torch set
+   get depends from their Debian packages' (debian_depends);
 5. package: info/{index,paths,about,link}.json, has_prefix, files; a CEP-35 .conda (stored
    ZIP: metadata.json, pkg-<dist>.tar.zst, info-<dist>.tar.zst);
 6. `menv index OUTDIR`.
 Built packages are cached under a key of every input (this code, the recipes, the exact
-Debian versions), so a second run copies them and only re-indexes.
+Debian versions), so a second run copies them and only re-indexes; the default set's in
+$CACHE/channels/, another set's in $CACHE/channels-SET/.
 
 Environment: MENV_TOOLCHAIN_CACHE (default ~/.cache/menv-toolchain), MENV_TOOLCHAIN_MIRROR
 (a Debian archive URI, default: the machine's), MENV_TOOLCHAIN_JOBS (default: CPU count),
@@ -583,16 +586,6 @@ def make_conda(st, resolved, outdir, work, level):
                    if not os.path.islink(os.path.join(root, n)))
 
 
-def conda_name(debname):
-    """A Debian package name as a conda name ('+' is not allowed there)."""
-    return debname.replace("+", "x")
-
-
-def conda_version(upstream_version):
-    """A Debian upstream version as a conda version ('~', ':' and '-' are not allowed)."""
-    return re.sub(r"[~:-]", "_", upstream_version)
-
-
 def debian_depends(staged, debs, packages):
     """Adds to each auto_depends package the conda names of what its Debian packages depend
     on (Depends, Pre-Depends; the first alternative that is packaged; no versions: the set is
@@ -689,9 +682,10 @@ def main():
         h.update(open(f, "rb").read())
     h.update(json.dumps([name, resolved, level, FORMAT_VERSION], sort_keys=True).encode())
     key = h.hexdigest()[:20]
-    # the default set's builds are channels/KEY, another set's channels/SET-KEY
-    tag = "" if name == "toolchain" else name + "-"
-    built = os.path.join(cache, "channels", tag + key)
+    # the default set's builds are channels/KEY (where lockfile tests look for the newest),
+    # another set's channels-SET/KEY
+    chdir = os.path.join(cache, "channels" if name == "toolchain" else "channels-" + name)
+    built = os.path.join(chdir, key)
     extra = []
     if os.path.exists(built + ".done"):
         log("packages are cached (key %s)" % key)
@@ -733,9 +727,8 @@ def main():
         raw = sum(x[1] for x in results)
         extra.append("%d packages, %.0f MB of files" % (len(results), raw / 1e6))
         # older builds of the channel are of no further use
-        for old in glob.glob(os.path.join(cache, "channels", tag + "*.done")):
-            other_set = not tag and "-" in os.path.basename(old)
-            if old != built + ".done" and not other_set:
+        for old in glob.glob(os.path.join(chdir, "*.done")):
+            if old != built + ".done":
                 shutil.rmtree(old[:-5], ignore_errors=True)
                 os.unlink(old)
 

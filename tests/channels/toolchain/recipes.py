@@ -6,6 +6,10 @@ whatever that suite carries (point releases change revisions, not upstream versi
 PACKAGES lists the conda packages. Paths in `take`/`drop` are Debian paths without the
 leading slash, fnmatch patterns ('*' also crosses '/'); build.py maps them into the prefix
 (see MAP_RULES) and rewrites rpaths and symlinks to stay inside it.
+
+SETS names the two channels the builder makes: `toolchain` (DEBS, PACKAGES: CUDA 11.8, g++ 11,
+bullseye's Python 3.9 with numpy, pybind11, pip and Jupyter) and `torch` (TORCH_DEBS,
+TORCH_PACKAGES: bookworm's Python 3.11 with PyTorch 1.13.1 CPU, torchvision, torchaudio).
 """
 
 import re
