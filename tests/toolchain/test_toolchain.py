@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """toolchain.*: the README's main job, checked. Called as
 
-    python3 test_toolchain.py MENV CHANNEL ENVFILE CASE        CASE: packages | env | prefixes | http
+    python3 test_toolchain.py MENV CHANNEL ENVFILE CASE
+                                        CASE: packages | env | prefixes | http | jupyter | torch
 
 CHANNEL is the folder tests/channels/build-toolchain built (the toolchain.channel fixture),
 ENVFILE is ops/environment.yml, whose channel `./menv-toolchain` is resolved from the working
@@ -22,10 +23,26 @@ HOME=...`: no CUDA_HOME, LIBRARY_PATH or /usr/local/cuda from the machine.
   the payload (sha256, size, placeholders), repodata.json against the files.
 - http: the channel served over HTTP on 127.0.0.1 (nginx when installed, else python's
   http.server), the environment created from it.
+- jupyter (ENVFILE ops/environment-jupyter.yml): the Python 3.9 toolchain environment with
+  `jupyter`; the solve brings in conda-forge's names (notebook, jupyter_core, ipykernel, pyzmq,
+  zeromq, ...); pyzmq loads the prefix's libzmq 4.3.4; the python3 kernelspec is the prefix's;
+  ops/ is configured and built in it (nvcc 11.8, g++ 11.3) and ops/notebooks/bias_gelu.ipynb
+  executed headless by `jupyter nbconvert --to notebook --execute`: its output cells must be
+  the exact text computed here with math (the op's float64 host path, or its float64 CUDA
+  kernel where a GPU is found, against the notebook's numpy float64 reference); the notebook
+  server answers /api and serves its bundled JavaScript on 127.0.0.1.
+- torch (ENVFILE ops/environment-torch.yml; the second channel, of `build-toolchain --torch`,
+  in $MENV_TOOLCHAIN_TORCH_CHANNEL): created with its smoke check, whose torch step must pass
+  (the op's CPU kernels, autograd, gradcheck); python 3.11.2, pytorch 1.13.1 cpu_py311,
+  torchvision 0.14.1, torchaudio 0.13.1 import with no library from outside the prefix but
+  glibc's; the op built with torch.utils.cpp_extension by `setup.py build_ext --inplace` and
+  by `pip install --no-build-isolation .`, its forward equal to values computed here and
+  gradcheck passing.
 Exit 0 when every check passed, 1 otherwise, 77 when a prerequisite is missing.
 """
 
 import json
+import math
 import os
 import shutil
 import socket
@@ -545,6 +562,315 @@ def case_packages(c):
     c.check(n >= 35, "the channel has all its packages (%d)" % n)
 
 
+def notebook_expected(kernel_prefix, gpu):
+    """The exact output text of ops/notebooks/bias_gelu.ipynb, computed with math from the
+    same inputs (np.linspace) as the notebook: the numbers it prints must be these."""
+    import math
+    k0 = math.sqrt(2 / math.pi)
+
+    def gelu(z):
+        return 0.5 * z * (1 + math.tanh(k0 * (z + 0.044715 * z ** 3)))
+
+    def grad(z):
+        t = math.tanh(k0 * (z + 0.044715 * z ** 3))
+        return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * k0 * (1 + 3 * 0.044715 * z * z)
+
+    rows, cols = 6, 8
+    x = [[-4.0 + 8.0 * (r * cols + c) / (rows * cols - 1) for c in range(cols)]
+         for r in range(rows)]
+    b = [-1.0 + 2.0 * c / (cols - 1) for c in range(cols)]
+    dy = [[1.0 - 2.0 * (r * cols + c) / (rows * cols - 1) for c in range(cols)]
+          for r in range(rows)]
+    y = [[gelu(x[r][c] + b[c]) for c in range(cols)] for r in range(rows)]
+    dbias3 = math.fsum(dy[r][3] * grad(x[r][3] + b[3]) for r in range(rows))
+    return ("kernel prefix: %s\n" % kernel_prefix
+            + "menv_ops path: %s\n" % ("cuda (float64 kernel)" if gpu
+                                       else "host (float64 C reference)"),
+            "forward rel err < 1e-12: True\nbackward rel err < 1e-12: True\n"
+            "y[1, 2] = %.12f\ny[5, 7] = %.12f\nsum(y) = %.10f\ndbias[3] = %.12f\n"
+            % (y[1][2], y[5][7], math.fsum(v for row in y for v in row), dbias3))
+
+
+def http_get(port, path):
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+        return r.status, r.read()
+
+
+def check_notebook_server(c, prefix):
+    """`jupyter notebook` on 127.0.0.1 without a browser: /api names its version and the
+    JavaScript that Debian's notebook links from libjs-* packages is served from the prefix."""
+    port = free_port()
+    env = c.scrubbed(prefix, c.home)
+    log = open(os.path.join(c.tmp, "notebook.log"), "w")
+    proc = subprocess.Popen(["jupyter", "notebook", "--no-browser", "--ip=127.0.0.1",
+                             "--port=%d" % port, "--NotebookApp.token=", "--notebook-dir=" + c.tmp]
+                            + (["--allow-root"] if os.geteuid() == 0 else []),
+                            cwd=c.tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        up = False
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    up = True
+                    break
+            except OSError:
+                time.sleep(0.2)
+        if not c.check(up, "jupyter notebook listens on 127.0.0.1:%d" % port,
+                       open(log.name).read()):
+            return
+        st, body = http_get(port, "/api")
+        c.check(st == 200 and json.loads(body).get("version") == "6.2.0",
+                "the notebook server's /api says version 6.2.0", body[:200])
+        for path in ("/static/components/jquery/jquery.min.js",
+                     "/static/components/requirejs/require.js",
+                     "/static/components/MathJax/MathJax.js"):
+            try:
+                st, body = http_get(port, path)
+            except Exception as e:  # an HTTP error is a failed check, with its reason
+                st, body = str(e), b""
+            c.check(st == 200 and len(body) > 1000, "the notebook server serves %s (%d bytes)"
+                    % (path, len(body)), st)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def case_jupyter(c):
+    prefix = os.path.join(c.tmp, "jupyter-env")
+    p = c.create("-f", c.envfile, "-p", prefix, "--no-smoke-check")
+    recs = {}
+    for f in os.listdir(os.path.join(prefix, "conda-meta")):
+        if f.endswith(".json"):
+            r = json.load(open(os.path.join(prefix, "conda-meta", f)))
+            recs[r["name"]] = r
+    want = {"jupyter": "1.0.0", "notebook": "6.2.0", "jupyter_core": "4.7.1",
+            "jupyter_client": "6.1.11", "ipykernel": "5.4.3", "ipython": "7.20.0",
+            "nbconvert": "5.6.1", "nbformat": "5.1.2", "traitlets": "5.0.5", "tornado": "6.1",
+            "pyzmq": "20.0.0", "zeromq": "4.3.4", "libsodium": "1.0.18", "krb5": "1.18.3",
+            "python": "3.9.2", "cudatoolkit": "11.8.89", "gxx_linux-64": "11.3.0",
+            "numpy": "1.19.5"}
+    bad = {n: recs.get(n, {}).get("version") for n, v in want.items()
+           if recs.get(n, {}).get("version") != v}
+    c.check(not bad, "the solve brings in jupyter and its parts under conda-forge's names "
+            "(%d packages)" % len(recs), bad)
+    c.check(recs.get("pyzmq", {}).get("build", "").startswith("py39")
+            and recs.get("notebook", {}).get("noarch") == "python",
+            "pyzmq is built for CPython 3.9, notebook is noarch: python",
+            (recs.get("pyzmq", {}).get("build"), recs.get("notebook", {}).get("noarch")))
+    print("create time: %.1f s; environment size: %.0f MB" % (p.elapsed, du(prefix) / 1e6))
+    q = c.inside(prefix, ["jupyter", "--version"])
+    out = q.stdout + q.stderr
+    c.check(q.returncode == 0 and all(l in [x.replace(" ", "") for x in out.splitlines()]
+                                      for l in ("jupyter-notebook:6.2.0", "nbconvert:5.6.1",
+                                                "ipykernel:5.4.3", "jupyterclient:6.1.11",
+                                                "jupytercore:4.7.1", "traitlets:5.0.5",
+                                                "ipython:7.20.0", "ipywidgets:6.0.0")),
+            "jupyter --version names notebook 6.2.0, nbconvert 5.6.1, ipykernel 5.4.3, ...", out)
+    q = c.inside(prefix, ["python", "-c", "import zmq, json; print(json.dumps([zmq.zmq_version(),"
+                          " zmq.__version__, zmq.has('curve'), [l.split()[-1] for l in "
+                          "open('/proc/self/maps') if 'libzmq' in l][:1]]))"])
+    info = json.loads(q.stdout) if q.returncode == 0 else None
+    c.check(info and info[0] == "4.3.4" and info[1] == "20.0.0" and info[2]
+            and info[3] and info[3][0].startswith(prefix + "/lib/"),
+            "pyzmq 20.0.0 loads the prefix's libzmq 4.3.4 (with libsodium's CURVE)",
+            q.stdout + q.stderr)
+    q = c.inside(prefix, ["jupyter", "kernelspec", "list", "--json"])
+    specs = json.loads(q.stdout).get("kernelspecs", {}) if q.returncode == 0 else {}
+    c.check(specs.get("python3", {}).get("resource_dir")
+            == os.path.join(prefix, "share/jupyter/kernels/python3"),
+            "the python3 kernelspec is the prefix's", q.stdout + q.stderr)
+    # the op's numpy module, built in the environment (no GPU needed)
+    ops = os.path.join(os.path.dirname(c.envfile))
+    build = os.path.join(c.tmp, "ops-build")
+    t = time.monotonic()
+    q = c.inside(prefix, ["sh", "-c", '"$0/configure" "$1" && ninja -C "$1"',
+                          ops, build], timeout=900)
+    if not c.check(q.returncode == 0, "ops/ configured and built in the environment (%.1f s)"
+                   % (time.monotonic() - t), q.stdout + q.stderr):
+        return
+    c.check("nvcc 11.8" in q.stdout and "host compiler g++ 11.3.0" in q.stdout
+            and "python module: " + prefix in q.stdout,
+            "configure used nvcc 11.8, g++ 11.3 and the environment's python", q.stdout)
+    work = os.path.join(c.tmp, "nb")
+    os.makedirs(work)
+    shutil.copy(os.path.join(ops, "notebooks", "bias_gelu.ipynb"), work)
+    t = time.monotonic()
+    q = c.inside(prefix, ["jupyter", "nbconvert", "--to", "notebook", "--execute",
+                          "--ExecutePreprocessor.timeout=120", "--output", "executed.ipynb",
+                          "bias_gelu.ipynb"], cwd=work, env_extra={"MENV_OPS_BUILD": build})
+    dt = time.monotonic() - t
+    if not c.check(q.returncode == 0, "jupyter nbconvert --execute runs the notebook (%.1f s)" % dt,
+                   q.stdout + q.stderr):
+        return
+    nb = json.load(open(os.path.join(work, "executed.ipynb")))
+    texts = ["".join(o.get("text", "")) for cell in nb["cells"] if cell["cell_type"] == "code"
+             for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
+    errors = [o for cell in nb["cells"] for o in cell.get("outputs", [])
+              if o.get("output_type") == "error"]
+    c.check(not errors, "no cell raised", errors)
+    gpu = bool(texts) and "cuda" in texts[0]
+    c.check(gpu == os.path.exists("/dev/nvidiactl") or not gpu,
+            "the op ran its %s path" % ("CUDA" if gpu else "host"), texts[:1])
+    head, numbers = notebook_expected(prefix, gpu)
+    c.check(texts == [head, numbers], "the executed notebook's output cells are the values "
+            "computed here (%s)" % numbers.replace("\n", "; ").strip("; "),
+            (texts, [head, numbers]))
+    check_notebook_server(c, prefix)
+
+
+TORCH_CHECK = r"""
+import json, math, sys
+import torch
+import menv_ops_torch
+x = torch.linspace(-4.0, 4.0, 12, dtype=torch.float64).reshape(3, 4)
+b = torch.linspace(-1.0, 1.0, 4, dtype=torch.float64)
+y = torch.ops.menv_ops.bias_gelu(x, b)
+dx, db = torch.ops.menv_ops.bias_gelu_backward(torch.ones_like(x), x, b)
+
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, b):
+        ctx.save_for_backward(x, b)
+        return torch.ops.menv_ops.bias_gelu(x, b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return torch.ops.menv_ops.bias_gelu_backward(dy.contiguous(), *ctx.saved_tensors)
+
+
+xg = x.clone().requires_grad_()
+bg = b.clone().requires_grad_()
+ok = torch.autograd.gradcheck(F.apply, (xg, bg), eps=1e-6, atol=1e-8, rtol=1e-6)
+print(json.dumps({"kernels": menv_ops_torch.kernels(), "file": menv_ops_torch.__file__,
+                  "y": y.flatten().tolist(), "dbias": db.tolist(), "gradcheck": ok,
+                  "f32": str(torch.ops.menv_ops.bias_gelu(x.float(), b.float()).dtype)}))
+"""
+
+
+def torch_expected():
+    k0 = math.sqrt(2 / math.pi)
+    xs = [-4.0 + 8.0 * i / 11 for i in range(12)]
+    bs = [-1.0 + 2.0 * j / 3 for j in range(4)]
+    z = [xs[i] + bs[i % 4] for i in range(12)]
+    y = [0.5 * v * (1 + math.tanh(k0 * (v + 0.044715 * v ** 3))) for v in z]
+
+    def grad(v):
+        t = math.tanh(k0 * (v + 0.044715 * v ** 3))
+        return 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k0 * (1 + 3 * 0.044715 * v * v)
+    db = [math.fsum(grad(z[r * 4 + c]) for r in range(3)) for c in range(4)]
+    return y, db
+
+
+def check_torch_module(c, prefix, label, cwd):
+    q = c.inside(prefix, ["python", "-c", TORCH_CHECK], cwd=cwd)
+    info = json.loads(q.stdout.strip().splitlines()[-1]) if q.returncode == 0 else None
+    if not c.check(info is not None, "%s: import menv_ops_torch and run torch.ops.menv_ops" % label,
+                   q.stdout + q.stderr):
+        return None
+    y, db = torch_expected()
+    err = max(max(abs(a - b) for a, b in zip(info["y"], y)),
+              max(abs(a - b) for a, b in zip(info["dbias"], db)))
+    c.check(info["kernels"] == "cpu" and err < 1e-13 and info["f32"] == "torch.float32",
+            "%s: the CPU kernels' forward and backward equal the values computed here "
+            "(max abs diff %.1e), float32 in, float32 out" % (label, err), info)
+    c.check(info["gradcheck"] is True, "%s: torch.autograd.gradcheck passes" % label, info)
+    return info
+
+
+def case_torch(c):
+    torch_channel = os.environ.get("MENV_TOOLCHAIN_TORCH_CHANNEL", "")
+    if not os.path.isfile(os.path.join(torch_channel, "linux-64", "repodata.json")):
+        raise Skip("no torch channel (MENV_TOOLCHAIN_TORCH_CHANNEL; the toolchain.torch_channel "
+                   "fixture builds it)")
+    os.symlink(os.path.abspath(torch_channel), os.path.join(c.tmp, "menv-toolchain-torch"))
+    prefix = os.path.join(c.tmp, "torch-env")
+    # with its smoke check: ops/ built with nvcc 11.8 and g++ 11, the torch step for real
+    p = c.create("-f", c.envfile, "-p", prefix)
+    recs = {}
+    for f in os.listdir(os.path.join(prefix, "conda-meta")):
+        if f.endswith(".json"):
+            r = json.load(open(os.path.join(prefix, "conda-meta", f)))
+            recs[r["name"]] = r
+    want = {"python": "3.11.2", "pytorch": "1.13.1", "torchvision": "0.14.1",
+            "torchaudio": "0.13.1", "numpy": "1.24.2", "pybind11": "2.10.3", "ninja": "1.11.1",
+            "pip": "23.0.1", "cudatoolkit": "11.8.89", "gxx_linux-64": "11.3.0",
+            "python_abi": "3.11"}
+    bad = {n: recs.get(n, {}).get("version") for n, v in want.items()
+           if recs.get(n, {}).get("version") != v}
+    c.check(not bad, "the solve brings in python 3.11.2, pytorch 1.13.1, torchvision 0.14.1, "
+            "torchaudio 0.13.1, cudatoolkit 11.8, gxx_linux-64 11 (%d packages)" % len(recs), bad)
+    c.check(recs.get("pytorch", {}).get("build", "").startswith("cpu_py311")
+            and "/menv-toolchain/" in recs.get("cudatoolkit", {}).get("url", "")
+            and "/menv-toolchain-torch/" in recs.get("pytorch", {}).get("url", ""),
+            "pytorch is the cpu_py311 build of the torch channel, cudatoolkit the toolchain's",
+            (recs.get("pytorch", {}).get("build"), recs.get("cudatoolkit", {}).get("url")))
+    print("create time (with the smoke check): %.1f s; environment size: %.0f MB"
+          % (p.elapsed, du(prefix) / 1e6))
+    smoke = json.load(open(os.path.join(prefix, "conda-meta", "menv-smoke-check")))
+    steps = {s["name"]: s for s in smoke["steps"]}
+    t = steps.get("torch", {})
+    c.check(smoke["status"] == "passed" and t.get("verdict") == "passed"
+            and "checks passed" in t.get("summary", ""),
+            "the smoke check passed and its torch step ran (%s)" % t.get("summary"), smoke)
+    c.check(steps.get("python", {}).get("verdict") == "passed",
+            "the smoke check's python step passed", steps.get("python"))
+    q = c.inside(prefix, ["python", "-c",
+                          "import json, sys, torch, torchvision, torchaudio, numpy\n"
+                          "maps = open('/proc/self/maps').read().split('\\n')\n"
+                          "libs = sorted({l.split(None, 5)[5] for l in maps "
+                          "if len(l.split(None, 5)) == 6 and '.so' in l})\n"
+                          "print(json.dumps([sys.version.split()[0], sys.prefix, torch.__version__,"
+                          " torchvision.__version__, torchaudio.__version__, numpy.__version__, "
+                          "torch.cuda.is_available(), libs]))"])
+    info = json.loads(q.stdout) if q.returncode == 0 else None
+    if c.check(info is not None, "torch, torchvision, torchaudio and numpy import",
+               q.stdout + q.stderr):
+        c.check(info[0] == "3.11.2" and info[1] == prefix and info[2].startswith("1.13.")
+                and info[3].startswith("0.14.1") and info[4].startswith("0.13.1")
+                and info[5] == "1.24.2" and info[6] is False,
+                "python 3.11.2 at the prefix, torch 1.13 (CPU), torchvision 0.14.1, torchaudio "
+                "0.13.1, numpy 1.24.2", info[:7])
+        foreign = [l for l in info[7] if not l.startswith(prefix + "/")
+                   and os.path.basename(l).split(".so")[0] + ".so" not in
+                   {"libc.so", "ld-linux-x86-64.so", "libm.so", "libdl.so", "libpthread.so",
+                    "librt.so", "libutil.so", "libresolv.so"}]
+        c.check(not foreign and len(info[7]) > 100,
+                "%d libraries loaded, none from outside the prefix but glibc's" % len(info[7]),
+                foreign)
+    # setup.py build_ext --inplace, then pip install --no-build-isolation .
+    ops = os.path.join(c.tmp, "ops-src")
+    shutil.copytree(os.path.dirname(c.envfile), ops,
+                    ignore=shutil.ignore_patterns("build", "__pycache__", "*.so"))
+    t = time.monotonic()
+    q = c.inside(prefix, ["python", "setup.py", "-q", "build_ext", "--inplace"], cwd=ops,
+                 timeout=900)
+    if c.check(q.returncode == 0, "setup.py build_ext --inplace builds the op (%.1f s)"
+               % (time.monotonic() - t), q.stdout + q.stderr):
+        info = check_torch_module(c, prefix, "build_ext --inplace", ops)
+        c.check(info and info["file"].startswith(ops + "/"), "the module is the in-place build",
+                info)
+    shutil.rmtree(os.path.join(ops, "build"), ignore_errors=True)
+    for f in os.listdir(ops):
+        if f.endswith(".so"):
+            os.unlink(os.path.join(ops, f))
+    t = time.monotonic()
+    q = c.inside(prefix, ["python", "-m", "pip", "install", "--no-build-isolation",
+                          "--no-index", "."], cwd=ops, timeout=900)
+    if c.check(q.returncode == 0, "pip install --no-build-isolation . builds and installs the "
+               "op (%.1f s)" % (time.monotonic() - t), q.stdout + q.stderr):
+        info = check_torch_module(c, prefix, "pip install", c.home)
+        c.check(info and info["file"].startswith(prefix + "/lib/python3.11/site-packages/"),
+                "the module is installed in the prefix's site-packages", info)
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -561,7 +887,7 @@ def main():
     rc = 0
     try:
         {"env": case_env, "prefixes": case_prefixes, "http": case_http,
-         "packages": case_packages}[case](c)
+         "packages": case_packages, "jupyter": case_jupyter, "torch": case_torch}[case](c)
     except Skip as e:
         print("SKIP: %s" % e)
         rc = SKIP

@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""build.py OUTDIR MENV: the toolchain channel's builder (called by ../build-toolchain).
+"""build.py [--set NAME] OUTDIR MENV: the toolchain channel's builder (called by
+../build-toolchain). NAME is a set of recipes.SETS: `toolchain` (the default: CUDA 11.8,
+g++ 11, Python 3.9 and Jupyter) or `torch` (bookworm's Python 3.11 and PyTorch 1.13.1 CPU).
 
-1. resolve: pinned Debian packages (recipes.DEBS) to exact versions, through a private apt
-   configuration in the cache (lists, sources file and apt cache of its own; the sources'
+1. resolve: the set's pinned Debian packages (recipes.SETS) to exact versions, through a
+   private apt configuration in the cache (lists, sources file and apt cache of its own; the sources'
    URIs are the machine's own, from /etc/apt/sources.list.d/*.sources or sources.list);
 2. download: `apt-get download` of what the cache lacks;
 3. extract: each .deb with dpkg-deb (only a few members of nvidia-cuda-dev, cached);
 4. stage: per conda package, Debian paths mapped into a prefix layout; symlinks re-pointed
    inside it; ELF files get $ORIGIN-relative rpaths (patchelf); /usr paths in the few text
    files that need them become conda's placeholder (text mode, recorded in has_prefix);
+   noarch packages get copies of links that leave site-packages; packages of the torch set
+   get depends from their Debian packages' (debian_depends);
 5. package: info/{index,paths,about,link}.json, has_prefix, files; a CEP-35 .conda (stored
    ZIP: metadata.json, pkg-<dist>.tar.zst, info-<dist>.tar.zst);
 6. `menv index OUTDIR`.
 Built packages are cached under a key of every input (this code, the recipes, the exact
-Debian versions), so a second run copies them and only re-indexes.
+Debian versions), so a second run copies them and only re-indexes; the default set's in
+$CACHE/channels/, another set's in $CACHE/channels-SET/.
 
 Environment: MENV_TOOLCHAIN_CACHE (default ~/.cache/menv-toolchain), MENV_TOOLCHAIN_MIRROR
 (a Debian archive URI, default: the machine's), MENV_TOOLCHAIN_JOBS (default: CPU count),
@@ -160,11 +165,12 @@ def deb_filename(pkg, ver, debs_dir):
     return hits[0] if hits else None
 
 
-def resolve_and_download(cache, timer):
-    """{deb name: path of the .deb} for recipes.DEBS, using the cache when it suffices."""
+def resolve_and_download(cache, timer, spec):
+    """{deb name: path of the .deb} for `spec` (a recipes.SETS list of pinned Debian
+    packages), using the cache when it suffices."""
     debs_dir = os.path.join(cache, "debs")
     os.makedirs(debs_dir, exist_ok=True)
-    spec_key = hashlib.sha256(json.dumps(recipes.DEBS).encode()).hexdigest()[:16]
+    spec_key = hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
     resolved_file = os.path.join(cache, "resolved-%s.json" % spec_key)
     resolved = None
     if os.path.exists(resolved_file):
@@ -176,9 +182,9 @@ def resolve_and_download(cache, timer):
         apt = Apt(cache)
         log("reading Debian package indexes (bookworm main non-free, bullseye main)")
         apt.update()
-        avail = apt.madison(sorted({d[0] for d in recipes.DEBS}))
+        avail = apt.madison(sorted({d[0] for d in spec}))
         resolved = {}
-        for pkg, suite, up in recipes.DEBS:
+        for pkg, suite, up in spec:
             cands = [v for v, s in avail.get(pkg, []) if s == suite
                      and re.match(re.escape(up) + r"($|[^0-9])", upstream(v))]
             if not cands:
@@ -235,9 +241,11 @@ def match(path, patterns):
     return any(fnmatch.fnmatchcase(path, p) for p in patterns)
 
 
-def map_path(debpath):
-    """Debian path (no leading slash) -> prefix-relative path, or None."""
+def map_path(debpath, py="3.9"):
+    """Debian path (no leading slash) -> prefix-relative path, or None; `py`: the Python
+    version whose site-packages Debian's dist-packages become."""
     for src, dst in recipes.MAP_RULES:
+        dst = dst.replace("python3.9", "python" + py)
         if debpath == src.rstrip("/") and not src.endswith("/"):
             return dst
         if debpath.startswith(src):
@@ -272,6 +280,7 @@ class Staged:
     def __init__(self, recipe, root):
         self.r = recipe
         self.root = root               # the staging prefix
+        self.depends = list(recipe["depends"])
         self.text_prefix = set()       # prefix-relative files holding the placeholder
         self.links = {}                # prefix-relative symlink -> target (for the check)
 
@@ -288,7 +297,7 @@ def stage(recipe, roots, work):
         for dp in walk_files(droot):
             if not match(dp, r["take"]) or match(dp, drop):
                 continue
-            rel = map_path(dp)
+            rel = map_path(dp, r["py"])
             if rel is None:
                 continue
             src = os.path.join(droot, dp)
@@ -300,7 +309,7 @@ def stage(recipe, roots, work):
                 target = os.readlink(src)
                 abs_t = (target.lstrip("/") if target.startswith("/")
                          else os.path.normpath(os.path.join(os.path.dirname(dp), target)))
-                mapped = map_path(abs_t)
+                mapped = map_path(abs_t, r["py"])
                 if mapped is None:
                     log("  %s: dropping link %s -> %s (outside the prefix)" % (r["name"], rel, target))
                     continue
@@ -358,7 +367,8 @@ def stage(recipe, roots, work):
             data = f.read()
         m = re.match(rb"#! ?/usr/bin/(python3(\.\d+)?)\b", data)
         if m:
-            data = b"#!" + PLACEHOLDER.encode() + b"/bin/python3.9" + data[m.end():]
+            data = (b"#!" + PLACEHOLDER.encode() + b"/bin/python" + r["py"].encode()
+                    + data[m.end():])
             with open(p, "wb") as f:
                 f.write(data)
     relocate_elves(st)
@@ -375,7 +385,7 @@ def relocate_elves(st):
                 continue
             needed = [x for x in elf_needed(p) if not GLIBC_LIBS.match(x)]
             rel = os.path.relpath(p, root)
-            interp = rel == "bin/python3.9"
+            interp = rel == "bin/python" + st.r["py"]
             if not needed and not interp:
                 continue
             up = os.path.relpath(os.path.join(root, "lib"), dp)
@@ -447,22 +457,57 @@ def tar_zst(out, root, names, level):
             die("zstd failed for %s" % out)
 
 
+def inline_links(st):
+    """noarch: python packages move site-packages/ up to the top, so a link from inside it to
+    elsewhere in the prefix (Debian's notebook/static/components -> /usr/share/javascript)
+    would point out of the package: such links become copies of what they point to (as the
+    upstream wheels bundle them), and the recipe's `vendor` folders they came from are
+    dropped."""
+    root = st.root
+    sp = os.path.join(root, "lib/python%s/site-packages" % st.r["py"])
+    for dp, dns, fns in os.walk(sp):
+        for n in sorted(fns + dns):
+            p = os.path.join(dp, n)
+            if not os.path.islink(p):
+                continue
+            real = os.path.realpath(p)
+            if real.startswith(sp + "/"):
+                continue
+            if not real.startswith(root + "/") or not os.path.exists(real):
+                die("%s: link %s -> %s leaves the package" % (st.r["name"],
+                                                              os.path.relpath(p, root),
+                                                              os.readlink(p)))
+            os.unlink(p)
+            if os.path.isdir(real):
+                shutil.copytree(real, p, symlinks=False, ignore_dangling_symlinks=True)
+            else:
+                shutil.copy2(real, p)
+            st.links.pop(os.path.relpath(p, root), None)
+    for d in st.r["vendor"]:
+        shutil.rmtree(os.path.join(root, d), ignore_errors=True)
+        parent = os.path.dirname(os.path.join(root, d))
+        while parent != root and os.path.isdir(parent) and not os.listdir(parent):
+            os.rmdir(parent)
+            parent = os.path.dirname(parent)
+
+
 def make_conda(st, resolved, outdir, work, level):
     r = st.r
     root = st.root
     noarch = r["noarch"] == "python"
     if noarch:
+        inline_links(st)
         # noarch python layout (CEP-20): site-packages/ at the top, menv maps it back
-        sp = os.path.join(root, "lib/python3.9/site-packages")
+        sp = os.path.join(root, "lib/python%s/site-packages" % r["py"])
         if os.path.isdir(sp):
             shutil.move(sp, os.path.join(root, "site-packages"))
-        for d in ("lib/python3.9", "lib"):
+        for d in ("lib/python" + r["py"], "lib"):
             p = os.path.join(root, d)
             if os.path.isdir(p) and not os.listdir(p):
                 os.rmdir(p)
     names = package_files(root)
-    if not names and r["name"] not in ("python_abi", "_libgcc_mutex"):
-        die("%s: no files" % r["name"])
+    if not names and r["debs"] and not r["generic"]:
+        die("%s: no files" % r["name"])            # metapackages have no Debian packages
     paths = []
     has_prefix = []
     for n in names:
@@ -481,7 +526,7 @@ def make_conda(st, resolved, outdir, work, level):
             e["file_mode"] = "text"
             has_prefix.append("%s text %s" % (PLACEHOLDER, n))
         paths.append(e)
-    depends = list(r["depends"])
+    depends = list(st.depends)
     build = build_string(r, depends)
     dist = "%s-%s-%s" % (r["name"], r["version"], build)
     index = {"name": r["name"], "version": r["version"], "build": build, "build_number": 0,
@@ -541,6 +586,48 @@ def make_conda(st, resolved, outdir, work, level):
                    if not os.path.islink(os.path.join(root, n)))
 
 
+def debian_depends(staged, debs, packages):
+    """Adds to each auto_depends package the conda names of what its Debian packages depend
+    on (Depends, Pre-Depends; the first alternative that is packaged; no versions: the set is
+    pinned as a whole). libc6 becomes __glibc. Debian packages outside the set and the
+    toolchain channel (Python modules torch does not import, say) are left out and listed."""
+    deb2conda = dict(recipes.DEB_ELSEWHERE)
+    for r in packages:
+        for d in r["debs"]:
+            deb2conda[d] = r["name"]
+    left_out = set()
+    for st in staged:
+        if not st.r["auto_depends"]:
+            continue
+        out = list(st.depends)
+        glibc = False
+        for d in st.r["debs"]:
+            p = run(["dpkg-deb", "-f", debs[d], "Depends", "Pre-Depends"], capture_output=True,
+                    text=True)
+            for line in p.stdout.splitlines():
+                field = line.split(":", 1)[1] if ":" in line.split(" ", 1)[0] else line
+                for alt in field.split(","):
+                    names = [a.strip().split(" ")[0].split(":")[0] for a in alt.split("|")]
+                    names = [n for n in names if n]
+                    if not names:
+                        continue
+                    if names[0] in ("libc6", "libc6-dev"):
+                        glibc = True
+                    hit = next((n for n in names if n in deb2conda), None)
+                    if hit is None:
+                        left_out.add(names[0])
+                        continue
+                    name = deb2conda[hit]
+                    if name and name != st.r["name"] and not any(
+                            x.split(" ")[0] == name for x in out):
+                        out.append(name)
+        if glibc and not any(x.startswith("__glibc") for x in out):
+            out.append(recipes.GLIBC_BOOKWORM)
+        st.depends = out
+    if left_out:
+        log("  Debian dependencies not packaged (left out): %s" % " ".join(sorted(left_out)))
+
+
 def check_links(staged):
     """Every symlink resolves inside the union of the channel's packages."""
     have = set()
@@ -557,11 +644,18 @@ def check_links(staged):
 # ---------------------------------------------------------------------------------------------
 
 def main():
-    if len(sys.argv) != 3:
-        print("usage: build.py OUTDIR MENV", file=sys.stderr)
+    args = sys.argv[1:]
+    name = "toolchain"
+    if len(args) == 4 and args[0] == "--set":
+        name = args[1]
+        args = args[2:]
+    if len(args) != 2 or name not in recipes.SETS:
+        print("usage: build.py [--set %s] OUTDIR MENV" % "|".join(sorted(recipes.SETS)),
+              file=sys.stderr)
         sys.exit(2)
-    outdir = os.path.abspath(sys.argv[1])
-    menv = sys.argv[2]
+    debs_spec, packages = recipes.SETS[name]
+    outdir = os.path.abspath(args[0])
+    menv = args[1]
     if not os.access(menv, os.X_OK):
         die("menv binary not found: %s (build menv first, or pass it as the second argument)" % menv)
     for tool in ("dpkg-deb", "apt-get", "zstd", "patchelf"):
@@ -581,14 +675,17 @@ def main():
         fcntl.flock(lock, fcntl.LOCK_EX)
     timer = Timer()
 
-    resolved, debs = resolve_and_download(cache, timer)
+    resolved, debs = resolve_and_download(cache, timer, debs_spec)
 
     h = hashlib.sha256()
     for f in (os.path.abspath(__file__), recipes.__file__):
         h.update(open(f, "rb").read())
-    h.update(json.dumps([resolved, level, FORMAT_VERSION], sort_keys=True).encode())
+    h.update(json.dumps([name, resolved, level, FORMAT_VERSION], sort_keys=True).encode())
     key = h.hexdigest()[:20]
-    built = os.path.join(cache, "channels", key)
+    # the default set's builds are channels/KEY (where lockfile tests look for the newest),
+    # another set's channels-SET/KEY
+    chdir = os.path.join(cache, "channels" if name == "toolchain" else "channels-" + name)
+    built = os.path.join(chdir, key)
     extra = []
     if os.path.exists(built + ".done"):
         log("packages are cached (key %s)" % key)
@@ -597,7 +694,7 @@ def main():
         work = os.path.join(cache, "work")
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-        wanted = sorted({d for r in recipes.PACKAGES for d in r["debs"]})
+        wanted = sorted({d for r in packages for d in r["debs"]})
         # the big partial extraction first, so it overlaps the others
         wanted.sort(key=lambda d: d not in recipes.PARTIAL)
         log("extracting %d Debian packages" % len(wanted))
@@ -606,10 +703,11 @@ def main():
         timer.phase("extract", t)
 
         t = time.monotonic()
-        log("staging %d conda packages" % len(recipes.PACKAGES))
+        log("staging %d conda packages" % len(packages))
         with ThreadPoolExecutor(jobs) as ex:
-            staged = list(ex.map(lambda r: stage(r, roots, work), recipes.PACKAGES))
+            staged = list(ex.map(lambda r: stage(r, roots, work), packages))
         check_links(staged)
+        debian_depends(staged, debs, packages)
         shutil.rmtree(os.path.join(work, "x"), ignore_errors=True)
         timer.phase("stage (relocate, patchelf)", t)
 
@@ -629,7 +727,7 @@ def main():
         raw = sum(x[1] for x in results)
         extra.append("%d packages, %.0f MB of files" % (len(results), raw / 1e6))
         # older builds of the channel are of no further use
-        for old in glob.glob(os.path.join(cache, "channels", "*.done")):
+        for old in glob.glob(os.path.join(chdir, "*.done")):
             if old != built + ".done":
                 shutil.rmtree(old[:-5], ignore_errors=True)
                 os.unlink(old)

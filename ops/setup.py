@@ -1,0 +1,29 @@
+"""The sample operator as a PyTorch extension package, built with torch.utils.cpp_extension:
+
+    python setup.py build_ext --inplace          # menv_ops_torch*.so here
+    pip install --no-build-isolation .           # into the environment
+
+`import menv_ops_torch` registers torch.ops.menv_ops.bias_gelu and bias_gelu_backward: CPU
+kernels (float64 C reference) always, CUDA kernels (src/bias_gelu.cu, nvcc) when PyTorch is
+a CUDA build. Autograd: see torch/test_torch.py.
+"""
+import os
+
+import torch
+from setuptools import setup
+from torch.utils import cpp_extension
+
+here = os.path.dirname(os.path.abspath(__file__))
+os.chdir(here)
+sources = ["torch/menv_ops_torch.cpp", "src/reference.c"]
+kw = dict(include_dirs=[os.path.join(here, "include")],
+          extra_compile_args={"cxx": ["-O2"], "nvcc": ["-O3"]})
+if torch.version.cuda and cpp_extension.CUDA_HOME:
+    sources += ["torch/menv_ops_torch_cuda.cpp", "src/bias_gelu.cu"]
+    kw["define_macros"] = [("MENV_OPS_WITH_CUDA", "1")]
+    ext = cpp_extension.CUDAExtension("menv_ops_torch", sources, **kw)
+else:
+    ext = cpp_extension.CppExtension("menv_ops_torch", sources, **kw)
+
+setup(name="menv-ops-torch", version="0.1.0", ext_modules=[ext],
+      cmdclass={"build_ext": cpp_extension.BuildExtension}, zip_safe=False)
