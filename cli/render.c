@@ -24,19 +24,14 @@ static const char *jstr(json_t *o, const char *k)
 
 json_t *menv_cli_record_json(const struct menv_record *r)
 {
-	json_t *o = json_object();
 	char *dist = menv_record_dist(r);
-	json_object_set_new(o, "name", json_string(r->name));
-	json_object_set_new(o, "version", json_string(r->version));
-	json_object_set_new(o, "build_string", json_string(r->build));
-	json_object_set_new(o, "build_number", json_integer(r->build_number));
-	json_object_set_new(o, "channel", json_string(r->channel ? r->channel->name : ""));
-	json_object_set_new(o, "base_url", json_string(r->channel ? r->channel->base_url : ""));
-	json_object_set_new(o, "subdir", json_string(r->subdir ? r->subdir : ""));
-	json_object_set_new(o, "platform", json_string(r->subdir ? r->subdir : ""));
-	json_object_set_new(o, "url", json_string(r->url ? r->url : ""));
-	json_object_set_new(o, "fn", json_string(r->fn));
-	json_object_set_new(o, "dist_name", json_string(dist));
+	const char *sub = r->subdir ? r->subdir : "";
+	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "name", r->name,
+	                      "version", r->version, "build_string", r->build, "build_number",
+	                      (json_int_t)r->build_number, "channel",
+	                      r->channel ? r->channel->name : "", "base_url",
+	                      r->channel ? r->channel->base_url : "", "subdir", sub, "platform",
+	                      sub, "url", r->url ? r->url : "", "fn", r->fn, "dist_name", dist);
 	if (r->md5)
 		json_object_set_new(o, "md5", json_string(r->md5));
 	if (r->sha256)
@@ -50,20 +45,17 @@ json_t *menv_cli_record_json(const struct menv_record *r)
 /* An installed PrefixRecord in the same shape (and its `build`, as conda's dump has it). */
 static json_t *installed_json(json_t *rec)
 {
-	json_t *o = json_object();
-	json_t *bn = json_object_get(rec, "build_number");
-	char *dist = menv_xasprintf("%s-%s-%s", jstr(rec, "name"), jstr(rec, "version"),
-	                            jstr(rec, "build"));
+	json_t *o = json_object(), *bn = json_object_get(rec, "build_number");
 	static const char *const same[] = {"name", "version", "build", "channel", "subdir",
 	                                   "url",  "fn",      "md5",   "sha256"};
 	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
 		json_object_set_new(o, same[i], json_string(jstr(rec, same[i])));
 	json_object_set_new(o, "build_string", json_string(jstr(rec, "build")));
-	json_object_set_new(o, "build_number",
-	                    json_integer(json_is_integer(bn) ? json_integer_value(bn) : 0));
+	json_object_set_new(o, "build_number", json_integer(json_integer_value(bn)));
 	json_object_set_new(o, "platform", json_string(jstr(rec, "subdir")));
-	json_object_set_new(o, "dist_name", json_string(dist));
-	free(dist);
+	json_object_set_new(o, "dist_name",
+	                    json_sprintf("%s-%s-%s", jstr(rec, "name"), jstr(rec, "version"),
+	                                 jstr(rec, "build")));
 	return o;
 }
 
