@@ -154,6 +154,9 @@ struct menv_revision {
 	struct menv_strvec removed; /* "-" lines */
 	struct menv_strvec specs;   /* "# update specs:" / "# remove specs:" entries */
 	bool remove_specs;          /* the specs were "# remove specs:" */
+	struct menv_strvec update_specs; /* "# update|install|create specs:" entries */
+	struct menv_strvec remove_list;  /* "# remove|uninstall specs:" entries */
+	struct menv_strvec neutered;     /* "# neutered specs:" entries */
 };
 /* Reads `<prefix>/conda-meta/history` (conda's format: `==> DATE <==` blocks of `# cmd:`,
  * `+dist` and `-dist` lines and `# update specs: [...]` / `# remove specs: [...]` lists, which
@@ -163,6 +166,20 @@ struct menv_revision {
 int menv_history_load(const char *prefix, struct menv_revision **out, size_t *n,
                       struct menv_error *err);
 void menv_history_free(struct menv_revision *revs, size_t n);
+/* The MatchSpecs the user asked for in `<prefix>`, as conda's
+ * History.get_requested_specs_map(): every block with a `# cmd:` line, in order, sets the
+ * specs of its `# update specs:` (also `install`/`create`) by package name, takes out the
+ * names of its `# remove specs:` (also `uninstall`), then sets its `# neutered specs:`;
+ * names not in `installed` (package names; NULL: no filter) are left out. Appends the spec
+ * strings, in the order conda's dict keeps them, to `out` (caller clears it). A prefix
+ * without history appends nothing. Errors: MENV_EIO. */
+int menv_history_requested_specs(const char *prefix, const struct menv_strvec *installed,
+                                 struct menv_strvec *out, struct menv_error *err);
+/* Appends `# <action> specs: [...]\n` as conda's History.write_specs writes it (a Python
+ * list of the spec strings, each as Python's repr writes a str), so that conda reads it
+ * back. `action` is "update", "remove" or "neutered". */
+void menv_history_specs_line(struct menv_buf *b, const char *action,
+                             const struct menv_strvec *specs);
 /* The dists ("channel/subdir::name-version-build") installed after revision `rev`, sorted.
  * Errors: MENV_ENOTFOUND when rev >= n. */
 int menv_history_state(const struct menv_revision *revs, size_t n, size_t rev,
