@@ -33,18 +33,25 @@ struct chg_opts {
 	bool has_revision;
 	long revision;
 	int priority; /* 0: from the settings, 1: --strict-channel-priority, 2: --no-channel-priority */
+	/* menv-solve: conda's update/deps modifiers (--freeze-installed ... --only-deps) and
+	 * remove --force, carried into struct menv_solve_request */
+	bool freeze_installed, no_update_deps, update_deps, update_specs, update_all;
+	bool force_reinstall, no_deps, only_deps, force, satisfied_skip_solve;
 };
 
 static const char *const usages[] = {
         [K_INSTALL] = "usage: menv install [-n NAME | -p PREFIX] [-c CHANNEL]... "
                       "[--override-channels]\n"
                       "                    [--strict-channel-priority | --no-channel-priority]\n"
+                      "                    [--freeze-installed | --update-deps | --update-specs |\n"
+                      "                     --update-all | --satisfied-skip-solve]\n"
+                      "                    [--no-deps | --only-deps] [--force-reinstall]\n"
                       "                    [--dry-run] [--json] [-q] [-y] [--no-wait] SPEC...\n"
                       "       menv install [-n NAME | -p PREFIX] --revision N\n"
                       "       menv install [-n NAME | -p PREFIX] [--dry-run] [--json] -f "
                       "LOCKFILE\n",
-        [K_REMOVE] = "usage: menv remove [-n NAME | -p PREFIX] [--dry-run] [--json] [-q] [-y] "
-                     "[--no-wait]\n"
+        [K_REMOVE] = "usage: menv remove [-n NAME | -p PREFIX] [--force] [--dry-run] [--json] [-q] "
+                     "[-y] [--no-wait]\n"
                      "                   (NAME... | --all)\n",
         [K_UPDATE] = "usage: menv update [-n NAME | -p PREFIX] [-c CHANNEL]... "
                      "[--override-channels]\n"
@@ -76,6 +83,17 @@ static int parse(int argc, char **argv, struct chg_opts *o)
 	        {"all", no_argument, NULL, 'a'},
 	        {"prune", no_argument, NULL, 'P'},
 	        {"revision", required_argument, NULL, 'r'},
+	        /* menv-solve: conda's update and deps modifiers */
+	        {"freeze-installed", no_argument, NULL, 'Z'},
+	        {"no-update-deps", no_argument, NULL, 'X'},
+	        {"update-deps", no_argument, NULL, 'U'},
+	        {"update-specs", no_argument, NULL, 'E'},
+	        {"update-all", no_argument, NULL, 'A'},
+	        {"force-reinstall", no_argument, NULL, 'R'},
+	        {"no-deps", no_argument, NULL, 'D'},
+	        {"only-deps", no_argument, NULL, 'L'},
+	        {"force", no_argument, NULL, 'G'},
+	        {"satisfied-skip-solve", no_argument, NULL, 'T'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
@@ -112,6 +130,17 @@ static int parse(int argc, char **argv, struct chg_opts *o)
 			}
 			o->has_revision = true;
 			break;
+		/* menv-solve */
+		case 'Z': o->freeze_installed = true; break;
+		case 'X': o->no_update_deps = true; break;
+		case 'U': o->update_deps = true; break;
+		case 'E': o->update_specs = true; break;
+		case 'A': o->update_all = true; break;
+		case 'R': o->force_reinstall = true; break;
+		case 'D': o->no_deps = true; break;
+		case 'L': o->only_deps = true; break;
+		case 'G': o->force = true; break;
+		case 'T': o->satisfied_skip_solve = true; break;
 		case 'h': printf("%s", usages[o->kind]); return 1;
 		default: fprintf(stderr, "%s", usages[o->kind]); return -1;
 		}
@@ -940,6 +969,10 @@ static int change(struct chg_opts *o)
 	struct menv_cli_events ev = {.verbose = o->verbose};
 	json_t **unlink = NULL, **instj = NULL;
 	size_t ninst = 0, nspecs = 0, npins = 0, nunlink = 0;
+	/* menv-solve: the specs conda-meta/history says the user asked for */
+	struct menv_strvec hist_strs = MENV_STRVEC_INIT, inst_names = MENV_STRVEC_INIT;
+	struct menv_matchspec **hist = NULL;
+	size_t nhist = 0;
 	char *prefix = NULL, *cmdline = NULL, *once = NULL; /* once: a copy of a piped -f */
 	bool remove_env = false;
 	int rc = 0, exit_code = 0, lock_fd = -1;
@@ -1034,6 +1067,16 @@ static int change(struct chg_opts *o)
 	instj = menv_xcalloc(ninst + 1, sizeof(*instj));
 	for (size_t i = 0; i < ninst; i++)
 		instj[i] = inst[i].json;
+	/* menv-solve: history specs, carried into every solve of this environment */
+	for (size_t i = 0; i < ninst; i++)
+		menv_strvec_push(&inst_names, inst[i].name);
+	rc = menv_history_requested_specs(prefix, &inst_names, &hist_strs, &err);
+	if (rc)
+		goto out;
+	hist = menv_xcalloc(hist_strs.n + 1, sizeof(*hist));
+	for (size_t i = 0; i < hist_strs.n; i++)
+		if (menv_matchspec_parse(hist_strs.v[i], &hist[nhist], NULL) == 0)
+			nhist++;
 
 	specs = menv_xcalloc(spec_strs.n + 1, sizeof(*specs));
 	for (size_t i = 0; i < spec_strs.n; i++) {
@@ -1099,6 +1142,31 @@ static int change(struct chg_opts *o)
 			for (size_t i = 0; i < npins; i++)
 				menv_solver_add_pin(solver, pins[i]);
 			struct menv_solve_request req = {0};
+			/* menv-solve: history specs and conda's modifiers (flags, then .condarc's
+			 * update_modifier) */
+			req.history = hist;
+			req.nhistory = nhist;
+			req.aggressive = &cfg.aggressive_update_packages;
+			req.freeze_installed = o->freeze_installed;
+			req.no_update_deps = o->no_update_deps;
+			req.update_deps = o->update_deps;
+			req.update_specs = o->update_specs;
+			req.update_all = o->update_all;
+			req.force_reinstall = o->force_reinstall;
+			req.no_deps = o->no_deps;
+			req.only_deps = o->only_deps;
+			req.force_remove = o->force;
+			req.satisfied_skip_solve = o->satisfied_skip_solve;
+			if (!o->freeze_installed && !o->no_update_deps && !o->update_deps &&
+			    !o->update_specs && !o->update_all) {
+				req.freeze_installed =
+				        cfg.update_modifier == MENV_UPDATE_FREEZE_INSTALLED;
+				req.update_deps = cfg.update_modifier == MENV_UPDATE_DEPS;
+				req.update_all = cfg.update_modifier == MENV_UPDATE_ALL;
+				req.satisfied_skip_solve =
+				        req.satisfied_skip_solve ||
+				        cfg.update_modifier == MENV_UPDATE_SATISFIED_SKIP;
+			}
 			switch (o->kind) {
 			case K_INSTALL:
 			case K_ENV_UPDATE:
@@ -1110,7 +1178,7 @@ static int change(struct chg_opts *o)
 				 * update within its constraint) */
 				req.update = specs;
 				req.nupdate = nspecs;
-				req.update_all = o->all;
+				req.update_all = req.update_all || o->all;
 				break;
 			case K_REMOVE:
 				req.remove = specs;
@@ -1251,6 +1319,11 @@ out:
 		menv_matchspec_free(specs[i]);
 	free(specs);
 	free(instj);
+	for (size_t i = 0; i < nhist; i++) /* menv-solve */
+		menv_matchspec_free(hist[i]);
+	free(hist);
+	menv_strvec_clear(&hist_strs);
+	menv_strvec_clear(&inst_names);
 	menv_prefix_records_free(inst, ninst);
 	menv_strvec_clear(&spec_strs);
 	menv_strvec_clear(&requested);

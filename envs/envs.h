@@ -148,12 +148,12 @@ void menv_env_unlock(int lock_fd);
 
 /* One block of conda-meta/history: a revision. */
 struct menv_revision {
-	char *date;                 /* "2024-05-01 10:00:00" */
-	char *cmd;                  /* the "# cmd:" line's command, or NULL */
-	struct menv_strvec added;   /* "+" lines: "channel/subdir::name-version-build" */
-	struct menv_strvec removed; /* "-" lines */
-	struct menv_strvec specs;   /* "# update specs:" / "# remove specs:" entries */
-	bool remove_specs;          /* the specs were "# remove specs:" */
+	char *date;                      /* "2024-05-01 10:00:00" */
+	char *cmd;                       /* the "# cmd:" line's command, or NULL */
+	struct menv_strvec added;        /* "+" lines: "channel/subdir::name-version-build" */
+	struct menv_strvec removed;      /* "-" lines */
+	struct menv_strvec specs;        /* "# update specs:" / "# remove specs:" entries */
+	bool remove_specs;               /* the specs were "# remove specs:" */
 	struct menv_strvec update_specs; /* "# update|install|create specs:" entries */
 	struct menv_strvec remove_list;  /* "# remove|uninstall specs:" entries */
 	struct menv_strvec neutered;     /* "# neutered specs:" entries */

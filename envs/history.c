@@ -50,9 +50,10 @@ static void python_string(const char **pp, struct menv_buf *b)
 			unsigned long cp = 0;
 			int k = 0;
 			for (; k < w && p[1 + k] && strchr("0123456789abcdefABCDEF", p[1 + k]); k++)
-				cp = cp * 16 + (unsigned long)(p[1 + k] <= '9'   ? p[1 + k] - '0'
-				                               : p[1 + k] <= 'F' ? p[1 + k] - 'A' + 10
-				                                                 : p[1 + k] - 'a' + 10);
+				cp = cp * 16 + (unsigned long)(p[1 + k] <= '9' ? p[1 + k] - '0'
+				                               : p[1 + k] <= 'F'
+				                                       ? p[1 + k] - 'A' + 10
+				                                       : p[1 + k] - 'a' + 10);
 			p += k;
 			if (cp < 0x80) {
 				menv_buf_addch(b, (char)cp);
@@ -295,8 +296,10 @@ static void map_pop(struct menv_strvec *names, struct menv_strvec *specs, const 
 		if (!strcmp(names->v[i], name)) {
 			free(names->v[i]);
 			free(specs->v[i]);
-			memmove(&names->v[i], &names->v[i + 1], (names->n - i - 1) * sizeof(char *));
-			memmove(&specs->v[i], &specs->v[i + 1], (specs->n - i - 1) * sizeof(char *));
+			memmove(&names->v[i], &names->v[i + 1],
+			        (names->n - i - 1) * sizeof(char *));
+			memmove(&specs->v[i], &specs->v[i + 1],
+			        (specs->n - i - 1) * sizeof(char *));
 			names->n--;
 			specs->n--;
 			return;

@@ -73,15 +73,40 @@ int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs
  * outlive the solver), so that a solve changes an existing environment. */
 void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_t n);
 
-/* What to change. Specs are borrowed; channels in specs resolved as for menv_solver_solve. */
+/* What to change. Specs are borrowed; channels in specs resolved as for menv_solver_solve.
+ * The defaults are conda's (update_modifier update_specs, deps_modifier not set): the
+ * requested names may change; every other installed package stays unless the request
+ * cannot be met without moving it, and then as few as possible move (the installed records
+ * are locked first, and the locks the problems involve are lifted step by step, as
+ * conda-libmamba-solver does). The history's specs hold like requested ones, and python
+ * stays within its installed minor version unless python is requested (conda's rule). */
 struct menv_solve_request {
-	struct menv_matchspec *const *install; /* conda install: add or change to match */
+	struct menv_matchspec *const *install; /* conda install: add or change to match; an
+	                                          installed name updates to the newest allowed */
 	size_t ninstall;
 	struct menv_matchspec *const *update; /* conda update NAME: newest allowed */
 	size_t nupdate;
-	struct menv_matchspec *const *remove; /* conda remove: take out (and what needs it) */
+	struct menv_matchspec *const *remove; /* conda remove: take out what needs it too, and
+	                                         the dependencies no other package or request
+	                                         needs (conda's pruning) */
 	size_t nremove;
-	bool update_all; /* conda update --all */
+	/* conda-meta/history's user-requested specs (menv_history_requested_specs), parsed */
+	struct menv_matchspec *const *history;
+	size_t nhistory;
+	/* names a remove never prunes as orphans (conda's aggressive_update_packages), or NULL */
+	const struct menv_strvec *aggressive;
+	bool update_all;           /* conda update --all / update_modifier update_all: everything
+	                          may update; history keeps only its names */
+	bool freeze_installed;     /* --freeze-installed: installed packages never move */
+	bool no_update_deps;       /* --no-update-deps: conda's other name for freeze_installed */
+	bool update_specs;         /* --update-specs: the default, stated */
+	bool update_deps;          /* --update-deps: the requested names' dependencies update too */
+	bool force_reinstall;      /* unlink and link the requested names again even unchanged */
+	bool no_deps;              /* --no-deps: only the requested names change */
+	bool only_deps;            /* --only-deps: everything but the requested names */
+	bool force_remove;         /* remove --force: the named packages only, nothing else */
+	bool satisfied_skip_solve; /* -S: when installed records satisfy every install spec,
+	                              change nothing (micromamba's install of what is there) */
 };
 
 /* The result of a solve: records to link (ordered dependencies first, borrowed from the

@@ -33,6 +33,7 @@ UPDATE_FLAGS = {
     "FREEZE_INSTALLED": "--freeze-installed",
     "UPDATE_ALL": "--update-all",
     "UPDATE_SPECS": "--update-specs",
+    "SPECS_SATISFIED_SKIP_SOLVE": "--satisfied-skip-solve",
 }
 DEPS_FLAGS = {"NO_DEPS": "--no-deps", "ONLY_DEPS": "--only-deps"}
 VIRTUAL_VARS = ("CONDA_OVERRIDE_CUDA", "CONDA_OVERRIDE_GLIBC")

@@ -133,8 +133,9 @@ static void test_writes_as_conda(void **state)
 
 	/* a block as menv's transaction writes it reads back with the same specs */
 	struct menv_buf h = MENV_BUF_INIT;
-	menv_buf_addf(&h, "==> 2024-01-01 00:00:00 <==\n# cmd: menv install x\n"
-	                  "# menv version: 0\n+c/linux-64::python-3.8.10-0\n%s",
+	menv_buf_addf(&h,
+	              "==> 2024-01-01 00:00:00 <==\n# cmd: menv install x\n"
+	              "# menv version: 0\n+c/linux-64::python-3.8.10-0\n%s",
 	              b.buf);
 	char *dir = make_prefix(h.buf);
 	assert_int_equal(menv_history_requested_specs(dir, NULL, &got, &err), 0);
