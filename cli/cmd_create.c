@@ -263,6 +263,7 @@ int menv_cmd_create(int argc, char **argv)
 			goto out;
 		}
 		solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
+		menv_solver_set_add_pip(solver, cfg.add_pip_as_python_dependency); /* menv-solve */
 		rc = menv_cli_channels_to_solver(&l, solver, &err);
 		if (rc)
 			goto out;
@@ -277,7 +278,8 @@ int menv_cmd_create(int argc, char **argv)
 		if (rc)
 			goto out;
 		struct menv_virtual virt[8];
-		size_t nv = menv_virtual_detect(virt, 8);
+		size_t nv = menv_virtual_detect_subdir(cfg.subdir, virt,
+		                                       8); /* menv-solve: the target's */
 		for (size_t i = 0; i < nv; i++)
 			menv_solver_add_virtual(solver, virt[i].name, virt[i].version,
 			                        virt[i].build);

@@ -1127,11 +1127,14 @@ static int change(struct chg_opts *o)
 				goto out;
 		} else {
 			solver = menv_solver_new(cfg.subdir, cfg.channel_priority);
+			menv_solver_set_add_pip(solver,
+			                        cfg.add_pip_as_python_dependency); /* menv-solve */
 			rc = menv_cli_channels_to_solver(&ch, solver, &err);
 			if (rc)
 				goto out;
 			struct menv_virtual virt[8];
-			size_t nv = menv_virtual_detect(virt, 8);
+			size_t nv = menv_virtual_detect_subdir(cfg.subdir, virt,
+			                                       8); /* menv-solve: the target's */
 			for (size_t i = 0; i < nv; i++)
 				menv_solver_add_virtual(solver, virt[i].name, virt[i].version,
 				                        virt[i].build);

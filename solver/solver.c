@@ -43,6 +43,8 @@ struct menv_solver {
 	char *problems;                   /* the last failed solve's problem tree, or NULL */
 	json_t *problems_json;            /* the same as JSON, or NULL */
 	bool has_cuda;                    /* a __cuda virtual package was added */
+	bool add_pip;                     /* conda's add_pip_as_python_dependency */
+	bool pip_added;                   /* python's pip dependency was added */
 	int npins;
 	bool ranked;         /* rank_variants ran */
 	bool prepared;       /* whatprovides made for queries */
@@ -470,6 +472,36 @@ static const struct menv_record *record_of(struct menv_solver *s, Id p)
 	return r;
 }
 
+void menv_solver_set_add_pip(struct menv_solver *s, bool on)
+{
+	s->add_pip = on;
+}
+
+/* conda's add_pip_as_python_dependency: python 2.x and 3.x records of the channels need pip.
+ * Only where the channels have pip at all: conda's unconditional rule would make python
+ * uninstallable from a channel without it. Runs once, before whatprovides is made. */
+static void add_pip_dependency(struct menv_solver *s)
+{
+	Pool *pool = s->pool;
+	Id python = pool_str2id(pool, "python", 0), pip = pool_str2id(pool, "pip", 0);
+	bool have_pip = false;
+
+	if (!s->add_pip || s->pip_added || !python || !pip)
+		return;
+	s->pip_added = true;
+	for (Id p = 2; p < pool->nsolvables && !have_pip; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		have_pip = sv->repo && sv->repo != s->virt && sv->name == pip;
+	}
+	for (Id p = 2; have_pip && p < pool->nsolvables; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		const char *v = pool_id2str(pool, sv->evr);
+		if (sv->repo && sv->repo != s->virt && sv->name == python &&
+		    (!strncmp(v, "2.", 2) || !strncmp(v, "3.", 2)))
+		sv->requires = repo_addid_dep(sv->repo, sv->requires, pip, 0);
+	}
+}
+
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
                              const char *build)
 {
@@ -581,6 +613,39 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 	repodata_internalize(data);
 }
 
+/* Adds the features of a track_features string ("a,b" or "a b") to set (a JSON object). */
+static void feature_set(const char *tf, json_t *set)
+{
+	for (const char *p = tf; *p;) {
+		p += strspn(p, " ,");
+		size_t n = strcspn(p, " ,");
+		if (n) {
+			char *f = menv_xstrndup(p, n);
+			json_object_set_new(set, f, json_true());
+			free(f);
+		}
+		p += n;
+	}
+}
+
+/* conda's track_features match: the same set of features, whatever their order and
+ * separators (`a,b` = `b a`); the record's value may be a string or a list. */
+static bool same_features(const char *want, json_t *have)
+{
+	json_t *a = json_object(), *b = json_object(), *v;
+	size_t i;
+	feature_set(want, a);
+	if (json_is_string(have))
+		feature_set(json_string_value(have), b);
+	else
+		json_array_foreach(have, i, v) if (json_is_string(v))
+		        feature_set(json_string_value(v), b);
+	bool eq = json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return eq;
+}
+
 /* Does record r satisfy the keys of ms that libsolv's conda reader does not evaluate? */
 static bool extra_keys_match(const struct menv_matchspec *ms, const struct menv_record *r)
 {
@@ -599,11 +664,9 @@ static bool extra_keys_match(const struct menv_matchspec *ms, const struct menv_
 	if (ms->build_number && strcmp(ms->build_number, "*") &&
 	    !menv_matchspec_build_number_ok(ms->build_number, r->build_number))
 		return false;
-	if (ms->track_features) {
-		json_t *tf = json_object_get(r->json, "track_features");
-		if (!json_is_string(tf) || !strstr(json_string_value(tf), ms->track_features))
-			return false;
-	}
+	if (ms->track_features &&
+	    !same_features(ms->track_features, json_object_get(r->json, "track_features")))
+		return false;
 	return true;
 }
 
@@ -1090,6 +1153,18 @@ static void strict_priority(struct menv_solver *s, const struct menv_solve_reque
 	free(exempt);
 }
 
+/* Does a virtual package (name, version, build as added) match the spec's version and build? */
+static bool virtual_matches(Pool *pool, Solvable *sv, const struct menv_matchspec *ms)
+{
+	const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
+	json_t *j = json_pack("{s:s,s:s,s:s,s:i}", "name", pool_id2str(pool, sv->name), "version",
+	                      pool_id2str(pool, sv->evr), "build", flavor ? flavor : "0",
+	                      "build_number", 0);
+	bool ok = j && menv_matchspec_match_json(ms, j);
+	json_decref(j);
+	return ok;
+}
+
 /* Appends the job for one spec (`how` = SOLVER_INSTALL, SOLVER_ERASE or SOLVER_UPDATE). */
 static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
                         const struct menv_matchspec *ms, bool must_exist, struct menv_error *err)
@@ -1151,6 +1226,8 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 				json_t *inst = (size_t)p < s->inst_alloc ? s->inst_by_id[p] : NULL;
 				if (inst && !ms->channel && menv_matchspec_match_json(ms, inst))
 					queue_push(q, p);
+				else if (!inst && !ms->channel && virtual_matches(pool, sv, ms))
+					queue_push(q, p); /* `__glibc >=2.17` */
 				continue;
 			}
 			const struct menv_record *r = record_of(s, p);
@@ -1343,6 +1420,30 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 	int rc = 0;
 
 	queue_empty(job);
+	/* every requested name no channel has, in one error (not the first only) */
+	struct menv_buf missing = MENV_BUF_INIT;
+	size_t nmissing = 0;
+	for (size_t i = 0; i < req->ninstall; i++) {
+		const struct menv_matchspec *ms = req->install[i];
+		Id nameid = ms->name && !strchr(ms->name, '*') ? pool_str2id(pool, ms->name, 0) : 1;
+		Id p, pp;
+		bool known = false;
+		if (nameid)
+			FOR_PROVIDES(p, pp, nameid) known = true;
+		if (!known) {
+			char *full = menv_matchspec_str_full(ms);
+			menv_buf_addf(&missing, "%s'%s'", nmissing++ ? ", " : "", full);
+			free(full);
+		}
+	}
+	if (nmissing > 1) {
+		rc = menv_error_set(err, MENV_ENOTFOUND,
+		                    "packages %s are not available from the current channels",
+		                    missing.buf);
+		menv_buf_release(&missing);
+		return rc;
+	}
+	menv_buf_release(&missing);
 	for (size_t i = 0; i < req->ninstall && !rc; i++) {
 		const struct menv_matchspec *ms = req->install[i];
 		rc = add_spec_job(s, job, q, SOLVER_INSTALL, ms, true, err);
@@ -1735,6 +1836,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 
 	memset(out, 0, sizeof(*out));
 	pool_addfileprovides(pool);
+	add_pip_dependency(s);
 	if (s->prio == MENV_PRIORITY_STRICT)
 		strict_priority(s, req);
 	pool_createwhatprovides(pool);

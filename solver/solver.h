@@ -34,6 +34,11 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
                                   const char *subdir, const char *path, const char *solv_path,
                                   struct menv_error *err);
 
+/* conda's add_pip_as_python_dependency (its default is true; a new solver's is false): the
+ * python 2.x and 3.x records of the channels need pip, where the channels have pip. Call
+ * before the first solve. */
+void menv_solver_set_add_pip(struct menv_solver *s, bool on);
+
 /* Adds a virtual package (CEP-30), e.g. ("__glibc", "2.36", "0"). Strings are copied. */
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
                              const char *build);
@@ -55,6 +60,13 @@ struct menv_virtual {
  * overridden by CONDA_OVERRIDE_<NAME> (empty value: removed). Fills up to `max` entries and
  * returns how many. */
 size_t menv_virtual_detect(struct menv_virtual *out, size_t max);
+/* The virtual packages a solve for `subdir` sees, as conda's plugins give them: __unix for
+ * linux-* and osx-*; __linux and __glibc (this machine's) for linux-* only; __osx for osx-*
+ * only from CONDA_OVERRIDE_OSX (this machine runs no macOS); __win for win-* ("0", or
+ * CONDA_OVERRIDE_WIN); __archspec: this machine's level for its own subdir, the target's
+ * machine ("arm64", "x86_64") for another; __cuda from the driver. menv_virtual_detect()
+ * is this for $CONDA_SUBDIR, or this machine's subdir. */
+size_t menv_virtual_detect_subdir(const char *subdir, struct menv_virtual *out, size_t max);
 
 /* Solves for installing `specs` (parsed MatchSpecs, borrowed) into an empty prefix.
  * A spec's `channel`, when set, must already be resolved by the caller to a channel
