@@ -44,6 +44,7 @@ struct menv_solver {
 	json_t *problems_json;            /* the same as JSON, or NULL */
 	bool has_cuda;                    /* a __cuda virtual package was added */
 	bool add_pip;                     /* conda's add_pip_as_python_dependency */
+	bool *noarch_repo;                /* repo Id -> a noarch subdir (order_repos) */
 	bool pip_added;                   /* python's pip dependency was added */
 	int npins;
 	bool ranked;         /* rank_variants ran */
@@ -119,6 +120,7 @@ void menv_solver_free(struct menv_solver *s)
 	free(s->problems);
 	json_decref(s->problems_json);
 	free(s->inst_by_id);
+	free(s->noarch_repo);
 	free(s);
 }
 
@@ -1016,6 +1018,40 @@ static int dep_compare(Pool *pool, Queue *na, Queue *ba, Queue *nb, Queue *bb)
 	return score;
 }
 
+/* The channel of a repo: a repodata file's, or a menv_repodata's. */
+static const struct menv_channel *repo_channel(const struct menv_solver *s, Repo *repo)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i]->repo == repo)
+			return s->files[i]->ch;
+	const struct menv_repodata *rd = repo->appdata;
+	return rd ? rd->channel : NULL;
+}
+
+/* conda's order between channels and subdirs. libsolv compares a repo's subpriority right
+ * after the version, before the build number; the loaders give arch subdirs 1 and noarch 0
+ * there, which made an arch build beat a noarch one of a higher build number. conda: the
+ * build number first, arch over noarch only on a tie (in the rank below). With channel
+ * priority disabled the subpriority is the channel order instead: the first channel wins
+ * between builds of one version before the build number does. Runs once per pool. */
+static void order_repos(struct menv_solver *s)
+{
+	Pool *pool = s->pool;
+
+	if (s->noarch_repo)
+		return;
+	s->noarch_repo = menv_xcalloc((size_t)pool->nrepos + 1, sizeof(*s->noarch_repo));
+	for (int r = 1; r < pool->nrepos; r++) {
+		Repo *repo = pool->repos[r];
+		if (!repo || repo == s->virt)
+			continue;
+		s->noarch_repo[r] = repo->subpriority == 0;
+		const struct menv_channel *ch = repo_channel(s, repo);
+		repo->subpriority =
+		        s->prio == MENV_PRIORITY_DISABLED ? (ch ? ch->priority : -r) : 0;
+	}
+}
+
 /* Among builds of one name, version and build number, prefer the one whose dependencies
  * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
  * build-version key as "build_number.rank.timestamp". Runs once per pool. */
@@ -1064,7 +1100,11 @@ static void rank_variants(struct menv_solver *s)
 				/* first: fewer track_features forced on the environment through a
 				 * dependency (a cpu mutex); then: better dependency versions */
 				int forced = forced_features(pool, v[a].p);
-				rank[a - i] = (long)(999 - (forced > 999 ? 999 : forced)) * 1000 +
+				/* then: an arch build over a noarch one (order_repos) */
+				Repo *rp = pool_id2solvable(pool, v[a].p)->repo;
+				long arch = s->noarch_repo && !s->noarch_repo[rp->repoid] ? 1 : 0;
+				rank[a - i] = ((long)(999 - (forced > 999 ? 999 : forced)) * 2 +
+				               arch) * 1000 +
 				              (wins > 999 ? 999 : wins);
 				differ = differ || rank[a - i] != rank[0];
 			}
@@ -1840,6 +1880,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	if (s->prio == MENV_PRIORITY_STRICT)
 		strict_priority(s, req);
 	pool_createwhatprovides(pool);
+	order_repos(s);
 	rank_variants(s);
 	map_init(&pl.unlocked, pool->nsolvables);
 	for (size_t i = 0; i < req->ninstall; i++)
