@@ -109,6 +109,8 @@ def main():
             rec("mkl-thing", "1.0", build="plain"),
             rec("libfoo", "1.0"), rec("libfoo", "2.0"),
             rec("app", "1.0", depends=["libfoo 1.*"]), rec("app", "2.0", depends=["libfoo 2.*"]),
+            rec("sqlite", "3.20"), rec("sqlite", "3.24"),
+            rec("python", "2.7.15", depends=["sqlite"]), rec("python", "3.7.0", depends=["sqlite"]),
         ])
         channel(m.chans, "lin", "linux-64", lin)
         channel(m.chans, "nopip", "linux-64", dict([rec("python", "3.8.10")]))
@@ -202,6 +204,22 @@ def main():
         p, out = m.run("install", "lin", ["app=2"], prefix=prefix)
         check(linked(out) == ["app-2.0", "libfoo-2.0"],
               "default: app=2 moves libfoo because it must", (p.stderr, linked(out)))
+        # the history's specs hold: `update sqlite` in a python=2 environment keeps python 2.7
+        prefix3 = installed_prefix(tmp, "env-py2", url, [
+            rec("python", "2.7.15", depends=["sqlite"]), rec("sqlite", "3.20")])
+        with open(os.path.join(prefix3, "conda-meta", "history"), "w") as f:
+            f.write("==> 2024-01-01 00:00:00 <==\n# cmd: conda create -n py2 python=2\n"
+                    "# conda version: 4.12.0\n+lin/linux-64::python-2.7.15-0\n"
+                    "+lin/linux-64::sqlite-3.20-0\n# update specs: ['python=2']\n")
+        p, out = m.run("update", "lin", ["sqlite"], prefix=prefix3)
+        check(linked(out) == ["sqlite-3.24"] and unlinked(out) == ["sqlite-3.20"],
+              "update sqlite keeps python=2 from conda-meta/history", (p.stderr, linked(out)))
+        p, out = m.run("install", "lin", ["python=3"], prefix=prefix3)
+        # sqlite, which only python 2.7.15 needed, goes as an orphan (conda's pruning)
+        check(linked(out) == ["pip-23.0", "python-3.8.10"] and
+              unlinked(out) == ["python-2.7.15", "sqlite-3.20"],
+              "an explicit python=3 overrides the history's python=2 (and brings pip)",
+              (p.stderr, linked(out), unlinked(out)))
         # install X of an installed X updates it
         prefix2 = installed_prefix(tmp, "env-foo", url, [rec("foo", "1.0")])
         p, out = m.run("install", "lin", ["foo"], prefix=prefix2)
