@@ -1573,10 +1573,19 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		}
 		if (req->update_all)
 			continue;
-		if (pl->all_unlocked || MAPTST(&pl->unlocked, p))
+		if (pl->all_unlocked || MAPTST(&pl->unlocked, p)) {
+			/* freed: it may change, or go when nothing else works */
 			queue_push2(job, SOLVER_FAVOR | SOLVER_SOLVABLE, p);
-		else
+			queue_push2(job, SOLVER_ALLOWUNINSTALL | SOLVER_SOLVABLE, p);
+		} else {
 			queue_push2(job, SOLVER_LOCK | SOLVER_SOLVABLE, p);
+		}
+	}
+	/* the requested names' installed records may be replaced or, if need be, removed */
+	for (Id p = s->virt->start; p < s->virt->end; p++) {
+		json_t *r = installed_rec(s, p);
+		if (r && has_name(&pl->explicit_names, json_str(r, "name")))
+			queue_push2(job, SOLVER_ALLOWUNINSTALL | SOLVER_SOLVABLE, p);
 	}
 	return 0;
 }
@@ -1634,9 +1643,12 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 		if (rc)
 			break;
 		solv = solver_create(pool);
-		/* like conda: installed packages may be changed or removed when a request needs it */
+		/* like conda: installed packages may move either way when the request needs it;
+		 * only those the request names or relaxation freed may be removed (all of them
+		 * for update_all and a remove, whose dependents go too) */
 		solver_set_flag(solv, SOLVER_FLAG_ALLOW_DOWNGRADE, 1);
-		solver_set_flag(solv, SOLVER_FLAG_ALLOW_UNINSTALL, 1);
+		solver_set_flag(solv, SOLVER_FLAG_ALLOW_UNINSTALL,
+		                req->update_all || req->nremove || pl->all_unlocked);
 		if (!solver_solve(solv, &job)) {
 			*out = solv;
 			break;
