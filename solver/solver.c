@@ -1804,20 +1804,29 @@ static void solution_map(Solver *solv, Map *in)
 	queue_free(&dq);
 }
 
-/* Does a solvable of `in` other than p (and of another name) need p? */
+/* Does a solvable of `in` other than p (and of another name) need p? Only the solvables of
+ * the map are visited (its set bits), not the whole pool. */
 static bool needed_by(Pool *pool, const Map *in, Id p)
 {
 	Solvable *ps = pool_id2solvable(pool, p);
-	for (Id q = 2; q < pool->nsolvables; q++) {
-		Solvable *sv = pool_id2solvable(pool, q);
-		if (q == p || !MAPTST(in, q) || sv->name == ps->name || !sv->requires)
+	for (int byte = 0; byte < in->size; byte++) {
+		if (!in->map[byte])
 			continue;
-		for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
-			Id r, rr;
-			FOR_PROVIDES(r, rr, *dp)
-			{
-				if (r == p)
-					return true;
+		for (int bit = 0; bit < 8; bit++) {
+			Id q = byte * 8 + bit;
+			if (!(in->map[byte] & (1 << bit)) || q == p || q < 2 ||
+			    q >= pool->nsolvables)
+				continue;
+			Solvable *sv = pool_id2solvable(pool, q);
+			if (sv->name == ps->name || !sv->repo || !sv->requires)
+				continue;
+			for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
+				Id r, rr;
+				FOR_PROVIDES(r, rr, *dp)
+				{
+					if (r == p)
+						return true;
+				}
 			}
 		}
 	}
