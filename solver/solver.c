@@ -733,9 +733,11 @@ static void facts_collect(Solver *solv, Id problem, struct facts *f, bool *needs
 		               type == SOLVER_RULE_PKG_CONFLICTS;
 		if (pkg_dep && dep && !strncmp(pool_dep2str(pool, dep), "__cuda", 6))
 			*needs_cuda = true;
-		if (source > 0 && source < pool->nsolvables)
+		/* a job rule's source and target are the job's index and flags, not solvables */
+		bool job_rule = type >= SOLVER_RULE_JOB && type < SOLVER_RULE_DISTUPGRADE;
+		if (!job_rule && source > 0 && source < pool->nsolvables)
 			MAPSET(&f->involved, source);
-		if (target > 0 && target < pool->nsolvables)
+		if (!job_rule && target > 0 && target < pool->nsolvables)
 			MAPSET(&f->involved, target);
 		switch (type) {
 		case SOLVER_RULE_PKG_REQUIRES: queue_push2(&f->req, source, dep); break;
@@ -1403,6 +1405,8 @@ struct plan {
 	Map unlocked;                      /* installed solvables no longer locked */
 	bool all_unlocked;                 /* every installed solvable only favoured */
 	bool no_best; /* the last resort: explicit names need not reach their best version */
+	Queue held;   /* job index of each spec the request did not name but holds */
+	struct menv_strvec held_text; /* what each of them is, for the problem text */
 };
 
 /* conda's business rule: python stays within its installed minor version unless the user asks
@@ -1460,6 +1464,8 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 	int rc = 0;
 
 	queue_empty(job);
+	queue_empty(&pl->held);
+	menv_strvec_clear(&pl->held_text);
 	/* every requested name no channel has, in one error (not the first only) */
 	struct menv_buf missing = MENV_BUF_INIT;
 	size_t nmissing = 0;
@@ -1540,8 +1546,18 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 			continue;
 		}
 		struct menv_error herr = {0};
-		if (add_spec_job(s, job, q, SOLVER_INSTALL, h, true, &herr))
+		int at = job->count;
+		if (add_spec_job(s, job, q, SOLVER_INSTALL, h, true, &herr)) {
 			queue_push2(job, SOLVER_INSTALL | SOLVER_SOLVABLE_NAME, nameid);
+		} else {
+			char *str = menv_matchspec_str_full(h);
+			queue_push(&pl->held, at);
+			menv_strvec_push_owned(&pl->held_text,
+			                       menv_xasprintf("%s (asked for before, in "
+			                                      "conda-meta/history)",
+			                                      str));
+			free(str);
+		}
 	}
 	for (size_t i = 0; req->aggressive && i < req->aggressive->n; i++) {
 		Id nameid = pool_str2id(pool, req->aggressive->v[i], 0);
@@ -1551,7 +1567,18 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 	struct menv_matchspec *pin = removing ? NULL : python_pin(s, req, pl);
 	if (pin) {
 		struct menv_error perr = {0};
-		add_spec_job(s, job, q, SOLVER_INSTALL, pin, true, &perr);
+		int at = job->count;
+		if (!add_spec_job(s, job, q, SOLVER_INSTALL, pin, true, &perr)) {
+			char *str = menv_matchspec_str_full(pin);
+			queue_push(&pl->held, at);
+			menv_strvec_push_owned(
+			        &pl->held_text,
+			        menv_xasprintf("%s (python keeps its installed minor "
+			                       "version unless the request names "
+			                       "python)",
+			                       str));
+			free(str);
+		}
 		menv_matchspec_free(pin);
 	}
 	for (Id p = s->virt->start; p < s->virt->end; p++) {
@@ -1623,6 +1650,45 @@ static int relax(struct menv_solver *s, Solver *solv, struct plan *pl)
 	return freed;
 }
 
+/* The specs the environment holds (history, python's minor version) that a problem of the
+ * failed solve involves, as "a; b" in out. */
+static void held_specs(struct menv_solver *s, Solver *solv, const struct plan *pl,
+                       struct menv_buf *out)
+{
+	Queue rules;
+	bool *named = menv_xcalloc((size_t)pl->held.count + 1, sizeof(*named));
+	int np = (int)solver_problem_count(solv);
+
+	queue_init(&rules);
+	for (Id i = 1; i <= np; i++) {
+		queue_empty(&rules);
+		solver_findallproblemrules(solv, i, &rules);
+		for (int j = 0; j < rules.count; j++) {
+			Id source, target, dep;
+			if (solver_ruleinfo(solv, rules.elements[j], &source, &target, &dep) !=
+			    SOLVER_RULE_JOB)
+				continue;
+			/* a locked installed package: only --freeze-installed keeps locks to the end */
+			json_t *r = (target & SOLVER_JOBMASK) == SOLVER_LOCK &&
+			                            (target & SOLVER_SELECTMASK) == SOLVER_SOLVABLE
+			                    ? installed_rec(s, dep)
+			                    : NULL;
+			if (r)
+				menv_buf_addf(out, "%sthe installed %s-%s-%s (--freeze-installed)",
+				              out->len ? "; " : "", json_str(r, "name"),
+				              json_str(r, "version"), json_str(r, "build"));
+			for (int k = 0; k < pl->held.count; k++)
+				if (pl->held.elements[k] == source && !named[k]) {
+					named[k] = true;
+					menv_buf_addf(out, "%s%s", out->len ? "; " : "",
+					              pl->held_text.v[k]);
+				}
+		}
+	}
+	queue_free(&rules);
+	free(named);
+}
+
 /* Solves with the installed packages locked, then frees those the problems involve, step
  * by step (conda-libmamba-solver's approach), and last only favours them all. On success
  * *out is the solver (free it); on failure the problems of the last attempt are described. */
@@ -1667,18 +1733,21 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 			solv = NULL;
 			continue;
 		}
-		struct menv_buf line = MENV_BUF_INIT, tree = MENV_BUF_INIT;
+		struct menv_buf line = MENV_BUF_INIT, tree = MENV_BUF_INIT, held = MENV_BUF_INIT;
 		bool needs_cuda = false;
 		json_decref(s->problems_json);
 		s->problems_json = json_array();
 		describe_problems(solv, req, &line, &tree, s->problems_json, &needs_cuda);
-		rc = menv_error_set(err, MENV_EUNSAT,
-		                    "could not solve for the requested packages: %s%s",
-		                    line.buf ? line.buf : "",
-		                    needs_cuda && !s->has_cuda
-		                            ? " (no CUDA driver was found: __cuda is absent; "
-		                              "CONDA_OVERRIDE_CUDA=11.8 solves for a GPU machine)"
-		                            : "");
+		held_specs(s, solv, pl, &held);
+		rc = menv_error_set(
+		        err, MENV_EUNSAT, "could not solve for the requested packages: %s%s%s%s",
+		        line.buf ? line.buf : "", held.len ? "; the environment holds " : "",
+		        held.len ? held.buf : "",
+		        needs_cuda && !s->has_cuda
+		                ? " (no CUDA driver was found: __cuda is absent; "
+		                  "CONDA_OVERRIDE_CUDA=11.8 solves for a GPU machine)"
+		                : "");
+		menv_buf_release(&held);
 		free(s->problems);
 		s->problems = menv_buf_detach(&tree);
 		menv_buf_release(&line);
@@ -1904,6 +1973,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	order_repos(s);
 	rank_variants(s);
 	map_init(&pl.unlocked, pool->nsolvables);
+	queue_init(&pl.held);
 	for (size_t i = 0; i < req->ninstall; i++)
 		if (req->install[i]->name)
 			menv_strvec_push(&pl.explicit_names, req->install[i]->name);
@@ -2001,6 +2071,8 @@ out:
 	if (solv)
 		solver_free(solv);
 	map_free(&pl.unlocked);
+	queue_free(&pl.held);
+	menv_strvec_clear(&pl.held_text);
 	menv_strvec_clear(&pl.explicit_names);
 	menv_strvec_clear(&pl.removed);
 	menv_strvec_clear(&pl.closure);

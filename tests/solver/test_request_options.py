@@ -200,7 +200,9 @@ def main():
               (p.stderr, linked(out)))
         m.rc()
         p, out = m.run("install", "lin", ["app=2"], prefix=prefix, flags=["--freeze-installed"])
-        check(p.returncode != 0, "--freeze-installed: app=2 cannot move libfoo", p.stdout)
+        check(p.returncode != 0 and "the installed libfoo-1.0-0 (--freeze-installed)" in p.stderr,
+              "--freeze-installed: app=2 cannot move libfoo, and the error says why",
+              (p.stdout, p.stderr))
         p, out = m.run("install", "lin", ["app=2"], prefix=prefix)
         check(linked(out) == ["app-2.0", "libfoo-2.0"],
               "default: app=2 moves libfoo because it must", (p.stderr, linked(out)))
@@ -220,6 +222,15 @@ def main():
               unlinked(out) == ["python-2.7.15", "sqlite-3.20"],
               "an explicit python=3 overrides the history's python=2 (and brings pip)",
               (p.stderr, linked(out), unlinked(out)))
+        # a history spec that blocks the request is named in the error
+        prefix4 = installed_prefix(tmp, "env-hist", url, [rec("libfoo", "1.0")])
+        with open(os.path.join(prefix4, "conda-meta", "history"), "w") as f:
+            f.write("==> 2024-01-01 00:00:00 <==\n# cmd: conda create -n h libfoo=1.0\n"
+                    "+lin/linux-64::libfoo-1.0-0\n# update specs: ['libfoo=1.0']\n")
+        p, out = m.run("install", "lin", ["app=2"], prefix=prefix4)
+        check(p.returncode != 0 and "libfoo 1.0*" in p.stderr and
+              "asked for before, in conda-meta/history" in p.stderr,
+              "app=2 against the history's libfoo=1.0 fails naming it", p.stderr)
         # install X of an installed X updates it
         prefix2 = installed_prefix(tmp, "env-foo", url, [rec("foo", "1.0")])
         p, out = m.run("install", "lin", ["foo"], prefix=prefix2)
