@@ -16,6 +16,7 @@ environment variables set around it (env_var / env_vars), and what the test asse
   {"unlink": [...], "link": [...]}  solve_for_diff's two tuples (missing key: not asserted)
   {"raises": "UnsatisfiableError"}  pytest.raises(...) around the call
   {"contains": [...], "excludes": [...]}  `spec in` / `'x' not in` convert_to_dist_str(...)
+  {"unlink_count": N, "link_count": N, "same_record": true}  len(...) == N; unlink[0] == link[0]
 
 Dists are conda's dist strings as the test writes them ('channel-1::numpy-1.7.1-py33_0');
 add_subdir_to_iter() adds "/<context.subdir>" to the channel, which a runner compares
@@ -319,6 +320,15 @@ class Test:
             exp.setdefault("excludes", []).append(value)
 
     def assert_(self, test):
+        # assert unlink[0] == link[0]: the same record leaves and comes back
+        if (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+                isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Subscript) and
+                isinstance(test.comparators[0], ast.Subscript)):
+            a = self.result_of(test.left.value)[1]
+            b = self.result_of(test.comparators[0].value)[1]
+            if a is not None and b is not None and a.step is b.step:
+                a.step["expect"]["same_record"] = True
+                return
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op, right = test.ops[0], test.comparators[0]
             if isinstance(op, ast.Eq):
@@ -326,6 +336,17 @@ class Test:
                 return
             if isinstance(op, ast.NotIn) and isinstance(test.left, ast.Constant):
                 self.expect(right, "excludes", test.left.value)
+                return
+        # assert len(unlink) == len(link) == N
+        if (isinstance(test, ast.Compare) and all(isinstance(o, ast.Eq) for o in test.ops)
+                and isinstance(test.comparators[-1], ast.Constant)):
+            n = test.comparators[-1].value
+            sides = [test.left] + test.comparators[:-1]
+            res = [self.result_of(x.args[0]) if isinstance(x, ast.Call) and
+                   call_name(x) == "len" and x.args else (None, None) for x in sides]
+            if all(r[1] is not None for r in res) and isinstance(n, int):
+                for _, r in res:
+                    r.step["expect"][r.part + "_count"] = n
                 return
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             var, res = self.result_of(test.operand)

@@ -216,6 +216,12 @@ def run_step(menv, step, chans, tmp, verbose):
         compare("unlink", exp["unlink"], unlink)
     if "link" in exp:
         compare("link", exp["link"], link)
+    for part, got in (("unlink", unlink), ("link", link)):
+        if part + "_count" in exp and len(got) != exp[part + "_count"]:
+            problems.append(f"{part}: {len(got)} records, not {exp[part + '_count']}")
+    if exp.get("same_record") and {d.partition("::")[2] for d in unlink} != \
+            {d.partition("::")[2] for d in link}:
+        problems.append(f"a reinstall links {sorted(link)} for {sorted(unlink)}")
     for d in exp.get("contains", []):
         if dist_key(d) not in final | unlink:
             problems.append(f"{dist_key(d)} not in the result")
