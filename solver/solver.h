@@ -65,7 +65,7 @@ size_t menv_virtual_detect(struct menv_virtual *out, size_t max);
  * only from CONDA_OVERRIDE_OSX (this machine runs no macOS); __win for win-* ("0", or
  * CONDA_OVERRIDE_WIN); __archspec: this machine's level for its own subdir, the target's
  * machine ("arm64", "x86_64") for another; __cuda from the driver. menv_virtual_detect()
- * is this for $CONDA_SUBDIR, or this machine's subdir. */
+ * is this for this machine's own subdir. */
 size_t menv_virtual_detect_subdir(const char *subdir, struct menv_virtual *out, size_t max);
 
 /* Solves for installing `specs` (parsed MatchSpecs, borrowed) into an empty prefix.

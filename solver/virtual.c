@@ -153,6 +153,5 @@ size_t menv_virtual_detect_subdir(const char *subdir, struct menv_virtual *out, 
 
 size_t menv_virtual_detect(struct menv_virtual *out, size_t max)
 {
-	const char *sub = getenv("CONDA_SUBDIR");
-	return menv_virtual_detect_subdir(sub && *sub ? sub : menv_platform_subdir(), out, max);
+	return menv_virtual_detect_subdir(menv_platform_subdir(), out, max);
 }
