@@ -107,8 +107,8 @@ struct menv_solve_request {
 	size_t nhistory;
 	/* names a remove never prunes as orphans (conda's aggressive_update_packages), or NULL */
 	const struct menv_strvec *aggressive;
-	bool update_all;           /* conda update --all / update_modifier update_all: everything
-	                          may update; history keeps only its names */
+	bool update_all;           /* update --all / update_modifier update_all: everything may
+	                              update; history keeps only its names */
 	bool freeze_installed;     /* --freeze-installed: installed packages never move */
 	bool no_update_deps;       /* --no-update-deps: conda's other name for freeze_installed */
 	bool update_specs;         /* --update-specs: the default, stated */
@@ -117,8 +117,8 @@ struct menv_solve_request {
 	bool no_deps;              /* --no-deps: only the requested names change */
 	bool only_deps;            /* --only-deps: everything but the requested names */
 	bool force_remove;         /* remove --force: the named packages only, nothing else */
-	bool satisfied_skip_solve; /* -S: when installed records satisfy every install spec,
-	                              change nothing (micromamba's install of what is there) */
+	bool satisfied_skip_solve; /* --satisfied-skip-solve: when installed records satisfy every
+	                              install spec, change nothing (micromamba's install) */
 };
 
 /* The result of a solve: records to link (ordered dependencies first, borrowed from the
@@ -134,8 +134,11 @@ void menv_transaction_release(struct menv_transaction *t);
 
 /* Solves a request against the channels, the installed packages, virtual packages and pins
  * (which are never removed). Installed packages may be changed or removed where the request
- * needs it, as conda does. Errors as menv_solver_solve; removing a name that is not installed
- * is MENV_ENOTFOUND. */
+ * needs it, as conda does (see struct menv_solve_request). Errors as menv_solver_solve (one
+ * MENV_ENOTFOUND naming every requested package no channel has); an unsatisfiable change
+ * also names the specs the environment holds that the problems involve (a history spec,
+ * python's minor version, an installed package --freeze-installed keeps); removing a name
+ * that is not installed is MENV_ENOTFOUND. */
 int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
                               struct menv_transaction *out, struct menv_error *err);
 
