@@ -43,7 +43,7 @@ char *menv_cli_cmdline(void)
 /* Every option of the commands, once: long name, the key a command lists in its `accepts`
  * string (also the short form, -n NAME, where `shorthand`), and where its value goes in
  * struct menv_cli_args: a string, a flag, a list, or `value` into an int. */
-enum kind { O_STR, O_FLAG, O_LIST, O_INT, O_REV };
+enum kind { O_STR, O_FLAG, O_LIST, O_INT, O_REV, O_BIT };
 #define AT(field) offsetof(struct menv_cli_args, field)
 static const struct {
 	const char *name;
@@ -94,6 +94,16 @@ static const struct {
         {"virtual-package", 'V', false, O_LIST, AT(virtuals), 0},
         {"lockfile", 'l', true, O_STR, AT(lockfile), 0},
         {"check", 'G', false, O_FLAG, AT(check), 0},
+        {"freeze-installed", '0', false, O_BIT, AT(modifiers), MENV_MOD_FREEZE_INSTALLED},
+        {"no-update-deps", '1', false, O_BIT, AT(modifiers), MENV_MOD_NO_UPDATE_DEPS},
+        {"update-deps", '2', false, O_BIT, AT(modifiers), MENV_MOD_UPDATE_DEPS},
+        {"update-specs", '3', false, O_BIT, AT(modifiers), MENV_MOD_UPDATE_SPECS},
+        {"update-all", '4', false, O_BIT, AT(modifiers), MENV_MOD_UPDATE_ALL},
+        {"force-reinstall", '5', false, O_BIT, AT(modifiers), MENV_MOD_FORCE_REINSTALL},
+        {"no-deps", '6', false, O_BIT, AT(modifiers), MENV_MOD_NO_DEPS},
+        {"only-deps", '7', false, O_BIT, AT(modifiers), MENV_MOD_ONLY_DEPS},
+        {"force", '8', false, O_BIT, AT(modifiers), MENV_MOD_FORCE},
+        {"satisfied-skip-solve", '9', false, O_BIT, AT(modifiers), MENV_MOD_SATISFIED_SKIP},
 };
 #define NOPTIONS (sizeof(options) / sizeof(*options))
 
@@ -134,6 +144,7 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 		case O_FLAG: *(bool *)at = true; break;
 		case O_LIST: menv_strvec_push(at, optarg); break;
 		case O_INT: *(int *)at = options[i].value; break;
+		case O_BIT: *(unsigned *)at |= (unsigned)options[i].value; break;
 		case O_REV:
 			a->revision = strtol(optarg, &end, 10);
 			if (*end || a->revision < 0) {

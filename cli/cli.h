@@ -35,7 +35,8 @@ struct menv_cli_args {
 	bool no_smoke, has_revision, revisions, full_name, no_builds, from_history, tree, keep;
 	bool clean_env, stack, yes, help, channel_urls, explicit_, md5, fix, check;
 	long revision;
-	int priority; /* 0: from the settings, 1: --strict-channel-priority, 2: --no-... */
+	int priority;       /* 0: from the settings, 1: --strict-channel-priority, 2: --no-... */
+	unsigned modifiers; /* MENV_MOD_* (--freeze-installed ...) */
 };
 /* Parses argv[1..] for the options whose keys `accepts` lists (a leading '+': options end at
  * the first operand), with min..max operands. Returns 0 (release `a` with

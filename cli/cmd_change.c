@@ -18,22 +18,27 @@ enum cmd { C_CREATE, C_INSTALL, C_REMOVE, C_UPDATE, C_ENV_UPDATE };
 	"[-c CHANNEL]... [--override-channels]\n"                                                  \
 	"         [--strict-channel-priority | --no-channel-priority]\n         "
 #define COMMON "[--dry-run] [--json] [-q] [-y] [--no-wait] [--no-smoke-check]"
+#define MODS                                                                                       \
+	"\n         [--freeze-installed | --update-deps | --update-specs | --update-all]\n"        \
+	"         [--no-deps | --only-deps] [--force-reinstall] [--satisfied-skip-solve]"
 static const char *const usages[] = {
         [C_CREATE] = "usage: menv create (-n NAME | -p PREFIX) " CHANNELS COMMON " [--offline]"
                      " SPEC...\n       menv create -f environment.yml|LOCKFILE [-e ENV] " ENV
                      "[options]\n",
-        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON " SPEC...\n"
+        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON MODS " SPEC...\n"
                       "       menv install " ENV "--revision N | -f LOCKFILE\n",
-        [C_REMOVE] = "usage: menv remove " ENV COMMON " (NAME... | --all)\n",
-        [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON " (NAME... | --all)\n",
+        [C_REMOVE] = "usage: menv remove " ENV COMMON " [--force] (NAME... | --all)\n",
+        [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS " (NAME... | --all)\n",
         [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
 };
 
-/* The options each command takes (keys of main.c's table). */
+/* The options each command takes (keys of args.c's table). */
 static const char *const accepts[] = {
-        [C_CREATE] = "npfecOSNdjqvyoKh", [C_INSTALL] = "npfcOSNdjqvyWKrh",
-        [C_REMOVE] = "npdjqvyWah",       [C_UPDATE] = "npcOSNdjqvyWKah",
-        [C_ENV_UPDATE] = "npfdjqvyWPKh",
+        [C_CREATE] = "npfecOSNdjqvyoKh",
+        [C_INSTALL] = "npfcOSNdjqvyWKrh0123456789",
+        [C_REMOVE] = "npdjqvyWah8",
+        [C_UPDATE] = "npcOSNdjqvyWKah0123456",
+        [C_ENV_UPDATE] = "npfdjqvyWPKh0123456",
 };
 
 /* What the command asks of the transaction engine; `ef` is loaded here for an environment
@@ -95,6 +100,7 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 	        .override_channels = a->override_channels,
 	        .all = a->all,
 	        .prune = a->prune,
+	        .modifiers = a->modifiers,
 	        .revision = a->revision,
 	        .dry_run = a->dry_run,
 	        .no_wait = a->no_wait,

@@ -1,5 +1,6 @@
 /*
- * cmd_info.c - `menv info [--json]`: version, locations, settings files, channels, this
+ * cmd_info.c - `menv index DIR` (a folder of packages made a channel, as conda-index does)
+ * and `menv info [--json]`: version, locations, settings files, channels, this
  * machine's virtual packages (CEP-30) and the active environment, as menv_env_info reports
  * them.
  */
@@ -52,5 +53,22 @@ int menv_cmd_info(int argc, char **argv)
 	lines("channels", json_object_get(j, "channels"));
 	lines("virtual packages", json_object_get(j, "virtual_pkgs"));
 	json_decref(j);
+	return 0;
+}
+
+int menv_cmd_index(int argc, char **argv)
+{
+	struct menv_error err = {0};
+	struct menv_index_stats st = {0};
+
+	if (argc != 2 || argv[1][0] == '-') {
+		bool help = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
+		fprintf(help ? stdout : stderr, "usage: menv index DIR\n");
+		return help ? 0 : MENV_EXIT_USAGE;
+	}
+	if (menv_index_channel(argv[1], &st, &err))
+		return menv_cli_fail(&err);
+	printf("indexed %zu packages into %zu repodata.json files under %s\n", st.packages,
+	       st.subdirs, argv[1]);
 	return 0;
 }

@@ -159,12 +159,15 @@ void menv_env_unlock(int lock_fd);
 
 /* One block of conda-meta/history: a revision. */
 struct menv_revision {
-	char *date;                 /* "2024-05-01 10:00:00" */
-	char *cmd;                  /* the "# cmd:" line's command, or NULL */
-	struct menv_strvec added;   /* "+" lines: "channel/subdir::name-version-build" */
-	struct menv_strvec removed; /* "-" lines */
-	struct menv_strvec specs;   /* "# update specs:" / "# remove specs:" entries */
-	bool remove_specs;          /* the specs were "# remove specs:" */
+	char *date;                      /* "2024-05-01 10:00:00" */
+	char *cmd;                       /* the "# cmd:" line's command, or NULL */
+	struct menv_strvec added;        /* "+" lines: "channel/subdir::name-version-build" */
+	struct menv_strvec removed;      /* "-" lines */
+	struct menv_strvec specs;        /* "# update specs:" / "# remove specs:" entries */
+	bool remove_specs;               /* the specs were "# remove specs:" */
+	struct menv_strvec update_specs; /* "# update|install|create specs:" entries */
+	struct menv_strvec remove_list;  /* "# remove|uninstall specs:" entries */
+	struct menv_strvec neutered;     /* "# neutered specs:" entries */
 };
 /* Reads `<prefix>/conda-meta/history` (conda's format: `==> DATE <==` blocks of `# cmd:`,
  * `+dist` and `-dist` lines and `# update specs: [...]` / `# remove specs: [...]` lists, which
@@ -174,6 +177,20 @@ struct menv_revision {
 int menv_history_load(const char *prefix, struct menv_revision **out, size_t *n,
                       struct menv_error *err);
 void menv_history_free(struct menv_revision *revs, size_t n);
+/* The MatchSpecs the user asked for in `<prefix>`, as conda's
+ * History.get_requested_specs_map(): every block with a `# cmd:` line, in order, sets the
+ * specs of its `# update specs:` (also `install`/`create`) by package name, takes out the
+ * names of its `# remove specs:` (also `uninstall`), then sets its `# neutered specs:`;
+ * names not in `installed` (package names; NULL: no filter) are left out. Appends the spec
+ * strings, in the order conda's dict keeps them, to `out` (caller clears it). A prefix
+ * without history appends nothing. Errors: MENV_EIO. */
+int menv_history_requested_specs(const char *prefix, const struct menv_strvec *installed,
+                                 struct menv_strvec *out, struct menv_error *err);
+/* Appends `# <action> specs: [...]\n` as conda's History.write_specs writes it (a Python
+ * list of the spec strings, each as Python's repr writes a str), so that conda reads it
+ * back. `action` is "update", "remove" or "neutered". */
+void menv_history_specs_line(struct menv_buf *b, const char *action,
+                             const struct menv_strvec *specs);
 /* The dists ("channel/subdir::name-version-build") installed after revision `rev`, sorted.
  * Errors: MENV_ENOTFOUND when rev >= n. */
 int menv_history_state(const struct menv_revision *revs, size_t n, size_t rev,
@@ -514,6 +531,22 @@ enum menv_txn_kind {
 
 struct menv_txn_plan;
 
+/* conda's modifiers of a change (menv_txn_opts.modifiers, or'ed), as the command-line flags;
+ * without FREEZE, NO_UPDATE_DEPS, UPDATE_DEPS, UPDATE_SPECS and UPDATE_ALL the setting
+ * update_modifier decides (struct menv_solve_request says what each does). */
+enum {
+	MENV_MOD_FREEZE_INSTALLED = 1 << 0, /* --freeze-installed */
+	MENV_MOD_NO_UPDATE_DEPS = 1 << 1,   /* --no-update-deps */
+	MENV_MOD_UPDATE_DEPS = 1 << 2,      /* --update-deps */
+	MENV_MOD_UPDATE_SPECS = 1 << 3,     /* --update-specs */
+	MENV_MOD_UPDATE_ALL = 1 << 4,       /* --update-all */
+	MENV_MOD_FORCE_REINSTALL = 1 << 5,  /* --force-reinstall */
+	MENV_MOD_NO_DEPS = 1 << 6,          /* --no-deps */
+	MENV_MOD_ONLY_DEPS = 1 << 7,        /* --only-deps */
+	MENV_MOD_FORCE = 1 << 8,            /* remove --force */
+	MENV_MOD_SATISFIED_SKIP = 1 << 9,   /* --satisfied-skip-solve */
+};
+
 /* What a transaction reports. Every callback may be NULL; all get `ud`; arguments are
  * borrowed for the call only. Callbacks run on the calling thread. */
 struct menv_txn_callbacks {
@@ -545,6 +578,7 @@ struct menv_txn_opts {
 	bool override_channels;             /* --override-channels */
 	bool all;                           /* update --all, remove --all */
 	bool prune;                         /* env update --prune */
+	unsigned modifiers;                 /* MENV_MOD_* */
 	long revision;                      /* MENV_TXN_REVISION: the revision to go back to */
 	bool dry_run;                       /* plan only: no lock, nothing changed */
 	bool no_wait;                       /* a busy prefix lock is MENV_ELOCKED */

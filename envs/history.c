@@ -1,9 +1,12 @@
 /*
  * history.c - reading `conda-meta/history` (CEP-32; conda's History): blocks that start with
  * `==> DATE <==`, then `# cmd: ...`, `+channel/subdir::dist` (linked), `-...` (unlinked),
- * `# update specs: [...]` or `# remove specs: [...]`. Each block is a revision; replaying
- * them gives the environment of any revision (`menv list --revisions`,
- * `menv install --revision N`). Writing happens in prefix.c, inside the transaction.
+ * `# update specs: [...]`, `# remove specs: [...]` or `# neutered specs: [...]`. Each block
+ * is a revision; replaying them gives the environment of any revision (`menv list
+ * --revisions`, `menv install --revision N`), and their specs give what the user asked for
+ * (conda's History.get_requested_specs_map), which every solve of the environment keeps.
+ * Writing happens in prefix.c, inside the transaction; the spec lines are formatted here,
+ * as conda writes them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,34 +14,134 @@
 
 #include "envs.h"
 
-/* Items of a JSON or Python list literal of strings: ["a", 'b c']. */
+/* conda's version_relation_re: an item of an old comma-separated spec list that starts
+ * with a relation (">=1.5.1") belongs to the spec before it. */
+static bool is_version_relation(const char *s)
+{
+	static const char *const ops[] = {"==", "!=", "<=", ">=", "~=", "=", "<", ">"};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++) {
+		size_t n = strlen(ops[i]);
+		if (strncmp(s, ops[i], n))
+			continue;
+		const char *r = s + n;
+		return *r && !strchr("=<>!~", *r) && !strpbrk(r, " \t");
+	}
+	return false;
+}
+
+/* One Python string literal at *pp ('...' or "..."), escapes decoded, into b. */
+static void python_string(const char **pp, struct menv_buf *b)
+{
+	const char *p = *pp;
+	char q = *p++;
+	while (*p && *p != q) {
+		if (*p != '\\' || !p[1]) {
+			menv_buf_addch(b, *p++);
+			continue;
+		}
+		p++;
+		switch (*p) {
+		case 'n': menv_buf_addch(b, '\n'); break;
+		case 't': menv_buf_addch(b, '\t'); break;
+		case 'r': menv_buf_addch(b, '\r'); break;
+		case 'x':
+		case 'u': {
+			int w = *p == 'x' ? 2 : 4;
+			unsigned long cp = 0;
+			int k = 0;
+			for (; k < w && p[1 + k] && strchr("0123456789abcdefABCDEF", p[1 + k]); k++)
+				cp = cp * 16 + (unsigned long)(p[1 + k] <= '9' ? p[1 + k] - '0'
+				                               : p[1 + k] <= 'F'
+				                                       ? p[1 + k] - 'A' + 10
+				                                       : p[1 + k] - 'a' + 10);
+			p += k;
+			if (cp < 0x80) {
+				menv_buf_addch(b, (char)cp);
+			} else if (cp < 0x800) {
+				menv_buf_addch(b, (char)(0xc0 | (cp >> 6)));
+				menv_buf_addch(b, (char)(0x80 | (cp & 0x3f)));
+			} else {
+				menv_buf_addch(b, (char)(0xe0 | (cp >> 12)));
+				menv_buf_addch(b, (char)(0x80 | ((cp >> 6) & 0x3f)));
+				menv_buf_addch(b, (char)(0x80 | (cp & 0x3f)));
+			}
+			break;
+		}
+		default: menv_buf_addch(b, *p); break; /* \\ \' \" */
+		}
+		p++;
+	}
+	*pp = *p ? p + 1 : p;
+}
+
+/* The specs of a `# <action> specs:` line, as conda's History._parse_comment_line reads
+ * them: a Python (or JSON) list literal of strings, or conda<4.5's comma-separated list
+ * (where ",<2.0" continues the spec before it). Items that are empty or end with "@" are
+ * left out. */
 static void parse_spec_list(const char *s, struct menv_strvec *out)
 {
-	const char *p = strchr(s, '[');
-	if (!p) {
-		/* very old conda: a comma-separated list */
-		while (*s == ' ')
-			s++;
-		if (*s)
-			menv_strvec_push(out, s);
-		return;
-	}
-	for (p++; *p && *p != ']';) {
-		if (*p == '\'' || *p == '"') {
-			char q = *p++;
-			struct menv_buf b = MENV_BUF_INIT;
-			while (*p && *p != q) {
-				if (*p == '\\' && p[1])
-					p++;
-				menv_buf_addch(&b, *p++);
-			}
-			menv_strvec_push_owned(out, menv_buf_detach(&b));
-			if (*p)
+	struct menv_strvec items = MENV_STRVEC_INIT;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '[') {
+		for (const char *p = s + 1; *p && *p != ']';) {
+			if (*p == '\'' || *p == '"') {
+				struct menv_buf b = MENV_BUF_INIT;
+				python_string(&p, &b);
+				menv_strvec_push_owned(&items, menv_buf_detach(&b));
+			} else {
 				p++;
-		} else {
-			p++;
+			}
 		}
+	} else if (!strchr(s, '[')) {
+		for (const char *p = s; *p;) {
+			size_t n = strcspn(p, ",");
+			char *item = menv_xstrndup(p, n);
+			if (items.n && is_version_relation(item)) {
+				char *joined = menv_xasprintf("%s,%s", items.v[items.n - 1], item);
+				free(items.v[items.n - 1]);
+				items.v[items.n - 1] = joined;
+				free(item);
+			} else {
+				menv_strvec_push_owned(&items, item);
+			}
+			p += n;
+			if (*p == ',')
+				p++;
+		}
+	} /* else: neither form; conda fails on it, menv reads no specs */
+	for (size_t i = 0; i < items.n; i++) {
+		size_t n = strlen(items.v[i]);
+		if (n && items.v[i][n - 1] != '@')
+			menv_strvec_push(out, items.v[i]);
 	}
+	menv_strvec_clear(&items);
+}
+
+/* A `# <action> specs: ...` line: the action word into act, the text after "specs:" in
+ * *rest. */
+static bool spec_action(const char *line, char *act, size_t len, const char **rest)
+{
+	const char *p = line, *w;
+	if (*p++ != '#')
+		return false;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	for (w = p; *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+	            (*p >= '0' && *p <= '9');
+	     p++)
+		;
+	if (p == w || (size_t)(p - w) >= len)
+		return false;
+	memcpy(act, w, (size_t)(p - w));
+	act[p - w] = '\0';
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncmp(p, "specs:", 6))
+		return false;
+	*rest = p + 6;
+	return true;
 }
 
 int menv_history_load(const char *prefix, struct menv_revision **out, size_t *n,
@@ -59,7 +162,8 @@ int menv_history_load(const char *prefix, struct menv_revision **out, size_t *n,
 	}
 	if (rc)
 		goto out;
-	char *save = NULL;
+	char *save = NULL, act[32];
+	const char *rest;
 	for (char *line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		size_t l = strlen(line);
 		while (l && (line[l - 1] == '\r' || line[l - 1] == ' '))
@@ -79,11 +183,19 @@ int menv_history_load(const char *prefix, struct menv_revision **out, size_t *n,
 				c++;
 			free(cur->cmd);
 			cur->cmd = menv_xstrdup(c);
-		} else if (!strncmp(line, "# update specs:", 15)) {
-			parse_spec_list(line + 15, &cur->specs);
-		} else if (!strncmp(line, "# remove specs:", 15)) {
-			parse_spec_list(line + 15, &cur->specs);
-			cur->remove_specs = true;
+		} else if (spec_action(line, act, sizeof(act), &rest)) {
+			/* conda's spec_pat: `#\s*(\w+)\s*specs:\s*(.+)?` */
+			if (!strcmp(act, "update") || !strcmp(act, "install") ||
+			    !strcmp(act, "create")) {
+				parse_spec_list(rest, &cur->update_specs);
+				parse_spec_list(rest, &cur->specs);
+			} else if (!strcmp(act, "remove") || !strcmp(act, "uninstall")) {
+				parse_spec_list(rest, &cur->remove_list);
+				parse_spec_list(rest, &cur->specs);
+				cur->remove_specs = true;
+			} else if (!strcmp(act, "neutered")) {
+				parse_spec_list(rest, &cur->neutered);
+			}
 		} else if (line[0] == '+' && line[1]) {
 			menv_strvec_push(&cur->added, line + 1);
 		} else if (line[0] == '-' && line[1]) {
@@ -106,6 +218,9 @@ void menv_history_free(struct menv_revision *revs, size_t n)
 		menv_strvec_clear(&revs[i].added);
 		menv_strvec_clear(&revs[i].removed);
 		menv_strvec_clear(&revs[i].specs);
+		menv_strvec_clear(&revs[i].neutered);
+		menv_strvec_clear(&revs[i].update_specs);
+		menv_strvec_clear(&revs[i].remove_list);
 	}
 	free(revs);
 }
@@ -144,4 +259,120 @@ int menv_history_state(const struct menv_revision *revs, size_t n, size_t rev,
 	if (out->n)
 		qsort(out->v, out->n, sizeof(*out->v), by_str);
 	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The specs the user asked for (conda's History.get_requested_specs_map)                   */
+
+/* A spec's package name ("conda-forge::numpy>=1.2" -> "numpy"), or NULL when the spec does
+ * not parse. Caller frees. */
+static char *spec_name(const char *spec)
+{
+	struct menv_matchspec *ms = NULL;
+	char *name = NULL;
+	if (menv_matchspec_parse(spec, &ms, NULL) == 0 && ms->name)
+		name = menv_xstrdup(ms->name);
+	menv_matchspec_free(ms);
+	return name;
+}
+
+/* names/specs as conda's spec_map dict: set keeps a name's place, pop removes it. */
+static void map_set(struct menv_strvec *names, struct menv_strvec *specs, const char *name,
+                    const char *spec)
+{
+	for (size_t i = 0; i < names->n; i++)
+		if (!strcmp(names->v[i], name)) {
+			free(specs->v[i]);
+			specs->v[i] = menv_xstrdup(spec);
+			return;
+		}
+	menv_strvec_push(names, name);
+	menv_strvec_push(specs, spec);
+}
+
+static void map_pop(struct menv_strvec *names, struct menv_strvec *specs, const char *name)
+{
+	for (size_t i = 0; i < names->n; i++)
+		if (!strcmp(names->v[i], name)) {
+			free(names->v[i]);
+			free(specs->v[i]);
+			memmove(&names->v[i], &names->v[i + 1],
+			        (names->n - i - 1) * sizeof(char *));
+			memmove(&specs->v[i], &specs->v[i + 1],
+			        (specs->n - i - 1) * sizeof(char *));
+			names->n--;
+			specs->n--;
+			return;
+		}
+}
+
+static void map_apply(struct menv_strvec *names, struct menv_strvec *specs,
+                      const struct menv_strvec *list, bool remove)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		char *name = spec_name(list->v[i]);
+		if (!name)
+			continue;
+		if (remove)
+			map_pop(names, specs, name);
+		else
+			map_set(names, specs, name, list->v[i]);
+		free(name);
+	}
+}
+
+int menv_history_requested_specs(const char *prefix, const struct menv_strvec *installed,
+                                 struct menv_strvec *out, struct menv_error *err)
+{
+	struct menv_revision *revs = NULL;
+	struct menv_strvec names = MENV_STRVEC_INIT, specs = MENV_STRVEC_INIT;
+	size_t n = 0;
+	int rc = menv_history_load(prefix, &revs, &n, err);
+
+	if (rc)
+		return rc;
+	for (size_t r = 0; r < n; r++) {
+		/* conda's get_user_requests: only blocks with a `# cmd:` line are requests */
+		if (!revs[r].cmd)
+			continue;
+		map_apply(&names, &specs, &revs[r].remove_list, true);
+		map_apply(&names, &specs, &revs[r].update_specs, false);
+		/* neutering overrides what was asked before */
+		map_apply(&names, &specs, &revs[r].neutered, false);
+	}
+	for (size_t i = 0; i < names.n; i++) {
+		bool keep = !installed;
+		for (size_t k = 0; installed && !keep && k < installed->n; k++)
+			keep = !strcmp(installed->v[k], names.v[i]);
+		if (keep)
+			menv_strvec_push(out, specs.v[i]);
+	}
+	menv_strvec_clear(&names);
+	menv_strvec_clear(&specs);
+	menv_history_free(revs, n);
+	return 0;
+}
+
+void menv_history_specs_line(struct menv_buf *b, const char *action,
+                             const struct menv_strvec *specs)
+{
+	menv_buf_addf(b, "# %s specs: [", action);
+	for (size_t i = 0; i < specs->n; i++) {
+		const char *s = specs->v[i];
+		/* Python's repr of a str: single quotes unless the text holds ' and no " */
+		char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
+		menv_buf_addf(b, "%s%c", i ? ", " : "", q);
+		for (; *s; s++) {
+			if (*s == q || *s == '\\')
+				menv_buf_addch(b, '\\');
+			if (*s == '\n')
+				menv_buf_addf(b, "\\n");
+			else if (*s == '\t')
+				menv_buf_addf(b, "\\t");
+			else
+				menv_buf_addch(b, *s);
+		}
+		menv_buf_addch(b, q);
+	}
+	menv_buf_addf(b, "]\n");
 }

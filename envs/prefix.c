@@ -444,13 +444,10 @@ static int write_history(struct run *r, const struct menv_strvec *minus, struct 
 		menv_buf_addf(&b, "-%s\n", minus->v[i]);
 	for (size_t i = 0; i < r->npk; i++)
 		menv_buf_addf(&b, "+%s\n", r->pk[i].label);
-	json_t *specs = json_array();
-	for (size_t i = 0; r->opts->requested && i < r->opts->requested->n; i++)
-		json_array_append_new(specs, json_string(r->opts->requested->v[i]));
-	char *js = json_dumps(specs, JSON_COMPACT | JSON_ENSURE_ASCII);
-	menv_buf_addf(&b, "# %s specs: %s\n", r->opts->remove_specs ? "remove" : "update", js);
-	free(js);
-	json_decref(specs);
+	/* conda's History.write_specs: a Python list, which conda reads back */
+	struct menv_strvec none = MENV_STRVEC_INIT;
+	menv_history_specs_line(&b, r->opts->remove_specs ? "remove" : "update",
+	                        r->opts->requested ? r->opts->requested : &none);
 	rc = txn_write(r, "conda-meta/history", b.buf, b.len, err);
 out:
 	free(path);

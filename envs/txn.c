@@ -38,6 +38,8 @@ struct menv_txn {
 	struct menv_strvec spec_strs; /* the request's specs: the file's, then the command's */
 	struct menv_matchspec **specs;
 	size_t nspecs;
+	struct menv_matchspec **hist; /* conda-meta/history's requested specs */
+	size_t nhist;
 	struct menv_prefix_record *inst; /* the installed PrefixRecords */
 	size_t ninst;
 	json_t **instj;
@@ -208,6 +210,7 @@ static int load_solver(struct menv_txn *t, const char *pins_prefix, struct menv_
 		                      "no channels: give -c CHANNEL or list channels in the "
 		                      "environment file or .condarc");
 	t->solver = menv_solver_new(cfg->subdir, cfg->channel_priority);
+	menv_solver_set_add_pip(t->solver, cfg->add_pip_as_python_dependency);
 	rc = menv_channel_set_to_solver(&t->ch, t->solver, err);
 	if (rc)
 		return rc;
@@ -220,10 +223,52 @@ static int load_solver(struct menv_txn *t, const char *pins_prefix, struct menv_
 	if (rc)
 		return rc;
 	struct menv_virtual virt[8];
-	size_t nv = menv_virtual_detect(virt, 8);
+	size_t nv = menv_virtual_detect_subdir(cfg->subdir, virt, 8); /* the target's */
 	for (size_t i = 0; i < nv; i++)
 		menv_solver_add_virtual(t->solver, virt[i].name, virt[i].version, virt[i].build);
 	return 0;
+}
+
+/* The specs conda-meta/history says the user asked for (conda's get_requested_specs_map),
+ * parsed into t->hist, for every solve of an existing environment. */
+static int load_history(struct menv_txn *t, struct menv_error *err)
+{
+	struct menv_strvec names = MENV_STRVEC_INIT, strs = MENV_STRVEC_INIT;
+	for (size_t i = 0; i < t->ninst; i++)
+		menv_strvec_push(&names, t->inst[i].name);
+	int rc = menv_history_requested_specs(t->o.prefix, &names, &strs, err);
+	t->hist = menv_xcalloc(strs.n + 1, sizeof(*t->hist));
+	for (size_t i = 0; !rc && i < strs.n; i++)
+		if (menv_matchspec_parse(strs.v[i], &t->hist[t->nhist], NULL) == 0)
+			t->nhist++;
+	menv_strvec_clear(&names);
+	menv_strvec_clear(&strs);
+	return rc;
+}
+
+/* conda's modifiers: the flags, else .condarc's update_modifier. */
+static void modifiers(const struct menv_txn *t, struct menv_solve_request *req)
+{
+	unsigned m = t->o.modifiers;
+	enum menv_update_modifier um = t->o.cfg->update_modifier;
+	req->freeze_installed = m & MENV_MOD_FREEZE_INSTALLED;
+	req->no_update_deps = m & MENV_MOD_NO_UPDATE_DEPS;
+	req->update_deps = m & MENV_MOD_UPDATE_DEPS;
+	req->update_specs = m & MENV_MOD_UPDATE_SPECS;
+	req->update_all = m & MENV_MOD_UPDATE_ALL;
+	req->force_reinstall = m & MENV_MOD_FORCE_REINSTALL;
+	req->no_deps = m & MENV_MOD_NO_DEPS;
+	req->only_deps = m & MENV_MOD_ONLY_DEPS;
+	req->force_remove = m & MENV_MOD_FORCE;
+	req->satisfied_skip_solve = m & MENV_MOD_SATISFIED_SKIP;
+	if (!(m & (MENV_MOD_FREEZE_INSTALLED | MENV_MOD_NO_UPDATE_DEPS | MENV_MOD_UPDATE_DEPS |
+	           MENV_MOD_UPDATE_SPECS | MENV_MOD_UPDATE_ALL))) {
+		req->freeze_installed = um == MENV_UPDATE_FREEZE_INSTALLED;
+		req->update_deps = um == MENV_UPDATE_DEPS;
+		req->update_all = um == MENV_UPDATE_ALL;
+		req->satisfied_skip_solve =
+		        req->satisfied_skip_solve || um == MENV_UPDATE_SATISFIED_SKIP;
+	}
 }
 
 /* A failed solve: the problem tree goes to cb.event first. */
@@ -297,13 +342,21 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 		t->solver = menv_solver_new(t->o.cfg->subdir, t->o.cfg->channel_priority);
 	}
 	menv_solver_add_installed(t->solver, t->instj, t->ninst);
-	struct menv_solve_request req = {0};
+	rc = load_history(t, err);
+	if (rc)
+		return rc;
+	struct menv_solve_request req = {
+	        .history = t->hist,
+	        .nhistory = t->nhist,
+	        .aggressive = &t->o.cfg->aggressive_update_packages,
+	};
+	modifiers(t, &req);
 	switch (k) {
 	case MENV_TXN_UPDATE:
 		/* the newest allowed by each spec (kept within its constraint) */
 		req.update = t->specs;
 		req.nupdate = t->nspecs;
-		req.update_all = t->o.all;
+		req.update_all = req.update_all || t->o.all;
 		break;
 	case MENV_TXN_REMOVE:
 		req.remove = t->specs;
@@ -903,6 +956,9 @@ void menv_txn_free(struct menv_txn *t)
 	for (size_t i = 0; i < t->nspecs; i++)
 		menv_matchspec_free(t->specs[i]);
 	free(t->specs);
+	for (size_t i = 0; i < t->nhist; i++)
+		menv_matchspec_free(t->hist[i]);
+	free(t->hist);
 	free(t->instj);
 	menv_prefix_records_free(t->inst, t->ninst);
 	menv_strvec_clear(&t->spec_strs);

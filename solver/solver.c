@@ -43,6 +43,9 @@ struct menv_solver {
 	char *problems;                   /* the last failed solve's problem tree, or NULL */
 	json_t *problems_json;            /* the same as JSON, or NULL */
 	bool has_cuda;                    /* a __cuda virtual package was added */
+	bool add_pip;                     /* conda's add_pip_as_python_dependency */
+	bool *noarch_repo;                /* repo Id -> a noarch subdir (order_repos) */
+	bool pip_added;                   /* python's pip dependency was added */
 	int npins;
 	bool ranked;         /* rank_variants ran */
 	bool prepared;       /* whatprovides made for queries */
@@ -117,6 +120,7 @@ void menv_solver_free(struct menv_solver *s)
 	free(s->problems);
 	json_decref(s->problems_json);
 	free(s->inst_by_id);
+	free(s->noarch_repo);
 	free(s);
 }
 
@@ -470,6 +474,36 @@ static const struct menv_record *record_of(struct menv_solver *s, Id p)
 	return r;
 }
 
+void menv_solver_set_add_pip(struct menv_solver *s, bool on)
+{
+	s->add_pip = on;
+}
+
+/* conda's add_pip_as_python_dependency: python 2.x and 3.x records of the channels need pip.
+ * Only where the channels have pip at all: conda's unconditional rule would make python
+ * uninstallable from a channel without it. Runs once, before whatprovides is made. */
+static void add_pip_dependency(struct menv_solver *s)
+{
+	Pool *pool = s->pool;
+	Id python = pool_str2id(pool, "python", 0), pip = pool_str2id(pool, "pip", 0);
+	bool have_pip = false;
+
+	if (!s->add_pip || s->pip_added || !python || !pip)
+		return;
+	s->pip_added = true;
+	for (Id p = 2; p < pool->nsolvables && !have_pip; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		have_pip = sv->repo && sv->repo != s->virt && sv->name == pip;
+	}
+	for (Id p = 2; have_pip && p < pool->nsolvables; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		const char *v = pool_id2str(pool, sv->evr);
+		if (sv->repo && sv->repo != s->virt && sv->name == python &&
+		    (!strncmp(v, "2.", 2) || !strncmp(v, "3.", 2)))
+		sv->requires = repo_addid_dep(sv->repo, sv->requires, pip, 0);
+	}
+}
+
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
                              const char *build)
 {
@@ -581,6 +615,39 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 	repodata_internalize(data);
 }
 
+/* Adds the features of a track_features string ("a,b" or "a b") to set (a JSON object). */
+static void feature_set(const char *tf, json_t *set)
+{
+	for (const char *p = tf; *p;) {
+		p += strspn(p, " ,");
+		size_t n = strcspn(p, " ,");
+		if (n) {
+			char *f = menv_xstrndup(p, n);
+			json_object_set_new(set, f, json_true());
+			free(f);
+		}
+		p += n;
+	}
+}
+
+/* conda's track_features match: the same set of features, whatever their order and
+ * separators (`a,b` = `b a`); the record's value may be a string or a list. */
+static bool same_features(const char *want, json_t *have)
+{
+	json_t *a = json_object(), *b = json_object(), *v;
+	size_t i;
+	feature_set(want, a);
+	if (json_is_string(have))
+		feature_set(json_string_value(have), b);
+	else
+		json_array_foreach(have, i, v) if (json_is_string(v))
+		        feature_set(json_string_value(v), b);
+	bool eq = json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return eq;
+}
+
 /* Does record r satisfy the keys of ms that libsolv's conda reader does not evaluate? */
 static bool extra_keys_match(const struct menv_matchspec *ms, const struct menv_record *r)
 {
@@ -599,11 +666,9 @@ static bool extra_keys_match(const struct menv_matchspec *ms, const struct menv_
 	if (ms->build_number && strcmp(ms->build_number, "*") &&
 	    !menv_matchspec_build_number_ok(ms->build_number, r->build_number))
 		return false;
-	if (ms->track_features) {
-		json_t *tf = json_object_get(r->json, "track_features");
-		if (!json_is_string(tf) || !strstr(json_string_value(tf), ms->track_features))
-			return false;
-	}
+	if (ms->track_features &&
+	    !same_features(ms->track_features, json_object_get(r->json, "track_features")))
+		return false;
 	return true;
 }
 
@@ -668,9 +733,11 @@ static void facts_collect(Solver *solv, Id problem, struct facts *f, bool *needs
 		               type == SOLVER_RULE_PKG_CONFLICTS;
 		if (pkg_dep && dep && !strncmp(pool_dep2str(pool, dep), "__cuda", 6))
 			*needs_cuda = true;
-		if (source > 0 && source < pool->nsolvables)
+		/* a job rule's source and target are the job's index and flags, not solvables */
+		bool job_rule = type >= SOLVER_RULE_JOB && type < SOLVER_RULE_DISTUPGRADE;
+		if (!job_rule && source > 0 && source < pool->nsolvables)
 			MAPSET(&f->involved, source);
-		if (target > 0 && target < pool->nsolvables)
+		if (!job_rule && target > 0 && target < pool->nsolvables)
 			MAPSET(&f->involved, target);
 		switch (type) {
 		case SOLVER_RULE_PKG_REQUIRES: queue_push2(&f->req, source, dep); break;
@@ -953,6 +1020,40 @@ static int dep_compare(Pool *pool, Queue *na, Queue *ba, Queue *nb, Queue *bb)
 	return score;
 }
 
+/* The channel of a repo: a repodata file's, or a menv_repodata's. */
+static const struct menv_channel *repo_channel(const struct menv_solver *s, Repo *repo)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i]->repo == repo)
+			return s->files[i]->ch;
+	const struct menv_repodata *rd = repo->appdata;
+	return rd ? rd->channel : NULL;
+}
+
+/* conda's order between channels and subdirs. libsolv compares a repo's subpriority right
+ * after the version, before the build number; the loaders give arch subdirs 1 and noarch 0
+ * there, which made an arch build beat a noarch one of a higher build number. conda: the
+ * build number first, arch over noarch only on a tie (in the rank below). With channel
+ * priority disabled the subpriority is the channel order instead: the first channel wins
+ * between builds of one version before the build number does. Runs once per pool. */
+static void order_repos(struct menv_solver *s)
+{
+	Pool *pool = s->pool;
+
+	if (s->noarch_repo)
+		return;
+	s->noarch_repo = menv_xcalloc((size_t)pool->nrepos + 1, sizeof(*s->noarch_repo));
+	for (int r = 1; r < pool->nrepos; r++) {
+		Repo *repo = pool->repos[r];
+		if (!repo || repo == s->virt)
+			continue;
+		s->noarch_repo[r] = repo->subpriority == 0;
+		const struct menv_channel *ch = repo_channel(s, repo);
+		repo->subpriority =
+		        s->prio == MENV_PRIORITY_DISABLED ? (ch ? ch->priority : -r) : 0;
+	}
+}
+
 /* Among builds of one name, version and build number, prefer the one whose dependencies
  * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
  * build-version key as "build_number.rank.timestamp". Runs once per pool. */
@@ -1001,7 +1102,11 @@ static void rank_variants(struct menv_solver *s)
 				/* first: fewer track_features forced on the environment through a
 				 * dependency (a cpu mutex); then: better dependency versions */
 				int forced = forced_features(pool, v[a].p);
-				rank[a - i] = (long)(999 - (forced > 999 ? 999 : forced)) * 1000 +
+				/* then: an arch build over a noarch one (order_repos) */
+				Repo *rp = pool_id2solvable(pool, v[a].p)->repo;
+				long arch = s->noarch_repo && !s->noarch_repo[rp->repoid] ? 1 : 0;
+				rank[a - i] = ((long)(999 - (forced > 999 ? 999 : forced)) * 2 +
+				               arch) * 1000 +
 				              (wins > 999 ? 999 : wins);
 				differ = differ || rank[a - i] != rank[0];
 			}
@@ -1090,6 +1195,18 @@ static void strict_priority(struct menv_solver *s, const struct menv_solve_reque
 	free(exempt);
 }
 
+/* Does a virtual package (name, version, build as added) match the spec's version and build? */
+static bool virtual_matches(Pool *pool, Solvable *sv, const struct menv_matchspec *ms)
+{
+	const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
+	json_t *j = json_pack("{s:s,s:s,s:s,s:i}", "name", pool_id2str(pool, sv->name), "version",
+	                      pool_id2str(pool, sv->evr), "build", flavor ? flavor : "0",
+	                      "build_number", 0);
+	bool ok = j && menv_matchspec_match_json(ms, j);
+	json_decref(j);
+	return ok;
+}
+
 /* Appends the job for one spec (`how` = SOLVER_INSTALL, SOLVER_ERASE or SOLVER_UPDATE). */
 static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
                         const struct menv_matchspec *ms, bool must_exist, struct menv_error *err)
@@ -1151,6 +1268,8 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 				json_t *inst = (size_t)p < s->inst_alloc ? s->inst_by_id[p] : NULL;
 				if (inst && !ms->channel && menv_matchspec_match_json(ms, inst))
 					queue_push(q, p);
+				else if (!inst && !ms->channel && virtual_matches(pool, sv, ms))
+					queue_push(q, p); /* `__glibc >=2.17` */
 				continue;
 			}
 			const struct menv_record *r = record_of(s, p);
@@ -1260,70 +1379,452 @@ static void drop_same_package(struct menv_transaction *t)
 	t->nlink = nl;
 }
 
-int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
-                              struct menv_transaction *out, struct menv_error *err)
+/* ---------------------------------------------------------------------------------------- */
+/* Changing an existing environment: conda's update modifiers as libsolv jobs                */
+
+static json_t *installed_rec(const struct menv_solver *s, Id p)
+{
+	return (size_t)p < s->inst_alloc ? s->inst_by_id[p] : NULL;
+}
+
+static bool has_name(const struct menv_strvec *v, const char *name)
+{
+	for (size_t i = 0; name && i < v->n; i++)
+		if (!strcmp(v->v[i], name))
+			return true;
+	return false;
+}
+
+/* What one solve of a request keeps and frees: the names the request changes, the names it
+ * removes, update_deps' dependency names, and the installed solvables that relaxation freed
+ * from their lock. */
+struct plan {
+	struct menv_strvec explicit_names; /* install and update specs */
+	struct menv_strvec removed;        /* remove specs */
+	struct menv_strvec closure;        /* update_deps: dependencies of explicit_names */
+	Map unlocked;                      /* installed solvables no longer locked */
+	bool all_unlocked;                 /* every installed solvable only favoured */
+	bool no_best; /* the last resort: explicit names need not reach their best version */
+	Queue held;   /* job index of each spec the request did not name but holds */
+	struct menv_strvec held_text; /* what each of them is, for the problem text */
+};
+
+/* conda's business rule: python stays within its installed minor version unless the user asks
+ * for python (or the history holds a python spec with a version); freeze_installed keeps the
+ * very build. Returns a new spec, or NULL. */
+static struct menv_matchspec *
+python_pin(struct menv_solver *s, const struct menv_solve_request *req, const struct plan *pl)
 {
 	Pool *pool = s->pool;
-	Solver *solv = NULL;
-	Transaction *trans = NULL;
-	Queue job, q;
+	struct menv_matchspec *ms = NULL;
+	bool frozen = req->freeze_installed || req->no_update_deps;
+
+	if (has_name(&pl->explicit_names, "python") || has_name(&pl->removed, "python"))
+		return NULL;
+	for (size_t i = 0; !req->update_all && i < req->nhistory; i++) {
+		const struct menv_matchspec *h = req->history[i];
+		if (h->name && !strcmp(h->name, "python") && (h->vspec || h->version) &&
+		    !has_name(&pl->closure, "python"))
+			return NULL;
+	}
+	for (Id p = s->virt->start; p < s->virt->end; p++) {
+		json_t *r = installed_rec(s, p);
+		if (!r || pool_id2solvable(pool, p)->repo != s->virt)
+			continue;
+		const char *name = json_string_value(json_object_get(r, "name"));
+		const char *ver = json_string_value(json_object_get(r, "version"));
+		const char *build = json_string_value(json_object_get(r, "build"));
+		if (!name || strcmp(name, "python") || !ver)
+			continue;
+		char *str;
+		if (frozen && build) {
+			str = menv_xasprintf("python==%s=%s", ver, build);
+		} else {
+			/* major.minor.* */
+			const char *dot = strchr(ver, '.');
+			const char *dot2 = dot ? strchr(dot + 1, '.') : NULL;
+			size_t n = dot2 ? (size_t)(dot2 - ver) : strlen(ver);
+			str = menv_xasprintf("python %.*s.*", (int)n, ver);
+		}
+		if (menv_matchspec_parse(str, &ms, NULL))
+			ms = NULL;
+		free(str);
+		break;
+	}
+	return ms;
+}
+
+/* The jobs of one attempt. Installed packages the request does not name are locked (conda's
+ * update_specs: they stay) unless relaxation freed them, then only favoured. */
+static int request_jobs(struct menv_solver *s, const struct menv_solve_request *req,
+                        struct plan *pl, Queue *job, Queue *q, struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	bool removing = req->nremove > 0;
 	int rc = 0;
 
-	memset(out, 0, sizeof(*out));
-	queue_init(&job);
-	queue_init(&q);
-	pool_addfileprovides(pool);
-	if (s->prio == MENV_PRIORITY_STRICT)
-		strict_priority(s, req);
-	pool_createwhatprovides(pool);
-	rank_variants(s);
-
-	for (size_t i = 0; i < req->ninstall && !rc; i++)
-		rc = add_spec_job(s, &job, &q, SOLVER_INSTALL, req->install[i], true, err);
+	queue_empty(job);
+	queue_empty(&pl->held);
+	menv_strvec_clear(&pl->held_text);
+	/* every requested name no channel has, in one error (not the first only) */
+	struct menv_buf missing = MENV_BUF_INIT;
+	size_t nmissing = 0;
+	for (size_t i = 0; i < req->ninstall; i++) {
+		const struct menv_matchspec *ms = req->install[i];
+		Id nameid = ms->name && !strchr(ms->name, '*') ? pool_str2id(pool, ms->name, 0) : 1;
+		Id p, pp;
+		bool known = false;
+		if (nameid)
+			FOR_PROVIDES(p, pp, nameid) known = true;
+		if (!known) {
+			char *full = menv_matchspec_str_full(ms);
+			menv_buf_addf(&missing, "%s'%s'", nmissing++ ? ", " : "", full);
+			free(full);
+		}
+	}
+	if (nmissing > 1) {
+		rc = menv_error_set(err, MENV_ENOTFOUND,
+		                    "packages %s are not available from the current channels",
+		                    missing.buf);
+		menv_buf_release(&missing);
+		return rc;
+	}
+	menv_buf_release(&missing);
+	for (size_t i = 0; i < req->ninstall && !rc; i++) {
+		const struct menv_matchspec *ms = req->install[i];
+		rc = add_spec_job(s, job, q, SOLVER_INSTALL, ms, true, err);
+		/* `install X` of an installed X: the newest X the other packages allow */
+		for (Id p = s->virt->start; !rc && ms->name && !req->freeze_installed &&
+		                            !req->no_update_deps && p < s->virt->end;
+		     p++) {
+			json_t *r = installed_rec(s, p);
+			if (r && !strcmp(json_str(r, "name"), ms->name))
+				queue_push2(job,
+				            SOLVER_UPDATE | SOLVER_SOLVABLE |
+				                    (pl->no_best ? 0 : SOLVER_FORCEBEST),
+				            p);
+		}
+	}
 	/* `update numpy<=1.1`: libsolv's update job ignores the constraint, so a constrained
 	 * update is an install of the constrained spec (which may move the package either way) */
 	for (size_t i = 0; i < req->nupdate && !rc; i++) {
 		const struct menv_matchspec *u = req->update[i];
 		bool constrained = u->vspec || u->build || u->build_number || u->channel;
-		rc = add_spec_job(s, &job, &q, constrained ? SOLVER_INSTALL : SOLVER_UPDATE, u,
+		Id best = pl->no_best ? 0 : SOLVER_FORCEBEST;
+		rc = add_spec_job(s, job, q, constrained ? SOLVER_INSTALL : SOLVER_UPDATE | best, u,
 		                  true, err);
+		for (Id p = s->virt->start; !rc && constrained && u->name && p < s->virt->end;
+		     p++) {
+			json_t *r = installed_rec(s, p);
+			if (r && !strcmp(json_str(r, "name"), u->name))
+				queue_push2(job, SOLVER_UPDATE | SOLVER_SOLVABLE | best, p);
+		}
 	}
+	/* conda's remove: the package, what needs it, and the dependencies nothing else needs
+	 * (libsolv's cleandeps; the names the user asked for stay) */
 	for (size_t i = 0; i < req->nremove && !rc; i++)
-		rc = add_spec_job(s, &job, &q, SOLVER_ERASE, req->remove[i], false, err);
+		rc = add_spec_job(s, job, q, SOLVER_ERASE | SOLVER_CLEANDEPS, req->remove[i], false,
+		                  err);
 	if (rc)
-		goto out;
+		return rc;
 	if (req->update_all)
-		queue_push2(&job, SOLVER_UPDATE | SOLVER_SOLVABLE_ALL, 0);
-	/* virtual packages and pins are facts: never removed or replaced */
-	for (Id p = s->virt->start; p < s->virt->end; p++) {
-		Solvable *sv = pool_id2solvable(pool, p);
-		if (sv->repo == s->virt && !((size_t)p < s->inst_alloc && s->inst_by_id[p]))
-			queue_push2(&job, SOLVER_LOCK | SOLVER_SOLVABLE, p);
+		queue_push2(job, SOLVER_UPDATE | SOLVER_SOLVABLE_ALL, 0);
+	/* the specs the user asked for before (conda-meta/history) hold, unless this request
+	 * names the package; update_all and update_deps keep only the names */
+	for (size_t i = 0; i < req->nhistory; i++) {
+		const struct menv_matchspec *h = req->history[i];
+		if (!h->name || has_name(&pl->explicit_names, h->name) ||
+		    has_name(&pl->removed, h->name))
+			continue;
+		Id nameid = pool_str2id(pool, h->name, 0);
+		if (!nameid)
+			continue;
+		queue_push2(job, SOLVER_USERINSTALLED | SOLVER_SOLVABLE_NAME, nameid);
+		if (req->update_all || has_name(&pl->closure, h->name) || removing) {
+			if (!removing)
+				queue_push2(job, SOLVER_INSTALL | SOLVER_SOLVABLE_NAME, nameid);
+			continue;
+		}
+		struct menv_error herr = {0};
+		int at = job->count;
+		if (add_spec_job(s, job, q, SOLVER_INSTALL, h, true, &herr)) {
+			queue_push2(job, SOLVER_INSTALL | SOLVER_SOLVABLE_NAME, nameid);
+		} else {
+			char *str = menv_matchspec_str_full(h);
+			queue_push(&pl->held, at);
+			menv_strvec_push_owned(&pl->held_text,
+			                       menv_xasprintf("%s (asked for before, in "
+			                                      "conda-meta/history)",
+			                                      str));
+			free(str);
+		}
 	}
+	for (size_t i = 0; req->aggressive && i < req->aggressive->n; i++) {
+		Id nameid = pool_str2id(pool, req->aggressive->v[i], 0);
+		if (nameid)
+			queue_push2(job, SOLVER_USERINSTALLED | SOLVER_SOLVABLE_NAME, nameid);
+	}
+	struct menv_matchspec *pin = removing ? NULL : python_pin(s, req, pl);
+	if (pin) {
+		struct menv_error perr = {0};
+		int at = job->count;
+		if (!add_spec_job(s, job, q, SOLVER_INSTALL, pin, true, &perr)) {
+			char *str = menv_matchspec_str_full(pin);
+			queue_push(&pl->held, at);
+			menv_strvec_push_owned(
+			        &pl->held_text,
+			        menv_xasprintf("%s (python keeps its installed minor "
+			                       "version unless the request names "
+			                       "python)",
+			                       str));
+			free(str);
+		}
+		menv_matchspec_free(pin);
+	}
+	for (Id p = s->virt->start; p < s->virt->end; p++) {
+		json_t *r = installed_rec(s, p);
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo != s->virt)
+			continue;
+		if (!r) {
+			/* virtual packages and pins are facts: never removed or replaced */
+			queue_push2(job, SOLVER_LOCK | SOLVER_SOLVABLE, p);
+			continue;
+		}
+		const char *name = json_str(r, "name");
+		if (has_name(&pl->explicit_names, name) || has_name(&pl->removed, name) || removing)
+			continue;
+		if (has_name(&pl->closure, name)) {
+			queue_push2(job, SOLVER_UPDATE | SOLVER_SOLVABLE, p);
+			continue;
+		}
+		if (req->update_all)
+			continue;
+		if (pl->all_unlocked || MAPTST(&pl->unlocked, p)) {
+			/* freed: it may change, or go when nothing else works */
+			queue_push2(job, SOLVER_FAVOR | SOLVER_SOLVABLE, p);
+			queue_push2(job, SOLVER_ALLOWUNINSTALL | SOLVER_SOLVABLE, p);
+		} else {
+			queue_push2(job, SOLVER_LOCK | SOLVER_SOLVABLE, p);
+		}
+	}
+	/* the requested names' installed records may be replaced or, if need be, removed */
+	for (Id p = s->virt->start; p < s->virt->end; p++) {
+		json_t *r = installed_rec(s, p);
+		if (r && has_name(&pl->explicit_names, json_str(r, "name")))
+			queue_push2(job, SOLVER_ALLOWUNINSTALL | SOLVER_SOLVABLE, p);
+	}
+	return 0;
+}
 
-	solv = solver_create(pool);
-	/* like conda: installed packages may be changed or removed when a request needs it */
-	solver_set_flag(solv, SOLVER_FLAG_ALLOW_DOWNGRADE, 1);
-	solver_set_flag(solv, SOLVER_FLAG_ALLOW_UNINSTALL, 1);
-	if (solver_solve(solv, &job)) {
-		struct menv_buf line = MENV_BUF_INIT, tree = MENV_BUF_INIT;
+/* After a failed attempt: frees the locked installed packages the problems name. Returns how
+ * many it freed. */
+static int relax(struct menv_solver *s, Solver *solv, struct plan *pl)
+{
+	Pool *pool = s->pool;
+	int freed = 0, np = solver_problem_count(solv);
+	Queue rules;
+
+	queue_init(&rules);
+	for (Id i = 1; i <= np; i++) {
+		queue_empty(&rules);
+		solver_findallproblemrules(solv, i, &rules);
+		for (int j = 0; j < rules.count; j++) {
+			Id source, target, dep;
+			Id type = solver_ruleinfo(solv, rules.elements[j], &source, &target, &dep);
+			Id p = 0;
+			if (type == SOLVER_RULE_JOB && (target & SOLVER_JOBMASK) == SOLVER_LOCK &&
+			    (target & SOLVER_SELECTMASK) == SOLVER_SOLVABLE)
+				p = dep;
+			else if (type != SOLVER_RULE_JOB && source > 0 &&
+			         source < pool->nsolvables && installed_rec(s, source))
+				p = source;
+			if (p > 0 && p < pool->nsolvables && installed_rec(s, p) &&
+			    !MAPTST(&pl->unlocked, p)) {
+				MAPSET(&pl->unlocked, p);
+				freed++;
+			}
+		}
+	}
+	queue_free(&rules);
+	return freed;
+}
+
+/* The specs the environment holds (history, python's minor version) that a problem of the
+ * failed solve involves, as "a; b" in out. */
+static void held_specs(struct menv_solver *s, Solver *solv, const struct plan *pl,
+                       struct menv_buf *out)
+{
+	Queue rules;
+	bool *named = menv_xcalloc((size_t)pl->held.count + 1, sizeof(*named));
+	int np = (int)solver_problem_count(solv);
+
+	queue_init(&rules);
+	for (Id i = 1; i <= np; i++) {
+		queue_empty(&rules);
+		solver_findallproblemrules(solv, i, &rules);
+		for (int j = 0; j < rules.count; j++) {
+			Id source, target, dep;
+			if (solver_ruleinfo(solv, rules.elements[j], &source, &target, &dep) !=
+			    SOLVER_RULE_JOB)
+				continue;
+			/* a locked installed package: only --freeze-installed keeps locks to the end */
+			json_t *r = (target & SOLVER_JOBMASK) == SOLVER_LOCK &&
+			                            (target & SOLVER_SELECTMASK) == SOLVER_SOLVABLE
+			                    ? installed_rec(s, dep)
+			                    : NULL;
+			if (r)
+				menv_buf_addf(out, "%sthe installed %s-%s-%s (--freeze-installed)",
+				              out->len ? "; " : "", json_str(r, "name"),
+				              json_str(r, "version"), json_str(r, "build"));
+			for (int k = 0; k < pl->held.count; k++)
+				if (pl->held.elements[k] == source && !named[k]) {
+					named[k] = true;
+					menv_buf_addf(out, "%s%s", out->len ? "; " : "",
+					              pl->held_text.v[k]);
+				}
+		}
+	}
+	queue_free(&rules);
+	free(named);
+}
+
+/* Solves with the installed packages locked, then frees those the problems involve, step
+ * by step (conda-libmamba-solver's approach), and last only favours them all. On success
+ * *out is the solver (free it); on failure the problems of the last attempt are described. */
+static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request *req,
+                          struct plan *pl, Solver **out, struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	Queue job, q;
+	Solver *solv = NULL;
+	int rc = 0;
+	bool frozen = req->freeze_installed || req->no_update_deps;
+
+	*out = NULL;
+	queue_init(&job);
+	queue_init(&q);
+	for (int round = 0;; round++) {
+		rc = request_jobs(s, req, pl, &job, &q, err);
+		if (rc)
+			break;
+		solv = solver_create(pool);
+		/* like conda: installed packages may move either way when the request needs it;
+		 * only those the request names or relaxation freed may be removed (all of them
+		 * for update_all and a remove, whose dependents go too) */
+		solver_set_flag(solv, SOLVER_FLAG_ALLOW_DOWNGRADE, 1);
+		solver_set_flag(solv, SOLVER_FLAG_ALLOW_UNINSTALL,
+		                req->update_all || req->nremove || pl->all_unlocked);
+		if (!solver_solve(solv, &job)) {
+			*out = solv;
+			break;
+		}
+		bool again = false;
+		if (!frozen && round < 10) {
+			if (relax(s, solv, pl))
+				again = true;
+			else if (!pl->all_unlocked)
+				again = pl->all_unlocked = true;
+			else if (!pl->no_best)
+				again = pl->no_best = true;
+		}
+		if (again) {
+			solver_free(solv);
+			solv = NULL;
+			continue;
+		}
+		struct menv_buf line = MENV_BUF_INIT, tree = MENV_BUF_INIT, held = MENV_BUF_INIT;
 		bool needs_cuda = false;
 		json_decref(s->problems_json);
 		s->problems_json = json_array();
 		describe_problems(solv, req, &line, &tree, s->problems_json, &needs_cuda);
-		rc = menv_error_set(err, MENV_EUNSAT,
-		                    "could not solve for the requested packages: %s%s",
-		                    line.buf ? line.buf : "",
-		                    needs_cuda && !s->has_cuda
-		                            ? " (no CUDA driver was found: __cuda is absent; "
-		                              "CONDA_OVERRIDE_CUDA=11.8 solves for a GPU machine)"
-		                            : "");
+		held_specs(s, solv, pl, &held);
+		rc = menv_error_set(
+		        err, MENV_EUNSAT, "could not solve for the requested packages: %s%s%s%s",
+		        line.buf ? line.buf : "", held.len ? "; the environment holds " : "",
+		        held.len ? held.buf : "",
+		        needs_cuda && !s->has_cuda
+		                ? " (no CUDA driver was found: __cuda is absent; "
+		                  "CONDA_OVERRIDE_CUDA=11.8 solves for a GPU machine)"
+		                : "");
+		menv_buf_release(&held);
 		free(s->problems);
 		s->problems = menv_buf_detach(&tree);
 		menv_buf_release(&line);
-		goto out;
+		solver_free(solv);
+		break;
 	}
-	trans = solver_create_transaction(solv);
+	queue_free(&q);
+	queue_free(&job);
+	return rc;
+}
+
+/* update_deps: the names the explicit names depend on, directly or not, in the solution. */
+static void dependency_closure(struct menv_solver *s, Solver *solv, struct plan *pl)
+{
+	Pool *pool = s->pool;
+	Queue dq;
+	Map in;
+
+	queue_init(&dq);
+	map_init(&in, pool->nsolvables);
+	solver_get_decisionqueue(solv, &dq);
+	for (int i = 0; i < dq.count; i++)
+		if (dq.elements[i] > 1)
+			MAPSET(&in, dq.elements[i]);
+	struct menv_strvec todo = MENV_STRVEC_INIT;
+	for (size_t i = 0; i < pl->explicit_names.n; i++)
+		menv_strvec_push(&todo, pl->explicit_names.v[i]);
+	for (size_t t = 0; t < todo.n; t++) {
+		Id nameid = pool_str2id(pool, todo.v[t], 0);
+		for (Id p = 2; nameid && p < pool->nsolvables; p++) {
+			Solvable *sv = pool_id2solvable(pool, p);
+			if (!MAPTST(&in, p) || sv->name != nameid || !sv->requires)
+				continue;
+			for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
+				Id q, qq;
+				FOR_PROVIDES(q, qq, *dp)
+				{
+					if (!MAPTST(&in, q))
+						continue;
+					const char *dn =
+					        pool_id2str(pool, pool_id2solvable(pool, q)->name);
+					if (!has_name(&todo, dn) && strncmp(dn, "__", 2))
+						menv_strvec_push(&todo, dn);
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < todo.n; i++)
+		if (!has_name(&pl->explicit_names, todo.v[i]))
+			menv_strvec_push(&pl->closure, todo.v[i]);
+	menv_strvec_clear(&todo);
+	map_free(&in);
+	queue_free(&dq);
+}
+
+/* The channel's record of an installed package, for force_reinstall. */
+static const struct menv_record *channel_copy(struct menv_solver *s, json_t *inst)
+{
+	Pool *pool = s->pool;
+	Id nameid = pool_str2id(pool, json_str(inst, "name"), 0);
+	for (Id p = 2; nameid && p < pool->nsolvables; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->name != nameid || !sv->repo || sv->repo == s->virt)
+			continue;
+		const struct menv_record *r = record_of(s, p);
+		if (r && !strcmp(r->version, json_str(inst, "version")) &&
+		    !strcmp(r->build, json_str(inst, "build")))
+			return r;
+	}
+	return NULL;
+}
+
+static void transaction_of(struct menv_solver *s, Solver *solv, struct menv_transaction *out)
+{
+	Pool *pool = s->pool;
+	Transaction *trans = solver_create_transaction(solv);
+
 	transaction_order(trans, 0);
 	out->link = menv_xcalloc((size_t)trans->steps.count + 1, sizeof(*out->link));
 	out->unlink = menv_xcalloc((size_t)trans->steps.count + 1, sizeof(*out->unlink));
@@ -1332,7 +1833,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		Solvable *sv = pool_id2solvable(pool, p);
 		if (sv->repo == s->virt) {
 			/* an installed package leaving (erased or replaced) */
-			if ((size_t)p < s->inst_alloc && s->inst_by_id[p] &&
+			if (installed_rec(s, p) &&
 			    transaction_type(trans, p, SOLVER_TRANSACTION_SHOW_ALL) !=
 			            SOLVER_TRANSACTION_IGNORE)
 				out->unlink[out->nunlink++] = s->inst_by_id[p];
@@ -1342,14 +1843,239 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		if (r)
 			out->link[out->nlink++] = r;
 	}
+	transaction_free(trans);
+}
+
+/* no_deps keeps only the explicit names' changes; only_deps drops the explicit names'. */
+static void filter_names(struct menv_transaction *t, const struct menv_strvec *names, bool keep)
+{
+	size_t nl = 0, nu = 0;
+	for (size_t i = 0; i < t->nlink; i++)
+		if (has_name(names, t->link[i]->name) == keep)
+			t->link[nl++] = t->link[i];
+	for (size_t i = 0; i < t->nunlink; i++)
+		if (has_name(names, json_str(t->unlink[i], "name")) == keep)
+			t->unlink[nu++] = t->unlink[i];
+	t->nlink = nl;
+	t->nunlink = nu;
+}
+
+/* The solvables of the solution: installed ones kept and new ones, as a map. */
+static void solution_map(Solver *solv, Map *in)
+{
+	Queue dq;
+	queue_init(&dq);
+	map_init(in, solv->pool->nsolvables);
+	solver_get_decisionqueue(solv, &dq);
+	for (int i = 0; i < dq.count; i++)
+		if (dq.elements[i] > 1)
+			MAPSET(in, dq.elements[i]);
+	queue_free(&dq);
+}
+
+/* Does a solvable of `in` other than p (and of another name) need p? Only the solvables of
+ * the map are visited (its set bits), not the whole pool. */
+static bool needed_by(Pool *pool, const Map *in, Id p)
+{
+	Solvable *ps = pool_id2solvable(pool, p);
+	for (int byte = 0; byte < in->size; byte++) {
+		if (!in->map[byte])
+			continue;
+		for (int bit = 0; bit < 8; bit++) {
+			Id q = byte * 8 + bit;
+			if (!(in->map[byte] & (1 << bit)) || q == p || q < 2 ||
+			    q >= pool->nsolvables)
+				continue;
+			Solvable *sv = pool_id2solvable(pool, q);
+			if (sv->name == ps->name || !sv->repo || !sv->requires)
+				continue;
+			for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
+				Id r, rr;
+				FOR_PROVIDES(r, rr, *dp)
+				{
+					if (r == p)
+						return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
+/* conda's only_deps keeps an explicit name that another package of the solution needs
+ * (`--only-deps python=2 flask` keeps python): only the youngest ones are left out. */
+static void youngest_names(struct menv_solver *s, Solver *solv, const struct menv_strvec *names,
+                           struct menv_strvec *out)
+{
+	Pool *pool = s->pool;
+	Map in;
+	solution_map(solv, &in);
+	for (Id p = 2; p < pool->nsolvables; p++) {
+		const char *nm = pool_id2str(pool, pool_id2solvable(pool, p)->name);
+		if (MAPTST(&in, p) && has_name(names, nm) && !needed_by(pool, &in, p) &&
+		    !has_name(out, nm))
+			menv_strvec_push(out, nm);
+	}
+	map_free(&in);
+}
+
+/* conda prunes what a change leaves orphaned: an installed package that something installed
+ * needed, that nothing in the solution needs any more, and that nobody asked for. */
+static void prune_orphans(struct menv_solver *s, Solver *solv, const struct menv_solve_request *req,
+                          const struct plan *pl, struct menv_transaction *out)
+{
+	Pool *pool = s->pool;
+	Map in, before;
+	bool changed = true;
+
+	solution_map(solv, &in);
+	map_init(&before, pool->nsolvables);
+	for (Id p = s->virt->start; p < s->virt->end; p++)
+		if (pool_id2solvable(pool, p)->repo == s->virt)
+			MAPSET(&before, p); /* installed, virtual packages and pins */
+	while (changed) {
+		changed = false;
+		for (Id p = s->virt->start; p < s->virt->end; p++) {
+			json_t *r = installed_rec(s, p);
+			if (!r || !MAPTST(&in, p))
+				continue;
+			const char *name = json_str(r, "name");
+			bool asked = has_name(&pl->explicit_names, name) ||
+			             (req->aggressive && has_name(req->aggressive, name));
+			for (size_t i = 0; !asked && i < req->nhistory; i++)
+				asked = req->history[i]->name &&
+				        !strcmp(req->history[i]->name, name);
+			if (asked || !needed_by(pool, &before, p) || needed_by(pool, &in, p))
+				continue;
+			MAPCLR(&in, p);
+			out->unlink[out->nunlink++] = r;
+			changed = true;
+		}
+	}
+	map_free(&before);
+	map_free(&in);
+}
+
+int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
+                              struct menv_transaction *out, struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	Solver *solv = NULL;
+	struct plan pl = {0};
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	pool_addfileprovides(pool);
+	add_pip_dependency(s);
+	if (s->prio == MENV_PRIORITY_STRICT)
+		strict_priority(s, req);
+	pool_createwhatprovides(pool);
+	order_repos(s);
+	rank_variants(s);
+	map_init(&pl.unlocked, pool->nsolvables);
+	queue_init(&pl.held);
+	for (size_t i = 0; i < req->ninstall; i++)
+		if (req->install[i]->name)
+			menv_strvec_push(&pl.explicit_names, req->install[i]->name);
+	for (size_t i = 0; i < req->nupdate; i++)
+		if (req->update[i]->name)
+			menv_strvec_push(&pl.explicit_names, req->update[i]->name);
+	for (size_t i = 0; i < req->nremove; i++)
+		if (req->remove[i]->name)
+			menv_strvec_push(&pl.removed, req->remove[i]->name);
+
+	if (req->force_remove) {
+		/* conda remove --force: the named packages only, whatever needs them */
+		Queue job, q;
+		queue_init(&job);
+		queue_init(&q);
+		for (size_t i = 0; i < req->nremove && !rc; i++)
+			rc = add_spec_job(s, &job, &q, SOLVER_ERASE, req->remove[i], false, err);
+		queue_free(&job);
+		queue_free(&q);
+		if (rc)
+			goto out;
+		out->unlink = menv_xcalloc(s->inst_alloc + 1, sizeof(*out->unlink));
+		for (Id p = s->virt->start; p < s->virt->end; p++) {
+			json_t *r = installed_rec(s, p);
+			if (r && has_name(&pl.removed, json_str(r, "name")))
+				out->unlink[out->nunlink++] = r;
+		}
+		out->link = menv_xcalloc(1, sizeof(*out->link));
+		goto out;
+	}
+	if (req->satisfied_skip_solve && !req->nupdate && !req->nremove && !req->update_all) {
+		/* conda's specs_satisfied_skip_solve: nothing to do when each spec is met */
+		bool all = true;
+		for (size_t i = 0; all && i < req->ninstall; i++) {
+			bool met = false;
+			for (Id p = s->virt->start; !met && p < s->virt->end; p++) {
+				json_t *r = installed_rec(s, p);
+				met = r && menv_matchspec_match_json(req->install[i], r);
+			}
+			all = met;
+		}
+		if (all) {
+			out->link = menv_xcalloc(1, sizeof(*out->link));
+			out->unlink = menv_xcalloc(1, sizeof(*out->unlink));
+			goto out;
+		}
+	}
+	rc = solve_relaxing(s, req, &pl, &solv, err);
+	if (!rc && req->update_deps && pl.explicit_names.n) {
+		/* conda's update_deps: solve again with the request's dependencies free to update */
+		dependency_closure(s, solv, &pl);
+		solver_free(solv);
+		solv = NULL;
+		map_empty(&pl.unlocked);
+		pl.all_unlocked = false;
+		rc = solve_relaxing(s, req, &pl, &solv, err);
+	}
+	if (rc)
+		goto out;
+	transaction_of(s, solv, out);
+	out->unlink = menv_xrealloc(out->unlink,
+	                            (out->nunlink + s->inst_alloc + 1) * sizeof(*out->unlink));
+	if (!req->no_deps && !req->only_deps && !req->freeze_installed && !req->no_update_deps &&
+	    !req->nremove)
+		prune_orphans(s, solv, req, &pl, out);
 	drop_same_package(out);
+	if (req->no_deps) {
+		filter_names(out, &pl.explicit_names, true);
+	} else if (req->only_deps) {
+		struct menv_strvec young = MENV_STRVEC_INIT;
+		youngest_names(s, solv, &pl.explicit_names, &young);
+		filter_names(out, &young, false);
+		menv_strvec_clear(&young);
+	}
+	if (req->force_reinstall) {
+		/* the explicit names that stay get unlinked and linked again */
+		size_t cap = out->nlink + s->inst_alloc + 1;
+		out->link = menv_xrealloc(out->link, cap * sizeof(*out->link));
+		out->unlink = menv_xrealloc(out->unlink, cap * sizeof(*out->unlink));
+		for (Id p = s->virt->start; p < s->virt->end; p++) {
+			json_t *r = installed_rec(s, p);
+			if (!r || !has_name(&pl.explicit_names, json_str(r, "name")))
+				continue;
+			bool leaving = false;
+			for (size_t k = 0; k < out->nunlink; k++)
+				leaving = leaving || out->unlink[k] == r;
+			const struct menv_record *copy = leaving ? NULL : channel_copy(s, r);
+			if (copy) {
+				out->unlink[out->nunlink++] = r;
+				out->link[out->nlink++] = copy;
+			}
+		}
+	}
 out:
-	if (trans)
-		transaction_free(trans);
 	if (solv)
 		solver_free(solv);
-	queue_free(&q);
-	queue_free(&job);
+	map_free(&pl.unlocked);
+	queue_free(&pl.held);
+	menv_strvec_clear(&pl.held_text);
+	menv_strvec_clear(&pl.explicit_names);
+	menv_strvec_clear(&pl.removed);
+	menv_strvec_clear(&pl.closure);
 	return rc;
 }
 

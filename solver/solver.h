@@ -34,6 +34,11 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
                                   const char *subdir, const char *path, const char *solv_path,
                                   struct menv_error *err);
 
+/* conda's add_pip_as_python_dependency (its default is true; a new solver's is false): the
+ * python 2.x and 3.x records of the channels need pip, where the channels have pip. Call
+ * before the first solve. */
+void menv_solver_set_add_pip(struct menv_solver *s, bool on);
+
 /* Adds a virtual package (CEP-30), e.g. ("__glibc", "2.36", "0"). Strings are copied. */
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
                              const char *build);
@@ -55,6 +60,13 @@ struct menv_virtual {
  * overridden by CONDA_OVERRIDE_<NAME> (empty value: removed). Fills up to `max` entries and
  * returns how many. */
 size_t menv_virtual_detect(struct menv_virtual *out, size_t max);
+/* The virtual packages a solve for `subdir` sees, as conda's plugins give them: __unix for
+ * linux-* and osx-*; __linux and __glibc (this machine's) for linux-* only; __osx for osx-*
+ * only from CONDA_OVERRIDE_OSX (this machine runs no macOS); __win for win-* ("0", or
+ * CONDA_OVERRIDE_WIN); __archspec: this machine's level for its own subdir, the target's
+ * machine ("arm64", "x86_64") for another; __cuda from the driver. menv_virtual_detect()
+ * is this for this machine's own subdir. */
+size_t menv_virtual_detect_subdir(const char *subdir, struct menv_virtual *out, size_t max);
 
 /* Solves for installing `specs` (parsed MatchSpecs, borrowed) into an empty prefix.
  * A spec's `channel`, when set, must already be resolved by the caller to a channel
@@ -73,15 +85,40 @@ int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs
  * outlive the solver), so that a solve changes an existing environment. */
 void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_t n);
 
-/* What to change. Specs are borrowed; channels in specs resolved as for menv_solver_solve. */
+/* What to change. Specs are borrowed; channels in specs resolved as for menv_solver_solve.
+ * The defaults are conda's (update_modifier update_specs, deps_modifier not set): the
+ * requested names may change; every other installed package stays unless the request
+ * cannot be met without moving it, and then as few as possible move (the installed records
+ * are locked first, and the locks the problems involve are lifted step by step, as
+ * conda-libmamba-solver does). The history's specs hold like requested ones, and python
+ * stays within its installed minor version unless python is requested (conda's rule). */
 struct menv_solve_request {
-	struct menv_matchspec *const *install; /* conda install: add or change to match */
+	struct menv_matchspec *const *install; /* conda install: add or change to match; an
+	                                          installed name updates to the newest allowed */
 	size_t ninstall;
 	struct menv_matchspec *const *update; /* conda update NAME: newest allowed */
 	size_t nupdate;
-	struct menv_matchspec *const *remove; /* conda remove: take out (and what needs it) */
+	struct menv_matchspec *const *remove; /* conda remove: take out what needs it too, and
+	                                         the dependencies no other package or request
+	                                         needs (conda's pruning) */
 	size_t nremove;
-	bool update_all; /* conda update --all */
+	/* conda-meta/history's user-requested specs (menv_history_requested_specs), parsed */
+	struct menv_matchspec *const *history;
+	size_t nhistory;
+	/* names a remove never prunes as orphans (conda's aggressive_update_packages), or NULL */
+	const struct menv_strvec *aggressive;
+	bool update_all;           /* update --all / update_modifier update_all: everything may
+	                              update; history keeps only its names */
+	bool freeze_installed;     /* --freeze-installed: installed packages never move */
+	bool no_update_deps;       /* --no-update-deps: conda's other name for freeze_installed */
+	bool update_specs;         /* --update-specs: the default, stated */
+	bool update_deps;          /* --update-deps: the requested names' dependencies update too */
+	bool force_reinstall;      /* unlink and link the requested names again even unchanged */
+	bool no_deps;              /* --no-deps: only the requested names change */
+	bool only_deps;            /* --only-deps: everything but the requested names */
+	bool force_remove;         /* remove --force: the named packages only, nothing else */
+	bool satisfied_skip_solve; /* --satisfied-skip-solve: when installed records satisfy every
+	                              install spec, change nothing (micromamba's install) */
 };
 
 /* The result of a solve: records to link (ordered dependencies first, borrowed from the
@@ -97,8 +134,11 @@ void menv_transaction_release(struct menv_transaction *t);
 
 /* Solves a request against the channels, the installed packages, virtual packages and pins
  * (which are never removed). Installed packages may be changed or removed where the request
- * needs it, as conda does. Errors as menv_solver_solve; removing a name that is not installed
- * is MENV_ENOTFOUND. */
+ * needs it, as conda does (see struct menv_solve_request). Errors as menv_solver_solve (one
+ * MENV_ENOTFOUND naming every requested package no channel has); an unsatisfiable change
+ * also names the specs the environment holds that the problems involve (a history spec,
+ * python's minor version, an installed package --freeze-installed keeps); removing a name
+ * that is not installed is MENV_ENOTFOUND. */
 int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
                               struct menv_transaction *out, struct menv_error *err);
 

@@ -1,9 +1,10 @@
 /*
- * virtual.c - this machine's virtual packages (CEP-30): __unix, __linux, __glibc, __archspec
- * and __cuda, with conda's CONDA_OVERRIDE_* variables. __cuda comes only from the driver
- * (libcuda's cuDriverGetVersion), never from a toolkit on disk.
+ * virtual.c - the virtual packages (CEP-30) of the target subdir: __unix, __linux, __glibc,
+ * __osx, __win, __archspec and __cuda, with conda's CONDA_OVERRIDE_* variables. __cuda comes
+ * only from the driver (libcuda's cuDriverGetVersion), never from a toolkit on disk.
  */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <gnu/libc-version.h>
 #include <stdio.h>
@@ -89,23 +90,55 @@ static int override(const char *var, const char **value)
 	return 1;
 }
 
-size_t menv_virtual_detect(struct menv_virtual *out, size_t max)
+/* The machine part of a subdir for a foreign target's __archspec ("osx-arm64" -> arm64). */
+static const char *subdir_arch(const char *subdir)
+{
+	const char *dash = strchr(subdir, '-');
+	const char *a = dash ? dash + 1 : "";
+	if (!strcmp(a, "64"))
+		return "x86_64";
+	if (!strcmp(a, "32"))
+		return "x86";
+	return a; /* aarch64, arm64, ppc64le, s390x, ... */
+}
+
+size_t menv_virtual_detect_subdir(const char *subdir, struct menv_virtual *out, size_t max)
 {
 	char buf[64];
 	const char *v;
 	size_t n = 0;
+	const char *host = menv_platform_subdir();
+	bool linux_target = !strncmp(subdir, "linux-", 6);
+	bool osx_target = !strncmp(subdir, "osx-", 4);
+	bool win_target = !strncmp(subdir, "win-", 4);
 
-	if (n < max)
+	if ((linux_target || osx_target) && n < max)
 		put(&out[n++], "__unix", "0", "0");
-	kernel_version(buf, sizeof(buf));
-	v = buf;
-	if (override("CONDA_OVERRIDE_LINUX", &v) >= 0 && *v && n < max)
-		put(&out[n++], "__linux", v, "0");
-	v = gnu_get_libc_version();
-	if (override("CONDA_OVERRIDE_GLIBC", &v) >= 0 && *v && n < max)
-		put(&out[n++], "__glibc", v, "0");
-	v = archspec_level();
-	if (override("CONDA_OVERRIDE_ARCHSPEC", &v) >= 0 && *v && n < max)
+	if (linux_target) {
+		/* the host's kernel and C library (this machine is Linux) */
+		kernel_version(buf, sizeof(buf));
+		v = buf;
+		if (override("CONDA_OVERRIDE_LINUX", &v) >= 0 && *v && n < max)
+			put(&out[n++], "__linux", v, "0");
+		v = gnu_get_libc_version();
+		if (override("CONDA_OVERRIDE_GLIBC", &v) >= 0 && *v && n < max)
+			put(&out[n++], "__glibc", v, "0");
+	}
+	if (osx_target) {
+		/* conda: CONDA_OVERRIDE_OSX, else the running macOS (none here) */
+		v = "";
+		if (override("CONDA_OVERRIDE_OSX", &v) >= 0 && *v && n < max)
+			put(&out[n++], "__osx", v, "0");
+	}
+	if (win_target) {
+		v = "0";
+		if (override("CONDA_OVERRIDE_WIN", &v) >= 0 && *v && n < max)
+			put(&out[n++], "__win", v, "0");
+	}
+	/* the host's microarchitecture for its own subdir, the target's machine otherwise */
+	v = strcmp(subdir, host) ? subdir_arch(subdir) : archspec_level();
+	if (strcmp(subdir, "noarch") && override("CONDA_OVERRIDE_ARCHSPEC", &v) >= 0 && *v &&
+	    n < max)
 		put(&out[n++], "__archspec", "1", v);
 	v = NULL;
 	int o = override("CONDA_OVERRIDE_CUDA", &v);
@@ -116,4 +149,9 @@ size_t menv_virtual_detect(struct menv_virtual *out, size_t max)
 	if (o >= 0 && v && *v && n < max)
 		put(&out[n++], "__cuda", v, "0");
 	return n;
+}
+
+size_t menv_virtual_detect(struct menv_virtual *out, size_t max)
+{
+	return menv_virtual_detect_subdir(menv_platform_subdir(), out, max);
 }

@@ -111,6 +111,12 @@ void menv_config_defaults(struct menv_config *cfg)
 	cfg->ssl_verify = true;
 	cfg->repodata_use_zst = true;
 	cfg->repodata_use_shards = true;
+	cfg->add_pip_as_python_dependency = true; /* conda's default */
+	cfg->update_modifier = MENV_UPDATE_SPECS;
+	/* conda's default aggressive_update_packages */
+	menv_strvec_push(&cfg->aggressive_update_packages, "ca-certificates");
+	menv_strvec_push(&cfg->aggressive_update_packages, "certifi");
+	menv_strvec_push(&cfg->aggressive_update_packages, "openssl");
 	free(root);
 	free(h);
 }
@@ -125,6 +131,7 @@ void menv_config_release(struct menv_config *cfg)
 	menv_strvec_clear(&cfg->channels);
 	menv_strvec_clear(&cfg->default_channels);
 	menv_strvec_clear(&cfg->pinned_packages);
+	menv_strvec_clear(&cfg->aggressive_update_packages);
 	menv_strvec_clear(&cfg->files);
 	menv_strvec_clear(&cfg->custom_channel_names);
 	menv_strvec_clear(&cfg->custom_channel_urls);
@@ -231,6 +238,8 @@ static const char *const scalar_keys[] = {
         "always_softlink",
         "allow_softlinks",
         "smoke_check",
+        "update_modifier",
+        "add_pip_as_python_dependency",
 };
 
 /* One scalar key. Returns 0, 1 when the key is not a scalar key, or MENV_EPARSE. */
@@ -308,6 +317,27 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 			cfg->always_softlink = b;
 		else
 			cfg->allow_softlinks = b;
+	} else if (!strcmp(key, "update_modifier")) {
+		/* conda's UpdateModifier values */
+		if (!strcmp(val, "update_specs"))
+			cfg->update_modifier = MENV_UPDATE_SPECS;
+		else if (!strcmp(val, "freeze_installed"))
+			cfg->update_modifier = MENV_UPDATE_FREEZE_INSTALLED;
+		else if (!strcmp(val, "update_deps"))
+			cfg->update_modifier = MENV_UPDATE_DEPS;
+		else if (!strcmp(val, "update_all"))
+			cfg->update_modifier = MENV_UPDATE_ALL;
+		else if (!strcmp(val, "specs_satisfied_skip_solve"))
+			cfg->update_modifier = MENV_UPDATE_SATISFIED_SKIP;
+		else
+			return bad(err, w,
+			           "%s must be update_specs, freeze_installed, update_deps, "
+			           "update_all or specs_satisfied_skip_solve",
+			           key);
+	} else if (!strcmp(key, "add_pip_as_python_dependency")) {
+		if (parse_bool(val, &b))
+			return bad(err, w, "%s must be true or false", key);
+		cfg->add_pip_as_python_dependency = b;
 	} else if (!strcmp(key, "ssl_verify")) {
 		free(cfg->ssl_ca_bundle);
 		cfg->ssl_ca_bundle = NULL;
@@ -338,6 +368,9 @@ static int set_list(struct menv_config *cfg, const char *key, struct menv_strvec
 	} else if (!strcmp(key, "pinned_packages")) {
 		menv_strvec_clear(&cfg->pinned_packages);
 		cfg->pinned_packages = *items;
+	} else if (!strcmp(key, "aggressive_update_packages")) {
+		menv_strvec_clear(&cfg->aggressive_update_packages);
+		cfg->aggressive_update_packages = *items;
 	} else if (!strcmp(key, "default_channels")) {
 		menv_strvec_clear(&cfg->default_channels);
 		cfg->default_channels = *items;
@@ -412,7 +445,8 @@ static bool is_list_key(const char *key)
 {
 	return !strcmp(key, "channels") || !strcmp(key, "default_channels") ||
 	       !strcmp(key, "migrated_channel_aliases") || !strcmp(key, "pkgs_dirs") ||
-	       !strcmp(key, "envs_dirs");
+	       !strcmp(key, "envs_dirs") || !strcmp(key, "pinned_packages") ||
+	       !strcmp(key, "aggressive_update_packages");
 }
 
 static bool is_map_key(const char *key)
@@ -527,10 +561,11 @@ static const char *env_value(const char *key, char *name, size_t len)
 	return getenv(name);
 }
 
-static void split_commas(const char *s, struct menv_strvec *out)
+static void split_on(const char *s, char sep, struct menv_strvec *out)
 {
+	char set[2] = {sep, '\0'};
 	while (*s) {
-		size_t n = strcspn(s, ",");
+		size_t n = strcspn(s, set);
 		char *item = menv_xstrndup(s, n);
 		char *b = item, *e;
 		while (*b == ' ')
@@ -542,9 +577,14 @@ static void split_commas(const char *s, struct menv_strvec *out)
 			menv_strvec_push(out, b);
 		free(item);
 		s += n;
-		if (*s == ',')
+		if (*s == sep)
 			s++;
 	}
+}
+
+static void split_commas(const char *s, struct menv_strvec *out)
+{
+	split_on(s, ',', out);
 }
 
 /* Environment variables override the rc files, like conda's CONDA_<KEY>. */
@@ -553,7 +593,7 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 
 	static const char *const lists[] = {
 	        "channels",  "default_channels", "migrated_channel_aliases",
-	        "envs_dirs", "pinned_packages",
+	        "envs_dirs", "pinned_packages",  "aggressive_update_packages",
 	};
 	char name[64];
 	const char *v;
@@ -573,7 +613,13 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 		struct menv_strvec items = MENV_STRVEC_INIT;
 		if (!(v = env_value(lists[i], name, sizeof(name))))
 			continue;
-		split_commas(v, &items);
+		/* conda splits CONDA_PINNED_PACKAGES and CONDA_AGGRESSIVE_UPDATE_PACKAGES at '&'
+		 * (their string_delimiter), the other lists at ',' */
+		if (!strcmp(lists[i], "pinned_packages") ||
+		    !strcmp(lists[i], "aggressive_update_packages"))
+			split_on(v, '&', &items);
+		else
+			split_commas(v, &items);
 		set_list(cfg, lists[i], &items);
 		menv_strvec_clear(&items);
 	}

@@ -191,6 +191,15 @@ bool menv_subdir_known(const char *subdir);
 /* Settings (.condarc keys, conda's search path plus $MENVRC)                                */
 
 enum menv_channel_priority { MENV_PRIORITY_FLEXIBLE, MENV_PRIORITY_STRICT, MENV_PRIORITY_DISABLED };
+/* conda's update_modifier: how a change treats installed packages the request does not name */
+enum menv_update_modifier {
+	MENV_UPDATE_SPECS,            /* default: they stay unless the request needs them moved */
+	MENV_UPDATE_FREEZE_INSTALLED, /* they never move */
+	MENV_UPDATE_DEPS,             /* the requested names' dependencies update too */
+	MENV_UPDATE_ALL,              /* everything updates */
+	MENV_UPDATE_SATISFIED_SKIP,   /* specs_satisfied_skip_solve: no solve when installed
+	                                 records already satisfy the request */
+};
 
 struct menv_config {
 	char *root_prefix;           /* $MENV_ROOT_PREFIX, default ~/.menv */
@@ -201,7 +210,12 @@ struct menv_config {
 	struct menv_strvec channels; /* `channels:`; default ["defaults"] */
 	struct menv_strvec default_channels;         /* what `defaults` expands to */
 	enum menv_channel_priority channel_priority; /* default strict, like micromamba */
-	struct menv_strvec pinned_packages; /* `pinned_packages:` MatchSpecs held in every solve */
+	struct menv_strvec pinned_packages; /* `pinned_packages:` MatchSpecs held in every solve
+	                                       ($CONDA_PINNED_PACKAGES: '&'-separated) */
+	enum menv_update_modifier update_modifier; /* `update_modifier:`, default update_specs */
+	bool add_pip_as_python_dependency; /* python needs pip (conda's key), default true */
+	struct menv_strvec aggressive_update_packages;      /* never pruned by a remove; default
+	                                                  ca-certificates, certifi, openssl */
 	bool always_copy, always_softlink, allow_softlinks; /* link methods (conda's keys) */
 	bool smoke_check;         /* run the ops/ smoke check after creating or changing an
 				     environment that holds a CUDA compiler; default true */

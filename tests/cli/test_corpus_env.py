@@ -7,6 +7,7 @@ against the package itself; PrefixRecords against repodata; list / export; a
 second environment from the export (cache hits, no re-extraction); zlib alone is
 unsatisfiable (libgcc-ng is not in the channel)."""
 
+import ast
 import glob
 import json
 import os
@@ -196,7 +197,8 @@ def check_history(t, prefix, chan, dists_by_subdir, specs):
     t.eq(plus, want, "history '+channel/subdir::dist' lines")
     upd = [l for l in lines if l.startswith("# update specs: ")]
     if t.check(len(upd) == 1, "history has one '# update specs:' line", lines):
-        t.eq(sorted(json.loads(upd[0][len("# update specs: "):])), sorted(specs),
+        # a Python list, as conda's History.write_specs writes it
+        t.eq(sorted(ast.literal_eval(upd[0][len("# update specs: "):])), sorted(specs),
              "history update specs")
 
 

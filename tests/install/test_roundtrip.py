@@ -108,8 +108,8 @@ def body(t):
     t.check("# cmd: menv install -p %s" % p in hist, "history: # cmd: line", hist)
     t.check(re.search(r"^-.*::base-1\.0-0$", hist, re.M) is not None, "history: -base-1.0-0")
     t.check(re.search(r"^\+.*::base-2\.0-0$", hist, re.M) is not None, "history: +base-2.0-0")
-    t.check('# update specs: ["base"]' in hist, "history: # update specs", hist)
-    t.check('# remove specs: ["app"]' in hist, "history: # remove specs", hist)
+    t.check("# update specs: ['base']" in hist, "history: # update specs", hist)
+    t.check("# remove specs: ['app']" in hist, "history: # remove specs", hist)
 
     # list --revisions
     r = t.menv_ok("list", "-p", p, "--revisions")

@@ -41,6 +41,14 @@ def main():
             f.write(f"channel_alias: {alias}\n")
             if "channel_priority" in flags:
                 f.write(f"channel_priority: {flags['channel_priority']}\n")
+            if "add_pip_as_python_dependency" in flags:
+                f.write("add_pip_as_python_dependency: "
+                        f"{flags['add_pip_as_python_dependency']}\n")
+            # a case that states micromamba's answer (its install keeps what satisfies the
+            # spec) runs in conda's matching mode; conda's default updates the package
+            src = os.path.join(case, "source.txt")
+            if os.path.exists(src) and "note: mamba behaviour" in open(src).read():
+                f.write("update_modifier: specs_satisfied_skip_solve\n")
         env = dict(os.environ, HOME=tmp, MENVRC=rc, MENV_ROOT_PREFIX=os.path.join(tmp, "root"))
         virt = lines(os.path.join(case, "virtual.txt"))
         if virt:
