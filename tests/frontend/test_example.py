@@ -59,7 +59,7 @@ with tempfile.TemporaryDirectory(prefix="menv-example-") as tmp:
           "bin/nvcc and bin/g++ are in the environment")
     hist = open(os.path.join(meta, "history")).read() if os.path.isdir(meta) else ""
     check(hist.count("==> ") == 2 and "# cmd: menv-example install" in hist and
-          "# update specs: [\"dependency\"]" in hist,
+          "# update specs: ['dependency']" in hist,
           "conda-meta/history has the two revisions the library wrote", hist[-400:])
     # the CLI's plan of the same environment from its file:// channel fits 80 and 120
     # columns without a wrapped line (issue "At the terminal")
