@@ -125,7 +125,8 @@ static void summary(const struct menv_txn_plan *p, const struct menv_txn_result 
 	if (p->pip->n)
 		snprintf(pip, sizeof(pip), " (%zu pip)", p->pip->n);
 	if (!create)
-		snprintf(removed, sizeof(removed), "%zu packages removed, ", st->unlinked);
+		snprintf(removed, sizeof(removed), "%zu package%s removed, ", st->unlinked,
+		         st->unlinked == 1 ? "" : "s");
 	if (p->remove_env)
 		printf("Removed %s: %zu packages\n", p->prefix, st->unlinked);
 	else
@@ -187,6 +188,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 		        p->lock_conda, p->lock_pip);
 	if (!a->json)
 		menv_cli_print_plan(p);
+	fflush(stdout); /* the plan before the fetch's lines on stderr */
 	if (a->dry_run) {
 		if (a->json) {
 			menv_cli_put_json(menv_cli_txn_json(p, true, NULL, NULL), true);
@@ -241,27 +243,14 @@ static int run(enum cmd cmd, int argc, char **argv)
 	return change(cmd, &a);
 }
 
-int menv_cmd_create(int argc, char **argv)
-{
-	return run(C_CREATE, argc, argv);
-}
-
-int menv_cmd_install(int argc, char **argv)
-{
-	return run(C_INSTALL, argc, argv);
-}
-
-int menv_cmd_remove(int argc, char **argv)
-{
-	return run(C_REMOVE, argc, argv);
-}
-
-int menv_cmd_update(int argc, char **argv)
-{
-	return run(C_UPDATE, argc, argv);
-}
-
-int menv_cmd_env_update(int argc, char **argv)
-{
-	return run(C_ENV_UPDATE, argc, argv);
-}
+/* each command a call of run() with its kind */
+#define COMMAND(fn, cmd)                                                                           \
+	int fn(int argc, char **argv)                                                              \
+	{                                                                                          \
+		return run(cmd, argc, argv);                                                       \
+	}
+COMMAND(menv_cmd_create, C_CREATE)
+COMMAND(menv_cmd_install, C_INSTALL)
+COMMAND(menv_cmd_remove, C_REMOVE)
+COMMAND(menv_cmd_update, C_UPDATE)
+COMMAND(menv_cmd_env_update, C_ENV_UPDATE)

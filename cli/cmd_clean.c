@@ -33,11 +33,17 @@ static void on_event(void *ud, enum menv_env_event ev, const char *msg)
 int menv_cmd_clean(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	        {"all", no_argument, NULL, 'a'},      {"tarballs", no_argument, NULL, 't'},
-	        {"packages", no_argument, NULL, 'p'}, {"index-cache", no_argument, NULL, 'i'},
-	        {"locks", no_argument, NULL, 'l'},    {"dry-run", no_argument, NULL, 'd'},
-	        {"json", no_argument, NULL, 'j'},     {"yes", no_argument, NULL, 'y'},
-	        {"help", no_argument, NULL, 'h'},     {NULL, 0, NULL, 0},
+	        {"all", no_argument, NULL, 'a'},
+	        {"tarballs", no_argument, NULL, 't'},
+	        {"packages", no_argument, NULL, 'p'},
+	        {"index-cache", no_argument, NULL, 'i'},
+	        {"locks", no_argument, NULL, 'l'},
+	        {"dry-run", no_argument, NULL, 'd'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"yes", no_argument, NULL, 'y'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	const char *use = "usage: menv clean [--all] [--tarballs] [--packages] [--index-cache] "
 	                  "[--locks] [--dry-run] [--json]\n";
@@ -50,7 +56,7 @@ int menv_cmd_clean(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "atpildyh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "atpildyqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			what |= MENV_CLEAN_TARBALLS | MENV_CLEAN_PACKAGES | MENV_CLEAN_INDEX |
@@ -62,7 +68,8 @@ int menv_cmd_clean(int argc, char **argv)
 		case 'l': what |= MENV_CLEAN_TEMP; break;
 		case 'd': dry = true; break;
 		case 'j': json = true; break;
-		case 'y': break;
+		case 'y':
+		case 'q': break; /* accepted as conda does; clean's output is a list */
 		case 'h': printf("%s", use); return 0;
 		default: fprintf(stderr, "%s", use); return MENV_EXIT_USAGE;
 		}

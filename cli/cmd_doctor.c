@@ -37,8 +37,9 @@ int menv_cmd_doctor(int argc, char **argv)
 			       f->fixed ? " (fixed)" : "");
 	}
 	if (!rc && !a.json)
-		printf("%s: %zu packages, %zu files checked, %d problem%s left\n", prefix,
-		       r.packages, r.files, faults, faults == 1 ? "" : "s");
+		printf("%s: %zu package record%s, %zu files checked, %d problem%s left\n", prefix,
+		       r.packages, r.packages == 1 ? "" : "s", r.files, faults,
+		       faults == 1 ? "" : "s");
 	if (!rc && a.json)
 		menv_cli_put_json(json_pack("{s:s,s:o,s:i}", "prefix", prefix, "findings",
 		                            json_incref(j), "problems", faults),

@@ -13,7 +13,7 @@
 
 #define USAGE                                                                                      \
 	"usage: menv env list [--json]\n"                                                          \
-	"       menv env update (-n NAME | -p PREFIX) -f environment.yml\n"                        \
+	"       menv env update [-n NAME | -p PREFIX] -f environment.yml [--prune]\n"              \
 	"       menv env config vars list [-n NAME | -p PREFIX] [--json]\n"                        \
 	"       menv env config vars set [-n NAME | -p PREFIX] VAR=VALUE...\n"                     \
 	"       menv env config vars unset [-n NAME | -p PREFIX] VAR...\n"

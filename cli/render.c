@@ -224,9 +224,14 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 		if (!i || rows[i - 1].s != w->s)
 			printf("  %s (%zu package%s):\n\n", section_names[w->s], counts[w->s],
 			       counts[w->s] == 1 ? "" : "s");
-		printf("  %c %-*s  %-*s  %-*s  %-*s  %*s\n", w->mark, (int)width[0], w->col[0],
-		       (int)width[1], w->col[1], (int)width[2], w->col[2], (int)width[3], w->col[3],
-		       (int)width[4], w->col[4]);
+		char line[2048];
+		int len =
+		        snprintf(line, sizeof(line), "  %c %-*s  %-*s  %-*s  %-*s  %*s", w->mark,
+		                 (int)width[0], w->col[0], (int)width[1], w->col[1], (int)width[2],
+		                 w->col[2], (int)width[3], w->col[3], (int)width[4], w->col[4]);
+		while (len > 0 && (size_t)len < sizeof(line) && line[len - 1] == ' ')
+			line[--len] = '\0'; /* no trailing blanks on rows without a size */
+		puts(line);
 		if (i + 1 == nrows || rows[i + 1].s != w->s)
 			printf("\n");
 	}

@@ -154,11 +154,61 @@ static void toolchain(const char *prefix, struct menv_doctor_report *r)
 	                         nmaj, nmin));
 }
 
+/* The packages `dists` linked again from the package cache (their repodata_record.json),
+ * as one journaled transaction under the caller's prefix lock; a dist the cache lacks gets
+ * a finding saying its files are untracked. */
+static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
+                             const struct menv_strvec *dists, struct menv_doctor_report *r,
+                             struct menv_error *err)
+{
+	struct menv_record *recs = menv_xcalloc(dists->n + 1, sizeof(*recs));
+	const struct menv_record **link = menv_xcalloc(dists->n + 1, sizeof(*link));
+	struct menv_strvec requested = MENV_STRVEC_INIT;
+	size_t n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < dists->n; i++) {
+		char *rp = menv_xasprintf("%s/%s/info/repodata_record.json", cfg->pkgs_dir,
+		                          dists->v[i]);
+		json_t *j = json_load_file(rp, 0, NULL);
+		const char *url = j ? jstr(j, "url") : NULL, *fn = j ? jstr(j, "fn") : NULL;
+		char *base = url ? menv_xstrndup(url, (size_t)(strrchr(url, '/') - url)) : NULL;
+		if (fn && base && strrchr(url, '/') &&
+		    menv_record_from_json(&recs[n], j, fn, base, NULL, NULL) == 0)
+			link[n] = &recs[n], n++;
+		else
+			add(r, MENV_DOCTOR_CORRUPT_RECORD, dists->v[i], rp,
+			    menv_xasprintf(
+			            "%s is not in the package cache: its files stay in the "
+			            "prefix, untracked; install it again (--force-reinstall)",
+			            dists->v[i]));
+		free(base);
+		json_decref(j);
+		free(rp);
+	}
+	if (n) {
+		struct menv_install_opts io = {
+		        .pkgs_dir = cfg->pkgs_dir,
+		        .requested = &requested,
+		        .cmdline = "menv doctor --fix (records set aside, packages linked again)",
+		        .locked = true,
+		};
+		menv_install_opts_link_settings(cfg, &io);
+		rc = menv_env_apply(prefix, link, n, NULL, 0, &io, NULL, err);
+	}
+	for (size_t i = 0; i < n; i++)
+		menv_record_release(&recs[i]);
+	free(recs);
+	free(link);
+	return rc;
+}
+
 int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
                     struct menv_doctor_report *r, struct menv_error *err)
 {
 	char *meta = menv_xasprintf("%s/conda-meta", prefix);
 	struct menv_strvec damaged = MENV_STRVEC_INIT, reg = MENV_STRVEC_INIT;
+	struct menv_strvec setaside = MENV_STRVEC_INIT; /* dists of the records set aside */
 	DIR *d = opendir(meta);
 	struct dirent *de;
 	int rc = 0, fd = -1;
@@ -188,6 +238,9 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			if (fix) {
 				char *aside = menv_xasprintf("%s.corrupt", path);
 				r->findings[r->n - 1].fixed = rename(path, aside) == 0;
+				if (r->findings[r->n - 1].fixed)
+					menv_strvec_push_owned(&setaside,
+					                       menv_xstrndup(de->d_name, l - 5));
 				free(aside);
 			}
 		} else {
@@ -226,6 +279,10 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			    r->findings[i].kind == MENV_DOCTOR_CHANGED_FILE)
 				r->findings[i].fixed = true;
 	}
+	/* a record set aside: its package is linked again from the cache, which writes its
+	 * record anew; without the package in the cache its files stay, untracked */
+	if (fix && setaside.n && !rc)
+		rc = relink_from_cache(cfg, prefix, &setaside, r, err);
 	for (size_t i = 0; fix && i < r->n; i++)
 		if (r->findings[i].kind == MENV_DOCTOR_STALE_REGISTRY)
 			r->findings[i].fixed = menv_envreg_remove(r->findings[i].path, NULL) == 0;
@@ -233,6 +290,7 @@ out:
 	menv_env_unlock(fd);
 	menv_strvec_clear(&damaged);
 	menv_strvec_clear(&reg);
+	menv_strvec_clear(&setaside);
 	free(meta);
 	return rc;
 }

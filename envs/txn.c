@@ -279,9 +279,44 @@ static int solved(struct menv_txn *t, int rc)
 	return rc;
 }
 
+/* Is `inner` (absolute) `outer` or a path beneath it? Lexically, after normalizing both. */
+static bool beneath(const char *inner, const char *outer)
+{
+	char *a = menv_envreg_normalize(inner), *b = menv_envreg_normalize(outer);
+	size_t n = strlen(b);
+	bool yes = !strncmp(a, b, n) && (a[n] == '/' || !a[n] || (n == 1 && b[0] == '/'));
+	free(a);
+	free(b);
+	return yes;
+}
+
+/* conda refuses an environment inside another one (but the root's envs/ holds them): the
+ * nearest parent with conda-meta/ must be the root prefix, or none. */
+static int check_not_nested(const struct menv_txn *t, struct menv_error *err)
+{
+	char *p = menv_envreg_normalize(t->o.prefix), *slash;
+	int rc = 0;
+	while (!rc && (slash = strrchr(p, '/')) != NULL && slash != p) {
+		*slash = '\0';
+		char *meta = menv_xasprintf("%s/conda-meta", p);
+		if (access(meta, F_OK) == 0 &&
+		    !(beneath(p, t->o.cfg->root_prefix) && beneath(t->o.cfg->root_prefix, p)))
+			rc = menv_error_set(
+			        err, MENV_EUSAGE,
+			        "'%s' is inside the environment '%s': conda and menv do "
+			        "not nest environments",
+			        t->o.prefix, p);
+		free(meta);
+	}
+	free(p);
+	return rc;
+}
+
 static int plan_create(struct menv_txn *t, struct menv_error *err)
 {
 	int rc = menv_env_check_prefix(t->o.prefix, err);
+	if (!rc)
+		rc = check_not_nested(t, err);
 	if (rc)
 		return rc;
 	if (!t->o.dry_run && menv_path_in_use(t->o.prefix)) /* checked again when linking */
@@ -323,7 +358,17 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 				                      t->specs[i]->name, t->o.prefix);
 	}
 	if (k == MENV_TXN_REMOVE && t->o.all) {
-		/* the whole environment: unlink everything (pre-unlink scripts), then remove it */
+		/* the whole environment, but never one that holds others or the package cache
+		 * (the root prefix: conda refuses to remove it) */
+		const struct menv_config *c = t->o.cfg;
+		if (beneath(c->root_prefix, t->o.prefix) || beneath(c->envs_dir, t->o.prefix) ||
+		    beneath(c->pkgs_dir, t->o.prefix))
+			return menv_error_set(
+			        err, MENV_EUSAGE,
+			        "'%s' is the root environment (it holds the environments "
+			        "and the package cache): it cannot be removed",
+			        t->o.prefix);
+		/* unlink everything (pre-unlink scripts), then remove it */
 		t->plan.remove_env = true;
 		t->unlink = menv_xcalloc(t->ninst + 1, sizeof(*t->unlink));
 		for (size_t i = 0; i < t->ninst; i++)
@@ -393,6 +438,8 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 		                          err);
 	if (!rc && is_create(t->o.kind)) {
 		rc = menv_env_check_prefix(t->o.prefix, err);
+		if (!rc)
+			rc = check_not_nested(t, err);
 		if (!rc && !t->o.dry_run && menv_path_in_use(t->o.prefix))
 			rc = menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists",
 			                    t->o.prefix);
@@ -722,8 +769,8 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 		dir = envfile_dir(ef);
 		pr.cwd = dir;
 		emit(t, MENV_ENV_STATUS,
-		     "Installing the 'pip:' section (%zu lines) with the environment's pip",
-		     t->pip.n);
+		     "Installing the 'pip:' section (%zu line%s) with the environment's pip",
+		     t->pip.n, t->pip.n == 1 ? "" : "s");
 	}
 	pr.cancel = t->o.cancel;
 	pr.quiet = t->o.quiet_pip;

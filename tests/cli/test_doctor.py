@@ -2,8 +2,9 @@
 """cli.doctor: `menv doctor [--fix]` (conda doctor) on a real environment of corpus packages.
 
 - a corrupt conda-meta record blocks `remove` and `list` (one line naming the file and its
-  line:col); doctor names it; doctor --fix sets it aside as <file>.corrupt and every command
-  works again;
+  line:col); doctor names it; doctor --fix sets it aside as <file>.corrupt, links the
+  package again from the package cache (its record written anew) and every command works
+  again;
 - a missing file and a changed file of a package are named with their package; --fix links
   the package again from the package cache: the files have their package's bytes again;
 - a symbolic link planted in place of a package's file that leaves the prefix is named;
@@ -30,7 +31,7 @@ def body(t):
     want = {small: sha256_file(small), clob: sha256_file(clob)}
 
     r = t.menv_run("doctor", "-n", "d")
-    t.check(r.rc == 0 and "4 packages, 6 files checked, 0 problems left" in r.out,
+    t.check(r.rc == 0 and "4 package records, 6 files checked, 0 problems left" in r.out,
             "a healthy environment: exit 0, every file checked", r)
 
     # damage: a missing file, a changed one, a link out, a stale registry line, a bad record
@@ -43,16 +44,17 @@ def body(t):
     gone = os.path.join(t.tmp, "gone-env")
     with open(reg, "a") as f:
         f.write(gone + "\n")
-    bad = os.path.join(p, "conda-meta", "zz-broken-1.0-0.json")
-    write_text(bad, '{"name": "zz-broken", "version": ')
+    bad = os.path.join(p, "conda-meta", "dependent-2.0-0.json")
+    good_record = json.load(open(bad))
+    write_text(bad, '{"name": "dependent", "version": ')
     r = t.menv_run("remove", "-n", "d", "clobber-a", "-y")
-    t.check(r.rc != 0 and "zz-broken-1.0-0.json:1:" in r.err,
+    t.check(r.rc != 0 and "dependent-2.0-0.json:1:" in r.err,
             "a corrupt record stops remove, naming the file and its position", r)
 
     r = t.menv_run("doctor", "-n", "d", "--json")
     j = r.try_json() or {}
     kinds = sorted((f["kind"], os.path.basename(f["path"])) for f in j.get("findings", []))
-    t.eq(kinds, [("changed-file", "clobber-test-file"), ("corrupt-record", "zz-broken-1.0-0.json"),
+    t.eq(kinds, [("changed-file", "clobber-test-file"), ("corrupt-record", "dependent-2.0-0.json"),
                  ("link-out", "small_executable.sh"), ("missing-file", "small"),
                  ("stale-registry", "gone-env")], "doctor --json: every finding, by kind")
     t.check(r.rc == 1 and j.get("problems") == 5, "doctor: exit 1 with 5 problems", r)
@@ -65,13 +67,17 @@ def body(t):
     r = t.menv_run("doctor", "-n", "d", "--fix")
     t.check(r.rc == 1 and "(fixed)" in r.out and "1 problem left" in r.out,
             "doctor --fix: all but the planted link fixed (exit 1: it stays)", r)
-    t.check(os.path.exists(bad + ".corrupt") and not os.path.exists(bad),
-            "--fix: the corrupt record set aside as .corrupt")
+    t.check(os.path.exists(bad + ".corrupt"), "--fix: the corrupt record set aside as .corrupt")
+    rec = json.load(open(bad)) if os.path.exists(bad) else {}
+    t.eq((rec.get("name"), rec.get("version"), sorted(rec.get("files", []))),
+         ("dependent", "2.0", sorted(good_record.get("files", []))),
+         "--fix: dependent linked again from the package cache, its record written anew")
     t.eq({k: sha256_file(k) if os.path.exists(k) else None for k in want}, want,
          "--fix: the missing and the changed file have their package's bytes again")
     t.check(gone not in open(reg).read(), "--fix: the stale registry line is gone")
     r = t.menv_run("list", "-n", "d")
-    t.check(r.rc == 0 and "small-executable" in r.out, "list works again", r)
+    t.check(r.rc == 0 and "small-executable" in r.out and "dependent" in r.out,
+            "list works again and shows dependent", r)
     r = t.menv_run("remove", "-n", "d", "clobber-a", "-y", "-q")
     t.check(r.rc == 0 and not os.path.exists(clob), "remove works again", r)
 

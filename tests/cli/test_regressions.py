@@ -28,7 +28,11 @@ outcome as its assertion.
    environment;
 13. the transaction's "Total download" counts only what the package cache lacks;
 14. `-f /dev/stdin` (a pipe) works for create and env update: the file was read twice (to
-   tell a lockfile from an environment file, then to load it), the second time empty.
+   tell a lockfile from an environment file, then to load it), the second time empty;
+15. `remove --all` of the root prefix (which holds envs/ and pkgs/) is refused: it deleted
+   every other environment and the package cache (tryout finding, data loss);
+16. an environment inside another environment is refused, as conda refuses it (the root
+   prefix's envs/ excepted): `remove --all` of the outer one deleted the inner one.
 """
 import json
 import os
@@ -228,6 +232,23 @@ def body(t):
         t.check(p.returncode == 0, "%s -f /dev/stdin" % " ".join(cmd[:-2]), p.stderr.decode())
     t.check(os.path.isfile(os.path.join(t.envs, "piped", "conda-meta", "dependency-2.0-0.json")),
             "the piped environment file was used")
+
+    # 15. the root prefix (envs/, pkgs/ inside it) is never removed
+    os.makedirs(os.path.join(t.root, "conda-meta"), exist_ok=True)
+    before = sorted(os.listdir(t.envs))
+    for args in (["-n", "base"], ["-p", t.root]):
+        r = t.menv_run("remove", *args, "--all", "-y")
+        t.check(r.rc == 2 and "is the root environment" in r.err, "remove %s --all is refused"
+                % args[0], r)
+    t.eq(sorted(os.listdir(t.envs)), before, "every environment is still there")
+    t.check(os.path.isdir(os.path.join(t.pkgs, "dependency-2.0-0")), "the package cache too")
+
+    # 16. no environment inside another one
+    nested = os.path.join(t.envs, "piped", "inner")
+    r = t.menv_run("create", "-p", nested, *C, "dependency")
+    t.check(r.rc == 2 and "is inside the environment" in r.err and not os.path.exists(nested),
+            "create inside an environment is refused", r)
+    t.menv_ok("create", "-n", "beside", *C, "dependency")
 
 
 menvtest.main(body)
