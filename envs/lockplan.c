@@ -168,6 +168,23 @@ int menv_lockrecs_complete(const char *pkgs_dir, struct menv_lockrecs *l, struct
 			                    r->fn);
 			goto next;
 		}
+		/* the lock names the package the file is: a hand-edited name, version or build
+		 * would make a PrefixRecord of a package that is not there */
+		static const char *const ident[] = {"name", "version", "build"};
+		for (int k2 = 0; k2 < 3 && !rc; k2++) {
+			const char *is = jstr(index, ident[k2]), *said = jstr(r->json, ident[k2]);
+			if (!is || !said || strcmp(is, said))
+				rc = menv_error_set(
+				        err, MENV_EUNSAFE,
+				        "lockfile entry '%s %s %s': the package file '%s' is "
+				        "%s %s %s",
+				        r->name, r->version, r->build, r->fn,
+				        jstr(index, "name") ? jstr(index, "name") : "?",
+				        jstr(index, "version") ? jstr(index, "version") : "?",
+				        jstr(index, "build") ? jstr(index, "build") : "?");
+		}
+		if (rc)
+			goto next;
 		json_object_update(m, index);
 		if (l->solved[i])
 			json_object_update(m, l->solved[i]);

@@ -446,6 +446,16 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	}
 	if (!rc)
 		rc = menv_lockrecs_build(cfg, t->sel, t->nsel, &t->lr, err);
+	/* one record a name: an environment holds one version of a package */
+	for (size_t i = 0; !rc && i < t->lr.n; i++)
+		for (size_t k = 0; !rc && k < i; k++)
+			if (!strcmp(t->lr.recs[i].name, t->lr.recs[k].name))
+				rc = menv_error_set(
+				        err, MENV_EPARSE,
+				        "%s: '%s' is locked twice (%s-%s and %s-%s) for %s",
+				        t->o.file, t->lr.recs[i].name, t->lr.recs[k].version,
+				        t->lr.recs[k].build, t->lr.recs[i].version,
+				        t->lr.recs[i].build, cfg->subdir);
 	if (rc)
 		return rc;
 	t->plan.solved = false;
