@@ -380,8 +380,9 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 		}
 	}
 	close(fd);
-	snprintf(key, sizeof(key), "menv-solv-1:%lld:%lld.%09ld", (long long)st.st_size,
-	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	/* conda's and micromamba's key of a local file: size, mtime (ns) and inode */
+	snprintf(key, sizeof(key), "menv-solv-2:%lld:%lld.%09ld:%llu", (long long)st.st_size,
+	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
 
 	char *rname = menv_xasprintf("%s/%s", ch ? ch->name : "?", subdir);
 	f->repo = repo_create(pool, rname);
