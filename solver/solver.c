@@ -44,7 +44,8 @@ struct menv_solver {
 	json_t *problems_json;            /* the same as JSON, or NULL */
 	bool has_cuda;                    /* a __cuda virtual package was added */
 	int npins;
-	bool ranked;         /* rank_variants ran */
+	bool ranked;         /* rank_variants ran for every name */
+	Map *ranked_names;   /* names (string Ids) whose variants are ranked */
 	bool prepared;       /* whatprovides made for queries */
 	Map *considered;     /* strict priority: the installable solvables */
 	json_t **inst_by_id; /* solvable Id -> installed PrefixRecord (borrowed) */
@@ -106,6 +107,10 @@ void menv_solver_free(struct menv_solver *s)
 		free(f);
 	}
 	free(s->files);
+	if (s->ranked_names) {
+		map_free(s->ranked_names);
+		free(s->ranked_names);
+	}
 	if (s->considered) {
 		s->pool->considered = NULL;
 		map_free(s->considered);
@@ -317,8 +322,26 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
 		if (!loc)
 			continue;
+		/* conda names a record by its key in "packages"; libsolv's reader prefers the
+		 * record's "fn" field, which a copied record may have left unchanged: the key made
+		 * of name, version and build is looked for first (and becomes the file name) */
+		size_t ll = strlen(loc);
+		const char *ext = ll > 8 && !strcmp(loc + ll - 8, ".tar.bz2") ? ".tar.bz2"
+		                  : ll > 6 && !strcmp(loc + ll - 6, ".conda") ? ".conda"
+		                                                              : NULL;
+		const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
+		char **hit = NULL;
+		if (ext && flavor) {
+			char *k = menv_xasprintf("%s-%s-%s%s", pool_id2str(pool, sv->name),
+			                         pool_id2str(pool, sv->evr), flavor, ext);
+			hit = bsearch(&k, sorted, c.n, sizeof(*sorted), cmp_fn);
+			if (hit && strcmp(k, loc))
+				repodata_set_str(data, p, SOLVABLE_MEDIAFILE, k);
+			free(k);
+		}
 		char *want = (char *)loc;
-		char **hit = bsearch(&want, sorted, c.n, sizeof(*sorted), cmp_fn);
+		if (!hit)
+			hit = bsearch(&want, sorted, c.n, sizeof(*sorted), cmp_fn);
 		if (hit) {
 			size_t off = strtoull(*hit + strlen(*hit) + 1, NULL, 10);
 			repodata_set_num(data, p, s->offkey, off);
@@ -954,25 +977,117 @@ static int dep_compare(Pool *pool, Queue *na, Queue *ba, Queue *nb, Queue *bb)
 	return score;
 }
 
-/* Among builds of one name, version and build number, prefer the one whose dependencies
- * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
- * build-version key as "build_number.rank.timestamp". Runs once per pool. */
-static void rank_variants(struct menv_solver *s)
+/* Adds the package names a dependency can reach (both sides of and/or/with/if, the name of
+ * a conda MatchSpec) to `m`, and the new ones to `todo`. */
+static void dep_names(Pool *pool, Id dep, Map *m, Queue *todo)
+{
+	while (ISRELDEP(dep)) {
+		Reldep *rd = GETRELDEP(pool, dep);
+		if (rd->flags == REL_AND || rd->flags == REL_OR || rd->flags == REL_WITH ||
+		    rd->flags == REL_WITHOUT || rd->flags == REL_COND || rd->flags == REL_UNLESS ||
+		    rd->flags == REL_ELSE)
+			dep_names(pool, rd->evr, m, todo);
+		dep = rd->name;
+	}
+	if (dep > 1 && dep < pool->ss.nstrings && !MAPTST(m, dep)) {
+		MAPSET(m, dep);
+		queue_push(todo, dep);
+	}
+}
+
+static bool add_spec_names(Pool *pool, struct menv_matchspec *const *specs, size_t n, Map *m,
+                           Queue *todo)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *name = specs[i]->name;
+		if (!name || strpbrk(name, "*?["))
+			return false; /* a glob may name anything */
+		Id id = pool_str2id(pool, name, 0);
+		if (id)
+			dep_names(pool, id, m, todo);
+	}
+	return true;
+}
+
+/* The package names a request can reach (as string Ids in a Map the caller frees): those
+ * of its specs and of every installed, virtual or pinned package, then, recursively, the
+ * names in `depends` of every record of a reached name. libsolv makes rules from these
+ * alone, so nothing else can be a candidate. false (and `m` untouched): every name, for a
+ * spec without a plain name. Needs whatprovides. */
+static bool reachable_names(struct menv_solver *s, const struct menv_solve_request *req, Map *m)
 {
 	Pool *pool = s->pool;
-	struct variant *v = menv_xcalloc((size_t)pool->nsolvables + 1, sizeof(*v));
+	Queue todo;
+	bool ok;
+
+	map_init(m, pool->ss.nstrings);
+	queue_init(&todo);
+	ok = add_spec_names(pool, req->install, req->ninstall, m, &todo) &&
+	     add_spec_names(pool, req->update, req->nupdate, m, &todo) &&
+	     add_spec_names(pool, req->remove, req->nremove, m, &todo);
+	for (Id p = s->virt->start; ok && p < s->virt->end; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo != s->virt)
+			continue;
+		dep_names(pool, sv->name, m, &todo);
+		for (Id *dp = sv->requires ? sv->repo->idarraydata + sv->requires : NULL; dp && *dp;
+		     dp++)
+			dep_names(pool, *dp, m, &todo);
+	}
+	while (ok && todo.count) {
+		Id name = queue_pop(&todo), p, pp;
+		FOR_PROVIDES(p, pp, name)
+		{
+			Solvable *sv = pool_id2solvable(pool, p);
+			if (!sv->requires)
+				continue;
+			for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++)
+				dep_names(pool, *dp, m, &todo);
+		}
+	}
+	queue_free(&todo);
+	if (!ok)
+		map_free(m);
+	return ok;
+}
+
+/* Among builds of one name, version and build number, prefer the one whose dependencies
+ * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
+ * build-version key as "build_number.rank.timestamp". Only the names this request can reach
+ * are ranked (a few hundred of a large channel's records), each once per pool; a group's rank
+ * depends on its own dependencies alone, so the result is the one a whole-pool pass gives. */
+static void rank_variants(struct menv_solver *s, const struct menv_solve_request *req)
+{
+	Pool *pool = s->pool;
+	struct variant *v;
 	size_t n = 0;
+	Map reach;
+	bool some;
 
 	if (s->ranked)
 		return;
-	s->ranked = true;
+	some = reachable_names(s, req, &reach);
+	if (!s->ranked_names) {
+		s->ranked_names = menv_xcalloc(1, sizeof(*s->ranked_names));
+		map_init(s->ranked_names, pool->ss.nstrings);
+	} else {
+		map_grow(s->ranked_names, pool->ss.nstrings);
+	}
+	v = menv_xcalloc((size_t)pool->nsolvables + 1, sizeof(*v));
 	Repodata **rank_data = menv_xcalloc((size_t)pool->nrepos + 1, sizeof(*rank_data));
 	for (Id p = 2; p < pool->nsolvables; p++) {
 		Solvable *sv = pool_id2solvable(pool, p);
-		if (!sv->repo || sv->repo == s->virt)
+		if (!sv->repo || sv->repo == s->virt || MAPTST(s->ranked_names, sv->name) ||
+		    (some && !MAPTST(&reach, sv->name)))
 			continue;
 		v[n++] = (struct variant){p, sv->name, sv->evr, build_number_of(sv)};
 	}
+	for (size_t i = 0; i < n; i++)
+		MAPSET(s->ranked_names, v[i].name);
+	if (some)
+		map_free(&reach);
+	else
+		s->ranked = true; /* every name is ranked now */
 	qsort(v, n, sizeof(*v), cmp_variant);
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
@@ -1277,7 +1392,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	if (s->prio == MENV_PRIORITY_STRICT)
 		strict_priority(s, req);
 	pool_createwhatprovides(pool);
-	rank_variants(s);
+	rank_variants(s, req);
 
 	for (size_t i = 0; i < req->ninstall && !rc; i++)
 		rc = add_spec_job(s, &job, &q, SOLVER_INSTALL, req->install[i], true, err);
