@@ -54,9 +54,12 @@ struct menv_solver {
 	int nrepos;
 	struct filerepo **files; /* repos read from repodata.json files */
 	size_t nfiles;
-	Id offkey;     /* "menv:offset": a record's byte offset in its JSON */
-	Id cachekey;   /* "menv:cachekey" on SOLVID_META of a .solv */
-	Id baseurlkey; /* "menv:base_url" on SOLVID_META */
+	Id offkey;            /* "menv:offset": a record's byte offset in its JSON */
+	Id cachekey;          /* "menv:cachekey" on SOLVID_META of a .solv */
+	Id baseurlkey;        /* "menv:base_url" on SOLVID_META */
+	Id warnkey;           /* "menv:warnings" on SOLVID_META: the load's warnings, one a line */
+	volatile int *cancel; /* non-zero stops a load: MENV_EINTR; or NULL */
+	struct menv_strvec warnings; /* what the loads skipped, one line each */
 };
 
 /* A channel subdir whose solvables came from libsolv's conda reader (or its .solv cache);
@@ -83,6 +86,7 @@ struct menv_solver *menv_solver_new(const char *subdir, enum menv_channel_priori
 	s->offkey = pool_str2id(s->pool, "menv:offset", 1);
 	s->cachekey = pool_str2id(s->pool, "menv:cachekey", 1);
 	s->baseurlkey = pool_str2id(s->pool, "menv:base_url", 1);
+	s->warnkey = pool_str2id(s->pool, "menv:warnings", 1);
 	pool_set_installed(s->pool, s->virt);
 	return s;
 }
@@ -122,7 +126,18 @@ void menv_solver_free(struct menv_solver *s)
 	free(s->problems);
 	json_decref(s->problems_json);
 	free(s->inst_by_id);
+	menv_strvec_clear(&s->warnings);
 	free(s);
+}
+
+void menv_solver_set_cancel(struct menv_solver *s, volatile int *cancel)
+{
+	s->cancel = cancel;
+}
+
+const struct menv_strvec *menv_solver_warnings(const struct menv_solver *s)
+{
+	return &s->warnings;
 }
 
 static void remember(struct menv_solver *s, Id p, const struct menv_record *r)
@@ -283,22 +298,143 @@ static char *base_url_of(const struct menv_channel *ch, const char *subdir, cons
 	return base;
 }
 
+/* stdio streams for libsolv that give up (EINTR) once *cancel is set: libsolv's reader and
+ * writer have no cancel of their own, and a 200 MB repodata keeps them busy for seconds. They
+ * look at the flag every 64 KiB. */
+struct cstream {
+	const char *map; /* reading from memory, or NULL */
+	size_t size, pos;
+	int fd; /* else reading or writing this descriptor */
+	volatile int *cancel;
+};
+
+static bool cancelled(volatile int *cancel)
+{
+	return cancel && *cancel;
+}
+
+static ssize_t cs_read(void *ud, char *buf, size_t n)
+{
+	struct cstream *c = ud;
+	if (cancelled(c->cancel)) {
+		errno = EINTR;
+		return -1;
+	}
+	if (!c->map)
+		return read(c->fd, buf, n);
+	if (n > c->size - c->pos)
+		n = c->size - c->pos;
+	memcpy(buf, c->map + c->pos, n);
+	c->pos += n;
+	return (ssize_t)n;
+}
+
+static ssize_t cs_write(void *ud, const char *buf, size_t n)
+{
+	struct cstream *c = ud;
+	size_t done = 0;
+	if (cancelled(c->cancel)) {
+		errno = EINTR;
+		return -1;
+	}
+	while (done < n) {
+		ssize_t w = write(c->fd, buf + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)w;
+	}
+	return (ssize_t)n;
+}
+
+static FILE *cs_open(struct cstream *c, const char *mode)
+{
+	cookie_io_functions_t io = {.read = cs_read, .write = cs_write};
+	FILE *fp = fopencookie(c, mode, io);
+	if (fp)
+		setvbuf(fp, NULL, _IOFBF, 64 * 1024);
+	return fp;
+}
+
+static int interrupted(const char *path, struct menv_error *err)
+{
+	return menv_error_set(err, MENV_EINTR, "interrupted while loading '%s'", path);
+}
+
+#define MAX_WARNINGS 20 /* per file; the rest are counted */
+
+/* Drops the records conda cannot name (no name, version or build string: conda's
+ * PackageRecord requires all three), each with a warning naming the file and its key; keeps
+ * the warnings in the repo's SOLVID_META for .solv loads. */
+static void drop_unnamed(struct menv_solver *s, struct filerepo *f, const char *path,
+                         Repodata *meta)
+{
+	struct menv_buf all = MENV_BUF_INIT;
+	size_t n = 0;
+	Id p;
+	Solvable *sv;
+
+	FOR_REPO_SOLVABLES(f->repo, p, sv)
+	{
+		const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
+		const char *what = sv->name <= ID_EMPTY  ? "name"
+		                   : sv->evr <= ID_EMPTY ? "version"
+		                   : !flavor || !*flavor ? "build"
+		                                         : NULL;
+		if (!what)
+			continue;
+		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+		if (n++ < MAX_WARNINGS)
+			menv_buf_addf(&all,
+			              "%s'%s': skipped the record '%s': it has no '%s' (conda "
+			              "requires name, version and build)",
+			              all.len ? "\n" : "", path, loc ? loc : "?", what);
+		repo_free_solvable(f->repo, p, 1);
+	}
+	if (n > MAX_WARNINGS)
+		menv_buf_addf(&all,
+		              "\n'%s': skipped %zu more records without a name, version or "
+		              "build",
+		              path, n - MAX_WARNINGS);
+	if (all.len)
+		repodata_set_str(meta, SOLVID_META, s->warnkey, all.buf);
+	menv_buf_release(&all);
+}
+
+/* Adds the warnings a repo's SOLVID_META holds (after a .solv load or a build). */
+static void collect_warnings(struct menv_solver *s, Repo *repo)
+{
+	const char *w = repo_lookup_str(repo, SOLVID_META, s->warnkey);
+	while (w && *w) {
+		const char *e = strchr(w, '\n');
+		size_t len = e ? (size_t)(e - w) : strlen(w);
+		menv_strvec_push_owned(&s->warnings, menv_xstrndup(w, len));
+		w += len + (e ? 1 : 0);
+	}
+}
+
 static int build_from_json(struct menv_solver *s, struct filerepo *f, const char *path,
                            const char *key, struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	struct scan_ctx c = {.s = s, .map = f->map, .size = f->size};
-	FILE *fp = fmemopen((void *)f->map, f->size, "r");
+	struct cstream cs = {.map = f->map, .size = f->size, .cancel = s->cancel};
+	FILE *fp = cs_open(&cs, "r");
 	int rc = 0;
 
 	if (!fp)
 		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
 	if (repo_add_conda(f->repo, fp, 0)) {
-		rc = menv_error_set(err, MENV_EPARSE, "%s: %s", path, pool_errstr(pool));
+		rc = cancelled(s->cancel)
+		             ? interrupted(path, err)
+		             : menv_error_set(err, MENV_EPARSE, "%s: %s", path, pool_errstr(pool));
 		fclose(fp);
 		return rc;
 	}
 	fclose(fp);
+	if (cancelled(s->cancel))
+		return interrupted(path, err);
 	if (menv_jsonscan_repodata(f->map, f->size, on_scan, &c) < 0) {
 		rc = menv_error_set(err, MENV_EPARSE, "%s: not a repodata object", path);
 		goto out;
@@ -315,10 +451,13 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 	/* menv's attributes go into a second repodata: lookups prefer the newest one */
 	Repodata *data = repo_add_repodata(f->repo, 0);
 	repodata_extend_block(data, f->repo->start, f->repo->end - f->repo->start);
+	drop_unnamed(s, f, path, data);
 	Id p;
 	Solvable *sv;
 	FOR_REPO_SOLVABLES(f->repo, p, sv)
 	{
+		if ((p & 4095) == 0 && cancelled(s->cancel))
+			break;
 		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
 		if (!loc)
 			continue;
@@ -357,6 +496,10 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 		free(sorted[i]);
 	free(sorted);
 	free(idx);
+	if (cancelled(s->cancel)) {
+		rc = interrupted(path, err);
+		goto out;
+	}
 	f->base = base_url_of(f->ch, f->subdir, c.has_info ? f->map + c.info_off : NULL,
 	                      c.has_info ? f->size - c.info_off : 0);
 	repodata_set_str(data, SOLVID_META, s->cachekey, key);
@@ -417,7 +560,11 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 	s->nrepos++;
 
 	if (solv_path) {
-		FILE *fp = fopen(solv_path, "r");
+		struct cstream cs = {.fd = open(solv_path, O_RDONLY | O_CLOEXEC),
+		                     .cancel = s->cancel};
+		FILE *fp = cs.fd >= 0 ? cs_open(&cs, "r") : NULL;
+		if (!fp && cs.fd >= 0)
+			close(cs.fd);
 		if (fp) {
 			if (repo_add_solv(f->repo, fp, 0) == 0) {
 				const char *k = repo_lookup_str(f->repo, SOLVID_META, s->cachekey);
@@ -428,8 +575,11 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 					f->base = menv_xstrdup(b);
 			}
 			fclose(fp);
+			close(cs.fd);
 			if (!cached)
 				repo_empty(f->repo, 1);
+			if (cancelled(s->cancel))
+				return interrupted(solv_path, err);
 		}
 	}
 	if (!cached) {
@@ -439,17 +589,25 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 		if (rc)
 			return rc;
 		if (solv_path) {
-			/* best effort: a cache we cannot write only costs time */
+			/* best effort: a cache we cannot write only costs time; it appears whole
+			 * (a temporary file renamed) or not at all (an interrupted write is removed) */
 			char *tmp = menv_xasprintf("%s.tmp-%d", solv_path, (int)getpid());
-			FILE *fp = fopen(tmp, "w");
-			if (fp && repo_write(f->repo, fp) == 0 && fclose(fp) == 0)
+			struct cstream cs = {
+			        .fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644),
+			        .cancel = s->cancel};
+			FILE *fp = cs.fd >= 0 ? cs_open(&cs, "w") : NULL;
+			bool ok = fp && repo_write(f->repo, fp) == 0;
+			ok = fp && fclose(fp) == 0 && ok;
+			ok = cs.fd >= 0 && close(cs.fd) == 0 && ok && !cancelled(s->cancel);
+			if (ok)
 				rename(tmp, solv_path);
-			else if (fp)
-				fclose(fp);
 			unlink(tmp);
 			free(tmp);
+			if (cancelled(s->cancel))
+				return interrupted(path, err);
 		}
 	}
+	collect_warnings(s, f->repo);
 	f->recs = menv_xcalloc((size_t)(f->repo->end - f->repo->start) + 1, sizeof(*f->recs));
 	return 0;
 }
