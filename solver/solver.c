@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -352,8 +353,11 @@ static FILE *cs_open(struct cstream *c, const char *mode)
 {
 	cookie_io_functions_t io = {.read = cs_read, .write = cs_write};
 	FILE *fp = fopencookie(c, mode, io);
-	if (fp)
+	if (fp) {
 		setvbuf(fp, NULL, _IOFBF, 64 * 1024);
+		/* one thread uses it: libsolv's getc() per byte then takes no lock */
+		__fsetlocking(fp, FSETLOCKING_BYCALLER);
+	}
 	return fp;
 }
 
