@@ -489,12 +489,8 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 			size_t off = strtoull(*hit + strlen(*hit) + 1, NULL, 10);
 			repodata_set_num(data, p, s->offkey, off);
 		}
-		/* build number, then timestamp: conda's order after the version */
-		const char *bn = solvable_lookup_str(sv, SOLVABLE_BUILDVERSION);
-		unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
-		char num[48];
-		snprintf(num, sizeof(num), "%s.0.%llu", bn ? bn : "0", ts);
-		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
+		/* the build-version key ("build_number.rank.timestamp", conda's order after the
+		 * version) is written by rank_variants for the names a solve reaches */
 	}
 	for (size_t i = 0; i < c.n; i++)
 		free(sorted[i]);
@@ -1256,9 +1252,9 @@ static void rank_variants(struct menv_solver *s, const struct menv_solve_request
 		while (j < n && v[j].name == v[i].name && v[j].evr == v[i].evr &&
 		       v[j].bn == v[i].bn)
 			j++;
-		if (j - i > 1 && j - i <= 256) {
-			size_t k = j - i;
-			long *rank = menv_xcalloc(k, sizeof(*rank));
+		size_t k = j - i;
+		long *rank = menv_xcalloc(k, sizeof(*rank));
+		if (k > 1 && k <= 256) {
 			Queue *names = menv_xcalloc(k, sizeof(*names));
 			Queue *best = menv_xcalloc(k, sizeof(*best));
 			bool differ = false;
@@ -1283,32 +1279,33 @@ static void rank_variants(struct menv_solver *s, const struct menv_solve_request
 				              (wins > 999 ? 999 : wins);
 				differ = differ || rank[a - i] != rank[0];
 			}
-			for (size_t a = i; differ && a < j; a++) {
-				Solvable *sv = pool_id2solvable(pool, v[a].p);
-				/* one new repodata per repo for all rewritten keys: every extra
-				 * repodata makes each attribute lookup of that repo slower */
-				Id rid = sv->repo->repoid;
-				Repodata *data = rank_data[rid];
-				if (!data) {
-					data = rank_data[rid] = repo_add_repodata(sv->repo, 0);
-					repodata_extend_block(data, sv->repo->start,
-					                      sv->repo->end - sv->repo->start);
-				}
-				unsigned long long ts =
-				        solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
-				char num[64];
-				snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i],
-				         ts);
-				repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
-			}
+			for (size_t a = 0; !differ && a < k; a++)
+				rank[a] = 0; /* all alike: the timestamp decides */
 			for (size_t a = 0; a < k; a++) {
 				queue_free(&names[a]);
 				queue_free(&best[a]);
 			}
 			free(names);
 			free(best);
-			free(rank);
 		}
+		/* every reached record gets its key: build number, rank, then timestamp */
+		for (size_t a = i; a < j; a++) {
+			Solvable *sv = pool_id2solvable(pool, v[a].p);
+			/* one new repodata per repo for all rewritten keys: every extra
+			 * repodata makes each attribute lookup of that repo slower */
+			Id rid = sv->repo->repoid;
+			Repodata *data = rank_data[rid];
+			if (!data) {
+				data = rank_data[rid] = repo_add_repodata(sv->repo, 0);
+				repodata_extend_block(data, sv->repo->start,
+				                      sv->repo->end - sv->repo->start);
+			}
+			unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
+			char num[64];
+			snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i], ts);
+			repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
+		}
+		free(rank);
 		i = j;
 	}
 	/* the rewritten keys become visible to the policy once internalized */
