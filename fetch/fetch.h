@@ -61,7 +61,9 @@ struct menv_fetch_opts {
 	int64_t repodata_max_bytes;
 	/* true: a subdir whose bytes lie in a file (a file:// channel's repodata.json, or the
 	 * cache entry) is not read into memory: the request's `path` names that file and its
-	 * `json` stays empty. false (default): `json` holds the bytes, `path` is NULL. */
+	 * `json` stays empty; a download streams (checked) into a temporary file in the cache,
+	 * renamed over the entry when good and removed when not. false (default): `json` holds
+	 * the bytes, `path` is NULL. */
 	bool repodata_as_file;
 	volatile int *cancel; /* non-zero (Ctrl-C) stops all transfers: MENV_EINTR; or NULL */
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the

@@ -336,12 +336,17 @@ struct zsink {
 	int64_t max;      /* bytes accepted once decompressed */
 	bool too_big;     /* stopped at `max` */
 	struct jcheck jc; /* the bytes so far are the start of a JSON object */
+	int fd;           /* >= 0: the bytes go to this file (tmp), not to `out` */
+	char *tmp;        /* that file: <cache entry>.tmp-XXXXXX, renamed into place when good */
+	int64_t written;  /* bytes in it */
+	int write_errno;  /* a write to it failed */
 };
 
 /* Appends decompressed bytes after the check and the cap. */
 static int zsink_take(struct zsink *z, const void *data, size_t len)
 {
-	if ((int64_t)(z->out->len - z->start + len) > z->max) {
+	int64_t held = z->fd >= 0 ? z->written : (int64_t)(z->out->len - z->start);
+	if (held + (int64_t)len > z->max) {
 		z->too_big = true;
 		errno = EFBIG;
 		return -1;
@@ -350,8 +355,35 @@ static int zsink_take(struct zsink *z, const void *data, size_t len)
 		errno = EBADMSG; /* no JSON object: stop the transfer now, reported as such */
 		return -1;
 	}
-	menv_buf_add(z->out, data, len);
+	if (z->fd < 0) {
+		menv_buf_add(z->out, data, len);
+		return 0;
+	}
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(z->fd, (const char *)data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			z->write_errno = n < 0 ? errno : ENOSPC;
+			errno = z->write_errno;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	z->written += (int64_t)len;
 	return 0;
+}
+
+/* Ends the file of a streamed download (closed; removed unless `keep`). */
+static void zsink_close(struct zsink *z, bool keep)
+{
+	if (z->fd >= 0)
+		close(z->fd);
+	z->fd = -1;
+	if (z->tmp && !keep)
+		unlink(z->tmp);
+	free(z->tmp);
+	z->tmp = NULL;
 }
 
 static int zsink_write(void *ud, const void *data, size_t len)
@@ -400,6 +432,10 @@ static int zsink_restart(void *ud)
 	z->out->len = z->start;
 	if (z->out->buf)
 		z->out->buf[z->start] = '\0';
+	if (z->fd >= 0 && (ftruncate(z->fd, 0) < 0 || lseek(z->fd, 0, SEEK_SET) < 0))
+		return -1;
+	z->written = 0;
+	z->write_errno = 0;
 	z->last = 0;
 	z->corrupt = false;
 	z->too_big = false;
@@ -495,8 +531,8 @@ static void iso_now(char *out, size_t len)
 
 /* Writes the JSON (when `bytes`) then the state. */
 static int entry_store(struct entry *e, const char *cache_dir, const char *shown_url,
-                       const struct menv_xfer *x, const struct menv_buf *bytes, int has_zst,
-                       struct menv_error *err)
+                       const struct menv_xfer *x, const struct menv_buf *bytes, bool replaced,
+                       int has_zst, struct menv_error *err)
 {
 	json_t *s = json_object();
 	struct stat st;
@@ -520,15 +556,15 @@ static int entry_store(struct entry *e, const char *cache_dir, const char *shown
 	json_object_set_new(s, "url", json_string(shown_url));
 	if (x && x->etag)
 		json_object_set_new(s, "etag", json_string(x->etag));
-	else if (!bytes && e->state && sget(e->state, "etag"))
+	else if (!replaced && e->state && sget(e->state, "etag"))
 		json_object_set_new(s, "etag", json_string(sget(e->state, "etag")));
 	if (x && x->last_modified)
 		json_object_set_new(s, "mod", json_string(x->last_modified));
-	else if (!bytes && e->state && sget(e->state, "mod"))
+	else if (!replaced && e->state && sget(e->state, "mod"))
 		json_object_set_new(s, "mod", json_string(sget(e->state, "mod")));
 	if (x && x->cache_control)
 		json_object_set_new(s, "cache_control", json_string(x->cache_control));
-	else if (!bytes && e->state && sget(e->state, "cache_control"))
+	else if (!replaced && e->state && sget(e->state, "cache_control"))
 		json_object_set_new(s, "cache_control",
 		                    json_string(sget(e->state, "cache_control")));
 	json_object_set_new(s, "size", json_integer((json_int_t)st.st_size));
@@ -626,6 +662,18 @@ static void start_xfer(struct work *w, bool zst)
 	free(url);
 	if (w->z.ds)
 		ZSTD_freeDStream(w->z.ds);
+	zsink_close(&w->z, false);
+	w->z.written = 0;
+	w->z.write_errno = 0;
+	if (w->o->repodata_as_file && w->cached && mkdir_p(w->o->cache_dir) == 0) {
+		/* kept in its file: the download streams into the cache, never into memory */
+		w->z.tmp = menv_xasprintf("%s.tmp-XXXXXX", w->e.json_path);
+		w->z.fd = mkostemp(w->z.tmp, O_CLOEXEC);
+		if (w->z.fd < 0) {
+			free(w->z.tmp);
+			w->z.tmp = NULL;
+		}
+	}
 	w->z.out = &w->r->json;
 	w->z.start = w->r->json.len;
 	w->z.ds = zst ? ZSTD_createDStream() : NULL;
@@ -663,8 +711,9 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 			return rc;
 		r->not_modified = true;
 		r->zst = w->try_zst;
-		return entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, w->try_zst ? 1 : 0,
-		                   err);
+		zsink_close(&w->z, false);
+		return entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, false,
+		                   w->try_zst ? 1 : 0, err);
 	}
 	if (w->z.ds && w->z.last != 0)
 		return menv_error_set(err, MENV_EPARSE,
@@ -677,7 +726,19 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 	r->zst = w->try_zst;
 	if (!w->cached)
 		return 0;
-	rc = entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, &r->json, w->try_zst ? 1 : 0, err);
+	if (w->z.fd >= 0) {
+		/* streamed into the cache: the checked file takes the entry's place, then its
+		 * state is written (as menv_write_file_atomic would) */
+		int fd = w->z.fd;
+		w->z.fd = -1;
+		if (fsync(fd) < 0 || close(fd) < 0 || rename(w->z.tmp, w->e.json_path) < 0)
+			return menv_error_sys(err, MENV_EIO, "cannot write '%s'", w->e.json_path);
+		rc = entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, true,
+		                 w->try_zst ? 1 : 0, err);
+	} else {
+		rc = entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, &r->json, true,
+		                 w->try_zst ? 1 : 0, err);
+	}
 	if (!rc && o->repodata_as_file)
 		give_path(w, w->e.json_path);
 	return rc;
@@ -757,6 +818,7 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 
 		w->r = r;
 		w->o = o;
+		w->z.fd = -1;
 		menv_buf_init(&r->json);
 		r->path = NULL;
 		r->rc = 0, r->err.code = 0, r->err.msg[0] = '\0';
@@ -836,6 +898,13 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 				menv_buf_reset(&r->json);
 				continue;
 			}
+			if (w->x.rc == MENV_EIO && w->z.write_errno) {
+				struct menv_error e;
+				errno = w->z.write_errno;
+				menv_error_sys(&e, MENV_EIO, "cannot write '%s'", w->z.tmp);
+				req_fail(r, MENV_EIO, &e);
+				continue;
+			}
 			if (w->x.rc == MENV_EIO && w->z.jc.error) {
 				struct menv_error e;
 				req_fail(r, jc_finish(&w->z.jc, w->x.shown, &e), &e);
@@ -879,6 +948,7 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 		}
 		if (ws[i].z.ds)
 			ZSTD_freeDStream(ws[i].z.ds);
+		zsink_close(&ws[i].z, false);
 		menv_xfer_release(&ws[i].x);
 		entry_release(&ws[i].e);
 		free(ws[i].cred_base);

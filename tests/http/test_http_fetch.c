@@ -694,6 +694,31 @@ static void test_repodata_in_place_http(void **state)
 	assert_string_equal(r.path, path);
 	menv_repodata_req_release(&r);
 	menv_buf_release(&got);
+	/* the download streamed into a temporary file in the cache, renamed into place */
+	char *tmpname = tu_path("%s.tmp-", name);
+	assert_int_equal(tu_count_prefixed(cache, tmpname), 0);
+	/* a truncated .zst and malformed JSON streamed in place: refused, nothing left behind */
+	struct menv_channel *trunc = channel("trunc"), *bad = channel("bad");
+	o.repodata_ttl = 0;
+	assert_int_equal(fetch_subdir(trunc, "linux-64", &o, &r), MENV_EPARSE);
+	assert_null(r.path);
+	menv_repodata_req_release(&r);
+	assert_int_equal(fetch_subdir(bad, "linux-64", &o, &r), MENV_EPARSE);
+	assert_non_null(strstr(r.err.msg, "at byte 31 (line 1, column 32): a value was expected"));
+	menv_repodata_req_release(&r);
+	/* no entry, state or temporary file for them */
+	const char *broken[] = {"trunc", "bad"};
+	for (int i = 0; i < 2; i++) {
+		char *bsub = tu_path("%s/conda/%s/linux-64", F.base, broken[i]);
+		char *bname = menv_repodata_cache_name(bsub);
+		bname[8] = '\0'; /* "<8 hex>": the entry, its state, its temporary files */
+		assert_int_equal(tu_count_prefixed(cache, bname), 0);
+		free(bname);
+		free(bsub);
+	}
+	free(tmpname);
+	menv_channel_free(trunc);
+	menv_channel_free(bad);
 	free(path), free(name), free(sub);
 	menv_channel_free(c);
 	free(cache);
