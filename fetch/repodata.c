@@ -5,10 +5,14 @@
  * Each subdir is served from the cache while fresh (local_repodata_ttl / max-age), else asked
  * for with If-None-Match / If-Modified-Since: a 304 keeps the cached file. repodata.json.zst
  * is preferred and decompressed while it streams; its absence is remembered (has_zst) and
- * re-checked after 14 days, as conda does. New bytes must parse as JSON before they replace a
- * cache entry, which is written JSON first, then state: a state that does not describe the
- * JSON beside it (size, mtime) makes the entry stale, never trusted. All subdirs of one call
- * travel in parallel through the transfer engine.
+ * re-checked after 14 days, as conda does. New bytes must be one JSON object before they
+ * replace a cache entry, checked by a streaming pass as they arrive (no tree: jansson's tree
+ * of a 200 MB repodata cost seconds and a gigabyte) and capped at repodata_max_bytes once
+ * decompressed; an entry is written JSON first, then state: a state that does not describe
+ * the JSON beside it (size, mtime) makes the entry stale, never trusted. With
+ * repodata_as_file the bytes stay in files: a file:// repodata.json is only stat'ed (libsolv's
+ * reader checks it), a download streams into the cache. All subdirs of one call travel in
+ * parallel through the transfer engine.
  */
 #include <errno.h>
 #include <fcntl.h>
