@@ -74,6 +74,7 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 	}
 	mkdir(cache, 0755);
 	fo.cancel = cancel;
+	fo.repodata_as_file = true; /* the solver reads the file itself: no copy in memory */
 	for (size_t i = 0; i < l->nchans; i++) {
 		l->chans[i]->priority = (int)(l->nchans - i);
 		for (int k = 0; k < 2; k++) {
@@ -120,7 +121,8 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 			struct stat st;
 			free(url);
 			free(name);
-			if (stat(path, &st) == 0 && (size_t)st.st_size == r->json.len) {
+			if (r->path ||
+			    (stat(path, &st) == 0 && (size_t)st.st_size == r->json.len)) {
 				l->path_chans[l->paths.n] = r->channel;
 				l->path_subdirs[l->paths.n] = r->subdir;
 				menv_strvec_push_owned(&l->paths, path);

@@ -56,7 +56,16 @@ struct menv_fetch_opts {
 	long repodata_ttl;     /* local_repodata_ttl: 1 max-age, 0 always check, N seconds */
 	bool offline;          /* only the cache (and file:// URLs) */
 	bool use_zst;          /* try repodata.json.zst first */
-	volatile int *cancel;  /* non-zero (Ctrl-C) stops all transfers: MENV_EINTR; or NULL */
+	/* Largest repodata accepted, in bytes once decompressed (repodata_max_bytes); <= 0:
+	 * MENV_REPODATA_MAX_BYTES_DEFAULT (2 GiB). A .zst that inflates beyond it stops there. */
+	int64_t repodata_max_bytes;
+	/* true: a subdir whose bytes lie in a file (a file:// channel's repodata.json, or the
+	 * cache entry) is not read into memory: the request's `path` names that file and its
+	 * `json` stays empty; a download streams (checked) into a temporary file in the cache,
+	 * renamed over the entry when good and removed when not. false (default): `json` holds
+	 * the bytes, `path` is NULL. */
+	bool repodata_as_file;
+	volatile int *cancel; /* non-zero (Ctrl-C) stops all transfers: MENV_EINTR; or NULL */
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
 	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
 	 * unknown), transfers finished and in all, and the transfers running now (`running`,
@@ -101,6 +110,7 @@ struct menv_repodata_req {
 	bool not_modified;     /* out: the server answered 304 to a conditional request */
 	bool zst;              /* out: the bytes travelled as repodata.json.zst */
 	bool missing;          /* out: the subdir does not exist (404) */
+	char *path; /* out, with o->repodata_as_file: the file holding the bytes (owned), else NULL */
 };
 
 /* Loads several channel subdirs at once, transfers in parallel. With o->cache_dir each
@@ -111,8 +121,13 @@ struct menv_repodata_req {
  * If-Modified-Since (304 keeps it). o->offline uses the cache alone (MENV_ENOTFOUND when
  * there is none). repodata.json.zst is tried first (o->use_zst) and decompressed while it
  * streams; a 404 for it falls back to repodata.json and is remembered for 14 days. New bytes
- * are checked to be JSON before the cache entry is replaced (atomically: the JSON first, then
- * its state); a failure leaves the previous entry as it was.
+ * are checked to be one JSON object (RFC 8259, a streaming check while they arrive: no tree is
+ * built) before the cache entry is replaced (atomically: the JSON first, then its state); a
+ * failure leaves the previous entry as it was. Decompressed bytes beyond
+ * o->repodata_max_bytes stop the transfer: MENV_EUNSUPPORTED naming the URL and the limit.
+ * A file:// channel's repodata.json is never copied into the cache; with o->repodata_as_file
+ * it is not even read (only stat'ed: its reader, libsolv's, checks it), else it is read and
+ * checked as downloads are.
  * Missing subdirs (404, missing = true): with both subdirs of a channel requested, one missing
  * gives `{}` (a noarch-only channel works, as in conda) and both missing is MENV_ENOTFOUND
  * "channel '<name>' not found" naming the URL; a platform subdir requested without its noarch

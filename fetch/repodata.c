@@ -5,10 +5,14 @@
  * Each subdir is served from the cache while fresh (local_repodata_ttl / max-age), else asked
  * for with If-None-Match / If-Modified-Since: a 304 keeps the cached file. repodata.json.zst
  * is preferred and decompressed while it streams; its absence is remembered (has_zst) and
- * re-checked after 14 days, as conda does. New bytes must parse as JSON before they replace a
- * cache entry, which is written JSON first, then state: a state that does not describe the
- * JSON beside it (size, mtime) makes the entry stale, never trusted. All subdirs of one call
- * travel in parallel through the transfer engine.
+ * re-checked after 14 days, as conda does. New bytes must be one JSON object before they
+ * replace a cache entry, checked by a streaming pass as they arrive (no tree: jansson's tree
+ * of a 200 MB repodata cost seconds and a gigabyte) and capped at repodata_max_bytes once
+ * decompressed; an entry is written JSON first, then state: a state that does not describe
+ * the JSON beside it (size, mtime) makes the entry stale, never trusted. With
+ * repodata_as_file the bytes stay in files: a file:// repodata.json is only stat'ed (libsolv's
+ * reader checks it), a download streams into the cache. All subdirs of one call travel in
+ * parallel through the transfer engine.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +47,8 @@ void menv_repodata_req_release(struct menv_repodata_req *r)
 	menv_buf_release(&r->json);
 	free(r->url);
 	r->url = NULL;
+	free(r->path);
+	r->path = NULL;
 }
 
 static int64_t wall_ns(void)
@@ -75,6 +81,254 @@ static int mkdir_p(const char *path)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Streaming JSON check                                                                      */
+
+/* Checks that bytes fed in blocks form one JSON object (RFC 8259: structure, strings with
+ * their escapes and UTF-8, numbers, literals), keeping only the nesting stack: repodata is
+ * validated while it arrives, without a tree (jansson's tree of a 200 MB repodata took ~1 GB
+ * and seconds, only to be thrown away). */
+#define JC_MAXDEPTH 256
+
+enum jc_state {
+	JC_VALUE,        /* a value is expected */
+	JC_VALUE_OR_END, /* after '[' */
+	JC_KEY_OR_END,   /* after '{' */
+	JC_KEY,          /* after ',' in an object */
+	JC_COLON,        /* after a key */
+	JC_NEXT,         /* after a value inside a container: ',' or its end */
+	JC_STR,
+	JC_ESC,
+	JC_HEX,
+	JC_NUM,
+	JC_LIT,
+	JC_DONE, /* the top-level object ended: only whitespace may follow */
+};
+enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
+
+struct jcheck {
+	enum jc_state state;
+	bool started; /* the document's first value began */
+	bool key;     /* the string being read is a key */
+	int hex;      /* \\u digits still expected */
+	int utf8;     /* UTF-8 continuation bytes still expected */
+	int num;      /* N_*: where in a number */
+	const char *lit;
+	int depth;
+	char stack[JC_MAXDEPTH]; /* '{' or '[' */
+	int64_t off;             /* bytes checked so far */
+	int64_t line, line_start;
+	const char *error; /* the first problem, or NULL */
+	int64_t err_off, err_line, err_col;
+};
+
+static void jc_init(struct jcheck *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->line = 1;
+}
+
+static void jc_after_value(struct jcheck *j)
+{
+	j->state = j->depth ? JC_NEXT : JC_DONE;
+}
+
+static bool is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Feeds `len` bytes; returns false once the bytes are no JSON object (j->error says why). */
+static bool jc_feed(struct jcheck *j, const char *data, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)data, *end = p + len;
+
+	while (!j->error && p < end) {
+		unsigned char c = *p;
+		if (j->state == JC_STR) {
+			/* the hot loop: repodata is mostly strings */
+			while (p < end) {
+				c = *p;
+				if (j->utf8) {
+					if ((c & 0xC0) != 0x80)
+						break;
+					j->utf8--, p++;
+					continue;
+				}
+				if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+					break;
+				p++;
+			}
+			if (p == end)
+				break;
+			if (j->utf8)
+				j->error = "invalid UTF-8 in a string";
+			else if (c == '"')
+				j->key ? (void)(j->state = JC_COLON) : jc_after_value(j);
+			else if (c == '\\')
+				j->state = JC_ESC;
+			else if (c < 0x20)
+				j->error = "control character in a string";
+			else if (c >= 0xC2 && c <= 0xDF)
+				j->utf8 = 1;
+			else if (c >= 0xE0 && c <= 0xEF)
+				j->utf8 = 2;
+			else if (c >= 0xF0 && c <= 0xF4)
+				j->utf8 = 3;
+			else
+				j->error = "invalid UTF-8 in a string";
+			if (!j->error)
+				p++;
+			continue;
+		}
+		if (is_ws(c) && j->state != JC_ESC && j->state != JC_HEX && j->state != JC_LIT &&
+		    j->state != JC_NUM) {
+			if (c == '\n')
+				j->line++, j->line_start =
+				                   j->off +
+				                   (int64_t)(p - (const unsigned char *)data) + 1;
+			p++;
+			continue;
+		}
+		switch (j->state) {
+		case JC_VALUE_OR_END:
+			if (c == ']') {
+				j->depth--;
+				jc_after_value(j);
+				break;
+			}
+			/* fall through */
+		case JC_VALUE:
+			if (!j->started) {
+				/* the document itself must be an object */
+				if (c != '{') {
+					j->error = "not a JSON object";
+					break;
+				}
+				j->started = true;
+			}
+			if (c == '{' || c == '[') {
+				if (j->depth == JC_MAXDEPTH) {
+					j->error = "nested too deeply";
+					break;
+				}
+				j->stack[j->depth++] = (char)c;
+				j->state = c == '{' ? JC_KEY_OR_END : JC_VALUE_OR_END;
+			} else if (c == '"') {
+				j->state = JC_STR, j->key = false;
+			} else if (c == '-' || (c >= '0' && c <= '9')) {
+				j->state = JC_NUM;
+				j->num = c == '-' ? N_MINUS : c == '0' ? N_ZERO : N_INT;
+			} else if (c == 't' || c == 'f' || c == 'n') {
+				j->state = JC_LIT;
+				j->lit = c == 't' ? "rue" : c == 'f' ? "alse" : "ull";
+			} else {
+				j->error = "a value was expected";
+			}
+			break;
+		case JC_KEY_OR_END:
+			if (c == '}') {
+				j->depth--;
+				jc_after_value(j);
+				break;
+			}
+			/* fall through */
+		case JC_KEY:
+			if (c == '"')
+				j->state = JC_STR, j->key = true;
+			else
+				j->error = "a key was expected";
+			break;
+		case JC_COLON:
+			if (c == ':')
+				j->state = JC_VALUE;
+			else
+				j->error = "':' was expected";
+			break;
+		case JC_NEXT: {
+			char top = j->stack[j->depth - 1];
+			if (c == ',')
+				j->state = top == '{' ? JC_KEY : JC_VALUE;
+			else if ((c == '}' && top == '{') || (c == ']' && top == '['))
+				j->depth--, jc_after_value(j);
+			else
+				j->error = top == '{' ? "',' or '}' was expected"
+				                      : "',' or ']' was expected";
+			break;
+		}
+		case JC_ESC:
+			if (c == 'u')
+				j->state = JC_HEX, j->hex = 4;
+			else if (strchr("\"\\/bfnrt", c) && c)
+				j->state = JC_STR;
+			else
+				j->error = "invalid escape in a string";
+			break;
+		case JC_HEX:
+			if (!((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')))
+				j->error = "invalid \\u escape in a string";
+			else if (--j->hex == 0)
+				j->state = JC_STR;
+			break;
+		case JC_LIT:
+			if (c != (unsigned char)*j->lit)
+				j->error = "invalid literal";
+			else if (!*++j->lit)
+				jc_after_value(j);
+			break;
+		case JC_NUM: {
+			bool digit = c >= '0' && c <= '9';
+			int n = j->num;
+			if (digit && (n == N_MINUS || n == N_INT))
+				j->num = c == '0' && n == N_MINUS ? N_ZERO : N_INT;
+			else if (digit && (n == N_DOT || n == N_FRAC))
+				j->num = N_FRAC;
+			else if (digit && (n == N_E || n == N_ESIGN || n == N_EXP))
+				j->num = N_EXP;
+			else if (c == '.' && (n == N_ZERO || n == N_INT))
+				j->num = N_DOT;
+			else if ((c == 'e' || c == 'E') &&
+			         (n == N_ZERO || n == N_INT || n == N_FRAC))
+				j->num = N_E;
+			else if ((c == '+' || c == '-') && n == N_E)
+				j->num = N_ESIGN;
+			else if (n == N_ZERO || n == N_INT || n == N_FRAC || n == N_EXP) {
+				jc_after_value(j); /* the number ended: look at c again */
+				continue;
+			} else
+				j->error = "invalid number";
+			break;
+		}
+		case JC_DONE: j->error = "data after the JSON object"; break;
+		case JC_STR: break;
+		}
+		if (!j->error)
+			p++;
+	}
+	if (j->error && !j->err_line) {
+		j->err_off = j->off + (int64_t)(p - (const unsigned char *)data);
+		j->err_line = j->line;
+		j->err_col = j->err_off - j->line_start + 1;
+	}
+	j->off += (int64_t)(p - (const unsigned char *)data);
+	return !j->error;
+}
+
+/* After the last block: MENV_EPARSE naming `shown` and where the bytes went wrong, or 0. */
+static int jc_finish(struct jcheck *j, const char *shown, struct menv_error *err)
+{
+	if (!j->error && j->state != JC_DONE) {
+		j->error = j->off ? "the document ends early" : "empty document";
+		j->err_off = j->off, j->err_line = j->line, j->err_col = j->off - j->line_start + 1;
+	}
+	if (!j->error)
+		return 0;
+	return menv_error_set(
+	        err, MENV_EPARSE,
+	        "malformed repodata from '%s' at byte %lld (line %lld, column %lld): %s", shown,
+	        (long long)j->err_off, (long long)j->err_line, (long long)j->err_col, j->error);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Streaming zstd                                                                            */
 
 struct zsink {
@@ -83,29 +337,94 @@ struct zsink {
 	ZSTD_DStream *ds; /* NULL: plain bytes */
 	size_t last;      /* last ZSTD_decompressStream result: 0 when a frame ended */
 	bool corrupt;
+	int64_t max;      /* bytes accepted once decompressed */
+	bool too_big;     /* stopped at `max` */
+	struct jcheck jc; /* the bytes so far are the start of a JSON object */
+	int fd;           /* >= 0: the bytes go to this file (tmp), not to `out` */
+	char *tmp;        /* that file: <cache entry>.tmp-XXXXXX, renamed into place when good */
+	int64_t written;  /* bytes in it */
+	int write_errno;  /* a write to it failed */
 };
+
+/* Appends decompressed bytes after the check and the cap. */
+static int zsink_take(struct zsink *z, const void *data, size_t len)
+{
+	int64_t held = z->fd >= 0 ? z->written : (int64_t)(z->out->len - z->start);
+	if (held + (int64_t)len > z->max) {
+		z->too_big = true;
+		errno = EFBIG;
+		return -1;
+	}
+	if (!jc_feed(&z->jc, data, len)) {
+		errno = EBADMSG; /* no JSON object: stop the transfer now, reported as such */
+		return -1;
+	}
+	if (z->fd < 0) {
+		menv_buf_add(z->out, data, len);
+		return 0;
+	}
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(z->fd, (const char *)data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			z->write_errno = n < 0 ? errno : ENOSPC;
+			errno = z->write_errno;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	z->written += (int64_t)len;
+	return 0;
+}
+
+/* Ends the file of a streamed download (closed; removed unless `keep`). */
+static void zsink_close(struct zsink *z, bool keep)
+{
+	if (z->fd >= 0)
+		close(z->fd);
+	z->fd = -1;
+	if (z->tmp && !keep)
+		unlink(z->tmp);
+	free(z->tmp);
+	z->tmp = NULL;
+}
 
 static int zsink_write(void *ud, const void *data, size_t len)
 {
 	struct zsink *z = ud;
 	ZSTD_inBuffer in = {data, len, 0};
+	char block[64 * 1024];
 
-	if (!z->ds) {
-		menv_buf_add(z->out, data, len);
-		return 0;
-	}
+	if (!z->ds)
+		return zsink_take(z, data, len);
 	while (in.pos < in.size) {
-		menv_buf_grow(z->out, 128 * 1024);
-		ZSTD_outBuffer ob = {z->out->buf + z->out->len, z->out->alloc - z->out->len - 1, 0};
+		ZSTD_outBuffer ob = {block, sizeof(block), 0};
 		size_t r = ZSTD_decompressStream(z->ds, &ob, &in);
 		if (ZSTD_isError(r)) {
 			z->corrupt = true;
 			errno = EBADMSG;
 			return -1;
 		}
-		z->out->len += ob.pos;
-		z->out->buf[z->out->len] = '\0';
 		z->last = r;
+		if (ob.pos && zsink_take(z, block, ob.pos) < 0)
+			return -1;
+	}
+	/* a frame may still hold output after all input was consumed */
+	while (z->last != 0) {
+		ZSTD_outBuffer ob = {block, sizeof(block), 0};
+		ZSTD_inBuffer none = {NULL, 0, 0};
+		size_t r = ZSTD_decompressStream(z->ds, &ob, &none);
+		if (ZSTD_isError(r)) {
+			z->corrupt = true;
+			errno = EBADMSG;
+			return -1;
+		}
+		z->last = r;
+		if (!ob.pos)
+			break;
+		if (zsink_take(z, block, ob.pos) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -115,9 +434,16 @@ static int zsink_restart(void *ud)
 	struct zsink *z = ud;
 
 	z->out->len = z->start;
-	z->out->buf[z->start] = '\0';
+	if (z->out->buf)
+		z->out->buf[z->start] = '\0';
+	if (z->fd >= 0 && (ftruncate(z->fd, 0) < 0 || lseek(z->fd, 0, SEEK_SET) < 0))
+		return -1;
+	z->written = 0;
+	z->write_errno = 0;
 	z->last = 0;
 	z->corrupt = false;
+	z->too_big = false;
+	jc_init(&z->jc);
 	if (z->ds)
 		ZSTD_DCtx_reset(z->ds, ZSTD_reset_session_only);
 	return 0;
@@ -209,8 +535,8 @@ static void iso_now(char *out, size_t len)
 
 /* Writes the JSON (when `bytes`) then the state. */
 static int entry_store(struct entry *e, const char *cache_dir, const char *shown_url,
-                       const struct menv_xfer *x, const struct menv_buf *bytes, int has_zst,
-                       struct menv_error *err)
+                       const struct menv_xfer *x, const struct menv_buf *bytes, bool replaced,
+                       int has_zst, struct menv_error *err)
 {
 	json_t *s = json_object();
 	struct stat st;
@@ -234,15 +560,15 @@ static int entry_store(struct entry *e, const char *cache_dir, const char *shown
 	json_object_set_new(s, "url", json_string(shown_url));
 	if (x && x->etag)
 		json_object_set_new(s, "etag", json_string(x->etag));
-	else if (!bytes && e->state && sget(e->state, "etag"))
+	else if (!replaced && e->state && sget(e->state, "etag"))
 		json_object_set_new(s, "etag", json_string(sget(e->state, "etag")));
 	if (x && x->last_modified)
 		json_object_set_new(s, "mod", json_string(x->last_modified));
-	else if (!bytes && e->state && sget(e->state, "mod"))
+	else if (!replaced && e->state && sget(e->state, "mod"))
 		json_object_set_new(s, "mod", json_string(sget(e->state, "mod")));
 	if (x && x->cache_control)
 		json_object_set_new(s, "cache_control", json_string(x->cache_control));
-	else if (!bytes && e->state && sget(e->state, "cache_control"))
+	else if (!replaced && e->state && sget(e->state, "cache_control"))
 		json_object_set_new(s, "cache_control",
 		                    json_string(sget(e->state, "cache_control")));
 	json_object_set_new(s, "size", json_integer((json_int_t)st.st_size));
@@ -266,6 +592,7 @@ out:
 
 struct work {
 	struct menv_repodata_req *r;
+	const struct menv_fetch_opts *o;
 	char *cred_base, *shown_base; /* subdir URL with and without credentials */
 	struct entry e;
 	bool cached; /* uses the cache (not file://, cache_dir set) */
@@ -280,9 +607,52 @@ static bool is_file_url(const char *u)
 	return !strncmp(u, "file://", 7);
 }
 
+static int64_t max_bytes(const struct menv_fetch_opts *o)
+{
+	return o->repodata_max_bytes > 0 ? o->repodata_max_bytes : MENV_REPODATA_MAX_BYTES_DEFAULT;
+}
+
+/* With o->repodata_as_file: the request names the file that holds its bytes (no read). */
+static void give_path(struct work *w, const char *path)
+{
+	menv_buf_release(&w->r->json);
+	menv_buf_init(&w->r->json);
+	free(w->r->path);
+	w->r->path = menv_xstrdup(path);
+}
+
 static int read_cached(struct work *w, struct menv_error *err)
 {
+	if (w->o->repodata_as_file) {
+		give_path(w, w->e.json_path);
+		return 0;
+	}
 	return menv_buf_read_file(&w->r->json, w->e.json_path, err);
+}
+
+/* A file:// subdir read in place (o->repodata_as_file): its repodata.json is only stat'ed.
+ * Returns 0 (path set), MENV_ENOTFOUND (missing, as a 404), or MENV_EIO. */
+static int file_in_place(struct work *w, struct menv_error *err)
+{
+	char *path = menv_xasprintf("%s/repodata.json", w->cred_base + strlen("file://"));
+	struct stat st;
+	int rc = 0;
+
+	if (stat(path, &st) < 0)
+		rc = menv_error_sys(err,
+		                    errno == ENOENT || errno == ENOTDIR ? MENV_ENOTFOUND : MENV_EIO,
+		                    "cannot read '%s'", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = menv_error_set(err, MENV_EIO, "'%s' is not a file", path);
+	else if ((int64_t)st.st_size > max_bytes(w->o))
+		rc = menv_error_set(err, MENV_EUNSUPPORTED,
+		                    "repodata '%s' is %lld bytes, more than repodata_max_bytes "
+		                    "(%lld)",
+		                    path, (long long)st.st_size, (long long)max_bytes(w->o));
+	else
+		give_path(w, path);
+	free(path);
+	return rc;
 }
 
 static void start_xfer(struct work *w, bool zst)
@@ -296,11 +666,26 @@ static void start_xfer(struct work *w, bool zst)
 	free(url);
 	if (w->z.ds)
 		ZSTD_freeDStream(w->z.ds);
+	zsink_close(&w->z, false);
+	w->z.written = 0;
+	w->z.write_errno = 0;
+	if (w->o->repodata_as_file && w->cached && mkdir_p(w->o->cache_dir) == 0) {
+		/* kept in its file: the download streams into the cache, never into memory */
+		w->z.tmp = menv_xasprintf("%s.tmp-XXXXXX", w->e.json_path);
+		w->z.fd = mkostemp(w->z.tmp, O_CLOEXEC);
+		if (w->z.fd < 0) {
+			free(w->z.tmp);
+			w->z.tmp = NULL;
+		}
+	}
 	w->z.out = &w->r->json;
 	w->z.start = w->r->json.len;
 	w->z.ds = zst ? ZSTD_createDStream() : NULL;
 	w->z.last = 0;
 	w->z.corrupt = false;
+	w->z.too_big = false;
+	w->z.max = max_bytes(w->o);
+	jc_init(&w->z.jc);
 	if (w->z.ds)
 		ZSTD_initDStream(w->z.ds);
 	w->x.sink = zsink_write;
@@ -321,43 +706,46 @@ static void start_xfer(struct work *w, bool zst)
 static int finish_download(struct work *w, const struct menv_fetch_opts *o, struct menv_error *err)
 {
 	struct menv_repodata_req *r = w->r;
-	json_error_t jerr;
-	json_t *j;
+	int rc;
 
 	if (w->x.status == 304 && w->e.state) {
 		menv_buf_reset(&r->json);
-		int rc = read_cached(w, err);
+		rc = read_cached(w, err);
 		if (rc)
 			return rc;
 		r->not_modified = true;
 		r->zst = w->try_zst;
-		return entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, w->try_zst ? 1 : 0,
-		                   err);
+		zsink_close(&w->z, false);
+		return entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, false,
+		                   w->try_zst ? 1 : 0, err);
 	}
 	if (w->z.ds && w->z.last != 0)
 		return menv_error_set(err, MENV_EPARSE,
 		                      "truncated repodata from '%s' (the .zst "
 		                      "stream ends inside a frame)",
 		                      w->x.shown);
-	j = json_loadb(r->json.buf, r->json.len, 0, &jerr);
-	if (!j)
-		return menv_error_set(err, MENV_EPARSE,
-		                      "malformed repodata from '%s' at byte %d "
-		                      "(line %d, column %d): %s",
-		                      w->x.shown, jerr.position, jerr.line, jerr.column, jerr.text);
-	if (!json_is_object(j)) {
-		json_decref(j);
-		return menv_error_set(err, MENV_EPARSE,
-		                      "malformed repodata from '%s': not a JSON "
-		                      "object",
-		                      w->x.shown);
-	}
-	json_decref(j);
+	rc = jc_finish(&w->z.jc, w->x.shown, err);
+	if (rc)
+		return rc;
 	r->zst = w->try_zst;
 	if (!w->cached)
 		return 0;
-	return entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, &r->json, w->try_zst ? 1 : 0,
-	                   err);
+	if (w->z.fd >= 0) {
+		/* streamed into the cache: the checked file takes the entry's place, then its
+		 * state is written (as menv_write_file_atomic would) */
+		int fd = w->z.fd;
+		w->z.fd = -1;
+		if (fsync(fd) < 0 || close(fd) < 0 || rename(w->z.tmp, w->e.json_path) < 0)
+			return menv_error_sys(err, MENV_EIO, "cannot write '%s'", w->e.json_path);
+		rc = entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, true,
+		                 w->try_zst ? 1 : 0, err);
+	} else {
+		rc = entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, &r->json, true,
+		                 w->try_zst ? 1 : 0, err);
+	}
+	if (!rc && o->repodata_as_file)
+		give_path(w, w->e.json_path);
+	return rc;
 }
 
 static void req_fail(struct menv_repodata_req *r, int rc, const struct menv_error *e)
@@ -365,6 +753,8 @@ static void req_fail(struct menv_repodata_req *r, int rc, const struct menv_erro
 	r->rc = rc;
 	r->err = *e;
 	menv_buf_reset(&r->json);
+	free(r->path);
+	r->path = NULL;
 }
 
 /* Missing subdirs (404). With both subdirs of a channel requested, as conda: a missing
@@ -431,7 +821,10 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 		char *plain;
 
 		w->r = r;
+		w->o = o;
+		w->z.fd = -1;
 		menv_buf_init(&r->json);
+		r->path = NULL;
 		r->rc = 0, r->err.code = 0, r->err.msg[0] = '\0';
 		r->from_cache = r->not_modified = r->zst = r->missing = false;
 		w->cred_base = menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, true);
@@ -460,6 +853,15 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 			                       "offline: no cached repodata "
 			                       "for '%s'",
 			                       r->url);
+			continue;
+		}
+		if (o->repodata_as_file && is_file_url(w->cred_base)) {
+			struct menv_error e = {0};
+			r->rc = file_in_place(w, &e);
+			if (r->rc == MENV_ENOTFOUND)
+				r->missing = true;
+			if (r->rc)
+				r->err = e;
 			continue;
 		}
 		if (w->cached && entry_fresh(&w->e, o->repodata_ttl)) {
@@ -500,6 +902,28 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 				menv_buf_reset(&r->json);
 				continue;
 			}
+			if (w->x.rc == MENV_EIO && w->z.write_errno) {
+				struct menv_error e;
+				errno = w->z.write_errno;
+				menv_error_sys(&e, MENV_EIO, "cannot write '%s'", w->z.tmp);
+				req_fail(r, MENV_EIO, &e);
+				continue;
+			}
+			if (w->x.rc == MENV_EIO && w->z.jc.error) {
+				struct menv_error e;
+				req_fail(r, jc_finish(&w->z.jc, w->x.shown, &e), &e);
+				continue;
+			}
+			if (w->x.rc == MENV_EIO && w->z.too_big) {
+				struct menv_error e;
+				menv_error_set(
+				        &e, MENV_EUNSUPPORTED,
+				        "repodata from '%s' is larger than repodata_max_bytes "
+				        "(%lld bytes once decompressed)",
+				        w->x.shown, (long long)w->z.max);
+				req_fail(r, MENV_EUNSUPPORTED, &e);
+				continue;
+			}
 			if (w->x.rc == MENV_EIO && w->z.corrupt) {
 				struct menv_error e;
 				menv_error_set(&e, MENV_EPARSE,
@@ -528,6 +952,7 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 		}
 		if (ws[i].z.ds)
 			ZSTD_freeDStream(ws[i].z.ds);
+		zsink_close(&ws[i].z, false);
 		menv_xfer_release(&ws[i].x);
 		entry_release(&ws[i].e);
 		free(ws[i].cred_base);

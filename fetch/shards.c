@@ -243,8 +243,9 @@ int menv_msgpack_to_json(const void *data, size_t len, const char *src, json_t *
 	return rc;
 }
 
-/* Decompresses a whole zstd buffer (all frames). Errors: MENV_EPARSE naming src. */
-static int unzstd(const struct menv_buf *in, const char *src, struct menv_buf *out,
+/* Decompresses a whole zstd buffer (all frames), at most `max` bytes. Errors: MENV_EPARSE
+ * naming src, MENV_EUNSUPPORTED beyond max (repodata_max_bytes). */
+static int unzstd(const struct menv_buf *in, const char *src, int64_t max, struct menv_buf *out,
                   struct menv_error *err)
 {
 	ZSTD_DStream *ds = ZSTD_createDStream();
@@ -264,6 +265,14 @@ static int unzstd(const struct menv_buf *in, const char *src, struct menv_buf *o
 		}
 		out->len += ob.pos;
 		out->buf[out->len] = '\0';
+		if ((int64_t)out->len > max) {
+			rc = menv_error_set(
+			        err, MENV_EUNSUPPORTED,
+			        "'%s' is larger than repodata_max_bytes (%lld bytes once "
+			        "decompressed)",
+			        src, (long long)max);
+			goto out;
+		}
 	}
 	if (last != 0)
 		rc = menv_error_set(err, MENV_EPARSE, "truncated zstd data in '%s'", src);
@@ -272,18 +281,23 @@ out:
 	return rc;
 }
 
-static int msgpack_zst_to_json(const struct menv_buf *raw, const char *src, json_t **out,
-                               struct menv_error *err)
+static int msgpack_zst_to_json(const struct menv_buf *raw, const char *src, int64_t max,
+                               json_t **out, struct menv_error *err)
 {
 	struct menv_buf plain = MENV_BUF_INIT;
 	int rc;
 
 	menv_buf_init(&plain);
-	rc = unzstd(raw, src, &plain, err);
+	rc = unzstd(raw, src, max, &plain, err);
 	if (!rc)
 		rc = menv_msgpack_to_json(plain.buf, plain.len, src, out, err);
 	menv_buf_release(&plain);
 	return rc;
+}
+
+static int64_t shard_max(const struct menv_fetch_opts *o)
+{
+	return o->repodata_max_bytes > 0 ? o->repodata_max_bytes : MENV_REPODATA_MAX_BYTES_DEFAULT;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -441,7 +455,7 @@ static int load_indexes(struct subdir *sds, size_t n, const struct menv_fetch_op
 			}
 		}
 		if (!rc)
-			rc = msgpack_zst_to_json(&raw, shown, &sd->index, &e);
+			rc = msgpack_zst_to_json(&raw, shown, shard_max(o), &sd->index, &e);
 		if (!rc && !json_is_object(json_object_get(sd->index, "shards")))
 			rc = menv_error_set(&e, MENV_EPARSE, "%s: no 'shards' map", shown);
 		if (rc == MENV_ENOTFOUND)
@@ -594,7 +608,7 @@ int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
 			if (!jrc) {
 				char *src = j->from_cache ? menv_xasprintf("shard of '%s'", j->name)
 				                          : menv_xstrdup(j->x.shown);
-				jrc = msgpack_zst_to_json(&j->raw, src, &doc, &e);
+				jrc = msgpack_zst_to_json(&j->raw, src, shard_max(o), &doc, &e);
 				free(src);
 			}
 			if (jrc) {

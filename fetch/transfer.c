@@ -44,6 +44,7 @@ void menv_fetch_opts_init(struct menv_fetch_opts *o)
 	o->ssl_verify = true;
 	o->repodata_ttl = 1;
 	o->use_zst = true;
+	o->repodata_max_bytes = MENV_REPODATA_MAX_BYTES_DEFAULT;
 }
 
 void menv_fetch_opts_from_config(struct menv_fetch_opts *o, const struct menv_config *cfg)
@@ -63,6 +64,8 @@ void menv_fetch_opts_from_config(struct menv_fetch_opts *o, const struct menv_co
 	o->repodata_ttl = cfg->local_repodata_ttl;
 	o->offline = cfg->offline;
 	o->use_zst = cfg->repodata_use_zst;
+	if (cfg->repodata_max_bytes > 0)
+		o->repodata_max_bytes = cfg->repodata_max_bytes;
 }
 
 void menv_xfer_init(struct menv_xfer *x, const char *url)

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -47,7 +48,8 @@ struct menv_solver {
 	bool *noarch_repo;                /* repo Id -> a noarch subdir (order_repos) */
 	bool pip_added;                   /* python's pip dependency was added */
 	int npins;
-	bool ranked;         /* rank_variants ran */
+	bool ranked;         /* rank_variants ran for every name */
+	Map *ranked_names;   /* names (string Ids) whose variants are ranked */
 	bool prepared;       /* whatprovides made for queries */
 	Map *considered;     /* strict priority: the installable solvables */
 	json_t **inst_by_id; /* solvable Id -> installed PrefixRecord (borrowed) */
@@ -56,9 +58,12 @@ struct menv_solver {
 	int nrepos;
 	struct filerepo **files; /* repos read from repodata.json files */
 	size_t nfiles;
-	Id offkey;     /* "menv:offset": a record's byte offset in its JSON */
-	Id cachekey;   /* "menv:cachekey" on SOLVID_META of a .solv */
-	Id baseurlkey; /* "menv:base_url" on SOLVID_META */
+	Id offkey;            /* "menv:offset": a record's byte offset in its JSON */
+	Id cachekey;          /* "menv:cachekey" on SOLVID_META of a .solv */
+	Id baseurlkey;        /* "menv:base_url" on SOLVID_META */
+	Id warnkey;           /* "menv:warnings" on SOLVID_META: the load's warnings, one a line */
+	volatile int *cancel; /* non-zero stops a load: MENV_EINTR; or NULL */
+	struct menv_strvec warnings; /* what the loads skipped, one line each */
 };
 
 /* A channel subdir whose solvables came from libsolv's conda reader (or its .solv cache);
@@ -85,6 +90,7 @@ struct menv_solver *menv_solver_new(const char *subdir, enum menv_channel_priori
 	s->offkey = pool_str2id(s->pool, "menv:offset", 1);
 	s->cachekey = pool_str2id(s->pool, "menv:cachekey", 1);
 	s->baseurlkey = pool_str2id(s->pool, "menv:base_url", 1);
+	s->warnkey = pool_str2id(s->pool, "menv:warnings", 1);
 	pool_set_installed(s->pool, s->virt);
 	return s;
 }
@@ -109,6 +115,10 @@ void menv_solver_free(struct menv_solver *s)
 		free(f);
 	}
 	free(s->files);
+	if (s->ranked_names) {
+		map_free(s->ranked_names);
+		free(s->ranked_names);
+	}
 	if (s->considered) {
 		s->pool->considered = NULL;
 		map_free(s->considered);
@@ -121,7 +131,18 @@ void menv_solver_free(struct menv_solver *s)
 	json_decref(s->problems_json);
 	free(s->inst_by_id);
 	free(s->noarch_repo);
+	menv_strvec_clear(&s->warnings);
 	free(s);
+}
+
+void menv_solver_set_cancel(struct menv_solver *s, volatile int *cancel)
+{
+	s->cancel = cancel;
+}
+
+const struct menv_strvec *menv_solver_warnings(const struct menv_solver *s)
+{
+	return &s->warnings;
 }
 
 static void remember(struct menv_solver *s, Id p, const struct menv_record *r)
@@ -282,22 +303,146 @@ static char *base_url_of(const struct menv_channel *ch, const char *subdir, cons
 	return base;
 }
 
+/* stdio streams for libsolv that give up (EINTR) once *cancel is set: libsolv's reader and
+ * writer have no cancel of their own, and a 200 MB repodata keeps them busy for seconds. They
+ * look at the flag every 64 KiB. */
+struct cstream {
+	const char *map; /* reading from memory, or NULL */
+	size_t size, pos;
+	int fd; /* else reading or writing this descriptor */
+	volatile int *cancel;
+};
+
+static bool cancelled(volatile int *cancel)
+{
+	return cancel && *cancel;
+}
+
+static ssize_t cs_read(void *ud, char *buf, size_t n)
+{
+	struct cstream *c = ud;
+	if (cancelled(c->cancel)) {
+		errno = EINTR;
+		return -1;
+	}
+	if (!c->map)
+		return read(c->fd, buf, n);
+	if (n > c->size - c->pos)
+		n = c->size - c->pos;
+	memcpy(buf, c->map + c->pos, n);
+	c->pos += n;
+	return (ssize_t)n;
+}
+
+static ssize_t cs_write(void *ud, const char *buf, size_t n)
+{
+	struct cstream *c = ud;
+	size_t done = 0;
+	if (cancelled(c->cancel)) {
+		errno = EINTR;
+		return -1;
+	}
+	while (done < n) {
+		ssize_t w = write(c->fd, buf + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)w;
+	}
+	return (ssize_t)n;
+}
+
+static FILE *cs_open(struct cstream *c, const char *mode)
+{
+	cookie_io_functions_t io = {.read = cs_read, .write = cs_write};
+	FILE *fp = fopencookie(c, mode, io);
+	if (fp) {
+		setvbuf(fp, NULL, _IOFBF, 64 * 1024);
+		/* one thread uses it: libsolv's getc() per byte then takes no lock */
+		__fsetlocking(fp, FSETLOCKING_BYCALLER);
+	}
+	return fp;
+}
+
+static int interrupted(const char *path, struct menv_error *err)
+{
+	return menv_error_set(err, MENV_EINTR, "interrupted while loading '%s'", path);
+}
+
+#define MAX_WARNINGS 20 /* per file; the rest are counted */
+
+/* Drops the records conda cannot name (no name, version or build string: conda's
+ * PackageRecord requires all three), each with a warning naming the file and its key; keeps
+ * the warnings in the repo's SOLVID_META for .solv loads. */
+static void drop_unnamed(struct menv_solver *s, struct filerepo *f, const char *path,
+                         Repodata *meta)
+{
+	struct menv_buf all = MENV_BUF_INIT;
+	size_t n = 0;
+	Id p;
+	Solvable *sv;
+
+	FOR_REPO_SOLVABLES(f->repo, p, sv)
+	{
+		const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
+		const char *what = sv->name <= ID_EMPTY  ? "name"
+		                   : sv->evr <= ID_EMPTY ? "version"
+		                   : !flavor || !*flavor ? "build"
+		                                         : NULL;
+		if (!what)
+			continue;
+		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+		if (n++ < MAX_WARNINGS)
+			menv_buf_addf(&all,
+			              "%s'%s': skipped the record '%s': it has no '%s' (conda "
+			              "requires name, version and build)",
+			              all.len ? "\n" : "", path, loc ? loc : "?", what);
+		repo_free_solvable(f->repo, p, 1);
+	}
+	if (n > MAX_WARNINGS)
+		menv_buf_addf(&all,
+		              "\n'%s': skipped %zu more records without a name, version or "
+		              "build",
+		              path, n - MAX_WARNINGS);
+	if (all.len)
+		repodata_set_str(meta, SOLVID_META, s->warnkey, all.buf);
+	menv_buf_release(&all);
+}
+
+/* Adds the warnings a repo's SOLVID_META holds (after a .solv load or a build). */
+static void collect_warnings(struct menv_solver *s, Repo *repo)
+{
+	const char *w = repo_lookup_str(repo, SOLVID_META, s->warnkey);
+	while (w && *w) {
+		const char *e = strchr(w, '\n');
+		size_t len = e ? (size_t)(e - w) : strlen(w);
+		menv_strvec_push_owned(&s->warnings, menv_xstrndup(w, len));
+		w += len + (e ? 1 : 0);
+	}
+}
+
 static int build_from_json(struct menv_solver *s, struct filerepo *f, const char *path,
                            const char *key, struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	struct scan_ctx c = {.s = s, .map = f->map, .size = f->size};
-	FILE *fp = fmemopen((void *)f->map, f->size, "r");
+	struct cstream cs = {.map = f->map, .size = f->size, .cancel = s->cancel};
+	FILE *fp = cs_open(&cs, "r");
 	int rc = 0;
 
 	if (!fp)
 		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
 	if (repo_add_conda(f->repo, fp, 0)) {
-		rc = menv_error_set(err, MENV_EPARSE, "%s: %s", path, pool_errstr(pool));
+		rc = cancelled(s->cancel)
+		             ? interrupted(path, err)
+		             : menv_error_set(err, MENV_EPARSE, "%s: %s", path, pool_errstr(pool));
 		fclose(fp);
 		return rc;
 	}
 	fclose(fp);
+	if (cancelled(s->cancel))
+		return interrupted(path, err);
 	if (menv_jsonscan_repodata(f->map, f->size, on_scan, &c) < 0) {
 		rc = menv_error_set(err, MENV_EPARSE, "%s: not a repodata object", path);
 		goto out;
@@ -314,30 +459,51 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 	/* menv's attributes go into a second repodata: lookups prefer the newest one */
 	Repodata *data = repo_add_repodata(f->repo, 0);
 	repodata_extend_block(data, f->repo->start, f->repo->end - f->repo->start);
+	drop_unnamed(s, f, path, data);
 	Id p;
 	Solvable *sv;
 	FOR_REPO_SOLVABLES(f->repo, p, sv)
 	{
+		if ((p & 4095) == 0 && cancelled(s->cancel))
+			break;
 		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
 		if (!loc)
 			continue;
+		/* conda names a record by its key in "packages"; libsolv's reader prefers the
+		 * record's "fn" field, which a copied record may have left unchanged: the key made
+		 * of name, version and build is looked for first (and becomes the file name) */
+		size_t ll = strlen(loc);
+		const char *ext = ll > 8 && !strcmp(loc + ll - 8, ".tar.bz2") ? ".tar.bz2"
+		                  : ll > 6 && !strcmp(loc + ll - 6, ".conda") ? ".conda"
+		                                                              : NULL;
+		const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
+		char **hit = NULL;
+		if (ext && flavor) {
+			char *k = menv_xasprintf("%s-%s-%s%s", pool_id2str(pool, sv->name),
+			                         pool_id2str(pool, sv->evr), flavor, ext);
+			hit = bsearch(&k, sorted, c.n, sizeof(*sorted), cmp_fn);
+			if (hit && strcmp(k, loc))
+				repodata_set_str(data, p, SOLVABLE_MEDIAFILE, k);
+			free(k);
+		}
 		char *want = (char *)loc;
-		char **hit = bsearch(&want, sorted, c.n, sizeof(*sorted), cmp_fn);
+		if (!hit)
+			hit = bsearch(&want, sorted, c.n, sizeof(*sorted), cmp_fn);
 		if (hit) {
 			size_t off = strtoull(*hit + strlen(*hit) + 1, NULL, 10);
 			repodata_set_num(data, p, s->offkey, off);
 		}
-		/* build number, then timestamp: conda's order after the version */
-		const char *bn = solvable_lookup_str(sv, SOLVABLE_BUILDVERSION);
-		unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
-		char num[48];
-		snprintf(num, sizeof(num), "%s.0.%llu", bn ? bn : "0", ts);
-		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
+		/* the build-version key ("build_number.rank.timestamp", conda's order after the
+		 * version) is written by rank_variants for the names a solve reaches */
 	}
 	for (size_t i = 0; i < c.n; i++)
 		free(sorted[i]);
 	free(sorted);
 	free(idx);
+	if (cancelled(s->cancel)) {
+		rc = interrupted(path, err);
+		goto out;
+	}
 	f->base = base_url_of(f->ch, f->subdir, c.has_info ? f->map + c.info_off : NULL,
 	                      c.has_info ? f->size - c.info_off : 0);
 	repodata_set_str(data, SOLVID_META, s->cachekey, key);
@@ -384,8 +550,9 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 		}
 	}
 	close(fd);
-	snprintf(key, sizeof(key), "menv-solv-1:%lld:%lld.%09ld", (long long)st.st_size,
-	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	/* conda's and micromamba's key of a local file: size, mtime (ns) and inode */
+	snprintf(key, sizeof(key), "menv-solv-2:%lld:%lld.%09ld:%llu", (long long)st.st_size,
+	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
 
 	char *rname = menv_xasprintf("%s/%s", ch ? ch->name : "?", subdir);
 	f->repo = repo_create(pool, rname);
@@ -397,7 +564,11 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 	s->nrepos++;
 
 	if (solv_path) {
-		FILE *fp = fopen(solv_path, "r");
+		struct cstream cs = {.fd = open(solv_path, O_RDONLY | O_CLOEXEC),
+		                     .cancel = s->cancel};
+		FILE *fp = cs.fd >= 0 ? cs_open(&cs, "r") : NULL;
+		if (!fp && cs.fd >= 0)
+			close(cs.fd);
 		if (fp) {
 			if (repo_add_solv(f->repo, fp, 0) == 0) {
 				const char *k = repo_lookup_str(f->repo, SOLVID_META, s->cachekey);
@@ -408,8 +579,11 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 					f->base = menv_xstrdup(b);
 			}
 			fclose(fp);
+			close(cs.fd);
 			if (!cached)
 				repo_empty(f->repo, 1);
+			if (cancelled(s->cancel))
+				return interrupted(solv_path, err);
 		}
 	}
 	if (!cached) {
@@ -419,17 +593,25 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 		if (rc)
 			return rc;
 		if (solv_path) {
-			/* best effort: a cache we cannot write only costs time */
+			/* best effort: a cache we cannot write only costs time; it appears whole
+			 * (a temporary file renamed) or not at all (an interrupted write is removed) */
 			char *tmp = menv_xasprintf("%s.tmp-%d", solv_path, (int)getpid());
-			FILE *fp = fopen(tmp, "w");
-			if (fp && repo_write(f->repo, fp) == 0 && fclose(fp) == 0)
+			struct cstream cs = {
+			        .fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644),
+			        .cancel = s->cancel};
+			FILE *fp = cs.fd >= 0 ? cs_open(&cs, "w") : NULL;
+			bool ok = fp && repo_write(f->repo, fp) == 0;
+			ok = fp && fclose(fp) == 0 && ok;
+			ok = cs.fd >= 0 && close(cs.fd) == 0 && ok && !cancelled(s->cancel);
+			if (ok)
 				rename(tmp, solv_path);
-			else if (fp)
-				fclose(fp);
 			unlink(tmp);
 			free(tmp);
+			if (cancelled(s->cancel))
+				return interrupted(path, err);
 		}
 	}
+	collect_warnings(s, f->repo);
 	f->recs = menv_xcalloc((size_t)(f->repo->end - f->repo->start) + 1, sizeof(*f->recs));
 	return 0;
 }
@@ -1054,34 +1236,126 @@ static void order_repos(struct menv_solver *s)
 	}
 }
 
-/* Among builds of one name, version and build number, prefer the one whose dependencies
- * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
- * build-version key as "build_number.rank.timestamp". Runs once per pool. */
-static void rank_variants(struct menv_solver *s)
+/* Adds the package names a dependency can reach (both sides of and/or/with/if, the name of
+ * a conda MatchSpec) to `m`, and the new ones to `todo`. */
+static void dep_names(Pool *pool, Id dep, Map *m, Queue *todo)
+{
+	while (ISRELDEP(dep)) {
+		Reldep *rd = GETRELDEP(pool, dep);
+		if (rd->flags == REL_AND || rd->flags == REL_OR || rd->flags == REL_WITH ||
+		    rd->flags == REL_WITHOUT || rd->flags == REL_COND || rd->flags == REL_UNLESS ||
+		    rd->flags == REL_ELSE)
+			dep_names(pool, rd->evr, m, todo);
+		dep = rd->name;
+	}
+	if (dep > 1 && dep < pool->ss.nstrings && !MAPTST(m, dep)) {
+		MAPSET(m, dep);
+		queue_push(todo, dep);
+	}
+}
+
+static bool add_spec_names(Pool *pool, struct menv_matchspec *const *specs, size_t n, Map *m,
+                           Queue *todo)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *name = specs[i]->name;
+		if (!name || strpbrk(name, "*?["))
+			return false; /* a glob may name anything */
+		Id id = pool_str2id(pool, name, 0);
+		if (id)
+			dep_names(pool, id, m, todo);
+	}
+	return true;
+}
+
+/* The package names a request can reach (as string Ids in a Map the caller frees): those
+ * of its specs and of every installed, virtual or pinned package, then, recursively, the
+ * names in `depends` of every record of a reached name. libsolv makes rules from these
+ * alone, so nothing else can be a candidate. false (and `m` untouched): every name, for a
+ * spec without a plain name. Needs whatprovides. */
+static bool reachable_names(struct menv_solver *s, const struct menv_solve_request *req, Map *m)
 {
 	Pool *pool = s->pool;
-	struct variant *v = menv_xcalloc((size_t)pool->nsolvables + 1, sizeof(*v));
+	Queue todo;
+	bool ok;
+
+	map_init(m, pool->ss.nstrings);
+	queue_init(&todo);
+	ok = add_spec_names(pool, req->install, req->ninstall, m, &todo) &&
+	     add_spec_names(pool, req->update, req->nupdate, m, &todo) &&
+	     add_spec_names(pool, req->remove, req->nremove, m, &todo);
+	for (Id p = s->virt->start; ok && p < s->virt->end; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo != s->virt)
+			continue;
+		dep_names(pool, sv->name, m, &todo);
+		for (Id *dp = sv->requires ? sv->repo->idarraydata + sv->requires : NULL; dp && *dp;
+		     dp++)
+			dep_names(pool, *dp, m, &todo);
+	}
+	while (ok && todo.count) {
+		Id name = queue_pop(&todo), p, pp;
+		FOR_PROVIDES(p, pp, name)
+		{
+			Solvable *sv = pool_id2solvable(pool, p);
+			if (!sv->requires)
+				continue;
+			for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++)
+				dep_names(pool, *dp, m, &todo);
+		}
+	}
+	queue_free(&todo);
+	if (!ok)
+		map_free(m);
+	return ok;
+}
+
+/* Among builds of one name, version and build number, prefer the one whose dependencies
+ * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
+ * build-version key as "build_number.rank.timestamp". Only the names this request can reach
+ * are ranked (a few hundred of a large channel's records), each once per pool; a group's rank
+ * depends on its own dependencies alone, so the result is the one a whole-pool pass gives. */
+static void rank_variants(struct menv_solver *s, const struct menv_solve_request *req)
+{
+	Pool *pool = s->pool;
+	struct variant *v;
 	size_t n = 0;
+	Map reach;
+	bool some;
 
 	if (s->ranked)
 		return;
-	s->ranked = true;
+	some = reachable_names(s, req, &reach);
+	if (!s->ranked_names) {
+		s->ranked_names = menv_xcalloc(1, sizeof(*s->ranked_names));
+		map_init(s->ranked_names, pool->ss.nstrings);
+	} else {
+		map_grow(s->ranked_names, pool->ss.nstrings);
+	}
+	v = menv_xcalloc((size_t)pool->nsolvables + 1, sizeof(*v));
 	Repodata **rank_data = menv_xcalloc((size_t)pool->nrepos + 1, sizeof(*rank_data));
 	for (Id p = 2; p < pool->nsolvables; p++) {
 		Solvable *sv = pool_id2solvable(pool, p);
-		if (!sv->repo || sv->repo == s->virt)
+		if (!sv->repo || sv->repo == s->virt || MAPTST(s->ranked_names, sv->name) ||
+		    (some && !MAPTST(&reach, sv->name)))
 			continue;
 		v[n++] = (struct variant){p, sv->name, sv->evr, build_number_of(sv)};
 	}
+	for (size_t i = 0; i < n; i++)
+		MAPSET(s->ranked_names, v[i].name);
+	if (some)
+		map_free(&reach);
+	else
+		s->ranked = true; /* every name is ranked now */
 	qsort(v, n, sizeof(*v), cmp_variant);
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		while (j < n && v[j].name == v[i].name && v[j].evr == v[i].evr &&
 		       v[j].bn == v[i].bn)
 			j++;
-		if (j - i > 1 && j - i <= 256) {
-			size_t k = j - i;
-			long *rank = menv_xcalloc(k, sizeof(*rank));
+		size_t k = j - i;
+		long *rank = menv_xcalloc(k, sizeof(*rank));
+		if (k > 1 && k <= 256) {
 			Queue *names = menv_xcalloc(k, sizeof(*names));
 			Queue *best = menv_xcalloc(k, sizeof(*best));
 			bool differ = false;
@@ -1110,32 +1384,33 @@ static void rank_variants(struct menv_solver *s)
 				              (wins > 999 ? 999 : wins);
 				differ = differ || rank[a - i] != rank[0];
 			}
-			for (size_t a = i; differ && a < j; a++) {
-				Solvable *sv = pool_id2solvable(pool, v[a].p);
-				/* one new repodata per repo for all rewritten keys: every extra
-				 * repodata makes each attribute lookup of that repo slower */
-				Id rid = sv->repo->repoid;
-				Repodata *data = rank_data[rid];
-				if (!data) {
-					data = rank_data[rid] = repo_add_repodata(sv->repo, 0);
-					repodata_extend_block(data, sv->repo->start,
-					                      sv->repo->end - sv->repo->start);
-				}
-				unsigned long long ts =
-				        solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
-				char num[64];
-				snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i],
-				         ts);
-				repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
-			}
+			for (size_t a = 0; !differ && a < k; a++)
+				rank[a] = 0; /* all alike: the timestamp decides */
 			for (size_t a = 0; a < k; a++) {
 				queue_free(&names[a]);
 				queue_free(&best[a]);
 			}
 			free(names);
 			free(best);
-			free(rank);
 		}
+		/* every reached record gets its key: build number, rank, then timestamp */
+		for (size_t a = i; a < j; a++) {
+			Solvable *sv = pool_id2solvable(pool, v[a].p);
+			/* one new repodata per repo for all rewritten keys: every extra
+			 * repodata makes each attribute lookup of that repo slower */
+			Id rid = sv->repo->repoid;
+			Repodata *data = rank_data[rid];
+			if (!data) {
+				data = rank_data[rid] = repo_add_repodata(sv->repo, 0);
+				repodata_extend_block(data, sv->repo->start,
+				                      sv->repo->end - sv->repo->start);
+			}
+			unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
+			char num[64];
+			snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i], ts);
+			repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
+		}
+		free(rank);
 		i = j;
 	}
 	/* the rewritten keys become visible to the policy once internalized */
@@ -1971,7 +2246,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		strict_priority(s, req);
 	pool_createwhatprovides(pool);
 	order_repos(s);
-	rank_variants(s);
+	rank_variants(s, req);
 	map_init(&pl.unlocked, pool->nsolvables);
 	queue_init(&pl.held);
 	for (size_t i = 0; i < req->ninstall; i++)

@@ -28,8 +28,12 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
  * a solve returns are parsed into menv_records (owned by the solver). When `solv_path` is
  * given, the pool is cached there as a .solv file keyed to the JSON's size and mtime and
  * reused while they match (a stale or unreadable cache is rebuilt; one that cannot be
- * written is skipped). `ch` is borrowed and must outlive the solver.
- * Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EPARSE naming the file. */
+ * written is skipped; the key is conda's and micromamba's: size, mtime in ns, inode). Records
+ * without a name, version or build string are skipped (conda's PackageRecord cannot be made
+ * of them), each named in menv_solver_warnings() with the file and its key. A load honours
+ * menv_solver_set_cancel()'s flag within 64 KiB of reading or writing; the .solv then is
+ * left as it was (never half written). `ch` is borrowed and must outlive the solver.
+ * Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EPARSE naming the file, MENV_EINTR. */
 int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_channel *ch,
                                   const char *subdir, const char *path, const char *solv_path,
                                   struct menv_error *err);
@@ -38,6 +42,15 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
  * python 2.x and 3.x records of the channels need pip, where the channels have pip. Call
  * before the first solve. */
 void menv_solver_set_add_pip(struct menv_solver *s, bool on);
+
+/* Loads stop with MENV_EINTR once *cancel is non-zero (Ctrl-C); NULL (the default): never.
+ * The flag is borrowed and must outlive the solver. */
+void menv_solver_set_cancel(struct menv_solver *s, volatile int *cancel);
+
+/* What the loads skipped so far, one line each ("'<file>': skipped the record '<key>': it
+ * has no 'version' ..."), at most 20 per file plus a count (borrowed, valid until the next
+ * load or menv_solver_free). The library never prints them: the caller shows them. */
+const struct menv_strvec *menv_solver_warnings(const struct menv_solver *s);
 
 /* Adds a virtual package (CEP-30), e.g. ("__glibc", "2.36", "0"). Strings are copied. */
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,

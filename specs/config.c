@@ -117,6 +117,7 @@ void menv_config_defaults(struct menv_config *cfg)
 	menv_strvec_push(&cfg->aggressive_update_packages, "ca-certificates");
 	menv_strvec_push(&cfg->aggressive_update_packages, "certifi");
 	menv_strvec_push(&cfg->aggressive_update_packages, "openssl");
+	cfg->repodata_max_bytes = MENV_REPODATA_MAX_BYTES_DEFAULT;
 	free(root);
 	free(h);
 }
@@ -234,6 +235,7 @@ static const char *const scalar_keys[] = {
         "client_ssl_cert_key",
         "repodata_use_zst",
         "repodata_use_shards",
+        "repodata_max_bytes",
         "always_copy",
         "always_softlink",
         "allow_softlinks",
@@ -276,6 +278,10 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 		if (parse_long(val, &l) || l < 0 || l > 100)
 			return bad(err, w, "%s must be 0 to 100", key);
 		cfg->remote_max_retries = (int)l;
+	} else if (!strcmp(key, "repodata_max_bytes")) {
+		if (parse_long(val, &l) || l < 1)
+			return bad(err, w, "%s must be a positive number of bytes", key);
+		cfg->repodata_max_bytes = (int64_t)l;
 	} else if (!strcmp(key, "remote_backoff_factor")) {
 		if (parse_double(val, &d) || d > 3600)
 			return bad(err, w, "%s must be a number of seconds", key);

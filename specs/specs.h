@@ -201,6 +201,8 @@ enum menv_update_modifier {
 	                                 records already satisfy the request */
 };
 
+#define MENV_REPODATA_MAX_BYTES_DEFAULT ((int64_t)2 << 30)
+
 struct menv_config {
 	char *root_prefix;           /* $MENV_ROOT_PREFIX, default ~/.menv */
 	char *pkgs_dir;              /* first of pkgs_dirs, default <root>/pkgs */
@@ -248,6 +250,9 @@ struct menv_config {
 	char *proxy_https;         /* proxy_servers: {https: URL}, or NULL */
 	bool repodata_use_zst;     /* try repodata.json.zst first, default true */
 	bool repodata_use_shards;  /* use repodata_shards.msgpack.zst where served, default true */
+
+	/* largest repodata accepted, in bytes once decompressed (repodata_max_bytes; 2 GiB) */
+	int64_t repodata_max_bytes;
 };
 
 /* Fills `cfg` from defaults, then each existing rc file of conda's search path
@@ -260,7 +265,8 @@ struct menv_config {
  * download_threads (alias fetch_threads), remote_max_retries, remote_backoff_factor,
  * remote_connect_timeout_secs, remote_read_timeout_secs, local_repodata_ttl, offline,
  * ssl_verify (true, false or a CA bundle path), client_ssl_cert, client_ssl_cert_key,
- * proxy_servers ({http: URL, https: URL}), repodata_use_zst, repodata_use_shards.
+ * proxy_servers ({http: URL, https: URL}), repodata_use_zst, repodata_use_shards,
+ * repodata_max_bytes (bytes, e.g. MENV_REPODATA_MAX_BYTES=1000000).
  * Unknown keys are ignored. Errors: MENV_EPARSE naming the file (or variable), line and
  * column. Release with menv_config_release(). */
 int menv_config_load(struct menv_config *cfg, struct menv_error *err);

@@ -546,6 +546,184 @@ static void test_repodata_bad_input_keeps_cache(void **state)
 	free(cache);
 }
 
+/* A repodata.json.zst bomb as a hostile or broken mirror could serve it: real-looking records
+ * (1000 distinct ones, 117 KB, repeated) in 65 zstd frames that inflate to 4 GiB from ~1 MB.
+ * Before repodata_max_bytes menv grew its buffer until "out of memory allocating 8589934592
+ * bytes" aborted it; now the transfer stops at the cap with one line naming the URL. */
+static void write_bomb(const char *path, int64_t *inflated)
+{
+	struct menv_buf rec = MENV_BUF_INIT, block = MENV_BUF_INIT;
+	FILE *f = fopen(path, "wb");
+	const char *head = "{\"info\": {\"subdir\": \"linux-64\"}, \"packages\": {";
+	const char *tail = "\"z-1-0.tar.bz2\": {\"name\": \"z\", \"version\": \"1\", "
+	                   "\"build\": \"0\", \"build_number\": 0, \"depends\": []}}}";
+	size_t cap;
+	void *out;
+
+	assert_non_null(f);
+	menv_buf_init(&rec);
+	menv_buf_init(&block);
+	for (int i = 0; i < 1000; i++)
+		menv_buf_addf(&rec,
+		              "\"bomb%d-1.0-h%08x_0.tar.bz2\": {\"build\": \"h%08x_0\", "
+		              "\"build_number\": 0, \"depends\": [\"libgcc-ng >=12\"], "
+		              "\"md5\": \"%032x\", \"name\": \"bomb%d\", \"size\": %d, "
+		              "\"subdir\": \"linux-64\", \"version\": \"1.0\"},",
+		              i, (unsigned)i * 2654435761u, (unsigned)i * 2654435761u, (unsigned)i,
+		              i, 1000 + i);
+	while (block.len < ((size_t)64 << 20) - rec.len)
+		menv_buf_add(&block, rec.buf, rec.len);
+	*inflated = 0;
+	cap = ZSTD_compressBound(block.len);
+	out = malloc(cap);
+	/* frames: head, 64 x block (64 MiB each), tail */
+	size_t n = ZSTD_compress(out, cap, head, strlen(head), 3);
+	assert_false(ZSTD_isError(n));
+	assert_int_equal(fwrite(out, 1, n, f), n);
+	*inflated += (int64_t)strlen(head);
+	n = ZSTD_compress(out, cap, block.buf, block.len, 3);
+	assert_false(ZSTD_isError(n));
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(fwrite(out, 1, n, f), n);
+	*inflated += 64 * (int64_t)block.len;
+	n = ZSTD_compress(out, cap, tail, strlen(tail), 3);
+	assert_int_equal(fwrite(out, 1, n, f), n);
+	*inflated += (int64_t)strlen(tail);
+	assert_int_equal(fclose(f), 0);
+	free(out);
+	menv_buf_release(&rec);
+	menv_buf_release(&block);
+}
+
+static void test_repodata_zst_bomb_capped(void **state)
+{
+	char *cache = tu_path("%s/cache-bomb", F.tmp);
+	struct menv_fetch_opts o = fast_opts(cache);
+	struct menv_repodata_req r;
+	int64_t inflated;
+	struct stat st;
+
+	(void)state;
+	char *dir = tu_path("%s/conda/bomb/linux-64", F.www);
+	tu_mkdirs(dir);
+	char *z = tu_path("%s/repodata.json.zst", dir);
+	write_bomb(z, &inflated);
+	assert_true(inflated > ((int64_t)4 << 30) - ((int64_t)64 << 20));
+	assert_int_equal(stat(z, &st), 0);
+	assert_true(st.st_size < 4 << 20); /* a few MB on the wire */
+
+	struct menv_channel *c = channel("bomb");
+	o.repodata_max_bytes = 1 << 20;
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), MENV_EUNSUPPORTED);
+	char *want = tu_path("repodata from '%s/conda/bomb/linux-64/repodata.json.zst' is larger "
+	                     "than repodata_max_bytes (1048576 bytes once decompressed)",
+	                     F.base);
+	assert_string_equal(r.err.msg, want);
+	assert_int_equal(r.json.len, 0);
+	free(want);
+	menv_repodata_req_release(&r);
+	/* nothing was cached */
+	char *sub = tu_path("%s/conda/bomb/linux-64", F.base);
+	char *name = menv_repodata_cache_name(sub), *path = tu_path("%s/%s", cache, name);
+	assert_false(tu_exists(path));
+	free(path), free(name), free(sub);
+
+	/* bytes that are no JSON object stop the transfer at once, whatever the cap: a bomb of
+	 * zeros is refused at byte 0 */
+	char *zeros = tu_path("%s/conda/bomb/noarch", F.www);
+	tu_mkdirs(zeros);
+	char *zz = tu_path("%s/repodata.json.zst", zeros);
+	{
+		size_t len = (size_t)256 << 20, cap = ZSTD_compressBound(len);
+		char *in = calloc(1, len), *out = malloc(cap);
+		size_t n = ZSTD_compress(out, cap, in, len, 3);
+		assert_false(ZSTD_isError(n));
+		tu_write(zz, out, n);
+		free(in);
+		free(out);
+	}
+	o.repodata_max_bytes = 0; /* the default, 2 GiB */
+	assert_int_equal(fetch_subdir(c, "noarch", &o, &r), MENV_EPARSE);
+	assert_non_null(strstr(r.err.msg, "/conda/bomb/noarch/repodata.json.zst' at byte 0 "
+	                                  "(line 1, column 1): not a JSON object"));
+	menv_repodata_req_release(&r);
+	unlink(z);
+	unlink(zz);
+	free(zz);
+	free(zeros);
+	free(z);
+	free(dir);
+	menv_channel_free(c);
+	free(cache);
+}
+
+/* o->repodata_as_file over HTTP: the download is checked and written to the cache, the request
+ * names the cache file (bytes equal to the server's) and holds no copy; a fresh entry and a
+ * 304 name it too, without reading it. */
+static void test_repodata_in_place_http(void **state)
+{
+	char *cache = tu_path("%s/cache-inplace", F.tmp);
+	struct menv_fetch_opts o = fast_opts(cache);
+	struct menv_channel *c = channel("forge");
+	struct menv_repodata_req r;
+	struct menv_buf got = MENV_BUF_INIT;
+	struct menv_error err;
+
+	(void)state;
+	o.repodata_as_file = true;
+	o.repodata_ttl = 0; /* always revalidate: the second load is a 304 */
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	char *sub = tu_path("%s/conda/forge/linux-64", F.base);
+	char *name = menv_repodata_cache_name(sub), *path = tu_path("%s/%s", cache, name);
+	assert_non_null(r.path);
+	assert_string_equal(r.path, path);
+	assert_int_equal(r.json.len, 0);
+	assert_true(r.zst);
+	menv_buf_init(&got);
+	assert_int_equal(menv_buf_read_file(&got, r.path, &err), 0);
+	assert_same_file_text(&got, FORMAT_REPO "/linux-64/repodata.json");
+	menv_repodata_req_release(&r);
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_true(r.not_modified);
+	assert_string_equal(r.path, path);
+	assert_int_equal(r.json.len, 0);
+	menv_repodata_req_release(&r);
+	o.repodata_ttl = 3600;
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_true(r.from_cache);
+	assert_string_equal(r.path, path);
+	menv_repodata_req_release(&r);
+	menv_buf_release(&got);
+	/* the download streamed into a temporary file in the cache, renamed into place */
+	char *tmpname = tu_path("%s.tmp-", name);
+	assert_int_equal(tu_count_prefixed(cache, tmpname), 0);
+	/* a truncated .zst and malformed JSON streamed in place: refused, nothing left behind */
+	struct menv_channel *trunc = channel("trunc"), *bad = channel("bad");
+	o.repodata_ttl = 0;
+	assert_int_equal(fetch_subdir(trunc, "linux-64", &o, &r), MENV_EPARSE);
+	assert_null(r.path);
+	menv_repodata_req_release(&r);
+	assert_int_equal(fetch_subdir(bad, "linux-64", &o, &r), MENV_EPARSE);
+	assert_non_null(strstr(r.err.msg, "at byte 31 (line 1, column 32): a value was expected"));
+	menv_repodata_req_release(&r);
+	/* no entry, state or temporary file for them */
+	const char *broken[] = {"trunc", "bad"};
+	for (int i = 0; i < 2; i++) {
+		char *bsub = tu_path("%s/conda/%s/linux-64", F.base, broken[i]);
+		char *bname = menv_repodata_cache_name(bsub);
+		bname[8] = '\0'; /* "<8 hex>": the entry, its state, its temporary files */
+		assert_int_equal(tu_count_prefixed(cache, bname), 0);
+		free(bname);
+		free(bsub);
+	}
+	free(tmpname);
+	menv_channel_free(trunc);
+	menv_channel_free(bad);
+	free(path), free(name), free(sub);
+	menv_channel_free(c);
+	free(cache);
+}
+
 static void test_token_and_basic_auth(void **state)
 {
 	struct menv_fetch_opts o = fast_opts(NULL);
@@ -1088,6 +1266,8 @@ int main(void)
 	        cmocka_unit_test(test_repodata_json_fallback),
 	        cmocka_unit_test(test_repodata_missing_channel_or_subdir),
 	        cmocka_unit_test(test_repodata_bad_input_keeps_cache),
+	        cmocka_unit_test(test_repodata_zst_bomb_capped),
+	        cmocka_unit_test(test_repodata_in_place_http),
 	        cmocka_unit_test(test_token_and_basic_auth),
 	        cmocka_unit_test(test_sharded_equals_full),
 	        cmocka_unit_test(test_parallel_downloads_and_reuse),

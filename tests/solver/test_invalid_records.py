@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Records without a name, version or build string in a channel's repodata (menv issue 15).
+
+conda's PackageRecord cannot be made of them; menv skips each with a warning naming the file and
+the record's key (the library lists them, its front end prints them) and solves with the rest:
+never a record silently missing from the environment with exit 0.
+Usage: test_invalid_records.py MENV LOAD_DRIVER
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+REPODATA = {
+    "info": {"subdir": "linux-64"},
+    "packages": {
+        "a-1.0-0.tar.bz2": {"name": "a", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": [], "subdir": "linux-64"},
+        "a-2.0-0.tar.bz2": {"name": "a", "build": "0", "build_number": 0, "depends": [],
+                            "subdir": "linux-64"},
+        "b-1.0-0.tar.bz2": {"version": "1.0", "build": "0", "build_number": 0, "depends": [],
+                            "subdir": "linux-64"},
+        "c-1.0-0.tar.bz2": {"name": "c", "version": "1.0", "build_number": 0, "depends": [],
+                            "subdir": "linux-64"},
+        "d-1.0-0.tar.bz2": {"name": "d", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": ["c"], "subdir": "linux-64"},
+    },
+}
+
+
+def main():
+    menv, driver = sys.argv[1], sys.argv[2]
+    fails = []
+    with tempfile.TemporaryDirectory() as tmp:
+        chan = os.path.join(tmp, "chan")
+        os.makedirs(os.path.join(chan, "linux-64"))
+        path = os.path.join(chan, "linux-64", "repodata.json")
+        with open(path, "w") as f:
+            json.dump(REPODATA, f)
+        tail = " (conda requires name, version and build)"
+        want_warn = [f"warning: '{path}': skipped the record 'a-2.0-0.tar.bz2': it has no 'version'" + tail,
+                     f"warning: '{path}': skipped the record 'b-1.0-0.tar.bz2': it has no 'name'" + tail,
+                     f"warning: '{path}': skipped the record 'c-1.0-0.tar.bz2': it has no 'build'" + tail]
+        pkgs = os.path.join(tmp, "pkgs")
+        # the library: warnings listed, on the first load (libsolv's reader) and from the .solv
+        for run in ("first", "from .solv"):
+            p = subprocess.run([driver, "file://" + chan, pkgs, "linux-64", "a"],
+                               capture_output=True, text=True)
+            warns = sorted(l for l in p.stderr.splitlines() if l.startswith("warning:"))
+            if p.returncode != 0 or p.stdout.split() != ["a=1.0=0"] or warns != want_warn:
+                fails.append(f"a, {run}: exit {p.returncode}, stdout {p.stdout.split()}, "
+                             f"warnings {warns}")
+        # c exists only without a build string: not available, exit 1 (not an empty success)
+        p = subprocess.run([driver, "file://" + chan, pkgs, "linux-64", "c"],
+                           capture_output=True, text=True)
+        if p.returncode != 1 or "package 'c' is not available" not in p.stderr or p.stdout:
+            fails.append(f"c: exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr!r}")
+        # d needs c: unsatisfiable, named
+        p = subprocess.run([driver, "file://" + chan, pkgs, "linux-64", "d"],
+                           capture_output=True, text=True)
+        if p.returncode != 1 or "nothing provides c" not in p.stderr or p.stdout:
+            fails.append(f"d: exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr!r}")
+
+        # menv itself: the same answers and exit codes
+        env = dict(os.environ, HOME=tmp, MENVRC="/dev/null", CONDARC="/dev/null",
+                   MENV_ROOT_PREFIX=os.path.join(tmp, "root"), CONDA_OVERRIDE_CUDA="")
+        def create(spec):
+            return subprocess.run([menv, "create", "--dry-run", "--json", "-p",
+                                   os.path.join(tmp, "env"), "--override-channels", "-c",
+                                   "file://" + chan, spec], env=env, capture_output=True,
+                                  text=True)
+        p = create("a")
+        link = [] if p.returncode else [(r["name"], r["version"]) for r in
+                                        json.loads(p.stdout)["actions"]["LINK"]]
+        if p.returncode != 0 or link != [("a", "1.0")]:
+            fails.append(f"menv a: exit {p.returncode}, LINK {link}, stderr {p.stderr!r}")
+        for spec, why in (("c", "'c' is not available"), ("d", "nothing provides c")):
+            p = create(spec)
+            if p.returncode != 1 or why not in p.stdout + p.stderr:
+                fails.append(f"menv {spec}: exit {p.returncode}, out {p.stdout!r} {p.stderr!r}")
+    for f in fails:
+        print("FAIL:", f)
+    if not fails:
+        print("ok: records without name, version or build are skipped and named")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
