@@ -11,6 +11,7 @@
 
 #include "envs.h"
 #include "solver.h"
+#include "txnpriv.h"
 
 /* The channel name to show for an installed record: its channel URL without the subdir,
  * shortened to the name under channel_alias. Caller frees. */
@@ -228,9 +229,41 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
 			json_array_foreach(json_object_get(req, "channels"), i,
 			                   v) if (json_is_string(v))
 			        menv_strvec_push(&ef->channels, json_string_value(v));
-			json_array_foreach(json_object_get(req, "specs"), i,
-			                   v) if (json_is_string(v))
-			        menv_strvec_push(&ef->deps, json_string_value(v));
+			/* the create's specs as written (channel::name kept, BR-023) while the
+			 * history still asks for their names, then what later commands asked for
+			 * (conda's get_requested_specs_map) */
+			struct menv_strvec hist = MENV_STRVEC_INIT, names = MENV_STRVEC_INIT;
+			struct menv_prefix_record *inst = NULL;
+			size_t ninst = 0;
+			if (menv_prefix_records_load(prefix, &inst, &ninst, NULL) == 0)
+				for (size_t k = 0; k < ninst; k++)
+					menv_strvec_push(&names, inst[k].name);
+			menv_prefix_records_free(inst, ninst);
+			rc = menv_history_requested_specs(prefix, &names, &hist, err);
+			menv_strvec_clear(&names);
+			for (size_t k = 0; k < hist.n; k++)
+				menv_strvec_push_owned(&names, menv_dep_name(hist.v[k]));
+			json_array_foreach(json_object_get(req, "specs"), i, v)
+			{
+				char *n = json_is_string(v) ? menv_dep_name(json_string_value(v))
+				                            : NULL;
+				size_t at = names.n;
+				for (size_t k = 0; n && k < names.n; k++)
+					if (names.v[k] && !strcmp(names.v[k], n))
+						at = k;
+				if (at < names.n || !hist.n)
+					menv_strvec_push(&ef->deps, json_string_value(v));
+				if (at < names.n) {
+					free(names.v[at]);
+					names.v[at] = NULL;
+				}
+				free(n);
+			}
+			for (size_t k = 0; k < hist.n; k++)
+				if (names.v[k])
+					menv_strvec_push(&ef->deps, hist.v[k]);
+			menv_strvec_clear(&hist);
+			menv_strvec_clear(&names);
 			json_array_foreach(json_object_get(req, "pip"), i, v) if (json_is_string(v))
 			        menv_strvec_push(&ef->pip, json_string_value(v));
 			ef->has_pip_section = json_is_true(json_object_get(req, "has_pip_section"));

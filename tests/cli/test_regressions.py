@@ -32,7 +32,9 @@ outcome as its assertion.
 15. `remove --all` of the root prefix (which holds envs/ and pkgs/) is refused: it deleted
    every other environment and the package cache (tryout finding, data loss);
 16. an environment inside another environment is refused, as conda refuses it (the root
-   prefix's envs/ excepted): `remove --all` of the outer one deleted the inner one.
+   prefix's envs/ excepted): `remove --all` of the outer one deleted the inner one;
+17. `export --from-history` lists what later commands asked for too (conda's requested specs
+   map), not only the specs the environment was created with (tryout finding).
 """
 import json
 import os
@@ -249,6 +251,16 @@ def body(t):
     t.check(r.rc == 2 and "is inside the environment" in r.err and not os.path.exists(nested),
             "create inside an environment is refused", r)
     t.menv_ok("create", "-n", "beside", *C, "dependency")
+
+    # 17. --from-history after an install
+    ef = os.path.join(t.tmp, "hist.yml")
+    write_text(ef, "name: hist\nchannels: [%s, nodefaults]\ndependencies: [dependency=2.0]\n"
+               % t.url(chan))
+    t.menv_ok("create", "-f", ef)
+    t.menv_ok("install", "-n", "hist", *C, "fresh")
+    r = t.menv_ok("export", "-n", "hist", "--from-history", "--json")
+    t.eq(r.json().get("dependencies"), ["dependency=2.0", "fresh"],
+         "--from-history: the file's spec as written, then the later install")
 
 
 menvtest.main(body)
