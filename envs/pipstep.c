@@ -28,7 +28,7 @@ int menv_txn_revert_to_revision(const struct menv_config *cfg, const char *prefi
 	int rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
 
 	if (!rc)
-		rc = menv_plan_revision(prefix, cfg->pkgs_dir, rev, NULL, inst, ninst, &owned,
+		rc = menv_plan_revision(prefix, cfg->pkgs_dir, rev, NULL, NULL, inst, ninst, &owned,
 		                        &link, &nlink, &unlink, &nunlink, err);
 	if (rc)
 		goto out;

@@ -152,10 +152,10 @@ static const char *dist_of_label(const char *label)
 }
 
 int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
-                       const struct menv_channel_set *ch, const struct menv_prefix_record *inst,
-                       size_t ninst, struct menv_owned_recs *owned,
-                       const struct menv_record ***link, size_t *nlink, json_t ***unlink,
-                       size_t *nunlink, struct menv_error *err)
+                       const struct menv_channel_set *ch, struct menv_solver *solver,
+                       const struct menv_prefix_record *inst, size_t ninst,
+                       struct menv_owned_recs *owned, const struct menv_record ***link,
+                       size_t *nlink, json_t ***unlink, size_t *nunlink, struct menv_error *err)
 {
 	struct menv_revision *revs = NULL;
 	struct menv_strvec target = MENV_STRVEC_INIT;
@@ -198,6 +198,25 @@ int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
 					found = &ch->rds[r]->recs[j];
 				free(d);
 			}
+		}
+		/* the channels' files, through the solver: "name-version-build" split from the
+		 * right, as conda's dists are */
+		const char *b = strrchr(want, '-'), *v = b;
+		while (v && v > want && v[-1] != '-')
+			v--;
+		if (!found && solver && b && v > want + 1) {
+			char *spec =
+			        menv_xasprintf("%.*s[version='%.*s',build='%s']",
+			                       (int)(v - 1 - want), want, (int)(b - v), v, b + 1);
+			struct menv_matchspec *ms = NULL;
+			const struct menv_record **m = NULL;
+			size_t nm = 0;
+			if (menv_matchspec_parse(spec, &ms, NULL) == 0 &&
+			    menv_solver_search(solver, ms, &m, &nm, NULL) == 0 && nm)
+				found = m[0];
+			free(m);
+			menv_matchspec_free(ms);
+			free(spec);
 		}
 		if (!found) {
 			/* the package cache still has it */

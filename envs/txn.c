@@ -380,10 +380,14 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 			t->unlink[t->nunlink++] = t->inst[i].json;
 		return 0;
 	}
-	if (k == MENV_TXN_REVISION)
+	if (k == MENV_TXN_REVISION) {
+		/* the revision's packages from the cache, else the channels given */
+		if (t->o.channels && t->o.channels->n && (rc = load_solver(t, NULL, err)) != 0)
+			return rc;
 		return menv_plan_revision(t->o.prefix, t->o.cfg->pkgs_dir, (size_t)t->o.revision,
-		                          NULL, t->inst, t->ninst, &t->owned, &t->link, &t->nlink,
-		                          &t->unlink, &t->nunlink, err);
+		                          &t->ch, t->solver, t->inst, t->ninst, &t->owned, &t->link,
+		                          &t->nlink, &t->unlink, &t->nunlink, err);
+	}
 	if (k != MENV_TXN_REMOVE) {
 		rc = load_solver(t, t->o.prefix, err);
 		if (rc)

@@ -30,16 +30,16 @@ void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
                      const struct menv_prefix_record *inst, size_t ninst,
                      const struct menv_record **link, size_t *nlink, json_t ***unlink,
                      size_t *nunlink);
-/* --revision N: the records to link and unlink (appended to the arrays, which must hold
- * ninst + the revision's size) to get back to revision N's packages (history from
- * conda/history.py); records the channel set lacks come from the package cache's
- * repodata_record.json into `owned`. Errors: MENV_ENOTFOUND (rev out of range, a package in
+/* --revision N: the records to link and unlink (new arrays) to get back to revision N's
+ * packages (history from conda/history.py): from the channel set's parsed records, else the
+ * channels `solver` (may be NULL) reads, else the package cache's repodata_record.json (into
+ * `owned`). Errors: MENV_ENOTFOUND (rev out of range, a package in
  * neither the channels nor the cache), MENV_EIO. */
 int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
-                       const struct menv_channel_set *ch, const struct menv_prefix_record *inst,
-                       size_t ninst, struct menv_owned_recs *owned,
-                       const struct menv_record ***link, size_t *nlink, json_t ***unlink,
-                       size_t *nunlink, struct menv_error *err);
+                       const struct menv_channel_set *ch, struct menv_solver *solver,
+                       const struct menv_prefix_record *inst, size_t ninst,
+                       struct menv_owned_recs *owned, const struct menv_record ***link,
+                       size_t *nlink, json_t ***unlink, size_t *nunlink, struct menv_error *err);
 /* A record to link again from an installed PrefixRecord (its url, fn, hashes and depends;
  * the install locations dropped). False when the PrefixRecord lacks its url or fn. */
 bool menv_record_from_installed(json_t *rec, struct menv_record *out);

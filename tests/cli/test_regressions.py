@@ -34,7 +34,9 @@ outcome as its assertion.
 16. an environment inside another environment is refused, as conda refuses it (the root
    prefix's envs/ excepted): `remove --all` of the outer one deleted the inner one;
 17. `export --from-history` lists what later commands asked for too (conda's requested specs
-   map), not only the specs the environment was created with (tryout finding).
+   map), not only the specs the environment was created with (tryout finding);
+18. `install --revision N -c CHANNEL` finds the revision's packages in the channels once the
+   package cache lost them (`clean --all`), instead of failing (tryout finding).
 """
 import json
 import os
@@ -261,6 +263,14 @@ def body(t):
     r = t.menv_ok("export", "-n", "hist", "--from-history", "--json")
     t.eq(r.json().get("dependencies"), ["dependency=2.0", "fresh"],
          "--from-history: the file's spec as written, then the later install")
+
+    # 18. a revision's packages from the channels
+    t.menv_ok("remove", "-n", "hist", "fresh", "-y", "-q")
+    t.menv_ok("clean", "--all", "--json")
+    r = t.menv_run("install", "-n", "hist", *C, "--revision", "1")
+    t.check(r.rc == 0 and os.path.isfile(os.path.join(t.envs, "hist", "conda-meta",
+                                                      "fresh-1.0-0.json")),
+            "--revision 1 after clean --all: fresh linked again from the channel", r)
 
 
 menvtest.main(body)
