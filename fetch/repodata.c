@@ -196,7 +196,7 @@ static bool jc_feed(struct jcheck *j, const char *data, size_t len)
 				jc_after_value(j);
 				break;
 			}
-			/* fall through */
+			__attribute__((fallthrough)); /* a value after '[' */
 		case JC_VALUE:
 			if (!j->started) {
 				/* the document itself must be an object */
@@ -231,7 +231,7 @@ static bool jc_feed(struct jcheck *j, const char *data, size_t len)
 				jc_after_value(j);
 				break;
 			}
-			/* fall through */
+			__attribute__((fallthrough)); /* a key after '{' */
 		case JC_KEY:
 			if (c == '"')
 				j->state = JC_STR, j->key = true;
