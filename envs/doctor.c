@@ -172,9 +172,9 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 		                          dists->v[i]);
 		json_t *j = json_load_file(rp, 0, NULL);
 		const char *url = j ? jstr(j, "url") : NULL, *fn = j ? jstr(j, "fn") : NULL;
-		char *base = url ? menv_xstrndup(url, (size_t)(strrchr(url, '/') - url)) : NULL;
-		if (fn && base && strrchr(url, '/') &&
-		    menv_record_from_json(&recs[n], j, fn, base, NULL, NULL) == 0)
+		const char *slash = url ? strrchr(url, '/') : NULL;
+		char *base = slash ? menv_xstrndup(url, (size_t)(slash - url)) : NULL;
+		if (fn && base && menv_record_from_json(&recs[n], j, fn, base, NULL, NULL) == 0)
 			link[n] = &recs[n], n++;
 		else
 			add(r, MENV_DOCTOR_CORRUPT_RECORD, dists->v[i], rp,
