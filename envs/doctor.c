@@ -168,23 +168,14 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 	int rc = 0;
 
 	for (size_t i = 0; i < dists->n; i++) {
-		char *rp = menv_xasprintf("%s/%s/info/repodata_record.json", cfg->pkgs_dir,
-		                          dists->v[i]);
-		json_t *j = json_load_file(rp, 0, NULL);
-		const char *url = j ? jstr(j, "url") : NULL, *fn = j ? jstr(j, "fn") : NULL;
-		const char *slash = url ? strrchr(url, '/') : NULL;
-		char *base = slash ? menv_xstrndup(url, (size_t)(slash - url)) : NULL;
-		if (fn && base && menv_record_from_json(&recs[n], j, fn, base, NULL, NULL) == 0)
+		if (menv_record_from_cache(cfg->pkgs_dir, dists->v[i], &recs[n]))
 			link[n] = &recs[n], n++;
 		else
-			add(r, MENV_DOCTOR_CORRUPT_RECORD, dists->v[i], rp,
+			add(r, MENV_DOCTOR_CORRUPT_RECORD, dists->v[i], "",
 			    menv_xasprintf(
 			            "%s is not in the package cache: its files stay in the "
 			            "prefix, untracked; install it again (--force-reinstall)",
 			            dists->v[i]));
-		free(base);
-		json_decref(j);
-		free(rp);
 	}
 	if (n) {
 		struct menv_install_opts io = {

@@ -220,24 +220,8 @@ int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
 		}
 		if (!found) {
 			/* the package cache still has it */
-			char *p = menv_xasprintf("%s/%s/info/repodata_record.json", pkgs_dir, want);
-			json_t *j = json_load_file(p, 0, NULL);
-			free(p);
-			const char *url = j ? jstr(j, "url") : "";
-			const char *fn = j ? jstr(j, "fn") : "";
-			if (j && *fn) {
-				char *base = menv_xstrdup(url);
-				char *slash = strrchr(base, '/');
-				if (slash)
-					*slash = '\0';
-				struct menv_record *nr = &owned->v[owned->n];
-				if (menv_record_from_json(nr, j, fn, base, NULL, NULL) == 0) {
-					owned->n++;
-					found = nr;
-				}
-				free(base);
-			}
-			json_decref(j);
+			if (menv_record_from_cache(pkgs_dir, want, &owned->v[owned->n]))
+				found = &owned->v[owned->n++];
 		}
 		if (!found) {
 			rc = menv_error_set(
@@ -274,6 +258,25 @@ static bool json_noarch_python(json_t *rec)
 
 /* A record to link again from an installed PrefixRecord (its url, fn, hashes and depends;
  * the install locations dropped). False when the PrefixRecord lacks its url or fn. */
+bool menv_record_from_cache(const char *pkgs_dir, const char *dist, struct menv_record *out)
+{
+	char *p = menv_xasprintf("%s/%s/info/repodata_record.json", pkgs_dir, dist);
+	json_t *j = json_load_file(p, 0, NULL);
+	const char *fn = j ? jstr(j, "fn") : "";
+	bool ok = false;
+	free(p);
+	if (j && *fn) {
+		char *base = menv_xstrdup(jstr(j, "url"));
+		char *slash = strrchr(base, '/');
+		if (slash)
+			*slash = '\0';
+		ok = menv_record_from_json(out, j, fn, base, NULL, NULL) == 0;
+		free(base);
+	}
+	json_decref(j);
+	return ok;
+}
+
 bool menv_record_from_installed(json_t *rec, struct menv_record *out)
 {
 	const char *url = jstr(rec, "url"), *fn = jstr(rec, "fn");

@@ -300,12 +300,12 @@ static bool beneath(const char *inner, const char *outer)
 static int check_not_nested(const struct menv_txn *t, struct menv_error *err)
 {
 	char *p = menv_envreg_normalize(t->o.prefix), *slash;
+	char *root = menv_envreg_normalize(t->o.cfg->root_prefix);
 	int rc = 0;
 	while (!rc && (slash = strrchr(p, '/')) != NULL && slash != p) {
 		*slash = '\0';
 		char *meta = menv_xasprintf("%s/conda-meta", p);
-		if (access(meta, F_OK) == 0 &&
-		    !(beneath(p, t->o.cfg->root_prefix) && beneath(t->o.cfg->root_prefix, p)))
+		if (access(meta, F_OK) == 0 && strcmp(p, root))
 			rc = menv_error_set(
 			        err, MENV_EUSAGE,
 			        "'%s' is inside the environment '%s': conda and menv do "
@@ -314,6 +314,7 @@ static int check_not_nested(const struct menv_txn *t, struct menv_error *err)
 		free(meta);
 	}
 	free(p);
+	free(root);
 	return rc;
 }
 

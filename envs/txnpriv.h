@@ -40,6 +40,10 @@ int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
                        const struct menv_prefix_record *inst, size_t ninst,
                        struct menv_owned_recs *owned, const struct menv_record ***link,
                        size_t *nlink, json_t ***unlink, size_t *nunlink, struct menv_error *err);
+/* The record of `dist` ("name-version-build") as the package cache holds it
+ * (<pkgs>/<dist>/info/repodata_record.json: its fn, and its url less the file name as the
+ * base). False when the cache lacks it or the record is incomplete. */
+bool menv_record_from_cache(const char *pkgs_dir, const char *dist, struct menv_record *out);
 /* A record to link again from an installed PrefixRecord (its url, fn, hashes and depends;
  * the install locations dropped). False when the PrefixRecord lacks its url or fn. */
 bool menv_record_from_installed(json_t *rec, struct menv_record *out);

@@ -695,9 +695,13 @@ static void remove_stale_extractions(const char *pkgs)
 		closedir(d);
 }
 
-static int lock_cache(const char *pkgs, volatile int *cancel, int *fd, struct menv_error *err)
+/* flock(`op`) on `<dir>/<name>` (made when missing) into `*fd`, waiting for it (`waiting`,
+ * when not NULL, is told `msg` once before that), Ctrl-C (`*cancel`) ending the wait. */
+static int flock_file(const char *dir, const char *name, int op, volatile int *cancel,
+                      void (*waiting)(void *ud, const char *msg), void *ud, const char *msg,
+                      int *fd, struct menv_error *err)
 {
-	char *path = menv_xasprintf("%s/.menv.lock", pkgs);
+	char *path = menv_xasprintf("%s/%s", dir, name);
 	int rc = 0;
 
 	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -705,46 +709,10 @@ static int lock_cache(const char *pkgs, volatile int *cancel, int *fd, struct me
 		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock '%s'", path);
 		goto out;
 	}
-	while (flock(*fd, LOCK_EX) < 0) {
-		if (errno == EINTR && !(cancel && *cancel))
-			continue;
-		rc = errno == EINTR ? menv_error_set(err, MENV_EINTR,
-		                                     "interrupted while waiting "
-		                                     "for the lock '%s'",
-		                                     path)
-		                    : menv_error_sys(err, MENV_EIO, "cannot lock '%s'", path);
-		close(*fd);
-		*fd = -1;
-		break;
-	}
-out:
-	free(path);
-	return rc;
-}
-
-int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel,
-                      void (*waiting)(void *ud, const char *msg), void *ud, int *fd,
-                      struct menv_error *err)
-{
-	char *path = menv_xasprintf("%s/.menv-users.lock", pkgs_dir);
-	int op = exclusive ? LOCK_EX : LOCK_SH, rc = 0;
-
-	*fd = -1;
-	if (mkdir_p(pkgs_dir, err)) {
-		free(path);
-		return err->code;
-	}
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (*fd < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock '%s'", path);
-		goto out;
-	}
-	if (flock(*fd, op | LOCK_NB) == 0)
+	if (waiting && flock(*fd, op | LOCK_NB) == 0)
 		goto out;
 	if (waiting)
-		waiting(ud, exclusive ? "waiting for the environments that use the package cache "
-		                        "(a create or install is linking from it)"
-		                      : "waiting for the package cache (menv clean is running)");
+		waiting(ud, msg);
 	while (flock(*fd, op) < 0) {
 		if (errno == EINTR && !(cancel && *cancel))
 			continue;
@@ -759,6 +727,26 @@ int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel
 out:
 	free(path);
 	return rc;
+}
+
+static int lock_cache(const char *pkgs, volatile int *cancel, int *fd, struct menv_error *err)
+{
+	return flock_file(pkgs, ".menv.lock", LOCK_EX, cancel, NULL, NULL, NULL, fd, err);
+}
+
+int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel,
+                      void (*waiting)(void *ud, const char *msg), void *ud, int *fd,
+                      struct menv_error *err)
+{
+	*fd = -1;
+	if (mkdir_p(pkgs_dir, err))
+		return err->code;
+	return flock_file(pkgs_dir, ".menv-users.lock", exclusive ? LOCK_EX : LOCK_SH, cancel,
+	                  waiting, ud,
+	                  exclusive ? "waiting for the environments that use the package cache "
+	                              "(a create or install is linking from it)"
+	                            : "waiting for the package cache (menv clean is running)",
+	                  fd, err);
 }
 
 void menv_pkgcache_unuse(int fd)
