@@ -498,7 +498,7 @@ static json_t *deps_from_map(json_t *map)
 
 static const char *const conda_lock_keys[] = {"name",         "version", "manager", "platform",
                                               "dependencies", "url",     "hash",    "category",
-                                              "optional",     NULL};
+                                              "optional",     "build",   NULL};
 
 static bool in_list(const char *const *list, const char *k)
 {
@@ -1705,6 +1705,8 @@ void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_
 		if (p->sha256)
 			json_object_set_new(h, "sha256", json_string(p->sha256));
 		json_object_set_new(e, "hash", h);
+		if (p->manager == MENV_LOCK_CONDA && p->build)
+			json_object_set_new(e, "build", json_string(p->build));
 		json_object_set_new(e, "category", json_string(p->category ? p->category : "main"));
 		json_object_set_new(e, "optional", json_boolean(p->optional));
 		if (same)

@@ -613,8 +613,10 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
 /* Writes conda-lock.yml v1 (CEP-37): the header comment, `version: 1`, metadata
  * (content_hash, channels, platforms, sources, then the unknown metadata keys kept from a
  * parsed conda-lock) and one `package:` entry per package (name, version, manager,
- * platform, dependencies, url, hash {md5, sha256}, category, optional; a conda-lock entry's
- * unknown keys are kept). Appends to `out`. */
+ * platform, dependencies, url, hash {md5, sha256}, build (conda entries), category,
+ * optional; a conda-lock entry's unknown keys are kept): the fields and types of conda-lock's
+ * v1 models (conda_lock/lockfile/v1/models.py: LockMeta, LockedDependency, HashModel), which
+ * forbid other keys. Appends to `out`. */
 void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_buf *out);
 /* Writes an explicit file (CEP-23) of the conda packages for `platform` (NULL: the first):
  * `# platform: P`, `@EXPLICIT`, one `URL#sha256:hex` line each (`URL#md5` when only md5 is
