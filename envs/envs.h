@@ -39,6 +39,8 @@ enum menv_link_mode { MENV_LINK_AUTO, MENV_LINK_COPY, MENV_LINK_SOFTLINK };
  * borrowed for the call. */
 enum menv_env_event {
 	MENV_ENV_LOCK_WAIT,     /* another process holds the prefix lock; waiting for it */
+	MENV_ENV_CACHE_WAIT,    /* another process holds a package-cache lock (the cache lock or
+				   its users lock); waiting for it ("... held by pid N") */
 	MENV_ENV_RECOVERED,     /* an interrupted transaction was rolled back or finished */
 	MENV_ENV_CLOBBER,       /* a path is shared by two packages (conda's ClobberWarning) */
 	MENV_ENV_MESSAGE,       /* text a package left for the user (.messages.txt, prelink) */
@@ -149,8 +151,9 @@ int menv_env_recover(const char *prefix, enum menv_recovery *what, struct menv_e
 /* Is an interrupted transaction waiting in `prefix`? (cheap; no lock) */
 bool menv_env_needs_recovery(const char *prefix);
 
-/* Locks `prefix` for a change (flock on conda-meta/.menv.lock): waits for another menv
- * process, calling cb(MENV_ENV_LOCK_WAIT) once, unless `no_wait`. `*lock_fd` is released with
+/* Locks `prefix` for a change (flock on conda-meta/.menv.lock, into which it writes its pid):
+ * waits for another menv process, calling cb(MENV_ENV_LOCK_WAIT) once (naming the holder's
+ * pid when known, menv_flock_holder), unless `no_wait`. `*lock_fd` is released with
  * menv_env_unlock() (or when the process exits). Errors: MENV_ENOTFOUND (no conda-meta/),
  * MENV_ELOCKED (busy and no_wait), MENV_EINTR (a signal while waiting), MENV_EIO. */
 int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, int *lock_fd,

@@ -426,7 +426,7 @@ static void clean_waiting(void *ud, const char *msg)
 {
 	struct clean_events *e = ud;
 	if (e->cb)
-		e->cb(e->ud, MENV_ENV_LOCK_WAIT, msg);
+		e->cb(e->ud, MENV_ENV_CACHE_WAIT, msg);
 }
 
 int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, menv_clean_cb cb,

@@ -666,6 +666,12 @@ const char *menv_txn_problems(const struct menv_txn *t)
 /* ---------------------------------------------------------------------------------------- */
 /* 3. Fetch and verify                                                                       */
 
+/* A package-cache lock is held by another process: the front end says so once. */
+static void waiting(void *ud, const char *msg)
+{
+	emit(ud, MENV_ENV_CACHE_WAIT, "%s", msg);
+}
+
 static int fetch(struct menv_txn *t, struct menv_error *err)
 {
 	const struct menv_config *cfg = t->o.cfg;
@@ -677,6 +683,8 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	fo.cancel = t->o.cancel;
 	fo.progress = t->o.cb.progress;
 	fo.progress_ud = t->o.cb.ud;
+	fo.lock_waiting = waiting;
+	fo.lock_waiting_ud = t;
 	for (size_t i = 0; i < t->nlink; i++)
 		recs[i] = (struct menv_record *)t->link[i];
 	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);
@@ -886,11 +894,6 @@ static void registry(struct menv_txn *t, bool add)
 		return;
 	emit(t, MENV_ENV_WARNING, "'%s' was not %s the environment registry: %s", t->o.prefix,
 	     add ? "added to" : "removed from", e.msg[0] ? e.msg : menv_error_name(e.code));
-}
-
-static void waiting(void *ud, const char *msg)
-{
-	emit(ud, MENV_ENV_LOCK_WAIT, "%s", msg);
 }
 
 /* Test hook: sleep `name`'s seconds (envs.h lists the hooks). */
