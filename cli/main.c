@@ -34,7 +34,8 @@ static const struct command commands[] = {
         {"activate", menv_cmd_activate_nohook, "activate an environment (needs the shell hook)"},
         {"deactivate", menv_cmd_activate_nohook, "deactivate the environment (needs the hook)"},
         {"run", menv_cmd_run, "run a command in an environment"},
-        {"env", menv_cmd_env, "list environments; env config vars list|set|unset"},
+        {"env", menv_cmd_env, "list, update or remove environments; env config vars"},
+        {"rename", menv_cmd_rename, "rename an environment (a clone, then the original removed)"},
         {"smoke", menv_cmd_smoke, "build and test the sample CUDA op in an environment"},
         {"doctor", menv_cmd_doctor, "check an environment's records, files and toolchain"},
 };

@@ -910,6 +910,9 @@ char *menv_envreg_path(void);
  * dropped, ".." taken out with the part before it, no trailing '/'; symbolic links are not
  * resolved). `prefix` must start with '/'. Caller frees. */
 char *menv_envreg_normalize(const char *prefix);
+/* Are `a` and `b` one prefix once normalized (menv_envreg_normalize; relative paths are
+ * compared as they are)? */
+bool menv_env_same_prefix(const char *a, const char *b);
 /* Appends the registry's prefixes to `out` (normalized, each once, in file order; blank
  * lines and lines not starting with '/' skipped). Whether they still exist is not checked.
  * A missing registry or an unset $HOME adds nothing and is no error.
@@ -987,6 +990,39 @@ void menv_doctor_report_release(struct menv_doctor_report *r);
 int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, menv_clean_cb cb,
                    menv_env_cb events, void *ud, struct menv_clean_stats *st,
                    struct menv_error *err);
+/* `menv rename` (conda rename, conda/cli/main_rename.py). */
+struct menv_rename_opts {
+	const struct menv_config *cfg;
+	const char *active;   /* the active prefix ($CONDA_PREFIX), or NULL: never renamed */
+	bool force;           /* an existing destination is replaced (conda's --yes) */
+	bool dry_run;         /* only the checks */
+	const char *cmdline;  /* for the clone's and the original's history */
+	volatile int *cancel; /* non-zero (a signal handler) stops: MENV_EINTR */
+	struct menv_txn_callbacks cb; /* the two transactions' events (confirm is not used) */
+};
+struct menv_rename_result {
+	size_t packages;  /* conda packages linked into the new prefix */
+	size_t untracked; /* files and links no package owns, copied */
+};
+/* The checks of a rename from the environment `src` to the new prefix `dest` (absolute):
+ * MENV_EUSAGE for the root environment, the active one, the same path or a path inside
+ * `src`, a `dest` with characters menv refuses (menv_env_check_prefix); MENV_EEXIST when
+ * `dest` exists and is not empty, unless `force`. */
+int menv_env_rename_check(const struct menv_config *cfg, const char *src, const char *dest,
+                          const char *active, bool force, struct menv_error *err);
+/* Renames the environment `src` to `dest` (both absolute) as conda does, by a clone and a
+ * remove, each one transaction: with `src` locked, a conda-lock of its conda packages is
+ * created at `dest` (linked from the package cache, fetched from their URLs when the cache
+ * lost them: every placeholder file, shebang and noarch python file is written for `dest`),
+ * the files and links no package owns (pip's) are copied with `src` replaced by `dest` in
+ * text files and link targets, conda-meta/history, .menv-request and state are copied; then
+ * `src` is removed (whole-environment remove, registry updated). With `force` an existing
+ * `dest` is moved aside and removed after, or put back when the clone fails (which removes
+ * the partial clone; `src` is untouched). Errors: menv_env_rename_check's, the
+ * transactions' (MENV_ENOTFOUND, MENV_ENET, MENV_ECHECKSUM, MENV_EIO, MENV_EINTR, ...). */
+int menv_env_rename(const struct menv_rename_opts *o, const char *src, const char *dest,
+                    struct menv_rename_result *res, struct menv_error *err);
+
 /* The prefix of a new environment: `<envs_dir>/NAME`, or PREFIX made absolute against the
  * working directory (trailing '/' dropped). A name may not be empty, ".", "..", start with
  * '-' or hold '/', ' ', ':' or '#' (conda's rule). Caller frees; NULL with MENV_EUSAGE when

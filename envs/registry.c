@@ -202,6 +202,17 @@ out:
 	return rc;
 }
 
+bool menv_env_same_prefix(const char *a, const char *b)
+{
+	if (a[0] != '/' || b[0] != '/')
+		return !strcmp(a, b);
+	char *x = menv_envreg_normalize(a), *y = menv_envreg_normalize(b);
+	bool same = !strcmp(x, y);
+	free(x);
+	free(y);
+	return same;
+}
+
 int menv_envreg_add(const char *prefix, struct menv_error *err)
 {
 	return update(prefix, true, err);

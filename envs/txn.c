@@ -374,6 +374,13 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 			        "'%s' is the root environment (it holds the environments "
 			        "and the package cache): it cannot be removed",
 			        t->o.prefix);
+		/* conda: "cannot remove current environment" */
+		const char *act = getenv("CONDA_PREFIX");
+		if (act && *act && menv_env_same_prefix(act, t->o.prefix))
+			return menv_error_set(err, MENV_EUSAGE,
+			                      "'%s' is the active environment: deactivate it "
+			                      "before removing it",
+			                      t->o.prefix);
 		/* unlink everything (pre-unlink scripts), then remove it */
 		t->plan.remove_env = true;
 		t->unlink = menv_xcalloc(t->ninst + 1, sizeof(*t->unlink));
