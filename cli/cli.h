@@ -107,6 +107,7 @@ int menv_cmd_update(int argc, char **argv);
 int menv_cmd_env_update(int argc, char **argv);
 int menv_cmd_env_remove(int argc, char **argv);
 int menv_cmd_rename(int argc, char **argv);
+int menv_cmd_config(int argc, char **argv);
 int menv_cmd_list(int argc, char **argv);
 int menv_cmd_export(int argc, char **argv);
 int menv_cmd_lock(int argc, char **argv);

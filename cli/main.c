@@ -24,6 +24,7 @@ static const struct command commands[] = {
         {"lock", menv_cmd_lock, "solve an environment file for platforms into a lockfile"},
         {"index", menv_cmd_index, "write repodata.json for a folder of packages"},
         {"info", menv_cmd_info, "show settings, locations and virtual packages"},
+        {"config", menv_cmd_config, "show, describe or change the settings (.condarc files)"},
         {"clean", menv_cmd_clean, "free the package cache (tarballs, unused packages, index)"},
         {"search", menv_cmd_search, "list the channels' packages matching a spec"},
         {"repoquery", menv_cmd_repoquery, "a package's dependencies, or what depends on it"},

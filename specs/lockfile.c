@@ -1593,6 +1593,17 @@ static void y_node(struct menv_buf *o, json_t *v, int indent)
 	}
 }
 
+void menv_yaml_write(struct menv_buf *out, json_t *v)
+{
+	y_node(out, v, 0);
+}
+
+int menv_yaml_to_json(const char *bytes, size_t len, const char *src, json_t **out,
+                      struct menv_error *err)
+{
+	return yaml_load(bytes, len, src, out, err);
+}
+
 static json_t *jstr_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
