@@ -21,8 +21,8 @@
 enum mode { M_NONE, M_SHOW, M_SOURCES, M_DESCRIBE, M_GET };
 /* the edits, in the order conda applies them */
 enum op { O_PREPEND, O_APPEND, O_SET, O_REMOVE, O_REMOVE_KEY, O_N };
-static const char *const op_names[] = {"--prepend", "--append", "--set", "--remove",
-                                       "--remove-key"};
+static const char *const op_names[] = {"--prepend", "--append",     "--set",
+                                       "--remove",  "--remove-key", NULL};
 
 static int by_name(const void *a, const void *b)
 {
@@ -160,6 +160,14 @@ int menv_cmd_config(int argc, char **argv)
 	char *path = NULL;
 	int r = 0;
 
+	if (menv_cli_probe) {
+		menv_cli_probe_words((const char *const[]){"--show", "--show-sources", "--describe",
+		                                           "--get", "--add", NULL});
+		menv_cli_probe_words(op_names);
+		menv_cli_probe_words((const char *const[]){"--file", "--env", "--system", "--json",
+		                                           "--help", NULL});
+		return 0;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		enum mode m = !strcmp(a, "--show")           ? M_SHOW

@@ -256,6 +256,19 @@ enum menv_shell menv_shell_default(void);
 char *menv_shell_rc_default(enum menv_shell sh);
 /* The shell's name as --shell takes it; static storage. */
 const char *menv_shell_name(enum menv_shell sh);
+
+/* One command of a front end, for its completion script (complete.c). */
+struct menv_completion_cmd {
+	const char *name, *help; /* borrowed */
+	struct menv_strvec subs; /* its subcommands, completed right after it */
+	struct menv_strvec opts; /* its options ("--name", "-n"; its subcommands' too) */
+};
+/* The completion script of `prog` for `sh` (bash: a `complete -F` function over compgen;
+ * zsh: a #compdef function with each command's help; fish: `complete -c` lines, long and
+ * short options), command names first, then per command its subcommands and options.
+ * posix is given bash's (dash has no completion). Appends to `out`. */
+void menv_shell_completion(enum menv_shell sh, const char *prog,
+                           const struct menv_completion_cmd *cmds, size_t n, struct menv_buf *out);
 /* Appends `s` quoted for `sh` so that the shell reads back exactly these bytes (blanks, quotes,
  * `$`, backslashes, newlines included) and expands nothing: POSIX '...' with \' for quotes,
  * fish '...' with \' and \\. */
