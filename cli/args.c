@@ -107,9 +107,47 @@ static const struct {
 };
 #define NOPTIONS (sizeof(options) / sizeof(*options))
 
+struct menv_strvec *menv_cli_probe;
+
+static void probe_add(const char *w)
+{
+	if (!menv_strvec_contains(menv_cli_probe, w))
+		menv_strvec_push(menv_cli_probe, w);
+}
+
+void menv_cli_probe_getopt(const struct option *lo)
+{
+	for (; lo->name; lo++) {
+		char *w = menv_xasprintf("--%s", lo->name);
+		probe_add(w);
+		free(w);
+	}
+}
+
+void menv_cli_probe_words(const char *const *words)
+{
+	for (; *words; words++)
+		probe_add(*words);
+}
+
 int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage, size_t min,
                    size_t max, struct menv_cli_args *a)
 {
+	if (menv_cli_probe) {
+		/* completion: the options this command takes, from this same table */
+		for (size_t i = 0; i < NOPTIONS; i++) {
+			if (!strchr(accepts, options[i].key))
+				continue;
+			char *w = menv_xasprintf("--%s", options[i].name);
+			probe_add(w);
+			free(w);
+			if (options[i].shorthand) {
+				char s[3] = {'-', options[i].key, '\0'};
+				probe_add(s);
+			}
+		}
+		return 1;
+	}
 	struct option longopts[NOPTIONS + 1] = {{0}};
 	char shorts[2 * NOPTIONS + 2] = "+"; /* '+': options end at the first operand */
 	size_t nl = 0, ns = accepts[0] == '+' ? 1 : 0;

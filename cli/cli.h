@@ -45,9 +45,26 @@ struct menv_cli_args {
  * code). */
 int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage, size_t min,
                    size_t max, struct menv_cli_args *a);
-#define MENV_CLI_ANY      ((size_t)-1)
+#define MENV_CLI_ANY ((size_t)-1)
+/* Completion probe (cmd_complete.c): while non-NULL, menv_cli_parse appends the options
+ * `accepts` names ("--name", then "-n" for a shorthand) to it, each once, and returns 1
+ * without parsing or printing; commands that parse by hand push theirs with
+ * menv_cli_probe_getopt (a getopt_long table) or menv_cli_probe_words (NULL-terminated). */
+extern struct menv_strvec *menv_cli_probe;
+struct option;
+void menv_cli_probe_getopt(const struct option *longopts);
+void menv_cli_probe_words(const char *const *words);
 #define MENV_CLI_EXIT(rc) ((rc) > 0 ? MENV_EXIT_OK : MENV_EXIT_USAGE)
 void menv_cli_args_release(struct menv_cli_args *a);
+/* main.c's table of commands: name, entry point, one-line help, its subcommands (words
+ * separated by blanks, or NULL). */
+struct menv_cli_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+	const char *subs;
+};
+const struct menv_cli_command *menv_cli_commands(size_t *n);
 /* Prints "menv: <msg>" (one line) on stderr and returns the exit code for err->code. */
 int menv_cli_fail(const struct menv_error *err);
 /* The full command line as one string, for conda-meta/history. Caller frees. */
@@ -105,6 +122,10 @@ int menv_cmd_install(int argc, char **argv);
 int menv_cmd_remove(int argc, char **argv);
 int menv_cmd_update(int argc, char **argv);
 int menv_cmd_env_update(int argc, char **argv);
+int menv_cmd_env_remove(int argc, char **argv);
+int menv_cmd_rename(int argc, char **argv);
+int menv_cmd_config(int argc, char **argv);
+int menv_cmd_completion(int argc, char **argv);
 int menv_cmd_list(int argc, char **argv);
 int menv_cmd_export(int argc, char **argv);
 int menv_cmd_lock(int argc, char **argv);

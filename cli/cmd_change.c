@@ -1,6 +1,6 @@
 /*
  * cmd_change.c - the commands that change environments: `menv create`, `install`, `remove`,
- * `update`, `env update`, and their lockfile and --revision forms. Each parses its options
+ * `update`, `env update`, `env remove` (remove --all), and their lockfile and --revision forms. Each parses its options
  * into one struct menv_txn_opts and runs the library's transaction (envs/txn.c): prepare,
  * draw the plan, commit, smoke check; then the summary line, or conda's JSON with --json.
  */
@@ -11,7 +11,7 @@
 
 #include "cli.h"
 
-enum cmd { C_CREATE, C_INSTALL, C_REMOVE, C_UPDATE, C_ENV_UPDATE };
+enum cmd { C_CREATE, C_INSTALL, C_REMOVE, C_UPDATE, C_ENV_UPDATE, C_ENV_REMOVE };
 
 #define ENV "[-n NAME | -p PREFIX] "
 #define CHANNELS                                                                                   \
@@ -30,6 +30,8 @@ static const char *const usages[] = {
         [C_REMOVE] = "usage: menv remove " ENV COMMON " [--force] (NAME... | --all)\n",
         [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS " (NAME... | --all)\n",
         [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
+        [C_ENV_REMOVE] = ("usage: menv env remove (-n NAME | -p PREFIX) [--dry-run] [--json] "
+                          "[-q] [-y] [--no-wait]\n"),
 };
 
 /* The options each command takes (keys of args.c's table). */
@@ -39,6 +41,7 @@ static const char *const accepts[] = {
         [C_REMOVE] = "npdjqvyWah8",
         [C_UPDATE] = "npcOSNdjqvyWKah0123456",
         [C_ENV_UPDATE] = "npfdjqvyWPKh0123456",
+        [C_ENV_REMOVE] = "npdjqvyWh",
 };
 
 /* What the command asks of the transaction engine; `ef` is loaded here for an environment
@@ -83,11 +86,10 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 	                          : menv_env_prefix_find(cfg, a->name, a->prefix, err);
 	if (!*prefix)
 		return err->code ? err->code : MENV_EUSAGE;
-	static const enum menv_txn_kind kinds[] = {[C_CREATE] = MENV_TXN_CREATE,
-	                                           [C_INSTALL] = MENV_TXN_INSTALL,
-	                                           [C_REMOVE] = MENV_TXN_REMOVE,
-	                                           [C_UPDATE] = MENV_TXN_UPDATE,
-	                                           [C_ENV_UPDATE] = MENV_TXN_ENV_UPDATE};
+	static const enum menv_txn_kind kinds[] = {
+	        [C_CREATE] = MENV_TXN_CREATE,         [C_INSTALL] = MENV_TXN_INSTALL,
+	        [C_REMOVE] = MENV_TXN_REMOVE,         [C_UPDATE] = MENV_TXN_UPDATE,
+	        [C_ENV_UPDATE] = MENV_TXN_ENV_UPDATE, [C_ENV_REMOVE] = MENV_TXN_REMOVE};
 	*o = (struct menv_txn_opts){
 	        .kind = kinds[cmd],
 	        .cfg = cfg,
@@ -237,9 +239,12 @@ out:
 static int run(enum cmd cmd, int argc, char **argv)
 {
 	struct menv_cli_args a = {0};
-	int rc = menv_cli_parse(argc, argv, accepts[cmd], usages[cmd], 0, MENV_CLI_ANY, &a);
+	int rc = menv_cli_parse(argc, argv, accepts[cmd], usages[cmd], 0,
+	                        cmd == C_ENV_REMOVE ? 0 : MENV_CLI_ANY, &a);
 	if (rc)
 		return MENV_CLI_EXIT(rc);
+	if (cmd == C_ENV_REMOVE) /* conda env remove: the whole environment */
+		a.all = true;
 	return change(cmd, &a);
 }
 
@@ -254,3 +259,4 @@ COMMAND(menv_cmd_install, C_INSTALL)
 COMMAND(menv_cmd_remove, C_REMOVE)
 COMMAND(menv_cmd_update, C_UPDATE)
 COMMAND(menv_cmd_env_update, C_ENV_UPDATE)
+COMMAND(menv_cmd_env_remove, C_ENV_REMOVE)

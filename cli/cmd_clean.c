@@ -55,6 +55,10 @@ int menv_cmd_clean(int argc, char **argv)
 	bool dry = false, json = false;
 	int c, rc;
 
+	if (menv_cli_probe) {
+		menv_cli_probe_getopt(longopts);
+		return 0;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "atpildyqh", longopts, NULL)) != -1) {
 		switch (c) {

@@ -14,6 +14,7 @@
 #define USAGE                                                                                      \
 	"usage: menv env list [--json]\n"                                                          \
 	"       menv env update [-n NAME | -p PREFIX] -f environment.yml [--prune]\n"              \
+	"       menv env remove (-n NAME | -p PREFIX) [--dry-run] [-y] [--json]\n"                 \
 	"       menv env config vars list [-n NAME | -p PREFIX] [--json]\n"                        \
 	"       menv env config vars set [-n NAME | -p PREFIX] VAR=VALUE...\n"                     \
 	"       menv env config vars unset [-n NAME | -p PREFIX] VAR...\n"
@@ -171,6 +172,8 @@ int menv_cmd_env(int argc, char **argv)
 		return env_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "update"))
 		return menv_cmd_env_update(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "remove"))
+		return menv_cmd_env_remove(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "config") && argc > 2 && !strcmp(argv[2], "vars"))
 		return config_vars(argc - 2, argv + 2);
 	fprintf(stderr, "menv: error: unknown env command '%s'\n", argv[1]);

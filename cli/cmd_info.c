@@ -23,6 +23,10 @@ int menv_cmd_info(int argc, char **argv)
 	struct menv_error err = {0};
 	bool json = argc > 1 && !strcmp(argv[1], "--json");
 
+	if (menv_cli_probe) {
+		menv_cli_probe_words((const char *const[]){"--json", "--help", NULL});
+		return 0;
+	}
 	if (argc > 1 && !json) {
 		bool help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
 		fprintf(help ? stdout : stderr, "usage: menv info [--json]\n");

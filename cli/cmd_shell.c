@@ -20,6 +20,7 @@ extern char **environ;
 	"       menv shell deinit [--shell S] [--rc-file FILE]\n"                                  \
 	"       menv shell activate [--shell S] [--stack] [NAME|PREFIX]\n"                         \
 	"       menv shell deactivate [--shell S]\n"                                               \
+	"       menv shell completion bash|zsh|fish\n"                                             \
 	"\nset-up:  eval \"$(menv shell hook --shell bash)\"   then   menv activate NAME\n"
 
 int menv_cmd_shell(int argc, char **argv)
@@ -38,6 +39,8 @@ int menv_cmd_shell(int argc, char **argv)
 		return argc < 2 ? MENV_EXIT_USAGE : 0;
 	}
 	sub = argv[1];
+	if (!strcmp(sub, "completion"))
+		return menv_cmd_completion(argc - 1, argv + 1);
 	if ((rc = menv_cli_parse(argc - 1, argv + 1, "sITh", USAGE, 0, MENV_CLI_ANY, &a)))
 		return MENV_CLI_EXIT(rc);
 	if (a.shell && (rc = menv_shell_from_name(a.shell, &sh, &err)) != 0)

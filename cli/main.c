@@ -11,33 +11,48 @@
 
 volatile sig_atomic_t menv_cli_cancel;
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *help;
+static const struct menv_cli_command commands[] = {
+        {"create", menv_cmd_create, "create an environment from specs or an environment file",
+         NULL},
+        {"list", menv_cmd_list, "list the packages of an environment", NULL},
+        {"export", menv_cmd_export, "print an environment as a lockfile or environment.yml", NULL},
+        {"lock", menv_cmd_lock, "solve an environment file for platforms into a lockfile", NULL},
+        {"index", menv_cmd_index, "write repodata.json for a folder of packages", NULL},
+        {"info", menv_cmd_info, "show settings, locations and virtual packages", NULL},
+        {"config", menv_cmd_config, "show, describe or change the settings (.condarc files)", NULL},
+        {"clean", menv_cmd_clean, "free the package cache (tarballs, unused packages, index)",
+         NULL},
+        {"search", menv_cmd_search, "list the channels' packages matching a spec", NULL},
+        {"repoquery", menv_cmd_repoquery, "a package's dependencies, or what depends on it",
+         "depends whoneeds"},
+        {"install", menv_cmd_install, "install packages into an environment (or --revision N)",
+         NULL},
+        {"remove", menv_cmd_remove, "remove packages (and what needs them) from an environment",
+         NULL},
+        {"update", menv_cmd_update, "update packages of an environment (--all: every package)",
+         NULL},
+        {"shell", menv_cmd_shell, "shell hook, init/deinit of rc files, activation, completion",
+         "hook init deinit activate deactivate completion"},
+        {"activate", menv_cmd_activate_nohook, "activate an environment (needs the shell hook)",
+         NULL},
+        {"deactivate", menv_cmd_activate_nohook, "deactivate the environment (needs the hook)",
+         NULL},
+        {"run", menv_cmd_run, "run a command in an environment", NULL},
+        {"env", menv_cmd_env, "list, update or remove environments; env config vars",
+         "list update remove config"},
+        {"rename", menv_cmd_rename, "rename an environment (a clone, then the original removed)",
+         NULL},
+        {"smoke", menv_cmd_smoke, "build and test the sample CUDA op in an environment", NULL},
+        {"doctor", menv_cmd_doctor, "check an environment's records, files and toolchain", NULL},
+        {"completion", menv_cmd_completion, "print the completion script of bash, zsh or fish",
+         "bash zsh fish"},
 };
 
-static const struct command commands[] = {
-        {"create", menv_cmd_create, "create an environment from specs or an environment file"},
-        {"list", menv_cmd_list, "list the packages of an environment"},
-        {"export", menv_cmd_export, "print an environment as a lockfile or environment.yml"},
-        {"lock", menv_cmd_lock, "solve an environment file for platforms into a lockfile"},
-        {"index", menv_cmd_index, "write repodata.json for a folder of packages"},
-        {"info", menv_cmd_info, "show settings, locations and virtual packages"},
-        {"clean", menv_cmd_clean, "free the package cache (tarballs, unused packages, index)"},
-        {"search", menv_cmd_search, "list the channels' packages matching a spec"},
-        {"repoquery", menv_cmd_repoquery, "a package's dependencies, or what depends on it"},
-        {"install", menv_cmd_install, "install packages into an environment (or --revision N)"},
-        {"remove", menv_cmd_remove, "remove packages (and what needs them) from an environment"},
-        {"update", menv_cmd_update, "update packages of an environment (--all: every package)"},
-        {"shell", menv_cmd_shell, "shell hook, init/deinit of rc files, activation code"},
-        {"activate", menv_cmd_activate_nohook, "activate an environment (needs the shell hook)"},
-        {"deactivate", menv_cmd_activate_nohook, "deactivate the environment (needs the hook)"},
-        {"run", menv_cmd_run, "run a command in an environment"},
-        {"env", menv_cmd_env, "list environments; env config vars list|set|unset"},
-        {"smoke", menv_cmd_smoke, "build and test the sample CUDA op in an environment"},
-        {"doctor", menv_cmd_doctor, "check an environment's records, files and toolchain"},
-};
+const struct menv_cli_command *menv_cli_commands(size_t *n)
+{
+	*n = sizeof(commands) / sizeof(*commands);
+	return commands;
+}
 
 static void on_signal(int sig)
 {

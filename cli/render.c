@@ -270,6 +270,7 @@ void menv_cli_on_event(void *ud, enum menv_env_event ev, const char *msg)
 	case MENV_ENV_LOCK_WAIT:
 		fprintf(stderr, "menv: %s (use --no-wait to fail instead)\n", msg);
 		break;
+	case MENV_ENV_CACHE_WAIT:
 	case MENV_ENV_RECOVERED: fprintf(stderr, "menv: %s\n", msg); break;
 	case MENV_ENV_CLOBBER: fprintf(stderr, "%s\n", msg); break;
 	case MENV_ENV_WARNING: fprintf(stderr, "menv: warning: %s\n", msg); break;

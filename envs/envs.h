@@ -39,6 +39,8 @@ enum menv_link_mode { MENV_LINK_AUTO, MENV_LINK_COPY, MENV_LINK_SOFTLINK };
  * borrowed for the call. */
 enum menv_env_event {
 	MENV_ENV_LOCK_WAIT,     /* another process holds the prefix lock; waiting for it */
+	MENV_ENV_CACHE_WAIT,    /* another process holds a package-cache lock (the cache lock or
+				   its users lock); waiting for it ("... held by pid N") */
 	MENV_ENV_RECOVERED,     /* an interrupted transaction was rolled back or finished */
 	MENV_ENV_CLOBBER,       /* a path is shared by two packages (conda's ClobberWarning) */
 	MENV_ENV_MESSAGE,       /* text a package left for the user (.messages.txt, prelink) */
@@ -149,8 +151,9 @@ int menv_env_recover(const char *prefix, enum menv_recovery *what, struct menv_e
 /* Is an interrupted transaction waiting in `prefix`? (cheap; no lock) */
 bool menv_env_needs_recovery(const char *prefix);
 
-/* Locks `prefix` for a change (flock on conda-meta/.menv.lock): waits for another menv
- * process, calling cb(MENV_ENV_LOCK_WAIT) once, unless `no_wait`. `*lock_fd` is released with
+/* Locks `prefix` for a change (flock on conda-meta/.menv.lock, into which it writes its pid):
+ * waits for another menv process, calling cb(MENV_ENV_LOCK_WAIT) once (naming the holder's
+ * pid when known, menv_flock_holder), unless `no_wait`. `*lock_fd` is released with
  * menv_env_unlock() (or when the process exits). Errors: MENV_ENOTFOUND (no conda-meta/),
  * MENV_ELOCKED (busy and no_wait), MENV_EINTR (a signal while waiting), MENV_EIO. */
 int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, int *lock_fd,
@@ -253,6 +256,19 @@ enum menv_shell menv_shell_default(void);
 char *menv_shell_rc_default(enum menv_shell sh);
 /* The shell's name as --shell takes it; static storage. */
 const char *menv_shell_name(enum menv_shell sh);
+
+/* One command of a front end, for its completion script (complete.c). */
+struct menv_completion_cmd {
+	const char *name, *help; /* borrowed */
+	struct menv_strvec subs; /* its subcommands, completed right after it */
+	struct menv_strvec opts; /* its options ("--name", "-n"; its subcommands' too) */
+};
+/* The completion script of `prog` for `sh` (bash: a `complete -F` function over compgen;
+ * zsh: a #compdef function with each command's help; fish: `complete -c` lines, long and
+ * short options), command names first, then per command its subcommands and options.
+ * posix is given bash's (dash has no completion). Appends to `out`. */
+void menv_shell_completion(enum menv_shell sh, const char *prog,
+                           const struct menv_completion_cmd *cmds, size_t n, struct menv_buf *out);
 /* Appends `s` quoted for `sh` so that the shell reads back exactly these bytes (blanks, quotes,
  * `$`, backslashes, newlines included) and expands nothing: POSIX '...' with \' for quotes,
  * fish '...' with \' and \\. */
@@ -907,6 +923,9 @@ char *menv_envreg_path(void);
  * dropped, ".." taken out with the part before it, no trailing '/'; symbolic links are not
  * resolved). `prefix` must start with '/'. Caller frees. */
 char *menv_envreg_normalize(const char *prefix);
+/* Are `a` and `b` one prefix once normalized (menv_envreg_normalize; relative paths are
+ * compared as they are)? */
+bool menv_env_same_prefix(const char *a, const char *b);
 /* Appends the registry's prefixes to `out` (normalized, each once, in file order; blank
  * lines and lines not starting with '/' skipped). Whether they still exist is not checked.
  * A missing registry or an unset $HOME adds nothing and is no error.
@@ -984,6 +1003,39 @@ void menv_doctor_report_release(struct menv_doctor_report *r);
 int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, menv_clean_cb cb,
                    menv_env_cb events, void *ud, struct menv_clean_stats *st,
                    struct menv_error *err);
+/* `menv rename` (conda rename, conda/cli/main_rename.py). */
+struct menv_rename_opts {
+	const struct menv_config *cfg;
+	const char *active;   /* the active prefix ($CONDA_PREFIX), or NULL: never renamed */
+	bool force;           /* an existing destination is replaced (conda's --yes) */
+	bool dry_run;         /* only the checks */
+	const char *cmdline;  /* for the clone's and the original's history */
+	volatile int *cancel; /* non-zero (a signal handler) stops: MENV_EINTR */
+	struct menv_txn_callbacks cb; /* the two transactions' events (confirm is not used) */
+};
+struct menv_rename_result {
+	size_t packages;  /* conda packages linked into the new prefix */
+	size_t untracked; /* files and links no package owns, copied */
+};
+/* The checks of a rename from the environment `src` to the new prefix `dest` (absolute):
+ * MENV_EUSAGE for the root environment, the active one, the same path or a path inside
+ * `src`, a `dest` with characters menv refuses (menv_env_check_prefix); MENV_EEXIST when
+ * `dest` exists and is not empty, unless `force`. */
+int menv_env_rename_check(const struct menv_config *cfg, const char *src, const char *dest,
+                          const char *active, bool force, struct menv_error *err);
+/* Renames the environment `src` to `dest` (both absolute) as conda does, by a clone and a
+ * remove, each one transaction: with `src` locked, a conda-lock of its conda packages is
+ * created at `dest` (linked from the package cache, fetched from their URLs when the cache
+ * lost them: every placeholder file, shebang and noarch python file is written for `dest`),
+ * the files and links no package owns (pip's) are copied with `src` replaced by `dest` in
+ * text files and link targets, conda-meta/history, .menv-request and state are copied; then
+ * `src` is removed (whole-environment remove, registry updated). With `force` an existing
+ * `dest` is moved aside and removed after, or put back when the clone fails (which removes
+ * the partial clone; `src` is untouched). Errors: menv_env_rename_check's, the
+ * transactions' (MENV_ENOTFOUND, MENV_ENET, MENV_ECHECKSUM, MENV_EIO, MENV_EINTR, ...). */
+int menv_env_rename(const struct menv_rename_opts *o, const char *src, const char *dest,
+                    struct menv_rename_result *res, struct menv_error *err);
+
 /* The prefix of a new environment: `<envs_dir>/NAME`, or PREFIX made absolute against the
  * working directory (trailing '/' dropped). A name may not be empty, ".", "..", start with
  * '-' or hold '/', ' ', ':' or '#' (conda's rule). Caller frees; NULL with MENV_EUSAGE when

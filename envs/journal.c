@@ -426,8 +426,13 @@ int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, in
 		goto out;
 	}
 	if (cb) {
-		char *msg = menv_xasprintf("waiting for another menv process to finish with '%s'",
-		                           prefix);
+		long pid = menv_flock_holder(fd, true);
+		char *msg = pid ? menv_xasprintf("waiting for another menv process (pid %ld) to "
+		                                 "finish with '%s'",
+		                                 pid, prefix)
+		                : menv_xasprintf("waiting for another menv process to finish with "
+		                                 "'%s'",
+		                                 prefix);
 		cb(ud, MENV_ENV_LOCK_WAIT, msg);
 		free(msg);
 	}
@@ -443,6 +448,8 @@ int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, in
 		goto out;
 	}
 out:
+	if (!rc)
+		menv_flock_note_pid(fd);
 	if (rc && fd >= 0)
 		close(fd);
 	else

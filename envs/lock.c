@@ -82,8 +82,12 @@ int menv_env_to_lockfile(const struct menv_config *cfg, const char *prefix,
 	if (rc)
 		goto out;
 	menv_strvec_push(&lf->platforms, cfg->subdir);
+	/* conda-lock's LockMeta.sources: the file the environment was made from, else the
+	 * prefix itself (mamba refuses a lock that names no source) */
 	if (!menv_env_request_load(prefix, &req) && jstr(req, "source"))
 		menv_strvec_push(&lf->sources, jstr(req, "source"));
+	else
+		menv_strvec_push(&lf->sources, prefix);
 	for (size_t i = 0; i < n; i++) {
 		const struct menv_prefix_record *r = &recs[i];
 		char *ch = menv_channel_display(cfg, r->channel, r->subdir);
@@ -141,10 +145,19 @@ int menv_env_to_lockfile(const struct menv_config *cfg, const char *prefix,
 		menv_buf_addf(&ident, "%s %s\n", p->url, p->sha256 ? p->sha256 : "");
 	}
 	/* pip options of the environment's pip section travel in the metadata, so that a
-	 * re-create from the lock finds the same index */
+	 * re-create from the lock finds the same index: in custom_metadata, conda-lock's one
+	 * free-form field (a mapping of strings), one option a line */
 	json_t *popts = json_object_get(req, "pip_options");
-	if (json_is_array(popts) && json_array_size(popts))
-		json_object_set(lf->metadata_extra, "pip_options", popts);
+	if (json_is_array(popts) && json_array_size(popts)) {
+		struct menv_buf lines = MENV_BUF_INIT;
+		size_t k;
+		json_t *o;
+		json_array_foreach(popts, k, o) if (json_is_string(o))
+		        menv_buf_addf(&lines, "%s%s", lines.len ? "\n" : "", json_string_value(o));
+		json_object_set_new(lf->metadata_extra, "custom_metadata",
+		                    json_pack("{s:s}", MENV_LOCK_PIP_OPTIONS_KEY, lines.buf));
+		menv_buf_release(&lines);
+	}
 	struct menv_hashes h;
 	menv_hash_mem(ident.buf, ident.len, &h);
 	json_object_set_new(lf->content_hash, cfg->subdir, json_string(h.sha256));

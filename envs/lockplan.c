@@ -264,12 +264,25 @@ static void lock_pip_options(const struct menv_lockfile *lf, const char *env,
 {
 	size_t i;
 	json_t *v;
+	/* menv's locks before custom_metadata: a list in the metadata */
 	json_array_foreach(json_object_get(lf->metadata_extra, "pip_options"), i,
 	                   v) if (json_is_string(v))
 	{
 		menv_strvec_push(opts, json_string_value(v));
 		if (json)
 			json_array_append(json, v);
+	}
+	const char *lines = json_string_value(json_object_get(
+	        json_object_get(lf->metadata_extra, "custom_metadata"), MENV_LOCK_PIP_OPTIONS_KEY));
+	while (lines && *lines) {
+		size_t n = strcspn(lines, "\n");
+		if (n) {
+			char *o = menv_xstrndup(lines, n);
+			if (json)
+				json_array_append_new(json, json_string(o));
+			menv_strvec_push_owned(opts, o);
+		}
+		lines += n + (lines[n] == '\n');
 	}
 	for (size_t e = 0; e < lf->nenvs; e++) {
 		const struct menv_lock_env *le = &lf->envs[e];

@@ -202,6 +202,17 @@ out:
 	return rc;
 }
 
+bool menv_env_same_prefix(const char *a, const char *b)
+{
+	if (a[0] != '/' || b[0] != '/')
+		return !strcmp(a, b);
+	char *x = menv_envreg_normalize(a), *y = menv_envreg_normalize(b);
+	bool same = !strcmp(x, y);
+	free(x);
+	free(y);
+	return same;
+}
+
 int menv_envreg_add(const char *prefix, struct menv_error *err)
 {
 	return update(prefix, true, err);
@@ -426,7 +437,7 @@ static void clean_waiting(void *ud, const char *msg)
 {
 	struct clean_events *e = ud;
 	if (e->cb)
-		e->cb(e->ud, MENV_ENV_LOCK_WAIT, msg);
+		e->cb(e->ud, MENV_ENV_CACHE_WAIT, msg);
 }
 
 int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, menv_clean_cb cb,

@@ -374,6 +374,13 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 			        "'%s' is the root environment (it holds the environments "
 			        "and the package cache): it cannot be removed",
 			        t->o.prefix);
+		/* conda: "cannot remove current environment" */
+		const char *act = getenv("CONDA_PREFIX");
+		if (act && *act && menv_env_same_prefix(act, t->o.prefix))
+			return menv_error_set(err, MENV_EUSAGE,
+			                      "'%s' is the active environment: deactivate it "
+			                      "before removing it",
+			                      t->o.prefix);
 		/* unlink everything (pre-unlink scripts), then remove it */
 		t->plan.remove_env = true;
 		t->unlink = menv_xcalloc(t->ninst + 1, sizeof(*t->unlink));
@@ -666,6 +673,12 @@ const char *menv_txn_problems(const struct menv_txn *t)
 /* ---------------------------------------------------------------------------------------- */
 /* 3. Fetch and verify                                                                       */
 
+/* A package-cache lock is held by another process: the front end says so once. */
+static void waiting(void *ud, const char *msg)
+{
+	emit(ud, MENV_ENV_CACHE_WAIT, "%s", msg);
+}
+
 static int fetch(struct menv_txn *t, struct menv_error *err)
 {
 	const struct menv_config *cfg = t->o.cfg;
@@ -677,6 +690,8 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	fo.cancel = t->o.cancel;
 	fo.progress = t->o.cb.progress;
 	fo.progress_ud = t->o.cb.ud;
+	fo.lock_waiting = waiting;
+	fo.lock_waiting_ud = t;
 	for (size_t i = 0; i < t->nlink; i++)
 		recs[i] = (struct menv_record *)t->link[i];
 	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);
@@ -886,11 +901,6 @@ static void registry(struct menv_txn *t, bool add)
 		return;
 	emit(t, MENV_ENV_WARNING, "'%s' was not %s the environment registry: %s", t->o.prefix,
 	     add ? "added to" : "removed from", e.msg[0] ? e.msg : menv_error_name(e.code));
-}
-
-static void waiting(void *ud, const char *msg)
-{
-	emit(ud, MENV_ENV_LOCK_WAIT, "%s", msg);
 }
 
 /* Test hook: sleep `name`'s seconds (envs.h lists the hooks). */

@@ -83,8 +83,11 @@ void menv_lockrecs_snapshot(const char *pkgs_dir, struct menv_lockrecs *l);
  * filling what the lock lacks; the cache's repodata_record.json rewritten to it.
  * Errors: MENV_EPARSE (no readable info/index.json), MENV_EIO. */
 int menv_lockrecs_complete(const char *pkgs_dir, struct menv_lockrecs *l, struct menv_error *err);
+/* The key of metadata.custom_metadata under which a conda-lock export keeps the pip section's
+ * options (one a line): conda-lock's models allow no other free-form field. */
+#define MENV_LOCK_PIP_OPTIONS_KEY "menv.pip_options"
 /* A pip request for a lock's pip entries `sel`: the lock's pip options (its metadata's
- * pip_options, then the selected pixi environment's indexes and find-links) split into
+ * custom_metadata["menv.pip_options"] or older menv's pip_options list, then the selected pixi environment's indexes and find-links) split into
  * argv words, the requirement lines (with --hash where every entry has a sha256), --no-deps.
  * Release its vectors with menv_strvec_clear. */
 void menv_lock_pip_request(const struct menv_lockfile *lf, const char *env,

@@ -73,6 +73,10 @@ struct menv_fetch_opts {
 	void (*progress)(void *ud, int64_t done, int64_t total, size_t finished, size_t n,
 	                 const struct menv_fetch_item *running, size_t nrunning);
 	void *progress_ud;
+	/* Told once, before menv_pkgcache_fetch waits for the package cache lock another
+	 * process holds ("waiting for the package cache lock held by pid N"); or NULL. */
+	void (*lock_waiting)(void *ud, const char *msg);
+	void *lock_waiting_ud;
 };
 
 /* Defaults as conda's: 5 threads, 3 retries, backoff 1 s, connect 9.15 s, read 60 s,
@@ -225,12 +229,22 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
  * folder when missing): a transaction holds it shared from before its fetch until its
  * packages are linked, `menv clean` exclusive while it decides what is unused and removes
  * it, so a clean never takes a package from under a create or install that is about to
- * link it. A busy lock calls `waiting` once (may be NULL) and waits. Release with
+ * link it. A busy lock calls `waiting` once (may be NULL; the message names the holder's pid
+ * when known) and waits. Release with
  * menv_pkgcache_unuse(`*fd`). Errors: MENV_EIO, MENV_EINTR (when *cancel became non-zero). */
 int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel,
                       void (*waiting)(void *ud, const char *msg), void *ud, int *fd,
                       struct menv_error *err);
 void menv_pkgcache_unuse(int fd);
+
+/* The id of a process that holds a flock(2) on the file open as `fd` (the lock files of the
+ * package cache and of environments), as /proc/locks (Linux, proc(5)) names the holders of
+ * its inode; else, when `pid_in_file` (the holders take it exclusively and write their pid
+ * with menv_flock_note_pid), the number the file starts with. 0 when unknown. */
+long menv_flock_holder(int fd, bool pid_in_file);
+/* Writes this process's id ("4242\n") into the lock file `fd` it holds exclusively (best
+ * effort: it only names the holder to those who wait). */
+void menv_flock_note_pid(int fd);
 
 /* What menv_pkgcache_clean removes (conda clean's options). */
 enum {

@@ -695,11 +695,57 @@ static void remove_stale_extractions(const char *pkgs)
 		closedir(d);
 }
 
+long menv_flock_holder(int fd, bool pid_in_file)
+{
+	struct stat sb;
+	long pid = 0;
+	char line[256];
+
+	if (fstat(fd, &sb) < 0)
+		return 0;
+	/* "1: FLOCK  ADVISORY  WRITE 4242 00:2e:1234567 0 EOF"; "1: -> FLOCK ..." is a waiter */
+	FILE *f = fopen("/proc/locks", "re");
+	while (f && !pid && fgets(line, sizeof(line), f)) {
+		char kind[16], mode[16], rw[16];
+		unsigned maj, mnr;
+		unsigned long ino;
+		long p;
+		const char *c = strchr(line, ':');
+		if (!c || strstr(line, "->"))
+			continue;
+		if (sscanf(c + 1, "%15s %15s %15s %ld %x:%x:%lu", kind, mode, rw, &p, &maj, &mnr,
+		           &ino) == 7 &&
+		    !strcmp(kind, "FLOCK") && ino == (unsigned long)sb.st_ino && p != getpid())
+			pid = p;
+	}
+	if (f)
+		fclose(f);
+	if (!pid && pid_in_file) {
+		char buf[32] = {0};
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n > 0)
+			pid = strtol(buf, NULL, 10);
+	}
+	return pid > 0 ? pid : 0;
+}
+
+void menv_flock_note_pid(int fd)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)n, 0) < 0)
+		return; /* best effort: the pid only names the holder to those who wait */
+}
+
 /* flock(`op`) on `<dir>/<name>` (made when missing) into `*fd`, waiting for it (`waiting`,
- * when not NULL, is told `msg` once before that), Ctrl-C (`*cancel`) ending the wait. */
-static int flock_file(const char *dir, const char *name, int op, volatile int *cancel,
-                      void (*waiting)(void *ud, const char *msg), void *ud, const char *msg,
-                      int *fd, struct menv_error *err)
+ * when not NULL, is told once before that: `what` then "held by pid N" when the holder is
+ * known, else the lock's path),
+ * Ctrl-C (`*cancel`) ending the wait. An exclusive holder writes its pid into the file;
+ * `excl_only`: every holder of this lock takes it exclusively (so the pid in the file is the
+ * holder's). */
+static int flock_file(const char *dir, const char *name, int op, bool excl_only,
+                      volatile int *cancel, void (*waiting)(void *ud, const char *msg), void *ud,
+                      const char *what, int *fd, struct menv_error *err)
 {
 	char *path = menv_xasprintf("%s/%s", dir, name);
 	int rc = 0;
@@ -709,10 +755,15 @@ static int flock_file(const char *dir, const char *name, int op, volatile int *c
 		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock '%s'", path);
 		goto out;
 	}
-	if (waiting && flock(*fd, op | LOCK_NB) == 0)
-		goto out;
-	if (waiting)
+	if (flock(*fd, op | LOCK_NB) == 0)
+		goto locked;
+	if (waiting) {
+		long pid = menv_flock_holder(*fd, excl_only || op == LOCK_SH);
+		char *msg = pid ? menv_xasprintf("%s held by pid %ld", what, pid)
+		                : menv_xasprintf("%s '%s'", what, path);
 		waiting(ud, msg);
+		free(msg);
+	}
 	while (flock(*fd, op) < 0) {
 		if (errno == EINTR && !(cancel && *cancel))
 			continue;
@@ -722,16 +773,22 @@ static int flock_file(const char *dir, const char *name, int op, volatile int *c
 		             : menv_error_sys(err, MENV_EIO, "cannot lock '%s'", path);
 		close(*fd);
 		*fd = -1;
-		break;
+		goto out;
 	}
+locked:
+	if (op == LOCK_EX)
+		menv_flock_note_pid(*fd);
 out:
 	free(path);
 	return rc;
 }
 
-static int lock_cache(const char *pkgs, volatile int *cancel, int *fd, struct menv_error *err)
+static int lock_cache(const char *pkgs, volatile int *cancel,
+                      void (*waiting)(void *ud, const char *msg), void *ud, int *fd,
+                      struct menv_error *err)
 {
-	return flock_file(pkgs, ".menv.lock", LOCK_EX, cancel, NULL, NULL, NULL, fd, err);
+	return flock_file(pkgs, ".menv.lock", LOCK_EX, true, cancel, waiting, ud,
+	                  "waiting for the package cache lock", fd, err);
 }
 
 int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel,
@@ -741,11 +798,12 @@ int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel
 	*fd = -1;
 	if (mkdir_p(pkgs_dir, err))
 		return err->code;
-	return flock_file(pkgs_dir, ".menv-users.lock", exclusive ? LOCK_EX : LOCK_SH, cancel,
-	                  waiting, ud,
+	return flock_file(pkgs_dir, ".menv-users.lock", exclusive ? LOCK_EX : LOCK_SH, false,
+	                  cancel, waiting, ud,
 	                  exclusive ? "waiting for the environments that use the package cache "
-	                              "(a create or install is linking from it)"
-	                            : "waiting for the package cache (menv clean is running)",
+	                              "(a create or install is linking from it): its users lock"
+	                            : "waiting for menv clean to finish with the package cache: "
+	                              "its users lock",
 	                  fd, err);
 }
 
@@ -787,7 +845,8 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 	}
 	rc = mkdir_p(pkgs_dir, err);
 	if (!rc)
-		rc = lock_cache(pkgs_dir, o->cancel, &lockfd, err);
+		rc = lock_cache(pkgs_dir, o->cancel, o->lock_waiting, o->lock_waiting_ud, &lockfd,
+		                err);
 	if (rc) {
 		free(todo);
 		return rc;
@@ -971,7 +1030,7 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 	memset(st, 0, sizeof(*st));
 	if (access(pkgs_dir, F_OK) < 0)
 		return 0; /* nothing cached yet */
-	rc = lock_cache(pkgs_dir, NULL, &lockfd, err);
+	rc = lock_cache(pkgs_dir, NULL, NULL, NULL, &lockfd, err);
 	if (rc)
 		return rc;
 	d = opendir(pkgs_dir);

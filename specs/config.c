@@ -550,6 +550,33 @@ out:
 	return rc;
 }
 
+char *menv_config_system_rc(void)
+{
+	const char *r = getenv("MENV_ROOT_PREFIX");
+	if (r && *r)
+		return menv_xasprintf("%s/.condarc", r);
+	char *h = home_dir();
+	char *p = menv_xasprintf("%s/.menv/.condarc", h);
+	free(h);
+	return p;
+}
+
+int menv_config_check_value(const char *key, const char *val, struct menv_error *err)
+{
+	struct menv_config cfg;
+	struct where w = {NULL, key, 0, 0};
+	menv_config_defaults(&cfg);
+	int rc = set_scalar(&cfg, key, val, &w, err);
+	menv_config_release(&cfg);
+	if (rc < 0) {
+		const char *sp = strchr(err->msg, ' ');
+		char *why = menv_xstrdup(sp ? sp + 1 : err->msg);
+		menv_error_set(err, MENV_EUSAGE, "invalid value '%s': %s", val, why);
+		free(why);
+	}
+	return rc;
+}
+
 /* MENV_<KEY> wins over CONDA_<KEY>; returns the value and the variable's name. */
 static const char *env_value(const char *key, char *name, size_t len)
 {
@@ -636,15 +663,22 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 {
 	char *h = home_dir();
 	const char *env;
-	char *paths[8];
+	char *paths[10];
 	size_t np = 0;
 	int rc = 0;
 
 	menv_config_defaults(cfg);
 	paths[np++] = menv_xstrdup("/etc/conda/.condarc");
 	paths[np++] = menv_xstrdup("/etc/conda/condarc");
+	/* the root prefix's own file (conda's $CONDA_ROOT/.condarc; `menv config --system`) */
+	paths[np++] = menv_config_system_rc();
 	paths[np++] = menv_xasprintf("%s/.config/conda/.condarc", h);
 	paths[np++] = menv_xasprintf("%s/.condarc", h);
+	/* the active environment's own settings (conda's search path; `menv config --env`) */
+	if ((env = getenv("CONDA_PREFIX")) && *env) {
+		paths[np++] = menv_xasprintf("%s/.condarc", env);
+		paths[np++] = menv_xasprintf("%s/condarc", env);
+	}
 	if ((env = getenv("CONDARC")) && *env)
 		paths[np++] = menv_xstrdup(env);
 	if ((env = getenv("MENVRC")) && *env)

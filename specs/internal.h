@@ -18,4 +18,16 @@
 int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
                    struct menv_error *err);
 
+/* A YAML (or JSON) document as a new JSON value: plain scalars typed as YAML 1.2's core
+ * schema (null, true/false, integers), others strings; mappings keep their order. Errors:
+ * MENV_EPARSE "SRC:LINE:COL: ..." (duplicate keys too), MENV_EINTR. */
+int menv_yaml_to_json(const char *bytes, size_t len, const char *src, json_t **out,
+                      struct menv_error *err);
+/* `v` as block YAML (mappings in their order, strings quoted where a reader would take them
+ * for something else), appended to `out`. */
+void menv_yaml_write(struct menv_buf *out, json_t *v);
+/* Would `val` be accepted for the scalar setting `key` (config.c's reader)? 0, 1 when `key`
+ * is not a scalar setting, MENV_EUSAGE naming the key and what it must be. */
+int menv_config_check_value(const char *key, const char *val, struct menv_error *err);
+
 #endif

@@ -498,7 +498,7 @@ static json_t *deps_from_map(json_t *map)
 
 static const char *const conda_lock_keys[] = {"name",         "version", "manager", "platform",
                                               "dependencies", "url",     "hash",    "category",
-                                              "optional",     NULL};
+                                              "optional",     "build",   NULL};
 
 static bool in_list(const char *const *list, const char *k)
 {
@@ -1593,6 +1593,17 @@ static void y_node(struct menv_buf *o, json_t *v, int indent)
 	}
 }
 
+void menv_yaml_write(struct menv_buf *out, json_t *v)
+{
+	y_node(out, v, 0);
+}
+
+int menv_yaml_to_json(const char *bytes, size_t len, const char *src, json_t **out,
+                      struct menv_error *err)
+{
+	return yaml_load(bytes, len, src, out, err);
+}
+
 static json_t *jstr_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
@@ -1705,6 +1716,8 @@ void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_
 		if (p->sha256)
 			json_object_set_new(h, "sha256", json_string(p->sha256));
 		json_object_set_new(e, "hash", h);
+		if (p->manager == MENV_LOCK_CONDA && p->build)
+			json_object_set_new(e, "build", json_string(p->build));
 		json_object_set_new(e, "category", json_string(p->category ? p->category : "main"));
 		json_object_set_new(e, "optional", json_boolean(p->optional));
 		if (same)

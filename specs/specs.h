@@ -256,7 +256,8 @@ struct menv_config {
 };
 
 /* Fills `cfg` from defaults, then each existing rc file of conda's search path
- * (/etc/conda/.condarc, /etc/conda/condarc, ~/.config/conda/.condarc, ~/.condarc,
+ * (/etc/conda/.condarc, /etc/conda/condarc, <root>/.condarc (menv_config_system_rc),
+ * ~/.config/conda/.condarc, ~/.condarc, $CONDA_PREFIX/.condarc and condarc,
  * $CONDARC, $MENVRC; later files override scalars and replace lists and maps), then
  * environment variables: MENV_<KEY> or CONDA_<KEY> for each key below (MENV_ wins; lists
  * comma-separated, e.g. CONDA_CHANNELS=a,b), MENV_ROOT_PREFIX and CONDA_PKGS_DIRS.
@@ -272,6 +273,72 @@ struct menv_config {
 int menv_config_load(struct menv_config *cfg, struct menv_error *err);
 /* Applies one rc file (used by menv_config_load and tests). Errors: MENV_EPARSE, MENV_EIO. */
 int menv_config_apply_file(struct menv_config *cfg, const char *path, struct menv_error *err);
+
+/* `menv config` (conda/cli/main_config.py; condarc.c). The settings menv knows, by conda's
+ * names: a primitive (one value), a sequence (a list of strings) or a map (of strings). */
+enum menv_param_kind { MENV_PARAM_PRIMITIVE, MENV_PARAM_SEQUENCE, MENV_PARAM_MAP };
+struct menv_param {
+	const char *name;
+	enum menv_param_kind kind;
+	const char *type; /* the element type(s) as conda names them: "bool", "int", "str" */
+	const char *desc; /* one paragraph */
+};
+/* All of them, sorted by name (`*n` of them); static, never freed. */
+const struct menv_param *menv_config_params(size_t *n);
+/* One by name, or NULL. */
+const struct menv_param *menv_config_param(const char *name);
+/* The values `cfg` gives every setting of menv_config_params, as a new JSON object in that
+ * order (lists of strings, maps of strings, booleans, integers, reals, strings or null;
+ * credentials in channel_alias hidden). */
+json_t *menv_config_json(const struct menv_config *cfg);
+/* conda config --show's text (format_dict): "key: value" with Python's True/False/None,
+ * "key:" then "  - item" lines, "key: []", "key:" then "  k: v" lines, "key: {}". Appends. */
+void menv_config_format_show(json_t *values, struct menv_buf *out);
+/* conda config --get's lines for one key (print_config_item): "--set key value"; a list as
+ * "--add key 'item'" lines, last item first, channels' first and last lines marked "   #
+ * lowest priority" / "   # highest priority"; a map one line per entry as key.sub. */
+void menv_config_format_get(const char *key, json_t *value, struct menv_buf *out);
+/* conda config --describe's block for one setting: "# # name (type)", the description
+ * wrapped at 70 columns, then its default (`dflt`, borrowed) as commented YAML. Appends. */
+void menv_config_describe(const struct menv_param *p, json_t *dflt, struct menv_buf *out);
+/* The rc file `menv config` writes by default: $MENVRC when set, else ~/.condarc. Caller
+ * frees. */
+char *menv_config_user_rc(void);
+/* The root prefix's rc file (`menv config --system`, read after /etc/conda's):
+ * $MENV_ROOT_PREFIX/.condarc, else ~/.menv/.condarc. Caller frees. */
+char *menv_config_system_rc(void);
+
+/* One rc file as `menv config` edits it: its settings as an ordered JSON object (`doc`), the
+ * comment lines at its top (`header`, kept on save). */
+struct menv_condarc {
+	char *path;
+	json_t *doc;
+	char *header;
+};
+/* Reads `path` (a missing or empty file is an empty mapping). Errors: MENV_EPARSE (with line
+ * and column, or not a mapping), MENV_EIO. Release with menv_condarc_release. */
+int menv_condarc_load(const char *path, struct menv_condarc *rc, struct menv_error *err);
+void menv_condarc_release(struct menv_condarc *rc);
+/* The value at "key" or "key.sub" (borrowed), or NULL. */
+json_t *menv_condarc_get(const struct menv_condarc *rc, const char *key);
+/* --set KEY VALUE: a primitive (checked as menv reads it, then typed: true/false, integers)
+ * or a map entry KEY.SUB. Errors: MENV_EUSAGE (unknown key, a list key, a bad value). */
+int menv_condarc_set(struct menv_condarc *rc, const char *key, const char *value,
+                     struct menv_error *err);
+/* --prepend/--add (`prepend`) or --append KEY VALUE to a list (or the list KEY.SUB of a map);
+ * `channels` starts as [defaults] when the file has none, as conda's. A value already there
+ * moves, with a warning pushed to `warnings` (may be NULL). Errors: MENV_EUSAGE (unknown or
+ * not a list key), MENV_EPARSE (the file's value is not a list). */
+int menv_condarc_add(struct menv_condarc *rc, const char *key, const char *value, bool prepend,
+                     struct menv_strvec *warnings, struct menv_error *err);
+/* --remove KEY VALUE. Errors: MENV_EUSAGE, MENV_ENOTFOUND (the key, or the value in it). */
+int menv_condarc_remove(struct menv_condarc *rc, const char *key, const char *value,
+                        struct menv_error *err);
+/* --remove-key KEY (or KEY.SUB). Errors: MENV_ENOTFOUND. */
+int menv_condarc_remove_key(struct menv_condarc *rc, const char *key, struct menv_error *err);
+/* Writes the file back (header, then the settings as block YAML; replaced with a rename).
+ * Errors: MENV_EIO. */
+int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err);
 void menv_config_defaults(struct menv_config *cfg);
 void menv_config_release(struct menv_config *cfg);
 
@@ -613,8 +680,10 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
 /* Writes conda-lock.yml v1 (CEP-37): the header comment, `version: 1`, metadata
  * (content_hash, channels, platforms, sources, then the unknown metadata keys kept from a
  * parsed conda-lock) and one `package:` entry per package (name, version, manager,
- * platform, dependencies, url, hash {md5, sha256}, category, optional; a conda-lock entry's
- * unknown keys are kept). Appends to `out`. */
+ * platform, dependencies, url, hash {md5, sha256}, build (conda entries), category,
+ * optional; a conda-lock entry's unknown keys are kept): the fields and types of conda-lock's
+ * v1 models (conda_lock/lockfile/v1/models.py: LockMeta, LockedDependency, HashModel), which
+ * forbid other keys. Appends to `out`. */
 void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_buf *out);
 /* Writes an explicit file (CEP-23) of the conda packages for `platform` (NULL: the first):
  * `# platform: P`, `@EXPLICIT`, one `URL#sha256:hex` line each (`URL#md5` when only md5 is

@@ -75,13 +75,21 @@ def write_text(path, text):
         f.write(text)
 
 
+# lock files: menv writes its pid into them each time it takes them (to name the holder to
+# those who wait), so they are not part of what a command must leave unchanged
+LOCK_FILES = (".menv.lock", ".menv-users.lock")
+
+
 def tree_snapshot(top):
-    """relpath -> (kind, size, mtime_ns, inode, link target) for everything under top."""
+    """relpath -> (kind, size, mtime_ns, inode, link target) for everything under top (lock
+    files left out)."""
     snap = {}
     if not os.path.lexists(top):
         return snap
     for dirpath, dirnames, filenames in os.walk(top):
         for name in dirnames + filenames:
+            if name in LOCK_FILES:
+                continue
             p = os.path.join(dirpath, name)
             st = os.lstat(p)
             kind = ("l" if stat.S_ISLNK(st.st_mode) else

@@ -1063,10 +1063,133 @@ def onboard(t):
             "onboard.sh second run checks instead of re-creating", out[-1500:])
 
 
+# conda-lock's v1 models (conda_lock/lockfile/v1/models.py, conda_lock/models/channel.py in
+# conda/conda-lock), written out field by field: name -> (type, required). Types: "str",
+# "bool", ("dict", str), ("list", X), ("literal", values...), ("model", TABLE). Every model
+# but Channel is a StrictModel (extra="forbid"); conda-lock drops None fields on output.
+CL_HASH = {"md5": ("str", False), "sha256": ("str", False)}
+CL_SOURCE = {"type": (("literal", "url"), True), "url": ("str", True)}
+CL_DEP = {"name": ("str", True), "version": ("str", True),
+          "manager": (("literal", "conda", "pip"), True), "platform": ("str", True),
+          "dependencies": (("dict", "str"), False), "url": ("str", True),
+          "hash": (("model", CL_HASH), True), "source": (("model", CL_SOURCE), False),
+          "build": ("str", False), "category": ("str", False), "optional": ("bool", True)}
+CL_CHANNEL = {"url": ("str", True), "used_env_vars": (("list", "str"), False)}
+CL_TIME = {"created_at": ("str", True)}
+CL_GIT = {"git_user_name": ("str", False), "git_user_email": ("str", False),
+          "git_sha": ("str", False)}
+CL_INPUT = {"md5": ("str", True), "sha256": ("str", True)}
+CL_META = {"content_hash": (("dict", "str"), True),
+           "channels": (("list", ("model", CL_CHANNEL, "open")), True),
+           "platforms": (("list", "str"), True), "sources": (("list", "str"), True),
+           "time_metadata": (("model", CL_TIME), False),
+           "git_metadata": (("model", CL_GIT), False),
+           "inputs_metadata": (("dict", ("model", CL_INPUT)), False),
+           "custom_metadata": (("dict", "str"), False)}
+CL_LOCK = {"version": (("literal", 1), True), "metadata": (("model", CL_META), True),
+           "package": (("list", ("model", CL_DEP)), True)}
+
+
+def cl_validate(v, ty, where, errs):
+    """Appends to errs each way v is not of conda-lock's type ty (None is accepted only where
+    the field is optional, as conda-lock's Optional[...] are)."""
+    if ty == "str":
+        if not isinstance(v, str):
+            errs.append("%s: %r is not a string" % (where, v))
+    elif ty == "bool":
+        if not isinstance(v, bool):
+            errs.append("%s: %r is not a bool" % (where, v))
+    elif ty[0] == "literal":
+        if v not in ty[1:] or type(v) is not type(ty[1]):
+            errs.append("%s: %r is not one of %r" % (where, v, ty[1:]))
+    elif ty[0] == "dict":
+        if not isinstance(v, dict):
+            errs.append("%s: %r is not a mapping" % (where, v))
+        else:
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    errs.append("%s: key %r is not a string" % (where, k))
+                cl_validate(x, ty[1], "%s.%s" % (where, k), errs)
+    elif ty[0] == "list":
+        if not isinstance(v, list):
+            errs.append("%s: %r is not a list" % (where, v))
+        else:
+            for i, x in enumerate(v):
+                cl_validate(x, ty[1], "%s[%d]" % (where, i), errs)
+    elif ty[0] == "model":
+        table = ty[1]
+        if not isinstance(v, dict):
+            errs.append("%s: %r is not a mapping" % (where, v))
+            return
+        if len(ty) < 3:   # StrictModel: extra="forbid"
+            for k in v:
+                if k not in table:
+                    errs.append("%s: field %r is not in conda-lock's model" % (where, k))
+        for k, (fty, required) in table.items():
+            if k not in v:
+                if required:
+                    errs.append("%s: required field %r is missing" % (where, k))
+            elif v[k] is None and not required:
+                pass
+            else:
+                cl_validate(v[k], fty, "%s.%s" % (where, k), errs)
+
+
+def conda_lock_model(t):
+    """The conda-lock export against conda-lock's v1 models, field by field; sources named
+    (the environment file, else the prefix); the lock read back under any file name."""
+    import yaml
+    chan = corpus_channel(t)
+    env = os.path.join(t.tmp, "m.yml")
+    write_text(env, "name: m\nchannels:\n  - %s\n  - nodefaults\ndependencies:\n"
+               "  - dependent\n  - _r-mutex\n" % t.url(chan))
+    t.menv_ok("create", "-q", "-f", env, "-n", "m")
+    t.menv_ok("create", "-q", "-n", "s", "-c", t.url(chan), "--override-channels", "_r-mutex")
+    for name, want_src in (("m", os.path.realpath(env)), ("s", os.path.join(t.envs, "s"))):
+        text = t.menv_ok("export", "-n", name).out
+        doc = yaml.safe_load(text)
+        errs = []
+        cl_validate(doc, ("model", CL_LOCK), name, errs)
+        t.eq(errs, [], "%s: the export is conda-lock's v1 model, field by field" % name)
+        meta = doc.get("metadata") or {}
+        t.eq(meta.get("sources"), [want_src],
+             "%s: metadata.sources names where the environment came from" % name)
+        t.eq(meta.get("platforms"), [SUBDIR], "%s: metadata.platforms" % name)
+        t.eq(sorted(meta.get("content_hash") or {}), [SUBDIR], "%s: content_hash per platform"
+             % name)
+        recs = records(os.path.join(t.envs, name))
+        t.eq(sorted("%s-%s-%s" % (p["name"], p["version"], p.get("build"))
+                    for p in doc.get("package") or []), sorted(recs),
+             "%s: one entry per record, with its build" % name)
+        for p in doc.get("package") or []:
+            r = recs.get("%s-%s-%s" % (p["name"], p["version"], p.get("build")), {})
+            t.eq((p["hash"].get("md5"), p["hash"].get("sha256"), p["url"]),
+                 (r.get("md5"), r.get("sha256"), r.get("url")),
+                 "%s: %s: md5, sha256 and url of its record" % (name, p["name"]))
+            t.eq((p["manager"], p["platform"], p["category"], p["optional"]),
+                 ("conda", SUBDIR, "main", False), "%s: %s: manager, platform, category"
+                 % (name, p["name"]))
+        # the names micromamba/mamba/conda-lock look for, and others: menv reads them all
+        for i, fn in enumerate(("conda-lock.yml", "m-lock.yml", "lock.yml", "m.lock",
+                                "no-extension")):
+            path = os.path.join(t.tmp, name + "-names", fn)
+            write_text(path, text)
+            r = t.menv_run("create", "-f", path, "-n", "%s-back%d" % (name, i))
+            if t.check(r.rc == 0, "%s: create from the lock named %s" % (name, fn), r):
+                t.eq(sorted(records(os.path.join(t.envs, "%s-back%d" % (name, i)))),
+                     sorted(recs), "%s: %s installs the same records" % (name, fn))
+    # a lock re-exported from an environment created from a lock names that lock
+    back = os.path.join(t.tmp, "m-names", "conda-lock.yml")
+    doc = yaml.safe_load(t.menv_ok("export", "-n", "m-back0").out)
+    t.eq(doc["metadata"]["sources"], [os.path.realpath(back)],
+         "an environment created from a lock names the lock as its source")
+
+
 CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "formats": formats,
          "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
          "BR023": br023, "pip": pip_cases, "timing": timing,
-         "onboard": onboard, "install_lock": install_lock, "pip_update": pip_update}
+         "onboard": onboard, "install_lock": install_lock, "pip_update": pip_update,
+         "conda_lock_model": conda_lock_model}
 
 
 def body(t, case):
