@@ -121,6 +121,11 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 			struct stat st;
 			free(url);
 			free(name);
+			if (r->path) {
+				/* the file fetch/ named (a file:// subdir's own, or the cache's) */
+				free(path);
+				path = menv_xstrdup(r->path);
+			}
 			if (r->path ||
 			    (stat(path, &st) == 0 && (size_t)st.st_size == r->json.len)) {
 				l->path_chans[l->paths.n] = r->channel;

@@ -120,7 +120,10 @@ struct menv_repodata_req {
  * 1 = Cache-Control max-age, 0 = never, N = N seconds), else revalidated with If-None-Match /
  * If-Modified-Since (304 keeps it). o->offline uses the cache alone (MENV_ENOTFOUND when
  * there is none). repodata.json.zst is tried first (o->use_zst) and decompressed while it
- * streams; a 404 for it falls back to repodata.json and is remembered for 14 days. New bytes
+ * streams; any 4xx but 416 for it (conda/gateways/repodata/zstd.py: a bucket answers 403 for
+ * a missing key) falls back to repodata.json and is remembered for 14 days; a subdir without
+ * repodata.json is read from repodata.json.bz2 (and over file:// from its .zst, then .bz2),
+ * decompressed in memory. New bytes
  * are checked to be one JSON object (RFC 8259, a streaming check while they arrive: no tree is
  * built) before the cache entry is replaced (atomically: the JSON first, then its state); a
  * failure leaves the previous entry as it was. Decompressed bytes beyond

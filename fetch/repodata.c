@@ -4,8 +4,10 @@
  *
  * Each subdir is served from the cache while fresh (local_repodata_ttl / max-age), else asked
  * for with If-None-Match / If-Modified-Since: a 304 keeps the cached file. repodata.json.zst
- * is preferred and decompressed while it streams; its absence is remembered (has_zst) and
- * re-checked after 14 days, as conda does. New bytes must be one JSON object before they
+ * is preferred and decompressed while it streams (a 4xx but 416 for it means "no .zst", as
+ * conda); its absence is remembered (has_zst) and
+ * re-checked after 14 days, as conda does; a subdir without repodata.json is read from its .bz2
+ * (and over file:// from its .zst). New bytes must be one JSON object before they
  * replace a cache entry, checked by a streaming pass as they arrive (no tree: jansson's tree
  * of a 200 MB repodata cost seconds and a gigabyte) and capped at repodata_max_bytes once
  * decompressed; an entry is written JSON first, then state: a state that does not describe
@@ -23,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bzlib.h>
 #include <openssl/evp.h>
 #include <zstd.h>
 
@@ -334,8 +337,9 @@ static int jc_finish(struct jcheck *j, const char *shown, struct menv_error *err
 struct zsink {
 	struct menv_buf *out;
 	size_t start;
-	ZSTD_DStream *ds; /* NULL: plain bytes */
-	size_t last;      /* last ZSTD_decompressStream result: 0 when a frame ended */
+	ZSTD_DStream *ds; /* NULL: plain bytes (or bz2) */
+	bz_stream *bz;    /* repodata.json.bz2 travelling, else NULL */
+	size_t last;      /* last ZSTD_decompressStream result (bz2: 1 until its stream ended) */
 	bool corrupt;
 	int64_t max;      /* bytes accepted once decompressed */
 	bool too_big;     /* stopped at `max` */
@@ -396,6 +400,32 @@ static int zsink_write(void *ud, const void *data, size_t len)
 	ZSTD_inBuffer in = {data, len, 0};
 	char block[64 * 1024];
 
+	if (z->bz) {
+		z->bz->next_in = (char *)(uintptr_t)data;
+		z->bz->avail_in = (unsigned)len;
+		while (z->bz->avail_in > 0) {
+			if (!z->last) {
+				/* bytes after the end of the stream */
+				z->corrupt = true;
+				errno = EBADMSG;
+				return -1;
+			}
+			z->bz->next_out = block;
+			z->bz->avail_out = sizeof(block);
+			int r = BZ2_bzDecompress(z->bz);
+			if (r != BZ_OK && r != BZ_STREAM_END) {
+				z->corrupt = true;
+				errno = EBADMSG;
+				return -1;
+			}
+			if (r == BZ_STREAM_END)
+				z->last = 0;
+			size_t got = sizeof(block) - z->bz->avail_out;
+			if (got && zsink_take(z, block, got) < 0)
+				return -1;
+		}
+		return 0;
+	}
 	if (!z->ds)
 		return zsink_take(z, data, len);
 	while (in.pos < in.size) {
@@ -446,7 +476,27 @@ static int zsink_restart(void *ud)
 	jc_init(&z->jc);
 	if (z->ds)
 		ZSTD_DCtx_reset(z->ds, ZSTD_reset_session_only);
+	if (z->bz) {
+		BZ2_bzDecompressEnd(z->bz);
+		memset(z->bz, 0, sizeof(*z->bz));
+		if (BZ2_bzDecompressInit(z->bz, 0, 0) != BZ_OK)
+			return -1;
+		z->last = 1;
+	}
 	return 0;
+}
+
+/* Ends the decompressors of a sink. */
+static void zsink_free_codecs(struct zsink *z)
+{
+	if (z->ds)
+		ZSTD_freeDStream(z->ds);
+	z->ds = NULL;
+	if (z->bz) {
+		BZ2_bzDecompressEnd(z->bz);
+		free(z->bz);
+	}
+	z->bz = NULL;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -590,6 +640,10 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 /* Requests                                                                                  */
 
+/* The forms a subdir's repodata travels in, by preference (CEP-36 names). */
+enum fmt { FMT_ZST, FMT_JSON, FMT_BZ2, FMT_NONE };
+static const char *const fmt_file[] = {"repodata.json.zst", "repodata.json", "repodata.json.bz2"};
+
 struct work {
 	struct menv_repodata_req *r;
 	const struct menv_fetch_opts *o;
@@ -597,7 +651,11 @@ struct work {
 	struct entry e;
 	bool cached; /* uses the cache (not file://, cache_dir set) */
 	bool try_zst;
-	bool active; /* needs a transfer in this round */
+	enum fmt fmt;               /* the form being fetched */
+	bool json_missing;          /* repodata.json itself was not there ... */
+	struct menv_error json_err; /* ... with this answer (shown when no form is there) */
+	char *json_url;             /* ... at this URL (redacted) */
+	bool active;                /* needs a transfer in this round */
 	struct menv_xfer x;
 	struct zsink z;
 };
@@ -655,17 +713,16 @@ static int file_in_place(struct work *w, struct menv_error *err)
 	return rc;
 }
 
-static void start_xfer(struct work *w, bool zst)
+static void start_xfer(struct work *w, enum fmt fmt)
 {
-	char *url =
-	        menv_xasprintf("%s/%s", w->cred_base, zst ? "repodata.json.zst" : "repodata.json");
+	char *url = menv_xasprintf("%s/%s", w->cred_base, fmt_file[fmt]);
 	const char *state_url = w->e.state ? sget(w->e.state, "url") : NULL;
+	bool zst = fmt == FMT_ZST;
 
 	menv_xfer_release(&w->x);
 	menv_xfer_init(&w->x, url);
 	free(url);
-	if (w->z.ds)
-		ZSTD_freeDStream(w->z.ds);
+	zsink_free_codecs(&w->z);
 	zsink_close(&w->z, false);
 	w->z.written = 0;
 	w->z.write_errno = 0;
@@ -688,6 +745,15 @@ static void start_xfer(struct work *w, bool zst)
 	jc_init(&w->z.jc);
 	if (w->z.ds)
 		ZSTD_initDStream(w->z.ds);
+	if (fmt == FMT_BZ2) {
+		w->z.bz = menv_xcalloc(1, sizeof(*w->z.bz));
+		if (BZ2_bzDecompressInit(w->z.bz, 0, 0) != BZ_OK) {
+			free(w->z.bz);
+			w->z.bz = NULL;
+		}
+		w->z.last = 1;
+	}
+	w->fmt = fmt;
 	w->x.sink = zsink_write;
 	w->x.restart = zsink_restart;
 	w->x.ud = &w->z;
@@ -724,6 +790,11 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 		                      "truncated repodata from '%s' (the .zst "
 		                      "stream ends inside a frame)",
 		                      w->x.shown);
+	if (w->z.bz && w->z.last != 0)
+		return menv_error_set(err, MENV_EPARSE,
+		                      "truncated repodata from '%s' (the .bz2 "
+		                      "stream ends early)",
+		                      w->x.shown);
 	rc = jc_finish(&w->z.jc, w->x.shown, err);
 	if (rc)
 		return rc;
@@ -746,6 +817,36 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 	if (!rc && o->repodata_as_file)
 		give_path(w, w->e.json_path);
 	return rc;
+}
+
+/* The form to try after `f` failed as missing: over HTTP .zst, .json, .bz2; a file:// subdir
+ * (no .zst first: reading a local file costs nothing) .json, .zst, .bz2. */
+static enum fmt next_fmt(const struct work *w, enum fmt f)
+{
+	if (is_file_url(w->cred_base))
+		return f == FMT_JSON ? FMT_ZST : f == FMT_ZST ? FMT_BZ2 : FMT_NONE;
+	return f == FMT_ZST ? FMT_JSON : f == FMT_JSON ? FMT_BZ2 : FMT_NONE;
+}
+
+/* Whether the failed transfer of `w` says its form is not there. For the .zst, as conda
+ * (conda/gateways/repodata/zstd.py): any 4xx but 416, since a bucket answers 403 for a missing
+ * key; for the others a 404/410 (or a missing file). */
+static bool form_absent(const struct work *w)
+{
+	if (w->x.rc == MENV_ENOTFOUND)
+		return true;
+	return w->fmt == FMT_ZST && w->x.rc == MENV_ENET && w->x.status >= 400 &&
+	       w->x.status < 500 && w->x.status != 416;
+}
+
+/* Remembers that repodata.json itself is not there (its answer is the one shown when no other
+ * form is there either). */
+static void note_json_missing(struct work *w, const struct menv_error *e)
+{
+	w->json_missing = true;
+	w->json_err = *e;
+	free(w->json_url);
+	w->json_url = menv_xasprintf("%s/repodata.json", w->shown_base);
 }
 
 static void req_fail(struct menv_repodata_req *r, int rc, const struct menv_error *e)
@@ -858,10 +959,14 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 		if (o->repodata_as_file && is_file_url(w->cred_base)) {
 			struct menv_error e = {0};
 			r->rc = file_in_place(w, &e);
-			if (r->rc == MENV_ENOTFOUND)
-				r->missing = true;
-			if (r->rc)
+			if (r->rc == MENV_ENOTFOUND) {
+				/* no repodata.json: a .zst or .bz2 alone, read into memory */
+				r->rc = 0;
+				note_json_missing(w, &e);
+				start_xfer(w, FMT_ZST);
+			} else if (r->rc) {
 				r->err = e;
+			}
 			continue;
 		}
 		if (w->cached && entry_fresh(&w->e, o->repodata_ttl)) {
@@ -872,11 +977,13 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 			menv_buf_reset(&r->json);
 			r->rc = 0;
 		}
-		start_xfer(w, o->use_zst && !is_file_url(w->cred_base) && !entry_no_zst(&w->e));
+		start_xfer(w, o->use_zst && !is_file_url(w->cred_base) && !entry_no_zst(&w->e)
+		                      ? FMT_ZST
+		                      : FMT_JSON);
 	}
 
-	/* round 1: .zst or .json; round 2: .json where .zst was missing */
-	for (int round = 0; round < 2; round++) {
+	/* each round tries the next form where the previous one was not there */
+	for (int round = 0; round < 3; round++) {
 		size_t nx = 0;
 		for (size_t i = 0; i < n; i++)
 			if (ws[i].active)
@@ -890,16 +997,20 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 			if (!w->active)
 				continue;
 			w->active = false;
-			if (w->x.rc == MENV_ENOTFOUND && w->try_zst) {
+			if (w->x.rc && form_absent(w)) {
+				enum fmt next = next_fmt(w, w->fmt);
+				if (w->fmt == FMT_JSON)
+					note_json_missing(w, &w->x.err);
 				menv_buf_reset(&r->json);
-				start_xfer(w, false); /* fall back to repodata.json */
-				continue;
-			}
-			if (w->x.rc == MENV_ENOTFOUND) {
+				if (next != FMT_NONE) {
+					start_xfer(w, next);
+					continue;
+				}
 				r->missing = true;
 				r->rc = MENV_ENOTFOUND;
-				r->err = w->x.err;
-				menv_buf_reset(&r->json);
+				r->err = w->json_missing ? w->json_err : w->x.err;
+				free(r->url);
+				r->url = menv_xstrdup(w->json_url ? w->json_url : w->x.shown);
 				continue;
 			}
 			if (w->x.rc == MENV_EIO && w->z.write_errno) {
@@ -950,9 +1061,9 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 			if (err)
 				*err = reqs[i].err;
 		}
-		if (ws[i].z.ds)
-			ZSTD_freeDStream(ws[i].z.ds);
+		zsink_free_codecs(&ws[i].z);
 		zsink_close(&ws[i].z, false);
+		free(ws[i].json_url);
 		menv_xfer_release(&ws[i].x);
 		entry_release(&ws[i].e);
 		free(ws[i].cred_base);
