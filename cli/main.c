@@ -23,6 +23,7 @@ static const struct command commands[] = {
         {"export", menv_cmd_export, "print an environment as a lockfile or environment.yml"},
         {"lock", menv_cmd_lock, "solve an environment file for platforms into a lockfile"},
         {"index", menv_cmd_index, "write repodata.json for a folder of packages"},
+        {"mirror", menv_cmd_mirror, "copy a channel or a lock's packages to a folder or oci://"},
         {"info", menv_cmd_info, "show settings, locations and virtual packages"},
         {"clean", menv_cmd_clean, "free the package cache (tarballs, unused packages, index)"},
         {"search", menv_cmd_search, "list the channels' packages matching a spec"},

@@ -512,6 +512,8 @@ struct dl {
 	bool hashing;
 	bool full_retry; /* already started over once after a failed resume */
 	bool finished;
+	char *auth;       /* an oci:// package: the Authorization header of its blob */
+	char *oci_sha256; /* ... and its layer's digest, checked as the record's sha256 is */
 	struct menv_xfer x;
 };
 
@@ -623,6 +625,11 @@ static int dl_done(void *ud, struct menv_xfer *x)
 	}
 	d->fd = -1;
 	rc = verify_from(d->r, &h, x->shown, &err);
+	if (!rc && d->oci_sha256 && strcmp(d->oci_sha256, h.sha256))
+		rc = menv_error_set(&err, MENV_ECHECKSUM,
+		                    "sha256 mismatch for '%s' from '%s': its oci digest is %s, got "
+		                    "%s",
+		                    d->r->fn, x->shown, d->oci_sha256, h.sha256);
 	if (rc && x->resumed_at > 0 && !d->full_retry) {
 		/* the kept bytes were not the start of this file: fetch it whole */
 		d->full_retry = true;
@@ -672,6 +679,8 @@ static void dl_release(struct dl *d)
 	menv_xfer_release(&d->x);
 	free(d->file);
 	free(d->tmp);
+	free(d->auth);
+	free(d->oci_sha256);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -857,7 +866,30 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		d->file = file;
 		d->tmp = menv_xasprintf("%s.partial", file);
 		url = package_url(r);
-		menv_xfer_init(&d->x, url);
+		if (menv_oci_is_url(url)) {
+			/* an OCI channel: the package layer's blob, checked against its digest
+			 * (and the record's sha256) */
+			char *blob = NULL;
+			rc = menv_oci_package_blob(url, r->name, r->version, r->build, o, &blob,
+			                           &d->auth, &d->oci_sha256, &e);
+			if (!rc && r->sha256 && strcasecmp(r->sha256, d->oci_sha256))
+				rc = menv_error_set(&e, MENV_ECHECKSUM,
+				                    "sha256 mismatch for '%s': the registry's "
+				                    "digest is %s, its record says %s",
+				                    r->fn, d->oci_sha256, r->sha256);
+			if (rc) {
+				free(url);
+				fail(&p, rc, &e);
+				break;
+			}
+			menv_xfer_init(&d->x, blob);
+			free(d->x.shown);
+			d->x.shown = menv_url_redact(url);
+			d->x.authorization = d->auth;
+			free(blob);
+		} else {
+			menv_xfer_init(&d->x, url);
+		}
 		free(url);
 		rc = open_partial(d, &offset, &e);
 		if (rc) {

@@ -656,6 +656,11 @@ struct work {
 	struct menv_error json_err; /* ... with this answer (shown when no form is there) */
 	char *json_url;             /* ... at this URL (redacted) */
 	bool active;                /* needs a transfer in this round */
+	/* an oci:// subdir: the blob of its repodata layer, its digest (hex) and the hash of
+	 * the bytes received (checked against the digest before anything is kept) */
+	char *oci_blob, *oci_digest, *oci_auth;
+	struct menv_hasher dh;
+	bool dh_live;
 	struct menv_xfer x;
 	struct zsink z;
 };
@@ -713,9 +718,25 @@ static int file_in_place(struct work *w, struct menv_error *err)
 	return rc;
 }
 
+static int oci_sink(void *ud, const void *data, size_t len)
+{
+	struct work *w = ud;
+	menv_hasher_update(&w->dh, data, len);
+	return zsink_write(&w->z, data, len);
+}
+
+static int oci_restart(void *ud)
+{
+	struct work *w = ud;
+	menv_hasher_release(&w->dh);
+	menv_hasher_init(&w->dh);
+	return zsink_restart(&w->z);
+}
+
 static void start_xfer(struct work *w, enum fmt fmt)
 {
-	char *url = menv_xasprintf("%s/%s", w->cred_base, fmt_file[fmt]);
+	char *url = w->oci_blob ? menv_xstrdup(w->oci_blob)
+	                        : menv_xasprintf("%s/%s", w->cred_base, fmt_file[fmt]);
 	const char *state_url = w->e.state ? sget(w->e.state, "url") : NULL;
 	bool zst = fmt == FMT_ZST;
 
@@ -757,6 +778,17 @@ static void start_xfer(struct work *w, enum fmt fmt)
 	w->x.sink = zsink_write;
 	w->x.restart = zsink_restart;
 	w->x.ud = &w->z;
+	if (w->oci_blob) {
+		/* every byte hashed on its way in: the blob must match its digest */
+		if (w->dh_live)
+			menv_hasher_release(&w->dh);
+		menv_hasher_init(&w->dh);
+		w->dh_live = true;
+		w->x.sink = oci_sink;
+		w->x.restart = oci_restart;
+		w->x.ud = w;
+		w->x.authorization = w->oci_auth;
+	}
 	/* conditional only when the cached copy came from this very URL */
 	if (w->e.state && state_url && !strcmp(state_url, w->x.shown)) {
 		w->x.if_none_match = sget(w->e.state, "etag");
@@ -795,6 +827,20 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 		                      "truncated repodata from '%s' (the .bz2 "
 		                      "stream ends early)",
 		                      w->x.shown);
+	if (w->oci_blob) {
+		struct menv_hashes h;
+		menv_hasher_final(&w->dh, &h);
+		w->dh_live = false;
+		if (strcmp(h.sha256, w->oci_digest))
+			return menv_error_set(
+			        err, MENV_ECHECKSUM,
+			        "repodata blob '%s' of channel '%s' has sha256 %s, not "
+			        "its digest %s: refused",
+			        w->x.shown, w->shown_base, h.sha256, w->oci_digest);
+		/* blobs are immutable (a year's max-age): freshness comes from the manifest */
+		free(w->x.cache_control);
+		w->x.cache_control = NULL;
+	}
 	rc = jc_finish(&w->z.jc, w->x.shown, err);
 	if (rc)
 		return rc;
@@ -903,6 +949,79 @@ static void explain_missing(struct work *ws, size_t n)
 	}
 }
 
+/* An oci:// subdir: reads the manifest of `<path>/<subdir>/mrepodata.json:latest`, picks its
+ * .zst layer (o->use_zst) or its JSON layer, and either serves the cache (the same blob as
+ * last time: blobs are named by their digest) or starts the blob's transfer. A missing
+ * manifest is a missing subdir. */
+static void oci_start(struct work *w, const struct menv_fetch_opts *o)
+{
+	struct menv_repodata_req *r = w->r;
+	static const struct {
+		const char *mt;
+		enum fmt fmt;
+	} pref[] = {
+	        {"application/vnd.conda.repodata.v1+json+zst", FMT_ZST},
+	        {"application/vnd.conda.repodata.v1+json", FMT_JSON},
+	        {"application/vnd.conda.repodata.v1+json+bz2", FMT_BZ2},
+	};
+	struct menv_oci *s = NULL;
+	struct menv_error e = {0};
+	json_t *m = NULL;
+	char *repo = menv_xasprintf("%s/mrepodata.json", menv_oci_path(w->cred_base));
+	int rc;
+
+	rc = menv_oci_new(w->cred_base, o, &s, &e);
+	if (!rc)
+		rc = menv_oci_manifest(s, repo, "latest", &m, &e);
+	if (rc == MENV_ENOTFOUND) {
+		r->missing = true;
+		r->rc = rc;
+		r->err = e;
+		goto out;
+	}
+	if (rc) {
+		struct menv_error ctx;
+		menv_error_set(&ctx, rc, "channel '%s': %s", w->shown_base, e.msg);
+		req_fail(r, rc, &ctx);
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(pref) / sizeof(*pref) && !w->oci_blob; i++) {
+		int64_t size;
+		if (pref[i].fmt == FMT_ZST && !o->use_zst)
+			continue;
+		if (menv_oci_layer(s, m, repo, pref[i].mt, &w->oci_blob, &w->oci_digest, &size) ==
+		    0)
+			w->fmt = pref[i].fmt;
+	}
+	if (!w->oci_blob) {
+		menv_error_set(&e, MENV_EPARSE,
+		               "channel '%s': the manifest of '%s:latest' has no repodata layer",
+		               w->shown_base, repo);
+		req_fail(r, MENV_EPARSE, &e);
+		goto out;
+	}
+	if (menv_oci_auth(s, repo))
+		w->oci_auth = menv_xstrdup(menv_oci_auth(s, repo));
+	if (w->cached && w->e.state) {
+		char *shown = menv_url_redact(w->oci_blob);
+		bool same = sget(w->e.state, "url") && !strcmp(sget(w->e.state, "url"), shown);
+		free(shown);
+		if (same && read_cached(w, &e) == 0) {
+			free(r->url);
+			r->url = menv_xstrdup(sget(w->e.state, "url"));
+			r->not_modified = true;
+			r->zst = w->fmt == FMT_ZST;
+			goto out;
+		}
+		menv_buf_reset(&r->json);
+	}
+	start_xfer(w, w->fmt);
+out:
+	json_decref(m);
+	menv_oci_free(s);
+	free(repo);
+}
+
 int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
                              const struct menv_fetch_opts *o_in, struct menv_error *err)
 {
@@ -977,6 +1096,10 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 			menv_buf_reset(&r->json);
 			r->rc = 0;
 		}
+		if (menv_oci_is_url(w->cred_base)) {
+			oci_start(w, o);
+			continue;
+		}
 		start_xfer(w, o->use_zst && !is_file_url(w->cred_base) && !entry_no_zst(&w->e)
 		                      ? FMT_ZST
 		                      : FMT_JSON);
@@ -997,7 +1120,7 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 			if (!w->active)
 				continue;
 			w->active = false;
-			if (w->x.rc && form_absent(w)) {
+			if (w->x.rc && form_absent(w) && !w->oci_blob) {
 				enum fmt next = next_fmt(w, w->fmt);
 				if (w->fmt == FMT_JSON)
 					note_json_missing(w, &w->x.err);
@@ -1064,6 +1187,11 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 		zsink_free_codecs(&ws[i].z);
 		zsink_close(&ws[i].z, false);
 		free(ws[i].json_url);
+		free(ws[i].oci_blob);
+		free(ws[i].oci_digest);
+		free(ws[i].oci_auth);
+		if (ws[i].dh_live)
+			menv_hasher_release(&ws[i].dh);
 		menv_xfer_release(&ws[i].x);
 		entry_release(&ws[i].e);
 		free(ws[i].cred_base);

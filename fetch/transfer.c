@@ -299,6 +299,8 @@ static void prepare_attempt(struct job *j)
 		j->hdrs = curl_slist_append(j->hdrs, h);
 		free(h);
 	}
+	if (x->authorization)
+		j->hdrs = curl_slist_append(j->hdrs, x->authorization);
 	curl_easy_setopt(j->h, CURLOPT_HTTPHEADER, j->hdrs);
 	x->attempts++;
 }
