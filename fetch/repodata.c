@@ -1179,6 +1179,14 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 	}
 	explain_missing(ws, n);
 	for (size_t i = 0; i < n; i++) {
+		struct menv_repodata_req *r = ws[i].r;
+		if (ws[i].oci_blob && r->rc && !strstr(r->err.msg, ws[i].shown_base)) {
+			/* a blob's failure names the channel it belongs to */
+			struct menv_error e = r->err;
+			menv_error_set(&r->err, r->rc, "channel '%s': %s", ws[i].shown_base, e.msg);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
 		if (reqs[i].rc && !rc) {
 			rc = reqs[i].rc;
 			if (err)

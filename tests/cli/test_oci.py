@@ -1,0 +1,481 @@
+"""OCI registry channels and `menv mirror` against real servers on 127.0.0.1 (issue 16).
+
+Debian's docker-registry (CNCF distribution 2.8) and nginx, started here on free ports with
+their storage and configuration in the test's temp dir, stopped at the end:
+
+- `menv mirror -f LOCK -p linux-64` pushes exactly the lock's packages into a registry and into
+  a folder that nginx serves; environments created from `oci://` and from the nginx folder have
+  the same records (conda-meta minus time and location fields) and the same file bytes as one
+  created from the source channel; the registry holds the CEP's names, media types and digests;
+- htpasswd (bcrypt) Basic auth: credentials in the URL or in $NETRC work, none or a wrong
+  password is one line naming the registry and the 401;
+- a registry answering 403, 404, 500 or garbage (nginx in front of it) is one line naming the
+  channel and the answer;
+- a blob corrupted in the registry's storage (package or repodata) is refused on its digest
+  and nothing is cached;
+- the registry killed in the middle of a download (behind an nginx that limits the rate) and
+  started again: the download continues with a Range request (a 206 in nginx's log) and the
+  environment is created;
+- a mirror whose package cannot be fetched leaves no index behind (no repodata.json, no
+  mrepodata.json manifest): a half copy never looks complete.
+Skips (77) when docker-registry, nginx or htpasswd is missing.
+"""
+
+import glob
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tarfile
+import time
+import urllib.request
+
+from menvtest import Fatal, Skip, build_conda, main, read_json, sha256_file, write_text
+
+REGISTRY = "/usr/bin/docker-registry"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+HTPASSWD = shutil.which("htpasswd")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_port(port, proc, what):
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+    raise Fatal("%s did not start on port %d" % (what, port))
+
+
+class Registry:
+    """docker-registry serve CONFIG with filesystem storage under `dir`."""
+
+    def __init__(self, dir, htpasswd=None, port=None):
+        self.dir = dir
+        self.data = os.path.join(dir, "data")
+        os.makedirs(self.data, exist_ok=True)
+        self.port = port or free_port()
+        self.htpasswd = htpasswd
+        self.start()
+
+    def start(self):
+        conf = os.path.join(self.dir, "config.yml")
+        text = ("version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n"
+                "storage:\n  filesystem:\n    rootdirectory: %s\n"
+                "  delete:\n    enabled: true\n"
+                "http:\n  addr: 127.0.0.1:%d\n  secret: menv-test\n" % (self.data, self.port))
+        if self.htpasswd:
+            text += "auth:\n  htpasswd:\n    realm: menv-test\n    path: %s\n" % self.htpasswd
+        write_text(conf, text)
+        self.log = open(os.path.join(self.dir, "registry.log"), "ab")
+        self.proc = subprocess.Popen([REGISTRY, "serve", conf], stdout=self.log,
+                                     stderr=self.log)
+        wait_port(self.port, self.proc, "docker-registry")
+        self.base = "127.0.0.1:%d" % self.port
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.log.close()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if not self.log.closed:
+            self.log.close()
+
+    def get(self, path, accept="application/vnd.oci.image.manifest.v1+json", auth=None):
+        req = urllib.request.Request("http://%s%s" % (self.base, path),
+                                     headers={"Accept": accept})
+        if auth:
+            import base64
+            req.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.read()
+
+    def blob_path(self, digest):
+        hexd = digest.split(":", 1)[1]
+        return os.path.join(self.data, "docker/registry/v2/blobs/sha256", hexd[:2], hexd,
+                            "data")
+
+
+class Nginx:
+    def __init__(self, dir, root, extra=""):
+        os.makedirs(os.path.join(dir, "tmp"), exist_ok=True)
+        self.dir = dir
+        self.port = free_port()
+        self.log = os.path.join(dir, "access.log")
+        conf = os.path.join(dir, "nginx.conf")
+        write_text(conf, """daemon off; master_process off; worker_processes 1;
+error_log %(d)s/error.log warn; pid %(d)s/nginx.pid;
+events { worker_connections 64; }
+http {
+  log_format menv '$request_method $uri $status "$http_range"';
+  access_log %(log)s menv;
+  client_body_temp_path %(d)s/tmp/body; proxy_temp_path %(d)s/tmp/proxy;
+  fastcgi_temp_path %(d)s/tmp/fcgi; uwsgi_temp_path %(d)s/tmp/uwsgi;
+  scgi_temp_path %(d)s/tmp/scgi;
+  types { application/json json; }
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:%(port)d;
+    root %(root)s;
+%(extra)s
+  }
+}
+""" % {"d": dir, "log": self.log, "port": self.port, "root": root, "extra": extra})
+        self.proc = subprocess.Popen([NGINX, "-p", dir, "-c", conf],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(self.port, self.proc, "nginx")
+        self.base = "127.0.0.1:%d" % self.port
+
+    def lines(self):
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(5)
+
+
+# fields that differ between two creates of the same packages from two places
+VOLATILE = {"channel", "url", "extracted_package_dir", "package_tarball_full_path", "link",
+            "requested_spec", "time", "timestamp"}
+
+
+def records(prefix):
+    out = {}
+    for p in sorted(glob.glob(os.path.join(prefix, "conda-meta", "*.json"))):
+        r = read_json(p)
+        out[os.path.basename(p)] = {k: v for k, v in r.items() if k not in VOLATILE}
+    return out
+
+
+def file_bytes(prefix):
+    out = {}
+    for top, dirs, files in os.walk(prefix):
+        if os.path.relpath(top, prefix).startswith("conda-meta"):
+            continue
+        for f in files:
+            p = os.path.join(top, f)
+            if not os.path.islink(p):
+                out[os.path.relpath(p, prefix)] = sha256_file(p)
+    return out
+
+
+def body(t):
+    for tool in (REGISTRY, NGINX):
+        if not os.access(tool, os.X_OK):
+            raise Skip("%s is not installed" % tool)
+    if not HTPASSWD:
+        raise Skip("htpasswd (apache2-utils) is not installed")
+    pk = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    src = t.make_channel("src", {"noarch": [
+        os.path.join(pk, f) for f in ("dependent-2.0-0.conda", "dependency-2.0-0.conda",
+                                      "dependency-1.0-0.conda", "small-executable-1.0-0.conda",
+                                      "versioned-2.0-0.conda")]})
+    servers = []
+    try:
+        run(t, src, servers)
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def create(t, root, prefix, channel, *specs, env=None):
+    e = {"MENV_ROOT_PREFIX": root}
+    e.update(env or {})
+    return t.menv_run("create", "-y", "-q", "-p", prefix, "--override-channels", "-c", channel,
+                      *specs, env=e)
+
+
+def run(t, src, servers):
+    # ---- a lock of two of the channel's packages (and their dependency)
+    write_text(os.path.join(t.tmp, "environment.yml"),
+               "channels: [%s, nodefaults]\ndependencies: [dependent, small-executable]\n" % t.url(src))
+    lock = os.path.join(t.tmp, "conda-lock.yml")
+    t.menv_ok("lock", "-f", os.path.join(t.tmp, "environment.yml"), "--platform", "linux-64",
+              "--lockfile", lock)
+    want_fns = {"dependent-2.0-0.conda", "dependency-2.0-0.conda",
+                "small-executable-1.0-0.conda"}
+
+    reg = Registry(os.path.join(t.tmp, "registry"))
+    servers.append(reg)
+    mirror_dir = os.path.join(t.tmp, "www", "team")
+    ngx = Nginx(os.path.join(t.tmp, "nginx"), os.path.join(t.tmp, "www"))
+    servers.append(ngx)
+
+    # ---- menv mirror: the lock's packages, into the registry and into nginx's folder
+    chan = "oci://%s/team/env" % reg.base
+    r = t.menv_ok("mirror", "-f", lock, "--platform", "linux-64", chan)
+    t.check("mirrored 3 packages" in r.out, "mirror to oci: three packages", r.out)
+    r = t.menv_ok("mirror", "-f", lock, "--platform", "linux-64", mirror_dir)
+    t.check("mirrored 3 packages" in r.out, "mirror to a folder: three packages", r.out)
+    rd = read_json(os.path.join(mirror_dir, "noarch", "repodata.json"))
+    t.eq(set(rd["packages.conda"]), want_fns, "folder mirror: exactly the lock's packages")
+    for fn in want_fns:
+        t.eq(sha256_file(os.path.join(mirror_dir, "noarch", fn)),
+             sha256_file(os.path.join(src, "noarch", fn)), "folder mirror: bytes of %s" % fn)
+        t.eq(rd["packages.conda"][fn]["sha256"], sha256_file(os.path.join(src, "noarch", fn)),
+             "folder mirror: sha256 of %s in its repodata" % fn)
+    t.check(not os.path.exists(os.path.join(mirror_dir, "noarch", "versioned-2.0-0.conda")),
+            "folder mirror: a package the lock does not name is not copied")
+    # the registry: the CEP's names, media types and digests
+    catalog = json.loads(reg.get("/v2/_catalog", accept="application/json"))["repositories"]
+    t.eq(sorted(catalog), ["team/env/noarch/cdependency", "team/env/noarch/cdependent",
+                           "team/env/noarch/csmall-executable",
+                           "team/env/noarch/mrepodata.json"],
+         "registry: the CEP's repositories (c<name>, m<repodata>)")
+    m = json.loads(reg.get("/v2/team/env/noarch/cdependent/manifests/2.0-0"))
+    layers = {l["mediaType"]: l for l in m["layers"]}
+    pkg_layer = layers.get("application/vnd.conda.package.v2", {})
+    t.eq(pkg_layer.get("digest"),
+         "sha256:" + sha256_file(os.path.join(src, "noarch", "dependent-2.0-0.conda")),
+         "registry: the package layer's digest is the file's sha256")
+    t.check("application/vnd.conda.info.index.v1+json" in layers,
+            "registry: an index.json layer", m)
+    t.eq((m.get("annotations") or {}).get("org.conda.package.name"), "dependent",
+         "registry: org.conda.package.name annotation")
+    t.eq((m.get("annotations") or {}).get("org.conda.oci.schema"), "1",
+         "registry: org.conda.oci.schema annotation")
+    rm = json.loads(reg.get("/v2/team/env/noarch/mrepodata.json/manifests/latest"))
+    t.eq(sorted(l["mediaType"] for l in rm["layers"]),
+         ["application/vnd.conda.repodata.v1+json", "application/vnd.conda.repodata.v1+json+zst"],
+         "registry: repodata as JSON and .zst layers")
+
+    # ---- create from the source, from oci:// and from nginx: same records, same bytes
+    base = {}
+    for label, channel in (("src", t.url(src)), ("oci", chan),
+                           ("nginx", "http://%s/team" % ngx.base)):
+        root = os.path.join(t.tmp, "root-" + label)
+        prefix = os.path.join(t.tmp, "env-" + label)
+        r = create(t, root, prefix, channel, "dependent", "small-executable")
+        if not t.check(r.rc == 0, "create from %s" % label, r):
+            continue
+        base[label] = (records(prefix), file_bytes(prefix))
+        t.eq(sorted(os.path.basename(p) for p in
+                    glob.glob(os.path.join(prefix, "conda-meta", "*.json"))),
+             ["dependency-2.0-0.json", "dependent-2.0-0.json", "small-executable-1.0-0.json"],
+             "create from %s: the three packages" % label)
+    if "src" in base:
+        for label in ("oci", "nginx"):
+            if label in base:
+                t.eq(base[label][0], base["src"][0], "%s: same records as the source" % label)
+                t.eq(base[label][1], base["src"][1], "%s: same file bytes as the source" % label)
+    rec = read_json(os.path.join(t.tmp, "env-oci", "conda-meta", "dependent-2.0-0.json"))
+    t.eq(rec.get("channel"), chan + "/noarch", "oci create: the record names the oci channel")
+    # a second create revalidates the repodata from the manifest (same blob: the cache)
+    r = create(t, os.path.join(t.tmp, "root-oci"), os.path.join(t.tmp, "env-oci2"), chan,
+               "dependency=1")
+    t.check(r.rc != 0 and "dependency" in r.err,
+            "oci: dependency=1 is not in the mirror (only what the lock names)", r)
+
+    # ---- a half copy never looks complete: a lock entry that cannot be fetched
+    bad_lock = os.path.join(t.tmp, "bad-lock.yml")
+    with open(lock) as f:
+        text = f.read()
+    write_text(bad_lock, text.replace("small-executable-1.0-0.conda", "missing-1.0-0.conda"))
+    half = os.path.join(t.tmp, "www", "half")
+    r = t.menv_run("mirror", "-f", bad_lock, "--platform", "linux-64", half)
+    t.one_line_error(r, "mirror of a lock with a missing file", ["missing-1.0-0.conda"])
+    t.check(not glob.glob(os.path.join(half, "*", "repodata.json")),
+            "failed folder mirror: no repodata.json written")
+    r = t.menv_run("mirror", "-f", bad_lock, "--platform", "linux-64",
+                   "oci://%s/half/env" % reg.base)
+    t.one_line_error(r, "oci mirror of a lock with a missing file", ["missing-1.0-0.conda"])
+    catalog = json.loads(reg.get("/v2/_catalog", accept="application/json"))["repositories"]
+    t.check(not any(c.startswith("half/") for c in catalog),
+            "failed oci mirror: nothing pushed, no mrepodata.json", catalog)
+
+    bad_answers(t, reg, chan, servers)
+    auth(t, src, lock, servers)
+    corrupt(t, reg, chan, src)
+    killed(t, src, servers)
+
+
+def bad_answers(t, reg, chan, servers):
+    """nginx in front of the registry answering 403, 404, 500 and garbage."""
+    extra = """
+    location /v2/s403/ { return 403; }
+    location /v2/s500/ { return 500; }
+    location /v2/garbage/ { default_type application/json; return 200 "<html>hello</html>"; }
+    location /v2/ { proxy_pass http://%s; }
+""" % reg.base
+    ngx = Nginx(os.path.join(t.tmp, "nginx-bad"), os.path.join(t.tmp, "www"), extra)
+    servers.append(ngx)
+    for path, needles in (("s403/env", ["403", "s403"]), ("s500/env", ["500", "s500"]),
+                          ("garbage/env", ["not an oci manifest", "garbage"]),
+                          ("nothing/here", ["not found", "nothing/here"])):
+        ch = "oci://%s/%s" % (ngx.base, path)
+        r = create(t, os.path.join(t.tmp, "root-bad"), os.path.join(t.tmp, "env-bad"), ch,
+                   "dependent", env={"MENVRC": write_rc(t, "remote_max_retries: 0\n")})
+        t.one_line_error(r, "registry answering %s" % path, needles + [ch])
+        t.no_prefix_left(os.path.join(t.tmp, "env-bad"), "registry answering %s" % path)
+    # through nginx's proxy, the real registry still works
+    r = create(t, os.path.join(t.tmp, "root-proxy"), os.path.join(t.tmp, "env-proxy"),
+               "oci://%s/team/env" % ngx.base, "dependent")
+    t.check(r.rc == 0, "create through nginx's proxy of the registry", r)
+
+
+def write_rc(t, text):
+    p = os.path.join(t.tmp, "rc-%d" % (hash(text) & 0xffff))
+    write_text(p, text)
+    return p
+
+
+def auth(t, src, lock, servers):
+    """htpasswd (bcrypt) Basic auth: URL credentials, $NETRC, none, wrong."""
+    hp = os.path.join(t.tmp, "htpasswd")
+    out = subprocess.run([HTPASSWD, "-Bbn", "alice", "s3cret"], capture_output=True,
+                         check=True).stdout
+    with open(hp, "wb") as f:
+        f.write(out)
+    reg = Registry(os.path.join(t.tmp, "registry-auth"), htpasswd=hp)
+    servers.append(reg)
+    r = t.menv_run("mirror", "-f", lock, "--platform", "linux-64",
+                   "oci://alice:s3cret@%s/private/env" % reg.base)
+    t.check(r.rc == 0 and "mirrored 3 packages" in r.out, "mirror into an htpasswd registry", r)
+    r = create(t, os.path.join(t.tmp, "root-auth"), os.path.join(t.tmp, "env-auth"),
+               "oci://alice:s3cret@%s/private/env" % reg.base, "dependent")
+    t.check(r.rc == 0, "create with credentials in the oci URL", r)
+    t.check("s3cret" not in r.out + r.err, "the password is never printed", r)
+    netrc = os.path.join(t.tmp, "netrc")
+    write_text(netrc, "machine 127.0.0.1 login alice password s3cret\n")
+    os.chmod(netrc, 0o600)
+    r = create(t, os.path.join(t.tmp, "root-netrc"), os.path.join(t.tmp, "env-netrc"),
+               "oci://%s/private/env" % reg.base, "dependent", env={"NETRC": netrc})
+    t.check(r.rc == 0, "create with the credentials in $NETRC", r)
+    for label, url in (("no credentials", "oci://%s/private/env" % reg.base),
+                       ("a wrong password", "oci://alice:wrong@%s/private/env" % reg.base)):
+        r = create(t, os.path.join(t.tmp, "root-noauth"), os.path.join(t.tmp, "env-noauth"),
+                   url, "dependent", env={"NETRC": "/nonexistent"})
+        t.one_line_error(r, "registry with %s" % label,
+                         ["401", "oci://%s/private/env" % reg.base, "credentials"])
+        t.check("wrong" not in r.err, "%s: the password is not printed" % label, r.err)
+
+
+def corrupt(t, reg, chan, src):
+    """A blob whose bytes no longer match its digest is refused; nothing is cached."""
+    m = json.loads(reg.get("/v2/team/env/noarch/cdependency/manifests/2.0-0"))
+    digest = [l["digest"] for l in m["layers"]
+              if l["mediaType"] == "application/vnd.conda.package.v2"][0]
+    path = reg.blob_path(digest)
+    good = open(path, "rb").read()
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 0xFF
+    with open(path, "wb") as f:
+        f.write(bad)
+    root = os.path.join(t.tmp, "root-corrupt")
+    r = create(t, root, os.path.join(t.tmp, "env-corrupt"), chan, "dependent")
+    t.one_line_error(r, "corrupted package blob", ["sha256 mismatch", "dependency-2.0-0.conda"])
+    t.no_prefix_left(os.path.join(t.tmp, "env-corrupt"), "corrupted package blob")
+    pkgs = os.path.join(root, "pkgs")
+    left = [n for n in os.listdir(pkgs) if n.startswith("dependency-2.0-0")] \
+        if os.path.isdir(pkgs) else []
+    t.eq(left, [], "corrupted package blob: nothing of it in the package cache")
+    with open(path, "wb") as f:
+        f.write(good)
+    # the repodata blobs: a .zst that no longer decodes, and (repodata_use_zst: false) a JSON
+    # layer still valid JSON but with other bytes than its digest says
+    rm = json.loads(reg.get("/v2/team/env/noarch/mrepodata.json/manifests/latest"))
+    for mt, needles, rc in (("+zst", ["corrupt", chan], None),
+                            ("+json", ["not its digest", chan], "repodata_use_zst: false\n")):
+        digest = [l["digest"] for l in rm["layers"] if l["mediaType"].endswith(mt)][0]
+        bpath = reg.blob_path(digest)
+        bgood = open(bpath, "rb").read()
+        if mt == "+zst":
+            bbad = bgood[:-1] + bytes([bgood[-1] ^ 0x01])
+        else:
+            bbad = bgood.replace(b'"dependent"', b'"dependenu"', 1)
+            t.check(bbad != bgood, "the JSON layer names dependent")
+        with open(bpath, "wb") as f:
+            f.write(bbad)
+        root = os.path.join(t.tmp, "root-corrupt-rd")
+        shutil.rmtree(root, ignore_errors=True)
+        env = {"MENVRC": write_rc(t, rc)} if rc else None
+        r = create(t, root, os.path.join(t.tmp, "env-corrupt-rd"), chan, "dependent", env=env)
+        t.one_line_error(r, "corrupted repodata blob (%s)" % mt, needles, nonzero_only=True)
+        cache = os.path.join(root, "pkgs", "cache")
+        t.eq([n for n in (os.listdir(cache) if os.path.isdir(cache) else [])
+              if n.endswith(".json")], [],
+             "corrupted repodata blob (%s): no repodata cached" % mt)
+        with open(bpath, "wb") as f:
+            f.write(bgood)
+
+
+def killed(t, src, servers):
+    """The registry killed in the middle of a package download and started again."""
+    big = os.path.join(t.tmp, "big", "noarch", "bigdata-1.0-0.conda")
+    payload = os.urandom(24 * 1024 * 1024)
+    ti = tarfile.TarInfo("share/bigdata.bin")
+    ti.size, ti.mode, ti.mtime = len(payload), 0o644, 1700000000
+    build_conda(big, {"name": "bigdata", "version": "1.0", "build": "0", "build_number": 0,
+                      "depends": [], "noarch": "generic", "subdir": "noarch"},
+                [(ti, payload)])
+    t.index(os.path.join(t.tmp, "big"))
+    reg = Registry(os.path.join(t.tmp, "registry-kill"))
+    servers.append(reg)
+    t.menv_ok("mirror", "-c", t.url(os.path.join(t.tmp, "big")), "--platform", "linux-64",
+              "oci://%s/big/env" % reg.base)
+    # nginx in front, 4 MB/s and no buffering: the registry is killed while bytes flow (more
+    # of them than the sockets between the two can hold)
+    ngx = Nginx(os.path.join(t.tmp, "nginx-kill"), os.path.join(t.tmp, "www"),
+                "    location /v2/ { proxy_pass http://%s; proxy_buffering off; "
+                "limit_rate 4m; }" % reg.base)
+    servers.append(ngx)
+    root = os.path.join(t.tmp, "root-kill")
+    prefix = os.path.join(t.tmp, "env-kill")
+    e = t.environ({"MENV_ROOT_PREFIX": root})
+    p = subprocess.Popen([t.menv, "create", "-y", "-q", "-p", prefix, "--override-channels",
+                          "-c", "oci://%s/big/env" % ngx.base, "bigdata"], env=e,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    partial = os.path.join(root, "pkgs", "bigdata-1.0-0.conda.partial")
+    deadline = time.time() + 30
+    seen = 0
+    while time.time() < deadline and p.poll() is None:
+        seen = os.path.getsize(partial) if os.path.exists(partial) else 0
+        if seen > 1024 * 1024:
+            break
+        time.sleep(0.01)
+    t.check(0 < seen < len(payload), "the download was under way when the registry was killed",
+            seen)
+    reg.kill()
+    time.sleep(0.3)
+    reg.start()
+    out, err = p.communicate(timeout=120)
+    t.eq(p.returncode, 0, "create after the registry was killed and started again")
+    if p.returncode:
+        print(err.decode())
+    got = os.path.join(prefix, "share", "bigdata.bin")
+    t.check(os.path.exists(got) and hashlib.sha256(open(got, "rb").read()).digest()
+            == hashlib.sha256(payload).digest(), "killed registry: the file's bytes intact")
+    ranged = [l for l in ngx.lines() if "/blobs/sha256:" in l and " 206 " in l
+              and '"bytes=' in l]
+    t.check(len(ranged) >= 1, "killed registry: the download continued with a Range request",
+            ngx.lines())
+
+
+if __name__ == "__main__":
+    main(body)
