@@ -1022,8 +1022,10 @@ out:
 	free(repo);
 }
 
-int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
-                             const struct menv_fetch_opts *o_in, struct menv_error *err)
+/* One round of requests; `mirror` (may be NULL) gives for each request the index of the
+ * channel's mirror to ask (mirrored_channels), ignored for a channel without mirrors. */
+static int fetch_many(struct menv_repodata_req *reqs, size_t n, const struct menv_fetch_opts *o_in,
+                      const size_t *mirror, struct menv_error *err)
 {
 	struct menv_fetch_opts dflt;
 	const struct menv_fetch_opts *o = o_in;
@@ -1047,8 +1049,15 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 		r->path = NULL;
 		r->rc = 0, r->err.code = 0, r->err.msg[0] = '\0';
 		r->from_cache = r->not_modified = r->zst = r->missing = false;
-		w->cred_base = menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, true);
-		plain = menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, false);
+		if (r->channel->mirrors.n) {
+			const char *m = r->channel->mirrors.v[mirror ? mirror[i] : 0];
+			w->cred_base = menv_xasprintf("%s/%s", m, r->subdir);
+			plain = menv_xstrdup(w->cred_base);
+		} else {
+			w->cred_base =
+			        menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, true);
+			plain = menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, false);
+		}
 		w->shown_base = menv_url_redact(plain);
 		free(plain);
 		free(r->url);
@@ -1207,6 +1216,61 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 	}
 	free(xs);
 	free(ws);
+	return rc;
+}
+
+int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
+                             const struct menv_fetch_opts *o, struct menv_error *err)
+{
+	size_t *mirror = menv_xcalloc(n + 1, sizeof(*mirror));
+	struct menv_repodata_req *sub = menv_xcalloc(n + 1, sizeof(*sub));
+	size_t *at = menv_xcalloc(n + 1, sizeof(*at));
+	int rc = fetch_many(reqs, n, o, mirror, err);
+
+	/* mirrored_channels: a subdir that failed is asked of its channel's next mirror */
+	for (;;) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct menv_repodata_req *r = &reqs[i];
+			if (r->rc && r->rc != MENV_EINTR && mirror[i] + 1 < r->channel->mirrors.n) {
+				sub[k] = (struct menv_repodata_req){.channel = r->channel,
+				                                    .subdir = r->subdir};
+				at[k++] = i;
+			}
+		}
+		if (!k)
+			break;
+		size_t *next = menv_xcalloc(k + 1, sizeof(*next));
+		for (size_t j = 0; j < k; j++)
+			next[j] = ++mirror[at[j]];
+		fetch_many(sub, k, o, next, NULL);
+		for (size_t j = 0; j < k; j++) {
+			menv_repodata_req_release(&reqs[at[j]]);
+			reqs[at[j]] = sub[j];
+		}
+		free(next);
+	}
+	rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct menv_repodata_req *r = &reqs[i];
+		if (r->rc && r->channel->mirrors.n > 1) {
+			struct menv_error e = r->err;
+			menv_error_set(&r->err, r->rc,
+			               "all %zu mirrors of channel '%s' failed; the "
+			               "last: %s",
+			               r->channel->mirrors.n,
+			               r->channel->name ? r->channel->name : r->channel->base_url,
+			               e.msg);
+		}
+		if (r->rc && !rc) {
+			rc = r->rc;
+			if (err)
+				*err = r->err;
+		}
+	}
+	free(mirror);
+	free(sub);
+	free(at);
 	return rc;
 }
 

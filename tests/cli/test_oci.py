@@ -9,6 +9,10 @@ their storage and configuration in the test's temp dir, stopped at the end:
   created from the source channel; the registry holds the CEP's names, media types and digests;
 - htpasswd (bcrypt) Basic auth: credentials in the URL or in $NETRC work, none or a wrong
   password is one line naming the registry and the 401;
+- the registry's Bearer token flow (`auth: token`, tokens from a small issuer of the test's
+  own signed with openssl): push and anonymous pull, one token scope per repository;
+- mamba 2's mirrored_channels: a dead mirror, then the registry; nginx's folder first; a
+  mirror missing a package file; every mirror dead (one line);
 - a registry answering 403, 404, 500 or garbage (nginx in front of it) is one line naming the
   channel and the answer;
 - a blob corrupted in the registry's storage (package or repodata) is refused on its digest
@@ -32,6 +36,7 @@ import socket
 import subprocess
 import tarfile
 import time
+import urllib.error
 import urllib.request
 
 from menvtest import Fatal, Skip, build_conda, main, read_json, sha256_file, write_text
@@ -65,8 +70,9 @@ def wait_port(port, proc, what):
 class Registry:
     """docker-registry serve CONFIG with filesystem storage under `dir`."""
 
-    def __init__(self, dir, htpasswd=None, port=None):
+    def __init__(self, dir, htpasswd=None, port=None, token=None):
         self.dir = dir
+        self.token = token  # (realm URL, certificate bundle): Bearer tokens from that realm
         self.data = os.path.join(dir, "data")
         os.makedirs(self.data, exist_ok=True)
         self.port = port or free_port()
@@ -75,12 +81,16 @@ class Registry:
 
     def start(self):
         conf = os.path.join(self.dir, "config.yml")
+        token = getattr(self, "token", None)
         text = ("version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n"
                 "storage:\n  filesystem:\n    rootdirectory: %s\n"
                 "  delete:\n    enabled: true\n"
                 "http:\n  addr: 127.0.0.1:%d\n  secret: menv-test\n" % (self.data, self.port))
         if self.htpasswd:
             text += "auth:\n  htpasswd:\n    realm: menv-test\n    path: %s\n" % self.htpasswd
+        if token:
+            text += ("auth:\n  token:\n    realm: %s\n    service: menv-registry\n"
+                     "    issuer: menv-test-issuer\n    rootcertbundle: %s\n" % token)
         write_text(conf, text)
         self.log = open(os.path.join(self.dir, "registry.log"), "ab")
         self.proc = subprocess.Popen([REGISTRY, "serve", conf], stdout=self.log,
@@ -309,10 +319,51 @@ def run(t, src, servers):
     t.check(not any(c.startswith("half/") for c in catalog),
             "failed oci mirror: nothing pushed, no mrepodata.json", catalog)
 
+    mirrored(t, reg, chan, ngx, mirror_dir)
     bad_answers(t, reg, chan, servers)
     auth(t, src, lock, servers)
+    bearer(t, lock, servers)
     corrupt(t, reg, chan, src)
     killed(t, src, servers)
+
+
+def mirrored(t, reg, chan, ngx, mirror_dir):
+    """mamba 2's mirrored_channels: a channel name -> mirrors tried in order on failure."""
+    dead = "http://127.0.0.1:%d" % free_port()  # nothing listens there
+    partial = os.path.join(t.tmp, "www", "partial")
+    shutil.copytree(mirror_dir, partial)
+    os.unlink(os.path.join(partial, "noarch", "dependency-2.0-0.conda"))
+    cases = (
+        ("a dead mirror, then the registry", [dead + "/team", chan], 0),
+        ("nginx first", ["http://%s/team" % ngx.base, chan], 0),
+        ("a mirror missing a package file, then the registry",
+         ["http://%s/partial" % ngx.base, chan], 0),
+        ("two dead mirrors", [dead + "/a", dead + "/b"], 1),
+    )
+    for n, (label, mirrors, want_rc) in enumerate(cases):
+        rc = write_rc(t, "mirrored_channels:\n  team:\n%sremote_max_retries: 0\n"
+                      % "".join("    - %s\n" % m for m in mirrors))
+        before = len(ngx.lines())
+        root = os.path.join(t.tmp, "root-mirrored-%d" % n)
+        prefix = os.path.join(t.tmp, "env-mirrored-%d" % n)
+        r = t.menv_run("create", "-y", "-q", "-p", prefix, "-c", "team", "--override-channels",
+                       "dependent", env={"MENV_ROOT_PREFIX": root, "MENVRC": rc})
+        if want_rc:
+            t.one_line_error(r, "mirrored_channels: %s" % label,
+                             ["all 2 mirrors of channel 'team' failed"], nonzero_only=True)
+            continue
+        t.check(r.rc == 0, "mirrored_channels: %s" % label, r)
+        t.check(os.path.exists(os.path.join(prefix, "conda-meta", "dependency-2.0-0.json")),
+                "mirrored_channels: %s: dependency installed" % label)
+        new = ngx.lines()[before:]
+        if mirrors[0].startswith("http://%s/team" % ngx.base):
+            t.check("GET /team/noarch/dependent-2.0-0.conda 200 \"-\"" in new,
+                    "mirrored_channels: the first mirror serves the package", new)
+        if "partial" in mirrors[0]:
+            t.check("GET /partial/noarch/dependency-2.0-0.conda 404 \"-\"" in new,
+                    "mirrored_channels: the first mirror lacked the file", new)
+            t.check("GET /partial/noarch/dependent-2.0-0.conda 200 \"-\"" in new,
+                    "mirrored_channels: the first mirror served what it has", new)
 
 
 def bad_answers(t, reg, chan, servers):
@@ -340,9 +391,109 @@ def bad_answers(t, reg, chan, servers):
 
 
 def write_rc(t, text):
-    p = os.path.join(t.tmp, "rc-%d" % (hash(text) & 0xffff))
+    p = os.path.join(t.tmp, "rc-%s" % hashlib.sha256(text.encode()).hexdigest()[:12])
     write_text(p, text)
     return p
+
+
+class TokenService:
+    """A token issuer for the registry's `auth: token` (distribution's bearer flow): RS256 JWTs
+    signed by openssl with a self-signed certificate the registry trusts (x5c header), granting
+    what each request's scope asks for, anonymously. Records the scopes asked for."""
+
+    def __init__(self, dir):
+        import http.server
+        import threading
+        import base64
+        self.dir = dir
+        os.makedirs(dir, exist_ok=True)
+        self.key = os.path.join(dir, "key.pem")
+        self.cert = os.path.join(dir, "cert.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        self.key, "-out", self.cert, "-days", "2", "-subj", "/CN=menv-token"],
+                       check=True, capture_output=True)
+        der = subprocess.run(["openssl", "x509", "-in", self.cert, "-outform", "DER"],
+                             check=True, capture_output=True).stdout
+        x5c = base64.b64encode(der).decode()
+        self.scopes = []
+        svc = self
+
+        def b64u(b):
+            return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                import urllib.parse
+                q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+                access = []
+                for sc in q.get("scope", []):
+                    svc.scopes.append(sc)
+                    kind, name, actions = sc.split(":")
+                    access.append({"type": kind, "name": name, "actions": actions.split(",")})
+                now = int(time.time())
+                head = b64u(json.dumps({"typ": "JWT", "alg": "RS256", "x5c": [x5c]}).encode())
+                body = b64u(json.dumps({"iss": "menv-test-issuer", "sub": "",
+                                        "aud": q.get("service", [""])[0], "exp": now + 600,
+                                        "nbf": now - 60, "iat": now - 60,
+                                        "jti": "%d" % len(svc.scopes),
+                                        "access": access}).encode())
+                sig = subprocess.run(["openssl", "dgst", "-sha256", "-sign", svc.key],
+                                     input=("%s.%s" % (head, body)).encode(), check=True,
+                                     capture_output=True).stdout
+                out = json.dumps({"token": "%s.%s.%s" % (head, body, b64u(sig))}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.httpd.server_address[1]
+        self.realm = "http://127.0.0.1:%d/token" % self.port
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def bearer(t, lock, servers):
+    """A registry asking for Bearer tokens (its `auth: token`): anonymous tokens from the realm
+    its challenge names, with the scope of each repository."""
+    if not shutil.which("openssl"):
+        t.note("no openssl: the bearer case is skipped")
+        return
+    tok = TokenService(os.path.join(t.tmp, "token"))
+    servers.append(tok)
+    reg = Registry(os.path.join(t.tmp, "registry-token"), token=(tok.realm, tok.cert))
+    servers.append(reg)
+    try:
+        reg.get("/v2/")
+        t.check(False, "bearer registry: /v2/ without a token is refused")
+    except urllib.error.HTTPError as e:
+        t.eq(e.code, 401, "bearer registry: /v2/ without a token is 401")
+        t.check("Bearer realm=" in (e.headers.get("Www-Authenticate") or ""),
+                "bearer registry: a Bearer challenge", dict(e.headers))
+    chan = "oci://%s/pub/env" % reg.base
+    r = t.menv_run("mirror", "-f", lock, "--platform", "linux-64", chan)
+    t.check(r.rc == 0 and "mirrored 3 packages" in r.out, "mirror into a bearer registry", r)
+    t.check("repository:pub/env/noarch/cdependent:pull,push" in tok.scopes,
+            "bearer: push tokens asked for the package's repository", tok.scopes)
+    n = len(tok.scopes)
+    r = create(t, os.path.join(t.tmp, "root-bearer"), os.path.join(t.tmp, "env-bearer"), chan,
+               "dependent", "small-executable")
+    t.check(r.rc == 0, "create from a bearer registry, anonymously", r)
+    t.check(os.path.exists(os.path.join(t.tmp, "env-bearer", "conda-meta",
+                                        "dependency-2.0-0.json")),
+            "bearer: the dependency installed")
+    pulls = tok.scopes[n:]
+    for want in ("repository:pub/env/noarch/mrepodata.json:pull",
+                 "repository:pub/env/noarch/cdependent:pull"):
+        t.check(want in pulls, "bearer: a pull token for %s" % want, pulls)
 
 
 def auth(t, src, lock, servers):
