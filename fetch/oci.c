@@ -16,8 +16,9 @@
  * realm=..,service=..` asks the realm for a token of scope `repository:<repo>:<actions>`
  * (anonymous, or with the URL's user:password / ~/.netrc as Basic credentials), one with
  * `Basic` gets those credentials. Tokens are kept per repository and actions for the session.
- * The registry is reached over https, except on a loopback host (127.0.0.1, localhost, [::1])
- * where it is plain http, as docker does.
+ * The registry is reached over https; a loopback host (127.0.0.0/8, localhost, [::1]) that
+ * does not speak TLS is reached over plain http, as docker does for local registries.
+ * Credentials go to a token realm only over https or on the registry's own host.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -27,6 +28,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
@@ -45,6 +47,7 @@ struct menv_oci {
 	char *registry; /* "http[s]://host[:port]" */
 	char *shown;    /* "oci://host[:port]" */
 	char *userpwd;  /* "user:password" from the URL, or NULL */
+	char *host;     /* "host[:port]" */
 	const struct menv_fetch_opts *o;
 	struct token tokens[OCI_MAX_TOKENS];
 	size_t ntokens;
@@ -60,6 +63,50 @@ const char *menv_oci_path(const char *url)
 	const char *p = menv_oci_is_url(url) ? url + 6 : url;
 	const char *slash = strchr(p, '/');
 	return slash ? slash + 1 : "";
+}
+
+/* "host[:port]" names this machine: localhost, 127.0.0.0/8 or [::1]. */
+static bool is_loopback(const char *hostport)
+{
+	struct in_addr a;
+	char host[256];
+	size_t n;
+
+	if (!strncmp(hostport, "[::1]", 5) && (hostport[5] == '\0' || hostport[5] == ':'))
+		return true;
+	n = strcspn(hostport, ":");
+	if (n >= sizeof(host))
+		return false;
+	memcpy(host, hostport, n);
+	host[n] = '\0';
+	if (!strcasecmp(host, "localhost"))
+		return true;
+	return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* Whether the registry answers a TLS handshake (any certificate: trust is checked later, by
+ * the real requests). */
+static bool speaks_tls(const struct menv_oci *s)
+{
+	char *url = menv_xasprintf("%s/v2/", s->registry);
+	CURL *c = curl_easy_init();
+	CURLcode res;
+
+	if (!c) {
+		free(url);
+		return false;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	res = curl_easy_perform(c);
+	curl_easy_cleanup(c);
+	free(url);
+	return res == CURLE_OK;
 }
 
 int menv_oci_new(const char *url, const struct menv_fetch_opts *o, struct menv_oci **out,
@@ -85,11 +132,12 @@ int menv_oci_new(const char *url, const struct menv_fetch_opts *o, struct menv_o
 	s->o = o;
 	if (at)
 		s->userpwd = menv_xstrndup(p, (size_t)(at - p));
-	loopback = !strncmp(hostport, "127.", 4) || !strncmp(hostport, "localhost", 9) ||
-	           !strncmp(hostport, "[::1]", 5);
-	s->registry = menv_xasprintf("%s://%s", loopback ? "http" : "https", hostport);
+	loopback = is_loopback(hostport);
+	s->registry = menv_xasprintf("https://%s", hostport);
 	s->shown = menv_xasprintf("oci://%s", hostport);
-	free(hostport);
+	s->host = hostport;
+	if (loopback && !speaks_tls(s))
+		memmove(s->registry + 4, s->registry + 5, strlen(s->registry + 5) + 1);
 	*out = s;
 	return 0;
 }
@@ -103,6 +151,7 @@ void menv_oci_free(struct menv_oci *s)
 	free(s->registry);
 	free(s->shown);
 	free(s->userpwd);
+	free(s->host);
 	free(s);
 }
 
@@ -361,7 +410,13 @@ static int meet_challenge(struct menv_oci *s, const char *www, const char *scope
 	curl_free(esc_scope);
 	curl_free(esc_service);
 	curl_easy_cleanup(c);
-	char *auth = s->userpwd ? basic_header(s->userpwd) : NULL;
+	/* credentials only to a realm over https or on the registry's own host */
+	char *realm_host = menv_xstrndup(realm + strcspn(realm, "/") + 2,
+	                                 strcspn(realm + strcspn(realm, "/") + 2, "/?"));
+	bool trusted = !strncmp(realm, "https://", 8) || !strcmp(realm_host, s->host) ||
+	               (is_loopback(realm_host) && is_loopback(s->host));
+	char *auth = s->userpwd && trusted ? basic_header(s->userpwd) : NULL;
+	free(realm_host);
 	rc = http(s, "GET", url, auth, NULL, NULL, 0, &r, err);
 	free(auth);
 	free(url);

@@ -9,6 +9,8 @@ their storage and configuration in the test's temp dir, stopped at the end:
   created from the source channel; the registry holds the CEP's names, media types and digests;
 - htpasswd (bcrypt) Basic auth: credentials in the URL or in $NETRC work, none or a wrong
   password is one line naming the registry and the 401;
+- a registry over https with htpasswd: an untrusted certificate is one line, trusted with
+  ssl_verify: <bundle> it works;
 - the registry's Bearer token flow (`auth: token`, tokens from a small issuer of the test's
   own signed with openssl): push and anonymous pull, one token scope per repository;
 - mamba 2's mirrored_channels: a dead mirror, then the registry; nginx's folder first; a
@@ -70,8 +72,9 @@ def wait_port(port, proc, what):
 class Registry:
     """docker-registry serve CONFIG with filesystem storage under `dir`."""
 
-    def __init__(self, dir, htpasswd=None, port=None, token=None):
+    def __init__(self, dir, htpasswd=None, port=None, token=None, tls=None):
         self.dir = dir
+        self.tls = tls  # (certificate, key): the registry speaks https
         self.token = token  # (realm URL, certificate bundle): Bearer tokens from that realm
         self.data = os.path.join(dir, "data")
         os.makedirs(self.data, exist_ok=True)
@@ -86,6 +89,8 @@ class Registry:
                 "storage:\n  filesystem:\n    rootdirectory: %s\n"
                 "  delete:\n    enabled: true\n"
                 "http:\n  addr: 127.0.0.1:%d\n  secret: menv-test\n" % (self.data, self.port))
+        if self.tls:
+            text += "  tls:\n    certificate: %s\n    key: %s\n" % self.tls
         if self.htpasswd:
             text += "auth:\n  htpasswd:\n    realm: menv-test\n    path: %s\n" % self.htpasswd
         if token:
@@ -323,6 +328,7 @@ def run(t, src, servers):
     bad_answers(t, reg, chan, servers)
     auth(t, src, lock, servers)
     bearer(t, lock, servers)
+    tls(t, lock, servers)
     corrupt(t, reg, chan, src)
     killed(t, src, servers)
 
@@ -373,6 +379,7 @@ def bad_answers(t, reg, chan, servers):
     location /v2/s500/ { return 500; }
     location /v2/garbage/ { default_type application/json; return 200 "<html>hello</html>"; }
     location /v2/ { proxy_pass http://%s; }
+    location ~ ^/team/.*[.]zst$ { return 403; }
 """ % reg.base
     ngx = Nginx(os.path.join(t.tmp, "nginx-bad"), os.path.join(t.tmp, "www"), extra)
     servers.append(ngx)
@@ -384,6 +391,30 @@ def bad_answers(t, reg, chan, servers):
                    "dependent", env={"MENVRC": write_rc(t, "remote_max_retries: 0\n")})
         t.one_line_error(r, "registry answering %s" % path, needles + [ch])
         t.no_prefix_left(os.path.join(t.tmp, "env-bad"), "registry answering %s" % path)
+    # issue 16: a channel answering 403 for its missing repodata.json.zst (a bucket) works
+    r = create(t, os.path.join(t.tmp, "root-403"), os.path.join(t.tmp, "env-403"),
+               "http://%s/team" % ngx.base, "dependent")
+    t.check(r.rc == 0, "create from a channel whose .zst is answered 403", r)
+    t.check("GET /team/noarch/repodata.json.zst 403 \"-\"" in ngx.lines()
+            and "GET /team/noarch/repodata.json 200 \"-\"" in ngx.lines(),
+            "403 for the .zst, then repodata.json", ngx.lines())
+    # issue 16: subdirs serving only repodata.json.zst (file://) or only repodata.json.bz2
+    for tool, ext in (("zstd", ".zst"), ("bzip2", ".bz2")):
+        if not shutil.which(tool):
+            continue
+        d = os.path.join(t.tmp, "only" + ext[1:])
+        shutil.copytree(os.path.join(t.tmp, "www", "team"), d)
+        for rp in glob.glob(os.path.join(d, "*", "repodata.json")):
+            subprocess.run([tool, "-q", rp], check=True)
+            if os.path.exists(rp):
+                os.unlink(rp)
+        t.check(os.path.exists(os.path.join(d, "noarch", "repodata.json" + ext)),
+                "only%s: noarch holds repodata.json%s alone" % (ext, ext))
+        r = create(t, os.path.join(t.tmp, "root-only" + ext), os.path.join(t.tmp, "env" + ext),
+                   t.url(d), "dependent")
+        t.check(r.rc == 0 and os.path.exists(os.path.join(t.tmp, "env" + ext, "conda-meta",
+                                                          "dependency-2.0-0.json")),
+                "create from a file:// channel with repodata.json%s only" % ext, r)
     # through nginx's proxy, the real registry still works
     r = create(t, os.path.join(t.tmp, "root-proxy"), os.path.join(t.tmp, "env-proxy"),
                "oci://%s/team/env" % ngx.base, "dependent")
@@ -525,6 +556,41 @@ def auth(t, src, lock, servers):
         t.one_line_error(r, "registry with %s" % label,
                          ["401", "oci://%s/private/env" % reg.base, "credentials"])
         t.check("wrong" not in r.err, "%s: the password is not printed" % label, r.err)
+
+
+def tls(t, lock, servers):
+    """A registry over https (a certificate for 127.0.0.1) with htpasswd: refused until its CA
+    is trusted (ssl_verify: <bundle>), then mirror and create work with the URL's password."""
+    d = os.path.join(t.tmp, "tls")
+    os.makedirs(d, exist_ok=True)
+    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+    p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
+                        "subjectAltName=IP:127.0.0.1"], capture_output=True)
+    if p.returncode:
+        t.note("openssl could not make a certificate: the TLS case is skipped")
+        return
+    hp = os.path.join(d, "htpasswd")
+    with open(hp, "wb") as f:
+        f.write(subprocess.run([HTPASSWD, "-Bbn", "bob", "pa55"], capture_output=True,
+                               check=True).stdout)
+    reg = Registry(os.path.join(d, "registry"), htpasswd=hp, tls=(cert, key))
+    servers.append(reg)
+    chan = "oci://bob:pa55@%s/secure/env" % reg.base
+    r = t.menv_run("mirror", "-f", lock, "--platform", "linux-64", chan)
+    t.one_line_error(r, "https registry with an untrusted certificate",
+                     [("certificate", "tls", "ssl")])
+    trust = write_rc(t, "ssl_verify: %s\n" % cert)
+    r = t.menv_run("mirror", "-f", lock, "--platform", "linux-64", chan,
+                   env={"MENVRC": trust})
+    t.check(r.rc == 0 and "mirrored 3 packages" in r.out,
+            "mirror into an https + htpasswd registry", r)
+    r = create(t, os.path.join(t.tmp, "root-tls"), os.path.join(t.tmp, "env-tls"), chan,
+               "dependent", env={"MENVRC": trust})
+    t.check(r.rc == 0, "create from an https + htpasswd registry", r)
+    t.check(os.path.exists(os.path.join(t.tmp, "env-tls", "conda-meta",
+                                        "dependency-2.0-0.json")),
+            "https registry: the dependency installed")
 
 
 def corrupt(t, reg, chan, src):
