@@ -308,11 +308,7 @@ static int lock_record(const struct menv_lock_package *p, struct menv_record *r,
 	if (!slash)
 		return menv_error_set(err, MENV_EPARSE, "no URL for '%s' in the lock",
 		                      p->name ? p->name : "?");
-	o = json_deep_copy(p->extra ? p->extra : json_object());
-	if (!json_is_object(o)) {
-		json_decref(o);
-		o = json_object();
-	}
+	o = json_is_object(p->extra) ? json_deep_copy(p->extra) : json_object();
 	json_object_set_new(o, "name", json_string(p->name));
 	json_object_set_new(o, "version", json_string(p->version));
 	if (p->build)
