@@ -294,7 +294,9 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
  * optionally ...+json+zst), a package `PATH/<subdir>/<repo>:<tag>` (menv_oci_package_names)
  * with a layer application/vnd.conda.package.v2 (.conda) or .v1 (.tar.bz2). Repodata and
  * packages of such channels travel through menv_fetch_repodata_many / menv_fetch_packages like
- * HTTP ones; every blob is checked against its sha256 digest before anything is kept. */
+ * HTTP ones; every blob is checked against its sha256 digest before anything is kept. The
+ * "v0" layout of conda-oci-mirror, rattler and mamba (`<subdir>/repodata.json:latest`,
+ * menv_oci_package_names_v0) is read where the CEP's names are missing. */
 struct menv_oci; /* a session with one registry: its tokens */
 
 /* Whether `url` starts with "oci://". */
@@ -314,6 +316,11 @@ const char *menv_oci_registry(const struct menv_oci *s);
  * over 64 or the tag over 128 characters. Both owned by the caller. */
 void menv_oci_package_names(const char *name, const char *version, const char *build, char **repo,
                             char **tag);
+/* The same in the layout of conda-oci-mirror, rattler and mamba (the CEP's "v0"): the name
+ * itself ("zzz" before a leading '_'), the tag "<version>-<build>" with `+` -> `__p__`,
+ * `!` -> `__e__`, `=` -> `__eq__`. Read only: menv pushes the CEP's layout. */
+void menv_oci_package_names_v0(const char *name, const char *version, const char *build,
+                               char **repo, char **tag);
 /* Fetches the OCI image manifest `repo:tag` (repo is the full path), answering the
  * registry's Bearer or Basic challenge. `*out` is owned (json_decref). Errors:
  * MENV_ENOTFOUND (404), MENV_ENET (another status, naming the registry, the artifact and the
@@ -329,7 +336,8 @@ int menv_oci_layer(struct menv_oci *s, const json_t *manifest, const char *repo,
  * this session), or NULL when none was asked for; borrowed from the session. */
 const char *menv_oci_auth(struct menv_oci *s, const char *repo);
 /* Finds the package blob behind `url` (`oci://.../<subdir>/<fn>`) of the package `name`
- * `version` `build`: its manifest's .conda (v2) or .tar.bz2 (v1) layer, as a blob URL, the
+ * `version` `build` (the CEP's names, else the "v0" names of menv_oci_package_names_v0): its
+ * manifest's .conda (v2) or .tar.bz2 (v1) layer, as a blob URL, the
  * Authorization header line to send with it (or NULL) and the layer's sha256 digest (hex), all
  * owned. Errors: those of menv_oci_manifest; MENV_ENOTFOUND for a manifest without the
  * layer. */

@@ -202,6 +202,34 @@ void menv_oci_package_names(const char *name, const char *version, const char *b
 	menv_buf_release(&t);
 }
 
+static void encode_part_v0(struct menv_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '+')
+			menv_buf_adds(b, "__p__");
+		else if (*s == '!')
+			menv_buf_adds(b, "__e__");
+		else if (*s == '=')
+			menv_buf_adds(b, "__eq__");
+		else
+			menv_buf_add(b, s, 1);
+	}
+}
+
+void menv_oci_package_names_v0(const char *name, const char *version, const char *build,
+                               char **repo, char **tag)
+{
+	struct menv_buf t = MENV_BUF_INIT;
+
+	menv_buf_init(&t);
+	encode_part_v0(&t, version);
+	menv_buf_adds(&t, "-");
+	encode_part_v0(&t, build);
+	*repo = menv_xasprintf("%s%s", name[0] == '_' ? "zzz" : "", name);
+	*tag = menv_xstrdup(t.buf);
+	menv_buf_release(&t);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Requests                                                                                  */
 
@@ -683,6 +711,16 @@ int menv_oci_package_blob(const char *url, const char *name, const char *version
 	rc = menv_oci_new(url, o, &s, err);
 	if (!rc)
 		rc = menv_oci_manifest(s, repo, tag, &m, err);
+	if (rc == MENV_ENOTFOUND) {
+		/* the layout of conda-oci-mirror, rattler and mamba (the CEP's "v0") */
+		struct menv_error e0;
+		free(prepo), free(tag), free(repo), free(what);
+		menv_oci_package_names_v0(name, version, build, &prepo, &tag);
+		repo = menv_xasprintf("%s/%s", menv_oci_path(dir), prepo);
+		what = menv_xasprintf("%s:%s", repo, tag);
+		if (menv_oci_manifest(s, repo, tag, &m, &e0) == 0)
+			rc = 0;
+	}
 	if (rc)
 		goto out;
 	rc = menv_oci_layer(s, m, repo,

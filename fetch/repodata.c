@@ -949,7 +949,8 @@ static void explain_missing(struct work *ws, size_t n)
 	}
 }
 
-/* An oci:// subdir: reads the manifest of `<path>/<subdir>/mrepodata.json:latest`, picks its
+/* An oci:// subdir: reads the manifest of `<path>/<subdir>/mrepodata.json:latest` (else the
+ * "v0" `<path>/<subdir>/repodata.json:latest`), picks its
  * .zst layer (o->use_zst) or its JSON layer, and either serves the cache (the same blob as
  * last time: blobs are named by their digest) or starts the blob's transfer. A missing
  * manifest is a missing subdir. */
@@ -973,6 +974,18 @@ static void oci_start(struct work *w, const struct menv_fetch_opts *o)
 	rc = menv_oci_new(w->cred_base, o, &s, &e);
 	if (!rc)
 		rc = menv_oci_manifest(s, repo, "latest", &m, &e);
+	if (rc == MENV_ENOTFOUND) {
+		/* the "v0" layout of conda-oci-mirror, rattler and mamba */
+		struct menv_error e0;
+		char *v0 = menv_xasprintf("%s/repodata.json", menv_oci_path(w->cred_base));
+		if (menv_oci_manifest(s, v0, "latest", &m, &e0) == 0) {
+			free(repo);
+			repo = v0;
+			rc = 0;
+		} else {
+			free(v0);
+		}
+	}
 	if (rc == MENV_ENOTFOUND) {
 		r->missing = true;
 		r->rc = rc;

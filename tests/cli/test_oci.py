@@ -13,6 +13,8 @@ their storage and configuration in the test's temp dir, stopped at the end:
   ssl_verify: <bundle> it works;
 - the registry's Bearer token flow (`auth: token`, tokens from a small issuer of the test's
   own signed with openssl): push and anonymous pull, one token scope per repository;
+- the CEP's names (c<name>, `+` as `_P`, `_` as `__`) as pushed, and the "v0" layout of
+  conda-oci-mirror/rattler/mamba (`<subdir>/repodata.json:latest`, `__p__`, `zzz_`) read;
 - mamba 2's mirrored_channels: a dead mirror, then the registry; nginx's folder first; a
   mirror missing a package file; every mirror dead (one line);
 - a registry answering 403, 404, 500 or garbage (nginx in front of it) is one line naming the
@@ -325,12 +327,76 @@ def run(t, src, servers):
             "failed oci mirror: nothing pushed, no mrepodata.json", catalog)
 
     mirrored(t, reg, chan, ngx, mirror_dir)
+    layouts(t, reg, src)
     bad_answers(t, reg, chan, servers)
     auth(t, src, lock, servers)
     bearer(t, lock, servers)
     tls(t, lock, servers)
     corrupt(t, reg, chan, src)
     killed(t, src, servers)
+
+
+def push_v0(reg, repo, tag, blobs):
+    """Pushes an artifact as conda-oci-mirror does (the CEP's "v0" layout), through the
+    registry's API: blobs [(mediaType, bytes)], then the manifest."""
+    def put_blob(data):
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        req = urllib.request.Request("http://%s/v2/%s/blobs/uploads/" % (reg.base, repo),
+                                     data=b"", method="POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            loc = r.headers["Location"]
+        if loc.startswith("/"):
+            loc = "http://%s%s" % (reg.base, loc)
+        loc += ("&" if "?" in loc else "?") + "digest=" + digest
+        req = urllib.request.Request(loc, data=data, method="PUT",
+                                     headers={"Content-Type": "application/octet-stream"})
+        urllib.request.urlopen(req, timeout=10).close()
+        return digest
+    cfg = put_blob(b"{}")
+    layers = [{"mediaType": mt, "digest": put_blob(data), "size": len(data)}
+              for mt, data in blobs]
+    m = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                    "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": cfg,
+                               "size": 2}, "layers": layers}).encode()
+    req = urllib.request.Request("http://%s/v2/%s/manifests/%s" % (reg.base, repo, tag), data=m,
+                                 method="PUT", headers={
+                                     "Content-Type": "application/vnd.oci.image.manifest.v1+json"})
+    urllib.request.urlopen(req, timeout=10).close()
+
+
+def layouts(t, reg, src):
+    """The CEP's tag and name encoding as menv pushes it, and the "v0" layout of
+    conda-oci-mirror, rattler and mamba read."""
+    chan = os.path.join(t.tmp, "plus")
+    shutil.copytree(src, chan)
+    build_conda(os.path.join(chan, "noarch", "_plus_pkg-1.0+abc-0.conda"),
+                {"name": "_plus_pkg", "version": "1.0+abc", "build": "0", "build_number": 0,
+                 "depends": ["dependent"], "noarch": "generic", "subdir": "noarch"}, [])
+    t.index(chan)
+    t.menv_ok("mirror", "-c", t.url(chan), "--platform", "linux-64",
+              "oci://%s/v1/env" % reg.base)
+    tags = json.loads(reg.get("/v2/v1/env/noarch/c_plus_pkg/tags/list",
+                              accept="application/json"))
+    t.eq(tags.get("tags"), ["1.0_Pabc-0"], "CEP names: c<name>, '+' as _P, '_' as __")
+    # v0: <subdir>/repodata.json:latest and <name>:<version>-<build> with __p__ (zzz before _)
+    rd = open(os.path.join(chan, "noarch", "repodata.json"), "rb").read()
+    for fn, rec in json.loads(rd)["packages.conda"].items():
+        name = ("zzz" if rec["name"].startswith("_") else "") + rec["name"]
+        tag = ("%s-%s" % (rec["version"], rec["build"])).replace("+", "__p__")
+        push_v0(reg, "v0/env/noarch/%s" % name, tag,
+                [("application/vnd.conda.package.v2",
+                  open(os.path.join(chan, "noarch", fn), "rb").read())])
+    push_v0(reg, "v0/env/noarch/repodata.json", "latest",
+            [("application/vnd.conda.repodata.v1+json", rd)])
+    for label in ("v0", "v1"):
+        prefix = os.path.join(t.tmp, "env-layout-" + label)
+        r = create(t, os.path.join(t.tmp, "root-layout-" + label), prefix,
+                   "oci://%s/%s/env" % (reg.base, label), "_plus_pkg")
+        t.check(r.rc == 0, "create from the %s layout" % label, r)
+        t.eq(sorted(os.path.basename(p) for p in
+                    glob.glob(os.path.join(prefix, "conda-meta", "*.json"))),
+             ["_plus_pkg-1.0+abc-0.json", "dependency-2.0-0.json", "dependent-2.0-0.json"],
+             "%s layout: the package with '+' and '_' and its dependencies" % label)
 
 
 def mirrored(t, reg, chan, ngx, mirror_dir):
