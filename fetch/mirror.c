@@ -262,7 +262,13 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 		rc = mkdirs(chan, err);
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct menv_record *r = recs[i];
-		const char *sub = r->subdir && *r->subdir ? r->subdir : "noarch";
+		/* the subdir the file is served from (its URL's folder), as the source has it */
+		const char *slash = r->url ? strrchr(r->url, '/') : NULL, *seg = slash;
+		while (seg && seg > r->url && seg[-1] != '/')
+			seg--;
+		char *sub = seg && seg < slash
+		                    ? menv_xstrndup(seg, (size_t)(slash - seg))
+		                    : menv_xstrdup(r->subdir && *r->subdir ? r->subdir : "noarch");
 		char *dir = menv_xasprintf("%s/%s", chan, sub);
 		char *from = menv_xasprintf("%s/%s", pkgs, r->fn);
 		char *to = menv_xasprintf("%s/%s", dir, r->fn);
@@ -275,6 +281,7 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 			if (stat(to, &sb) == 0)
 				st->bytes += (int64_t)sb.st_size;
 		}
+		free(sub);
 		free(dir);
 		free(from);
 		free(to);
