@@ -130,6 +130,7 @@ int menv_cmd_list(int argc, char **argv);
 int menv_cmd_export(int argc, char **argv);
 int menv_cmd_lock(int argc, char **argv);
 int menv_cmd_index(int argc, char **argv);
+int menv_cmd_mirror(int argc, char **argv);
 int menv_cmd_info(int argc, char **argv);
 int menv_cmd_search(int argc, char **argv);
 int menv_cmd_repoquery(int argc, char **argv);

@@ -18,6 +18,8 @@ static const struct menv_cli_command commands[] = {
         {"export", menv_cmd_export, "print an environment as a lockfile or environment.yml", NULL},
         {"lock", menv_cmd_lock, "solve an environment file for platforms into a lockfile", NULL},
         {"index", menv_cmd_index, "write repodata.json for a folder of packages", NULL},
+        {"mirror", menv_cmd_mirror, "copy a channel or a lock's packages to a folder or oci://",
+         NULL},
         {"info", menv_cmd_info, "show settings, locations and virtual packages", NULL},
         {"config", menv_cmd_config, "show, describe or change the settings (.condarc files)", NULL},
         {"clean", menv_cmd_clean, "free the package cache (tarballs, unused packages, index)",

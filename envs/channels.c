@@ -76,6 +76,9 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 	fo.cancel = cancel;
 	fo.repodata_as_file = true; /* the solver reads the file itself: no copy in memory */
 	for (size_t i = 0; i < l->nchans; i++) {
+		/* shards are read from a channel's own URL: not for mirrors or oci:// */
+		if (l->chans[i]->mirrors.n || menv_oci_is_url(l->chans[i]->base_url))
+			sharded = false;
 		l->chans[i]->priority = (int)(l->nchans - i);
 		for (int k = 0; k < 2; k++) {
 			reqs[2 * i + (size_t)k].channel = l->chans[i];
@@ -121,6 +124,11 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 			struct stat st;
 			free(url);
 			free(name);
+			if (r->path) {
+				/* the file fetch/ named (a file:// subdir's own, or the cache's) */
+				free(path);
+				path = menv_xstrdup(r->path);
+			}
 			if (r->path ||
 			    (stat(path, &st) == 0 && (size_t)st.st_size == r->json.len)) {
 				l->path_chans[l->paths.n] = r->channel;

@@ -124,7 +124,10 @@ struct menv_repodata_req {
  * 1 = Cache-Control max-age, 0 = never, N = N seconds), else revalidated with If-None-Match /
  * If-Modified-Since (304 keeps it). o->offline uses the cache alone (MENV_ENOTFOUND when
  * there is none). repodata.json.zst is tried first (o->use_zst) and decompressed while it
- * streams; a 404 for it falls back to repodata.json and is remembered for 14 days. New bytes
+ * streams; any 4xx but 416 for it (conda/gateways/repodata/zstd.py: a bucket answers 403 for
+ * a missing key) falls back to repodata.json and is remembered for 14 days; a subdir without
+ * repodata.json is read from repodata.json.bz2 (and over file:// from its .zst, then .bz2),
+ * decompressed in memory. New bytes
  * are checked to be one JSON object (RFC 8259, a streaming check while they arrive: no tree is
  * built) before the cache entry is replaced (atomically: the JSON first, then its state); a
  * failure leaves the previous entry as it was. Decompressed bytes beyond
@@ -295,5 +298,112 @@ struct menv_index_stats {
  * "packages" and "packages.conda") atomically. Files that are not valid packages are
  * an error naming the file. Errors: MENV_ENOTFOUND, MENV_EPARSE, MENV_EIO. */
 int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct menv_error *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* OCI registries as channels (the proposed CEP "OCI Registries as conda Channels", layout v1;
+ * OCI Distribution Spec v1.1 API)                                                            */
+
+/* A channel `oci://[user:password@]HOST[:PORT]/PATH`: repodata of a subdir is the artifact
+ * `PATH/<subdir>/mrepodata.json:latest` (layers application/vnd.conda.repodata.v1+json and
+ * optionally ...+json+zst), a package `PATH/<subdir>/<repo>:<tag>` (menv_oci_package_names)
+ * with a layer application/vnd.conda.package.v2 (.conda) or .v1 (.tar.bz2). Repodata and
+ * packages of such channels travel through menv_fetch_repodata_many / menv_fetch_packages like
+ * HTTP ones; every blob is checked against its sha256 digest before anything is kept. The
+ * "v0" layout of conda-oci-mirror, rattler and mamba (`<subdir>/repodata.json:latest`,
+ * menv_oci_package_names_v0) is read where the CEP's names are missing. */
+struct menv_oci; /* a session with one registry: its tokens */
+
+/* Whether `url` starts with "oci://". */
+bool menv_oci_is_url(const char *url);
+/* The repository path of an oci:// URL (after the host, no leading '/'); borrowed. */
+const char *menv_oci_path(const char *url);
+/* Opens a session with the registry of `url` (only scheme, credentials and host are used):
+ * https, or http on a loopback host. `o` (borrowed, may be NULL) gives retries, timeouts and
+ * TLS settings. Free with menv_oci_free(). Errors: MENV_EPARSE for a URL without a host. */
+int menv_oci_new(const char *url, const struct menv_fetch_opts *o, struct menv_oci **out,
+                 struct menv_error *err);
+void menv_oci_free(struct menv_oci *s);
+/* "http[s]://host[:port]" of the session's registry; borrowed. */
+const char *menv_oci_registry(const struct menv_oci *s);
+/* The CEP's repository name ("c<name>") and tag ("<version>-<build>" with `_` -> `__`,
+ * `+` -> `_P`, `!` -> `_N`) of a package; both "h<sha256>" of themselves when the name is
+ * over 64 or the tag over 128 characters. Both owned by the caller. */
+void menv_oci_package_names(const char *name, const char *version, const char *build, char **repo,
+                            char **tag);
+/* The same in the layout of conda-oci-mirror, rattler and mamba (the CEP's "v0"): the name
+ * itself ("zzz" before a leading '_'), the tag "<version>-<build>" with `+` -> `__p__`,
+ * `!` -> `__e__`, `=` -> `__eq__`. Read only: menv pushes the CEP's layout. */
+void menv_oci_package_names_v0(const char *name, const char *version, const char *build,
+                               char **repo, char **tag);
+/* Fetches the OCI image manifest `repo:tag` (repo is the full path), answering the
+ * registry's Bearer or Basic challenge. `*out` is owned (json_decref). Errors:
+ * MENV_ENOTFOUND (404), MENV_ENET (another status, naming the registry, the artifact and the
+ * status; a 401/403 says to check the credentials; or no connection), MENV_EPARSE (the body
+ * is no manifest). */
+int menv_oci_manifest(struct menv_oci *s, const char *repo, const char *tag, json_t **out,
+                      struct menv_error *err);
+/* The first layer of `manifest` with `media_type` and a well-formed sha256 digest: its blob
+ * URL, its digest's hex and its size (owned strings). Returns 0 or MENV_ENOTFOUND. */
+int menv_oci_layer(struct menv_oci *s, const json_t *manifest, const char *repo,
+                   const char *media_type, char **blob_url, char **digest, int64_t *size);
+/* The "Authorization: ..." header that pulls from `repo` (found by an earlier request of
+ * this session), or NULL when none was asked for; borrowed from the session. */
+const char *menv_oci_auth(struct menv_oci *s, const char *repo);
+/* Finds the package blob behind `url` (`oci://.../<subdir>/<fn>`) of the package `name`
+ * `version` `build` (the CEP's names, else the "v0" names of menv_oci_package_names_v0): its
+ * manifest's .conda (v2) or .tar.bz2 (v1) layer, as a blob URL, the
+ * Authorization header line to send with it (or NULL) and the layer's sha256 digest (hex), all
+ * owned. Errors: those of menv_oci_manifest; MENV_ENOTFOUND for a manifest without the
+ * layer. */
+int menv_oci_package_blob(const char *url, const char *name, const char *version, const char *build,
+                          const struct menv_fetch_opts *o, char **blob_url, char **auth,
+                          char **digest, struct menv_error *err);
+/* Uploads `len` bytes as a blob of `repo` (skipped when the registry has it), writing its
+ * "sha256:<hex>" into `digest`. Errors: MENV_ENET naming the registry and the status. */
+int menv_oci_push_blob(struct menv_oci *s, const char *repo, const void *data, size_t len,
+                       char digest[72], struct menv_error *err);
+/* Puts `manifest` as `repo:tag` (its blobs must be pushed). Errors as menv_oci_push_blob. */
+int menv_oci_push_manifest(struct menv_oci *s, const char *repo, const char *tag,
+                           const json_t *manifest, struct menv_error *err);
+/* A new manifest (owned) whose config is the empty blob "{}" with `config_digest` (push it
+ * first) and annotation org.conda.oci.schema = "1"; layers are added with
+ * menv_oci_manifest_add_layer (`title`, may be NULL, as org.opencontainers.image.title). */
+json_t *menv_oci_manifest_new(const char *config_digest);
+void menv_oci_manifest_add_layer(json_t *manifest, const char *media_type, const char *digest,
+                                 size_t size, const char *title);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Mirrors (`menv mirror`)                                                                    */
+
+struct menv_mirror_stats {
+	size_t packages; /* package files copied */
+	size_t subdirs;  /* subdir indexes written or pushed */
+	int64_t bytes;   /* bytes of the package files */
+};
+
+/* Copies the package files of `recs` (each with url, fn, subdir, and sha256 or md5) to `dest`:
+ * a folder (a path or file:// URL) laid out as a channel, `<subdir>/<fn>` and
+ * `<subdir>/repodata.json` (conda-index's records: each package's info/index.json with md5,
+ * sha256 and size; noarch always), or an `oci://HOST/PATH` channel (see the OCI section). The
+ * files are downloaded into a staging package cache under $TMPDIR (verified as
+ * menv_pkgcache_fetch does; `cb` sees them), hashed again while copied, and the index comes
+ * last: a folder's repodata.json is written (atomically) after all its packages, a registry
+ * gets every package manifest before `<subdir>/mrepodata.json:latest`, so a half copy never
+ * looks complete. Errors: those of menv_pkgcache_fetch_opts, MENV_ECHECKSUM, MENV_EIO, and
+ * MENV_ENET naming the registry and what it answered. */
+int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *dest,
+                        const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
+                        struct menv_mirror_stats *st, struct menv_error *err);
+/* Mirrors a whole channel: every package of its `subdirs` and of noarch (their repodata
+ * fetched as menv_fetch_repodata_many does), as menv_mirror_records. */
+int menv_mirror_channel(const struct menv_channel *c, const char *const *subdirs, size_t nsub,
+                        const char *dest, const struct menv_fetch_opts *o, menv_fetch_cb cb,
+                        void *ud, struct menv_mirror_stats *st, struct menv_error *err);
+/* The conda packages of `lf` for `platforms` (all when nplatforms is 0), one record per URL,
+ * as an owned array of `*n` records (release each, then free the array). Errors: MENV_EPARSE
+ * for an entry without a URL or name/version/build. */
+int menv_mirror_lock_records(const struct menv_lockfile *lf, const char *const *platforms,
+                             size_t nplatforms, struct menv_record **out, size_t *n,
+                             struct menv_error *err);
 
 #endif

@@ -38,6 +38,7 @@ struct menv_xfer {
 	int64_t offset;   /* bytes the sink holds already: continued with Range */
 	int64_t expected; /* the whole file's size in bytes when known (progress), else 0 */
 	const char *if_none_match, *if_modified_since; /* conditional request, or NULL */
+	const char *authorization; /* a whole "Authorization: ..." header line (OCI), or NULL */
 	/* Called once the transfer ended (x->rc set). Returning 1 runs it again from byte 0
 	 * (after restart); 0 keeps the result. May change x->rc/x->err. */
 	int (*done)(void *ud, struct menv_xfer *x);

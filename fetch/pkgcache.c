@@ -121,7 +121,8 @@ struct pool {
 	menv_fetch_cb cb;
 	void *ud;
 	volatile int *cancel;
-	pthread_mutex_t lock; /* queue, closed, rc, err */
+	const struct menv_fetch_opts *o; /* transfer options (oci:// mirrors resolved with them) */
+	pthread_mutex_t lock;            /* queue, closed, rc, err */
 	pthread_cond_t cond;
 	pthread_mutex_t cb_lock; /* callbacks and urls.txt: one at a time */
 	struct task *q;          /* extraction queue */
@@ -512,6 +513,9 @@ struct dl {
 	bool hashing;
 	bool full_retry; /* already started over once after a failed resume */
 	bool finished;
+	char *auth;       /* an oci:// package: the Authorization header of its blob */
+	char *oci_sha256; /* ... and its layer's digest, checked as the record's sha256 is */
+	size_t mirror;    /* the mirror of the record's channel being tried (mirrored_channels) */
 	struct menv_xfer x;
 };
 
@@ -601,6 +605,65 @@ static char *package_url(const struct menv_record *r)
 	return url;
 }
 
+/* The URL of `r` at mirror `k` of its channel (mamba 2's mirrored_channels: the record's URL
+ * with the channel's base replaced by the mirror), or NULL past the last one. A channel
+ * without mirrors has one place, the record's own URL. */
+static char *mirror_url(const struct menv_record *r, size_t k)
+{
+	const struct menv_channel *c = r->channel;
+	size_t bl;
+
+	if (!c || !c->mirrors.n || !c->base_url)
+		return k == 0 ? package_url(r) : NULL;
+	bl = strlen(c->base_url);
+	if (strncmp(r->url, c->base_url, bl) || r->url[bl] != '/')
+		return k == 0 ? package_url(r) : NULL;
+	if (k >= c->mirrors.n)
+		return NULL;
+	return menv_xasprintf("%s%s", c->mirrors.v[k], r->url + bl);
+}
+
+/* Points the transfer of `d` at d->mirror, or the next mirror while one cannot be used (an
+ * oci:// one whose manifest cannot be read). An oci:// package is its layer's blob, checked
+ * against the layer's digest (and the record's sha256). Returns 0 or the last mirror's error. */
+static int dl_target(struct dl *d, const struct menv_fetch_opts *o, struct menv_error *e)
+{
+	const struct menv_record *r = d->r;
+	int rc = 0;
+
+	for (;; d->mirror++) {
+		char *url = mirror_url(r, d->mirror);
+		char *blob = NULL;
+
+		if (!url)
+			return rc ? rc
+			          : menv_error_set(e, MENV_ENOTFOUND, "no URL for '%s'", r->fn);
+		free(d->auth), d->auth = NULL;
+		free(d->oci_sha256), d->oci_sha256 = NULL;
+		rc = 0;
+		if (menv_oci_is_url(url)) {
+			rc = menv_oci_package_blob(url, r->name, r->version, r->build, o, &blob,
+			                           &d->auth, &d->oci_sha256, e);
+			if (!rc && r->sha256 && strcasecmp(r->sha256, d->oci_sha256))
+				rc = menv_error_set(e, MENV_ECHECKSUM,
+				                    "sha256 mismatch for '%s': the registry's "
+				                    "digest is %s, its record says %s",
+				                    r->fn, d->oci_sha256, r->sha256);
+		}
+		if (rc) {
+			free(url);
+			continue;
+		}
+		free(d->x.url);
+		free(d->x.shown);
+		d->x.url = blob ? blob : menv_xstrdup(url);
+		d->x.shown = menv_url_redact(url);
+		d->x.authorization = d->auth;
+		free(url);
+		return 0;
+	}
+}
+
 /* The transfer ended: verify, rename, queue the extraction. Returns 1 to start over. */
 static int dl_done(void *ud, struct menv_xfer *x)
 {
@@ -612,7 +675,7 @@ static int dl_done(void *ud, struct menv_xfer *x)
 
 	if (rc) {
 		err = x->err;
-		goto out;
+		goto next_mirror;
 	}
 	menv_hasher_final(&d->h, &h);
 	d->hashing = false;
@@ -623,6 +686,11 @@ static int dl_done(void *ud, struct menv_xfer *x)
 	}
 	d->fd = -1;
 	rc = verify_from(d->r, &h, x->shown, &err);
+	if (!rc && d->oci_sha256 && strcmp(d->oci_sha256, h.sha256))
+		rc = menv_error_set(&err, MENV_ECHECKSUM,
+		                    "sha256 mismatch for '%s' from '%s': its oci digest is %s, got "
+		                    "%s",
+		                    d->r->fn, x->shown, d->oci_sha256, h.sha256);
 	if (rc && x->resumed_at > 0 && !d->full_retry) {
 		/* the kept bytes were not the start of this file: fetch it whole */
 		d->full_retry = true;
@@ -632,7 +700,7 @@ static int dl_done(void *ud, struct menv_xfer *x)
 		rc = menv_error_sys(&err, MENV_EIO, "cannot open '%s'", d->tmp);
 	}
 	if (rc)
-		goto out;
+		goto next_mirror;
 	if (rename(d->tmp, d->file) < 0) {
 		rc = menv_error_sys(&err, MENV_EIO, "cannot rename '%s' to '%s'", d->tmp, d->file);
 		goto out;
@@ -646,6 +714,18 @@ static int dl_done(void *ud, struct menv_xfer *x)
 	emit(p, MENV_FETCH_DOWNLOADED, d->r);
 	enqueue(p, d->r, &h);
 	return 0;
+next_mirror:
+	/* mirrored_channels: the next mirror, from byte 0 */
+	if (rc != MENV_EINTR && d->r->channel && d->mirror + 1 < d->r->channel->mirrors.n) {
+		struct menv_error e2 = {0};
+		d->mirror++;
+		if (d->fd < 0)
+			d->fd = open(d->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (d->fd >= 0 && dl_target(d, p->o, &e2) == 0) {
+			d->full_retry = false;
+			return 1;
+		}
+	}
 out:
 	x->rc = rc;
 	x->err = err;
@@ -672,6 +752,8 @@ static void dl_release(struct dl *d)
 	menv_xfer_release(&d->x);
 	free(d->file);
 	free(d->tmp);
+	free(d->auth);
+	free(d->oci_sha256);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -830,6 +912,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		menv_fetch_opts_init(&dflt);
 		o = &dflt;
 	}
+	p.o = o;
 	p.cancel = o->cancel;
 	if (n == 0)
 		return 0;
@@ -918,6 +1001,11 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		url = package_url(r);
 		menv_xfer_init(&d->x, url);
 		free(url);
+		rc = dl_target(d, o, &e);
+		if (rc) {
+			fail(&p, rc, &e);
+			break;
+		}
 		rc = open_partial(d, &offset, &e);
 		if (rc) {
 			fail(&p, rc, &e);

@@ -4,8 +4,10 @@
  *
  * Each subdir is served from the cache while fresh (local_repodata_ttl / max-age), else asked
  * for with If-None-Match / If-Modified-Since: a 304 keeps the cached file. repodata.json.zst
- * is preferred and decompressed while it streams; its absence is remembered (has_zst) and
- * re-checked after 14 days, as conda does. New bytes must be one JSON object before they
+ * is preferred and decompressed while it streams (a 4xx but 416 for it means "no .zst", as
+ * conda); its absence is remembered (has_zst) and
+ * re-checked after 14 days, as conda does; a subdir without repodata.json is read from its .bz2
+ * (and over file:// from its .zst). New bytes must be one JSON object before they
  * replace a cache entry, checked by a streaming pass as they arrive (no tree: jansson's tree
  * of a 200 MB repodata cost seconds and a gigabyte) and capped at repodata_max_bytes once
  * decompressed; an entry is written JSON first, then state: a state that does not describe
@@ -23,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bzlib.h>
 #include <openssl/evp.h>
 #include <zstd.h>
 
@@ -334,8 +337,9 @@ static int jc_finish(struct jcheck *j, const char *shown, struct menv_error *err
 struct zsink {
 	struct menv_buf *out;
 	size_t start;
-	ZSTD_DStream *ds; /* NULL: plain bytes */
-	size_t last;      /* last ZSTD_decompressStream result: 0 when a frame ended */
+	ZSTD_DStream *ds; /* NULL: plain bytes (or bz2) */
+	bz_stream *bz;    /* repodata.json.bz2 travelling, else NULL */
+	size_t last;      /* last ZSTD_decompressStream result (bz2: 1 until its stream ended) */
 	bool corrupt;
 	int64_t max;      /* bytes accepted once decompressed */
 	bool too_big;     /* stopped at `max` */
@@ -396,6 +400,32 @@ static int zsink_write(void *ud, const void *data, size_t len)
 	ZSTD_inBuffer in = {data, len, 0};
 	char block[64 * 1024];
 
+	if (z->bz) {
+		z->bz->next_in = (char *)(uintptr_t)data;
+		z->bz->avail_in = (unsigned)len;
+		while (z->bz->avail_in > 0) {
+			if (!z->last) {
+				/* bytes after the end of the stream */
+				z->corrupt = true;
+				errno = EBADMSG;
+				return -1;
+			}
+			z->bz->next_out = block;
+			z->bz->avail_out = sizeof(block);
+			int r = BZ2_bzDecompress(z->bz);
+			if (r != BZ_OK && r != BZ_STREAM_END) {
+				z->corrupt = true;
+				errno = EBADMSG;
+				return -1;
+			}
+			if (r == BZ_STREAM_END)
+				z->last = 0;
+			size_t got = sizeof(block) - z->bz->avail_out;
+			if (got && zsink_take(z, block, got) < 0)
+				return -1;
+		}
+		return 0;
+	}
 	if (!z->ds)
 		return zsink_take(z, data, len);
 	while (in.pos < in.size) {
@@ -446,7 +476,27 @@ static int zsink_restart(void *ud)
 	jc_init(&z->jc);
 	if (z->ds)
 		ZSTD_DCtx_reset(z->ds, ZSTD_reset_session_only);
+	if (z->bz) {
+		BZ2_bzDecompressEnd(z->bz);
+		memset(z->bz, 0, sizeof(*z->bz));
+		if (BZ2_bzDecompressInit(z->bz, 0, 0) != BZ_OK)
+			return -1;
+		z->last = 1;
+	}
 	return 0;
+}
+
+/* Ends the decompressors of a sink. */
+static void zsink_free_codecs(struct zsink *z)
+{
+	if (z->ds)
+		ZSTD_freeDStream(z->ds);
+	z->ds = NULL;
+	if (z->bz) {
+		BZ2_bzDecompressEnd(z->bz);
+		free(z->bz);
+	}
+	z->bz = NULL;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -590,6 +640,10 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 /* Requests                                                                                  */
 
+/* The forms a subdir's repodata travels in, by preference (CEP-36 names). */
+enum fmt { FMT_ZST, FMT_JSON, FMT_BZ2, FMT_NONE };
+static const char *const fmt_file[] = {"repodata.json.zst", "repodata.json", "repodata.json.bz2"};
+
 struct work {
 	struct menv_repodata_req *r;
 	const struct menv_fetch_opts *o;
@@ -597,7 +651,16 @@ struct work {
 	struct entry e;
 	bool cached; /* uses the cache (not file://, cache_dir set) */
 	bool try_zst;
-	bool active; /* needs a transfer in this round */
+	enum fmt fmt;               /* the form being fetched */
+	bool json_missing;          /* repodata.json itself was not there ... */
+	struct menv_error json_err; /* ... with this answer (shown when no form is there) */
+	char *json_url;             /* ... at this URL (redacted) */
+	bool active;                /* needs a transfer in this round */
+	/* an oci:// subdir: the blob of its repodata layer, its digest (hex) and the hash of
+	 * the bytes received (checked against the digest before anything is kept) */
+	char *oci_blob, *oci_digest, *oci_auth;
+	struct menv_hasher dh;
+	bool dh_live;
 	struct menv_xfer x;
 	struct zsink z;
 };
@@ -655,17 +718,32 @@ static int file_in_place(struct work *w, struct menv_error *err)
 	return rc;
 }
 
-static void start_xfer(struct work *w, bool zst)
+static int oci_sink(void *ud, const void *data, size_t len)
 {
-	char *url =
-	        menv_xasprintf("%s/%s", w->cred_base, zst ? "repodata.json.zst" : "repodata.json");
+	struct work *w = ud;
+	menv_hasher_update(&w->dh, data, len);
+	return zsink_write(&w->z, data, len);
+}
+
+static int oci_restart(void *ud)
+{
+	struct work *w = ud;
+	menv_hasher_release(&w->dh);
+	menv_hasher_init(&w->dh);
+	return zsink_restart(&w->z);
+}
+
+static void start_xfer(struct work *w, enum fmt fmt)
+{
+	char *url = w->oci_blob ? menv_xstrdup(w->oci_blob)
+	                        : menv_xasprintf("%s/%s", w->cred_base, fmt_file[fmt]);
 	const char *state_url = w->e.state ? sget(w->e.state, "url") : NULL;
+	bool zst = fmt == FMT_ZST;
 
 	menv_xfer_release(&w->x);
 	menv_xfer_init(&w->x, url);
 	free(url);
-	if (w->z.ds)
-		ZSTD_freeDStream(w->z.ds);
+	zsink_free_codecs(&w->z);
 	zsink_close(&w->z, false);
 	w->z.written = 0;
 	w->z.write_errno = 0;
@@ -688,9 +766,29 @@ static void start_xfer(struct work *w, bool zst)
 	jc_init(&w->z.jc);
 	if (w->z.ds)
 		ZSTD_initDStream(w->z.ds);
+	if (fmt == FMT_BZ2) {
+		w->z.bz = menv_xcalloc(1, sizeof(*w->z.bz));
+		if (BZ2_bzDecompressInit(w->z.bz, 0, 0) != BZ_OK) {
+			free(w->z.bz);
+			w->z.bz = NULL;
+		}
+		w->z.last = 1;
+	}
+	w->fmt = fmt;
 	w->x.sink = zsink_write;
 	w->x.restart = zsink_restart;
 	w->x.ud = &w->z;
+	if (w->oci_blob) {
+		/* every byte hashed on its way in: the blob must match its digest */
+		if (w->dh_live)
+			menv_hasher_release(&w->dh);
+		menv_hasher_init(&w->dh);
+		w->dh_live = true;
+		w->x.sink = oci_sink;
+		w->x.restart = oci_restart;
+		w->x.ud = w;
+		w->x.authorization = w->oci_auth;
+	}
 	/* conditional only when the cached copy came from this very URL */
 	if (w->e.state && state_url && !strcmp(state_url, w->x.shown)) {
 		w->x.if_none_match = sget(w->e.state, "etag");
@@ -724,6 +822,25 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 		                      "truncated repodata from '%s' (the .zst "
 		                      "stream ends inside a frame)",
 		                      w->x.shown);
+	if (w->z.bz && w->z.last != 0)
+		return menv_error_set(err, MENV_EPARSE,
+		                      "truncated repodata from '%s' (the .bz2 "
+		                      "stream ends early)",
+		                      w->x.shown);
+	if (w->oci_blob) {
+		struct menv_hashes h;
+		menv_hasher_final(&w->dh, &h);
+		w->dh_live = false;
+		if (strcmp(h.sha256, w->oci_digest))
+			return menv_error_set(
+			        err, MENV_ECHECKSUM,
+			        "repodata blob '%s' of channel '%s' has sha256 %s, not "
+			        "its digest %s: refused",
+			        w->x.shown, w->shown_base, h.sha256, w->oci_digest);
+		/* blobs are immutable (a year's max-age): freshness comes from the manifest */
+		free(w->x.cache_control);
+		w->x.cache_control = NULL;
+	}
 	rc = jc_finish(&w->z.jc, w->x.shown, err);
 	if (rc)
 		return rc;
@@ -746,6 +863,36 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 	if (!rc && o->repodata_as_file)
 		give_path(w, w->e.json_path);
 	return rc;
+}
+
+/* The form to try after `f` failed as missing: over HTTP .zst, .json, .bz2; a file:// subdir
+ * (no .zst first: reading a local file costs nothing) .json, .zst, .bz2. */
+static enum fmt next_fmt(const struct work *w, enum fmt f)
+{
+	if (is_file_url(w->cred_base))
+		return f == FMT_JSON ? FMT_ZST : f == FMT_ZST ? FMT_BZ2 : FMT_NONE;
+	return f == FMT_ZST ? FMT_JSON : f == FMT_JSON ? FMT_BZ2 : FMT_NONE;
+}
+
+/* Whether the failed transfer of `w` says its form is not there. For the .zst, as conda
+ * (conda/gateways/repodata/zstd.py): any 4xx but 416, since a bucket answers 403 for a missing
+ * key; for the others a 404/410 (or a missing file). */
+static bool form_absent(const struct work *w)
+{
+	if (w->x.rc == MENV_ENOTFOUND)
+		return true;
+	return w->fmt == FMT_ZST && w->x.rc == MENV_ENET && w->x.status >= 400 &&
+	       w->x.status < 500 && w->x.status != 416;
+}
+
+/* Remembers that repodata.json itself is not there (its answer is the one shown when no other
+ * form is there either). */
+static void note_json_missing(struct work *w, const struct menv_error *e)
+{
+	w->json_missing = true;
+	w->json_err = *e;
+	free(w->json_url);
+	w->json_url = menv_xasprintf("%s/repodata.json", w->shown_base);
 }
 
 static void req_fail(struct menv_repodata_req *r, int rc, const struct menv_error *e)
@@ -802,8 +949,96 @@ static void explain_missing(struct work *ws, size_t n)
 	}
 }
 
-int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
-                             const struct menv_fetch_opts *o_in, struct menv_error *err)
+/* An oci:// subdir: reads the manifest of `<path>/<subdir>/mrepodata.json:latest` (else the
+ * "v0" `<path>/<subdir>/repodata.json:latest`), picks its
+ * .zst layer (o->use_zst) or its JSON layer, and either serves the cache (the same blob as
+ * last time: blobs are named by their digest) or starts the blob's transfer. A missing
+ * manifest is a missing subdir. */
+static void oci_start(struct work *w, const struct menv_fetch_opts *o)
+{
+	struct menv_repodata_req *r = w->r;
+	static const struct {
+		const char *mt;
+		enum fmt fmt;
+	} pref[] = {
+	        {"application/vnd.conda.repodata.v1+json+zst", FMT_ZST},
+	        {"application/vnd.conda.repodata.v1+json", FMT_JSON},
+	        {"application/vnd.conda.repodata.v1+json+bz2", FMT_BZ2},
+	};
+	struct menv_oci *s = NULL;
+	struct menv_error e = {0};
+	json_t *m = NULL;
+	char *repo = menv_xasprintf("%s/mrepodata.json", menv_oci_path(w->cred_base));
+	int rc;
+
+	rc = menv_oci_new(w->cred_base, o, &s, &e);
+	if (!rc)
+		rc = menv_oci_manifest(s, repo, "latest", &m, &e);
+	if (rc == MENV_ENOTFOUND) {
+		/* the "v0" layout of conda-oci-mirror, rattler and mamba */
+		struct menv_error e0;
+		char *v0 = menv_xasprintf("%s/repodata.json", menv_oci_path(w->cred_base));
+		if (menv_oci_manifest(s, v0, "latest", &m, &e0) == 0) {
+			free(repo);
+			repo = v0;
+			rc = 0;
+		} else {
+			free(v0);
+		}
+	}
+	if (rc == MENV_ENOTFOUND) {
+		r->missing = true;
+		r->rc = rc;
+		r->err = e;
+		goto out;
+	}
+	if (rc) {
+		struct menv_error ctx;
+		menv_error_set(&ctx, rc, "channel '%s': %s", w->shown_base, e.msg);
+		req_fail(r, rc, &ctx);
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(pref) / sizeof(*pref) && !w->oci_blob; i++) {
+		int64_t size;
+		if (pref[i].fmt == FMT_ZST && !o->use_zst)
+			continue;
+		if (menv_oci_layer(s, m, repo, pref[i].mt, &w->oci_blob, &w->oci_digest, &size) ==
+		    0)
+			w->fmt = pref[i].fmt;
+	}
+	if (!w->oci_blob) {
+		menv_error_set(&e, MENV_EPARSE,
+		               "channel '%s': the manifest of '%s:latest' has no repodata layer",
+		               w->shown_base, repo);
+		req_fail(r, MENV_EPARSE, &e);
+		goto out;
+	}
+	if (menv_oci_auth(s, repo))
+		w->oci_auth = menv_xstrdup(menv_oci_auth(s, repo));
+	if (w->cached && w->e.state) {
+		char *shown = menv_url_redact(w->oci_blob);
+		bool same = sget(w->e.state, "url") && !strcmp(sget(w->e.state, "url"), shown);
+		free(shown);
+		if (same && read_cached(w, &e) == 0) {
+			free(r->url);
+			r->url = menv_xstrdup(sget(w->e.state, "url"));
+			r->not_modified = true;
+			r->zst = w->fmt == FMT_ZST;
+			goto out;
+		}
+		menv_buf_reset(&r->json);
+	}
+	start_xfer(w, w->fmt);
+out:
+	json_decref(m);
+	menv_oci_free(s);
+	free(repo);
+}
+
+/* One round of requests; `mirror` (may be NULL) gives for each request the index of the
+ * channel's mirror to ask (mirrored_channels), ignored for a channel without mirrors. */
+static int fetch_many(struct menv_repodata_req *reqs, size_t n, const struct menv_fetch_opts *o_in,
+                      const size_t *mirror, struct menv_error *err)
 {
 	struct menv_fetch_opts dflt;
 	const struct menv_fetch_opts *o = o_in;
@@ -827,8 +1062,15 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 		r->path = NULL;
 		r->rc = 0, r->err.code = 0, r->err.msg[0] = '\0';
 		r->from_cache = r->not_modified = r->zst = r->missing = false;
-		w->cred_base = menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, true);
-		plain = menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, false);
+		if (r->channel->mirrors.n) {
+			const char *m = r->channel->mirrors.v[mirror ? mirror[i] : 0];
+			w->cred_base = menv_xasprintf("%s/%s", m, r->subdir);
+			plain = menv_xstrdup(w->cred_base);
+		} else {
+			w->cred_base =
+			        menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, true);
+			plain = menv_fetch_subdir_file_url(r->channel, r->subdir, NULL, false);
+		}
 		w->shown_base = menv_url_redact(plain);
 		free(plain);
 		free(r->url);
@@ -858,10 +1100,14 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 		if (o->repodata_as_file && is_file_url(w->cred_base)) {
 			struct menv_error e = {0};
 			r->rc = file_in_place(w, &e);
-			if (r->rc == MENV_ENOTFOUND)
-				r->missing = true;
-			if (r->rc)
+			if (r->rc == MENV_ENOTFOUND) {
+				/* no repodata.json: a .zst or .bz2 alone, read into memory */
+				r->rc = 0;
+				note_json_missing(w, &e);
+				start_xfer(w, FMT_ZST);
+			} else if (r->rc) {
 				r->err = e;
+			}
 			continue;
 		}
 		if (w->cached && entry_fresh(&w->e, o->repodata_ttl)) {
@@ -872,11 +1118,17 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 			menv_buf_reset(&r->json);
 			r->rc = 0;
 		}
-		start_xfer(w, o->use_zst && !is_file_url(w->cred_base) && !entry_no_zst(&w->e));
+		if (menv_oci_is_url(w->cred_base)) {
+			oci_start(w, o);
+			continue;
+		}
+		start_xfer(w, o->use_zst && !is_file_url(w->cred_base) && !entry_no_zst(&w->e)
+		                      ? FMT_ZST
+		                      : FMT_JSON);
 	}
 
-	/* round 1: .zst or .json; round 2: .json where .zst was missing */
-	for (int round = 0; round < 2; round++) {
+	/* each round tries the next form where the previous one was not there */
+	for (int round = 0; round < 3; round++) {
 		size_t nx = 0;
 		for (size_t i = 0; i < n; i++)
 			if (ws[i].active)
@@ -890,16 +1142,20 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 			if (!w->active)
 				continue;
 			w->active = false;
-			if (w->x.rc == MENV_ENOTFOUND && w->try_zst) {
+			if (w->x.rc && form_absent(w) && !w->oci_blob) {
+				enum fmt next = next_fmt(w, w->fmt);
+				if (w->fmt == FMT_JSON)
+					note_json_missing(w, &w->x.err);
 				menv_buf_reset(&r->json);
-				start_xfer(w, false); /* fall back to repodata.json */
-				continue;
-			}
-			if (w->x.rc == MENV_ENOTFOUND) {
+				if (next != FMT_NONE) {
+					start_xfer(w, next);
+					continue;
+				}
 				r->missing = true;
 				r->rc = MENV_ENOTFOUND;
-				r->err = w->x.err;
-				menv_buf_reset(&r->json);
+				r->err = w->json_missing ? w->json_err : w->x.err;
+				free(r->url);
+				r->url = menv_xstrdup(w->json_url ? w->json_url : w->x.shown);
 				continue;
 			}
 			if (w->x.rc == MENV_EIO && w->z.write_errno) {
@@ -945,14 +1201,27 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 	}
 	explain_missing(ws, n);
 	for (size_t i = 0; i < n; i++) {
+		struct menv_repodata_req *r = ws[i].r;
+		if (ws[i].oci_blob && r->rc && !strstr(r->err.msg, ws[i].shown_base)) {
+			/* a blob's failure names the channel it belongs to */
+			struct menv_error e = r->err;
+			menv_error_set(&r->err, r->rc, "channel '%s': %s", ws[i].shown_base, e.msg);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
 		if (reqs[i].rc && !rc) {
 			rc = reqs[i].rc;
 			if (err)
 				*err = reqs[i].err;
 		}
-		if (ws[i].z.ds)
-			ZSTD_freeDStream(ws[i].z.ds);
+		zsink_free_codecs(&ws[i].z);
 		zsink_close(&ws[i].z, false);
+		free(ws[i].json_url);
+		free(ws[i].oci_blob);
+		free(ws[i].oci_digest);
+		free(ws[i].oci_auth);
+		if (ws[i].dh_live)
+			menv_hasher_release(&ws[i].dh);
 		menv_xfer_release(&ws[i].x);
 		entry_release(&ws[i].e);
 		free(ws[i].cred_base);
@@ -960,6 +1229,61 @@ int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
 	}
 	free(xs);
 	free(ws);
+	return rc;
+}
+
+int menv_fetch_repodata_many(struct menv_repodata_req *reqs, size_t n,
+                             const struct menv_fetch_opts *o, struct menv_error *err)
+{
+	size_t *mirror = menv_xcalloc(n + 1, sizeof(*mirror));
+	struct menv_repodata_req *sub = menv_xcalloc(n + 1, sizeof(*sub));
+	size_t *at = menv_xcalloc(n + 1, sizeof(*at));
+	int rc = fetch_many(reqs, n, o, mirror, err);
+
+	/* mirrored_channels: a subdir that failed is asked of its channel's next mirror */
+	for (;;) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct menv_repodata_req *r = &reqs[i];
+			if (r->rc && r->rc != MENV_EINTR && mirror[i] + 1 < r->channel->mirrors.n) {
+				sub[k] = (struct menv_repodata_req){.channel = r->channel,
+				                                    .subdir = r->subdir};
+				at[k++] = i;
+			}
+		}
+		if (!k)
+			break;
+		size_t *next = menv_xcalloc(k + 1, sizeof(*next));
+		for (size_t j = 0; j < k; j++)
+			next[j] = ++mirror[at[j]];
+		fetch_many(sub, k, o, next, NULL);
+		for (size_t j = 0; j < k; j++) {
+			menv_repodata_req_release(&reqs[at[j]]);
+			reqs[at[j]] = sub[j];
+		}
+		free(next);
+	}
+	rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct menv_repodata_req *r = &reqs[i];
+		if (r->rc && r->channel->mirrors.n > 1) {
+			struct menv_error e = r->err;
+			menv_error_set(&r->err, r->rc,
+			               "all %zu mirrors of channel '%s' failed; the "
+			               "last: %s",
+			               r->channel->mirrors.n,
+			               r->channel->name ? r->channel->name : r->channel->base_url,
+			               e.msg);
+		}
+		if (r->rc && !rc) {
+			rc = r->rc;
+			if (err)
+				*err = r->err;
+		}
+	}
+	free(mirror);
+	free(sub);
+	free(at);
 	return rc;
 }
 

@@ -276,6 +276,8 @@ static void prepare_attempt(struct job *j)
 
 	curl_slist_free_all(j->hdrs);
 	j->hdrs = NULL;
+	curl_easy_setopt(j->h, CURLOPT_URL, x->url); /* a `done` callback may have moved it */
+	j->scheme_http = !strncmp(x->url, "http://", 7) || !strncmp(x->url, "https://", 8);
 	j->ranged = x->offset > 0 && j->scheme_http;
 	j->range_start = x->offset;
 	j->body_checked = false;
@@ -299,6 +301,8 @@ static void prepare_attempt(struct job *j)
 		j->hdrs = curl_slist_append(j->hdrs, h);
 		free(h);
 	}
+	if (x->authorization)
+		j->hdrs = curl_slist_append(j->hdrs, x->authorization);
 	curl_easy_setopt(j->h, CURLOPT_HTTPHEADER, j->hdrs);
 	x->attempts++;
 }

@@ -293,6 +293,8 @@ struct menv_channel *menv_channel_dup(const struct menv_channel *c)
 	d->name = xstrdup_or_null(c->name);
 	d->base_url = xstrdup_or_null(c->base_url);
 	d->priority = c->priority;
+	for (size_t i = 0; i < c->mirrors.n; i++)
+		menv_strvec_push(&d->mirrors, c->mirrors.v[i]);
 	return d;
 }
 
@@ -309,6 +311,7 @@ void menv_channel_free(struct menv_channel *c)
 	free(c->cname);
 	free(c->platform);
 	free(c->package_filename);
+	menv_strvec_clear(&c->mirrors);
 	free(c);
 }
 
@@ -753,6 +756,13 @@ static void finish(const struct ctx *x, struct menv_channel *c, const char *mult
 	c->base_url = menv_xasprintf("%s://%s", c->scheme ? c->scheme : "https", j);
 	rstrip_slash(c->base_url);
 	free(j);
+	/* mirrored_channels, by canonical name, else by base URL */
+	menv_strvec_clear(&c->mirrors);
+	const struct menv_strvec *mn = x->cfg ? &x->cfg->mirrored_channel_names : NULL;
+	for (int by_url = 0; mn && by_url < 2 && !c->mirrors.n; by_url++)
+		for (size_t i = 0; i < mn->n; i++)
+			if (!strcmp(mn->v[i], by_url ? c->base_url : c->name))
+				menv_strvec_push(&c->mirrors, x->cfg->mirrored_channel_urls.v[i]);
 }
 
 static void push(struct menv_channel ***out, size_t *n, struct menv_channel *c)

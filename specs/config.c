@@ -138,6 +138,8 @@ void menv_config_release(struct menv_config *cfg)
 	menv_strvec_clear(&cfg->custom_channel_urls);
 	menv_strvec_clear(&cfg->migrated_custom_names);
 	menv_strvec_clear(&cfg->migrated_custom_urls);
+	menv_strvec_clear(&cfg->mirrored_channel_names);
+	menv_strvec_clear(&cfg->mirrored_channel_urls);
 	menv_strvec_clear(&cfg->migrated_channel_aliases);
 	free(cfg->ssl_ca_bundle);
 	free(cfg->client_ssl_cert);
@@ -455,6 +457,58 @@ static bool is_list_key(const char *key)
 	       !strcmp(key, "aggressive_update_packages");
 }
 
+/* `mirrored_channels: {name: [url, ...]}`: each named channel's list replaces an earlier one. */
+static int mirrored_channels(struct menv_config *cfg, yaml_document_t *doc, const char *path,
+                             yaml_node_t *v, struct menv_error *err)
+{
+	if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0)
+		return 0;
+	if (v->type != YAML_MAPPING_NODE)
+		return node_error(err, path, v, "expected a mapping of channel names to lists");
+	for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *mk = yaml_document_get_node(doc, p->key);
+		yaml_node_t *mv = yaml_document_get_node(doc, p->value);
+		struct menv_strvec urls = MENV_STRVEC_INIT;
+		struct menv_strvec *names = &cfg->mirrored_channel_names;
+		struct menv_strvec *vals = &cfg->mirrored_channel_urls;
+		const char *name;
+		size_t k = 0;
+		int rc;
+
+		if (!mk || !mv || mk->type != YAML_SCALAR_NODE)
+			return node_error(err, path, mv ? mv : v, "expected a channel name");
+		if (mv->type == YAML_SCALAR_NODE && mv->data.scalar.length)
+			return node_error(err, path, mv, "expected a list of mirror URLs");
+		rc = scalar_list(doc, mv, path, &urls, err);
+		if (rc) {
+			menv_strvec_clear(&urls);
+			return rc;
+		}
+		name = (const char *)mk->data.scalar.value;
+		for (size_t i = 0; i < names->n; i++) {
+			if (!strcmp(names->v[i], name)) {
+				free(names->v[i]);
+				free(vals->v[i]);
+				continue;
+			}
+			names->v[k] = names->v[i];
+			vals->v[k++] = vals->v[i];
+		}
+		names->n = vals->n = k;
+		for (size_t i = 0; i < urls.n; i++) {
+			char *u = urls.v[i];
+			size_t n = strlen(u);
+			while (n > 0 && u[n - 1] == '/')
+				u[--n] = '\0';
+			menv_strvec_push(names, name);
+			menv_strvec_push(vals, u);
+		}
+		menv_strvec_clear(&urls);
+	}
+	return 0;
+}
+
 static bool is_map_key(const char *key)
 {
 	return !strcmp(key, "custom_channels") || !strcmp(key, "migrated_custom_channels") ||
@@ -476,6 +530,8 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 		menv_strvec_clear(&items);
 		return rc;
 	}
+	if (!strcmp(key, "mirrored_channels"))
+		return mirrored_channels(cfg, doc, path, v, err);
 	if (is_map_key(key)) {
 		if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0)
 			return 0;

@@ -232,6 +232,10 @@ struct menv_config {
 	 * `migrated_channel_aliases:` (former aliases), as conda. */
 	struct menv_strvec migrated_custom_names, migrated_custom_urls;
 	struct menv_strvec migrated_channel_aliases;
+	/* `mirrored_channels:` (mamba 2: channel name -> ordered list of mirror URLs), flattened
+	 * into parallel vectors: one (name, URL) pair per mirror, in order. A later rc file that
+	 * names a channel replaces its list. */
+	struct menv_strvec mirrored_channel_names, mirrored_channel_urls;
 
 	/* Transfers (conda's keys and defaults) */
 	int remote_max_retries;             /* retries after the first attempt, default 3 */
@@ -262,6 +266,7 @@ struct menv_config {
  * environment variables: MENV_<KEY> or CONDA_<KEY> for each key below (MENV_ wins; lists
  * comma-separated, e.g. CONDA_CHANNELS=a,b), MENV_ROOT_PREFIX and CONDA_PKGS_DIRS.
  * Keys: channels, default_channels, channel_alias, custom_channels, migrated_custom_channels,
+ * mirrored_channels (a mapping of channel names to lists of URLs),
  * migrated_channel_aliases, channel_priority, pkgs_dirs, envs_dirs, root_prefix,
  * download_threads (alias fetch_threads), remote_max_retries, remote_backoff_factor,
  * remote_connect_timeout_secs, remote_read_timeout_secs, local_repodata_ttl, offline,
@@ -360,6 +365,10 @@ struct menv_channel {
 	char *cname;    /* conda's Channel.name ("conda-forge/label/dev"), or NULL */
 	char *platform; /* the subdir the input named ("linux-64"), or NULL */
 	char *package_filename; /* the package file the input named, or NULL */
+	/* mamba 2's mirrored_channels for this channel (by canonical name or base URL): the
+	 * https://, http://, file:// or oci:// URLs fetches go to instead, tried in order on
+	 * failure; empty when the channel has none (fetches go to base_url) */
+	struct menv_strvec mirrors;
 };
 
 /* Resolves one channel string like conda's Channel(value) (CEP-26): a name with optional

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <bzlib.h>
 #include <zstd.h>
 
 #include "../unit/fetch/testutil.h"
@@ -69,6 +70,24 @@ static void write_zst(const char *path, const char *from)
 	size_t n = ZSTD_compress(out, cap, in.buf, in.len, 3);
 	assert_false(ZSTD_isError(n));
 	tu_write(path, out, n);
+	free(out);
+	menv_buf_release(&in);
+}
+
+static void write_bz2(const char *path, const char *from)
+{
+	struct menv_buf in = MENV_BUF_INIT;
+	struct menv_error err;
+	unsigned int cap;
+	char *out;
+
+	menv_buf_init(&in);
+	assert_int_equal(menv_buf_read_file(&in, from, &err), 0);
+	cap = (unsigned int)(in.len + in.len / 100 + 601);
+	out = malloc(cap);
+	assert_int_equal(BZ2_bzBuffToBuffCompress(out, &cap, in.buf, (unsigned int)in.len, 9, 0, 0),
+	                 BZ_OK);
+	tu_write(path, out, cap);
 	free(out);
 	menv_buf_release(&in);
 }
@@ -115,6 +134,20 @@ static void make_channels(void)
 		free(from);
 		free(to);
 	}
+	/* s3: repodata.json.zst answered 403 (a bucket's missing key), repodata.json served */
+	p = tu_path("%s/conda/s3/linux-64", F.www), tu_mkdirs(p), free(p);
+	tu_copy(FORMAT_REPO "/linux-64/repodata.json",
+	        p = tu_path("%s/conda/s3/linux-64/repodata.json", F.www));
+	free(p);
+	/* bz2only: linux-64 serves repodata.json.bz2 and nothing else; zstonly: the .zst alone */
+	p = tu_path("%s/conda/bz2only/linux-64", F.www), tu_mkdirs(p), free(p);
+	p = tu_path("%s/conda/bz2only/linux-64/repodata.json.bz2", F.www);
+	write_bz2(p, FORMAT_REPO "/linux-64/repodata.json");
+	free(p);
+	p = tu_path("%s/conda/zstonly/linux-64", F.www), tu_mkdirs(p), free(p);
+	p = tu_path("%s/conda/zstonly/linux-64/repodata.json.zst", F.www);
+	write_zst(p, FORMAT_REPO "/linux-64/repodata.json");
+	free(p);
 	/* broken ones */
 	p = tu_path("%s/conda/bad/linux-64", F.www), tu_mkdirs(p), free(p);
 	p = tu_path("%s/conda/bad/linux-64/repodata.json", F.www);
@@ -189,6 +222,7 @@ static int group_setup(void **state)
 	                "    location /conda/t/ { return 403; }\n"
 	                "    location /private/ { auth_basic \"menv\"; auth_basic_user_file %s; "
 	                "alias %s/conda/; }\n"
+	                "    location ~ ^/conda/s3/.*\\.zst$ { return 403; }\n"
 	                "    location /cc/ { add_header Cache-Control \"public, max-age=3600\"; "
 	                "alias %s/conda/; }\n",
 	                F.www, htpasswd, F.www, F.www);
@@ -405,6 +439,110 @@ static void test_repodata_json_fallback(void **state)
 	assert_int_equal(ngx_count(&F.ngx, "/conda/plain/linux-64/repodata.json 304"), 1);
 	menv_repodata_req_release(&r[0]);
 	menv_channel_free(c);
+	free(cache);
+}
+
+/* issue 16: a .zst answered 403 falls back to repodata.json (conda: any 4xx but 416) and the
+ * missing .zst is remembered, so the next revalidation asks for repodata.json alone */
+static void test_repodata_zst_403_falls_back(void **state)
+{
+	char *cache = tu_path("%s/cache-s3", F.tmp);
+	struct menv_fetch_opts o = fast_opts(cache);
+	struct menv_channel *c = channel("s3");
+	struct menv_repodata_req r[2];
+	struct menv_error err = {0};
+
+	(void)state;
+	o.repodata_ttl = 0;
+	memset(r, 0, sizeof(r));
+	r[0].channel = c, r[0].subdir = "linux-64";
+	r[1].channel = c, r[1].subdir = "noarch";
+	assert_int_equal(menv_fetch_repodata_many(r, 2, &o, &err), 0);
+	assert_int_equal(r[0].rc, 0);
+	assert_false(r[0].zst);
+	assert_same_file_text(&r[0].json, FORMAT_REPO "/linux-64/repodata.json");
+	/* noarch: .zst 403, .json 404, .bz2 404: missing beside linux-64, so empty */
+	assert_true(r[1].missing);
+	assert_string_equal(r[1].json.buf, "{}");
+	assert_int_equal(ngx_count(&F.ngx, "/conda/s3/linux-64/repodata.json.zst 403"), 1);
+	assert_int_equal(ngx_count(&F.ngx, "/conda/s3/linux-64/repodata.json 200"), 1);
+	assert_int_equal(ngx_count(&F.ngx, "/conda/s3/noarch/repodata.json 404"), 1);
+	menv_repodata_req_release(&r[0]);
+	menv_repodata_req_release(&r[1]);
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, r), 0);
+	assert_true(r[0].not_modified);
+	assert_int_equal(ngx_count(&F.ngx, "/conda/s3/linux-64/repodata.json.zst 403"), 1);
+	assert_int_equal(ngx_count(&F.ngx, "/conda/s3/linux-64/repodata.json 304"), 1);
+	menv_repodata_req_release(&r[0]);
+	menv_channel_free(c);
+	free(cache);
+}
+
+/* issue 16: a subdir serving only repodata.json.bz2 (over HTTP and file://), and one serving
+ * only repodata.json.zst over file:// (read in place or not), have their packages */
+static void test_repodata_bz2_and_file_zst_only(void **state)
+{
+	char *cache = tu_path("%s/cache-bz2", F.tmp);
+	struct menv_fetch_opts o = fast_opts(cache);
+	struct menv_channel *c = channel("bz2only");
+	struct menv_repodata_req r;
+
+	(void)state;
+	o.repodata_ttl = 0;
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_false(r.zst);
+	assert_false(r.missing);
+	assert_non_null(strstr(r.url, "/conda/bz2only/linux-64/repodata.json.bz2"));
+	assert_same_file_text(&r.json, FORMAT_REPO "/linux-64/repodata.json");
+	assert_int_equal(ngx_count(&F.ngx, "/conda/bz2only/linux-64/repodata.json.bz2 200"), 1);
+	menv_repodata_req_release(&r);
+	/* cached with its validators: a 304 for the .bz2 the second time */
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_true(r.not_modified);
+	assert_same_file_text(&r.json, FORMAT_REPO "/linux-64/repodata.json");
+	assert_int_equal(ngx_count(&F.ngx, "/conda/bz2only/linux-64/repodata.json.bz2 304"), 1);
+	menv_repodata_req_release(&r);
+	menv_channel_free(c);
+
+	static const char *const names[] = {"bz2only", "zstonly"};
+	for (int k = 0; k < 2; k++) {
+		for (int as_file = 0; as_file < 2; as_file++) {
+			char *u = tu_path("file://%s/conda/%s", F.www, names[k]);
+			struct menv_fetch_opts fo = fast_opts(NULL);
+			fo.repodata_as_file = as_file;
+			c = channel(u);
+			assert_int_equal(fetch_subdir(c, "linux-64", &fo, &r), 0);
+			assert_false(r.missing);
+			assert_null(r.path); /* decompressed: in memory, not the file itself */
+			assert_same_file_text(&r.json, FORMAT_REPO "/linux-64/repodata.json");
+			menv_repodata_req_release(&r);
+			menv_channel_free(c);
+			free(u);
+		}
+	}
+	/* a truncated .bz2 is refused, naming the URL */
+	char *t = tu_path("%s/conda/bz2trunc/linux-64", F.tmp);
+	char *full = tu_path("%s/conda/bz2only/linux-64/repodata.json.bz2", F.www);
+	struct menv_buf b = MENV_BUF_INIT;
+	struct menv_error err;
+	tu_mkdirs(t);
+	menv_buf_init(&b);
+	assert_int_equal(menv_buf_read_file(&b, full, &err), 0);
+	char *tf = tu_path("%s/repodata.json.bz2", t);
+	tu_write(tf, b.buf, b.len / 2);
+	char *u = tu_path("file://%s/conda/bz2trunc", F.tmp);
+	struct menv_fetch_opts fo = fast_opts(NULL);
+	c = channel(u);
+	assert_int_equal(fetch_subdir(c, "linux-64", &fo, &r), MENV_EPARSE);
+	assert_non_null(strstr(r.err.msg, "truncated repodata from 'file://"));
+	assert_non_null(strstr(r.err.msg, "bz2trunc/linux-64/repodata.json.bz2"));
+	menv_repodata_req_release(&r);
+	menv_channel_free(c);
+	menv_buf_release(&b);
+	free(u);
+	free(tf);
+	free(full);
+	free(t);
 	free(cache);
 }
 
@@ -1264,6 +1402,8 @@ int main(void)
 	        cmocka_unit_test(test_repodata_zst_etag_304),
 	        cmocka_unit_test(test_repodata_max_age_ttl),
 	        cmocka_unit_test(test_repodata_json_fallback),
+	        cmocka_unit_test(test_repodata_zst_403_falls_back),
+	        cmocka_unit_test(test_repodata_bz2_and_file_zst_only),
 	        cmocka_unit_test(test_repodata_missing_channel_or_subdir),
 	        cmocka_unit_test(test_repodata_bad_input_keeps_cache),
 	        cmocka_unit_test(test_repodata_zst_bomb_capped),

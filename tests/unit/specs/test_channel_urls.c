@@ -332,13 +332,62 @@ static void test_fetch_settings(void **state)
 	unsetenv("CONDA_CHANNELS");
 }
 
+/* mamba 2's mirrored_channels: name -> ordered mirrors, on the channel by canonical name or
+ * base URL; a later file replaces a named channel's list and keeps the others */
+static void test_mirrored_channels(void **state)
+{
+	struct menv_config cfg;
+	struct menv_error err = {0};
+	struct menv_channel *c = NULL;
+	char path[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/condarc-mirrors-%d.yml", MENV_TEST_TMP, (int)getpid());
+	write_text(path, "mirrored_channels:\n"
+	                 "  conda-forge:\n"
+	                 "    - https://mirror.example/conda-forge/\n"
+	                 "    - oci://registry.example/channel-mirrors/conda-forge\n"
+	                 "  https://private.example/team: [file:///srv/team]\n");
+	menv_config_defaults(&cfg);
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), 0);
+	assert_int_equal(cfg.mirrored_channel_names.n, 3);
+	assert_int_equal(menv_channel_parse("conda-forge", &cfg, &c, &err), 0);
+	assert_string_equal(c->base_url, "https://conda.anaconda.org/conda-forge");
+	assert_int_equal(c->mirrors.n, 2);
+	assert_string_equal(c->mirrors.v[0], "https://mirror.example/conda-forge");
+	assert_string_equal(c->mirrors.v[1], "oci://registry.example/channel-mirrors/conda-forge");
+	struct menv_channel *d = menv_channel_dup(c);
+	assert_int_equal(d->mirrors.n, 2);
+	menv_channel_free(d);
+	menv_channel_free(c);
+	assert_int_equal(menv_channel_parse("https://private.example/team", &cfg, &c, &err), 0);
+	assert_int_equal(c->mirrors.n, 1);
+	assert_string_equal(c->mirrors.v[0], "file:///srv/team");
+	menv_channel_free(c);
+	assert_int_equal(menv_channel_parse("bioconda", &cfg, &c, &err), 0);
+	assert_int_equal(c->mirrors.n, 0);
+	menv_channel_free(c);
+	write_text(path, "mirrored_channels:\n  conda-forge: [http://other.example/cf]\n");
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), 0);
+	assert_int_equal(menv_channel_parse("conda-forge", &cfg, &c, &err), 0);
+	assert_int_equal(c->mirrors.n, 1);
+	assert_string_equal(c->mirrors.v[0], "http://other.example/cf");
+	menv_channel_free(c);
+	assert_int_equal(cfg.mirrored_channel_names.n, 2); /* the team entry stays */
+	write_text(path, "mirrored_channels:\n  conda-forge: https://not-a-list\n");
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), MENV_EPARSE);
+	assert_non_null(strstr(err.msg, ":2:"));
+	assert_non_null(strstr(err.msg, "list of mirror URLs"));
+	menv_config_release(&cfg);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_channel_urls_tsv),
-	        cmocka_unit_test(test_redact),
-	        cmocka_unit_test(test_token_channel),
-	        cmocka_unit_test(test_fetch_settings),
+	        cmocka_unit_test(test_channel_urls_tsv),  cmocka_unit_test(test_redact),
+	        cmocka_unit_test(test_token_channel),     cmocka_unit_test(test_fetch_settings),
+	        cmocka_unit_test(test_mirrored_channels),
 	};
 	char mk[512];
 

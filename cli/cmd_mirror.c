@@ -1,0 +1,78 @@
+/*
+ * cmd_mirror.c - `menv mirror`: copies a channel (for the platforms named, and noarch), or the
+ * packages a lockfile names, to a folder a web server can serve or to an oci:// registry
+ * channel (fetch/mirror.c does the work).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define USAGE                                                                                      \
+	"usage: menv mirror (-c CHANNEL | -f LOCKFILE) [--platform SUBDIR]... DEST\n"              \
+	"  DEST: a folder (or file:// URL) written as a channel, or oci://HOST/PATH\n"
+
+int menv_cmd_mirror(int argc, char **argv)
+{
+	struct menv_cli_args a = {0};
+	struct menv_config cfg = {0};
+	struct menv_error err = {0};
+	struct menv_fetch_opts fo;
+	struct menv_mirror_stats st = {0};
+	struct menv_lockfile *lf = NULL;
+	struct menv_record *recs = NULL;
+	size_t nrecs = 0;
+	int rc;
+
+	static char platform_opt[] = "--platform";
+	for (int i = 1; i < argc; i++) /* -p is --platform here, as in `menv lock` */
+		if (!strcmp(argv[i], "-p"))
+			argv[i] = platform_opt;
+	if ((rc = menv_cli_parse(argc, argv, "fcQqh", USAGE, 1, 1, &a)))
+		return MENV_CLI_EXIT(rc);
+	if ((a.file != NULL) == (a.channels.n > 0) || a.channels.n > 1) {
+		fputs(USAGE, stderr);
+		menv_cli_args_release(&a);
+		return MENV_EXIT_USAGE;
+	}
+	rc = menv_config_load(&cfg, &err);
+	if (rc)
+		goto out;
+	menv_fetch_opts_from_config(&fo, &cfg);
+	fo.cancel = MENV_CLI_CANCEL;
+	if (a.file) {
+		rc = menv_lockfile_load(a.file, &lf, &err);
+		if (!rc)
+			rc = menv_mirror_lock_records(lf, (const char *const *)a.platforms.v,
+			                              a.platforms.n, &recs, &nrecs, &err);
+		struct menv_record **ptrs = menv_xcalloc(nrecs + 1, sizeof(*ptrs));
+		for (size_t i = 0; i < nrecs; i++)
+			ptrs[i] = &recs[i];
+		if (!rc)
+			rc = menv_mirror_records(ptrs, nrecs, a.args.v[0], &fo, NULL, NULL, &st,
+			                         &err);
+		free(ptrs);
+	} else {
+		if (!a.platforms.n)
+			menv_strvec_push(&a.platforms, cfg.subdir);
+		struct menv_channel *c = NULL;
+		rc = menv_channel_parse(a.channels.v[0], &cfg, &c, &err);
+		if (!rc)
+			rc = menv_mirror_channel(c, (const char *const *)a.platforms.v,
+			                         a.platforms.n, a.args.v[0], &fo, NULL, NULL, &st,
+			                         &err);
+		menv_channel_free(c);
+	}
+	if (!rc && !a.quiet)
+		printf("mirrored %zu packages (%.1f MB) and %zu subdir indexes to %s\n",
+		       st.packages, (double)st.bytes / 1e6, st.subdirs, a.args.v[0]);
+out:
+	for (size_t i = 0; i < nrecs; i++)
+		menv_record_release(&recs[i]);
+	free(recs);
+	menv_lockfile_free(lf);
+	menv_config_release(&cfg);
+	menv_cli_args_release(&a);
+	return rc ? menv_cli_fail(&err) : 0;
+}
