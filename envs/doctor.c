@@ -168,7 +168,7 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 	int rc = 0;
 
 	for (size_t i = 0; i < dists->n; i++) {
-		if (menv_record_from_cache(cfg->pkgs_dir, dists->v[i], &recs[n]))
+		if (menv_record_from_cache(&cfg->pkgs_dirs, dists->v[i], &recs[n]))
 			link[n] = &recs[n], n++;
 		else
 			add(r, MENV_DOCTOR_CORRUPT_RECORD, dists->v[i], "",

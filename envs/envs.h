@@ -58,7 +58,10 @@ enum menv_env_event {
 typedef void (*menv_env_cb)(void *ud, enum menv_env_event ev, const char *msg);
 
 struct menv_install_opts {
-	const char *pkgs_dir;                /* the package cache holding the extracted packages */
+	const char *pkgs_dir;                /* the package cache written (pkgs_dir) */
+	const struct menv_strvec *pkgs_dirs; /* every package cache, in order (pkgs_dirs; NULL:
+						pkgs_dir only): a package is linked from the
+						first holding it (menv_pkgcache_locate) */
 	const struct menv_strvec *requested; /* MatchSpecs the user asked for (history, records) */
 	const char *cmdline;                 /* the command line for conda-meta/history */
 	bool remove_specs;                   /* history says "# remove specs:" (menv remove) */
@@ -974,7 +977,9 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
                     struct menv_doctor_report *r, struct menv_error *err);
 void menv_doctor_report_release(struct menv_doctor_report *r);
 
-/* `conda clean`: what `what` selects (MENV_CLEAN_*) removed from cfg->pkgs_dir, under the
+/* `conda clean`: what `what` selects (MENV_CLEAN_*) removed from cfg->pkgs_dir (the writable
+ * cache; the read-only entries of pkgs_dirs are never cleaned, and with none writable nothing
+ * is removed, MENV_ENV_WARNING saying so), under the
  * cache's users lock held exclusive (menv_pkgcache_use: a create or install between its
  * fetch and its link is waited for, `waiting` told once), extracted packages that any
  * environment of menv_env_list uses kept (menv_env_used_packages). `events` (may be NULL)

@@ -66,6 +66,9 @@ struct menv_fetch_opts {
 	 * the bytes, `path` is NULL. */
 	bool repodata_as_file;
 	volatile int *cancel; /* non-zero (Ctrl-C) stops all transfers: MENV_EINTR; or NULL */
+	/* packages: every package cache to look in, in order (conda's pkgs_dirs; the one
+	 * written may be among them), or NULL: only the one written. Borrowed. */
+	const struct menv_strvec *pkgs_dirs;
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
 	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
 	 * unknown), transfers finished and in all, and the transfers running now (`running`,
@@ -194,11 +197,16 @@ int menv_archive_read_member(const char *archive, const char *member, struct men
 enum menv_fetch_event { MENV_FETCH_CACHED, MENV_FETCH_DOWNLOADED, MENV_FETCH_EXTRACTED };
 typedef void (*menv_fetch_cb)(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
 
-/* Makes every record available extracted in the package cache `pkgs_dir`:
+/* Makes every record available extracted in a package cache, writing only into `pkgs_dir`
+ * (the first writable entry of pkgs_dirs, as conda's first_writable):
+ *   - an entry of o->pkgs_dirs other than `pkgs_dir` holds `<dist>/` (menv_pkgcache_has),
+ *     the entries in their order: used where it is, nothing written there (a read-only
+ *     cache: no lock, no urls.txt, no repodata_record.json completed);
  *   - `<pkgs>/<dist>/` holds it (menv_pkgcache_has; an entry left by conda or micromamba
  *     counts as well): kept, and a hash or size the record has and its repodata_record.json
  *     lacks is added there (best effort);
- *   - else `<pkgs>/<fn>` present with the right hash: extracted;
+ *   - else `<pkgs>/<fn>`, or `<fn>` in another entry of o->pkgs_dirs, present with the right
+ *     hash: extracted into `pkgs_dir` (a stale file elsewhere is left alone);
  *   - else downloaded from r->url (with the credentials of r->channel, if any) to
  *     `<pkgs>/<fn>.partial` while hashing, verified against the record's sha256 (md5 when only
  *     md5 is known) and size, then renamed into place. A `.partial` left by an interrupted run
@@ -258,6 +266,16 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 
 /* The extracted directory of a record in the cache ("<pkgs>/<dist>"). Caller frees. */
 char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r);
+/* Where a record is extracted among the package caches `dirs` (pkgs_dirs, in order; NULL:
+ * none): "<dir>/<dist>" of the first that holds it (menv_pkgcache_has), else that path in
+ * `pkgs_dir` (the cache written). Conda links from the first pkgs_dirs entry that has the
+ * package. Caller frees. Reads only. */
+char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           const struct menv_record *r);
+/* Whether `pkgs_dir` or any entry of `dirs` (may be NULL) holds the record
+ * (menv_pkgcache_has). Reads only. */
+bool menv_pkgcache_has_any(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           const struct menv_record *r);
 
 /* Whether `<pkgs>/<dist>/` holds the record, judged as conda and micromamba judge their own
  * cache entries (conda's pkgs_dirs layout, so their caches can be read): its

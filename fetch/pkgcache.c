@@ -114,6 +114,7 @@ char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r)
 struct task {
 	const struct menv_record *r;
 	struct menv_hashes h;
+	const char *from; /* the read-only cache holding the package file, or NULL: `<pkgs>` */
 };
 
 struct pool {
@@ -159,7 +160,8 @@ static void fail(struct pool *p, int rc, const struct menv_error *err)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static void enqueue(struct pool *p, const struct menv_record *r, const struct menv_hashes *h)
+static void enqueue(struct pool *p, const struct menv_record *r, const struct menv_hashes *h,
+                    const char *from)
 {
 	pthread_mutex_lock(&p->lock);
 	if (p->qn == p->qalloc) {
@@ -168,6 +170,7 @@ static void enqueue(struct pool *p, const struct menv_record *r, const struct me
 	}
 	p->q[p->qn].r = r;
 	p->q[p->qn].h = *h;
+	p->q[p->qn].from = from;
 	p->qn++;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
@@ -486,7 +489,7 @@ static void *worker(void *arg)
 			break;
 		}
 		dist = dist_of(t.r);
-		file = menv_xasprintf("%s/%s", p->pkgs, t.r->fn);
+		file = menv_xasprintf("%s/%s", t.from ? t.from : p->pkgs, t.r->fn);
 		rc = extract(p->pkgs, dist, file, t.r, &t.h, &err);
 		free(file);
 		free(dist);
@@ -644,7 +647,7 @@ static int dl_done(void *ud, struct menv_xfer *x)
 		goto out;
 	d->finished = true;
 	emit(p, MENV_FETCH_DOWNLOADED, d->r);
-	enqueue(p, d->r, &h);
+	enqueue(p, d->r, &h, NULL);
 	return 0;
 out:
 	x->rc = rc;
@@ -672,6 +675,68 @@ static void dl_release(struct dl *d)
 	menv_xfer_release(&d->x);
 	free(d->file);
 	free(d->tmp);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Read-only caches                                                                          */
+
+/* Whether an entry of `dirs` other than `pkgs` holds the record extracted and intact: those
+ * before `pkgs` in the list (`before`), or those after it. Nothing is written there. */
+static bool read_only_has(const struct menv_strvec *dirs, const char *pkgs,
+                          const struct menv_record *r, bool before)
+{
+	bool seen = false;
+
+	for (size_t i = 0; dirs && i < dirs->n; i++) {
+		if (!strcmp(dirs->v[i], pkgs)) {
+			seen = true;
+			if (before)
+				return false;
+			continue;
+		}
+		if ((before || seen) && menv_pkgcache_has(dirs->v[i], r))
+			return true;
+	}
+	return false;
+}
+
+/* The first entry of `dirs` other than `pkgs` holding the record's package file with its
+ * checksums (hashes into *h), or NULL. Borrowed from `dirs`. A stale file stays there. */
+static const char *read_only_file(const struct menv_strvec *dirs, const char *pkgs,
+                                  const struct menv_record *r, struct menv_hashes *h)
+{
+	struct menv_error ignored;
+
+	for (size_t i = 0; dirs && i < dirs->n; i++) {
+		if (!strcmp(dirs->v[i], pkgs))
+			continue;
+		char *file = menv_xasprintf("%s/%s", dirs->v[i], r->fn);
+		struct stat st;
+		bool ok = stat(file, &st) == 0 && S_ISREG(st.st_mode) &&
+		          menv_hash_file(file, h, &ignored) == 0 && verify(r, h, &ignored) == 0;
+		free(file);
+		if (ok)
+			return dirs->v[i];
+	}
+	return NULL;
+}
+
+char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           const struct menv_record *r)
+{
+	for (size_t i = 0; dirs && i < dirs->n; i++)
+		if (menv_pkgcache_has(dirs->v[i], r))
+			return menv_pkgcache_dir(dirs->v[i], r);
+	return menv_pkgcache_dir(pkgs_dir, r);
+}
+
+bool menv_pkgcache_has_any(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           const struct menv_record *r)
+{
+	for (size_t i = 0; dirs && i < dirs->n; i++)
+		if (menv_pkgcache_has(dirs->v[i], r))
+			return true;
+	return menv_pkgcache_has(pkgs_dir, r);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -813,6 +878,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		struct menv_error e = {0};
 		struct menv_hashes h;
 		char *dist, *dir, *file, *url;
+		const char *ro = NULL;
 		bool have = false;
 		int64_t offset = 0;
 		struct dl *d;
@@ -829,7 +895,9 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		dir = menv_xasprintf("%s/%s", pkgs_dir, dist);
 		file = menv_xasprintf("%s/%s", pkgs_dir, r->fn);
 		free(dist);
-		if (is_dir(dir) && extracted_matches(dir, r) && extracted_intact(dir)) {
+		if (read_only_has(o->pkgs_dirs, pkgs_dir, r, true) ||
+		    (is_dir(dir) && extracted_matches(dir, r) && extracted_intact(dir)) ||
+		    read_only_has(o->pkgs_dirs, pkgs_dir, r, false)) {
 			emit(&p, MENV_FETCH_CACHED, r);
 			free(dir);
 			free(file);
@@ -845,8 +913,10 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 			free(file);
 			break;
 		}
+		if (!have && (ro = read_only_file(o->pkgs_dirs, pkgs_dir, r, &h)))
+			have = true;
 		if (have) {
-			enqueue(&p, r, &h);
+			enqueue(&p, r, &h, ro);
 			free(file);
 			continue;
 		}

@@ -332,12 +332,70 @@ static void test_fetch_settings(void **state)
 	unsetenv("CONDA_CHANNELS");
 }
 
+/* pkgs_dirs as conda reads it: a list in .condarc (~ expanded, duplicates dropped),
+ * CONDA_PKGS_DIRS comma-separated over it, and pkgs_dir the first writable entry. */
+static void test_pkgs_dirs(void **state)
+{
+	(void)state;
+	struct menv_config cfg;
+	struct menv_error err = {0};
+	char home[256], rc[512], text[2048];
+
+	snprintf(home, sizeof(home), "%s/home-pkgs", MENV_TEST_TMP);
+	snprintf(rc, sizeof(rc), "%s/pkgsrc", MENV_TEST_TMP);
+	setenv("HOME", home, 1);
+	setenv("MENVRC", rc, 1);
+	unsetenv("CONDARC");
+	unsetenv("CONDA_PKGS_DIRS");
+	/* <tmp>/afile/pkgs cannot be made (a file is in the way): the next entry is written */
+	char ro[512], ro2[512];
+	snprintf(ro, sizeof(ro), "%s/afile/pkgs", MENV_TEST_TMP);
+	snprintf(ro2, sizeof(ro2), "%s/afile/b", MENV_TEST_TMP);
+	snprintf(text, sizeof(text), "%s/afile", MENV_TEST_TMP);
+	write_text(text, "not a directory\n");
+	snprintf(text, sizeof(text), "pkgs_dirs:\n  - %s\n  - ~/cache/\n  - %s\n", ro, ro);
+	write_text(rc, text);
+	assert_int_equal(menv_config_load(&cfg, &err), 0);
+	assert_int_equal(cfg.pkgs_dirs.n, 2);
+	assert_string_equal(cfg.pkgs_dirs.v[0], ro);
+	char *want = menv_xasprintf("%s/cache", home);
+	assert_string_equal(cfg.pkgs_dirs.v[1], want);
+	assert_string_equal(cfg.pkgs_dir, want);
+	assert_true(cfg.pkgs_dir_writable);
+	free(want);
+	menv_config_release(&cfg);
+
+	/* the variable wins over the file; none writable: the first, marked so */
+	snprintf(text, sizeof(text), "%s,%s", ro, ro2);
+	setenv("CONDA_PKGS_DIRS", text, 1);
+	assert_int_equal(menv_config_load(&cfg, &err), 0);
+	assert_int_equal(cfg.pkgs_dirs.n, 2);
+	assert_string_equal(cfg.pkgs_dirs.v[1], ro2);
+	assert_string_equal(cfg.pkgs_dir, ro);
+	assert_false(cfg.pkgs_dir_writable);
+	menv_config_release(&cfg);
+
+	/* the default: [<root>/pkgs] */
+	unsetenv("CONDA_PKGS_DIRS");
+	write_text(rc, "");
+	setenv("MENV_ROOT_PREFIX", home, 1);
+	assert_int_equal(menv_config_load(&cfg, &err), 0);
+	want = menv_xasprintf("%s/pkgs", home);
+	assert_int_equal(cfg.pkgs_dirs.n, 1);
+	assert_string_equal(cfg.pkgs_dirs.v[0], want);
+	assert_string_equal(cfg.pkgs_dir, want);
+	free(want);
+	menv_config_release(&cfg);
+	unsetenv("MENV_ROOT_PREFIX");
+	unsetenv("MENVRC");
+	unlink(rc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_channel_urls_tsv),
-	        cmocka_unit_test(test_redact),
-	        cmocka_unit_test(test_token_channel),
+	        cmocka_unit_test(test_pkgs_dirs),      cmocka_unit_test(test_channel_urls_tsv),
+	        cmocka_unit_test(test_redact),         cmocka_unit_test(test_token_channel),
 	        cmocka_unit_test(test_fetch_settings),
 	};
 	char mk[512];
