@@ -7,7 +7,8 @@ go into the first writable one. A cache is read-only two ways here, each checked
 - by its modes, with menv run as an unprivileged user (setpriv to nobody; root ignores modes),
 - by a read-only bind mount, menv run as root (where this machine lets the test mount).
 For each:
-- create succeeds with every package in the read-only cache; the read-only tree is unchanged
+- create succeeds with every package in the read-only cache (one extracted, one only as its
+  package file: extracted into the writable cache, not downloaded); the read-only tree is unchanged
   (every path, size, mtime, inode and file hash equal before and after: no lock, no urls.txt,
   no record rewritten) and the environment's records point into it;
 - a package missing from it is downloaded and extracted into the writable one;
@@ -58,16 +59,23 @@ def scenario(t, what, chan, ro, rw, run):
     if r.rc:
         print(r)
     t.eq(tree_hashes(ro), before, "%s: the read-only cache is unchanged by create" % what)
+    rec = os.path.join(p, "conda-meta", "dependent-2.0-0.json")
+    if t.check(os.path.exists(rec), "%s: dependent-2.0-0 is installed" % what):
+        j = menvtest.read_json(rec)
+        t.eq(j.get("extracted_package_dir"), os.path.join(ro, "dependent-2.0-0"),
+             "%s: the record's extracted_package_dir is in the read-only cache" % what)
+        t.eq(j.get("package_tarball_full_path"), os.path.join(ro, "dependent-2.0-0.conda"),
+             "%s: package_tarball_full_path is in the read-only cache" % what)
     rec = os.path.join(p, "conda-meta", "dependency-2.0-0.json")
     if t.check(os.path.exists(rec), "%s: dependency-2.0-0 is installed" % what):
-        j = menvtest.read_json(rec)
-        t.eq(j.get("extracted_package_dir"), os.path.join(ro, "dependency-2.0-0"),
-             "%s: the record's extracted_package_dir is in the read-only cache" % what)
-        t.eq(j.get("package_tarball_full_path"), os.path.join(ro, "dependency-2.0-0.conda"),
-             "%s: package_tarball_full_path is in the read-only cache" % what)
+        t.eq(menvtest.read_json(rec).get("extracted_package_dir"),
+             os.path.join(rw, "dependency-2.0-0"),
+             "%s: a package only as a file in the read-only cache is extracted into the "
+             "writable one" % what)
     left = sorted(n for n in (os.listdir(rw) if os.path.isdir(rw) else [])
                   if n.startswith("depend"))
-    t.eq(left, [], "%s: nothing of the cached packages went into the writable cache" % what)
+    t.eq(left, ["dependency-2.0-0"], "%s: the writable cache got only that extraction (no "
+         "download, nothing of the extracted one)" % what)
 
     r = run("install", "-p", p, *C, "small-executable")
     t.eq(r.rc, 0, "%s: install of a package missing from the read-only cache" % what)
@@ -100,6 +108,8 @@ def fill_cache(t, chan, cache):
     for n in ("dependency-2.0-0", "dependent-2.0-0"):
         if not os.path.isdir(os.path.join(cache, n)):
             raise menvtest.Fatal("the cache to make read-only lacks %s" % n)
+    # dependency only as its package file
+    shutil.rmtree(os.path.join(cache, "dependency-2.0-0"))
 
 
 def body(t):
