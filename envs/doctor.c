@@ -216,8 +216,8 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 		if (l < 6 || strcmp(de->d_name + l - 5, ".json") || de->d_name[0] == '.')
 			continue;
 		char *path = menv_xasprintf("%s/%s", meta, de->d_name);
-		json_error_t je;
-		json_t *j = json_load_file(path, 0, &je);
+		struct menv_error je = {0};
+		json_t *j = menv_json_load_file(path, 0, &je);
 		r->packages++;
 		if (!json_is_object(j) || !jstr(j, "name") || !jstr(j, "version") ||
 		    !jstr(j, "build")) {
@@ -225,7 +225,7 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			    j ? menv_xasprintf(
 			                "%s: not a package record (no name, version or build)",
 			                path)
-			      : menv_xasprintf("%s:%d:%d: %s", path, je.line, je.column, je.text));
+			      : menv_xstrdup(je.msg));
 			if (fix) {
 				char *aside = menv_xasprintf("%s.corrupt", path);
 				r->findings[r->n - 1].fixed = rename(path, aside) == 0;

@@ -264,7 +264,7 @@ bool menv_record_from_cache(const struct menv_strvec *dirs, const char *dist,
 	json_t *j = NULL;
 	for (size_t i = 0; i < dirs->n && !j; i++) {
 		char *p = menv_xasprintf("%s/%s/info/repodata_record.json", dirs->v[i], dist);
-		j = json_load_file(p, 0, NULL);
+		j = menv_json_load_file(p, 0, NULL);
 		free(p);
 	}
 	const char *fn = j ? jstr(j, "fn") : "";

@@ -121,12 +121,7 @@ static bool dir_is_empty(const char *path)
 
 static json_t *load_json(const char *path, struct menv_error *err)
 {
-	json_error_t jerr;
-	json_t *j = json_load_file(path, 0, &jerr);
-	if (!j)
-		menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column,
-		               jerr.text);
-	return j;
+	return menv_json_load_file(path, 0, err);
 }
 
 /* The spec the user asked for that names this record, or NULL. */

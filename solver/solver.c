@@ -63,7 +63,8 @@ struct menv_solver {
 	Id baseurlkey;        /* "menv:base_url" on SOLVID_META */
 	Id warnkey;           /* "menv:warnings" on SOLVID_META: the load's warnings, one a line */
 	volatile int *cancel; /* non-zero stops a load: MENV_EINTR; or NULL */
-	struct menv_strvec warnings; /* what the loads skipped, one line each */
+	struct menv_strvec warnings;  /* what the loads skipped, one line each */
+	struct menv_error unreadable; /* why the last record that could not be read was not */
 };
 
 /* A channel subdir whose solvables came from libsolv's conda reader (or its .solv cache);
@@ -286,7 +287,9 @@ static int cmp_fn(const void *a, const void *b)
 static char *base_url_of(const struct menv_channel *ch, const char *subdir, const char *info,
                          size_t len)
 {
-	json_t *j = info ? json_loadb(info, len, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+	json_t *j = NULL;
+	if (info)
+		menv_json_parse(info, len, JSON_DISABLE_EOF_CHECK, "info", &j, NULL);
 	const char *bu = json_string_value(json_object_get(j, "base_url"));
 	char *base;
 	if (bu && *bu) {
@@ -638,11 +641,21 @@ static const struct menv_record *record_of(struct menv_solver *s, Id p)
 	unsigned long long off = solvable_lookup_num(sv, s->offkey, (unsigned long long)-1);
 	if (off == (unsigned long long)-1 || off >= f->size)
 		return NULL;
-	json_t *obj = json_loadb(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, NULL);
 	const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+	json_t *obj = NULL;
 	struct menv_record *r = menv_xcalloc(1, sizeof(*r));
-	struct menv_error err;
-	if (!obj || !loc || menv_record_from_json(r, obj, loc, f->base, f->ch, &err)) {
+	struct menv_error err = {0};
+	char *src = menv_xasprintf("%s/%s/repodata.json record '%s'",
+	                           f->ch && f->ch->name ? f->ch->name : "?", f->subdir,
+	                           loc ? loc : "?");
+	/* the depth limit of every JSON menv reads: a record nested deeper is not taken */
+	int rc = menv_json_parse(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, src, &obj,
+	                         &err);
+	if (!rc && (!loc || menv_record_from_json(r, obj, loc, f->base, f->ch, &err)))
+		rc = loc ? err.code : menv_error_set(&err, MENV_EPARSE, "%s: no file name", src);
+	free(src);
+	if (rc) {
+		s->unreadable = err;
 		json_decref(obj);
 		free(r);
 		return NULL;
@@ -2095,8 +2108,13 @@ static const struct menv_record *channel_copy(struct menv_solver *s, json_t *ins
 	return NULL;
 }
 
-static void transaction_of(struct menv_solver *s, Solver *solv, struct menv_transaction *out)
+/* The solve's transaction. A package to link whose record cannot be read (nested too deep,
+ * say: libsolv's reader took it) fails it with MENV_EPARSE naming the record. */
+static int transaction_of(struct menv_solver *s, Solver *solv, struct menv_transaction *out,
+                          struct menv_error *err)
 {
+	int rc = 0;
+
 	Pool *pool = s->pool;
 	Transaction *trans = solver_create_transaction(solv);
 
@@ -2117,8 +2135,14 @@ static void transaction_of(struct menv_solver *s, Solver *solv, struct menv_tran
 		const struct menv_record *r = record_of(s, p);
 		if (r)
 			out->link[out->nlink++] = r;
+		else if (!rc && s->unreadable.code)
+			rc = menv_error_set(err, s->unreadable.code, "%s", s->unreadable.msg);
+		else if (!rc)
+			rc = menv_error_set(err, MENV_EPARSE, "the record of '%s' cannot be read",
+			                    pool_solvid2str(pool, p));
 	}
 	transaction_free(trans);
+	return rc;
 }
 
 /* no_deps keeps only the explicit names' changes; only_deps drops the explicit names'. */
@@ -2308,7 +2332,12 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	}
 	if (rc)
 		goto out;
-	transaction_of(s, solv, out);
+	rc = transaction_of(s, solv, out, err);
+	if (rc) {
+		menv_transaction_release(out);
+		memset(out, 0, sizeof(*out));
+		goto out;
+	}
 	out->unlink = menv_xrealloc(out->unlink,
 	                            (out->nunlink + s->inst_alloc + 1) * sizeof(*out->unlink));
 	if (!req->no_deps && !req->only_deps && !req->freeze_installed && !req->no_update_deps &&

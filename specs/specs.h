@@ -177,6 +177,11 @@ json_t *menv_json_str(const char *s);
  * "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
 int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
                     struct menv_error *err);
+/* json_load_file through menv_json_parse: the file at `path` (read whole) parsed with its
+ * depth limit and cancel polling, `flags` as json_loadb's. Returns a new reference, or NULL
+ * with `err` (may be NULL) set: MENV_ENOTFOUND (no such file), MENV_EIO (naming the path),
+ * MENV_EPARSE "PATH:LINE:COL: ...", MENV_EINTR. */
+json_t *menv_json_load_file(const char *path, size_t flags, struct menv_error *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Platform                                                                                 */
