@@ -278,18 +278,68 @@ static int parse_long(const char *v, long *out)
 	return errno || end == v || *end ? -1 : 0;
 }
 
+/* A map entry is appended; map_dedupe, once the file is read, keeps each key once. */
 static void map_set(struct menv_strvec *names, struct menv_strvec *vals, const char *k,
                     const char *v)
 {
-	for (size_t i = 0; i < names->n; i++) {
-		if (!strcmp(names->v[i], k)) {
-			free(vals->v[i]);
-			vals->v[i] = menv_xstrdup(v);
-			return;
-		}
-	}
 	menv_strvec_push(names, k);
 	menv_strvec_push(vals, v);
+}
+
+struct map_ix {
+	const char *name;
+	size_t at;
+};
+
+static int map_ix_cmp(const void *a, const void *b)
+{
+	const struct map_ix *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Each key once, where it came first, with the value it came with last (a dict's update, as
+ * conda merges the maps of its rc files): O(n log n) for n entries. */
+static void map_dedupe(struct menv_strvec *names, struct menv_strvec *vals)
+{
+	size_t n = names->n < vals->n ? names->n : vals->n, out = 0;
+	struct map_ix *ix = menv_xcalloc(n + 1, sizeof(*ix));
+	size_t *last = menv_xcalloc(n + 1, sizeof(*last)); /* first position -> last one */
+	bool *first = menv_xcalloc(n + 1, sizeof(*first));
+
+	for (size_t i = 0; i < n; i++)
+		ix[i] = (struct map_ix){names->v[i], i};
+	qsort(ix, n, sizeof(*ix), map_ix_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t k = i;
+		while (k + 1 < n && !strcmp(ix[k + 1].name, ix[i].name))
+			k++;
+		first[ix[i].at] = true;
+		last[ix[i].at] = ix[k].at;
+		i = k + 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!first[i])
+			continue;
+		char *v = vals->v[last[i]];
+		vals->v[last[i]] = NULL;
+		free(vals->v[out]);
+		vals->v[out] = v;
+		if (out != i) {
+			free(names->v[out]);
+			names->v[out] = names->v[i];
+			names->v[i] = NULL;
+		}
+		out++;
+	}
+	for (size_t i = out; i < names->n; i++)
+		free(names->v[i]);
+	for (size_t i = out; i < vals->n; i++)
+		free(vals->v[i]);
+	names->n = vals->n = out;
+	free(ix);
+	free(last);
+	free(first);
 }
 
 /* The scalar keys menv reads (set_scalar), for rc files and CONDA_/MENV_ variables. */
@@ -621,6 +671,8 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 	}
 	if (!rc)
 		menv_strvec_push(&cfg->files, path);
+	map_dedupe(&cfg->custom_channel_names, &cfg->custom_channel_urls);
+	map_dedupe(&cfg->migrated_custom_names, &cfg->migrated_custom_urls);
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
