@@ -194,7 +194,18 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 	return rc;
 }
 
-int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
+/* Whether registry line `line` is about `prefix` (trailing slashes aside). */
+static bool same_prefix(const char *line, const char *prefix)
+{
+	size_t a = strlen(line), b = strlen(prefix);
+	while (a > 1 && line[a - 1] == '/')
+		a--;
+	while (b > 1 && prefix[b - 1] == '/')
+		b--;
+	return a == b && !strncmp(line, prefix, a);
+}
+
+int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix, bool all_envs,
                     struct menv_doctor_report *r, struct menv_error *err)
 {
 	char *meta = menv_xasprintf("%s/conda-meta", prefix);
@@ -249,9 +260,11 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 		free(path);
 	}
 	closedir(d);
-	/* registry lines whose environment is gone */
+	/* registry lines whose environment is gone: every line, or the prefix's own */
 	if (menv_envreg_load(&reg, NULL) == 0)
 		for (size_t i = 0; i < reg.n; i++) {
+			if (!all_envs && !same_prefix(reg.v[i], prefix))
+				continue;
 			char *m = menv_xasprintf("%s/conda-meta", reg.v[i]);
 			if (access(m, F_OK) != 0)
 				add(r, MENV_DOCTOR_STALE_REGISTRY, "", reg.v[i],
