@@ -268,7 +268,8 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r);
 /* Where a record is extracted among the package caches `dirs` (pkgs_dirs, in order; NULL:
  * none): "<dir>/<dist>" of the first that holds it (menv_pkgcache_has), else that path in
- * `pkgs_dir` (the cache written). Conda links from the first pkgs_dirs entry that has the
+ * `pkgs_dir` (the cache written, taken unchecked when no entry follows it), as
+ * menv_pkgcache_fetch_opts chose. Conda links from the first pkgs_dirs entry that has the
  * package. Caller frees. Reads only. */
 char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
                            const struct menv_record *r);

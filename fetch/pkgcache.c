@@ -724,9 +724,15 @@ static const char *read_only_file(const struct menv_strvec *dirs, const char *pk
 char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
                            const struct menv_record *r)
 {
-	for (size_t i = 0; dirs && i < dirs->n; i++)
-		if (menv_pkgcache_has(dirs->v[i], r))
+	for (size_t i = 0; dirs && i < dirs->n; i++) {
+		/* the cache written: checked only when a later entry could hold it instead (the
+		 * common single cache costs nothing) */
+		if (!strcmp(dirs->v[i], pkgs_dir) &&
+		    (i + 1 == dirs->n || menv_pkgcache_has(pkgs_dir, r)))
+			break;
+		if (strcmp(dirs->v[i], pkgs_dir) && menv_pkgcache_has(dirs->v[i], r))
 			return menv_pkgcache_dir(dirs->v[i], r);
+	}
 	return menv_pkgcache_dir(pkgs_dir, r);
 }
 

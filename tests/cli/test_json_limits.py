@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """cli.json_limits: every JSON menv reads goes through one parser with a nesting limit of
 256 (issue 14, "Limits instead of crashes"): conda-meta records (envs/), a package's
-info/index.json (menv index, fetch/index.c) and a repodata record the solver picks
-(solver/) all refuse 1000 levels with one line naming the file (or record), line and column;
-200 levels are read. Nothing is changed on the way.
+info/index.json (menv index, fetch/index.c) and repodata records (solver/) all refuse 1000
+levels naming the file (or record), line and column; 200 levels are read. A repodata record
+without dependencies is read when the repodata is loaded and skipped with a warning (as one
+without a version); one with dependencies is read when the solve picks it, and the solve
+fails with one line naming it (it was dropped from the plan silently). Nothing is changed.
 """
 import io
 import json
@@ -54,13 +56,23 @@ def body(t):
     bad = ('{"name": "deep", "version": "1.0", "build": "0", "build_number": 0, '
            '"depends": [], "subdir": "noarch", "size": 10, "sha256": "%s", "extra": %s}'
            % ("0" * 64, deep))
+    bad2 = bad.replace('"deep"', '"deepdep"').replace('"depends": []', '"depends": ["fine"]')
     write_text(os.path.join(chan, "noarch", "repodata.json"),
                '{"info": {"subdir": "noarch"}, "packages.conda": {}, "packages": '
-               '{"deep-1.0-0.tar.bz2": %s, "fine-1.0-0.tar.bz2": %s}}' % (bad, fine))
+               '{"deep-1.0-0.tar.bz2": %s, "fine-1.0-0.tar.bz2": %s, '
+               '"deepdep-1.0-0.tar.bz2": %s}}' % (bad, fine, bad2))
     C = ["-c", t.url(chan), "--override-channels", "--dry-run", "-q"]
     r = t.menv_run("create", "-p", os.path.join(t.tmp, "envs", "q"), *C, "deep")
-    t.one_line_error(r, "repodata 1000 deep: create",
-                     ["record 'deep-1.0-0.tar.bz2'", "nested deeper than 256 levels"])
+    t.check(r.rc == 1 and "skipped the record 'deep-1.0-0.tar.bz2': it cannot be read: "
+            "deep-1.0-0.tar.bz2:1:" in r.err and "nested deeper than 256 levels" in r.err
+            and "package 'deep' is not available" in r.err,
+            "repodata 1000 deep, no depends: skipped at load with a warning naming it, then "
+            "not available (exit 1)", r)
+    r = t.menv_run("create", "-p", os.path.join(t.tmp, "envs", "q"), *C, "deepdep")
+    t.check(r.rc == 1 and r.err.strip().splitlines()[-1:] == [
+        "menv: error: %s/noarch/repodata.json record 'deepdep-1.0-0.tar.bz2':1:%d: nested "
+        "deeper than 256 levels" % (t.url(chan), bad2.index("[[") + 256)],
+        "repodata 1000 deep, with depends: the solve that picks it fails naming it", r)
     r = t.menv_run("create", "-p", os.path.join(t.tmp, "envs", "q"), *C, "fine", "--json")
     t.eq(r.rc, 0, "repodata 1000 deep: a sound record of the same file is installed")
     if r.rc == 0:
