@@ -21,7 +21,9 @@ struct menv_hashes {
 	int64_t size; /* bytes */
 };
 
-/* Hashes a file (sha256 and md5 in one pass). Errors: MENV_ENOTFOUND, MENV_EIO. */
+/* Hashes a file (sha256 and md5 in one pass), polling the cancel flag (menv_cancel_flag_set)
+ * every 64 KiB: a large package is not hashed to its end after Ctrl-C. Errors:
+ * MENV_ENOTFOUND, MENV_EIO, MENV_EINTR. */
 int menv_hash_file(const char *path, struct menv_hashes *out, struct menv_error *err);
 /* Hashes a memory block. */
 void menv_hash_mem(const void *data, size_t len, struct menv_hashes *out);

@@ -448,12 +448,14 @@ static int have_verified_file(const char *file, const struct menv_record *r, boo
 {
 	struct menv_error ignored;
 	struct stat st;
+	int rc = 0;
 
 	*ok = false;
 	if (lstat(file, &st) < 0)
 		return 0;
-	if (S_ISREG(st.st_mode) && menv_hash_file(file, h, &ignored) == 0 &&
-	    verify(r, h, &ignored) == 0) {
+	if (S_ISREG(st.st_mode) && (rc = menv_hash_file(file, h, &ignored)) == MENV_EINTR)
+		return menv_error_set(err, MENV_EINTR, "%s", ignored.msg); /* the file stays */
+	if (S_ISREG(st.st_mode) && rc == 0 && verify(r, h, &ignored) == 0) {
 		*ok = true;
 		return 0;
 	}
@@ -570,6 +572,10 @@ static int open_partial(struct dl *d, int64_t *offset, struct menv_error *err)
 	if (st.st_size > 0 && (r->sha256 || r->md5 || r->size > 0) &&
 	    (r->size < 0 || st.st_size < r->size)) {
 		while ((got = read(d->fd, buf, sizeof(buf))) > 0) {
+			if (menv_cancelled()) {
+				d->x.rc = MENV_EINTR; /* kept for the next run (dl_release) */
+				return menv_error_set(err, MENV_EINTR, "interrupted");
+			}
 			menv_hasher_update(&d->h, buf, (size_t)got);
 			have += got;
 		}
