@@ -13,7 +13,7 @@ For each:
   no record rewritten) and the environment's records point into it;
 - a package missing from it is downloaded and extracted into the writable one;
 - with no writable cache (pkgs_dirs only the read-only one) create fails with one line
-  naming it, and no prefix is left;
+  naming it, and no prefix is left; clean says it removes nothing;
 - `info --json` lists every pkgs_dirs entry in order; `clean --all` leaves the read-only
   cache alone.
 """
@@ -95,6 +95,10 @@ def scenario(t, what, chan, ro, rw, run):
     r = run("create", "-p", q, *C, "dependent=2.0")
     t.one_line_error(r, "%s: no writable cache" % what, ["no writable package cache", ro])
     t.no_prefix_left(q, "%s: no writable cache" % what)
+    r = run("clean", "--all")
+    t.check(r.rc == 0 and "no writable package cache among pkgs_dirs: nothing is removed" in r.err
+            and "Removing from" not in r.out,
+            "%s: clean with no writable cache removes nothing and says so" % what, r)
     t.eq(tree_hashes(ro), before, "%s: the read-only cache is unchanged at the end" % what)
     t.set_rc("")
 
