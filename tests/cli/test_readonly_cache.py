@@ -14,6 +14,7 @@ For each:
 - a package missing from it is downloaded and extracted into the writable one;
 - with no writable cache (pkgs_dirs only the read-only one) create fails with one line
   naming it, and no prefix is left; clean says it removes nothing;
+- create from an explicit lockfile reads the records there and writes none;
 - `info --json` lists every pkgs_dirs entry in order; `clean --all` leaves the read-only
   cache alone.
 """
@@ -76,6 +77,21 @@ def scenario(t, what, chan, ro, rw, run):
                   if n.startswith("depend"))
     t.eq(left, ["dependency-2.0-0"], "%s: the writable cache got only that extraction (no "
          "download, nothing of the extracted one)" % what)
+
+    # a lockfile's create reads the records the read-only cache holds, writes none there
+    r = run("list", "-p", p, "--explicit", "--md5")
+    lock = os.path.join(t.tmp, "envs-" + what, "explicit.txt")
+    with open(lock, "w") as f:
+        f.write(r.out)
+    r = run("create", "-p", p + "-lock", "--file", lock, "-q", "-y")
+    t.eq(r.rc, 0, "%s: create from an explicit lockfile with the read-only cache" % what)
+    if r.rc:
+        print(r)
+    t.eq(sorted(n for n in os.listdir(os.path.join(p + "-lock", "conda-meta"))
+                if n.endswith(".json")), ["dependency-2.0-0.json", "dependent-2.0-0.json"],
+         "%s: the lockfile's packages are installed" % what)
+    t.eq(tree_hashes(ro), before, "%s: the read-only cache is unchanged by the lock create"
+         % what)
 
     r = run("install", "-p", p, *C, "small-executable")
     t.eq(r.rc, 0, "%s: install of a package missing from the read-only cache" % what)
