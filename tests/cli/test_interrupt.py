@@ -7,6 +7,7 @@ create), nothing partial left under a final name in the package cache.
 - during the extraction of a large .tar.bz2 (incompressible payload built here);
 - an interrupted download keeps its `.partial` (the package's first bytes) for the next run
   to continue; nothing is left under the package's final name, no extraction directory;
+- an install into an environment interrupted during its download leaves it unchanged;
 - the figure (seconds from the signal to the exit) is printed; the assertion is < 2 s so a
   loaded CI machine stays green.
 """
@@ -24,7 +25,7 @@ import threading
 import time
 
 import menvtest
-from menvtest import sha256_file, write_json
+from menvtest import sha256_file, tree_snapshot, write_json
 
 RATE = 2 << 20  # bytes per second the slow server sends
 MIB = 16  # the package's payload
@@ -76,14 +77,31 @@ def big_package(path, mib):
             tf.addfile(ti, io.BytesIO(blob))
 
 
-def channel(t, chan, pkg):
-    fn = os.path.basename(pkg)
+def small_package(path):
+    idx = {"name": "small", "version": "1.0", "build": "0", "build_number": 0,
+           "depends": [], "subdir": "noarch", "noarch": "generic"}
+    with tarfile.open(path, "w:bz2") as tf:
+        for name, blob in (("info/index.json", json.dumps(idx).encode()),
+                           ("info/files", b"share/small/hello\n"),
+                           ("share/small/hello", b"hello\n")):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(blob)
+            ti.mode = 0o644
+            ti.mtime = 1700000000
+            tf.addfile(ti, io.BytesIO(blob))
+
+
+def channel(t, chan, pkgs):
+    recs = {}
+    for pkg in pkgs:
+        name = os.path.basename(pkg).split("-")[0]
+        recs[os.path.basename(pkg)] = {"name": name, "version": "1.0", "build": "0",
+                                       "build_number": 0, "depends": [], "subdir": "noarch",
+                                       "noarch": "generic", "size": os.path.getsize(pkg),
+                                       "sha256": sha256_file(pkg)}
     write_json(os.path.join(chan, "noarch", "repodata.json"),
                {"info": {"subdir": "noarch"}, "repodata_version": 1, "packages.conda": {},
-                "packages": {fn: {"name": "big", "version": "1.0", "build": "0",
-                                  "build_number": 0, "depends": [], "subdir": "noarch",
-                                  "noarch": "generic", "size": os.path.getsize(pkg),
-                                  "sha256": sha256_file(pkg)}}})
+                "packages": recs})
     os.makedirs(os.path.join(chan, "linux-64"), exist_ok=True)
     write_json(os.path.join(chan, "linux-64", "repodata.json"),
                {"info": {"subdir": "linux-64"}, "repodata_version": 1, "packages": {},
@@ -117,7 +135,9 @@ def body(t):
     os.makedirs(pkgdir)
     pkg = os.path.join(pkgdir, "big-1.0-0.tar.bz2")
     big_package(pkg, MIB)
-    channel(t, os.path.join(t.tmp, "srv", "chan"), pkg)
+    small = os.path.join(pkgdir, "small-1.0-0.tar.bz2")
+    small_package(small)
+    channel(t, os.path.join(t.tmp, "srv", "chan"), [pkg, small])
     fn = os.path.basename(pkg)
     partial = os.path.join(t.pkgs, fn + ".partial")
     srv = serve(os.path.join(t.tmp, "srv"))
@@ -143,6 +163,19 @@ def body(t):
                 t.check(len(kept) > 0 and f.read(len(kept)) == kept,
                         "download, %s: the kept .partial is the package's first %d bytes "
                         "(continued by the next run)" % (name, len(kept)))
+
+        # an install into an environment: interrupted during the download, it is unchanged
+        e = os.path.join(t.tmp, "envs", "e")
+        t.menv_ok("create", "-q", "-y", "-p", e, "-c", url, "--override-channels", "small")
+        before = tree_snapshot(e)
+        kept = os.path.getsize(partial) if os.path.exists(partial) else 0
+        rc, took, err = interrupt(
+            t, "install, download",
+            ["install", "-q", "-y", "-p", e, "-c", url, "--override-channels", "big"],
+            lambda: os.path.exists(partial) and os.path.getsize(partial) > kept + (1 << 20))
+        t.eq(rc, 130, "install, download: exit status 130")
+        t.check(took < 2.0, "install, download: exits within 2 s (%.3f s)" % took)
+        t.eq(tree_snapshot(e), before, "install, download: the environment is unchanged")
     finally:
         srv.shutdown()
 
