@@ -77,13 +77,14 @@ void menv_lockrecs_release(struct menv_lockrecs *l);
 int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
                         size_t nsel, struct menv_lockrecs *out, struct menv_error *err);
 /* Before the fetch: keeps aside a repodata_record.json that a solve left in the cache for
- * the same file (it knows patched depends). */
+ * the same file (it knows patched depends). The caches are `dirs` (pkgs_dirs, in order),
+ * `pkgs_dir` the one written (menv_pkgcache_locate). */
 void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs,
                             struct menv_lockrecs *l);
 /* After the fetch: each record (but the skipped) completed from the cached package's
  * info/index.json and the snapshot, the lock's fields on top, the measured hashes and size
- * filling what the lock lacks; the cache's repodata_record.json rewritten to it.
- * Errors: MENV_EPARSE (no readable info/index.json), MENV_EIO. */
+ * filling what the lock lacks; the cache's repodata_record.json rewritten to it where the
+ * package is in `pkgs_dir` (a read-only cache of `dirs` is only read). Errors: MENV_EPARSE (no readable info/index.json), MENV_EIO. */
 int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
                            struct menv_lockrecs *l, struct menv_error *err);
 /* A pip request for a lock's pip entries `sel`: the lock's pip options (its metadata's
