@@ -88,7 +88,7 @@ int menv_cmd_clean(int argc, char **argv)
 
 	if (json)
 		d.list = json_array();
-	else
+	else if (cfg.pkgs_dir_writable) /* else the library warns that nothing is removed */
 		printf("%s %s:\n", dry ? "Would remove from" : "Removing from", cfg.pkgs_dir);
 	rc = menv_env_clean(&cfg, what, dry, on_removed, on_event, &d, &st, &err);
 	if (!rc && json) {

@@ -1,6 +1,8 @@
 /*
  * cmd_doctor.c - `menv doctor [-n NAME | -p PREFIX] [--fix] [--json]`: envs/doctor.c's
- * findings, one line each (two for the CUDA toolchain); exit 1 when a fault remains.
+ * findings, one line each (two for the CUDA toolchain); exit 1 when a fault remains. Stale
+ * registry lines of other environments are looked for only when no environment is named
+ * (the active one is checked).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@ int menv_cmd_doctor(int argc, char **argv)
 		return MENV_CLI_EXIT(rc);
 	if (!(rc = menv_config_load(&cfg, &err)) &&
 	    !(rc = (prefix = menv_env_prefix_find(&cfg, a.name, a.prefix, &err)) ? 0 : err.code))
-		rc = menv_env_doctor(&cfg, prefix, a.fix, &r, &err);
+		rc = menv_env_doctor(&cfg, prefix, a.fix, !a.name && !a.prefix, &r, &err);
 	json_t *j = json_array();
 	for (size_t i = 0; !rc && i < r.n; i++) {
 		const struct menv_doctor_finding *f = &r.findings[i];

@@ -371,17 +371,15 @@ static void vars_from_object(json_t *obj, struct menv_strvec *names, struct menv
 static json_t *state_load(const char *prefix, struct menv_error *err)
 {
 	char *path = menv_xasprintf("%s/conda-meta/state", prefix);
-	json_error_t jerr;
 	json_t *j = NULL;
 
 	if (access(path, F_OK) < 0) {
 		j = json_object();
 		goto out;
 	}
-	j = json_load_file(path, JSON_PRESERVE_ORDER, &jerr);
+	j = menv_json_load_file(path, JSON_PRESERVE_ORDER, err);
 	if (!j)
-		menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column,
-		               jerr.text);
+		;
 	else if (!json_is_object(j)) {
 		json_decref(j);
 		j = NULL;
@@ -414,11 +412,9 @@ int menv_env_vars_load(const char *prefix, struct menv_strvec *names, struct men
 
 	list_dir(dir, ".json", &files);
 	for (size_t i = 0; i < files.n; i++) {
-		json_error_t jerr;
-		json_t *j = json_load_file(files.v[i], JSON_PRESERVE_ORDER, &jerr);
+		json_t *j = menv_json_load_file(files.v[i], JSON_PRESERVE_ORDER, err);
 		if (!j) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", files.v[i], jerr.line,
-			                    jerr.column, jerr.text);
+			rc = err->code;
 			goto out;
 		}
 		if (json_is_object(j))
@@ -868,12 +864,14 @@ out:
 static void em_unapply(struct emit *em, const char *prefix, int level)
 {
 	char name[64];
-	json_error_t jerr;
+	struct menv_error jerr = {0};
 	struct menv_strvec rm = MENV_STRVEC_INIT;
 
 	snprintf(name, sizeof(name), BACKUP_FMT, level);
 	const char *rec = envm_get(em->env, name);
-	json_t *bk = rec ? json_loads(rec, 0, &jerr) : NULL;
+	json_t *bk = NULL;
+	if (rec)
+		menv_json_parse(rec, strlen(rec), 0, name, &bk, &jerr);
 	if (bk) {
 		json_t *vars = json_object_get(bk, "vars"), *e;
 		size_t i;
@@ -1030,7 +1028,7 @@ int menv_activate_continue(const struct menv_activation *a, struct menv_buf *out
 {
 	struct envm env = {MENV_STRVEC_INIT, MENV_STRVEC_INIT};
 	struct emit em = {a->shell, out, &env};
-	json_error_t jerr;
+	struct menv_error jerr = {0};
 	json_t *cont = NULL;
 	int rc = 0;
 
@@ -1041,7 +1039,7 @@ int menv_activate_continue(const struct menv_activation *a, struct menv_buf *out
 		                    CONT_VAR);
 		goto out;
 	}
-	cont = json_loads(s, 0, &jerr);
+	menv_json_parse(s, strlen(s), 0, CONT_VAR, &cont, &jerr);
 	const char *phase = json_string_value(json_object_get(cont, "phase"));
 	if (!phase) {
 		em_unset(&em, CONT_VAR);

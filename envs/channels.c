@@ -240,6 +240,7 @@ void menv_install_opts_link_settings(const struct menv_config *cfg, struct menv_
 	                : cfg->always_softlink ? MENV_LINK_SOFTLINK
 	                                       : MENV_LINK_AUTO;
 	io->allow_softlinks = cfg->allow_softlinks;
+	io->pkgs_dirs = &cfg->pkgs_dirs;
 }
 
 int menv_pins_load(const struct menv_config *cfg, const char *prefix, struct menv_matchspec ***pins,

@@ -168,7 +168,7 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 	int rc = 0;
 
 	for (size_t i = 0; i < dists->n; i++) {
-		if (menv_record_from_cache(cfg->pkgs_dir, dists->v[i], &recs[n]))
+		if (menv_record_from_cache(&cfg->pkgs_dirs, dists->v[i], &recs[n]))
 			link[n] = &recs[n], n++;
 		else
 			add(r, MENV_DOCTOR_CORRUPT_RECORD, dists->v[i], "",
@@ -194,7 +194,18 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 	return rc;
 }
 
-int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
+/* Whether registry line `line` is about `prefix` (trailing slashes aside). */
+static bool same_prefix(const char *line, const char *prefix)
+{
+	size_t a = strlen(line), b = strlen(prefix);
+	while (a > 1 && line[a - 1] == '/')
+		a--;
+	while (b > 1 && prefix[b - 1] == '/')
+		b--;
+	return a == b && !strncmp(line, prefix, a);
+}
+
+int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix, bool all_envs,
                     struct menv_doctor_report *r, struct menv_error *err)
 {
 	char *meta = menv_xasprintf("%s/conda-meta", prefix);
@@ -216,8 +227,8 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 		if (l < 6 || strcmp(de->d_name + l - 5, ".json") || de->d_name[0] == '.')
 			continue;
 		char *path = menv_xasprintf("%s/%s", meta, de->d_name);
-		json_error_t je;
-		json_t *j = json_load_file(path, 0, &je);
+		struct menv_error je = {0};
+		json_t *j = menv_json_load_file(path, 0, &je);
 		r->packages++;
 		if (!json_is_object(j) || !jstr(j, "name") || !jstr(j, "version") ||
 		    !jstr(j, "build")) {
@@ -225,7 +236,7 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			    j ? menv_xasprintf(
 			                "%s: not a package record (no name, version or build)",
 			                path)
-			      : menv_xasprintf("%s:%d:%d: %s", path, je.line, je.column, je.text));
+			      : menv_xstrdup(je.msg));
 			if (fix) {
 				char *aside = menv_xasprintf("%s.corrupt", path);
 				r->findings[r->n - 1].fixed = rename(path, aside) == 0;
@@ -249,9 +260,11 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 		free(path);
 	}
 	closedir(d);
-	/* registry lines whose environment is gone */
+	/* registry lines whose environment is gone: every line, or the prefix's own */
 	if (menv_envreg_load(&reg, NULL) == 0)
 		for (size_t i = 0; i < reg.n; i++) {
+			if (!all_envs && !same_prefix(reg.v[i], prefix))
+				continue;
 			char *m = menv_xasprintf("%s/conda-meta", reg.v[i]);
 			if (access(m, F_OK) != 0)
 				add(r, MENV_DOCTOR_STALE_REGISTRY, "", reg.v[i],

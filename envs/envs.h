@@ -60,7 +60,10 @@ enum menv_env_event {
 typedef void (*menv_env_cb)(void *ud, enum menv_env_event ev, const char *msg);
 
 struct menv_install_opts {
-	const char *pkgs_dir;                /* the package cache holding the extracted packages */
+	const char *pkgs_dir;                /* the package cache written (pkgs_dir) */
+	const struct menv_strvec *pkgs_dirs; /* every package cache, in order (pkgs_dirs; NULL:
+						pkgs_dir only): a package is linked from the
+						first holding it (menv_pkgcache_locate) */
 	const struct menv_strvec *requested; /* MatchSpecs the user asked for (history, records) */
 	const char *cmdline;                 /* the command line for conda-meta/history */
 	bool remove_specs;                   /* history says "# remove specs:" (menv remove) */
@@ -979,27 +982,29 @@ struct menv_doctor_report {
 	size_t n;
 	size_t packages, files; /* records read, files checked */
 };
-/* Checks `prefix`: every JSON record of conda-meta/ read on its own (a corrupt one is a finding, not
- * an error), each file of paths_data present with its size and sha256 (sha256_in_prefix
- * where the prefix was written into it), package links that leave the prefix, registry lines
- * of gone environments, and where the environment has nvcc its toolchain (nvcc, the host
- * g++ it accepts, the driver's CUDA from __cuda). With `fix`, under the prefix lock: corrupt
- * records set aside as `<file>.corrupt` (so every command works again), packages with
- * missing or changed files linked again from the package cache in one journaled
- * transaction, stale registry lines taken out. Fill `r` (release with
- * menv_doctor_report_release). Errors: MENV_ENOTFOUND (no conda-meta/), those of
- * menv_env_lock and of the relink. */
-int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
+/* Checks `prefix`: every JSON record of conda-meta/ read on its own (a corrupt one is a
+ * finding, not an error), each file of paths_data present with its size and sha256
+ * (sha256_in_prefix where the prefix was written into it), package links that leave the
+ * prefix, registry lines of gone environments (with `all_envs`, every line, as for a doctor
+ * asked about no environment in particular; else only the lines naming `prefix`), and where
+ * the environment has nvcc its toolchain (nvcc, the host g++ it accepts, the driver's CUDA
+ * from __cuda). With `fix`, under the prefix lock: corrupt records set aside as
+ * `<file>.corrupt` (so every command works again), packages with missing or changed files
+ * linked again from the package cache in one journaled transaction, stale registry lines
+ * taken out. Fill `r` (release with menv_doctor_report_release). Errors: MENV_ENOTFOUND (no
+ * conda-meta/), those of menv_env_lock and of the relink. */
+int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix, bool all_envs,
                     struct menv_doctor_report *r, struct menv_error *err);
 void menv_doctor_report_release(struct menv_doctor_report *r);
 
-/* `conda clean`: what `what` selects (MENV_CLEAN_*) removed from cfg->pkgs_dir, under the
- * cache's users lock held exclusive (menv_pkgcache_use: a create or install between its
- * fetch and its link is waited for, `waiting` told once), extracted packages that any
- * environment of menv_env_list uses kept (menv_env_used_packages). `events` (may be NULL)
- * hears MENV_ENV_LOCK_WAIT and, for an unreadable registry, MENV_ENV_WARNING (cleaning goes
- * on); `cb` each removed path; both get `ud`. Errors: as menv_pkgcache_clean, and
- * menv_pkgcache_use's. */
+/* `conda clean`: what `what` selects (MENV_CLEAN_*) removed from cfg->pkgs_dir (the writable
+ * cache; the read-only entries of pkgs_dirs are never cleaned, and with none writable nothing
+ * is removed, MENV_ENV_WARNING saying so), under the cache's users lock held exclusive
+ * (menv_pkgcache_use: a create or install between its fetch and its link is waited for,
+ * `waiting` told once), extracted packages that any environment of menv_env_list uses kept
+ * (menv_env_used_packages). `events` (may be NULL) hears MENV_ENV_LOCK_WAIT and, for an
+ * unreadable registry, MENV_ENV_WARNING (cleaning goes on); `cb` each removed path; both get
+ * `ud`. Errors: as menv_pkgcache_clean, and menv_pkgcache_use's. */
 int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, menv_clean_cb cb,
                    menv_env_cb events, void *ud, struct menv_clean_stats *st,
                    struct menv_error *err);

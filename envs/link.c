@@ -500,14 +500,16 @@ static int for_each_entry(const char *pkgdir, entry_fn fn, void *ud, struct menv
 	char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
 	json_t *root = NULL;
 	struct menv_buf legacy = MENV_BUF_INIT, hp = MENV_BUF_INIT;
-	json_error_t jerr;
 	int rc = 0;
 
 	if (access(pj, F_OK) == 0) {
-		root = json_load_file(pj, 0, &jerr);
-		if (!root || !json_is_array(json_object_get(root, "paths"))) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", pj, jerr.line,
-			                    jerr.column, root ? "no \"paths\" list" : jerr.text);
+		root = menv_json_load_file(pj, 0, err);
+		if (!root) {
+			rc = err->code;
+			goto out;
+		}
+		if (!json_is_array(json_object_get(root, "paths"))) {
+			rc = menv_error_set(err, MENV_EPARSE, "%s:1:1: no \"paths\" list", pj);
 			goto out;
 		}
 		size_t i;
@@ -601,7 +603,6 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 {
 	char *lj = menv_xasprintf("%s/info/link.json", ctx->pkgdir);
 	json_t *linkjson = NULL;
-	json_error_t jerr;
 	struct link_ud ud = {ctx, files, paths};
 	int rc;
 
@@ -613,10 +614,9 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 	if (rc)
 		goto out;
 	if (ctx->noarch_python && access(lj, F_OK) == 0) {
-		linkjson = json_load_file(lj, 0, &jerr);
+		linkjson = menv_json_load_file(lj, 0, err);
 		if (!linkjson) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", lj, jerr.line,
-			                    jerr.column, jerr.text);
+			rc = err->code;
 			goto out;
 		}
 		rc = write_entry_points(ctx, linkjson, files, paths, err);

@@ -121,15 +121,16 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 
 /* Before the fetch: the repodata_record.json a solve left in the cache for the same file
  * (same sha256, else md5) knows more than index.json (patched depends): kept aside. */
-void menv_lockrecs_snapshot(const char *pkgs_dir, struct menv_lockrecs *l)
+void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs,
+                            struct menv_lockrecs *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		if (l->skip && l->skip[i])
 			continue;
 		struct menv_record *r = &l->recs[i];
-		char *dir = menv_pkgcache_dir(pkgs_dir, r);
+		char *dir = menv_pkgcache_locate(pkgs_dir, dirs, r);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *have = json_load_file(rpath, 0, NULL);
+		json_t *have = menv_json_load_file(rpath, 0, NULL);
 		const char *hs = jstr(have, "sha256"), *hm = jstr(have, "md5");
 		if (json_is_object(have) && json_object_get(have, "depends") &&
 		    ((r->sha256 && hs && !strcasecmp(hs, r->sha256)) ||
@@ -144,18 +145,22 @@ void menv_lockrecs_snapshot(const char *pkgs_dir, struct menv_lockrecs *l)
 /* After the fetch: each record completed from <pkgs>/<dist>/info/index.json (and a
  * repodata_record.json a solve wrote earlier), the lock's fields on top; the cache's
  * repodata_record.json rewritten when it differs. */
-int menv_lockrecs_complete(const char *pkgs_dir, struct menv_lockrecs *l, struct menv_error *err)
+int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           struct menv_lockrecs *l, struct menv_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; i < l->n && !rc; i++) {
 		if (l->skip && l->skip[i])
 			continue;
 		struct menv_record *r = &l->recs[i];
-		char *dir = menv_pkgcache_dir(pkgs_dir, r);
+		char *dir = menv_pkgcache_locate(pkgs_dir, dirs, r);
+		size_t pl = strlen(pkgs_dir);
+		/* a read-only cache's record is used as it is */
+		bool writable = !strncmp(dir, pkgs_dir, pl) && dir[pl] == '/';
 		char *ipath = menv_xasprintf("%s/info/index.json", dir);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *index = json_load_file(ipath, 0, NULL);
-		json_t *have = json_load_file(rpath, 0, NULL);
+		json_t *index = menv_json_load_file(ipath, 0, NULL);
+		json_t *have = menv_json_load_file(rpath, 0, NULL);
 		json_t *m = json_object();
 		const char *k;
 		json_t *v;
@@ -206,7 +211,7 @@ int menv_lockrecs_complete(const char *pkgs_dir, struct menv_lockrecs *l, struct
 		json_object_set_new(m, "channel", json_string(r->channel_url));
 		if (!json_object_get(m, "depends"))
 			json_object_set_new(m, "depends", json_array());
-		if (!json_equal(m, have)) {
+		if (writable && !json_equal(m, have)) {
 			char *text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
 			rc = menv_write_file_atomic(rpath, text, strlen(text), err);
 			free(text);

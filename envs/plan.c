@@ -151,7 +151,7 @@ static const char *dist_of_label(const char *label)
 	return cc ? cc + 2 : label;
 }
 
-int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
+int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, size_t rev,
                        const struct menv_channel_set *ch, struct menv_solver *solver,
                        const struct menv_prefix_record *inst, size_t ninst,
                        struct menv_owned_recs *owned, const struct menv_record ***link,
@@ -220,7 +220,7 @@ int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
 		}
 		if (!found) {
 			/* the package cache still has it */
-			if (menv_record_from_cache(pkgs_dir, want, &owned->v[owned->n]))
+			if (menv_record_from_cache(pkgs_dirs, want, &owned->v[owned->n]))
 				found = &owned->v[owned->n++];
 		}
 		if (!found) {
@@ -258,13 +258,17 @@ static bool json_noarch_python(json_t *rec)
 
 /* A record to link again from an installed PrefixRecord (its url, fn, hashes and depends;
  * the install locations dropped). False when the PrefixRecord lacks its url or fn. */
-bool menv_record_from_cache(const char *pkgs_dir, const char *dist, struct menv_record *out)
+bool menv_record_from_cache(const struct menv_strvec *dirs, const char *dist,
+                            struct menv_record *out)
 {
-	char *p = menv_xasprintf("%s/%s/info/repodata_record.json", pkgs_dir, dist);
-	json_t *j = json_load_file(p, 0, NULL);
+	json_t *j = NULL;
+	for (size_t i = 0; i < dirs->n && !j; i++) {
+		char *p = menv_xasprintf("%s/%s/info/repodata_record.json", dirs->v[i], dist);
+		j = menv_json_load_file(p, 0, NULL);
+		free(p);
+	}
 	const char *fn = j ? jstr(j, "fn") : "";
 	bool ok = false;
-	free(p);
 	if (j && *fn) {
 		char *base = menv_xstrdup(jstr(j, "url"));
 		char *slash = strrchr(base, '/');

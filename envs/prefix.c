@@ -121,12 +121,7 @@ static bool dir_is_empty(const char *path)
 
 static json_t *load_json(const char *path, struct menv_error *err)
 {
-	json_error_t jerr;
-	json_t *j = json_load_file(path, 0, &jerr);
-	if (!j)
-		menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column,
-		               jerr.text);
-	return j;
+	return menv_json_load_file(path, 0, err);
 }
 
 /* The spec the user asked for that names this record, or NULL. */
@@ -213,7 +208,7 @@ static int check_all(struct run *r, const struct menv_record *const *recs, size_
 	json_t *links = json_object();
 	for (size_t i = 0; i < n; i++) {
 		char *dist = menv_record_dist(recs[i]);
-		char *pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, dist);
+		char *pkgdir = menv_pkgcache_locate(r->opts->pkgs_dir, r->opts->pkgs_dirs, recs[i]);
 		int rc = menv_link_list_links(pkgdir, dist, recs[i]->noarch_python, r->site, links,
 		                              err);
 		free(pkgdir);
@@ -225,7 +220,7 @@ static int check_all(struct run *r, const struct menv_record *const *recs, size_
 	}
 	for (size_t i = 0; i < n; i++) {
 		char *dist = menv_record_dist(recs[i]);
-		char *pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, dist);
+		char *pkgdir = menv_pkgcache_locate(r->opts->pkgs_dir, r->opts->pkgs_dirs, recs[i]);
 		int rc = 0;
 		if (recs[i]->noarch_python && !r->site)
 			rc = menv_error_set(err, MENV_EUNSUPPORTED,
@@ -286,7 +281,7 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		l->r = rec;
 		l->dist = menv_record_dist(rec);
 		l->label = record_label(rec);
-		l->pkgdir = menv_xasprintf("%s/%s", r->opts->pkgs_dir, l->dist);
+		l->pkgdir = menv_pkgcache_locate(r->opts->pkgs_dir, r->opts->pkgs_dirs, rec);
 		l->files = json_array();
 		l->paths = json_array();
 		if (cancelled(r->opts))
@@ -376,7 +371,10 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		json_object_set_new(rec, "link", link);
 		json_object_set_new(rec, "requested_spec", json_string(req ? req : ""));
 		json_object_set_new(rec, "extracted_package_dir", json_string(l->pkgdir));
-		char *tarball = menv_xasprintf("%s/%s", r->opts->pkgs_dir, l->r->fn);
+		/* the package file beside the extracted directory, in the cache it came from */
+		const char *slash = strrchr(l->pkgdir, '/');
+		char *tarball = menv_xasprintf("%.*s/%s", (int)(slash ? slash - l->pkgdir : 0),
+		                               l->pkgdir, l->r->fn);
 		json_object_set_new(rec, "package_tarball_full_path", json_string(tarball));
 		free(tarball);
 		char *dump = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);

@@ -48,13 +48,15 @@ int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out
 		if (l < 6 || strcmp(de->d_name + l - 5, ".json") || de->d_name[0] == '.')
 			continue;
 		char *path = menv_xasprintf("%s/%s", dir, de->d_name);
-		json_error_t jerr;
-		json_t *j = json_load_file(path, 0, &jerr);
+		struct menv_error jerr = {0};
+		json_t *j = menv_json_load_file(path, 0, &jerr);
 		if (!j || !str_field(j, "name") || !str_field(j, "version") ||
 		    !str_field(j, "build")) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path,
-			                    j ? 1 : jerr.line, j ? 1 : jerr.column,
-			                    j ? "not a package record" : jerr.text);
+			if (j)
+				rc = menv_error_set(err, MENV_EPARSE,
+				                    "%s:1:1: not a package record", path);
+			else
+				*err = jerr, rc = jerr.code;
 			json_decref(j);
 			free(path);
 			break;

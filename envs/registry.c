@@ -413,7 +413,10 @@ json_t *menv_env_info(const struct menv_config *cfg)
 		active = NULL;
 	json_object_set_new(j, "menv_version", json_string(MENV_VERSION));
 	json_object_set_new(j, "root_prefix", json_string(cfg->root_prefix));
-	json_object_set_new(j, "pkgs_dirs", json_pack("[s]", cfg->pkgs_dir));
+	json_t *jp = json_array();
+	for (size_t i = 0; i < cfg->pkgs_dirs.n; i++)
+		json_array_append_new(jp, json_string(cfg->pkgs_dirs.v[i]));
+	json_object_set_new(j, "pkgs_dirs", jp);
 	json_object_set_new(j, "envs_dirs", json_pack("[s]", cfg->envs_dir));
 	json_object_set_new(j, "platform", json_string(cfg->subdir));
 	json_object_set_new(j, "channels", jc);
@@ -447,9 +450,17 @@ int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, m
 	struct menv_strvec keep = MENV_STRVEC_INIT;
 	struct menv_error e2 = {0};
 	struct clean_events ev = {events, ud};
-	int fd = -1;
-	int rc = menv_pkgcache_use(cfg->pkgs_dir, true, NULL, clean_waiting, &ev, &fd, err);
+	int fd = -1, rc;
 
+	if (!cfg->pkgs_dir_writable) {
+		/* as conda clean: only writable caches are cleaned */
+		memset(st, 0, sizeof(*st));
+		if (events)
+			events(ud, MENV_ENV_WARNING,
+			       "no writable package cache among pkgs_dirs: nothing is removed");
+		return 0;
+	}
+	rc = menv_pkgcache_use(cfg->pkgs_dir, true, NULL, clean_waiting, &ev, &fd, err);
 	if (rc)
 		return rc;
 	if ((what & MENV_CLEAN_PACKAGES) && menv_env_used_packages(cfg, &keep, &e2) && events)

@@ -392,7 +392,7 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 		/* the revision's packages from the cache, else the channels given */
 		if (t->o.channels && t->o.channels->n && (rc = load_solver(t, NULL, err)) != 0)
 			return rc;
-		return menv_plan_revision(t->o.prefix, t->o.cfg->pkgs_dir, (size_t)t->o.revision,
+		return menv_plan_revision(t->o.prefix, &t->o.cfg->pkgs_dirs, (size_t)t->o.revision,
 		                          &t->ch, t->solver, t->inst, t->ninst, &t->owned, &t->link,
 		                          &t->nlink, &t->unlink, &t->nunlink, err);
 	}
@@ -645,7 +645,8 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	t->plan.nlink = t->nlink;
 	t->cached = menv_xcalloc(t->nlink + 1, sizeof(*t->cached));
 	for (size_t i = 0; i < t->nlink; i++)
-		t->cached[i] = menv_pkgcache_has(t->o.cfg->pkgs_dir, t->link[i]);
+		t->cached[i] =
+		        menv_pkgcache_has_any(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link[i]);
 	t->plan.cached = t->cached;
 	classify(t);
 	t->plan.unlink = t->unlink;
@@ -679,6 +680,23 @@ static void waiting(void *ud, const char *msg)
 	emit(ud, MENV_ENV_CACHE_WAIT, "%s", msg);
 }
 
+/* None of pkgs_dirs can be written (conda's NoWritablePkgsDirError): the locks and any new
+ * package have nowhere to go. One line naming them. */
+static int no_writable_cache(const struct menv_config *cfg, struct menv_error *err)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	int rc;
+
+	for (size_t i = 0; i < cfg->pkgs_dirs.n; i++)
+		menv_buf_addf(&b, "%s'%s'", i ? ", " : "", cfg->pkgs_dirs.v[i]);
+	rc = menv_error_set(err, MENV_EIO,
+	                    "no writable package cache: pkgs_dirs %s %s read-only (or cannot be "
+	                    "created)",
+	                    b.buf, cfg->pkgs_dirs.n == 1 ? "is" : "are");
+	menv_buf_release(&b);
+	return rc;
+}
+
 static int fetch(struct menv_txn *t, struct menv_error *err)
 {
 	const struct menv_config *cfg = t->o.cfg;
@@ -696,7 +714,7 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 		recs[i] = (struct menv_record *)t->link[i];
 	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);
 	if (is_lock(t->o.kind))
-		menv_lockrecs_snapshot(cfg->pkgs_dir, &t->lr);
+		menv_lockrecs_snapshot(cfg->pkgs_dir, &cfg->pkgs_dirs, &t->lr);
 	rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, recs, t->nlink, &fo, t->o.cb.fetch, t->o.cb.ud,
 	                              err);
 	free(recs);
@@ -705,7 +723,7 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	/* records from a lock are completed from the packages' own info/ (the relinked noarch
 	 * records made from PrefixRecords are complete already) */
 	if (!rc && is_lock(t->o.kind))
-		rc = menv_lockrecs_complete(cfg->pkgs_dir, &t->lr, err);
+		rc = menv_lockrecs_complete(cfg->pkgs_dir, &cfg->pkgs_dirs, &t->lr, err);
 	return rc;
 }
 
@@ -927,6 +945,8 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 	/* 3. every download, extraction and hash check before the first unlink (BR-032); the
 	 * cache's users lock keeps `menv clean` away until the packages are linked */
 	int users = -1;
+	if (t->nlink && !t->o.cfg->pkgs_dir_writable)
+		return no_writable_cache(t->o.cfg, err);
 	if (t->nlink) {
 		rc = menv_pkgcache_use(t->o.cfg->pkgs_dir, false, t->o.cancel, waiting, t, &users,
 		                       err);

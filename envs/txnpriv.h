@@ -35,15 +35,16 @@ void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
  * channels `solver` (may be NULL) reads, else the package cache's repodata_record.json (into
  * `owned`). Errors: MENV_ENOTFOUND (rev out of range, a package in
  * neither the channels nor the cache), MENV_EIO. */
-int menv_plan_revision(const char *prefix, const char *pkgs_dir, size_t rev,
+int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, size_t rev,
                        const struct menv_channel_set *ch, struct menv_solver *solver,
                        const struct menv_prefix_record *inst, size_t ninst,
                        struct menv_owned_recs *owned, const struct menv_record ***link,
                        size_t *nlink, json_t ***unlink, size_t *nunlink, struct menv_error *err);
-/* The record of `dist` ("name-version-build") as the package cache holds it
- * (<pkgs>/<dist>/info/repodata_record.json: its fn, and its url less the file name as the
+/* The record of `dist` ("name-version-build") as the first package cache of `dirs`
+ * (pkgs_dirs, in order) holding it has it (<dir>/<dist>/info/repodata_record.json: its fn, and its url less the file name as the
  * base). False when the cache lacks it or the record is incomplete. */
-bool menv_record_from_cache(const char *pkgs_dir, const char *dist, struct menv_record *out);
+bool menv_record_from_cache(const struct menv_strvec *dirs, const char *dist,
+                            struct menv_record *out);
 /* A record to link again from an installed PrefixRecord (its url, fn, hashes and depends;
  * the install locations dropped). False when the PrefixRecord lacks its url or fn. */
 bool menv_record_from_installed(json_t *rec, struct menv_record *out);
@@ -76,13 +77,16 @@ void menv_lockrecs_release(struct menv_lockrecs *l);
 int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
                         size_t nsel, struct menv_lockrecs *out, struct menv_error *err);
 /* Before the fetch: keeps aside a repodata_record.json that a solve left in the cache for
- * the same file (it knows patched depends). */
-void menv_lockrecs_snapshot(const char *pkgs_dir, struct menv_lockrecs *l);
+ * the same file (it knows patched depends). The caches are `dirs` (pkgs_dirs, in order),
+ * `pkgs_dir` the one written (menv_pkgcache_locate). */
+void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs,
+                            struct menv_lockrecs *l);
 /* After the fetch: each record (but the skipped) completed from the cached package's
  * info/index.json and the snapshot, the lock's fields on top, the measured hashes and size
- * filling what the lock lacks; the cache's repodata_record.json rewritten to it.
- * Errors: MENV_EPARSE (no readable info/index.json), MENV_EIO. */
-int menv_lockrecs_complete(const char *pkgs_dir, struct menv_lockrecs *l, struct menv_error *err);
+ * filling what the lock lacks; the cache's repodata_record.json rewritten to it where the
+ * package is in `pkgs_dir` (a read-only cache of `dirs` is only read). Errors: MENV_EPARSE (no readable info/index.json), MENV_EIO. */
+int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           struct menv_lockrecs *l, struct menv_error *err);
 /* The key of metadata.custom_metadata under which a conda-lock export keeps the pip section's
  * options (one a line): conda-lock's models allow no other free-form field. */
 #define MENV_LOCK_PIP_OPTIONS_KEY "menv.pip_options"

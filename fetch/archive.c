@@ -381,6 +381,13 @@ static int disk_error(struct xctx *x, const char *what)
 	return MENV_EIO;
 }
 
+/* Ctrl-C (the cancel flag) stops an extraction between two blocks: a large package is
+ * abandoned within a block's decompression (milliseconds), not at its end. */
+static int interrupted(struct xctx *x)
+{
+	return menv_error_set(x->err, MENV_EINTR, "extraction of '%s' interrupted", x->path);
+}
+
 static int copy_data(struct xctx *x, struct archive *a)
 {
 	for (;;) {
@@ -389,6 +396,8 @@ static int copy_data(struct xctx *x, struct archive *a)
 		la_int64_t offset;
 		int r = archive_read_data_block(a, &buf, &size, &offset);
 
+		if (menv_cancelled())
+			return interrupted(x);
 		if (r == ARCHIVE_EOF)
 			return 0;
 		if (r < ARCHIVE_WARN)
@@ -404,6 +413,8 @@ static int extract_tar(struct xctx *x, struct archive *a)
 	int r, rc;
 
 	for (;;) {
+		if (menv_cancelled())
+			return interrupted(x);
 		r = archive_read_next_header(a, &e);
 		if (r == ARCHIVE_EOF)
 			return 0;

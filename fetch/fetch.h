@@ -21,7 +21,9 @@ struct menv_hashes {
 	int64_t size; /* bytes */
 };
 
-/* Hashes a file (sha256 and md5 in one pass). Errors: MENV_ENOTFOUND, MENV_EIO. */
+/* Hashes a file (sha256 and md5 in one pass), polling the cancel flag (menv_cancel_flag_set)
+ * every 64 KiB: a large package is not hashed to its end after Ctrl-C. Errors:
+ * MENV_ENOTFOUND, MENV_EIO, MENV_EINTR. */
 int menv_hash_file(const char *path, struct menv_hashes *out, struct menv_error *err);
 /* Hashes a memory block. */
 void menv_hash_mem(const void *data, size_t len, struct menv_hashes *out);
@@ -66,6 +68,9 @@ struct menv_fetch_opts {
 	 * the bytes, `path` is NULL. */
 	bool repodata_as_file;
 	volatile int *cancel; /* non-zero (Ctrl-C) stops all transfers: MENV_EINTR; or NULL */
+	/* packages: every package cache to look in, in order (conda's pkgs_dirs; the one
+	 * written may be among them), or NULL: only the one written. Borrowed. */
+	const struct menv_strvec *pkgs_dirs;
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
 	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
 	 * unknown), transfers finished and in all, and the transfers running now (`running`,
@@ -182,8 +187,9 @@ int menv_msgpack_to_json(const void *data, size_t len, const char *src, json_t *
  * Safe against hostile archives: refuses absolute paths, `..` components, entries written
  * through a symlink, hard links and symlinks whose target leaves `dest`, devices and FIFOs.
  * On error `dest` may hold a partial extraction: callers extract into a temporary directory.
+ * The cancel flag (menv_cancel_flag_set) is polled between data blocks and entries.
  * Errors: MENV_EPARSE (corrupt or truncated archive, naming it), MENV_EUNSAFE (naming the
- * entry), MENV_EIO. */
+ * entry), MENV_EIO, MENV_EINTR (interrupted). */
 int menv_archive_extract(const char *archive, const char *dest, struct menv_error *err);
 
 /* Reads one member (e.g. "info/index.json") of a package archive into `out` without
@@ -200,11 +206,16 @@ int menv_archive_read_member(const char *archive, const char *member, struct men
 enum menv_fetch_event { MENV_FETCH_CACHED, MENV_FETCH_DOWNLOADED, MENV_FETCH_EXTRACTED };
 typedef void (*menv_fetch_cb)(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
 
-/* Makes every record available extracted in the package cache `pkgs_dir`:
+/* Makes every record available extracted in a package cache, writing only into `pkgs_dir`
+ * (the first writable entry of pkgs_dirs, as conda's first_writable):
+ *   - an entry of o->pkgs_dirs other than `pkgs_dir` holds `<dist>/` (menv_pkgcache_has),
+ *     the entries in their order: used where it is, nothing written there (a read-only
+ *     cache: no lock, no urls.txt, no repodata_record.json completed);
  *   - `<pkgs>/<dist>/` holds it (menv_pkgcache_has; an entry left by conda or micromamba
  *     counts as well): kept, and a hash or size the record has and its repodata_record.json
  *     lacks is added there (best effort);
- *   - else `<pkgs>/<fn>` present with the right hash: extracted;
+ *   - else `<pkgs>/<fn>`, or `<fn>` in another entry of o->pkgs_dirs, present with the right
+ *     hash: extracted into `pkgs_dir` (a stale file elsewhere is left alone);
  *   - else downloaded from r->url (with the credentials of r->channel, if any) to
  *     `<pkgs>/<fn>.partial` while hashing, verified against the record's sha256 (md5 when only
  *     md5 is known) and size, then renamed into place. A `.partial` left by an interrupted run
@@ -274,6 +285,17 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 
 /* The extracted directory of a record in the cache ("<pkgs>/<dist>"). Caller frees. */
 char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r);
+/* Where a record is extracted among the package caches `dirs` (pkgs_dirs, in order; NULL:
+ * none): "<dir>/<dist>" of the first that holds it (menv_pkgcache_has), else that path in
+ * `pkgs_dir` (the cache written, taken unchecked when no entry follows it), as
+ * menv_pkgcache_fetch_opts chose. Conda links from the first pkgs_dirs entry that has the
+ * package. Caller frees. Reads only. */
+char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           const struct menv_record *r);
+/* Whether `pkgs_dir` or any entry of `dirs` (may be NULL) holds the record
+ * (menv_pkgcache_has). Reads only. */
+bool menv_pkgcache_has_any(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           const struct menv_record *r);
 
 /* Whether `<pkgs>/<dist>/` holds the record, judged as conda and micromamba judge their own
  * cache entries (conda's pkgs_dirs layout, so their caches can be read): its

@@ -87,6 +87,11 @@ int menv_hash_file(const char *path, struct menv_hashes *out, struct menv_error 
 	buf = menv_xmalloc(1 << 16);
 	menv_hasher_init(&h);
 	for (;;) {
+		if (menv_cancelled()) {
+			rc = menv_error_set(err, MENV_EINTR, "hashing '%s' interrupted", path);
+			menv_hasher_release(&h);
+			goto out;
+		}
 		ssize_t r = read(fd, buf, 1 << 16);
 		if (r < 0 && errno == EINTR)
 			continue;

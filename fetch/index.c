@@ -77,7 +77,6 @@ static int package_record(const char *path, const char *subdir, json_t **out,
 {
 	struct menv_buf text = MENV_BUF_INIT;
 	struct menv_hashes h;
-	json_error_t jerr;
 	json_t *rec = NULL;
 	int rc;
 
@@ -92,12 +91,18 @@ static int package_record(const char *path, const char *subdir, json_t **out,
 	}
 	if (rc)
 		goto out;
-	rec = json_loadb(text.buf, text.len, 0, &jerr);
+	char *src = menv_xasprintf("%s:info/index.json", path);
+	rc = menv_json_parse(text.buf, text.len, 0, src, &rec, err);
+	free(src);
+	if (rc) {
+		menv_error_prefix(err, "'%s' is not a valid package", path);
+		goto out;
+	}
 	if (!json_is_object(rec)) {
 		rc = menv_error_set(err, MENV_EPARSE,
-		                    "'%s' is not a valid package: "
-		                    "'info/index.json' line %d: %s",
-		                    path, jerr.line, rec ? "not an object" : jerr.text);
+		                    "'%s' is not a valid package: 'info/index.json' is not an "
+		                    "object",
+		                    path);
 		goto out;
 	}
 	rc = menv_hash_file(path, &h, err);

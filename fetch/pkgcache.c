@@ -114,6 +114,7 @@ char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r)
 struct task {
 	const struct menv_record *r;
 	struct menv_hashes h;
+	const char *from; /* the read-only cache holding the package file, or NULL: `<pkgs>` */
 };
 
 struct pool {
@@ -160,7 +161,8 @@ static void fail(struct pool *p, int rc, const struct menv_error *err)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static void enqueue(struct pool *p, const struct menv_record *r, const struct menv_hashes *h)
+static void enqueue(struct pool *p, const struct menv_record *r, const struct menv_hashes *h,
+                    const char *from)
 {
 	pthread_mutex_lock(&p->lock);
 	if (p->qn == p->qalloc) {
@@ -169,6 +171,7 @@ static void enqueue(struct pool *p, const struct menv_record *r, const struct me
 	}
 	p->q[p->qn].r = r;
 	p->q[p->qn].h = *h;
+	p->q[p->qn].from = from;
 	p->qn++;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
@@ -244,7 +247,7 @@ static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete
 static bool extracted_intact(const char *dir)
 {
 	char *path = menv_xasprintf("%s/info/paths.json", dir);
-	json_t *j = json_load_file(path, 0, NULL);
+	json_t *j = menv_json_load_file(path, 0, NULL);
 	bool ok = true;
 	size_t i;
 	json_t *e;
@@ -274,7 +277,7 @@ static bool extracted_intact(const char *dir)
 static bool extracted_matches(const char *dir, const struct menv_record *r)
 {
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
-	json_t *j = json_load_file(path, 0, NULL);
+	json_t *j = menv_json_load_file(path, 0, NULL);
 	bool ok = false, complete = false;
 	char *text = NULL;
 
@@ -303,7 +306,7 @@ bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
 {
 	char *dir = menv_pkgcache_dir(pkgs_dir, r);
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
-	json_t *j = json_load_file(path, 0, NULL);
+	json_t *j = menv_json_load_file(path, 0, NULL);
 	bool complete,
 	        ok = json_is_object(j) && entry_matches(j, r, &complete) && extracted_intact(dir);
 
@@ -446,12 +449,14 @@ static int have_verified_file(const char *file, const struct menv_record *r, boo
 {
 	struct menv_error ignored;
 	struct stat st;
+	int rc = 0;
 
 	*ok = false;
 	if (lstat(file, &st) < 0)
 		return 0;
-	if (S_ISREG(st.st_mode) && menv_hash_file(file, h, &ignored) == 0 &&
-	    verify(r, h, &ignored) == 0) {
+	if (S_ISREG(st.st_mode) && (rc = menv_hash_file(file, h, &ignored)) == MENV_EINTR)
+		return menv_error_set(err, MENV_EINTR, "%s", ignored.msg); /* the file stays */
+	if (S_ISREG(st.st_mode) && rc == 0 && verify(r, h, &ignored) == 0) {
 		*ok = true;
 		return 0;
 	}
@@ -487,7 +492,7 @@ static void *worker(void *arg)
 			break;
 		}
 		dist = dist_of(t.r);
-		file = menv_xasprintf("%s/%s", p->pkgs, t.r->fn);
+		file = menv_xasprintf("%s/%s", t.from ? t.from : p->pkgs, t.r->fn);
 		rc = extract(p->pkgs, dist, file, t.r, &t.h, &err);
 		free(file);
 		free(dist);
@@ -571,6 +576,10 @@ static int open_partial(struct dl *d, int64_t *offset, struct menv_error *err)
 	if (st.st_size > 0 && (r->sha256 || r->md5 || r->size > 0) &&
 	    (r->size < 0 || st.st_size < r->size)) {
 		while ((got = read(d->fd, buf, sizeof(buf))) > 0) {
+			if (menv_cancelled()) {
+				d->x.rc = MENV_EINTR; /* kept for the next run (dl_release) */
+				return menv_error_set(err, MENV_EINTR, "interrupted");
+			}
 			menv_hasher_update(&d->h, buf, (size_t)got);
 			have += got;
 		}
@@ -712,7 +721,7 @@ static int dl_done(void *ud, struct menv_xfer *x)
 		goto out;
 	d->finished = true;
 	emit(p, MENV_FETCH_DOWNLOADED, d->r);
-	enqueue(p, d->r, &h);
+	enqueue(p, d->r, &h, NULL);
 	return 0;
 next_mirror:
 	/* mirrored_channels: the next mirror, from byte 0 */
@@ -754,6 +763,74 @@ static void dl_release(struct dl *d)
 	free(d->tmp);
 	free(d->auth);
 	free(d->oci_sha256);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Read-only caches                                                                          */
+
+/* Whether an entry of `dirs` other than `pkgs` holds the record extracted and intact: those
+ * before `pkgs` in the list (`before`), or those after it. Nothing is written there. */
+static bool read_only_has(const struct menv_strvec *dirs, const char *pkgs,
+                          const struct menv_record *r, bool before)
+{
+	bool seen = false;
+
+	for (size_t i = 0; dirs && i < dirs->n; i++) {
+		if (!strcmp(dirs->v[i], pkgs)) {
+			seen = true;
+			if (before)
+				return false;
+			continue;
+		}
+		if ((before || seen) && menv_pkgcache_has(dirs->v[i], r))
+			return true;
+	}
+	return false;
+}
+
+/* The first entry of `dirs` other than `pkgs` holding the record's package file with its
+ * checksums (hashes into *h), or NULL. Borrowed from `dirs`. A stale file stays there. */
+static const char *read_only_file(const struct menv_strvec *dirs, const char *pkgs,
+                                  const struct menv_record *r, struct menv_hashes *h)
+{
+	struct menv_error ignored;
+
+	for (size_t i = 0; dirs && i < dirs->n; i++) {
+		if (!strcmp(dirs->v[i], pkgs))
+			continue;
+		char *file = menv_xasprintf("%s/%s", dirs->v[i], r->fn);
+		struct stat st;
+		bool ok = stat(file, &st) == 0 && S_ISREG(st.st_mode) &&
+		          menv_hash_file(file, h, &ignored) == 0 && verify(r, h, &ignored) == 0;
+		free(file);
+		if (ok)
+			return dirs->v[i];
+	}
+	return NULL;
+}
+
+char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           const struct menv_record *r)
+{
+	for (size_t i = 0; dirs && i < dirs->n; i++) {
+		/* the cache written: checked only when a later entry could hold it instead (the
+		 * common single cache costs nothing) */
+		if (!strcmp(dirs->v[i], pkgs_dir) &&
+		    (i + 1 == dirs->n || menv_pkgcache_has(pkgs_dir, r)))
+			break;
+		if (strcmp(dirs->v[i], pkgs_dir) && menv_pkgcache_has(dirs->v[i], r))
+			return menv_pkgcache_dir(dirs->v[i], r);
+	}
+	return menv_pkgcache_dir(pkgs_dir, r);
+}
+
+bool menv_pkgcache_has_any(const char *pkgs_dir, const struct menv_strvec *dirs,
+                           const struct menv_record *r)
+{
+	for (size_t i = 0; dirs && i < dirs->n; i++)
+		if (menv_pkgcache_has(dirs->v[i], r))
+			return true;
+	return menv_pkgcache_has(pkgs_dir, r);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -955,6 +1032,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		struct menv_error e = {0};
 		struct menv_hashes h;
 		char *dist, *dir, *file, *url;
+		const char *ro = NULL;
 		bool have = false;
 		int64_t offset = 0;
 		struct dl *d;
@@ -971,7 +1049,9 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		dir = menv_xasprintf("%s/%s", pkgs_dir, dist);
 		file = menv_xasprintf("%s/%s", pkgs_dir, r->fn);
 		free(dist);
-		if (is_dir(dir) && extracted_matches(dir, r) && extracted_intact(dir)) {
+		if (read_only_has(o->pkgs_dirs, pkgs_dir, r, true) ||
+		    (is_dir(dir) && extracted_matches(dir, r) && extracted_intact(dir)) ||
+		    read_only_has(o->pkgs_dirs, pkgs_dir, r, false)) {
 			emit(&p, MENV_FETCH_CACHED, r);
 			free(dir);
 			free(file);
@@ -987,8 +1067,10 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 			free(file);
 			break;
 		}
+		if (!have && (ro = read_only_file(o->pkgs_dirs, pkgs_dir, r, &h)))
+			have = true;
 		if (have) {
-			enqueue(&p, r, &h);
+			enqueue(&p, r, &h, ro);
 			free(file);
 			continue;
 		}

@@ -64,6 +64,7 @@ void menv_fetch_opts_from_config(struct menv_fetch_opts *o, const struct menv_co
 	o->repodata_ttl = cfg->local_repodata_ttl;
 	o->offline = cfg->offline;
 	o->use_zst = cfg->repodata_use_zst;
+	o->pkgs_dirs = &cfg->pkgs_dirs;
 	if (cfg->repodata_max_bytes > 0)
 		o->repodata_max_bytes = cfg->repodata_max_bytes;
 }

@@ -63,7 +63,8 @@ struct menv_solver {
 	Id baseurlkey;        /* "menv:base_url" on SOLVID_META */
 	Id warnkey;           /* "menv:warnings" on SOLVID_META: the load's warnings, one a line */
 	volatile int *cancel; /* non-zero stops a load: MENV_EINTR; or NULL */
-	struct menv_strvec warnings; /* what the loads skipped, one line each */
+	struct menv_strvec warnings;  /* what the loads skipped, one line each */
+	struct menv_error unreadable; /* why the last record that could not be read was not */
 };
 
 /* A channel subdir whose solvables came from libsolv's conda reader (or its .solv cache);
@@ -286,7 +287,9 @@ static int cmp_fn(const void *a, const void *b)
 static char *base_url_of(const struct menv_channel *ch, const char *subdir, const char *info,
                          size_t len)
 {
-	json_t *j = info ? json_loadb(info, len, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+	json_t *j = NULL;
+	if (info)
+		menv_json_parse(info, len, JSON_DISABLE_EOF_CHECK, "info", &j, NULL);
 	const char *bu = json_string_value(json_object_get(j, "base_url"));
 	char *base;
 	if (bu && *bu) {
@@ -373,13 +376,10 @@ static int interrupted(const char *path, struct menv_error *err)
 #define MAX_WARNINGS 20 /* per file; the rest are counted */
 
 /* Drops the records conda cannot name (no name, version or build string: conda's
- * PackageRecord requires all three), each with a warning naming the file and its key; keeps
- * the warnings in the repo's SOLVID_META for .solv loads. */
-static void drop_unnamed(struct menv_solver *s, struct filerepo *f, const char *path,
-                         Repodata *meta)
+ * PackageRecord requires all three), each with a warning naming the file and its key (into
+ * `all`, `*n` counting them). */
+static void drop_unnamed(struct filerepo *f, const char *path, struct menv_buf *all, size_t *n)
 {
-	struct menv_buf all = MENV_BUF_INIT;
-	size_t n = 0;
 	Id p;
 	Solvable *sv;
 
@@ -393,21 +393,62 @@ static void drop_unnamed(struct menv_solver *s, struct filerepo *f, const char *
 		if (!what)
 			continue;
 		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
-		if (n++ < MAX_WARNINGS)
-			menv_buf_addf(&all,
+		if ((*n)++ < MAX_WARNINGS)
+			menv_buf_addf(all,
 			              "%s'%s': skipped the record '%s': it has no '%s' (conda "
 			              "requires name, version and build)",
-			              all.len ? "\n" : "", path, loc ? loc : "?", what);
+			              all->len ? "\n" : "", path, loc ? loc : "?", what);
 		repo_free_solvable(f->repo, p, 1);
 	}
-	if (n > MAX_WARNINGS)
-		menv_buf_addf(&all,
-		              "\n'%s': skipped %zu more records without a name, version or "
-		              "build",
-		              path, n - MAX_WARNINGS);
-	if (all.len)
-		repodata_set_str(meta, SOLVID_META, s->warnkey, all.buf);
-	menv_buf_release(&all);
+}
+
+/* Whether a record's "depends" is one conda reads: absent, null, or a list of strings. */
+static bool depends_ok(json_t *rec)
+{
+	json_t *d = json_object_get(rec, "depends"), *e;
+	size_t i;
+
+	if (!d || json_is_null(d))
+		return true;
+	if (!json_is_array(d))
+		return false;
+	json_array_foreach(d, i, e)
+	{
+		if (!json_is_string(e))
+			return false;
+	}
+	return true;
+}
+
+/* libsolv's reader passes over a "depends" that is not a list of strings, so the record
+ * would look like one without dependencies: each record without any (they are few, and this
+ * runs only when the JSON is new, not on a .solv load) is read at `off`, and one whose
+ * "depends" is something else, or that cannot be read (nested too deep), is dropped with a
+ * warning, as a record without a version is. True when it was dropped. */
+static bool drop_bad_depends(struct filerepo *f, Id p, size_t off, const char *path,
+                             struct menv_buf *all, size_t *n)
+{
+	struct menv_error e = {0};
+	json_t *rec = NULL;
+	const char *why = NULL;
+	Solvable *sv = pool_id2solvable(f->repo->pool, p);
+	const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+
+	if (sv->requires || off >= f->size)
+		return false;
+	if (menv_json_parse(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, loc ? loc : "?",
+	                    &rec, &e))
+		why = e.code == MENV_EINTR ? NULL : "it cannot be read";
+	else if (!depends_ok(rec))
+		why = "its 'depends' is not a list of strings";
+	json_decref(rec);
+	if (!why)
+		return false;
+	if ((*n)++ < MAX_WARNINGS)
+		menv_buf_addf(all, "%s'%s': skipped the record '%s': %s%s%s", all->len ? "\n" : "",
+		              path, loc ? loc : "?", why, e.code ? ": " : "", e.code ? e.msg : "");
+	repo_free_solvable(f->repo, p, 1);
+	return true;
 }
 
 /* Adds the warnings a repo's SOLVID_META holds (after a .solv load or a build). */
@@ -459,7 +500,9 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 	/* menv's attributes go into a second repodata: lookups prefer the newest one */
 	Repodata *data = repo_add_repodata(f->repo, 0);
 	repodata_extend_block(data, f->repo->start, f->repo->end - f->repo->start);
-	drop_unnamed(s, f, path, data);
+	struct menv_buf warn = MENV_BUF_INIT;
+	size_t nwarn = 0;
+	drop_unnamed(f, path, &warn, &nwarn);
 	Id p;
 	Solvable *sv;
 	FOR_REPO_SOLVABLES(f->repo, p, sv)
@@ -491,6 +534,8 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 			hit = bsearch(&want, sorted, c.n, sizeof(*sorted), cmp_fn);
 		if (hit) {
 			size_t off = strtoull(*hit + strlen(*hit) + 1, NULL, 10);
+			if (drop_bad_depends(f, p, off, path, &warn, &nwarn))
+				continue;
 			repodata_set_num(data, p, s->offkey, off);
 		}
 		/* the build-version key ("build_number.rank.timestamp", conda's order after the
@@ -500,6 +545,13 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 		free(sorted[i]);
 	free(sorted);
 	free(idx);
+	/* the warnings stay in the repo's SOLVID_META for .solv loads */
+	if (nwarn > MAX_WARNINGS)
+		menv_buf_addf(&warn, "\n'%s': skipped %zu more records", path,
+		              nwarn - MAX_WARNINGS);
+	if (warn.len)
+		repodata_set_str(data, SOLVID_META, s->warnkey, warn.buf);
+	menv_buf_release(&warn);
 	if (cancelled(s->cancel)) {
 		rc = interrupted(path, err);
 		goto out;
@@ -638,11 +690,21 @@ static const struct menv_record *record_of(struct menv_solver *s, Id p)
 	unsigned long long off = solvable_lookup_num(sv, s->offkey, (unsigned long long)-1);
 	if (off == (unsigned long long)-1 || off >= f->size)
 		return NULL;
-	json_t *obj = json_loadb(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, NULL);
 	const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+	json_t *obj = NULL;
 	struct menv_record *r = menv_xcalloc(1, sizeof(*r));
-	struct menv_error err;
-	if (!obj || !loc || menv_record_from_json(r, obj, loc, f->base, f->ch, &err)) {
+	struct menv_error err = {0};
+	char *src = menv_xasprintf("%s/%s/repodata.json record '%s'",
+	                           f->ch && f->ch->name ? f->ch->name : "?", f->subdir,
+	                           loc ? loc : "?");
+	/* the depth limit of every JSON menv reads: a record nested deeper is not taken */
+	int rc = menv_json_parse(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, src, &obj,
+	                         &err);
+	if (!rc && (!loc || menv_record_from_json(r, obj, loc, f->base, f->ch, &err)))
+		rc = loc ? err.code : menv_error_set(&err, MENV_EPARSE, "%s: no file name", src);
+	free(src);
+	if (rc) {
+		s->unreadable = err;
 		json_decref(obj);
 		free(r);
 		return NULL;
@@ -1980,6 +2042,11 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 	queue_init(&job);
 	queue_init(&q);
 	for (int round = 0;; round++) {
+		/* libsolv's solve has no cancel hook: Ctrl-C is honoured between its rounds */
+		if (cancelled(s->cancel)) {
+			rc = menv_error_set(err, MENV_EINTR, "solve interrupted");
+			break;
+		}
 		rc = request_jobs(s, req, pl, &job, &q, err);
 		if (rc)
 			break;
@@ -2095,8 +2162,13 @@ static const struct menv_record *channel_copy(struct menv_solver *s, json_t *ins
 	return NULL;
 }
 
-static void transaction_of(struct menv_solver *s, Solver *solv, struct menv_transaction *out)
+/* The solve's transaction. A package to link whose record cannot be read (nested too deep,
+ * say: libsolv's reader took it) fails it with MENV_EPARSE naming the record. */
+static int transaction_of(struct menv_solver *s, Solver *solv, struct menv_transaction *out,
+                          struct menv_error *err)
 {
+	int rc = 0;
+
 	Pool *pool = s->pool;
 	Transaction *trans = solver_create_transaction(solv);
 
@@ -2117,8 +2189,14 @@ static void transaction_of(struct menv_solver *s, Solver *solv, struct menv_tran
 		const struct menv_record *r = record_of(s, p);
 		if (r)
 			out->link[out->nlink++] = r;
+		else if (!rc && s->unreadable.code)
+			rc = menv_error_set(err, s->unreadable.code, "%s", s->unreadable.msg);
+		else if (!rc)
+			rc = menv_error_set(err, MENV_EPARSE, "the record of '%s' cannot be read",
+			                    pool_solvid2str(pool, p));
 	}
 	transaction_free(trans);
+	return rc;
 }
 
 /* no_deps keeps only the explicit names' changes; only_deps drops the explicit names'. */
@@ -2308,7 +2386,12 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	}
 	if (rc)
 		goto out;
-	transaction_of(s, solv, out);
+	rc = transaction_of(s, solv, out, err);
+	if (rc) {
+		menv_transaction_release(out);
+		memset(out, 0, sizeof(*out));
+		goto out;
+	}
 	out->unlink = menv_xrealloc(out->unlink,
 	                            (out->nunlink + s->inst_alloc + 1) * sizeof(*out->unlink));
 	if (!req->no_deps && !req->only_deps && !req->freeze_installed && !req->no_update_deps &&

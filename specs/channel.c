@@ -331,7 +331,7 @@ struct ctx {
 	struct menv_channel **defaults; /* members of the `defaults` multichannel */
 	size_t ndefaults;
 	struct menv_channel **custom; /* custom_channels by cname, members override */
-	size_t ncustom;
+	size_t ncustom, acustom;
 	struct menv_strvec mig_alias_locs; /* locations of migrated_channel_aliases */
 };
 
@@ -371,9 +371,12 @@ static struct menv_channel *simple_channel(const struct menv_channel *ca, const 
 	return c;
 }
 
-static void custom_put(struct ctx *x, struct menv_channel *c)
+/* Adds a custom channel, replacing one of the same name: `seen` holds the names so far, so
+ * that n distinct ones cost O(n) (a replacement, rare, scans). */
+static void custom_put(struct ctx *x, struct menv_strset *seen, struct menv_channel *c)
 {
-	for (size_t i = 0; i < x->ncustom; i++) {
+	bool fresh = menv_strset_add(seen, c->cname ? c->cname : "");
+	for (size_t i = 0; !fresh && i < x->ncustom; i++) {
 		if (!strcmp(x->custom[i]->cname ? x->custom[i]->cname : "",
 		            c->cname ? c->cname : "")) {
 			menv_channel_free(x->custom[i]);
@@ -381,7 +384,10 @@ static void custom_put(struct ctx *x, struct menv_channel *c)
 			return;
 		}
 	}
-	x->custom = menv_xrealloc(x->custom, (x->ncustom + 1) * sizeof(*x->custom));
+	if (x->ncustom == x->acustom) {
+		x->acustom = x->acustom ? x->acustom * 2 : 16;
+		x->custom = menv_xrealloc(x->custom, x->acustom * sizeof(*x->custom));
+	}
 	x->custom[x->ncustom++] = c;
 }
 
@@ -403,11 +409,14 @@ static void ctx_init(struct ctx *x, const struct menv_config *cfg)
 	for (size_t i = 0; i < cfg->default_channels.n; i++)
 		x->defaults[x->ndefaults++] =
 		        simple_channel(x->ca, cfg->default_channels.v[i], NULL);
+	struct menv_strset seen = MENV_STRSET_INIT;
 	for (size_t i = 0; i < cfg->custom_channel_names.n && i < cfg->custom_channel_urls.n; i++)
-		custom_put(x, simple_channel(x->ca, cfg->custom_channel_urls.v[i],
-		                             cfg->custom_channel_names.v[i]));
+		custom_put(x, &seen,
+		           simple_channel(x->ca, cfg->custom_channel_urls.v[i],
+		                          cfg->custom_channel_names.v[i]));
 	for (size_t i = 0; i < x->ndefaults; i++)
-		custom_put(x, menv_channel_dup(x->defaults[i]));
+		custom_put(x, &seen, menv_channel_dup(x->defaults[i]));
+	menv_strset_clear(&seen);
 }
 
 static void ctx_release(struct ctx *x)
@@ -427,24 +436,29 @@ static const struct menv_channel *custom_get(const struct ctx *x, const char *na
 }
 
 /* custom channels, longest name first (conda sorts by name length, descending) */
+struct by_len {
+	size_t len, at;
+};
+
+static int by_len_cmp(const void *a, const void *b)
+{
+	const struct by_len *x = a, *y = b;
+	if (x->len != y->len)
+		return x->len < y->len ? 1 : -1;
+	return (x->at > y->at) - (x->at < y->at); /* stable: the configured order on a tie */
+}
+
 static size_t *custom_by_length(const struct ctx *x)
 {
 	size_t *ix = menv_xcalloc(x->ncustom + 1, sizeof(*ix));
+	struct by_len *v = menv_xcalloc(x->ncustom + 1, sizeof(*v));
 
 	for (size_t i = 0; i < x->ncustom; i++)
-		ix[i] = i;
-	for (size_t i = 1; i < x->ncustom; i++) {
-		for (size_t k = i; k > 0; k--) {
-			size_t a = x->custom[ix[k - 1]]->cname ? strlen(x->custom[ix[k - 1]]->cname)
-			                                       : 0;
-			size_t b = x->custom[ix[k]]->cname ? strlen(x->custom[ix[k]]->cname) : 0;
-			if (a >= b)
-				break;
-			size_t t = ix[k];
-			ix[k] = ix[k - 1];
-			ix[k - 1] = t;
-		}
-	}
+		v[i] = (struct by_len){x->custom[i]->cname ? strlen(x->custom[i]->cname) : 0, i};
+	qsort(v, x->ncustom, sizeof(*v), by_len_cmp);
+	for (size_t i = 0; i < x->ncustom; i++)
+		ix[i] = v[i].at;
+	free(v);
 	return ix;
 }
 

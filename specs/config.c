@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <yaml.h>
@@ -59,29 +60,102 @@ static void strip_slash(char *s)
 		s[--n] = '\0';
 }
 
+/* pkgs_dirs becomes `dirs` (each expanded, no trailing slash; taken over, emptied);
+ * pkgs_dir its first entry until menv_config_load picks the first writable one. */
+static void set_pkgs_dirs(struct menv_config *cfg, struct menv_strvec *dirs)
+{
+	menv_strvec_clear(&cfg->pkgs_dirs);
+	for (size_t i = 0; i < dirs->n; i++) {
+		char *d = expand_user(dirs->v[i]);
+		strip_slash(d);
+		if (*d && !menv_strvec_contains(&cfg->pkgs_dirs, d))
+			menv_strvec_push(&cfg->pkgs_dirs, d);
+		free(d);
+	}
+	menv_strvec_clear(dirs);
+	if (!cfg->pkgs_dirs.n)
+		menv_strvec_push_owned(&cfg->pkgs_dirs,
+		                       menv_xasprintf("%s/pkgs", cfg->root_prefix));
+	free(cfg->pkgs_dir);
+	cfg->pkgs_dir = menv_xstrdup(cfg->pkgs_dirs.v[0]);
+	cfg->pkgs_dir_writable = true;
+}
+
 static void set_root(struct menv_config *cfg, const char *root)
 {
+	struct menv_strvec none = MENV_STRVEC_INIT;
+
 	free(cfg->root_prefix);
-	free(cfg->pkgs_dir);
 	free(cfg->envs_dir);
 	cfg->root_prefix = expand_user(root);
 	strip_slash(cfg->root_prefix);
-	cfg->pkgs_dir = menv_xasprintf("%s/pkgs", cfg->root_prefix);
 	cfg->envs_dir = menv_xasprintf("%s/envs", cfg->root_prefix);
+	set_pkgs_dirs(cfg, &none);
 }
 
-/* Moves the root prefix; a pkgs_dir set explicitly (not <root>/pkgs) is kept. */
+/* Moves the root prefix; pkgs_dirs set explicitly (not [<root>/pkgs]) are kept. */
 static void change_root(struct menv_config *cfg, const char *root)
 {
 	char *def = menv_xasprintf("%s/pkgs", cfg->root_prefix);
-	char *keep = strcmp(def, cfg->pkgs_dir) ? menv_xstrdup(cfg->pkgs_dir) : NULL;
+	bool dflt = cfg->pkgs_dirs.n == 1 && !strcmp(def, cfg->pkgs_dirs.v[0]);
+	struct menv_strvec keep = cfg->pkgs_dirs;
 
+	memset(&cfg->pkgs_dirs, 0, sizeof(cfg->pkgs_dirs));
 	set_root(cfg, root);
-	if (keep) {
-		free(cfg->pkgs_dir);
-		cfg->pkgs_dir = keep;
-	}
+	if (!dflt)
+		set_pkgs_dirs(cfg, &keep);
+	menv_strvec_clear(&keep);
 	free(def);
+}
+
+/* Whether menv can write into the package cache `dir` (conda's PackageCacheData
+ * is_writable): its urls.txt writable where there is one, else the directory itself, or, not
+ * made yet, the nearest path above it that exists, which must be a writable directory. access(2) answers for a read-only
+ * mount (EROFS) and for modes, with the real uid (root passes any mode). */
+static bool cache_writable(const char *dir)
+{
+	char *urls = menv_xasprintf("%s/urls.txt", dir);
+	char *p = menv_xstrdup(dir);
+	bool ok;
+
+	if (access(urls, F_OK) == 0) {
+		ok = access(urls, W_OK) == 0 && access(dir, W_OK | X_OK) == 0;
+		goto out;
+	}
+	for (;;) {
+		struct stat st;
+		if (stat(p, &st) == 0) {
+			ok = S_ISDIR(st.st_mode) && access(p, W_OK | X_OK) == 0;
+			break;
+		}
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p) {
+			ok = access("/", W_OK | X_OK) == 0;
+			break;
+		}
+		*slash = '\0';
+	}
+out:
+	free(p);
+	free(urls);
+	return ok;
+}
+
+/* pkgs_dir: the first writable entry of pkgs_dirs (conda's first_writable), or, none being
+ * writable, the first entry with pkgs_dir_writable false. */
+static void pick_pkgs_dir(struct menv_config *cfg)
+{
+	for (size_t i = 0; i < cfg->pkgs_dirs.n; i++) {
+		if (cache_writable(cfg->pkgs_dirs.v[i])) {
+			free(cfg->pkgs_dir);
+			cfg->pkgs_dir = menv_xstrdup(cfg->pkgs_dirs.v[i]);
+			cfg->pkgs_dir_writable = true;
+			return;
+		}
+	}
+	free(cfg->pkgs_dir);
+	cfg->pkgs_dir = menv_xstrdup(cfg->pkgs_dirs.v[0]);
+	cfg->pkgs_dir_writable = false;
 }
 
 void menv_config_defaults(struct menv_config *cfg)
@@ -126,6 +200,7 @@ void menv_config_release(struct menv_config *cfg)
 {
 	free(cfg->root_prefix);
 	free(cfg->pkgs_dir);
+	menv_strvec_clear(&cfg->pkgs_dirs);
 	free(cfg->envs_dir);
 	free(cfg->channel_alias);
 	free(cfg->subdir);
@@ -205,18 +280,68 @@ static int parse_long(const char *v, long *out)
 	return errno || end == v || *end ? -1 : 0;
 }
 
+/* A map entry is appended; map_dedupe, once the file is read, keeps each key once. */
 static void map_set(struct menv_strvec *names, struct menv_strvec *vals, const char *k,
                     const char *v)
 {
-	for (size_t i = 0; i < names->n; i++) {
-		if (!strcmp(names->v[i], k)) {
-			free(vals->v[i]);
-			vals->v[i] = menv_xstrdup(v);
-			return;
-		}
-	}
 	menv_strvec_push(names, k);
 	menv_strvec_push(vals, v);
+}
+
+struct map_ix {
+	const char *name;
+	size_t at;
+};
+
+static int map_ix_cmp(const void *a, const void *b)
+{
+	const struct map_ix *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Each key once, where it came first, with the value it came with last (a dict's update, as
+ * conda merges the maps of its rc files): O(n log n) for n entries. */
+static void map_dedupe(struct menv_strvec *names, struct menv_strvec *vals)
+{
+	size_t n = names->n < vals->n ? names->n : vals->n, out = 0;
+	struct map_ix *ix = menv_xcalloc(n + 1, sizeof(*ix));
+	size_t *last = menv_xcalloc(n + 1, sizeof(*last)); /* first position -> last one */
+	bool *first = menv_xcalloc(n + 1, sizeof(*first));
+
+	for (size_t i = 0; i < n; i++)
+		ix[i] = (struct map_ix){names->v[i], i};
+	qsort(ix, n, sizeof(*ix), map_ix_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t k = i;
+		while (k + 1 < n && !strcmp(ix[k + 1].name, ix[i].name))
+			k++;
+		first[ix[i].at] = true;
+		last[ix[i].at] = ix[k].at;
+		i = k + 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!first[i])
+			continue;
+		char *v = vals->v[last[i]];
+		vals->v[last[i]] = NULL;
+		free(vals->v[out]);
+		vals->v[out] = v;
+		if (out != i) {
+			free(names->v[out]);
+			names->v[out] = names->v[i];
+			names->v[i] = NULL;
+		}
+		out++;
+	}
+	for (size_t i = out; i < names->n; i++)
+		free(names->v[i]);
+	for (size_t i = out; i < vals->n; i++)
+		free(vals->v[i]);
+	names->n = vals->n = out;
+	free(ix);
+	free(last);
+	free(first);
 }
 
 /* The scalar keys menv reads (set_scalar), for rc files and CONDA_/MENV_ variables. */
@@ -385,12 +510,15 @@ static int set_list(struct menv_config *cfg, const char *key, struct menv_strvec
 	} else if (!strcmp(key, "migrated_channel_aliases")) {
 		menv_strvec_clear(&cfg->migrated_channel_aliases);
 		cfg->migrated_channel_aliases = *items;
-	} else if (!strcmp(key, "pkgs_dirs") || !strcmp(key, "envs_dirs")) {
+	} else if (!strcmp(key, "pkgs_dirs")) {
+		if (items->n)
+			set_pkgs_dirs(cfg, items);
+		menv_strvec_clear(items);
+	} else if (!strcmp(key, "envs_dirs")) {
 		if (items->n) {
-			char **dst = key[0] == 'p' ? &cfg->pkgs_dir : &cfg->envs_dir;
-			free(*dst);
-			*dst = expand_user(items->v[0]);
-			strip_slash(*dst);
+			free(cfg->envs_dir);
+			cfg->envs_dir = expand_user(items->v[0]);
+			strip_slash(cfg->envs_dir);
 		}
 		menv_strvec_clear(items);
 	} else {
@@ -599,6 +727,8 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 	}
 	if (!rc)
 		menv_strvec_push(&cfg->files, path);
+	map_dedupe(&cfg->custom_channel_names, &cfg->custom_channel_urls);
+	map_dedupe(&cfg->migrated_custom_names, &cfg->migrated_custom_urls);
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
@@ -752,10 +882,10 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 	if ((env = getenv("MENV_ROOT_PREFIX")) && *env)
 		change_root(cfg, env);
 	if ((env = getenv("CONDA_PKGS_DIRS")) && *env) {
-		const char *comma = strchr(env, ',');
-		free(cfg->pkgs_dir);
-		cfg->pkgs_dir =
-		        comma ? menv_xstrndup(env, (size_t)(comma - env)) : menv_xstrdup(env);
+		struct menv_strvec dirs = MENV_STRVEC_INIT;
+		split_commas(env, &dirs);
+		set_pkgs_dirs(cfg, &dirs);
 	}
+	pick_pkgs_dir(cfg);
 	return 0;
 }

@@ -190,6 +190,8 @@ struct jfeed {
 	size_t len, off;
 	int depth;
 	bool in_str, esc;
+	bool one_value;   /* JSON_DISABLE_EOF_CHECK: what follows the first value is not counted */
+	bool past;        /* the first value ended */
 	size_t line, col; /* of the byte being scanned: 1-based line, 0-based column */
 	int why;          /* 0, MENV_EPARSE (too deep) or MENV_EINTR */
 	size_t bad_line, bad_col;
@@ -212,7 +214,7 @@ static size_t jfeed_read(void *buf, size_t buflen, void *data)
 		n = buflen;
 	if (n > JSON_CHUNK)
 		n = JSON_CHUNK;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !f->past; i++) {
 		char c = f->p[f->off + i];
 		if (f->in_str) {
 			if (f->esc)
@@ -233,7 +235,8 @@ static size_t jfeed_read(void *buf, size_t buflen, void *data)
 				break;
 			}
 		} else if (c == ']' || c == '}') {
-			f->depth--;
+			if (--f->depth == 0 && f->one_value)
+				f->past = true;
 		}
 		if (c == '\n')
 			f->line++, f->col = 0;
@@ -250,7 +253,10 @@ static size_t jfeed_read(void *buf, size_t buflen, void *data)
 int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
                     struct menv_error *err)
 {
-	struct jfeed f = {.p = bytes, .len = len, .line = 1};
+	struct jfeed f = {.p = bytes,
+	                  .len = len,
+	                  .line = 1,
+	                  .one_value = (flags & JSON_DISABLE_EOF_CHECK) != 0};
 	json_error_t je;
 
 	*out = json_load_callback(jfeed_read, &f, flags, &je);
@@ -264,6 +270,20 @@ int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src
 		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: nested deeper than %d levels",
 		                      src, f.bad_line, f.bad_col, MENV_PARSE_MAX_DEPTH);
 	return menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", src, je.line, je.column, je.text);
+}
+
+json_t *menv_json_load_file(const char *path, size_t flags, struct menv_error *err)
+{
+	struct menv_error local;
+	struct menv_buf b = MENV_BUF_INIT;
+	json_t *j = NULL;
+
+	if (!err)
+		err = &local;
+	if (menv_buf_read_file(&b, path, err) == 0)
+		menv_json_parse(b.buf, b.len, flags, path, &j, err);
+	menv_buf_release(&b);
+	return j;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -177,6 +177,11 @@ json_t *menv_json_str(const char *s);
  * "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
 int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
                     struct menv_error *err);
+/* json_load_file through menv_json_parse: the file at `path` (read whole) parsed with its
+ * depth limit and cancel polling, `flags` as json_loadb's. Returns a new reference, or NULL
+ * with `err` (may be NULL) set: MENV_ENOTFOUND (no such file), MENV_EIO (naming the path),
+ * MENV_EPARSE "PATH:LINE:COL: ...", MENV_EINTR. */
+json_t *menv_json_load_file(const char *path, size_t flags, struct menv_error *err);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Platform                                                                                 */
@@ -204,12 +209,18 @@ enum menv_update_modifier {
 #define MENV_REPODATA_MAX_BYTES_DEFAULT ((int64_t)2 << 30)
 
 struct menv_config {
-	char *root_prefix;           /* $MENV_ROOT_PREFIX, default ~/.menv */
-	char *pkgs_dir;              /* first of pkgs_dirs, default <root>/pkgs */
-	char *envs_dir;              /* first of envs_dirs, default <root>/envs */
-	char *channel_alias;         /* default https://conda.anaconda.org, no trailing slash; may
+	char *root_prefix; /* $MENV_ROOT_PREFIX, default ~/.menv */
+	char *pkgs_dir;    /* the package cache written: after menv_config_load the first writable
+			   entry of pkgs_dirs (conda's first_writable), else its first entry */
+	struct menv_strvec pkgs_dirs; /* `pkgs_dirs` (CONDA_PKGS_DIRS=a,b), each expanded,
+				         default [<root>/pkgs]: packages are looked up in each,
+				         in order; only pkgs_dir is written */
+	bool pkgs_dir_writable;       /* false: no entry of pkgs_dirs is writable (read-only
+				         modes or mounts) and pkgs_dir is merely the first */
+	char *envs_dir;               /* first of envs_dirs, default <root>/envs */
+	char *channel_alias;          /* default https://conda.anaconda.org, no trailing slash; may
 				     hold credentials and a /t/<token> (never print it) */
-	struct menv_strvec channels; /* `channels:`; default ["defaults"] */
+	struct menv_strvec channels;  /* `channels:`; default ["defaults"] */
 	struct menv_strvec default_channels;         /* what `defaults` expands to */
 	enum menv_channel_priority channel_priority; /* default strict, like micromamba */
 	struct menv_strvec pinned_packages; /* `pinned_packages:` MatchSpecs held in every solve

@@ -8,7 +8,9 @@
 - a missing file and a changed file of a package are named with their package; --fix links
   the package again from the package cache: the files have their package's bytes again;
 - a symbolic link planted in place of a package's file that leaves the prefix is named;
-- a registry line of an environment that is gone is named, and --fix takes it out;
+- a registry line of an environment that is gone is named when doctor checks the active
+  environment (no -n/-p: conda doctor's question about this machine), and --fix takes it
+  out; asked about one environment (-n/-p), doctor names only that environment's problems;
 - the exit status says whether a problem remains; --json carries the same findings."""
 
 import json
@@ -51,20 +53,26 @@ def body(t):
     t.check(r.rc != 0 and "dependent-2.0-0.json:1:" in r.err,
             "a corrupt record stops remove, naming the file and its position", r)
 
-    r = t.menv_run("doctor", "-n", "d", "--json")
-    j = r.try_json() or {}
-    kinds = sorted((f["kind"], os.path.basename(f["path"])) for f in j.get("findings", []))
-    t.eq(kinds, [("changed-file", "clobber-test-file"), ("corrupt-record", "dependent-2.0-0.json"),
-                 ("link-out", "small_executable.sh"), ("missing-file", "small"),
-                 ("stale-registry", "gone-env")], "doctor --json: every finding, by kind")
-    t.check(r.rc == 1 and j.get("problems") == 5, "doctor: exit 1 with 5 problems", r)
+    mine = [("changed-file", "clobber-test-file"), ("corrupt-record", "dependent-2.0-0.json"),
+            ("link-out", "small_executable.sh"), ("missing-file", "small")]
+    for how, args, env, expect in (
+            ("-n d", ["-n", "d"], None, mine),
+            ("-p", ["-p", p], None, mine),
+            ("the active environment", [], {"CONDA_PREFIX": p},
+             sorted(mine + [("stale-registry", "gone-env")]))):
+        r = t.menv_run("doctor", *args, "--json", env=env)
+        j = r.try_json() or {}
+        kinds = sorted((f["kind"], os.path.basename(f["path"])) for f in j.get("findings", []))
+        t.eq(kinds, expect, "doctor %s --json: every finding, by kind" % how)
+        t.check(r.rc == 1 and j.get("problems") == len(expect),
+                "doctor %s: exit 1 with %d problems" % (how, len(expect)), r)
     r = t.menv_run("doctor", "-n", "d")
     t.check("problem: '%s' of small-executable-1.0-0 is missing" % "bin/small" in r.out and
             "problem: 'bin/clobber-test-file' of clobber-a-1.0-0 was changed" in r.out and
             "links out of the prefix, to '/etc/hostname'" in r.out and
             "problem: %s:1:" % bad in r.out, "doctor: one line per problem, naming it", r.out)
 
-    r = t.menv_run("doctor", "-n", "d", "--fix")
+    r = t.menv_run("doctor", "--fix", env={"CONDA_PREFIX": p})
     t.check(r.rc == 1 and "(fixed)" in r.out and "1 problem left" in r.out,
             "doctor --fix: all but the planted link fixed (exit 1: it stays)", r)
     t.check(os.path.exists(bad + ".corrupt"), "--fix: the corrupt record set aside as .corrupt")

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Records without a name, version or build string in a channel's repodata (menv issue 15).
+"""Records without a name, version or build string in a channel's repodata (menv issue 15),
+or with one of another type (a number), or whose depends is not a list of strings (a string,
+an object, a list holding a number: libsolv's reader would take them as no dependencies),
+or nested too deep to be read (issue 14).
 
 conda's PackageRecord cannot be made of them; menv skips each with a warning naming the file and
 the record's key (the library lists them, its front end prints them) and solves with the rest:
@@ -25,8 +28,24 @@ REPODATA = {
                             "subdir": "linux-64"},
         "d-1.0-0.tar.bz2": {"name": "d", "version": "1.0", "build": "0", "build_number": 0,
                             "depends": ["c"], "subdir": "linux-64"},
+        "e-1.5-0.tar.bz2": {"name": "e", "version": 1.5, "build": "0", "build_number": 0,
+                            "depends": [], "subdir": "linux-64"},
+        "f-1.0-7.tar.bz2": {"name": "f", "version": "1.0", "build": 7, "build_number": 0,
+                            "depends": [], "subdir": "linux-64"},
+        "g-1.0-0.tar.bz2": {"name": "g", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": "a", "subdir": "linux-64"},
+        "h-1.0-0.tar.bz2": {"name": "h", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": {"a": "1.0"}, "subdir": "linux-64"},
+        "i-1.0-0.tar.bz2": {"name": "i", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": [5], "subdir": "linux-64"},
+        "j-1.0-0.tar.bz2": {"name": "j", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": None, "subdir": "linux-64"},
+        "k-1.0-0.tar.bz2": {"name": "k", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": [], "subdir": "linux-64", "x": [[[[[[[[[[[]]]]]]]]]]]},
     },
 }
+# k nested 1000 deep (json.dump would recurse too far)
+DEEP = "[" * 1000 + "]" * 1000
 
 
 def main():
@@ -37,11 +56,22 @@ def main():
         os.makedirs(os.path.join(chan, "linux-64"))
         path = os.path.join(chan, "linux-64", "repodata.json")
         with open(path, "w") as f:
-            json.dump(REPODATA, f)
+            f.write(json.dumps(REPODATA).replace("[" * 11 + "]" * 11, DEEP))
         tail = " (conda requires name, version and build)"
-        want_warn = [f"warning: '{path}': skipped the record 'a-2.0-0.tar.bz2': it has no 'version'" + tail,
-                     f"warning: '{path}': skipped the record 'b-1.0-0.tar.bz2': it has no 'name'" + tail,
-                     f"warning: '{path}': skipped the record 'c-1.0-0.tar.bz2': it has no 'build'" + tail]
+        head = f"warning: '{path}': skipped the record"
+        bad_deps = ": its 'depends' is not a list of strings"
+        want_warn = sorted([
+            f"{head} 'a-2.0-0.tar.bz2': it has no 'version'" + tail,
+            f"{head} 'b-1.0-0.tar.bz2': it has no 'name'" + tail,
+            f"{head} 'c-1.0-0.tar.bz2': it has no 'build'" + tail,
+            f"{head} 'e-1.5-0.tar.bz2': it has no 'version'" + tail,
+            f"{head} 'f-1.0-7.tar.bz2': it has no 'build'" + tail,
+            f"{head} 'g-1.0-0.tar.bz2'" + bad_deps,
+            f"{head} 'h-1.0-0.tar.bz2'" + bad_deps,
+            f"{head} 'i-1.0-0.tar.bz2'" + bad_deps,
+            f"{head} 'k-1.0-0.tar.bz2': it cannot be read: k-1.0-0.tar.bz2:1:%d: nested "
+            "deeper than 256 levels" % (json.dumps(REPODATA["packages"]["k-1.0-0.tar.bz2"])
+                                        .index("[[") + 256)])
         pkgs = os.path.join(tmp, "pkgs")
         # the library: warnings listed, on the first load (libsolv's reader) and from the .solv
         for run in ("first", "from .solv"):
@@ -75,7 +105,13 @@ def main():
                                         json.loads(p.stdout)["actions"]["LINK"]]
         if p.returncode != 0 or link != [("a", "1.0")]:
             fails.append(f"menv a: exit {p.returncode}, LINK {link}, stderr {p.stderr!r}")
-        for spec, why in (("c", "'c' is not available"), ("d", "nothing provides c")):
+        p = create("j")  # "depends": null is read as [] (conda-forge tooling does)
+        if p.returncode != 0:
+            fails.append(f"menv j: exit {p.returncode}, stderr {p.stderr!r}")
+        for spec, why in (("c", "'c' is not available"), ("d", "nothing provides c"),
+                          ("e", "'e' is not available"), ("f", "'f' is not available"),
+                          ("g", "'g' is not available"), ("h", "'h' is not available"),
+                          ("i", "'i' is not available"), ("k", "'k' is not available")):
             p = create(spec)
             if p.returncode != 1 or why not in p.stdout + p.stderr:
                 fails.append(f"menv {spec}: exit {p.returncode}, out {p.stdout!r} {p.stderr!r}")
