@@ -65,6 +65,13 @@ struct menv_solver {
 	volatile int *cancel; /* non-zero stops a load: MENV_EINTR; or NULL */
 	struct menv_strvec warnings;  /* what the loads skipped, one line each */
 	struct menv_error unreadable; /* why the last record that could not be read was not */
+	/* requested specs whose name the channels have but no package of which matches
+	 * (`pytorch>=2.0` where there is pytorch 1.13.1): each becomes a job libsolv cannot
+	 * satisfy, so the solve fails with a problem explaining it (mamba's "nothing provides
+	 * requested"); unmatched_ok: add_spec_job may do so (the request's install specs) */
+	const struct menv_matchspec **unmatched;
+	size_t nunmatched;
+	bool unmatched_ok;
 };
 
 /* A channel subdir whose solvables came from libsolv's conda reader (or its .solv cache);
@@ -127,6 +134,7 @@ void menv_solver_free(struct menv_solver *s)
 	}
 	pool_free(s->pool);
 	free(s->by_id);
+	free(s->unmatched);
 	free(s->subdir);
 	free(s->problems);
 	json_decref(s->problems_json);
@@ -1108,11 +1116,134 @@ static void tree_render(json_t *node, int depth, struct menv_buf *out)
 	}
 }
 
+/* Does some package of the channels match both `want` (a requested spec) and `dep` (a
+ * dependency on the same name)? */
+static bool requested_allows(struct menv_solver *s, const struct menv_matchspec *want,
+                             const struct menv_matchspec *dep)
+{
+	Pool *pool = s->pool;
+	Id nameid = pool_str2id(pool, want->name, 0), p, pp;
+	if (!nameid)
+		return false;
+	FOR_PROVIDES(p, pp, nameid)
+	{
+		Solvable *sv = pool_id2solvable(pool, p);
+		const struct menv_record *r;
+		if (sv->name != nameid || !sv->repo || sv->repo == s->virt ||
+		    !(r = record_of(s, p)))
+			continue;
+		if (menv_matchspec_match_json(want, r->json) &&
+		    menv_matchspec_match_json(dep, r->json))
+			return true;
+	}
+	return false;
+}
+
+/* The problem of a requested spec that no package matches although the channels have its
+ * name (s->unmatched): one line naming the requested specs that rule out the packages there
+ * are ("nothing provides requested pytorch>=2.0 for python 3.9* (the channels have pytorch
+ * 1.13.1, which needs python >=3.11,<3.12.0a0)"), and a tree: the packages of that name
+ * (the newest four) with each dependency that a requested spec excludes. */
+static void unmatched_problem(struct menv_solver *s, const struct menv_solve_request *req,
+                              const struct menv_matchspec *ms, struct menv_buf *line,
+                              struct menv_buf *tree, json_t *js)
+{
+	Pool *pool = s->pool;
+	Id nameid = pool_str2id(pool, ms->name, 0), p, pp;
+	Queue have;
+	char *full = menv_matchspec_str_full(ms);
+	struct menv_buf why = MENV_BUF_INIT, avail = MENV_BUF_INIT;
+	struct menv_strvec against = MENV_STRVEC_INIT;
+	json_t *nodes = json_array();
+
+	queue_init(&have);
+	FOR_PROVIDES(p, pp, nameid)
+	{
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->name == nameid && sv->repo && sv->repo != s->virt && record_of(s, p))
+			queue_push(&have, p);
+	}
+	/* newest first (insertion sort: a handful of packages) */
+	for (int i = 1; i < have.count; i++)
+		for (int k = i; k > 0; k--) {
+			Solvable *a = pool_id2solvable(pool, have.elements[k - 1]),
+			         *b = pool_id2solvable(pool, have.elements[k]);
+			if (pool_evrcmp(pool, a->evr, b->evr, EVRCMP_COMPARE) >= 0)
+				break;
+			Id t = have.elements[k];
+			have.elements[k] = have.elements[k - 1];
+			have.elements[k - 1] = t;
+		}
+	menv_buf_addf(tree, "requested %s, which no package of the channels matches; they have:\n",
+	              full);
+	for (int i = 0; i < have.count && i < 4; i++) {
+		const struct menv_record *r = record_of(s, have.elements[i]);
+		json_t *deps = json_object_get(r->json, "depends"), *d;
+		json_t *node =
+		        json_pack("{s:s}", "package", pool_solvid2str(pool, have.elements[i]));
+		json_t *excl = json_array();
+		size_t k;
+		bool said = false;
+		menv_buf_addf(tree, "  └─ %s\n", pool_solvid2str(pool, have.elements[i]));
+		json_array_foreach(deps, k, d)
+		{
+			struct menv_matchspec *dm = NULL;
+			struct menv_error e = {0};
+			if (!json_is_string(d) ||
+			    menv_matchspec_parse(json_string_value(d), &dm, &e))
+				continue;
+			for (size_t j = 0; dm->name && j < req->ninstall; j++) {
+				const struct menv_matchspec *w = req->install[j];
+				if (w == ms || !w->name || strcmp(w->name, dm->name) ||
+				    requested_allows(s, w, dm))
+					continue;
+				char *ws = menv_matchspec_str_full(w);
+				menv_buf_addf(tree, "       needs %s, but %s is requested\n",
+				              json_string_value(d), ws);
+				json_array_append_new(excl, json_pack("{s:s,s:s}", "dep",
+				                                      json_string_value(d),
+				                                      "requested", ws));
+				if (!said && why.len < 400)
+					menv_buf_addf(&why, "%s%s %s, which needs %s",
+					              why.len ? "; " : "", r->name, r->version,
+					              json_string_value(d));
+				said = true;
+				bool dup = false;
+				for (size_t a = 0; a < against.n; a++)
+					dup = dup || !strcmp(against.v[a], ws);
+				if (!dup)
+					menv_strvec_push(&against, ws);
+				free(ws);
+			}
+			menv_matchspec_free(dm);
+		}
+		if (!said && avail.len < 400)
+			menv_buf_addf(&avail, "%s%s %s", avail.len ? ", " : "", r->name,
+			              r->version);
+		json_object_set_new(node, "excluded_by", excl);
+		json_array_append_new(nodes, node);
+	}
+	menv_buf_addf(line, "%snothing provides requested %s", line->len ? "; " : "", full);
+	for (size_t a = 0; a < against.n; a++)
+		menv_buf_addf(line, "%s%s", a ? " and " : " for ", against.v[a]);
+	if (why.len || avail.len)
+		menv_buf_addf(line, " (the channels have %s%s%s)", why.len ? why.buf : "",
+		              why.len && avail.len ? "; " : "", avail.len ? avail.buf : "");
+	json_array_append_new(js, json_pack("{s:s,s:[{s:s,s:b,s:o}]}", "problem", line->buf, "tree",
+	                                    "requested", full, "nothing_matches", 1, "available",
+	                                    nodes));
+	menv_strvec_clear(&against);
+	menv_buf_release(&why);
+	menv_buf_release(&avail);
+	queue_free(&have);
+	free(full);
+}
+
 /* One line per problem in `line` ("a; b"); a tree per problem (requested spec -> the
  * packages that could satisfy it -> what they need and conflict with) in `tree` and `js`. */
-static void describe_problems(Solver *solv, const struct menv_solve_request *req,
-                              struct menv_buf *line, struct menv_buf *tree, json_t *js,
-                              bool *needs_cuda)
+static void describe_problems(struct menv_solver *s, Solver *solv,
+                              const struct menv_solve_request *req, struct menv_buf *line,
+                              struct menv_buf *tree, json_t *js, bool *needs_cuda)
 {
 	Pool *pool = solv->pool;
 	int np = solver_problem_count(solv);
@@ -1121,6 +1252,26 @@ static void describe_problems(Solver *solv, const struct menv_solve_request *req
 		Map seen;
 		/* pool_tmp strings: copy before the next libsolv call reuses the space */
 		char *ps = menv_xstrdup(solver_problem2str(solv, i));
+		const struct menv_matchspec *um = NULL;
+		for (size_t k = 0; k < s->nunmatched && !um; k++) {
+			char *full = menv_matchspec_str_full(s->unmatched[k]);
+			/* libsolv's text for a job on a name nothing provides */
+			char *want = menv_xasprintf("package %s does not exist", full);
+			if (!strcmp(ps, want))
+				um = s->unmatched[k];
+			free(want);
+			free(full);
+		}
+		if (um) {
+			struct menv_buf one = MENV_BUF_INIT;
+			menv_buf_addf(tree, "problem %d: %s\n", i, ps);
+			unmatched_problem(s, req, um, &one, tree, js);
+			if (!line->buf || !strstr(line->buf, one.buf))
+				menv_buf_addf(line, "%s%s", line->len ? "; " : "", one.buf);
+			menv_buf_release(&one);
+			free(ps);
+			continue;
+		}
 		if (!strstr(line->buf, ps))
 			menv_buf_addf(line, "%s%s", line->len ? "; " : "", ps);
 		if (strstr(ps, "__cuda"))
@@ -1646,6 +1797,15 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 				        ms->name);
 		}
 		char *full = menv_matchspec_str_full(ms);
+		if (!why && known && s->unmatched_ok) {
+			/* nothing provides this name: libsolv reports the job as unsatisfiable */
+			s->unmatched = menv_xrealloc(s->unmatched,
+			                             (s->nunmatched + 1) * sizeof(*s->unmatched));
+			s->unmatched[s->nunmatched++] = ms;
+			queue_push2(job, how | SOLVER_SOLVABLE_NAME, pool_str2id(pool, full, 1));
+			free(full);
+			return 0;
+		}
 		int rc = menv_error_set(err, MENV_ENOTFOUND,
 		                        "no package matches '%s' in the current channels%s", full,
 		                        why ? why : "");
@@ -1827,9 +1987,12 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		return rc;
 	}
 	menv_buf_release(&missing);
+	s->nunmatched = 0;
 	for (size_t i = 0; i < req->ninstall && !rc; i++) {
 		const struct menv_matchspec *ms = req->install[i];
+		s->unmatched_ok = true;
 		rc = add_spec_job(s, job, q, SOLVER_INSTALL, ms, true, err);
+		s->unmatched_ok = false;
 		/* `install X` of an installed X: the newest X the other packages allow */
 		for (Id p = s->virt->start; !rc && ms->name && !req->freeze_installed &&
 		                            !req->no_update_deps && p < s->virt->end;
@@ -2079,7 +2242,7 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 		bool needs_cuda = false;
 		json_decref(s->problems_json);
 		s->problems_json = json_array();
-		describe_problems(solv, req, &line, &tree, s->problems_json, &needs_cuda);
+		describe_problems(s, solv, req, &line, &tree, s->problems_json, &needs_cuda);
 		held_specs(s, solv, pl, &held);
 		rc = menv_error_set(
 		        err, MENV_EUNSAT, "could not solve for the requested packages: %s%s%s%s",

@@ -89,8 +89,11 @@ size_t menv_virtual_detect_subdir(const char *subdir, struct menv_virtual *out, 
  * On success `*out` is a new array of `*n_out` borrowed record pointers (free the array
  * only), ordered so that each record comes after its dependencies (virtual packages are
  * not included). Errors: MENV_EUNSAT with the problems on one line (the rules behind them
- * from menv_solver_problems(); a hint when a missing __cuda is involved), MENV_ENOTFOUND when
- * a requested name exists in no channel. */
+ * from menv_solver_problems(); a hint when a missing __cuda is involved; a requested spec
+ * that no package of a name the channels have matches is one of them, "nothing provides
+ * requested pytorch>=2.0 for python 3.9* (the channels have pytorch 1.13.1, which needs
+ * python >=3.11,<3.12.0a0)", as mamba reports it), MENV_ENOTFOUND when a requested name
+ * exists in no channel, or strict channel priority hides every match (named). */
 int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs, size_t n,
                       const struct menv_record ***out, size_t *n_out, struct menv_error *err);
 
@@ -173,8 +176,9 @@ int menv_solver_whoneeds(struct menv_solver *s, const char *name, const struct m
 const char *menv_solver_problems(const struct menv_solver *s);
 /* The same as JSON: [{"problem": text, "tree": [{"requested": spec, "candidates": [node]}]}]
  * with node = {"package", "needs": [{"dep", "nothing_provides"?, "candidates": [node]}],
- * "conflicts_with": [package], "not_installable"?, "see_above"?} (borrowed; NULL before a
- * failed solve). */
+ * "conflicts_with": [package], "not_installable"?, "see_above"?}; a spec nothing matches:
+ * {"requested": spec, "nothing_matches": true, "available": [{"package", "excluded_by":
+ * [{"dep", "requested"}]}]} (borrowed; NULL before a failed solve). */
 json_t *menv_solver_problems_json(const struct menv_solver *s);
 
 #endif

@@ -2,7 +2,7 @@
 """toolchain.*: the README's main job, checked. Called as
 
     python3 test_toolchain.py MENV CHANNEL ENVFILE CASE
-                                        CASE: packages | env | prefixes | http | jupyter | torch
+                CASE: packages | env | prefixes | http | jupyter | torch | reproducible | users
 
 CHANNEL is the folder tests/channels/build-toolchain built (the toolchain.channel fixture),
 ENVFILE is ops/environment.yml, whose channel `./menv-toolchain` is resolved from the working
@@ -37,7 +37,17 @@ HOME=...`: no CUDA_HOME, LIBRARY_PATH or /usr/local/cuda from the machine.
   torchvision 0.14.1, torchaudio 0.13.1 import with no library from outside the prefix but
   glibc's; the op built with torch.utils.cpp_extension by `setup.py build_ext --inplace` and
   by `pip install --no-build-isolation .`, its forward equal to values computed here and
-  gradcheck passing.
+  gradcheck passing; the file's `pip:` entries (ninja, pybind11) from the wheels beside the
+  channel (its pypi/simple) served on 127.0.0.1: ninja 1.11.1 listed from pypi and on the
+  PATH; bookworm's Jupyter (notebook 6.4.12, nbconvert 6.5.3, ipykernel 6.17.0) and a
+  notebook calling the op executed headless, its outputs the values computed here.
+- users (ENVFILE tests/toolchain/users/environment.yml, the users' own file, with their
+  .condarc users/condarc pointed at the local channels; the torch channel in
+  $MENV_TOOLCHAIN_TORCH_CHANNEL): unsatisfiable, the exact problem tree and one error line
+  naming pytorch>=2.0 for python 3.9; with python=3.11 and pytorch unpinned it creates:
+  pytorch and Jupyter from `pytorch`, cudatoolkit from `nvidia`, ninja from the pip index.
+- reproducible (CHANNEL: the torch channel): built again from the same Debian packages, past
+  the cache of built packages: every .conda, wheel, index page and repodata.json the same bytes.
 Exit 0 when every check passed, 1 otherwise, 77 when a prerequisite is missing.
 """
 
@@ -121,6 +131,7 @@ class Case:
         os.symlink(self.channel, os.path.join(self.tmp, "menv-toolchain"))
         self.failures = []
         self.checks = 0
+        self.extra_env = {}            # for menv's commands (the pip index of case torch)
 
     def check(self, cond, what, detail=None):
         self.checks += 1
@@ -138,6 +149,7 @@ class Case:
                if not k.startswith(("CONDA", "MAMBA", "MENV", "_CONDA", "CUDA"))
                and k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
         env.update(HOME=self.home, MENV_ROOT_PREFIX=self.root, MENVRC=self.rc, LC_ALL="C")
+        env.update(self.extra_env)
         return env
 
     def menv_run(self, *args, timeout=600):
@@ -453,7 +465,7 @@ def serve(c, directory):
                     "events {}\nhttp { access_log %s/access.log;\n"
                     "  client_body_temp_path %s; proxy_temp_path %s; fastcgi_temp_path %s;\n"
                     "  uwsgi_temp_path %s; scgi_temp_path %s;\n"
-                    "  types { application/json json; }\n"
+                    "  types { application/json json; text/html html; }\n"
                     "  server { listen 127.0.0.1:%d; root %s; } }\n"
                     % ((c.tmp,) * 3 + (c.tmp,) * 5 + (port, directory)))
         proc = subprocess.Popen([nginx, "-c", conf, "-p", c.tmp], stdout=subprocess.DEVNULL,
@@ -792,6 +804,20 @@ def case_torch(c):
                    "fixture builds it)")
     os.symlink(os.path.abspath(torch_channel), os.path.join(c.tmp, "menv-toolchain-torch"))
     prefix = os.path.join(c.tmp, "torch-env")
+    # the `pip:` entries (ninja, pybind11) from the wheels beside the channel, served on
+    # 127.0.0.1; the machine's pip settings stay out
+    for k in [k for k in os.environ if k.startswith("PIP_")]:
+        del os.environ[k]
+    proc, url = serve(c, os.path.join(os.path.abspath(torch_channel), "pypi"))
+    c.extra_env = {"PIP_INDEX_URL": url + "/simple", "PIP_CONFIG_FILE": os.devnull}
+    try:
+        case_torch_env(c, prefix)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def case_torch_env(c, prefix):
     # with its smoke check: ops/ built with nvcc 11.8 and g++ 11, the torch step for real
     p = c.create("-f", c.envfile, "-p", prefix)
     recs = {}
@@ -800,13 +826,33 @@ def case_torch(c):
             r = json.load(open(os.path.join(prefix, "conda-meta", f)))
             recs[r["name"]] = r
     want = {"python": "3.11.2", "pytorch": "1.13.1", "torchvision": "0.14.1",
-            "torchaudio": "0.13.1", "numpy": "1.24.2", "pybind11": "2.10.3", "ninja": "1.11.1",
+            "torchaudio": "0.13.1", "numpy": "1.24.2", "pybind11": "2.10.3",
             "pip": "23.0.1", "cudatoolkit": "11.8.89", "gxx_linux-64": "11.3.0",
-            "python_abi": "3.11"}
+            "python_abi": "3.11", "jupyter": "1.0.0", "notebook": "6.4.12",
+            "jupyter_core": "4.12.0", "jupyter_client": "7.4.9", "ipykernel": "6.17.0",
+            "ipython": "8.5.0", "nbconvert": "6.5.3", "nbformat": "5.5.0", "nbclient": "0.7.2",
+            "traitlets": "5.5.0", "tornado": "6.2", "pyzmq": "24.0.1", "debugpy": "1.6.6"}
     bad = {n: recs.get(n, {}).get("version") for n, v in want.items()
            if recs.get(n, {}).get("version") != v}
     c.check(not bad, "the solve brings in python 3.11.2, pytorch 1.13.1, torchvision 0.14.1, "
-            "torchaudio 0.13.1, cudatoolkit 11.8, gxx_linux-64 11 (%d packages)" % len(recs), bad)
+            "torchaudio 0.13.1, cudatoolkit 11.8, gxx_linux-64 11, jupyter with notebook "
+            "6.4.12, ipykernel 6.17.0, nbconvert 6.5.3 (%d packages)" % len(recs), bad)
+    c.check(recs.get("pyzmq", {}).get("build", "").startswith("py311")
+            and recs.get("notebook", {}).get("noarch") == "python" and "ninja" not in recs,
+            "pyzmq is built for CPython 3.11, notebook is noarch: python, no conda ninja",
+            (recs.get("pyzmq", {}).get("build"), recs.get("notebook", {}).get("noarch")))
+    # the pip: section: ninja installed by pip from the loopback index (the wheel of Debian's
+    # ninja-build), pybind11 found installed (pytorch's conda pybind11)
+    listed = {r["name"]: r for r in json.loads(c.menv_run("list", "-p", prefix, "--json").stdout)}
+    c.check(listed.get("ninja", {}).get("channel") == "pypi"
+            and listed.get("ninja", {}).get("version") == "1.11.1"
+            and listed.get("pybind11", {}).get("channel") != "pypi",
+            "menv list: ninja 1.11.1 from pypi (pip), pybind11 conda's",
+            (listed.get("ninja"), listed.get("pybind11")))
+    q = c.inside(prefix, ["ninja", "--version"])
+    c.check(q.returncode == 0 and q.stdout.strip() == "1.11.1"
+            and os.path.isfile(os.path.join(prefix, "bin", "ninja")),
+            "pip's ninja is the prefix's bin/ninja and says 1.11.1", q.stdout + q.stderr)
     c.check(recs.get("pytorch", {}).get("build", "").startswith("cpu_py311")
             and "/menv-toolchain/" in recs.get("cudatoolkit", {}).get("url", "")
             and "/menv-toolchain-torch/" in recs.get("pytorch", {}).get("url", ""),
@@ -869,6 +915,195 @@ def case_torch(c):
         info = check_torch_module(c, prefix, "pip install", c.home)
         c.check(info and info["file"].startswith(prefix + "/lib/python3.11/site-packages/"),
                 "the module is installed in the prefix's site-packages", info)
+        check_torch_jupyter(c, prefix)
+
+
+TORCH_NOTEBOOK_CELLS = [
+    "import sys, torch, menv_ops_torch\n"
+    "print(sys.prefix, torch.__version__.split('+')[0], menv_ops_torch.kernels())",
+    "x = torch.linspace(-4.0, 4.0, 12, dtype=torch.float64).reshape(3, 4)\n"
+    "b = torch.linspace(-1.0, 1.0, 4, dtype=torch.float64)\n"
+    "y = torch.ops.menv_ops.bias_gelu(x, b)\n"
+    "print('y[1, 2] = %.12f' % y[1, 2].item())\n"
+    "print('sum(y) = %.10f' % y.sum().item())",
+]
+
+
+def check_torch_jupyter(c, prefix):
+    """bookworm's Jupyter in the torch environment: versions, the kernelspec, and a notebook
+    that calls the op (installed by pip above) executed headless, its output the values
+    computed here."""
+    q = c.inside(prefix, ["jupyter", "--version"])
+    out = [x.replace(" ", "") for x in (q.stdout + q.stderr).splitlines()]
+    c.check(q.returncode == 0 and all(l in out for l in (
+        "notebook:6.4.12", "nbconvert:6.5.3", "ipykernel:6.17.0", "jupyter_client:7.4.9",
+        "jupyter_core:4.12.0", "traitlets:5.5.0", "IPython:8.5.0", "nbformat:5.5.0")),
+        "jupyter --version names notebook 6.4.12, nbconvert 6.5.3, ipykernel 6.17.0, ...",
+        q.stdout + q.stderr)
+    q = c.inside(prefix, ["jupyter", "kernelspec", "list", "--json"])
+    specs = json.loads(q.stdout).get("kernelspecs", {}) if q.returncode == 0 else {}
+    c.check(specs.get("python3", {}).get("resource_dir")
+            == os.path.join(prefix, "share/jupyter/kernels/python3"),
+            "the python3 kernelspec is the prefix's", q.stdout + q.stderr)
+    work = os.path.join(c.tmp, "torch-nb")
+    os.makedirs(work)
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                     "outputs": [], "source": src} for src in TORCH_NOTEBOOK_CELLS],
+          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                      "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    with open(os.path.join(work, "op.ipynb"), "w") as f:
+        json.dump(nb, f)
+    t = time.monotonic()
+    q = c.inside(prefix, ["jupyter", "nbconvert", "--to", "notebook", "--execute",
+                          "--ExecutePreprocessor.timeout=120", "--output", "executed.ipynb",
+                          "op.ipynb"], cwd=work)
+    if not c.check(q.returncode == 0, "jupyter nbconvert --execute runs a notebook calling "
+                   "torch.ops.menv_ops (%.1f s)" % (time.monotonic() - t), q.stdout + q.stderr):
+        return
+    done = json.load(open(os.path.join(work, "executed.ipynb")))
+    texts = ["".join(o.get("text", "")) for cell in done["cells"]
+             for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
+    y, _ = torch_expected()
+    want = ["%s 1.13.0a0 cpu\n" % prefix,
+            "y[1, 2] = %.12f\nsum(y) = %.10f\n" % (y[6], math.fsum(y))]
+    c.check(texts == want, "the executed notebook's outputs are the values computed here",
+            (texts, want))
+
+
+def case_users(c):
+    """The users' own file (tests/toolchain/users/environment.yml, verbatim: channels pytorch,
+    nvidia, defaults; python=3.9, pytorch>=2.0, ...) with their .condarc pointed at the local
+    channels (users/condarc): unsatisfiable, with one error line naming pytorch>=2.0 for
+    python 3.9 and the problem tree before it; the same file with pytorch unpinned and
+    python=3.11 creates (its pip: entries from the wheels beside the torch channel)."""
+    torch_channel = os.path.abspath(os.environ.get("MENV_TOOLCHAIN_TORCH_CHANNEL", ""))
+    if not os.path.isfile(os.path.join(torch_channel, "linux-64", "repodata.json")):
+        raise Skip("no torch channel (MENV_TOOLCHAIN_TORCH_CHANNEL)")
+    users = os.path.dirname(c.envfile)
+    local = os.path.join(c.tmp, "channels")
+    os.makedirs(os.path.join(local, "nvidia", "linux-64"))
+    os.symlink(torch_channel, os.path.join(local, "pytorch"))
+    os.symlink(c.channel, os.path.join(local, "main"))
+    for f in os.listdir(os.path.join(c.channel, "linux-64")):
+        if f.startswith("cudatoolkit-"):
+            shutil.copy(os.path.join(c.channel, "linux-64", f),
+                        os.path.join(local, "nvidia", "linux-64"))
+    q = c.menv_run("index", os.path.join(local, "nvidia"))
+    if q.returncode != 0:
+        raise Fatal("menv index of the nvidia channel failed: %s" % q.stderr)
+    with open(c.rc, "w") as f:
+        f.write(open(os.path.join(users, "condarc")).read().replace("LOCAL", local))
+
+    def builds(chan, name):
+        rd = json.load(open(os.path.join(chan, "linux-64", "repodata.json")))
+        return sorted("%s-%s-%s" % (name, r["version"], r["build"])
+                      for r in rd["packages.conda"].values() if r["name"] == name)
+    pt, tv = builds(torch_channel, "pytorch"), builds(torch_channel, "torchvision")
+    py = builds(torch_channel, "python") + builds(c.channel, "python")
+    prefix = os.path.join(c.root, "envs", "torch-ops")
+    p = c.menv_run("create", "-f", c.envfile)
+    lines = p.stderr.splitlines()
+    first = next((i for i, l in enumerate(lines) if l.startswith("problem 1:")), len(lines))
+    want = [
+        "problem 1: package pytorch>=2.0 does not exist",
+        "requested pytorch>=2.0, which no package of the channels matches; they have:",
+        "  └─ %s" % pt[0],
+        "       needs python >=3.11,<3.12.0a0, but python 3.9* is requested",
+        "problem 2: package %s requires python >=3.11,<3.12.0a0, but none of the providers "
+        "can be installed" % tv[0],
+        "requested python 3.9*",
+        "  └─ %s" % py[0],
+        "     conflicts with %s" % py[1],
+        "  └─ %s" % py[1],
+        "     conflicts with %s" % py[0],
+        "requested torchvision",
+        "  └─ %s" % tv[0],
+        "     needs python >=3.11,<3.12.0a0, but:",
+        "      └─ %s (see above)" % py[0],
+        "menv: error: could not solve for the requested packages: nothing provides requested "
+        "pytorch>=2.0 for python 3.9* (the channels have pytorch 1.13.1, which needs python "
+        ">=3.11,<3.12.0a0); package %s requires python >=3.11,<3.12.0a0, but none of the "
+        "providers can be installed" % tv[0]]
+    c.check(p.returncode == 1 and lines[first:] == want,
+            "the users' file: exit 1, the problem tree, then one error line naming "
+            "pytorch>=2.0 for python 3.9", "\n".join(lines[first:]) + "\n--- wanted:\n"
+            + "\n".join(want))
+    c.check(not os.path.exists(prefix), "no environment was left", prefix)
+    # pytorch unpinned, python=3.11: it creates
+    text = open(c.envfile).read()
+    envfile = os.path.join(c.tmp, "environment-311.yml")
+    with open(envfile, "w") as f:
+        f.write(text.replace("  - python=3.9\n", "  - python=3.11\n")
+                .replace("  - pytorch>=2.0\n", "  - pytorch\n"))
+    for k in [k for k in os.environ if k.startswith("PIP_")]:
+        del os.environ[k]
+    proc, url = serve(c, os.path.join(torch_channel, "pypi"))
+    c.extra_env = {"PIP_INDEX_URL": url + "/simple", "PIP_CONFIG_FILE": os.devnull}
+    try:
+        p = c.create("-f", envfile, "--no-smoke-check")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    recs = {}
+    for f in os.listdir(os.path.join(prefix, "conda-meta")):
+        if f.endswith(".json"):
+            r = json.load(open(os.path.join(prefix, "conda-meta", f)))
+            recs[r["name"]] = r
+    got = {n: (recs.get(n, {}).get("version"), recs.get(n, {}).get("channel", "").split("/")[-2:-1])
+           for n in ("python", "pytorch", "torchvision", "torchaudio", "cudatoolkit", "numpy",
+                     "jupyter", "notebook", "libgcc-ng")}
+    c.check(got == {"python": ("3.11.2", ["pytorch"]), "pytorch": ("1.13.1", ["pytorch"]),
+                    "torchvision": ("0.14.1", ["pytorch"]), "torchaudio": ("0.13.1", ["pytorch"]),
+                    "cudatoolkit": ("11.8.89", ["nvidia"]), "numpy": ("1.24.2", ["pytorch"]),
+                    "jupyter": ("1.0.0", ["pytorch"]), "notebook": ("6.4.12", ["pytorch"]),
+                    "libgcc-ng": ("12.2.0", ["main"])},
+            "python=3.11: pytorch 1.13.1 and Jupyter from pytorch, cudatoolkit 11.8 from nvidia, "
+            "the GCC runtime from defaults (%d packages, %.0f s)" % (len(recs), p.elapsed), got)
+    listed = {r["name"]: r for r in json.loads(c.menv_run("list", "-n", "torch-ops",
+                                                          "--json").stdout)}
+    c.check(listed.get("ninja", {}).get("channel") == "pypi"
+            and listed.get("ninja", {}).get("version") == "1.11.1",
+            "the pip: entries: ninja 1.11.1 installed by pip", listed.get("ninja"))
+    q = c.inside(prefix, ["python", "-c", "import torch, torchvision, torchaudio, pybind11, "
+                          "notebook; print(torch.__version__, pybind11.__version__, "
+                          "notebook.__version__)"])
+    # Debian's torch 1.13.1 calls itself 1.13.0a0
+    c.check(q.returncode == 0 and q.stdout.split() == ["1.13.0a0", "2.10.3", "6.4.12"],
+            "torch (1.13.0a0, as Debian's 1.13.1 says), pybind11 2.10.3 and notebook 6.4.12 "
+            "import", q.stdout + q.stderr)
+
+
+def case_reproducible(c):
+    """CHANNEL built again from the same Debian packages, past the builder's cache of built
+    packages (MENV_TOOLCHAIN_BUILT_DIR): every .conda, repodata.json and wheel must have the
+    same bytes. The set is read from CHANNEL: `torch` when it holds pytorch."""
+    torch = any(f.startswith("pytorch-") for f in os.listdir(os.path.join(c.channel, "linux-64")))
+    out = os.path.join(c.tmp, "rebuilt")
+    builder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "channels",
+                           "build-toolchain")
+    env = dict(os.environ, MENV_TOOLCHAIN_BUILT_DIR=os.path.join(c.tmp, "built"))
+    t = time.monotonic()
+    p = subprocess.run([builder] + (["--torch"] if torch else []) + [out, c.menv], env=env,
+                       capture_output=True, text=True, timeout=1500)
+    if not c.check(p.returncode == 0, "the %s channel built again (%.0f s)"
+                   % ("torch" if torch else "toolchain", time.monotonic() - t), p.stderr):
+        return
+
+    def files(root):
+        import hashlib
+        got = {}
+        for dp, _, fns in os.walk(root):
+            for n in fns:
+                if n.endswith((".conda", ".whl", ".html")) or n == "repodata.json":
+                    with open(os.path.join(dp, n), "rb") as f:
+                        got[os.path.relpath(os.path.join(dp, n), root)] = \
+                            hashlib.sha256(f.read()).hexdigest()
+        return got
+    a, b = files(c.channel), files(out)
+    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    c.check(a and not diff, "the rebuild is byte-identical: %d files (.conda, wheels, index "
+            "pages, repodata.json)" % len(a), diff[:20])
 
 
 def main():
@@ -887,7 +1122,8 @@ def main():
     rc = 0
     try:
         {"env": case_env, "prefixes": case_prefixes, "http": case_http,
-         "packages": case_packages, "jupyter": case_jupyter, "torch": case_torch}[case](c)
+         "packages": case_packages, "jupyter": case_jupyter, "torch": case_torch,
+         "reproducible": case_reproducible, "users": case_users}[case](c)
     except Skip as e:
         print("SKIP: %s" % e)
         rc = SKIP

@@ -16,13 +16,17 @@ g++ 11, Python 3.9 and Jupyter) or `torch` (bookworm's Python 3.11 and PyTorch 1
 5. package: info/{index,paths,about,link}.json, has_prefix, files; a CEP-35 .conda (stored
    ZIP: metadata.json, pkg-<dist>.tar.zst, info-<dist>.tar.zst);
 6. `menv index OUTDIR`.
+recipes.WHEELS of the set become wheels in OUTDIR/pypi/simple (a PEP 503 index of static
+files: ninja and pybind11 for the torch set's `pip:` entries).
 Built packages are cached under a key of every input (this code, the recipes, the exact
 Debian versions), so a second run copies them and only re-indexes; the default set's in
 $CACHE/channels/, another set's in $CACHE/channels-SET/.
 
 Environment: MENV_TOOLCHAIN_CACHE (default ~/.cache/menv-toolchain), MENV_TOOLCHAIN_MIRROR
 (a Debian archive URI, default: the machine's), MENV_TOOLCHAIN_JOBS (default: CPU count),
-MENV_TOOLCHAIN_ZSTD_LEVEL (default 3).
+MENV_TOOLCHAIN_ZSTD_LEVEL (default 3), MENV_TOOLCHAIN_BUILT_DIR (build the packages there
+instead of in the cache's channels folder: a rebuild from the same Debian packages, which the
+toolchain.torch_reproducible test compares byte for byte with the cached one).
 """
 
 import fcntl
@@ -586,6 +590,85 @@ def make_conda(st, resolved, outdir, work, level):
                    if not os.path.islink(os.path.join(root, n)))
 
 
+# ---------------------------------------------------------------------------------------------
+# 5b. wheels (recipes.WHEELS): a PEP 503 index of static files in OUTDIR/pypi/simple
+
+def wheel_record_hash(data):
+    import base64
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def make_wheels(specs, roots, dest):
+    """Each recipes.WHEELS entry as NAME-VERSION-TAG.whl in dest/simple/NAME/ (stored ZIP,
+    sorted members, fixed dates, RECORD written here), with PEP 503 index.html pages whose
+    links carry the wheel's #sha256=. ELF files get rpath $ORIGIN/../lib (the environment's
+    lib/ once pip puts them in bin/)."""
+    simple = os.path.join(dest, "simple")
+    for w in specs:
+        members = {}
+        for deb in w["debs"]:
+            droot = roots[deb]
+            for dp in walk_files(droot):
+                if "/__pycache__/" in dp:
+                    continue
+                for src, dst in w["files"]:
+                    if dp == src or (src.endswith("/") and dp.startswith(src)):
+                        rel = dst + dp[len(src):] if src.endswith("/") else dst
+                        if rel.endswith(".dist-info/RECORD"):
+                            continue
+                        members[rel] = os.path.join(droot, dp)
+        for rel, text in w["text"].items():
+            members[rel] = text.encode()
+        di = "%s-%s.dist-info" % (w["name"], w["version"])
+        members[di + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: menv build-toolchain\n"
+                                  "Root-Is-Purelib: %s\nTag: %s\n"
+                                  % ("true" if w["tag"].endswith("-any") else "false",
+                                     w["tag"])).encode()
+        whl_dir = os.path.join(simple, w["name"])
+        os.makedirs(whl_dir, exist_ok=True)
+        fn = "%s-%s-%s.whl" % (w["name"], w["version"], w["tag"])
+        tmp = os.path.join(dest, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        record = []
+        with zipfile.ZipFile(os.path.join(whl_dir, fn), "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for rel in sorted(members):
+                src = members[rel]
+                mode = 0o644
+                if isinstance(src, str):
+                    if os.path.islink(src):
+                        src = os.path.realpath(src)
+                    mode = 0o755 if os.stat(src).st_mode & 0o111 else 0o644
+                    if is_elf(src):
+                        cp = os.path.join(tmp, os.path.basename(src))
+                        shutil.copy(src, cp)
+                        os.chmod(cp, 0o755)
+                        run(["patchelf", "--set-rpath", "$ORIGIN/../lib", cp])
+                        src = cp
+                    data = open(src, "rb").read()
+                else:
+                    data = src
+                zi = zipfile.ZipInfo(rel, date_time=(2023, 11, 14, 22, 13, 20))
+                zi.compress_type = zipfile.ZIP_DEFLATED
+                zi.external_attr = (0o100000 | mode) << 16
+                zf.writestr(zi, data)
+                record.append("%s,%s,%d\n" % (rel, wheel_record_hash(data), len(data)))
+            record.append("%s/RECORD,,\n" % di)
+            zi = zipfile.ZipInfo(di + "/RECORD", date_time=(2023, 11, 14, 22, 13, 20))
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zi.external_attr = 0o100644 << 16
+            zf.writestr(zi, "".join(record))
+        shutil.rmtree(tmp)
+        digest = sha256_file(os.path.join(whl_dir, fn))
+        with open(os.path.join(whl_dir, "index.html"), "w") as f:
+            f.write('<!DOCTYPE html>\n<html><body>\n<a href="%s#sha256=%s">%s</a><br/>\n'
+                    '</body></html>\n' % (fn, digest, fn))
+    if specs:
+        with open(os.path.join(simple, "index.html"), "w") as f:
+            f.write("<!DOCTYPE html>\n<html><body>\n%s</body></html>\n"
+                    % "".join('<a href="%s/">%s</a><br/>\n' % (w["name"], w["name"])
+                              for w in sorted(specs, key=lambda w: w["name"])))
+
+
 def debian_depends(staged, debs, packages):
     """Adds to each auto_depends package the conda names of what its Debian packages depend
     on (Depends, Pre-Depends; the first alternative that is packaged; no versions: the set is
@@ -685,6 +768,9 @@ def main():
     # the default set's builds are channels/KEY (where lockfile tests look for the newest),
     # another set's channels-SET/KEY
     chdir = os.path.join(cache, "channels" if name == "toolchain" else "channels-" + name)
+    if os.environ.get("MENV_TOOLCHAIN_BUILT_DIR"):
+        # a build of its own, past the cached packages (the reproducibility test's)
+        chdir = os.path.abspath(os.environ["MENV_TOOLCHAIN_BUILT_DIR"])
     built = os.path.join(chdir, key)
     extra = []
     if os.path.exists(built + ".done"):
@@ -708,12 +794,13 @@ def main():
             staged = list(ex.map(lambda r: stage(r, roots, work), packages))
         check_links(staged)
         debian_depends(staged, debs, packages)
+        tmp_out = built + ".tmp"
+        shutil.rmtree(tmp_out, ignore_errors=True)
+        make_wheels(recipes.WHEELS.get(name, []), roots, os.path.join(tmp_out, "pypi"))
         shutil.rmtree(os.path.join(work, "x"), ignore_errors=True)
         timer.phase("stage (relocate, patchelf)", t)
 
         t = time.monotonic()
-        tmp_out = built + ".tmp"
-        shutil.rmtree(tmp_out, ignore_errors=True)
         log("writing .conda packages (zstd -%d)" % level)
         # biggest first: the CUDA package dominates
         order = sorted(staged, key=lambda s: s.r["name"] != "cudatoolkit")
@@ -743,6 +830,11 @@ def main():
                 os.link(os.path.join(src, n), os.path.join(d, n))
             except OSError:
                 shutil.copy2(os.path.join(src, n), os.path.join(d, n))
+    # the wheels of recipes.WHEELS, a PEP 503 index of static files (pip takes
+    # --index-url file://OUTDIR/pypi/simple, or the folder served over HTTP)
+    shutil.rmtree(os.path.join(outdir, "pypi"), ignore_errors=True)
+    if os.path.isdir(os.path.join(built, "pypi")):
+        shutil.copytree(os.path.join(built, "pypi"), os.path.join(outdir, "pypi"))
     run([menv, "index", outdir], stdout=subprocess.DEVNULL)
     timer.phase("copy + menv index", t)
     size = sum(os.path.getsize(f) for f in glob.glob(os.path.join(outdir, "*", "*.conda")))

@@ -9,7 +9,8 @@ leading slash, fnmatch patterns ('*' also crosses '/'); build.py maps them into 
 
 SETS names the two channels the builder makes: `toolchain` (DEBS, PACKAGES: CUDA 11.8, g++ 11,
 bullseye's Python 3.9 with numpy, pybind11, pip and Jupyter) and `torch` (TORCH_DEBS,
-TORCH_PACKAGES: bookworm's Python 3.11 with PyTorch 1.13.1 CPU, torchvision, torchaudio).
+TORCH_PACKAGES: bookworm's Python 3.11 with PyTorch 1.13.1 CPU, torchvision, torchaudio and
+Jupyter: notebook 6.4.12, ipykernel 6.17, nbconvert 6.5, ...).
 """
 
 import re
@@ -1216,6 +1217,7 @@ TORCH_NATIVE = [
     ("libxkbcommon-x11-0", "1.5.0"),
     ("libxkbcommon0", "1.5.0"),
     ("libxml2", "2.9.14+dfsg"),
+    ("libxslt1.1", "1.1.35"),
     ("libxnnpack0", "0.0~git20220216.ae108ef"),
     ("libxpm4", "3.5.12"),
     ("libxrandr2", "1.5.2"),
@@ -1339,7 +1341,8 @@ def T(name, version, debs, depends=(), **kw):
 
 
 def TPYN(name, version, debs, depends=(), **kw):
-    return T(name, version, debs, depends, take=SITE, noarch="python", **kw)
+    kw.setdefault("take", SITE)
+    return T(name, version, debs, depends, noarch="python", **kw)
 
 
 def TPYA(name, version, debs, depends=(), take=(), **kw):
@@ -1473,5 +1476,264 @@ TORCH_PACKAGES = [
        license="see the Debian package", generic=True,
        summary="Debian's %s %s (a run-time dependency of PyTorch)" % (name, version))
      for name, version in TORCH_NATIVE]
+
+# ---- Jupyter for Python 3.11 (bookworm), named and split as conda-forge's; depends from
+# Debian's (what is not packaged, gdb for pydevd's attach-to-process, is left out)
+TORCH_JUPYTER_DEBS = [
+    ("python3-notebook", "6.4.12"), ("python3-jupyter-core", "4.12.0"),
+    ("python3-jupyter-client", "7.4.9"), ("python3-ipykernel", "6.17.0"),
+    ("python3-ipython", "8.5.0"), ("python3-ipython-genutils", "0.2.0"),
+    ("python3-nbconvert", "6.5.3"), ("python3-nbformat", "5.5.0"), ("python3-nbclient", "0.7.2"),
+    ("python3-traitlets", "5.5.0"), ("python3-tornado", "6.2.0"), ("python3-zmq", "24.0.1"),
+    ("python3-jupyter-console", "6.4.4"), ("python3-ipywidgets", "6.0.0"),
+    ("python3-widgetsnbextension", "6.0.0"), ("jupyter-nbextension-jupyter-js-widgets", "6.0.0"),
+    ("python3-argon2", "21.1.0"), ("libargon2-1", "0~20171227"),
+    ("python3-cffi-backend", "1.15.1"), ("python3-asttokens", "2.2.1"), ("python3-attr", "22.2.0"),
+    ("python3-backcall", "0.2.0"), ("python3-bleach", "5.0.1"), ("python3-bs4", "4.11.2"),
+    ("python3-bytecode", "0.14.0"), ("python3-coverage", "6.5.0"), ("python3-dateutil", "2.8.2"),
+    ("python3-debugpy", "1.6.6"), ("python3-pydevd", "2.9.5"), ("python3-decorator", "5.1.1"),
+    ("python3-defusedxml", "0.7.1"), ("python3-entrypoints", "0.4"),
+    ("python3-executing", "1.2.0"), ("python3-fastjsonschema", "2.16.3"),
+    ("python3-html5lib", "1.1"), ("python3-importlib-metadata", "4.12.0"),
+    ("python3-importlib-resources", "5.1.2"), ("python3-jedi", "0.18.2"),
+    ("python3-jinja2", "3.1.2"), ("python3-jsonschema", "4.10.3"),
+    ("python3-jupyterlab-pygments", "0.2.2"), ("python3-lxml", "4.9.2"),
+    ("python3-markupsafe", "2.1.2"), ("python3-matplotlib-inline", "0.1.6"),
+    ("python3-more-itertools", "8.10.0"), ("python3-nest-asyncio", "1.5.4"),
+    ("python3-packaging", "23.0"), ("python3-pandocfilters", "1.5.0"), ("python3-parso", "0.8.3"),
+    ("python3-pexpect", "4.8.0"), ("python3-pickleshare", "0.7.5"),
+    ("python3-prometheus-client", "0.16.0"), ("python3-prompt-toolkit", "3.0.36"),
+    ("python3-psutil", "5.9.4"), ("python3-ptyprocess", "0.7.0"), ("python3-pure-eval", "0.2.2"),
+    ("python3-py", "1.11.0"), ("python3-pygments", "2.14.0"), ("python3-pyrsistent", "0.18.1"),
+    ("python3-send2trash", "1.8.1"), ("python3-soupsieve", "2.3.2"),
+    ("python3-stack-data", "0.6.2"), ("python3-terminado", "0.17.0"),
+    ("python3-tinycss2", "1.2.1"), ("python-tinycss2-common", "1.2.1"),
+    ("python3-wcwidth", "0.2.5"), ("python3-webencodings", "0.5.1"), ("python3-zipp", "1.0.0"),
+    # the notebook's JavaScript and fonts (Debian links them into notebook/static)
+    ("libjs-mathjax", "2.7.9"), ("fonts-mathjax", "2.7.9"), ("libjs-codemirror", "5.65.0"),
+    ("fonts-font-awesome", "5.0.10"), ("libjs-jquery", "3.6.1"), ("libjs-jquery-ui", "1.13.2"),
+    ("libjs-requirejs", "2.3.6"), ("libjs-requirejs-text", "2.0.12"), ("libjs-backbone", "1.4.1"),
+    ("libjs-bootstrap", "3.4.1"), ("fonts-glyphicons-halflings", "1.009"),
+    ("libjs-moment", "2.29.4"), ("libjs-text-encoding", "0.7.0"), ("libjs-underscore", "1.13.4"),
+    ("libjs-jquery-typeahead", "2.11.0"), ("libjs-marked", "4.2.3"),
+    ("libjs-bootstrap-tour", "0.12.0"), ("libjs-es6-promise", "4.2.8"), ("node-jed", "1.1.1"),
+    ("libjs-jed", "1.1.1"), ("libjs-xterm", "3.8.1"),
+]
+TORCH_DEBS += [(d, "bookworm", v) for d, v in TORCH_JUPYTER_DEBS]
+# python3-zmq depends on the virtual API packages that python3-cffi-backend provides
+DEB_ELSEWHERE.update({"python3-cffi-backend-api-min": "cffi",
+                      "python3-cffi-backend-api-max": "cffi"})
+
+KERNEL_JSON_311 = """{
+ "argv": [
+  "python",
+  "-m",
+  "ipykernel_launcher",
+  "-f",
+  "{connection_file}"
+ ],
+ "display_name": "Python 3 (ipykernel)",
+ "language": "python",
+ "metadata": {
+  "debugger": true
+ }
+}
+"""
+
+TORCH_JUPYTER_PACKAGES = [
+    P("jupyter", "1.0.0", [], noarch="python", py="3.11",
+      depends=["ipykernel", "ipywidgets", "jupyter_console", "nbconvert", "notebook",
+               "python >=3.7"],
+      license="BSD-3-Clause",
+      summary="Jupyter metapackage: notebook, console, nbconvert, ipykernel, ipywidgets "
+              "(qtconsole left out: it needs Qt)"),
+    TPYN("notebook", "6.4.12", ["python3-notebook"] + NOTEBOOK_JS,
+         take=SITE + ["usr/share/javascript/*", "usr/share/nodejs/*", "usr/share/fonts/*",
+                      "usr/share/fonts-font-awesome/*", "usr/share/fonts-glyphicons/*"],
+         vendor=["share/javascript", "share/nodejs", "share/fonts", "share/fonts-font-awesome",
+                 "share/fonts-glyphicons"],
+         entry_points=["jupyter-notebook = notebook.notebookapp:main",
+                       "jupyter-nbextension = notebook.nbextensions:main",
+                       "jupyter-serverextension = notebook.serverextensions:main",
+                       "jupyter-bundlerextension = notebook.bundler.bundlerextensions:main"],
+         license="BSD-3-Clause", summary="Jupyter Notebook: the web-based notebook server"),
+    TPYN("jupyter_core", "4.12.0", ["python3-jupyter-core"],
+         entry_points=["jupyter = jupyter_core.command:main",
+                       "jupyter-migrate = jupyter_core.migrate:main",
+                       "jupyter-troubleshoot = jupyter_core.troubleshoot:main"],
+         license="BSD-3-Clause", summary="Core common functionality of Jupyter projects"),
+    TPYN("jupyter_client", "7.4.9", ["python3-jupyter-client"],
+         entry_points=["jupyter-kernelspec = jupyter_client.kernelspecapp:KernelSpecApp.launch_instance",
+                       "jupyter-run = jupyter_client.runapp:RunApp.launch_instance",
+                       "jupyter-kernel = jupyter_client.kernelapp:main"],
+         license="BSD-3-Clause", summary="Jupyter protocol implementation and client libraries"),
+    TPYN("ipykernel", "6.17.0", ["python3-ipykernel"],
+         extra=[("file", "share/jupyter/kernels/python3/kernel.json", KERNEL_JSON_311, 0o644)],
+         license="BSD-3-Clause", summary="IPython Kernel for Jupyter"),
+    TPYN("ipython", "8.5.0", ["python3-ipython"],
+         entry_points=["ipython = IPython:start_ipython", "ipython3 = IPython:start_ipython"],
+         license="BSD-3-Clause", summary="IPython: Productive Interactive Computing"),
+    TPYN("ipython_genutils", "0.2.0", ["python3-ipython-genutils"], license="BSD-3-Clause",
+         summary="Vestigial utilities from IPython"),
+    TPYN("nbconvert", "6.5.3", ["python3-nbconvert"],
+         entry_points=["jupyter-nbconvert = nbconvert.nbconvertapp:main",
+                       "jupyter-dejavu = nbconvert.nbconvertapp:dejavu_main"],
+         license="BSD-3-Clause", summary="Converting Jupyter Notebooks"),
+    TPYN("nbformat", "5.5.0", ["python3-nbformat"],
+         entry_points=["jupyter-trust = nbformat.sign:TrustNotebookApp.launch_instance"],
+         license="BSD-3-Clause", summary="The Jupyter Notebook format"),
+    TPYN("nbclient", "0.7.2", ["python3-nbclient"],
+         entry_points=["jupyter-execute = nbclient.cli:main"], license="BSD-3-Clause",
+         summary="A client library for executing notebooks"),
+    TPYN("traitlets", "5.5.0", ["python3-traitlets"], license="BSD-3-Clause",
+         summary="Configuration system for Python applications"),
+    TPYN("jupyter_console", "6.4.4", ["python3-jupyter-console"],
+         entry_points=["jupyter-console = jupyter_console.app:main"], license="BSD-3-Clause",
+         summary="Jupyter terminal console"),
+    TPYN("ipywidgets", "6.0.0", ["python3-ipywidgets"], license="BSD-3-Clause",
+         summary="Jupyter Interactive Notebook widgets"),
+    TPYN("widgetsnbextension", "2.0.0", ["python3-widgetsnbextension",
+                                         "jupyter-nbextension-jupyter-js-widgets"],
+         take=SITE + ["usr/share/jupyter/*"],
+         extra=[("file", "etc/jupyter/nbconfig/notebook.d/widgetsnbextension.json",
+                 WIDGETS_NBCONFIG, 0o644)],
+         license="BSD-3-Clause",
+         summary="Interactive HTML widgets for Jupyter notebooks (the notebook extension)"),
+    TPYA("tornado", "6.2", ["python3-tornado"], license="Apache-2.0",
+         summary="A Python web framework and asynchronous networking library"),
+    TPYA("pyzmq", "24.0.1", ["python3-zmq"], license="BSD-3-Clause AND LGPL-3.0-or-later",
+         summary="Python bindings for zeromq (with Debian's libzmq5)"),
+    TPYA("argon2-cffi", "21.1.0", ["python3-argon2", "libargon2-1"],
+         take=["usr/lib/x86_64-linux-gnu/libargon2.so*"], license="MIT",
+         summary="The secure Argon2 password hashing algorithm (with libargon2)"),
+    TPYA("cffi", "1.15.1", ["python3-cffi-backend"], license="MIT",
+         summary="Foreign Function Interface for Python calling C code (the backend)"),
+    TPYA("debugpy", "1.6.6", ["python3-debugpy", "python3-pydevd"], license="MIT",
+         summary="An implementation of the Debug Adapter Protocol for Python (with pydevd "
+                 "2.9.5)"),
+    TPYA("coverage", "6.5.0", ["python3-coverage"], take=["usr/share/python3-coverage/*"],
+         license="Apache-2.0",
+         entry_points=["coverage = coverage.cmdline:main"],
+         summary="Code coverage measurement for Python"),
+    TPYA("lxml", "4.9.2", ["python3-lxml"], license="BSD-3-Clause",
+         summary="Pythonic binding for the C libraries libxml2 and libxslt"),
+    TPYA("markupsafe", "2.1.2", ["python3-markupsafe"], license="BSD-3-Clause",
+         summary="Safely add untrusted strings to HTML/XML markup"),
+    TPYA("psutil", "5.9.4", ["python3-psutil"], license="BSD-3-Clause",
+         summary="A cross-platform process and system utilities module for Python"),
+    TPYA("pyrsistent", "0.18.1", ["python3-pyrsistent"], license="MIT",
+         summary="Persistent/Functional/Immutable data structures"),
+] + [TPYN(name, version, debs, license=lic, summary=summary, entry_points=eps)
+     for name, version, debs, lic, summary, eps in [
+         ("asttokens", "2.2.1", ["python3-asttokens"], "Apache-2.0",
+          "Annotate Python AST trees with source text and token information", []),
+         ("attrs", "22.2.0", ["python3-attr"], "MIT", "Classes without boilerplate", []),
+         ("backcall", "0.2.0", ["python3-backcall"], "BSD-3-Clause",
+          "Specifications for callback functions passed in to an API", []),
+         ("bleach", "5.0.1", ["python3-bleach"], "Apache-2.0",
+          "Easy, whitelist-based HTML-sanitizing tool", []),
+         ("beautifulsoup4", "4.11.2", ["python3-bs4"], "MIT",
+          "Python library designed for screen-scraping", []),
+         ("bytecode", "0.14.0", ["python3-bytecode"], "MIT",
+          "Python module to generate and modify bytecode", []),
+         ("python-dateutil", "2.8.2", ["python3-dateutil"], "Apache-2.0",
+          "Extensions to the standard Python datetime module", []),
+         ("decorator", "5.1.1", ["python3-decorator"], "BSD-2-Clause",
+          "Better living through Python with decorators", []),
+         ("defusedxml", "0.7.1", ["python3-defusedxml"], "PSF-2.0",
+          "XML bomb protection for Python stdlib modules", []),
+         ("entrypoints", "0.4", ["python3-entrypoints"], "MIT",
+          "Discover and load entry points from installed packages", []),
+         ("executing", "1.2.0", ["python3-executing"], "MIT",
+          "Get the currently executing AST node of a frame", []),
+         ("python-fastjsonschema", "2.16.3", ["python3-fastjsonschema"], "BSD-3-Clause",
+          "Fastest Python implementation of JSON schema", []),
+         ("html5lib", "1.1", ["python3-html5lib"], "MIT",
+          "HTML parser based on the WHATWG HTML specification", []),
+         ("importlib-metadata", "4.12.0", ["python3-importlib-metadata"], "Apache-2.0",
+          "A library to access the metadata for a Python package", []),
+         ("importlib_resources", "5.1.2", ["python3-importlib-resources"], "Apache-2.0",
+          "Read resources from Python packages", []),
+         ("jedi", "0.18.2", ["python3-jedi"], "MIT", "An autocompletion tool for Python", []),
+         ("jinja2", "3.1.2", ["python3-jinja2"], "BSD-3-Clause",
+          "A very fast and expressive template engine", []),
+         ("jsonschema", "4.10.3", ["python3-jsonschema"], "MIT",
+          "An implementation of JSON Schema validation for Python",
+          ["jsonschema = jsonschema.cli:main"]),
+         ("jupyterlab_pygments", "0.2.2", ["python3-jupyterlab-pygments"], "BSD-3-Clause",
+          "Pygments theme using JupyterLab CSS variables", []),
+         ("matplotlib-inline", "0.1.6", ["python3-matplotlib-inline"], "BSD-3-Clause",
+          "Inline Matplotlib backend for Jupyter", []),
+         ("more-itertools", "8.10.0", ["python3-more-itertools"], "MIT",
+          "More routines for operating on iterables, beyond itertools", []),
+         ("nest-asyncio", "1.5.4", ["python3-nest-asyncio"], "BSD-2-Clause",
+          "Patch asyncio to allow nested event loops", []),
+         ("packaging", "23.0", ["python3-packaging"], "Apache-2.0",
+          "Core utilities for Python packages", []),
+         ("pandocfilters", "1.5.0", ["python3-pandocfilters"], "BSD-3-Clause",
+          "A python module for writing pandoc filters", []),
+         ("parso", "0.8.3", ["python3-parso"], "MIT", "A Python Parser", []),
+         ("pexpect", "4.8.0", ["python3-pexpect"], "ISC",
+          "Pexpect makes Python a better tool for controlling other applications", []),
+         ("pickleshare", "0.7.5", ["python3-pickleshare"], "MIT",
+          "Tiny 'shelve'-like database with concurrency support", []),
+         ("prometheus_client", "0.16.0", ["python3-prometheus-client"], "Apache-2.0",
+          "Python client for the Prometheus monitoring system", []),
+         ("prompt-toolkit", "3.0.36", ["python3-prompt-toolkit"], "BSD-3-Clause",
+          "Library for building powerful interactive command lines in Python", []),
+         ("ptyprocess", "0.7.0", ["python3-ptyprocess"], "ISC",
+          "Run a subprocess in a pseudo terminal", []),
+         ("pure_eval", "0.2.2", ["python3-pure-eval"], "MIT",
+          "Safely evaluate AST nodes without side effects", []),
+         ("py", "1.11.0", ["python3-py"], "MIT",
+          "Library with cross-python path, ini-parsing, io, code, log facilities", []),
+         ("pygments", "2.14.0", ["python3-pygments"], "BSD-2-Clause",
+          "Pygments is a generic syntax highlighter", ["pygmentize = pygments.cmdline:main"]),
+         ("send2trash", "1.8.1b0", ["python3-send2trash"], "BSD-3-Clause",
+          "Send file to trash natively under Mac OS X, Windows and Linux", []),
+         ("soupsieve", "2.3.2", ["python3-soupsieve"], "MIT",
+          "A modern CSS selector implementation for BeautifulSoup", []),
+         ("stack_data", "0.6.2", ["python3-stack-data"], "MIT",
+          "Extract data from python stack frames and tracebacks for informative displays", []),
+         ("terminado", "0.17.0", ["python3-terminado"], "BSD-2-Clause",
+          "Terminals served by tornado websockets", []),
+         ("tinycss2", "1.2.1", ["python3-tinycss2", "python-tinycss2-common"], "BSD-3-Clause",
+          "Low-level CSS parser for Python", []),
+         ("wcwidth", "0.2.5", ["python3-wcwidth"], "MIT",
+          "Measures number of Terminal column cells of wide-character codes", []),
+         ("webencodings", "0.5.1", ["python3-webencodings"], "BSD-3-Clause",
+          "Character encoding aliases for legacy web content", []),
+         ("zipp", "1.0.0", ["python3-zipp"], "MIT",
+          "A pathlib-compatible Zipfile object wrapper", []),
+     ]]
+TORCH_PACKAGES += TORCH_JUPYTER_PACKAGES
+
+# ---- wheels beside the torch channel (OUTDIR/pypi/simple, a PEP 503 index of static files)
+# for the `pip:` entries of the users' file (ninja, pybind11), made from the same Debian
+# binaries: `files` maps Debian paths (a trailing '/' maps a folder) into the wheel; the
+# dist-info's RECORD is written by the builder.
+NINJA_INIT = """\"\"\"ninja (Debian's ninja-build 1.11.1 as a wheel, by menv's build-toolchain): the
+binary is installed as a script (bin/ninja).\"\"\"
+import os
+import sys
+
+__version__ = "1.11.1"
+BIN_DIR = os.path.join(sys.prefix, "bin")
+"""
+WHEELS = {"torch": [
+    dict(name="ninja", version="1.11.1", tag="py3-none-linux_x86_64", debs=["ninja-build"],
+         files=[("usr/bin/ninja", "ninja-1.11.1.data/scripts/ninja")],
+         text={"ninja/__init__.py": NINJA_INIT,
+               "ninja-1.11.1.dist-info/METADATA":
+                   "Metadata-Version: 2.1\nName: ninja\nVersion: 1.11.1\n"
+                   "Summary: Ninja is a small build system with a focus on speed (Debian's "
+                   "ninja-build)\nLicense: Apache-2.0\n",
+               "ninja-1.11.1.dist-info/top_level.txt": "ninja\n"}),
+    dict(name="pybind11", version="2.10.3", tag="py3-none-any", debs=["python3-pybind11"],
+         files=[("usr/lib/python3/dist-packages/pybind11/", "pybind11/"),
+                ("usr/lib/python3/dist-packages/pybind11-2.10.3.dist-info/",
+                 "pybind11-2.10.3.dist-info/")],
+         text={}),
+]}
 
 SETS = {"toolchain": (DEBS, PACKAGES), "torch": (TORCH_DEBS, TORCH_PACKAGES)}
