@@ -1,6 +1,7 @@
 /*
  * cmd_list.c - `menv list` (conda list's table or JSON); pip-installed distributions are listed
- * with channel `pypi` (`menv export` is in cmd_export.c).
+ * with channel `pypi`, editable ones (pip -e) `dev_0 <develop>` as conda lists them (`menv
+ * export` is in cmd_export.c).
  */
 #include <regex.h>
 #include <stdio.h>
@@ -154,9 +155,15 @@ int menv_cmd_list(int argc, char **argv)
 		                ? menv_channel_url(&cfg, recs[i].channel, recs[i].subdir)
 		                : menv_channel_display(&cfg, recs[i].channel, recs[i].subdir),
 		        recs[i].build_number};
+	/* conda's rows of pip's distributions: `pypi_0 pypi`, and an editable one (pip -e)
+	 * `dev_0 <develop>` */
 	for (size_t i = 0; i < npip; i++)
-		rows[nrows++] = (struct row){pips[i].name, pips[i].version,      "pypi_0",
-		                             "pypi",       menv_xstrdup("pypi"), 0};
+		rows[nrows++] = (struct row){pips[i].name,
+		                             pips[i].version,
+		                             pips[i].editable ? "dev_0" : "pypi_0",
+		                             "pypi",
+		                             menv_xstrdup(pips[i].editable ? "<develop>" : "pypi"),
+		                             0};
 	size_t kept = 0;
 	for (size_t i = 0; i < nrows; i++) {
 		if (have_re && regexec(&re, rows[i].name, 0, NULL, 0) != 0)

@@ -381,17 +381,20 @@ int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bo
 
 /* A distribution pip installed into a prefix. Strings owned. */
 struct menv_pip_dist {
-	char *name;    /* PEP 503-normalised ("charset-normalizer") */
-	char *version; /* as its METADATA says */
-	char *url;     /* where the wheel came from (PEP 610 direct_url.json, or what menv saw
+	char *name;     /* PEP 503-normalised ("charset-normalizer") */
+	char *version;  /* as its METADATA says */
+	char *url;      /* where the wheel came from (PEP 610 direct_url.json, or what menv saw
 			  pip download), or NULL */
-	char *sha256;  /* of that file, lowercase hex, or NULL */
-	bool local;    /* installed from a local path (direct_url.json names a file:// URL) */
+	char *sha256;   /* of that file, lowercase hex, or NULL */
+	bool local;     /* installed from a local path (direct_url.json names a file:// URL) */
+	char *editable; /* `pip install -e DIR`: the project folder DIR (PEP 660's direct_url.json
+			   with dir_info.editable, or setuptools' <name>.egg-link), else NULL */
 };
 
 /* The distributions pip installed in `prefix`: the `*.dist-info` folders of
  * lib/pythonX.Y/site-packages that no conda-meta record lists among its files (BR-021),
- * with Name and Version from their METADATA. `*out` is a new array of `*n`; free with
+ * with Name and Version from their METADATA, and the `*.egg-link` files of editable
+ * installs (`setup.py develop`: Name and Version from the project's *.egg-info/PKG-INFO). `*out` is a new array of `*n`; free with
  * menv_pip_dists_free(). Errors: as menv_prefix_records_load. */
 int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
                   struct menv_error *err);
@@ -415,7 +418,9 @@ struct menv_pip_request {
 /* Runs `<prefix>/bin/python -m pip install` non-interactively (--no-input, PIP_NO_INPUT,
  * no version check, no user site) with the requirements written to a temporary
  * requirements file, as conda does, so that the section's own options (--index-url,
- * --extra-index-url, --find-links, -r, -e) work. pip's output goes to stderr. Afterwards
+ * --extra-index-url, --find-links, -r, -e) work; the options pip takes on its command line
+ * only (--no-build-isolation, --no-deps, --use-pep517, ...: menv_pip_cli_option) go there
+ * instead. Relative paths of -r, -c and -e resolve against `cwd` (the env file's folder). pip's output goes to stderr. Afterwards
  * records in each new dist-info folder (MENV_SOURCE) the URL and sha256 pip reported for
  * its wheel, for lockfile exports. Must run in the final prefix (scripts get its path).
  * Errors: MENV_ENOTFOUND (no python in the prefix), MENV_EIO (pip failed, naming its exit
@@ -423,6 +428,10 @@ struct menv_pip_request {
  * for a new environment). */
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
                      struct menv_error *err);
+/* Is this `pip:` line an option pip accepts on its command line only, not in a requirements
+ * file ("--no-build-isolation", "--no-deps", "--use-pep517", "--no-use-pep517",
+ * "--no-cache-dir", "--force-reinstall", "--ignore-installed", "--upgrade", "-U")? */
+bool menv_pip_cli_option(const char *line);
 /* Runs `<prefix>/bin/python -m pip uninstall --yes` for the named distributions (PEP 503
  * names, borrowed); none named: nothing runs. Used to take back what a failed pip step into
  * an existing environment added. Errors: MENV_EIO (pip could not run or failed). */

@@ -297,11 +297,22 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
 		menv_strvec_push(&ef->channels, lf->channels.v[k]);
 	if (lf->channels.n)
 		menv_strvec_push(&ef->channels, "nodefaults");
+	/* editable installs (pip -e DIR) are written as `-e DIR`, as pip freeze does: a
+	 * name==version of them would send pip to an index */
+	struct menv_pip_dist *pips = NULL;
+	size_t npip = 0;
+	if (menv_pip_list(prefix, &pips, &npip, NULL))
+		npip = 0;
 	for (size_t k = 0; k < lf->npkgs; k++) {
 		const struct menv_lock_package *p = &lf->pkgs[k];
 		if (p->manager == MENV_LOCK_PIP) {
+			const char *dev = NULL;
+			for (size_t d = 0; d < npip && !dev; d++)
+				if (pips[d].editable && !strcmp(pips[d].name, p->name))
+					dev = pips[d].editable;
 			menv_strvec_push_owned(&ef->pip,
-			                       menv_xasprintf("%s==%s", p->name, p->version));
+			                       dev ? menv_xasprintf("-e %s", dev)
+			                           : menv_xasprintf("%s==%s", p->name, p->version));
 			continue;
 		}
 		char *spec = no_builds ? menv_xasprintf("%s=%s", p->name, p->version)
@@ -314,6 +325,7 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
 	if (ef->pip.n)
 		json_array_foreach(json_object_get(req, "pip_options"), i, v) if (json_is_string(v))
 		        menv_strvec_push(&ef->pip, json_string_value(v));
+	menv_pip_dists_free(pips, npip);
 out:
 	json_decref(req);
 	menv_lockfile_free(lf);

@@ -85,6 +85,64 @@ static void read_metadata(const char *path, char **name, char **version)
 		fclose(f);
 }
 
+/* The editable installs of `setup.py develop` (pip -e with a setup.py project) in the
+ * site-packages folder `sp`: each <name>.egg-link names the project folder on its first
+ * line, whose <name>.egg-info/PKG-INFO has Name and Version. Appended to *v (of *n). */
+static void egg_links(const char *sp, struct menv_pip_dist **v, size_t *n)
+{
+	DIR *d = opendir(sp);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 10 || strcmp(de->d_name + l - 9, ".egg-link"))
+			continue;
+		char *link = menv_xasprintf("%s/%s", sp, de->d_name), line[4096] = "";
+		FILE *f = fopen(link, "r");
+		if (f && fgets(line, sizeof(line), f))
+			line[strcspn(line, "\r\n")] = '\0';
+		if (f)
+			fclose(f);
+		free(link);
+		char *stem = menv_xstrndup(de->d_name, l - 9), *want = menv_pip_normalize(stem);
+		char *name = NULL, *version = NULL;
+		DIR *pd = line[0] == '/' ? opendir(line) : NULL;
+		struct dirent *pe;
+		while (pd && !name && (pe = readdir(pd))) {
+			size_t pl = strlen(pe->d_name);
+			if (pl < 10 || strcmp(pe->d_name + pl - 9, ".egg-info"))
+				continue;
+			char *meta = menv_xasprintf("%s/%s/PKG-INFO", line, pe->d_name);
+			read_metadata(meta, &name, &version);
+			free(meta);
+			char *got = name ? menv_pip_normalize(name) : NULL;
+			if (!got || !version || strcmp(got, want)) {
+				free(name);
+				free(version);
+				name = version = NULL;
+			}
+			free(got);
+		}
+		if (pd)
+			closedir(pd);
+		if (name && version) {
+			*v = menv_xrealloc(*v, (*n + 1) * sizeof(**v));
+			struct menv_pip_dist *p = &(*v)[(*n)++];
+			memset(p, 0, sizeof(*p));
+			p->name = menv_pip_normalize(name);
+			p->version = version;
+			p->local = true;
+			p->editable = menv_xstrdup(line);
+			version = NULL;
+		}
+		free(name);
+		free(version);
+		free(stem);
+		free(want);
+	}
+	if (d)
+		closedir(d);
+}
+
 int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, struct menv_error *err)
 {
 	struct menv_prefix_record *recs = NULL;
@@ -163,6 +221,9 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 			if (url && strncmp(url, "file://", 7) != 0)
 				p->url = menv_xstrdup(url);
 			p->local = url && !strncmp(url, "file://", 7);
+			if (p->local && json_is_true(json_object_get(json_object_get(j, "dir_info"),
+			                                             "editable")))
+				p->editable = menv_xstrdup(url + 7);
 			if (url && h && !strncmp(h, "sha256=", 7))
 				p->sha256 = menv_xstrdup(h + 7);
 			/* menv's record of where the wheel came from (menv_pip_install) */
@@ -181,6 +242,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 		}
 		if (d)
 			closedir(d);
+		egg_links(sps.v[s], &v, n);
 	}
 	*out = v;
 	menv_strset_clear(&owned);
@@ -192,6 +254,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 void menv_pip_dists_free(struct menv_pip_dist *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		free(v[i].editable);
 		free(v[i].name);
 		free(v[i].version);
 		free(v[i].url);
@@ -387,18 +450,38 @@ static void record_sources(const char *prefix, const char *log, const struct men
  * environment file's folder), where conda's requirements file would be. Caller frees. */
 static char *anchored_line(const char *line, const char *cwd)
 {
-	static const char *const opts[] = {"-r", "--requirement", "-c", "--constraint", NULL};
+	static const char *const opts[] = {"-r", "--requirement", "-c", "--constraint",
+	                                   "-e", "--editable",    NULL};
 	for (size_t i = 0; cwd && opts[i]; i++) {
 		size_t n = strlen(opts[i]);
 		if (strncmp(line, opts[i], n) || (line[n] != ' ' && line[n] != '='))
 			continue;
 		const char *path = line + n + 1;
 		path += strspn(path, " \t");
-		if (!*path || *path == '/' || strstr(path, "://"))
+		/* a VCS or URL editable (git+https://...) stays as written */
+		if (!*path || *path == '/' || strstr(path, "://") || strchr(path, '+'))
 			break;
 		return menv_xasprintf("%s %s/%s", opts[i], cwd, path);
 	}
 	return menv_xstrdup(line);
+}
+
+bool menv_pip_cli_option(const char *line)
+{
+	static const char *const opts[] = {"--no-build-isolation",
+	                                   "--no-deps",
+	                                   "--use-pep517",
+	                                   "--no-use-pep517",
+	                                   "--no-cache-dir",
+	                                   "--force-reinstall",
+	                                   "--ignore-installed",
+	                                   "--upgrade",
+	                                   "-U",
+	                                   NULL};
+	for (size_t i = 0; opts[i]; i++)
+		if (!strcmp(line, opts[i]))
+			return true;
+	return false;
 }
 
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req, struct menv_error *err)
@@ -425,6 +508,8 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 	reqfile = menv_xasprintf("%s/requirements.txt", dir);
 	log = menv_xasprintf("%s/pip.log", dir);
 	for (size_t i = 0; i < req->requirements.n; i++) {
+		if (menv_pip_cli_option(req->requirements.v[i]))
+			continue; /* pip refuses them in a requirements file: below, on its line */
 		char *line = anchored_line(req->requirements.v[i], req->cwd);
 		menv_buf_addf(&text, "%s\n", line);
 		free(line);
@@ -453,6 +538,10 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 		menv_strvec_push(&argv, "-q");
 	for (size_t i = 0; i < req->options.n; i++)
 		menv_strvec_push(&argv, req->options.v[i]);
+	for (size_t i = 0; i < req->requirements.n; i++)
+		if (menv_pip_cli_option(req->requirements.v[i]) &&
+		    !(req->no_deps && !strcmp(req->requirements.v[i], "--no-deps")))
+			menv_strvec_push(&argv, req->requirements.v[i]);
 	menv_strvec_push(&argv, "-r");
 	menv_strvec_push(&argv, reqfile);
 	menv_strvec_push_owned(&argv, NULL);

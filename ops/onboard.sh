@@ -3,7 +3,14 @@
 # CUDA custom-op environment, byte for byte as the team locked it:
 #
 #   ops/onboard.sh            # build what is missing, create `ops` from ops/lock.yml, check it
+#   ops/onboard.sh ops/environment-torch.yml
+#                             # the PyTorch environment `ops-torch`: both channels built (the
+#                             # torch one by build-toolchain --torch, with its pip index), the
+#                             # environment solved from the file (it has no lock), checked
 #
+# With no argument (or ops/environment.yml) it is the Python 3.9 job described below; another
+# file is created from the channels it names (`./menv-toolchain`, `./menv-toolchain-torch`,
+# resolved in a folder where they link to the built channels), as `name:` says (or $OPS_ENV).
 #  1. menv: built with .ci/setup (installs Debian's build dependencies) unless $MENV or
 #     build/menv already runs;
 #  2. the toolchain channel (tests/channels/build-toolchain, Debian's real binaries as conda
@@ -24,9 +31,18 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lock=$here/ops/lock.yml
-envname=${OPS_ENV:-ops}
-chan=${MENV_TOOLCHAIN_DIR:-$here/build/menv-toolchain}
 say() { printf 'onboard: %s\n' "$*" >&2; }
+envfile=${1:-$here/ops/environment.yml}
+[ -f "$envfile" ] || { say "error: no environment file $envfile"; exit 2; }
+envfile=$(cd "$(dirname "$envfile")" && pwd)/$(basename "$envfile")
+chan=${MENV_TOOLCHAIN_DIR:-$here/build/menv-toolchain}
+torchchan=${MENV_TOOLCHAIN_TORCH_DIR:-$here/build/menv-toolchain-torch}
+if [ "$envfile" = "$here/ops/environment.yml" ]; then
+	envname=${OPS_ENV:-ops}
+else
+	envname=${OPS_ENV:-$(sed -n 's/^name: *//p' "$envfile" | head -n 1)}
+	[ -n "$envname" ] || { say "error: $envfile names no environment (name:); set OPS_ENV"; exit 2; }
+fi
 
 # 1. menv
 menv=${MENV:-$here/build/menv}
@@ -44,6 +60,43 @@ if [ -f "$chan/linux-64/repodata.json" ] && [ -f "$chan/noarch/repodata.json" ];
 else
 	say "building the toolchain channel into $chan (cached in ~/.cache/menv-toolchain)"
 	"$here/tests/channels/build-toolchain" "$chan" "$menv"
+fi
+
+# 3b. another environment file: solved from the channels it names, with the torch channel and
+# its pip index when it names `./menv-toolchain-torch`; then the same checks
+if [ "$envfile" != "$here/ops/environment.yml" ]; then
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	ln -s "$chan" "$tmp/menv-toolchain"
+	if grep -q 'menv-toolchain-torch' "$envfile"; then
+		if [ -f "$torchchan/linux-64/repodata.json" ] && [ -f "$torchchan/pypi/simple/index.html" ]; then
+			say "torch channel present: $torchchan"
+		else
+			say "building the torch channel into $torchchan (cached in ~/.cache/menv-toolchain)"
+			"$here/tests/channels/build-toolchain" --torch "$torchchan" "$menv"
+		fi
+		ln -s "$torchchan" "$tmp/menv-toolchain-torch"
+		export PIP_INDEX_URL=${PIP_INDEX_URL:-file://$torchchan/pypi/simple}
+	fi
+	prefix=$("$menv" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["envs_dirs"][0])')/$envname
+	if [ -d "$prefix/conda-meta" ]; then
+		say "environment '$envname' exists: its smoke check again"
+		"$menv" smoke -n "$envname"
+	else
+		say "creating '$envname' from $envfile (the smoke check follows)"
+		(cd "$tmp" && "$menv" create -n "$envname" -f "$envfile")
+	fi
+	"$menv" run --clean-env -n "$envname" python -c \
+		'import sys; print("python", sys.version.split()[0])'
+	"$menv" run --clean-env -n "$envname" sh -c 'nvcc --version | tail -n 1; g++ --version | head -n 1'
+	cat <<EOF
+
+The environment '$envname' is ready. Activate it with:
+
+  eval "\$($menv shell hook --shell bash)"
+  menv activate $envname
+EOF
+	exit 0
 fi
 
 # 3. the environment from the lock: the lock's channel folder mapped to ours

@@ -4,7 +4,8 @@
 Cases: roundtrip (export -> re-create -> compare, warm and cold cache, conda-lock and explicit,
 no solve), http (a lock install over HTTP asks for package files only), errors, pixi, formats,
 lock (multi-platform, virtual packages, --check), corpus_dry_run (real conda-lock files),
-BR021, BR022, BR023, pip (the toolchain's python and Debian's wheels from a loopback index;
+BR021, BR022, BR023, pip and pip_options (the toolchain's python and Debian's wheels from a
+loopback index; pip_options: --no-build-isolation, -e ., --extra-index-url, -r in the section;
 skipped when the toolchain channel is not built), timing (toolchain: create from the lock vs
 from environment.yml).
 """
@@ -787,6 +788,86 @@ def pip_cases(t):
         srv.stop()
 
 
+PROJ_SETUP = """from setuptools import setup
+setup(name="menvproj", version="0.3", py_modules=["menvproj"])
+"""
+
+
+def pip_options(t):
+    """pip options in a `pip:` section as users write them: `--no-build-isolation` (pip takes
+    it on its command line only), `-e .` (the environment file's own folder, a setup.py
+    project), `--extra-index-url URL` and `-r requirements.txt` beside the file; in create -f
+    and env update -f, run from another folder. The editable install is listed as conda lists
+    it (dev_0, <develop>, platform pypi) and exported as `-e DIR`."""
+    isolate_pip()
+    chan = toolchain_channel(t)
+    srv = wheel_index(t)
+    try:
+        idx = srv.base + "/simple"
+        proj = os.path.join(t.tmp, "proj")
+        os.makedirs(proj)
+        write_text(os.path.join(proj, "setup.py"), PROJ_SETUP)
+        write_text(os.path.join(proj, "menvproj.py"), "VALUE = 42\n")
+        write_text(os.path.join(proj, "requirements.txt"), "six\n")
+        env = os.path.join(proj, "environment.yml")
+        write_text(env, "name: pipopts\nchannels:\n  - %s\n  - nodefaults\ndependencies:\n"
+                   "  - python=3.9\n  - pip\n  - setuptools\n  - pip:\n"
+                   "      - --index-url %s\n      - --extra-index-url %s\n"
+                   "      - --no-build-isolation\n      - -e .\n      - -r requirements.txt\n"
+                   % (t.url(chan), idx, idx))
+        r = t.menv_run("create", "-f", env, timeout=600, cwd="/")
+        if not t.check(r.rc == 0, "create -f with --no-build-isolation, -e ., --extra-index-url, "
+                       "-r requirements.txt (run from /)", r):
+            return
+        # in a requirements file pip stops with "no such option: --no-build-isolation"
+        t.check("no such option" not in r.err and "Invalid requirement" not in r.err,
+                "pip took --no-build-isolation on its command line", r.err[-2000:])
+        prefix = os.path.join(t.envs, "pipopts")
+        rows = {p["name"]: p for p in t.menv_ok("list", "-n", "pipopts", "--json").json()}
+        t.eq({k: rows.get("menvproj", {}).get(k) for k in
+              ("version", "build_string", "channel", "platform")},
+             {"version": "0.3", "build_string": "dev_0", "channel": "<develop>",
+              "platform": "pypi"}, "list --json: the editable install as conda lists it")
+        t.eq(rows.get("six", {}).get("channel"), "pypi", "six from -r requirements.txt (pypi)")
+        text = t.menv_ok("list", "-n", "pipopts").out
+        line = [l.split() for l in text.splitlines() if l.startswith("menvproj ")]
+        t.eq(line, [["menvproj", "0.3", "dev_0", "<develop>"]], "list: menvproj 0.3 dev_0 <develop>")
+        q = subprocess.run([os.path.join(prefix, "bin", "python"), "-c",
+                            "import menvproj; print(menvproj.__file__, menvproj.VALUE)"],
+                           capture_output=True, text=True, cwd="/")
+        t.eq(q.stdout.split(), [os.path.join(proj, "menvproj.py"), "42"],
+             "menvproj imports from the project folder (editable)")
+        link = glob.glob(os.path.join(prefix, "lib", "python3.9", "site-packages",
+                                      "menvproj.egg-link"))
+        t.check(len(link) == 1 and open(link[0]).read().splitlines()[0] == proj,
+                "pip 20.3's editable install: an egg-link to the project", link)
+        out = t.menv_ok("export", "-n", "pipopts", "--format", "environment").out
+        # YAML quotes the items that start with '-'
+        pipsec = [l.strip()[2:].strip('"') for l in out.split("- pip:")[-1].splitlines()
+                  if l.strip().startswith("- ")]
+        t.check("-e %s" % proj in pipsec and any(x.startswith("six==") for x in pipsec)
+                and not any(x.startswith("menvproj==") for x in pipsec),
+                "export: the editable install as '-e %s', six as six==VERSION" % proj, pipsec)
+        # env update -f with the same file, from another folder: nothing breaks, same set
+        before = sorted((p["name"], p["version"], p["build_string"]) for p in
+                        t.menv_ok("list", "-n", "pipopts", "--json").json())
+        r = t.menv_run("env", "update", "-f", env, timeout=600, cwd="/")
+        t.check(r.rc == 0, "env update -f with the same pip options", r)
+        after = sorted((p["name"], p["version"], p["build_string"]) for p in
+                       t.menv_ok("list", "-n", "pipopts", "--json").json())
+        t.eq(after, before, "env update -f: the same packages afterwards")
+        # the exported file creates the same environment elsewhere
+        exp = os.path.join(t.tmp, "exported.yml")
+        write_text(exp, out.replace("name: pipopts", "name: pipopts2"))
+        r = t.menv_run("create", "-f", exp, timeout=600)
+        if t.check(r.rc == 0, "the export creates again", r):
+            rows2 = {p["name"]: p for p in t.menv_ok("list", "-n", "pipopts2", "--json").json()}
+            t.eq(rows2.get("menvproj", {}).get("build_string"), "dev_0",
+                 "the re-created environment holds menvproj editable again")
+    finally:
+        srv.stop()
+
+
 def state(prefix):
     """What a change to an environment may alter: every file outside __pycache__ (python
     writes those when pip runs) and conda-meta/history, with its sha256."""
@@ -1189,7 +1270,8 @@ CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "
          "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
          "BR023": br023, "pip": pip_cases, "timing": timing,
          "onboard": onboard, "install_lock": install_lock, "pip_update": pip_update,
-         "conda_lock_model": conda_lock_model}
+         "conda_lock_model": conda_lock_model,
+         "pip_options": pip_options}
 
 
 def body(t, case):

@@ -2,7 +2,8 @@
 """toolchain.*: the README's main job, checked. Called as
 
     python3 test_toolchain.py MENV CHANNEL ENVFILE CASE
-                CASE: packages | env | prefixes | http | jupyter | torch | reproducible | users
+        CASE: packages | env | prefixes | http | jupyter | torch | reproducible | users |
+              onboard_torch
 
 CHANNEL is the folder tests/channels/build-toolchain built (the toolchain.channel fixture),
 ENVFILE is ops/environment.yml, whose channel `./menv-toolchain` is resolved from the working
@@ -46,6 +47,8 @@ HOME=...`: no CUDA_HOME, LIBRARY_PATH or /usr/local/cuda from the machine.
   $MENV_TOOLCHAIN_TORCH_CHANNEL): unsatisfiable, the exact problem tree and one error line
   naming pytorch>=2.0 for python 3.9; with python=3.11 and pytorch unpinned it creates:
   pytorch and Jupyter from `pytorch`, cudatoolkit from `nvidia`, ninja from the pip index.
+- onboard_torch (ENVFILE ops/environment-torch.yml): ops/onboard.sh with it from a fresh HOME,
+  twice: created with the smoke check's torch step, then found and checked again.
 - reproducible (CHANNEL: the torch channel): built again from the same Debian packages, past
   the cache of built packages: every .conda, wheel, index page and repodata.json the same bytes.
 Exit 0 when every check passed, 1 otherwise, 77 when a prerequisite is missing.
@@ -1074,6 +1077,39 @@ def case_users(c):
             "import", q.stdout + q.stderr)
 
 
+def case_onboard_torch(c):
+    """ops/onboard.sh ops/environment-torch.yml from a fresh HOME, twice: the first run
+    creates `ops-torch` from both channels (its pip entries from the torch channel's index)
+    with the smoke check's torch step; the second finds it and runs the smoke check again."""
+    torch_channel = os.path.abspath(os.environ.get("MENV_TOOLCHAIN_TORCH_CHANNEL", ""))
+    if not os.path.isfile(os.path.join(torch_channel, "pypi", "simple", "index.html")):
+        raise Skip("no torch channel with its pip index (MENV_TOOLCHAIN_TORCH_CHANNEL)")
+    src = os.path.dirname(os.path.dirname(c.envfile))
+    env = c.menv_env()
+    env.update(MENV=c.menv, MENV_TOOLCHAIN_DIR=c.channel, MENV_TOOLCHAIN_TORCH_DIR=torch_channel,
+               PIP_CONFIG_FILE=os.devnull)
+    for k in [k for k in env if k.startswith("PIP_") and k != "PIP_CONFIG_FILE"]:
+        del env[k]
+    for run in ("first", "second"):
+        t = time.monotonic()
+        p = subprocess.run(["bash", os.path.join(src, "ops", "onboard.sh"), c.envfile],
+                           capture_output=True, text=True, env=env, cwd=c.home, timeout=1200)
+        out = p.stdout + p.stderr
+        if not c.check(p.returncode == 0, "onboard.sh %s run: exit 0 (%.0f s)"
+                       % (run, time.monotonic() - t), out[-3000:]):
+            return
+        c.check(("creating 'ops-torch'" in out) == (run == "first")
+                and ("exists: its smoke check again" in out) == (run == "second"),
+                "onboard.sh %s run: %s" % (run, "creates ops-torch" if run == "first"
+                                           else "finds it and checks it again"), out[-3000:])
+        c.check("torch       pass" in out and "Smoke check passed" in out,
+                "onboard.sh %s run: the smoke check passed with its torch step" % run,
+                out[-3000:])
+        c.check("python 3.11.2" in out and "cuda_11.8" in out and "menv activate ops-torch" in out,
+                "onboard.sh %s run: python 3.11.2, nvcc 11.8 and the activation" % run,
+                out[-1500:])
+
+
 def case_reproducible(c):
     """CHANNEL built again from the same Debian packages, past the builder's cache of built
     packages (MENV_TOOLCHAIN_BUILT_DIR): every .conda, repodata.json and wheel must have the
@@ -1123,7 +1159,8 @@ def main():
     try:
         {"env": case_env, "prefixes": case_prefixes, "http": case_http,
          "packages": case_packages, "jupyter": case_jupyter, "torch": case_torch,
-         "reproducible": case_reproducible, "users": case_users}[case](c)
+         "reproducible": case_reproducible, "users": case_users,
+         "onboard_torch": case_onboard_torch}[case](c)
     except Skip as e:
         print("SKIP: %s" % e)
         rc = SKIP
