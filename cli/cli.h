@@ -93,6 +93,8 @@ struct menv_cli_draw {
 void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, bool quiet,
                         bool json, bool verbose);
 void menv_cli_on_event(void *ud, enum menv_env_event ev, const char *msg);
+/* The txn's confirm callback: asks "Proceed ([y]/n)?" on stdout, reads stdin. */
+bool menv_cli_confirm(void *ud, const struct menv_txn_plan *plan);
 void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
 void menv_cli_on_smoke(void *ud, enum menv_smoke_event ev, const struct menv_smoke_step *st,
                        const char *line);

@@ -175,6 +175,9 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 		goto out;
 	menv_cli_draw_init(&d, &o.cb, a->quiet || a->json, a->json, a->verbose);
 	d.messages = a->json ? json_array() : NULL;
+	/* conda's question, on a terminal only: a script or a pipe proceeds as with -y */
+	if (!a->yes && !a->json && !a->dry_run && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		o.cb.confirm = menv_cli_confirm;
 	o.cmdline = cmdline;
 	rc = menv_txn_new(&o, &t, &err);
 	if (!rc)

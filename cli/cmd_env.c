@@ -1,8 +1,10 @@
 /*
  * cmd_env.c - `menv env list` (the root prefix, the named environments under envs_dirs, the
  * prefixes of conda's registry ~/.conda/environments.txt that still are environments, and any
- * active prefix; each once, the active one marked like conda) and `menv env config vars
- * list|set|unset` (the `env_vars` of conda-meta/state).
+ * active prefix; each once, the active one marked like conda), `menv env config vars
+ * list|set|unset` (the `env_vars` of conda-meta/state), and conda env's create, export,
+ * update and remove as the commands they are (conda/cli/main_env_*.py): `env create` reads
+ * ./environment.yml unless -f names a file, `env export` writes an environment.yml.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 
 #define USAGE                                                                                      \
 	"usage: menv env list [--json]\n"                                                          \
+	"       menv env create [-f environment.yml] [-n NAME | -p PREFIX] [create's options]\n"   \
+	"       menv env export (-n NAME | -p PREFIX) [export's options]\n"                        \
 	"       menv env update [-n NAME | -p PREFIX] -f environment.yml [--prune]\n"              \
 	"       menv env remove (-n NAME | -p PREFIX) [--dry-run] [-y] [--json]\n"                 \
 	"       menv env config vars list [-n NAME | -p PREFIX] [--json]\n"                        \
@@ -162,6 +166,32 @@ out:
 	return exit_code;
 }
 
+/* `env create` is `create -f environment.yml` (that file unless -f/--file is given) and
+ * `env export` is `export --format environment` (unless --format is given), as conda env's. */
+static int env_alias(int argc, char **argv)
+{
+	bool create = !strcmp(argv[0], "create"), given = false;
+	const char *opt = create ? "-f" : "--format";
+	char **v = menv_xcalloc((size_t)argc + 3, sizeof(*v));
+	int n = 0, rc;
+
+	const char *lng = create ? "--file" : "--format";
+
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], opt, strlen(opt)) || !strncmp(argv[i], lng, strlen(lng)))
+			given = true;
+	v[n++] = argv[0];
+	if (!given) {
+		v[n++] = (char *)opt;
+		v[n++] = create ? (char *)"environment.yml" : (char *)"environment";
+	}
+	for (int i = 1; i < argc; i++)
+		v[n++] = argv[i];
+	rc = create ? menv_cmd_create(n, v) : menv_cmd_export(n, v);
+	free(v);
+	return rc;
+}
+
 int menv_cmd_env(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -170,6 +200,8 @@ int menv_cmd_env(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "list"))
 		return env_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "create") || !strcmp(argv[1], "export"))
+		return env_alias(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "update"))
 		return menv_cmd_env_update(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "remove"))

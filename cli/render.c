@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -440,6 +441,32 @@ void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, 
 	cb->progress = d->bars ? on_progress : NULL;
 	cb->smoke = menv_cli_on_smoke;
 	cb->ud = d;
+}
+
+/* conda's "Proceed ([y]/n)?" (conda/cli/common.py confirm): y, yes or an empty line go on;
+ * n or no stop ("Exiting."); anything else asks again; end of input or Ctrl-C stops. */
+bool menv_cli_confirm(void *ud, const struct menv_txn_plan *plan)
+{
+	char line[64];
+
+	(void)ud;
+	(void)plan;
+	for (;;) {
+		fputs("\nProceed ([y]/n)? ", stdout);
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin) || menv_cli_cancel) {
+			fputs("\n", stdout);
+			return false;
+		}
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!line[0] || !strcasecmp(line, "y") || !strcasecmp(line, "yes"))
+			return true;
+		if (!strcasecmp(line, "n") || !strcasecmp(line, "no")) {
+			puts("Exiting.");
+			return false;
+		}
+		printf("Invalid choice: %s\n", line);
+	}
 }
 
 int menv_cli_recover(const char *prefix, struct menv_error *err)
