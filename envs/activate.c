@@ -378,7 +378,7 @@ static json_t *state_load(const char *prefix, struct menv_error *err)
 		j = json_object();
 		goto out;
 	}
-	j = json_load_file(path, JSON_PRESERVE_ORDER, &jerr);
+	j = menv_json_load_file(path, JSON_PRESERVE_ORDER, &jerr);
 	if (!j)
 		menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column,
 		               jerr.text);
@@ -415,7 +415,7 @@ int menv_env_vars_load(const char *prefix, struct menv_strvec *names, struct men
 	list_dir(dir, ".json", &files);
 	for (size_t i = 0; i < files.n; i++) {
 		json_error_t jerr;
-		json_t *j = json_load_file(files.v[i], JSON_PRESERVE_ORDER, &jerr);
+		json_t *j = menv_json_load_file(files.v[i], JSON_PRESERVE_ORDER, &jerr);
 		if (!j) {
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", files.v[i], jerr.line,
 			                    jerr.column, jerr.text);

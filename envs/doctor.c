@@ -217,7 +217,7 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			continue;
 		char *path = menv_xasprintf("%s/%s", meta, de->d_name);
 		json_error_t je;
-		json_t *j = json_load_file(path, 0, &je);
+		json_t *j = menv_json_load_file(path, 0, &je);
 		r->packages++;
 		if (!json_is_object(j) || !jstr(j, "name") || !jstr(j, "version") ||
 		    !jstr(j, "build")) {

@@ -504,7 +504,7 @@ static int for_each_entry(const char *pkgdir, entry_fn fn, void *ud, struct menv
 	int rc = 0;
 
 	if (access(pj, F_OK) == 0) {
-		root = json_load_file(pj, 0, &jerr);
+		root = menv_json_load_file(pj, 0, &jerr);
 		if (!root || !json_is_array(json_object_get(root, "paths"))) {
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", pj, jerr.line,
 			                    jerr.column, root ? "no \"paths\" list" : jerr.text);
@@ -613,7 +613,7 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 	if (rc)
 		goto out;
 	if (ctx->noarch_python && access(lj, F_OK) == 0) {
-		linkjson = json_load_file(lj, 0, &jerr);
+		linkjson = menv_json_load_file(lj, 0, &jerr);
 		if (!linkjson) {
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", lj, jerr.line,
 			                    jerr.column, jerr.text);

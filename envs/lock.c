@@ -53,7 +53,7 @@ static const char *jstr(json_t *o, const char *k)
 int menv_env_request_load(const char *prefix, json_t **out)
 {
 	char *path = menv_xasprintf("%s/conda-meta/.menv-request", prefix);
-	*out = json_load_file(path, 0, NULL);
+	*out = menv_json_load_file(path, 0, NULL);
 	free(path);
 	if (*out && !json_is_object(*out)) {
 		json_decref(*out);

@@ -129,7 +129,7 @@ void menv_lockrecs_snapshot(const char *pkgs_dir, struct menv_lockrecs *l)
 		struct menv_record *r = &l->recs[i];
 		char *dir = menv_pkgcache_dir(pkgs_dir, r);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *have = json_load_file(rpath, 0, NULL);
+		json_t *have = menv_json_load_file(rpath, 0, NULL);
 		const char *hs = jstr(have, "sha256"), *hm = jstr(have, "md5");
 		if (json_is_object(have) && json_object_get(have, "depends") &&
 		    ((r->sha256 && hs && !strcasecmp(hs, r->sha256)) ||
@@ -154,8 +154,8 @@ int menv_lockrecs_complete(const char *pkgs_dir, struct menv_lockrecs *l, struct
 		char *dir = menv_pkgcache_dir(pkgs_dir, r);
 		char *ipath = menv_xasprintf("%s/info/index.json", dir);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *index = json_load_file(ipath, 0, NULL);
-		json_t *have = json_load_file(rpath, 0, NULL);
+		json_t *index = menv_json_load_file(ipath, 0, NULL);
+		json_t *have = menv_json_load_file(rpath, 0, NULL);
 		json_t *m = json_object();
 		const char *k;
 		json_t *v;

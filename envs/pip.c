@@ -156,7 +156,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 			free(name);
 			/* PEP 610: where a direct URL install came from, and its hash */
 			char *du = menv_xasprintf("%s/direct_url.json", dir);
-			json_t *j = json_load_file(du, 0, NULL);
+			json_t *j = menv_json_load_file(du, 0, NULL);
 			const char *url = json_string_value(json_object_get(j, "url"));
 			const char *h = json_string_value(
 			        json_object_get(json_object_get(j, "archive_info"), "hash"));
@@ -167,7 +167,7 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 				p->sha256 = menv_xstrdup(h + 7);
 			/* menv's record of where the wheel came from (menv_pip_install) */
 			char *mr = menv_xasprintf("%s/MENV_SOURCE", dir);
-			json_t *m = json_load_file(mr, 0, NULL);
+			json_t *m = menv_json_load_file(mr, 0, NULL);
 			if (!p->url && json_string_value(json_object_get(m, "url")))
 				p->url = menv_xstrdup(json_string_value(json_object_get(m, "url")));
 			if (!p->sha256 && json_string_value(json_object_get(m, "sha256")))

@@ -256,7 +256,7 @@ int menv_txn_pip_recover(const char *prefix, bool *undone, struct menv_error *er
 	*undone = false;
 	if (access(ppath, F_OK) != 0)
 		goto out;
-	pending = json_load_file(ppath, 0, NULL);
+	pending = menv_json_load_file(ppath, 0, NULL);
 	rc = menv_config_load(&cfg, err);
 	if (rc)
 		goto out;

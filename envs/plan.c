@@ -261,7 +261,7 @@ static bool json_noarch_python(json_t *rec)
 bool menv_record_from_cache(const char *pkgs_dir, const char *dist, struct menv_record *out)
 {
 	char *p = menv_xasprintf("%s/%s/info/repodata_record.json", pkgs_dir, dist);
-	json_t *j = json_load_file(p, 0, NULL);
+	json_t *j = menv_json_load_file(p, 0, NULL);
 	const char *fn = j ? jstr(j, "fn") : "";
 	bool ok = false;
 	free(p);

@@ -49,7 +49,7 @@ int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out
 			continue;
 		char *path = menv_xasprintf("%s/%s", dir, de->d_name);
 		json_error_t jerr;
-		json_t *j = json_load_file(path, 0, &jerr);
+		json_t *j = menv_json_load_file(path, 0, &jerr);
 		if (!j || !str_field(j, "name") || !str_field(j, "version") ||
 		    !str_field(j, "build")) {
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", path,

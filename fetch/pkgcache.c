@@ -243,7 +243,7 @@ static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete
 static bool extracted_intact(const char *dir)
 {
 	char *path = menv_xasprintf("%s/info/paths.json", dir);
-	json_t *j = json_load_file(path, 0, NULL);
+	json_t *j = menv_json_load_file(path, 0, NULL);
 	bool ok = true;
 	size_t i;
 	json_t *e;
@@ -273,7 +273,7 @@ static bool extracted_intact(const char *dir)
 static bool extracted_matches(const char *dir, const struct menv_record *r)
 {
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
-	json_t *j = json_load_file(path, 0, NULL);
+	json_t *j = menv_json_load_file(path, 0, NULL);
 	bool ok = false, complete = false;
 	char *text = NULL;
 
@@ -302,7 +302,7 @@ bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
 {
 	char *dir = menv_pkgcache_dir(pkgs_dir, r);
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
-	json_t *j = json_load_file(path, 0, NULL);
+	json_t *j = menv_json_load_file(path, 0, NULL);
 	bool complete,
 	        ok = json_is_object(j) && entry_matches(j, r, &complete) && extracted_intact(dir);
 

@@ -5,10 +5,14 @@
  * and the JSON and YAML readers every parser in specs/ goes through: nesting bounded by
  * MENV_PARSE_MAX_DEPTH, Ctrl-C honoured, errors naming FILE:LINE:COL.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -264,6 +268,52 @@ int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src
 		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: nested deeper than %d levels",
 		                      src, f.bad_line, f.bad_col, MENV_PARSE_MAX_DEPTH);
 	return menv_error_set(err, MENV_EPARSE, "%s:%d:%d: %s", src, je.line, je.column, je.text);
+}
+
+json_t *menv_json_load_file(const char *path, size_t flags, json_error_t *error)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	json_t *j = NULL;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		goto fail;
+	menv_buf_init(&b);
+	menv_buf_grow(&b, st.st_size > 0 ? (size_t)st.st_size : 4096);
+	for (;;) {
+		ssize_t n;
+		if (b.alloc - b.len < 2)
+			menv_buf_grow(&b, 65536);
+		n = read(fd, b.buf + b.len, b.alloc - b.len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+	}
+	b.buf[b.len] = '\0';
+	close(fd);
+	j = json_loadb(b.buf, b.len, flags, error);
+	if (!j && error)
+		snprintf(error->source, sizeof(error->source), "%s", path);
+	menv_buf_release(&b);
+	return j;
+fail:
+	if (error) {
+		int e = errno;
+		memset(error, 0, sizeof(*error));
+		error->line = error->column = -1;
+		snprintf(error->source, sizeof(error->source), "%s", path);
+		snprintf(error->text, sizeof(error->text), "unable to open %s: %s", path,
+		         strerror(e));
+	}
+	if (fd >= 0)
+		close(fd);
+	menv_buf_release(&b);
+	return NULL;
 }
 
 /* ---------------------------------------------------------------------------------------- */

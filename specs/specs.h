@@ -177,6 +177,12 @@ json_t *menv_json_str(const char *s);
  * "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
 int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
                     struct menv_error *err);
+/* jansson's json_load_file(path, flags, error), the file read whole first and parsed with
+ * json_loadb: the same tree and the same error line/column/text (error->source is `path`),
+ * without json_load_file's getc() per byte, which was most of the time a create spent reading
+ * paths.json. NULL on error (error may be NULL; a file that cannot be opened or read says so
+ * in error->text, as jansson's does). New reference. */
+json_t *menv_json_load_file(const char *path, size_t flags, json_error_t *error);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Platform                                                                                 */
