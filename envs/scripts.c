@@ -134,67 +134,23 @@ static char *pyc_path(const char *py, const char *tag)
 	return menv_xasprintf("__pycache__/%.*s.%s.pyc", stemlen, base, tag);
 }
 
-int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver, json_t *files,
-                     json_t *paths, const struct menv_install_opts *opts, struct menv_error *err)
+/* Runs `python -m compileall` over the newline-separated relative paths of `list` in the
+ * staging root, with `jobs` worker processes (0: one per core, as -j0; 1: no pool). Returns
+ * its wait status, or -1 when it could not be started. */
+static int run_compileall(const struct menv_journal *t, const char *python, const char *prefix,
+                          const struct menv_buf *list, int jobs)
 {
-	char *python = menv_xasprintf("%s/bin/python", t->root);
-	char tag[32] = "cpython-";
-	struct menv_strvec pys = MENV_STRVEC_INIT, pycs = MENV_STRVEC_INIT;
-	struct menv_buf list = MENV_BUF_INIT;
-	size_t i;
-	json_t *f;
-	int rc = 0;
-
-	if (!pyver || access(python, X_OK) < 0)
-		goto out;
-	for (const char *s = pyver, *dot = NULL; *s && strlen(tag) < sizeof(tag) - 1; s++) {
-		if (*s == '.') {
-			if (dot)
-				break;
-			dot = s;
-			continue;
-		}
-		size_t l = strlen(tag);
-		tag[l] = *s;
-		tag[l + 1] = '\0';
-	}
-	json_array_foreach(files, i, f)
-	{
-		const char *p = json_string_value(f);
-		size_t l = p ? strlen(p) : 0;
-		if (l < 4 || strcmp(p + l - 3, ".py"))
-			continue;
-		char *pyc = pyc_path(p, tag);
-		/* compileall writes it: its directories must be real ones (python replaces the
-		 * .pyc itself with a rename, never writing through a link there) */
-		rc = menv_journal_mkparents(t, pyc, err);
-		if (rc)
-			menv_error_prefix(err, "cannot write '%s'", pyc);
-		if (!rc)
-			rc = menv_journal_created(t, pyc, err);
-		if (rc) {
-			free(pyc);
-			goto out;
-		}
-		menv_strvec_push(&pys, p);
-		menv_strvec_push_owned(&pycs, pyc);
-		menv_buf_adds(&list, p);
-		menv_buf_addch(&list, '\n');
-	}
-	if (!pys.n)
-		goto out;
-
 	int in[2];
-	if (pipe2(in, O_CLOEXEC) < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot run '%s'", python);
-		goto out;
-	}
+	char j[16];
+
+	snprintf(j, sizeof(j), "-j%d", jobs);
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return -1;
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(in[0]);
 		close(in[1]);
-		rc = menv_error_sys(err, MENV_EIO, "cannot run '%s'", python);
-		goto out;
+		return -1;
 	}
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);
@@ -211,15 +167,19 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 		unsetenv("PYTHONPATH");
 		/* the file names inside the .pyc are the final prefix's, not the staging dir's
 		 * (tracebacks point at real files): the list is relative, -p prepends */
-		execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", "-p", prefix, "-i",
-		      "-", (char *)NULL);
+		if (jobs == 1)
+			execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", "-p", prefix,
+			      "-i", "-", (char *)NULL);
+		else
+			execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", j, "-p",
+			      prefix, "-i", "-", (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 	sigaction(SIGPIPE, &ign, &old);
-	for (size_t off = 0; off < list.len;) {
-		ssize_t w = write(in[1], list.buf + off, list.len - off);
+	for (size_t off = 0; off < list->len;) {
+		ssize_t w = write(in[1], list->buf + off, list->len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -228,16 +188,105 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 	}
 	close(in[1]);
 	sigaction(SIGPIPE, &old, NULL);
-	int status = wait_child(pid);
-	bool failed = status < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
+	return wait_child(pid);
+}
+
+static bool compile_failed(int status)
+{
+	return status < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
+}
+
+int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver,
+                     json_t *const *files, json_t *const *paths, size_t n,
+                     const struct menv_install_opts *opts, struct menv_error *err)
+{
+	char *python = menv_xasprintf("%s/bin/python", t->root);
+	char tag[32] = "cpython-";
+	struct menv_strvec pys = MENV_STRVEC_INIT, pycs = MENV_STRVEC_INIT;
+	struct menv_buf list = MENV_BUF_INIT;
+	size_t *owner = NULL, nowner = 0;
+	long major = 0, minor = 0;
+	int rc = 0;
+
+	if (!pyver || access(python, X_OK) < 0)
+		goto out;
+	for (const char *s = pyver, *dot = NULL; *s && strlen(tag) < sizeof(tag) - 1; s++) {
+		if (*s == '.') {
+			if (dot)
+				break;
+			dot = s;
+			continue;
+		}
+		size_t l = strlen(tag);
+		tag[l] = *s;
+		tag[l + 1] = '\0';
+	}
+	major = strtol(pyver, NULL, 10);
+	minor = strchr(pyver, '.') ? strtol(strchr(pyver, '.') + 1, NULL, 10) : 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t i;
+		json_t *f;
+		json_array_foreach(files[k], i, f)
+		{
+			const char *p = json_string_value(f);
+			size_t l = p ? strlen(p) : 0;
+			if (l < 4 || strcmp(p + l - 3, ".py"))
+				continue;
+			char *pyc = pyc_path(p, tag);
+			/* compileall writes it: its directories must be real ones (python
+			 * replaces the .pyc itself with a rename, never writing through a link
+			 * there) */
+			rc = menv_journal_mkparents(t, pyc, err);
+			if (rc)
+				menv_error_prefix(err, "cannot write '%s'", pyc);
+			if (!rc)
+				rc = menv_journal_created(t, pyc, err);
+			if (rc) {
+				free(pyc);
+				goto out;
+			}
+			menv_strvec_push(&pys, p);
+			menv_strvec_push_owned(&pycs, pyc);
+			owner = menv_xrealloc(owner, (nowner + 1) * sizeof(*owner));
+			owner[nowner++] = k;
+			menv_buf_adds(&list, p);
+			menv_buf_addch(&list, '\n');
+		}
+	}
+	if (!pycs.n)
+		goto out;
+
+	/* one python for the whole transaction, its pool on every core (compileall -j0,
+	 * Python >= 3.5): the same .pyc bytes as one process per package, file by file */
+	bool pool = major > 3 || (major == 3 && minor >= 5);
+	int status = run_compileall(t, python, prefix, &list, pool ? 0 : 1);
+	if (status < 0) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot run '%s'", python);
+		goto out;
+	}
+	bool failed = compile_failed(status);
+	if (failed && pool) {
+		/* a pool that cannot start (no /dev/shm for its semaphores) fails every file:
+		 * what is missing is compiled again without one */
+		menv_buf_reset(&list);
+		for (size_t k = 0; k < pycs.n; k++)
+			if (!menv_beneath_exists(t->rootfd, pycs.v[k])) {
+				menv_buf_adds(&list, pys.v[k]);
+				menv_buf_addch(&list, '\n');
+			}
+		if (list.len) {
+			status = run_compileall(t, python, prefix, &list, 1);
+			failed = compile_failed(status);
+		}
+	}
 	size_t made = 0;
 	for (size_t k = 0; k < pycs.n; k++) {
 		if (menv_beneath_exists(t->rootfd, pycs.v[k])) {
 			json_t *pd = json_object();
 			json_object_set_new(pd, "_path", json_string(pycs.v[k]));
 			json_object_set_new(pd, "path_type", json_string("pyc_file"));
-			json_array_append_new(paths, pd);
-			json_array_append_new(files, json_string(pycs.v[k]));
+			json_array_append_new(paths[owner[k]], pd);
+			json_array_append_new(files[owner[k]], json_string(pycs.v[k]));
 			made++;
 		} else {
 			/* no .pyc: the __pycache__ made for it would outlive the package */
@@ -258,6 +307,7 @@ out:
 	menv_strvec_clear(&pys);
 	menv_strvec_clear(&pycs);
 	menv_buf_release(&list);
+	free(owner);
 	free(python);
 	return rc;
 }
