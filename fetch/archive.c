@@ -339,7 +339,8 @@ static int start_lbzip2(struct decoder *d, int fd, const char *path, struct menv
 
 /* Waits for lbzip2 (its pipe closed first, so that one still writing ends) and folds its
  * outcome into rc: a failure of lbzip2 is the error when reading found none or only what
- * its failure caused (a cut tar: MENV_EPARSE). SIGPIPE is the reader having stopped. */
+ * its failure caused (a cut tar: MENV_EPARSE). SIGPIPE is the reader having stopped; SIGINT
+ * or SIGTERM (Ctrl-C reaches the whole process group) is MENV_EINTR. */
 static int finish_lbzip2(struct decoder *d, int rc, const char *path, struct menv_error *err)
 {
 	int status = 0;
@@ -364,6 +365,10 @@ static int finish_lbzip2(struct decoder *d, int rc, const char *path, struct men
 		if (WIFEXITED(status) && WEXITSTATUS(status))
 			rc = menv_error_set(err, MENV_EPARSE, "cannot read '%s': lbzip2: %s", path,
 			                    *line ? line : "bzip2 data error");
+		else if (WIFSIGNALED(status) &&
+		         (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
+			rc = menv_error_set(err, MENV_EINTR, "interrupted while reading '%s'",
+			                    path);
 		else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGPIPE)
 			rc = menv_error_set(err, MENV_EPARSE,
 			                    "cannot read '%s': lbzip2 was killed by signal %d",

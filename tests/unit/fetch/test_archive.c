@@ -780,6 +780,24 @@ static void test_lbzip2_and_builtin(void **state)
 				assert_non_null(strstr(err.msg, "lbzip2: "));
 			free(d);
 		}
+	/* an lbzip2 ended by SIGTERM (as Ctrl-C ends the process group) is an interruption; one
+	 * killed otherwise is an error naming the signal */
+	const char *ends[] = {"kill -TERM $$\n", "kill -KILL $$\n"};
+	const int codes[] = {MENV_EINTR, MENV_EPARSE};
+	for (int k = 0; k < 2; k++) {
+		char *body = tu_path("#!/bin/sh\n%s", ends[k]),
+		     *d = tu_path("%s/ended-%d", h->root, k);
+		tu_write(script, body, strlen(body));
+		tu_mkdirs(d);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(menv_archive_extract(tb, d, &err), codes[k]);
+		assert_non_null(strstr(err.msg, tb));
+		assert_null(strchr(err.msg, '\n'));
+		if (k == 1)
+			assert_non_null(strstr(err.msg, "signal 9"));
+		free(body);
+		free(d);
+	}
 	setenv("PATH", path0, 1);
 
 	menv_buf_release(&b);
