@@ -185,9 +185,8 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
 
 /* Compiles the `.py` files among the `files` of `n` packages (each a JSON array of
  * prefix-relative paths; paths[k] is files[k]'s paths_data list) with <root>/bin/python
- * (python version `pyver`, "3.9") in one process (compileall, CEP-20's .pyc of noarch python
- * packages), its pool on every core from Python 3.5 on, journaling each .pyc before it is
- * written; appends each .pyc that exists afterwards to its package's files[k] and paths[k]
+ * (python version `pyver`, "3.9") in one compileall process for all `n` packages (CEP-20's
+ * .pyc of noarch python packages), journaling each .pyc before it is written; appends each .pyc that exists afterwards to its package's files[k] and paths[k]
  * (path_type pyc_file). No python in the prefix: nothing is done. Errors: MENV_EIO (journal,
  * python not started); a failing compileall is reported through opts->cb as a warning. */
 int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver,
