@@ -183,13 +183,15 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
                          const char *name, const char *version, int64_t build_number,
                          const char *dist, struct menv_buf *output, struct menv_error *err);
 
-/* Compiles the `.py` files among `files` (prefix-relative, a JSON array) with
- * <root>/bin/python (python version `pyver`, "3.9"), journaling each .pyc before it is
- * written; appends the .pyc files that exist afterwards to `files` and `paths` (path_type
- * pyc_file). No python in the prefix: nothing is done. Errors: MENV_EIO (journal); a failing
- * compileall is reported through opts->cb as a warning. */
-int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver, json_t *files,
-                     json_t *paths, const struct menv_install_opts *opts, struct menv_error *err);
+/* Compiles the `.py` files among the `files` of `n` packages (each a JSON array of
+ * prefix-relative paths; paths[k] is files[k]'s paths_data list) with <root>/bin/python
+ * (python version `pyver`, "3.9") in one compileall process for all `n` packages (CEP-20's
+ * .pyc of noarch python packages), journaling each .pyc before it is written; appends each .pyc that exists afterwards to its package's files[k] and paths[k]
+ * (path_type pyc_file). No python in the prefix: nothing is done. Errors: MENV_EIO (journal,
+ * python not started); a failing compileall is reported through opts->cb as a warning. */
+int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver,
+                     json_t *const *files, json_t *const *paths, size_t n,
+                     const struct menv_install_opts *opts, struct menv_error *err);
 
 /* In a forked child: the umask the process started with (libraries may have it at 0 for a
  * moment in another thread). */

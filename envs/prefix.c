@@ -272,6 +272,9 @@ static int script_failed(struct run *r, struct menv_buf *out, int rc)
 static int link_all(struct run *r, const struct menv_record *const *recs, size_t n,
                     struct menv_error *err)
 {
+	json_t **nfiles = menv_xcalloc(n + 1, sizeof(*nfiles));
+	json_t **npaths = menv_xcalloc(n + 1, sizeof(*npaths));
+	size_t nnoarch = 0;
 	int rc = 0;
 
 	r->pk = menv_xcalloc(n + 1, sizeof(*r->pk));
@@ -284,8 +287,10 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		l->pkgdir = menv_pkgcache_locate(r->opts->pkgs_dir, r->opts->pkgs_dirs, rec);
 		l->files = json_array();
 		l->paths = json_array();
-		if (cancelled(r->opts))
-			return menv_error_set(err, MENV_EINTR, "interrupted");
+		if (cancelled(r->opts)) {
+			rc = menv_error_set(err, MENV_EINTR, "interrupted");
+			goto out;
+		}
 		emit(r->opts, MENV_ENV_LINK, l->dist);
 		show_prelink_messages(r, l->pkgdir);
 		char *pre = menv_xasprintf("%s/bin/.%s-pre-link.sh", l->pkgdir, rec->name);
@@ -300,7 +305,7 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		}
 		free(pre);
 		if (rc)
-			return rc;
+			goto out;
 		struct menv_link_ctx ctx = {
 		        .prefix = r->prefix,
 		        .txn = &r->txn,
@@ -317,22 +322,29 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		if (rc) {
 			if (rc != MENV_EINTR)
 				menv_error_prefix(err, "while linking '%s'", l->dist);
-			return rc;
+			goto out;
 		}
 		l->link_type = ctx.link_type;
 		if (rec->noarch_python) {
-			size_t before = json_array_size(l->files);
-			rc = menv_compile_pyc(&r->txn, r->prefix, r->pyver, l->files, l->paths,
-			                      r->opts, err);
-			if (rc) {
-				menv_error_prefix(err, "while linking '%s'", l->dist);
-				return rc;
-			}
-			r->st.pyc += json_array_size(l->files) - before;
+			nfiles[nnoarch] = l->files;
+			npaths[nnoarch++] = l->paths;
 		}
 		r->st.packages++;
 	}
-	return 0;
+	/* the .pyc of every noarch python package, in one python process */
+	size_t before = 0;
+	for (size_t k = 0; k < nnoarch; k++)
+		before += json_array_size(nfiles[k]);
+	rc = menv_compile_pyc(&r->txn, r->prefix, r->pyver, nfiles, npaths, nnoarch, r->opts, err);
+	if (rc)
+		menv_error_prefix(err, "while compiling the .pyc files of noarch python packages");
+	for (size_t k = 0; k < nnoarch; k++)
+		r->st.pyc += json_array_size(nfiles[k]);
+	r->st.pyc -= before;
+out:
+	free(nfiles);
+	free(npaths);
+	return rc;
 }
 
 /* conda-meta/<dist>.json for each linked package. `old` (may be NULL): records leaving, whose

@@ -44,6 +44,13 @@ void menv_hasher_init(struct menv_hasher *h)
 	h->size = 0;
 }
 
+void menv_hasher_init_md5(struct menv_hasher *h, bool md5)
+{
+	h->sha256 = digest_new(EVP_sha256());
+	h->md5 = md5 ? digest_new(EVP_md5()) : NULL;
+	h->size = 0;
+}
+
 void menv_hasher_update(struct menv_hasher *h, const void *data, size_t len)
 {
 	if (h->sha256)

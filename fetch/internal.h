@@ -15,6 +15,9 @@ struct menv_hasher {
 };
 
 void menv_hasher_init(struct menv_hasher *h);
+/* As menv_hasher_init, md5 left out unless `md5` (its digest stays ""): a download whose
+ * record carries sha256 and md5 is checked by sha256 and records the record's md5. */
+void menv_hasher_init_md5(struct menv_hasher *h, bool md5);
 void menv_hasher_update(struct menv_hasher *h, const void *data, size_t len);
 /* Writes the digests to `out` and releases the contexts. */
 void menv_hasher_final(struct menv_hasher *h, struct menv_hashes *out);

@@ -550,7 +550,7 @@ static int partial_restart(void *ud)
 		return -1;
 	if (d->hashing)
 		menv_hasher_release(&d->h);
-	menv_hasher_init(&d->h);
+	menv_hasher_init_md5(&d->h, !d->r->sha256 || !d->r->md5);
 	d->hashing = true;
 	return 0;
 }
@@ -569,7 +569,9 @@ static int open_partial(struct dl *d, int64_t *offset, struct menv_error *err)
 	d->fd = open(d->tmp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (d->fd < 0)
 		return menv_error_sys(err, MENV_EIO, "cannot create '%s'", d->tmp);
-	menv_hasher_init(&d->h);
+	/* md5 too only where the record lacks one of the two (0.4 s of CPU for the 180 MB of
+	 * the toolchain environment) */
+	menv_hasher_init_md5(&d->h, !r->sha256 || !r->md5);
 	d->hashing = true;
 	if (fstat(d->fd, &st) < 0)
 		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", d->tmp);

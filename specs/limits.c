@@ -5,10 +5,14 @@
  * and the JSON and YAML readers every parser in specs/ goes through: nesting bounded by
  * MENV_PARSE_MAX_DEPTH, Ctrl-C honoured, errors naming FILE:LINE:COL.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 

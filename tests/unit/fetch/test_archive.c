@@ -3,6 +3,8 @@
  * checked against its paths.json, nano's gzip-as-bz2, rattler's symlink, zip64 and "./"
  * packages) and hostile archives built here (tar.bz2 and .conda) that must be refused with
  * MENV_EUNSAFE without writing outside the destination; truncated archives give MENV_EPARSE.
+ * A large `.tar.bz2` extracts to the same bytes through lbzip2 and through libarchive's own
+ * bzip2, and a corrupt one fails with one line either way.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -629,6 +631,191 @@ static void test_truncated_and_garbage(void **state)
 	free(tb);
 }
 
+/* ---- lbzip2 and the built-in bzip2 ---- */
+
+/* Both trees hold the same names, types, modes, bytes and link targets. */
+static void same_tree(const char *a, const char *b)
+{
+	struct menv_strvec fa = MENV_STRVEC_INIT, fb = MENV_STRVEC_INIT;
+
+	file_set(a, &fa);
+	file_set(b, &fb);
+	assert_int_equal(fa.n, fb.n);
+	for (size_t i = 0; i < fa.n; i++) {
+		char *pa = tu_path("%s/%s", a, fa.v[i]), *pb = tu_path("%s/%s", b, fb.v[i]);
+		struct menv_buf ba = MENV_BUF_INIT, bb = MENV_BUF_INIT;
+		struct stat sa, sb;
+
+		assert_string_equal(fa.v[i], fb.v[i]);
+		assert_int_equal(lstat(pa, &sa), 0);
+		assert_int_equal(lstat(pb, &sb), 0);
+		assert_int_equal(sa.st_mode, sb.st_mode);
+		if (S_ISLNK(sa.st_mode)) {
+			char la[256] = "", lb[256] = "";
+			assert_true(readlink(pa, la, sizeof(la) - 1) > 0);
+			assert_true(readlink(pb, lb, sizeof(lb) - 1) > 0);
+			assert_string_equal(la, lb);
+		} else {
+			menv_buf_init(&ba);
+			menv_buf_init(&bb);
+			assert_int_equal(menv_buf_read_file(&ba, pa, NULL), 0);
+			assert_int_equal(menv_buf_read_file(&bb, pb, NULL), 0);
+			assert_int_equal(ba.len, bb.len);
+			assert_memory_equal(ba.buf, bb.buf, ba.len);
+			menv_buf_release(&ba);
+			menv_buf_release(&bb);
+		}
+		free(pa);
+		free(pb);
+	}
+	menv_strvec_clear(&fa);
+	menv_strvec_clear(&fb);
+}
+
+static int count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int c, n = 0;
+
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static void test_lbzip2_and_builtin(void **state)
+{
+	struct hostile *h = *state;
+	const char *real = "/usr/bin/lbzip2";
+	struct menv_error err = {0};
+	struct menv_buf b = MENV_BUF_INIT, want = MENV_BUF_INIT;
+	char *wrap = tu_path("%s/bin", h->root), *mark = tu_path("%s/used", h->root);
+	char *script = tu_path("%s/lbzip2", wrap), *text;
+	char *tb = tu_path("%s/big-1.0-0.tar.bz2", h->root);
+	char *bad = tu_path("%s/bad-1.0-0.tar.bz2", h->root);
+	char *cut = tu_path("%s/cut-1.0-0.tar.bz2", h->root);
+	char *d1 = tu_path("%s/via-lbzip2", h->root), *d2 = tu_path("%s/via-libarchive", h->root);
+	char *big = malloc(4u << 20), *path0 = strdup(getenv("PATH") ? getenv("PATH") : "");
+	char *newpath = tu_path("%s:%s", wrap, path0);
+	uint32_t x = 2463534242u;
+
+	if (access(real, X_OK) < 0) {
+		print_message("lbzip2 is not installed (.ci/setup installs it): skipped\n");
+		skip();
+	}
+	/* 4 MiB of six bits per byte: about 3 MB of bzip2, four blocks, above LBZIP2_MIN */
+	for (size_t i = 0; i < (4u << 20) - 1; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		big[i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[x & 63];
+	}
+	big[(4u << 20) - 1] = '\0';
+	struct tu_entry e[] = {
+	        {"info/index.json", TU_FILE, "{\"name\": \"big\"}"},
+	        {"lib", TU_DIR, NULL},
+	        {"lib/big.dat", TU_FILE, big},
+	        {"lib/small.txt", TU_FILE, "small\n"},
+	        {"lib/again.dat", TU_HARDLINK, "lib/big.dat"},
+	        {"lib/link.dat", TU_SYMLINK, "big.dat"},
+	        {"share/doc/README", TU_FILE, "read me\n"},
+	};
+	tu_write_tar(tb, "bzip2", e, sizeof(e) / sizeof(*e));
+	menv_buf_init(&b);
+	assert_int_equal(menv_buf_read_file(&b, tb, NULL), 0);
+	assert_true(b.len > 2 * 900 * 1000);
+	assert_memory_equal(b.buf, "BZh", 3);
+
+	/* an lbzip2 first on PATH that notes each use, then runs the real one */
+	tu_mkdirs(wrap);
+	text = tu_path("#!/bin/sh\necho used >>'%s'\nexec %s \"$@\"\n", mark, real);
+	tu_write(script, text, strlen(text));
+	assert_int_equal(chmod(script, 0755), 0);
+	setenv("PATH", newpath, 1);
+
+	tu_mkdirs(d1);
+	if (menv_archive_extract(tb, d1, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(count_lines(mark), 1);
+	setenv("MENV_TEST_NO_LBZIP2", "1", 1);
+	tu_mkdirs(d2);
+	if (menv_archive_extract(tb, d2, &err))
+		fail_msg("%s", err.msg);
+	unsetenv("MENV_TEST_NO_LBZIP2");
+	assert_int_equal(count_lines(mark), 1); /* the built-in decoder read it */
+	same_tree(d1, d2);
+	char *bigf = tu_path("%s/lib/big.dat", d1);
+	menv_buf_init(&want);
+	assert_int_equal(menv_buf_read_file(&want, bigf, NULL), 0);
+	assert_int_equal(want.len, (4u << 20) - 1);
+	assert_memory_equal(want.buf, big, want.len);
+	free(bigf);
+
+	/* a flipped byte in a middle block (its CRC fails) and a cut stream: one line each,
+	 * naming the file, through either decoder; the safety checks are the tar reader's, the
+	 * same for both (test_hostile_*) */
+	b.buf[b.len / 2] ^= 0x55;
+	tu_write(bad, b.buf, b.len);
+	b.buf[b.len / 2] ^= 0x55;
+	tu_write(cut, b.buf, b.len * 2 / 3);
+	const char *broken[] = {bad, cut};
+	for (int k = 0; k < 2; k++)
+		for (int builtin = 0; builtin < 2; builtin++) {
+			char *d = tu_path("%s/broken-%d-%d", h->root, k, builtin);
+			int before = count_lines(mark);
+			tu_mkdirs(d);
+			if (builtin)
+				setenv("MENV_TEST_NO_LBZIP2", "1", 1);
+			memset(&err, 0, sizeof(err));
+			int rc = menv_archive_extract(broken[k], d, &err);
+			unsetenv("MENV_TEST_NO_LBZIP2");
+			print_message("%s: %s\n", builtin ? "libarchive" : "lbzip2", err.msg);
+			assert_int_equal(rc, MENV_EPARSE);
+			assert_non_null(strstr(err.msg, broken[k]));
+			assert_null(strchr(err.msg, '\n'));
+			assert_int_equal(count_lines(mark), before + !builtin);
+			if (!builtin && k == 0)
+				assert_non_null(strstr(err.msg, "lbzip2: "));
+			free(d);
+		}
+	/* an lbzip2 ended by SIGTERM (as Ctrl-C ends the process group) is an interruption; one
+	 * killed otherwise is an error naming the signal */
+	const char *ends[] = {"kill -TERM $$\n", "kill -KILL $$\n"};
+	const int codes[] = {MENV_EINTR, MENV_EPARSE};
+	for (int k = 0; k < 2; k++) {
+		char *body = tu_path("#!/bin/sh\n%s", ends[k]),
+		     *d = tu_path("%s/ended-%d", h->root, k);
+		tu_write(script, body, strlen(body));
+		tu_mkdirs(d);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(menv_archive_extract(tb, d, &err), codes[k]);
+		assert_non_null(strstr(err.msg, tb));
+		assert_null(strchr(err.msg, '\n'));
+		if (k == 1)
+			assert_non_null(strstr(err.msg, "signal 9"));
+		free(body);
+		free(d);
+	}
+	setenv("PATH", path0, 1);
+
+	menv_buf_release(&b);
+	menv_buf_release(&want);
+	free(text);
+	free(newpath);
+	free(path0);
+	free(big);
+	free(d1);
+	free(d2);
+	free(cut);
+	free(bad);
+	free(tb);
+	free(script);
+	free(mark);
+	free(wrap);
+}
+
 #define HOSTILE(t) cmocka_unit_test_setup_teardown(t, hostile_setup, hostile_teardown)
 
 int main(void)
@@ -651,6 +838,7 @@ int main(void)
 	        HOSTILE(test_hostile_write_through_own_symlink),
 	        HOSTILE(test_safe_links_built_here),
 	        HOSTILE(test_truncated_and_garbage),
+	        HOSTILE(test_lbzip2_and_builtin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
