@@ -56,8 +56,28 @@ def body(t):
         files={"site-packages/greetpkg/__init__.py": "",
                "site-packages/greetpkg/cli.py": "def main():\n    print('hello')\n",
                "python-scripts/greet-raw": {"data": "#!/bin/sh\necho raw\n", "mode": 0o755}})
+    # 300 modules: more than one compiling python (one per 64 files and core)
+    many = {"site-packages/manymods/m%03d.py" % i: "X = %d\n" % i for i in range(300)}
+    many["site-packages/manymods/__init__.py"] = ""
+    pkg(ch, "manymods", "1.0", build="py_0", noarch="python", depends=["python"], files=many)
     t.index(ch)
     c = ["-q", "-c", t.url(ch), "--override-channels"]
+    mp = os.path.join(t.tmp, "many")
+    t.menv_ok("create", "-p", mp, *c, "manymods")
+    site = "lib/python%s/site-packages" % pyver
+    want = sorted("%s/manymods/__pycache__/%s.%s.pyc" % (site, n[:-3], tag)
+                  for n in ["__init__.py"] + ["m%03d.py" % i for i in range(300)])
+    rec = records(mp)["manymods"]
+    t.eq(sorted(f for f in rec["files"] if f.endswith(".pyc")), want,
+         "manymods: every .pyc recorded")
+    t.eq([f for f in want if not os.path.isfile(os.path.join(mp, f))], [],
+         "manymods: every .pyc written")
+    r = subprocess.run([py, "-c", "import importlib.util as u, sys; sys.path.insert(0, %r); "
+                        "import manymods.m299 as m; print(m.X, m.__cached__)"
+                        % os.path.join(mp, site)], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    t.check(r.stdout.startswith("299 ") and r.stdout.strip().endswith(want[-1].split("/")[-1]),
+            "manymods: the module imports from its .pyc", r)
 
     # ---- BR-026: binary placeholder of 40 bytes
     long64 = sized(t, 64, "l")
