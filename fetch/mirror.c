@@ -257,7 +257,15 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 		chan = menv_xasprintf("%s/channel", stage);
 	else
 		chan = menv_xstrdup(!strncmp(dest, "file://", 7) ? dest + 7 : dest);
-	rc = menv_pkgcache_fetch_opts(pkgs, recs, n, o, cb, ud, err);
+	/* only the staging cache: with the user's pkgs_dirs, a package they hold (perhaps only
+	 * extracted) would not be downloaded and its file would be missing from the stage */
+	struct menv_fetch_opts so;
+	if (o)
+		so = *o;
+	else
+		menv_fetch_opts_init(&so);
+	so.pkgs_dirs = NULL;
+	rc = menv_pkgcache_fetch_opts(pkgs, recs, n, &so, cb, ud, err);
 	if (!rc)
 		rc = mkdirs(chan, err);
 	for (size_t i = 0; !rc && i < n; i++) {

@@ -326,6 +326,7 @@ def run(t, src, servers):
     t.check(not any(c.startswith("half/") for c in catalog),
             "failed oci mirror: nothing pushed, no mrepodata.json", catalog)
 
+    hostile_mirror(t, src, lock)
     mirrored(t, reg, chan, ngx, mirror_dir)
     layouts(t, reg, src)
     bad_answers(t, reg, chan, servers)
@@ -334,6 +335,23 @@ def run(t, src, servers):
     tls(t, lock, servers)
     corrupt(t, reg, chan, src)
     killed(t, src, servers)
+
+
+def hostile_mirror(t, src, lock):
+    """A mirror by a user whose package cache already holds the packages (extracted and as
+    files) copies them (the staging cache was skipped: 'cannot open' before)."""
+    fn = "dependent-2.0-0.conda"
+    root = os.path.join(t.tmp, "root-cached")
+    create(t, root, os.path.join(t.tmp, "env-cached"), t.url(src), "dependent",
+           "small-executable")
+    t.check(os.path.isfile(os.path.join(root, "pkgs", fn)), "the user's cache holds " + fn)
+    cached = os.path.join(t.tmp, "cached-mirror")
+    r = t.menv_run("mirror", "-f", lock, "--platform", "linux-64", cached,
+                   env={"MENV_ROOT_PREFIX": root})
+    t.check(r.rc == 0 and "mirrored 3 packages" in r.out,
+            "mirror by a user whose cache holds the packages", r)
+    t.eq(sha256_file(os.path.join(cached, "noarch", fn)) if r.rc == 0 else None,
+         sha256_file(os.path.join(src, "noarch", fn)), "cached mirror: the bytes of " + fn)
 
 
 def push_v0(reg, repo, tag, blobs):
