@@ -280,7 +280,14 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 		char *dir = menv_xasprintf("%s/%s", chan, sub);
 		char *from = menv_xasprintf("%s/%s", pkgs, r->fn);
 		char *to = menv_xasprintf("%s/%s", dir, r->fn);
-		rc = mkdirs(dir, err);
+		/* a URL's "x/../fn" (or a base_url of "..") must not place the file outside dest */
+		if (!sub[0] || sub[0] == '.' || strchr(sub, '/') || strchr(sub, '\\'))
+			rc = menv_error_set(
+			        err, MENV_EPARSE,
+			        "refusing to mirror '%s': its subdir '%s' is not a folder name",
+			        r->url ? r->url : r->fn, sub);
+		if (!rc)
+			rc = mkdirs(dir, err);
 		if (!rc)
 			rc = copy_verified(from, to, r->sha256, err);
 		if (!rc && st) {

@@ -326,7 +326,7 @@ def run(t, src, servers):
     t.check(not any(c.startswith("half/") for c in catalog),
             "failed oci mirror: nothing pushed, no mrepodata.json", catalog)
 
-    hostile_mirror(t, src, lock)
+    hostile_mirror(t, reg, src, lock, text)
     mirrored(t, reg, chan, ngx, mirror_dir)
     layouts(t, reg, src)
     bad_answers(t, reg, chan, servers)
@@ -337,10 +337,24 @@ def run(t, src, servers):
     killed(t, src, servers)
 
 
-def hostile_mirror(t, src, lock):
-    """A mirror by a user whose package cache already holds the packages (extracted and as
-    files) copies them (the staging cache was skipped: 'cannot open' before)."""
+def hostile_mirror(t, reg, src, lock, text):
+    """A lock whose URL walks out of its subdir ('noarch/x/../FN': the file fetched, then
+    placed in DEST/..) is refused for a folder and for a registry, nothing written outside
+    DEST; a mirror by a user whose package cache already holds the packages (extracted and
+    as files) copies them (the staging cache was skipped: 'cannot open' before)."""
     fn = "dependent-2.0-0.conda"
+    evil = os.path.join(t.tmp, "evil-lock.yml")
+    write_text(evil, text.replace("noarch/" + fn, "noarch/x/../" + fn))
+    outer = os.path.join(t.tmp, "hostile")
+    dest = os.path.join(outer, "dest")
+    for label, target in (("folder", dest), ("oci", "oci://%s/hostile/env" % reg.base)):
+        r = t.menv_run("mirror", "-f", evil, "--platform", "linux-64", target)
+        t.one_line_error(r, "%s mirror of a lock URL with x/../" % label,
+                         ["x/../" + fn, "subdir '..'"])
+        t.check(not os.path.exists(os.path.join(outer, fn)),
+                "%s mirror of x/../: nothing written beside DEST" % label)
+    t.check(not glob.glob(os.path.join(dest, "**", fn), recursive=True),
+            "x/../: the package not in DEST either")
     root = os.path.join(t.tmp, "root-cached")
     create(t, root, os.path.join(t.tmp, "env-cached"), t.url(src), "dependent",
            "small-executable")
