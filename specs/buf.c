@@ -185,6 +185,12 @@ int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error
 
 int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err)
 {
+	return menv_write_file_atomic_mode(path, data, len, 0644, err);
+}
+
+int menv_write_file_atomic_mode(const char *path, const void *data, size_t len, mode_t mode,
+                                struct menv_error *err)
+{
 	char *tmp = menv_xasprintf("%s.tmp-XXXXXX", path);
 	const char *p = data;
 	int rc = 0;
@@ -205,7 +211,7 @@ int menv_write_file_atomic(const char *path, const void *data, size_t len, struc
 		p += w;
 		len -= (size_t)w;
 	}
-	if (!rc && fchmod(fd, 0644) < 0)
+	if (!rc && fchmod(fd, mode) < 0)
 		rc = menv_error_sys(err, MENV_EIO, "cannot chmod '%s'", path);
 	if (!rc && fsync(fd) < 0)
 		rc = menv_error_sys(err, MENV_EIO, "cannot sync '%s'", path);

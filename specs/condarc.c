@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -639,7 +640,13 @@ int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err)
 	menv_buf_adds(&b, rc->header);
 	if (json_object_size(rc->doc))
 		menv_yaml_write(&b, rc->doc);
-	int r = menv_write_file_atomic(rc->path, b.buf, b.len, err);
+	/* as conda's open(path, "w"): through a link (a dotfiles checkout), keeping the file's
+	 * mode (a .condarc holding tokens or proxy passwords stays 0600) */
+	char *real = realpath(rc->path, NULL);
+	struct stat sb;
+	mode_t mode = real && stat(real, &sb) == 0 ? sb.st_mode & 07777 : 0644;
+	int r = menv_write_file_atomic_mode(real ? real : rc->path, b.buf, b.len, mode, err);
+	free(real);
 	menv_buf_release(&b);
 	return r;
 }

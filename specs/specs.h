@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -101,6 +102,10 @@ int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error
 /* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename.
  * Errors: MENV_EIO. */
 int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err);
+/* The same with the file's permission bits `mode` (set before the rename, so the file never
+ * has others). */
+int menv_write_file_atomic_mode(const char *path, const void *data, size_t len, mode_t mode,
+                                struct menv_error *err);
 
 /* A vector of owned strings. */
 struct menv_strvec {
@@ -353,7 +358,8 @@ int menv_condarc_remove(struct menv_condarc *rc, const char *key, const char *va
 /* --remove-key KEY (or KEY.SUB). Errors: MENV_ENOTFOUND. */
 int menv_condarc_remove_key(struct menv_condarc *rc, const char *key, struct menv_error *err);
 /* Writes the file back (header, then the settings as block YAML; replaced with a rename).
- * Errors: MENV_EIO. */
+ * A link is written through (its target replaced, as conda's open(path, "w")) and the file's
+ * permission bits are kept (0644 for a new one). Errors: MENV_EIO. */
 int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err);
 void menv_config_defaults(struct menv_config *cfg);
 void menv_config_release(struct menv_config *cfg);
