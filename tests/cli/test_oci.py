@@ -332,6 +332,7 @@ def run(t, src, servers):
     bad_answers(t, reg, chan, servers)
     auth(t, src, lock, servers)
     bearer(t, lock, servers)
+    hostile_uploads(t, lock, servers)
     tls(t, lock, servers)
     corrupt(t, reg, chan, src)
     killed(t, src, servers)
@@ -588,6 +589,72 @@ class TokenService:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class HostileUploads:
+    """A registry of the test's own asking for Basic credentials whose upload answer points
+    at another server (another port): every request is logged with its Authorization."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        self.log = []
+        srv = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def answer(self, code, hdrs=()):
+                n = int(self.headers.get("Content-Length") or 0)
+                if n:
+                    self.rfile.read(n)
+                srv.log.append((self.server.server_address[1], self.command, self.path,
+                                self.headers.get("Authorization")))
+                self.send_response(code)
+                for k, v in hdrs:
+                    self.send_header(k, v)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_any(self):
+                if self.server is srv.other:
+                    return self.answer(201)
+                if not self.headers.get("Authorization"):
+                    return self.answer(401, [("WWW-Authenticate", 'Basic realm="r"')])
+                if self.command == "POST":
+                    return self.answer(202, [("Location", "http://127.0.0.1:%d/upload/1"
+                                              % srv.other.server_address[1])])
+                self.answer(404 if self.command == "HEAD" else 201)
+
+            do_HEAD = do_POST = do_PUT = do_GET = do_any
+
+        self.main = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        for h in (self.main, self.other):
+            threading.Thread(target=h.serve_forever, daemon=True).start()
+        self.base = "127.0.0.1:%d" % self.main.server_address[1]
+
+    def stop(self):
+        for h in (self.main, self.other):
+            h.shutdown()
+            h.server_close()
+
+
+def hostile_uploads(t, lock, servers):
+    """A push whose upload URL is on another server sends it the blob but not the registry's
+    credentials (the Basic header went along before)."""
+    h = HostileUploads()
+    servers.append(h)
+    t.menv_ok("mirror", "-f", lock, "--platform", "linux-64",
+              "oci://user:s3cret@%s/team/env" % h.base)
+    other = h.other.server_address[1]
+    puts = [e for e in h.log if e[0] == other]
+    t.check(len(puts) >= 4 and all(e[1] == "PUT" for e in puts),
+            "hostile uploads: the blobs were PUT to the upload URL's server", puts)
+    t.eq([e for e in puts if e[3]], [], "hostile uploads: no Authorization to another server")
+    t.check(any(e[3] and e[0] != other for e in h.log),
+            "hostile uploads: the registry itself got the credentials", h.log[:4])
 
 
 def bearer(t, lock, servers):
