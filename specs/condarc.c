@@ -644,8 +644,17 @@ int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err)
 	 * mode (a .condarc holding tokens or proxy passwords stays 0600) */
 	char *real = realpath(rc->path, NULL);
 	struct stat sb;
-	mode_t mode = real && stat(real, &sb) == 0 ? sb.st_mode & 07777 : 0644;
-	int r = menv_write_file_atomic_mode(real ? real : rc->path, b.buf, b.len, mode, err);
+	const char *target = real ? real : rc->path;
+	bool exists = stat(target, &sb) == 0;
+	mode_t mode = exists ? sb.st_mode & 07777 : 0644;
+	int r = 0;
+	/* a device, a pipe or a folder is never replaced (--file /dev/null renamed a file over
+	 * the device) */
+	if (exists && !S_ISREG(sb.st_mode))
+		r = menv_error_set(err, MENV_EIO, "'%s' is not a regular file: not written",
+		                   rc->path);
+	else
+		r = menv_write_file_atomic_mode(target, b.buf, b.len, mode, err);
 	free(real);
 	menv_buf_release(&b);
 	return r;

@@ -359,7 +359,8 @@ int menv_condarc_remove(struct menv_condarc *rc, const char *key, const char *va
 int menv_condarc_remove_key(struct menv_condarc *rc, const char *key, struct menv_error *err);
 /* Writes the file back (header, then the settings as block YAML; replaced with a rename).
  * A link is written through (its target replaced, as conda's open(path, "w")) and the file's
- * permission bits are kept (0644 for a new one). Errors: MENV_EIO. */
+ * permission bits are kept (0644 for a new one). Errors: MENV_EIO, also when the file (or
+ * what its link names) exists and is not a regular file (a device, a pipe). */
 int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err);
 void menv_config_defaults(struct menv_config *cfg);
 void menv_config_release(struct menv_config *cfg);

@@ -147,6 +147,24 @@ def body(t):
          "ssl_verify: false\n", "--file LINK: the link's target written")
     t.eq(oct(os.stat(dot).st_mode & 0o777), oct(0o600), "--file: a 0600 file stays 0600")
 
+    # --file onto a pipe (as onto /dev/null, which it replaced with a regular file): one line,
+    # the pipe is still a pipe (a writer thread feeds it the settings menv reads first)
+    import stat
+    import threading
+    fifo = os.path.join(t.tmp, "pipe.condarc")
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:
+            f.write("ssl_verify: true\n")
+
+    th = threading.Thread(target=feed, daemon=True)
+    th.start()
+    r = t.menv_run("config", "--file", fifo, "--set", "ssl_verify", "false", timeout=20)
+    th.join(5)
+    t.one_line_error(r, "--file onto a pipe", ["is not a regular file"])
+    t.check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "--file onto a pipe: still a pipe")
+
 
 if __name__ == "__main__":
     menvtest.main(body, "config")
