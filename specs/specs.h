@@ -99,8 +99,9 @@ char *menv_buf_detach(struct menv_buf *b); /* caller frees; b is reset */
 /* Reads a whole file into `out` (appended). Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EINTR (the
  * cancel flag, menv_cancel_flag_set, polled between reads of at most 8 MiB). */
 int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err);
-/* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename.
- * Errors: MENV_EIO. */
+/* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename (a link
+ * at `path` is replaced, not followed). Errors: MENV_EIO, also when `path` is there and is
+ * neither a regular file nor a link (a device, a pipe, a folder: left as it is). */
 int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err);
 /* The same with the file's permission bits `mode` (set before the rename, so the file never
  * has others). */
