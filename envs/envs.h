@@ -1032,9 +1032,11 @@ struct menv_rename_result {
 	size_t untracked; /* files and links no package owns, copied */
 };
 /* The checks of a rename from the environment `src` to the new prefix `dest` (absolute):
- * MENV_EUSAGE for the root environment, the active one, the same path or a path inside
- * `src`, a `dest` with characters menv refuses (menv_env_check_prefix); MENV_EEXIST when
- * `dest` exists and is not empty, unless `force`. */
+ * MENV_EUSAGE for the root environment, the active one, the same path, a path inside `src`,
+ * the root prefix or a folder holding `src`, a `dest` with characters menv refuses
+ * (menv_env_check_prefix); MENV_EEXIST when `dest` exists and is not empty: always when it
+ * is not an environment (a directory, not a link, holding conda-meta/; conda's --force would
+ * remove any folder), else unless `force`. */
 int menv_env_rename_check(const struct menv_config *cfg, const char *src, const char *dest,
                           const char *active, bool force, struct menv_error *err);
 /* Renames the environment `src` to `dest` (both absolute) as conda does, by a clone and a

@@ -38,12 +38,33 @@ int menv_env_rename_check(const struct menv_config *cfg, const char *src, const 
 	if (!strncmp(dest, src, sl) && dest[sl] == '/')
 		return menv_error_set(err, MENV_EUSAGE, "'%s' is inside the environment '%s'", dest,
 		                      src);
-	if (!force && menv_path_in_use(dest)) {
+	size_t dl = strlen(dest);
+	while (dl > 1 && dest[dl - 1] == '/')
+		dl--;
+	if (menv_env_same_prefix(dest, cfg->root_prefix) ||
+	    (!strncmp(src, dest, dl) && (src[dl] == '/' || dl == 1)))
+		return menv_error_set(err, MENV_EUSAGE, "'%s' holds the environment '%s'", dest,
+		                      src);
+	if (menv_path_in_use(dest)) {
 		const char *base = strrchr(dest, '/');
-		return menv_error_set(err, MENV_EEXIST,
-		                      "the environment '%s' already exists (use --force to "
-		                      "replace it)",
-		                      base ? base + 1 : dest);
+		struct stat sb;
+		char *meta = menv_xasprintf("%s/conda-meta", dest);
+		/* --force replaces an environment, never a folder of other files (conda's rm_rf
+		 * would take it all) nor what a link points at */
+		bool env = lstat(dest, &sb) == 0 && S_ISDIR(sb.st_mode) && lstat(meta, &sb) == 0 &&
+		           S_ISDIR(sb.st_mode);
+		free(meta);
+		if (!env)
+			return menv_error_set(
+			        err, MENV_EEXIST,
+			        "'%s' exists and is not an environment: rename will not "
+			        "replace it",
+			        dest);
+		if (!force)
+			return menv_error_set(err, MENV_EEXIST,
+			                      "the environment '%s' already exists (use --force to "
+			                      "replace it)",
+			                      base && base[1] ? base + 1 : dest);
 	}
 	return menv_env_check_prefix(dest, err);
 }

@@ -265,9 +265,9 @@ void menv_flock_note_pid(int fd);
 /* What menv_pkgcache_clean removes (conda clean's options). */
 enum {
 	MENV_CLEAN_TARBALLS = 1, /* package files: <pkgs>/<fn> */
-	MENV_CLEAN_PACKAGES = 2, /* extracted packages not named in `keep` */
+	MENV_CLEAN_PACKAGES = 2, /* extracted packages (with info/index.json) not in `keep` */
 	MENV_CLEAN_INDEX = 4,    /* cached repodata, its state files, .solv and shards */
-	MENV_CLEAN_TEMP = 8, /* .partial downloads, temporary extraction dirs (conda: --locks) */
+	MENV_CLEAN_TEMP = 8,     /* <fn>.partial, *.tmp-XXXXXX extractions and writes (--locks) */
 };
 struct menv_clean_stats {
 	size_t removed; /* files and directories removed (or, dry run, to remove) */

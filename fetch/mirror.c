@@ -257,7 +257,15 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 		chan = menv_xasprintf("%s/channel", stage);
 	else
 		chan = menv_xstrdup(!strncmp(dest, "file://", 7) ? dest + 7 : dest);
-	rc = menv_pkgcache_fetch_opts(pkgs, recs, n, o, cb, ud, err);
+	/* only the staging cache: with the user's pkgs_dirs, a package they hold (perhaps only
+	 * extracted) would not be downloaded and its file would be missing from the stage */
+	struct menv_fetch_opts so;
+	if (o)
+		so = *o;
+	else
+		menv_fetch_opts_init(&so);
+	so.pkgs_dirs = NULL;
+	rc = menv_pkgcache_fetch_opts(pkgs, recs, n, &so, cb, ud, err);
 	if (!rc)
 		rc = mkdirs(chan, err);
 	for (size_t i = 0; !rc && i < n; i++) {
@@ -272,7 +280,14 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 		char *dir = menv_xasprintf("%s/%s", chan, sub);
 		char *from = menv_xasprintf("%s/%s", pkgs, r->fn);
 		char *to = menv_xasprintf("%s/%s", dir, r->fn);
-		rc = mkdirs(dir, err);
+		/* a URL's "x/../fn" (or a base_url of "..") must not place the file outside dest */
+		if (!sub[0] || sub[0] == '.' || strchr(sub, '/') || strchr(sub, '\\'))
+			rc = menv_error_set(
+			        err, MENV_EPARSE,
+			        "refusing to mirror '%s': its subdir '%s' is not a folder name",
+			        r->url ? r->url : r->fn, sub);
+		if (!rc)
+			rc = mkdirs(dir, err);
 		if (!rc)
 			rc = copy_verified(from, to, r->sha256, err);
 		if (!rc && st) {

@@ -634,7 +634,13 @@ int menv_oci_push_blob(struct menv_oci *s, const char *repo, const void *data, s
 	else
 		put = menv_xasprintf("%s%s%cdigest=%s", s->registry, r.location,
 		                     strchr(r.location, '?') ? '&' : '?', digest);
-	rc = request(s, repo, "pull,push", "PUT", put, octet, data, len, &r, err);
+	/* an upload URL on another host (or port, or scheme) gets the blob, never the
+	 * registry's credentials or token */
+	size_t rl = strlen(s->registry);
+	if (!strncmp(put, s->registry, rl) && (put[rl] == '/' || put[rl] == '?'))
+		rc = request(s, repo, "pull,push", "PUT", put, octet, data, len, &r, err);
+	else
+		rc = http(s, "PUT", put, NULL, octet, data, len, &r, err);
 	if (!rc && r.status != 201)
 		rc = status_error(s, repo, r.status, err);
 out:

@@ -1190,6 +1190,26 @@ static bool has_suffix(const char *s, const char *suf)
 	return n >= m && !strcmp(s + n - m, suf);
 }
 
+/* What menv leaves behind when interrupted: `<fn>.partial` downloads, `.<dist>.tmp-XXXXXX`
+ * extractions and `<file>.tmp-XXXXXX` atomic writes; no other name (a pkgs_dirs entry set to a
+ * home folder or an environment holds the user's dot files). */
+static bool is_temp(const char *n, const struct stat *sb)
+{
+	const char *t = strstr(n, ".tmp-");
+	return (S_ISREG(sb->st_mode) && has_suffix(n, ".partial")) || (t && strlen(t) == 11);
+}
+
+/* An extracted package: a folder with info/index.json (conda's PackageCacheData reads no
+ * other); an environment's bin/, lib/ or conda-meta/ is none. */
+static bool is_extracted(const char *dir)
+{
+	char *p = menv_xasprintf("%s/info/index.json", dir);
+	struct stat sb;
+	bool yes = lstat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+	free(p);
+	return yes;
+}
+
 int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_strvec *keep,
                         bool dry_run, menv_clean_cb cb, void *ud, struct menv_clean_stats *st,
                         struct menv_error *err)
@@ -1228,11 +1248,11 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 		else if (S_ISREG(sb.st_mode) &&
 		         (has_suffix(n, ".conda") || has_suffix(n, ".tar.bz2")))
 			take = what & MENV_CLEAN_TARBALLS;
-		else if (has_suffix(n, ".partial") || strstr(n, ".tmp-") || n[0] == '.')
+		else if (is_temp(n, &sb))
 			take = what & MENV_CLEAN_TEMP; /* interrupted downloads and extractions */
 		else if (S_ISDIR(sb.st_mode))
 			take = (what & MENV_CLEAN_PACKAGES) &&
-			       !(keep && menv_strvec_contains(keep, n));
+			       !(keep && menv_strvec_contains(keep, n)) && is_extracted(path);
 		if (take)
 			menv_strvec_push_owned(&victims, path);
 		else

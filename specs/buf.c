@@ -185,11 +185,23 @@ int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error
 
 int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err)
 {
-	char *tmp = menv_xasprintf("%s.tmp-XXXXXX", path);
-	const char *p = data;
-	int rc = 0;
-	int fd = mkstemp(tmp);
+	return menv_write_file_atomic_mode(path, data, len, 0644, err);
+}
 
+int menv_write_file_atomic_mode(const char *path, const void *data, size_t len, mode_t mode,
+                                struct menv_error *err)
+{
+	char *tmp = NULL;
+	const char *p = data;
+	struct stat sb;
+	int rc = 0, fd = -1;
+
+	/* a device, a pipe or a socket given as the file (`--file /dev/null`) is not replaced */
+	if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
+		return menv_error_set(err, MENV_EIO, "'%s' is not a regular file: not replaced",
+		                      path);
+	tmp = menv_xasprintf("%s.tmp-XXXXXX", path);
+	fd = mkstemp(tmp);
 	if (fd < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", tmp);
 		goto out;
@@ -205,7 +217,7 @@ int menv_write_file_atomic(const char *path, const void *data, size_t len, struc
 		p += w;
 		len -= (size_t)w;
 	}
-	if (!rc && fchmod(fd, 0644) < 0)
+	if (!rc && fchmod(fd, mode) < 0)
 		rc = menv_error_sys(err, MENV_EIO, "cannot chmod '%s'", path);
 	if (!rc && fsync(fd) < 0)
 		rc = menv_error_sys(err, MENV_EIO, "cannot sync '%s'", path);

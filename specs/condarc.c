@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -639,7 +640,22 @@ int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err)
 	menv_buf_adds(&b, rc->header);
 	if (json_object_size(rc->doc))
 		menv_yaml_write(&b, rc->doc);
-	int r = menv_write_file_atomic(rc->path, b.buf, b.len, err);
+	/* as conda's open(path, "w"): through a link (a dotfiles checkout), keeping the file's
+	 * mode (a .condarc holding tokens or proxy passwords stays 0600) */
+	char *real = realpath(rc->path, NULL);
+	struct stat sb;
+	const char *target = real ? real : rc->path;
+	bool exists = stat(target, &sb) == 0;
+	mode_t mode = exists ? sb.st_mode & 07777 : 0644;
+	int r = 0;
+	/* a device, a pipe or a folder is never replaced (--file /dev/null renamed a file over
+	 * the device) */
+	if (exists && !S_ISREG(sb.st_mode))
+		r = menv_error_set(err, MENV_EIO, "'%s' is not a regular file: not written",
+		                   rc->path);
+	else
+		r = menv_write_file_atomic_mode(target, b.buf, b.len, mode, err);
+	free(real);
 	menv_buf_release(&b);
 	return r;
 }

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -98,9 +99,14 @@ char *menv_buf_detach(struct menv_buf *b); /* caller frees; b is reset */
 /* Reads a whole file into `out` (appended). Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EINTR (the
  * cancel flag, menv_cancel_flag_set, polled between reads of at most 8 MiB). */
 int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err);
-/* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename.
- * Errors: MENV_EIO. */
+/* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename (a link
+ * at `path` is replaced, not followed). Errors: MENV_EIO, also when `path` is there and is
+ * neither a regular file nor a link (a device, a pipe, a folder: left as it is). */
 int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err);
+/* The same with the file's permission bits `mode` (set before the rename, so the file never
+ * has others). */
+int menv_write_file_atomic_mode(const char *path, const void *data, size_t len, mode_t mode,
+                                struct menv_error *err);
 
 /* A vector of owned strings. */
 struct menv_strvec {
@@ -353,7 +359,9 @@ int menv_condarc_remove(struct menv_condarc *rc, const char *key, const char *va
 /* --remove-key KEY (or KEY.SUB). Errors: MENV_ENOTFOUND. */
 int menv_condarc_remove_key(struct menv_condarc *rc, const char *key, struct menv_error *err);
 /* Writes the file back (header, then the settings as block YAML; replaced with a rename).
- * Errors: MENV_EIO. */
+ * A link is written through (its target replaced, as conda's open(path, "w")) and the file's
+ * permission bits are kept (0644 for a new one). Errors: MENV_EIO, also when the file (or
+ * what its link names) exists and is not a regular file (a device, a pipe). */
 int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err);
 void menv_config_defaults(struct menv_config *cfg);
 void menv_config_release(struct menv_config *cfg);

@@ -111,6 +111,21 @@ def body(t):
     after_failure(t, r, "DNS failure (package)", "e1",
                   ["menv-no-such-host.invalid", "host not found"], ["dependency-2.0-0.conda"])
 
+    # --- an output path that is a pipe (as /dev/null: `menv lock --lockfile /dev/null`
+    # renamed a regular file over the device): one line, the pipe stays a pipe
+    import stat
+    envf = os.path.join(t.tmp, "pipe-env.yml")
+    write_text(envf, "channels: [%s, nodefaults]\ndependencies: [dependency]\n" % curl)
+    fifo = os.path.join(t.tmp, "out.pipe")
+    os.mkfifo(fifo)
+    r = t.menv_run("lock", "-f", envf, "--platform", "linux-64", "--lockfile", fifo)
+    t.eq((r.rc, r.err_lines()[-1:]),
+         (1, ["menv: error: '%s' is not a regular file: not replaced" % fifo]),
+         "lock --lockfile PIPE: exit 1, the error as its last line")
+    t.check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "lock --lockfile PIPE: still a pipe")
+    t.eq(sorted(f for f in os.listdir(t.tmp) if f.startswith("out.pipe")), ["out.pipe"],
+         "lock --lockfile PIPE: no temporary file left beside it")
+
     # --- unknown package
     r = run_create(t, "e2", "--override-channels", "-c", curl, "nosuchpkg")
     after_failure(t, r, "unknown package", "e2", ["nosuchpkg"])

@@ -141,5 +141,32 @@ def body(t):
     t.eq(menvtest.tree_snapshot(os.path.join(t.envs, "upd")), before,
          "BR-032 (c): the environment is exactly as before (files and records)")
 
+    # pkgs_dirs set to an environment (or a home folder): clean --all removes what menv put
+    # there (its package, the index cache) and none of the environment's own folders or dot
+    # files (share/, conda-meta/ and .ssh/ were removed as "unused packages" and "locks")
+    env = os.path.join(t.envs, "a")
+    write_text(os.path.join(env, ".ssh", "id_ed25519"), "key\n")
+    mine = {"CONDA_PKGS_DIRS": env}
+    t.menv_ok("create", "-n", "in-env-cache", *C, "small-executable", env=mine)
+    t.check(os.path.isdir(os.path.join(env, "small-executable-1.0-0", "info")),
+            "a cache in an environment holds the extracted package")
+    own = sorted(os.path.relpath(os.path.join(d, f), env) for d, _, fs in os.walk(env)
+                 for f in fs if not os.path.relpath(d, env).startswith(
+                     ("small-executable-1.0-0", "cache")) and f not in ("urls.txt",)
+                 and not f.endswith(".conda") and not f.startswith(".menv"))
+    r = t.menv_ok("clean", "--all", "--json", env=mine)
+    removed = sorted(os.path.basename(x["path"]) for x in json.loads(r.out)["removed"])
+    t.check("share" not in removed and "conda-meta" not in removed and ".ssh" not in removed,
+            "clean in an environment: none of its folders is taken for a package", removed)
+    t.check("small-executable-1.0-0.conda" in removed, "clean in an environment: the tarball",
+            removed)
+    left = sorted(os.path.relpath(os.path.join(d, f), env) for d, _, fs in os.walk(env)
+                  for f in fs if not os.path.relpath(d, env).startswith(
+                      ("small-executable-1.0-0", "cache")) and f not in ("urls.txt",)
+                  and not f.endswith(".conda") and not f.startswith(".menv"))
+    t.eq(left, own, "clean in an environment: its own files all kept")
+    t.check(".ssh/id_ed25519" in left and "conda-meta/history" in left, "own files listed", left)
+    t.menv_ok("list", "-n", "a")
+
 
 menvtest.main(body)

@@ -134,6 +134,37 @@ def body(t):
     j = t.menv_ok("config", "--show", "smoke_check", "--json").json()
     t.eq(j, {"smoke_check": False}, "the root prefix's .condarc is read")
 
+    # a link to a dotfiles checkout is written through, a 0600 file (tokens, proxy
+    # passwords) stays 0600 (the link was replaced by a 0644 copy before)
+    dot = os.path.join(t.tmp, "dotfiles", "condarc")
+    menvtest.write_text(dot, "# mine\nproxy_servers:\n  https: http://u:secret@127.0.0.1:9\n")
+    os.chmod(dot, 0o600)
+    link = os.path.join(t.tmp, "linked.condarc")
+    os.symlink(dot, link)
+    t.menv_ok("config", "--file", link, "--set", "ssl_verify", "false")
+    t.eq(os.readlink(link) if os.path.islink(link) else None, dot, "--file LINK: still a link")
+    t.eq(open(dot).read(), "# mine\nproxy_servers:\n  https: http://u:secret@127.0.0.1:9\n"
+         "ssl_verify: false\n", "--file LINK: the link's target written")
+    t.eq(oct(os.stat(dot).st_mode & 0o777), oct(0o600), "--file: a 0600 file stays 0600")
+
+    # --file onto a pipe (as onto /dev/null, which it replaced with a regular file): one line,
+    # the pipe is still a pipe (a writer thread feeds it the settings menv reads first)
+    import stat
+    import threading
+    fifo = os.path.join(t.tmp, "pipe.condarc")
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:
+            f.write("ssl_verify: true\n")
+
+    th = threading.Thread(target=feed, daemon=True)
+    th.start()
+    r = t.menv_run("config", "--file", fifo, "--set", "ssl_verify", "false", timeout=20)
+    th.join(5)
+    t.one_line_error(r, "--file onto a pipe", ["is not a regular file"])
+    t.check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "--file onto a pipe: still a pipe")
+
 
 if __name__ == "__main__":
     menvtest.main(body, "config")

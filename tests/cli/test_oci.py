@@ -326,14 +326,47 @@ def run(t, src, servers):
     t.check(not any(c.startswith("half/") for c in catalog),
             "failed oci mirror: nothing pushed, no mrepodata.json", catalog)
 
+    hostile_mirror(t, reg, src, lock, text)
     mirrored(t, reg, chan, ngx, mirror_dir)
     layouts(t, reg, src)
     bad_answers(t, reg, chan, servers)
     auth(t, src, lock, servers)
     bearer(t, lock, servers)
+    hostile_uploads(t, lock, servers)
     tls(t, lock, servers)
     corrupt(t, reg, chan, src)
     killed(t, src, servers)
+
+
+def hostile_mirror(t, reg, src, lock, text):
+    """A lock whose URL walks out of its subdir ('noarch/x/../FN': the file fetched, then
+    placed in DEST/..) is refused for a folder and for a registry, nothing written outside
+    DEST; a mirror by a user whose package cache already holds the packages (extracted and
+    as files) copies them (the staging cache was skipped: 'cannot open' before)."""
+    fn = "dependent-2.0-0.conda"
+    evil = os.path.join(t.tmp, "evil-lock.yml")
+    write_text(evil, text.replace("noarch/" + fn, "noarch/x/../" + fn))
+    outer = os.path.join(t.tmp, "hostile")
+    dest = os.path.join(outer, "dest")
+    for label, target in (("folder", dest), ("oci", "oci://%s/hostile/env" % reg.base)):
+        r = t.menv_run("mirror", "-f", evil, "--platform", "linux-64", target)
+        t.one_line_error(r, "%s mirror of a lock URL with x/../" % label,
+                         ["x/../" + fn, "subdir '..'"])
+        t.check(not os.path.exists(os.path.join(outer, fn)),
+                "%s mirror of x/../: nothing written beside DEST" % label)
+    t.check(not glob.glob(os.path.join(dest, "**", fn), recursive=True),
+            "x/../: the package not in DEST either")
+    root = os.path.join(t.tmp, "root-cached")
+    create(t, root, os.path.join(t.tmp, "env-cached"), t.url(src), "dependent",
+           "small-executable")
+    t.check(os.path.isfile(os.path.join(root, "pkgs", fn)), "the user's cache holds " + fn)
+    cached = os.path.join(t.tmp, "cached-mirror")
+    r = t.menv_run("mirror", "-f", lock, "--platform", "linux-64", cached,
+                   env={"MENV_ROOT_PREFIX": root})
+    t.check(r.rc == 0 and "mirrored 3 packages" in r.out,
+            "mirror by a user whose cache holds the packages", r)
+    t.eq(sha256_file(os.path.join(cached, "noarch", fn)) if r.rc == 0 else None,
+         sha256_file(os.path.join(src, "noarch", fn)), "cached mirror: the bytes of " + fn)
 
 
 def push_v0(reg, repo, tag, blobs):
@@ -556,6 +589,72 @@ class TokenService:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class HostileUploads:
+    """A registry of the test's own asking for Basic credentials whose upload answer points
+    at another server (another port): every request is logged with its Authorization."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        self.log = []
+        srv = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def answer(self, code, hdrs=()):
+                n = int(self.headers.get("Content-Length") or 0)
+                if n:
+                    self.rfile.read(n)
+                srv.log.append((self.server.server_address[1], self.command, self.path,
+                                self.headers.get("Authorization")))
+                self.send_response(code)
+                for k, v in hdrs:
+                    self.send_header(k, v)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_any(self):
+                if self.server is srv.other:
+                    return self.answer(201)
+                if not self.headers.get("Authorization"):
+                    return self.answer(401, [("WWW-Authenticate", 'Basic realm="r"')])
+                if self.command == "POST":
+                    return self.answer(202, [("Location", "http://127.0.0.1:%d/upload/1"
+                                              % srv.other.server_address[1])])
+                self.answer(404 if self.command == "HEAD" else 201)
+
+            do_HEAD = do_POST = do_PUT = do_GET = do_any
+
+        self.main = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        for h in (self.main, self.other):
+            threading.Thread(target=h.serve_forever, daemon=True).start()
+        self.base = "127.0.0.1:%d" % self.main.server_address[1]
+
+    def stop(self):
+        for h in (self.main, self.other):
+            h.shutdown()
+            h.server_close()
+
+
+def hostile_uploads(t, lock, servers):
+    """A push whose upload URL is on another server sends it the blob but not the registry's
+    credentials (the Basic header went along before)."""
+    h = HostileUploads()
+    servers.append(h)
+    t.menv_ok("mirror", "-f", lock, "--platform", "linux-64",
+              "oci://user:s3cret@%s/team/env" % h.base)
+    other = h.other.server_address[1]
+    puts = [e for e in h.log if e[0] == other]
+    t.check(len(puts) >= 4 and all(e[1] == "PUT" for e in puts),
+            "hostile uploads: the blobs were PUT to the upload URL's server", puts)
+    t.eq([e for e in puts if e[3]], [], "hostile uploads: no Authorization to another server")
+    t.check(any(e[3] and e[0] != other for e in h.log),
+            "hostile uploads: the registry itself got the credentials", h.log[:4])
 
 
 def bearer(t, lock, servers):

@@ -7,6 +7,7 @@ actions. env remove removes a whole environment, never base or the active one.""
 import os
 
 from insttest import PH, main, pkg, records
+from menvtest import write_text
 
 LONG_PH = "/opt/build/" + "_placehold" * 24   # conda-build's long binary placeholder
 BIN = b"\x7fELF\x00" + LONG_PH.encode() + b"/lib\x00tail\x00"
@@ -91,6 +92,28 @@ def body(t):
     t.eq(sorted(records(os.path.join(t.envs, "c"))), ["other"], "c is untouched")
     r = t.menv_run("rename", "-n", "b", "b")
     t.one_line_error(r, "rename to itself", ["already"], nonzero_only=True)
+
+    # --force replaces an environment only: a folder of other files, a link to one, the
+    # root prefix, the envs folder and / are refused and left as they were (a folder's files
+    # were removed before)
+    victim = os.path.join(t.tmp, "thesis")
+    os.makedirs(victim)
+    write_text(os.path.join(victim, "chapter1.tex"), "precious\n")
+    link = os.path.join(t.tmp, "thesis-link")
+    os.symlink(victim, link)
+    for label, dest, needles in (
+            ("a folder of other files", victim, ["'%s' exists and is not an environment" % victim]),
+            ("a link to a folder", link, ["'%s' exists and is not an environment" % link]),
+            ("the envs folder", t.envs, ["'%s' holds the environment '%s'" % (t.envs, b)]),
+            ("the root prefix", t.root, ["'%s' holds the environment" % t.root]),
+            ("/", "/", ["'/' holds the environment '%s'" % b])):
+        r = t.menv_run("rename", "-n", "b", dest, "--force")
+        t.one_line_error(r, "rename --force onto %s" % label, needles, nonzero_only=True)
+        t.check(os.path.isdir(b), "rename --force onto %s: b is still there" % label)
+    t.eq(open(os.path.join(victim, "chapter1.tex")).read(), "precious\n",
+         "rename --force onto a folder: its file is kept")
+    t.eq(os.readlink(link), victim, "rename --force onto a link: the link is kept")
+    t.eq(sorted(os.listdir(t.envs)), ["b", "c"], "refused --force renames: nothing left aside")
 
     # --force replaces the destination
     t.menv_ok("rename", "-n", "b", "c", "--force")
