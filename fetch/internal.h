@@ -80,5 +80,8 @@ char *menv_fetch_subdir_file_url(const struct menv_channel *ch, const char *subd
 /* Removes a file or a directory tree (not following symlinks); a missing path is fine.
  * Errors: MENV_EIO. */
 int menv_fetch_rmtree(const char *path, struct menv_error *err);
+/* mkdir -p (mode 0755 less the umask); existing directories are fine. Errors: MENV_EIO
+ * "cannot create the directory 'DIR'" (err may be NULL). */
+int menv_fetch_mkdir_p(const char *path, struct menv_error *err);
 
 #endif

@@ -25,28 +25,6 @@
 
 #include "internal.h"
 
-static int mkdirs(const char *path, struct menv_error *err)
-{
-	char *p = menv_xstrdup(path);
-	int rc = 0;
-
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-			rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'", p);
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	return rc;
-}
-
 /* Copies `from` to `to` (menv_write_file_atomic: a temporary file and a rename), checking the bytes' sha256 against
  * `sha256` (when not NULL) before the rename. */
 static int copy_verified(const char *from, const char *to, const char *sha256,
@@ -267,7 +245,7 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 	so.pkgs_dirs = NULL;
 	rc = menv_pkgcache_fetch_opts(pkgs, recs, n, &so, cb, ud, err);
 	if (!rc)
-		rc = mkdirs(chan, err);
+		rc = menv_fetch_mkdir_p(chan, err);
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct menv_record *r = recs[i];
 		/* the subdir the file is served from (its URL's folder), as the source has it */
@@ -287,7 +265,7 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 			        "refusing to mirror '%s': its subdir '%s' is not a folder name",
 			        r->url ? r->url : r->fn, sub);
 		if (!rc)
-			rc = mkdirs(dir, err);
+			rc = menv_fetch_mkdir_p(dir, err);
 		if (!rc)
 			rc = copy_verified(from, to, r->sha256, err);
 		if (!rc && st) {

@@ -55,7 +55,7 @@ int menv_fetch_rmtree(const char *path, struct menv_error *err)
 	return 0;
 }
 
-static int mkdir_p(const char *path, struct menv_error *err)
+int menv_fetch_mkdir_p(const char *path, struct menv_error *err)
 {
 	char *p = menv_xstrdup(path);
 	int rc = 0;
@@ -957,7 +957,7 @@ int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel
                       struct menv_error *err)
 {
 	*fd = -1;
-	if (mkdir_p(pkgs_dir, err))
+	if (menv_fetch_mkdir_p(pkgs_dir, err))
 		return err->code;
 	return flock_file(pkgs_dir, ".menv-users.lock", exclusive ? LOCK_EX : LOCK_SH, false,
 	                  cancel, waiting, ud,
@@ -1005,7 +1005,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		if (!dup)
 			todo[ntodo++] = i;
 	}
-	rc = mkdir_p(pkgs_dir, err);
+	rc = menv_fetch_mkdir_p(pkgs_dir, err);
 	if (!rc)
 		rc = lock_cache(pkgs_dir, o->cancel, o->lock_waiting, o->lock_waiting_ud, &lockfd,
 		                err);

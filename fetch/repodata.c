@@ -61,28 +61,6 @@ static int64_t wall_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int mkdir_p(const char *path)
-{
-	char *p = menv_xstrdup(path);
-	int rc = 0;
-
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-			rc = -1;
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	return rc;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Streaming JSON check                                                                      */
 
@@ -594,10 +572,9 @@ static int entry_store(struct entry *e, const char *cache_dir, const char *shown
 	char *text = NULL;
 	int rc = 0;
 
-	if (mkdir_p(cache_dir) < 0) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'", cache_dir);
+	rc = menv_fetch_mkdir_p(cache_dir, err);
+	if (rc)
 		goto out;
-	}
 	if (bytes) {
 		rc = menv_write_file_atomic(e->json_path, bytes->buf, bytes->len, err);
 		if (rc)
@@ -747,7 +724,7 @@ static void start_xfer(struct work *w, enum fmt fmt)
 	zsink_close(&w->z, false);
 	w->z.written = 0;
 	w->z.write_errno = 0;
-	if (w->o->repodata_as_file && w->cached && mkdir_p(w->o->cache_dir) == 0) {
+	if (w->o->repodata_as_file && w->cached && menv_fetch_mkdir_p(w->o->cache_dir, NULL) == 0) {
 		/* kept in its file: the download streams into the cache, never into memory */
 		w->z.tmp = menv_xasprintf("%s.tmp-XXXXXX", w->e.json_path);
 		w->z.fd = mkostemp(w->z.tmp, O_CLOEXEC);
