@@ -5,7 +5,6 @@
  * --system: the root prefix's; default $MENVRC or ~/.condarc). The formats and the edits are
  * the library's (specs/condarc.c).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,9 @@
 	"          | --append KEY VALUE | --remove KEY VALUE | --remove-key KEY)...\n"
 
 enum mode { M_NONE, M_SHOW, M_SOURCES, M_DESCRIBE, M_GET };
+static const enum menv_config_view views[] = {[M_SHOW] = MENV_CONFIG_SHOW,
+                                              [M_SOURCES] = MENV_CONFIG_SOURCES,
+                                              [M_DESCRIBE] = MENV_CONFIG_DESCRIBE};
 /* the edits, in the order conda applies them */
 enum op { O_PREPEND, O_APPEND, O_SET, O_REMOVE, O_REMOVE_KEY, O_N };
 static const char *const op_names[] = {"--prepend", "--append",     "--set",
@@ -33,119 +35,6 @@ static int usage_error(const char *msg)
 {
 	fprintf(stderr, "menv: error: %s\n%s", msg, USAGE);
 	return MENV_EXIT_USAGE;
-}
-
-/* Only the names menv knows; the first unknown one is the error. */
-static int check_keys(const struct menv_strvec *keys, struct menv_error *err)
-{
-	for (size_t i = 0; i < keys->n; i++) {
-		char *n = menv_xstrndup(keys->v[i], strcspn(keys->v[i], "."));
-		bool ok = menv_config_param(n) != NULL;
-		free(n);
-		if (!ok)
-			return menv_error_set(err, MENV_EUSAGE,
-			                      "invalid configuration parameter '%s'", keys->v[i]);
-	}
-	return 0;
-}
-
-static json_t *pick(json_t *all, const struct menv_strvec *keys)
-{
-	if (!keys->n)
-		return json_incref(all);
-	json_t *j = json_object();
-	for (size_t i = 0; i < keys->n; i++)
-		json_object_set(j, keys->v[i], json_object_get(all, keys->v[i]));
-	return j;
-}
-
-static void env_source(json_t *out)
-{
-	size_t n;
-	const struct menv_param *p = menv_config_params(&n);
-	for (size_t i = 0; i < n; i++) {
-		for (int m = 0; m < 2; m++) {
-			char var[80];
-			int k = snprintf(var, sizeof(var), "%s", m ? "CONDA_" : "MENV_");
-			for (const char *c = p[i].name; *c && k < (int)sizeof(var) - 1; c++)
-				var[k++] = (char)toupper((unsigned char)*c);
-			var[k] = '\0';
-			const char *v = getenv(var);
-			if (v && !json_object_get(out, p[i].name))
-				json_object_set_new(out, p[i].name, json_string(v));
-		}
-	}
-}
-
-static int show(enum mode mode, const struct menv_strvec *keys, bool json, struct menv_buf *o,
-                struct menv_error *err)
-{
-	struct menv_config cfg = {0};
-	json_t *j = NULL;
-	int rc = check_keys(keys, err);
-	if (!rc && mode != M_DESCRIBE)
-		rc = menv_config_load(&cfg, err);
-	else if (!rc)
-		menv_config_defaults(&cfg);
-	if (rc)
-		goto out;
-	json_t *all = menv_config_json(&cfg);
-	if (mode == M_SHOW) {
-		j = pick(all, keys);
-		if (!json)
-			menv_config_format_show(j, o);
-	} else if (mode == M_SOURCES) {
-		j = json_object();
-		for (size_t i = 0; i < cfg.files.n && !rc; i++) {
-			struct menv_condarc r;
-			rc = menv_condarc_load(cfg.files.v[i], &r, err);
-			if (rc)
-				break;
-			json_object_set(j, cfg.files.v[i], r.doc);
-			menv_condarc_release(&r);
-		}
-		json_t *ev = json_object();
-		env_source(ev);
-		if (json_object_size(ev))
-			json_object_set(j, "envvars", ev);
-		json_decref(ev);
-		const char *src;
-		json_t *v;
-		if (!json)
-			json_object_foreach(j, src, v)
-			{
-				menv_buf_addf(o, "==> %s <==\n", src);
-				menv_config_format_show(v, o);
-				menv_buf_adds(o, "\n");
-			}
-	} else {
-		size_t n;
-		const struct menv_param *p = menv_config_params(&n);
-		j = json_array();
-		for (size_t i = 0; i < n; i++) {
-			if (keys->n && !menv_strvec_contains(keys, p[i].name))
-				continue;
-			json_t *d = json_object_get(all, p[i].name);
-			if (json)
-				json_array_append_new(
-				        j, json_pack("{s:s, s:s, s:s, s:s, s:O}", "name", p[i].name,
-				                     "parameter_type",
-				                     p[i].kind == MENV_PARAM_PRIMITIVE ? "primitive"
-				                     : p[i].kind == MENV_PARAM_SEQUENCE ? "sequence"
-				                                                        : "map",
-				                     "element_types", p[i].type, "description",
-				                     p[i].desc, "default_value", d));
-			else
-				menv_config_describe(&p[i], d, o);
-		}
-	}
-	json_decref(all);
-	if (json)
-		menv_cli_put_json(json_incref(j), true);
-out:
-	json_decref(j);
-	menv_config_release(&cfg);
-	return rc;
 }
 
 int menv_cmd_config(int argc, char **argv)
@@ -217,7 +106,12 @@ int menv_cmd_config(int argc, char **argv)
 	if (mode == M_NONE && !edits)
 		return usage_error("nothing to do");
 	if (mode != M_NONE && mode != M_GET) {
-		r = show(mode, &keys, json, &o, &err);
+		json_t *j = NULL;
+		r = menv_config_view(views[mode], &keys, &j, json ? NULL : &o, &err);
+		if (!r && json)
+			menv_cli_put_json(j, true);
+		else
+			json_decref(j);
 		goto out;
 	}
 	/* the file to read and edit */

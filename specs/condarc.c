@@ -6,6 +6,7 @@
  * back with its other keys in their order. libyaml keeps no comments, so only the comment
  * lines at the top of the file survive a write (conda's ruamel keeps all).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,4 +659,122 @@ int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err)
 	free(real);
 	menv_buf_release(&b);
 	return r;
+}
+
+/* ---- conda config's views: --show, --show-sources, --describe */
+
+/* Only the names menv knows; the first unknown one is the error. */
+static int check_keys(const struct menv_strvec *keys, struct menv_error *err)
+{
+	for (size_t i = 0; i < keys->n; i++) {
+		char *n = menv_xstrndup(keys->v[i], strcspn(keys->v[i], "."));
+		bool ok = menv_config_param(n) != NULL;
+		free(n);
+		if (!ok)
+			return menv_error_set(err, MENV_EUSAGE,
+			                      "invalid configuration parameter '%s'", keys->v[i]);
+	}
+	return 0;
+}
+
+static json_t *pick(json_t *all, const struct menv_strvec *keys)
+{
+	if (!keys->n)
+		return json_incref(all);
+	json_t *j = json_object();
+	for (size_t i = 0; i < keys->n; i++)
+		json_object_set(j, keys->v[i], json_object_get(all, keys->v[i]));
+	return j;
+}
+
+static void env_source(json_t *out)
+{
+	size_t n;
+	const struct menv_param *p = menv_config_params(&n);
+	for (size_t i = 0; i < n; i++) {
+		for (int m = 0; m < 2; m++) {
+			char var[80];
+			int k = snprintf(var, sizeof(var), "%s", m ? "CONDA_" : "MENV_");
+			for (const char *c = p[i].name; *c && k < (int)sizeof(var) - 1; c++)
+				var[k++] = (char)toupper((unsigned char)*c);
+			var[k] = '\0';
+			const char *v = getenv(var);
+			if (v && !json_object_get(out, p[i].name))
+				json_object_set_new(out, p[i].name, json_string(v));
+		}
+	}
+}
+
+int menv_config_view(enum menv_config_view view, const struct menv_strvec *keys, json_t **out,
+                     struct menv_buf *o, struct menv_error *err)
+{
+	struct menv_config cfg = {0};
+	json_t *j = NULL;
+	int rc = check_keys(keys, err);
+
+	*out = NULL;
+	if (!rc && view != MENV_CONFIG_DESCRIBE)
+		rc = menv_config_load(&cfg, err);
+	else if (!rc)
+		menv_config_defaults(&cfg);
+	if (rc)
+		goto out;
+	json_t *all = menv_config_json(&cfg);
+	if (view == MENV_CONFIG_SHOW) {
+		j = pick(all, keys);
+		if (o)
+			menv_config_format_show(j, o);
+	} else if (view == MENV_CONFIG_SOURCES) {
+		j = json_object();
+		for (size_t i = 0; i < cfg.files.n && !rc; i++) {
+			struct menv_condarc r;
+			rc = menv_condarc_load(cfg.files.v[i], &r, err);
+			if (rc)
+				break;
+			json_object_set(j, cfg.files.v[i], r.doc);
+			menv_condarc_release(&r);
+		}
+		json_t *ev = json_object();
+		env_source(ev);
+		if (json_object_size(ev))
+			json_object_set(j, "envvars", ev);
+		json_decref(ev);
+		const char *src;
+		json_t *v;
+		if (o)
+			json_object_foreach(j, src, v)
+			{
+				menv_buf_addf(o, "==> %s <==\n", src);
+				menv_config_format_show(v, o);
+				menv_buf_adds(o, "\n");
+			}
+	} else {
+		size_t n;
+		const struct menv_param *p = menv_config_params(&n);
+		j = json_array();
+		for (size_t i = 0; i < n; i++) {
+			if (keys->n && !menv_strvec_contains(keys, p[i].name))
+				continue;
+			json_t *d = json_object_get(all, p[i].name);
+			json_array_append_new(
+			        j, json_pack("{s:s, s:s, s:s, s:s, s:O}", "name", p[i].name,
+			                     "parameter_type",
+			                     p[i].kind == MENV_PARAM_PRIMITIVE  ? "primitive"
+			                     : p[i].kind == MENV_PARAM_SEQUENCE ? "sequence"
+			                                                        : "map",
+			                     "element_types", p[i].type, "description", p[i].desc,
+			                     "default_value", d));
+			if (o)
+				menv_config_describe(&p[i], d, o);
+		}
+	}
+	json_decref(all);
+out:
+	if (rc) {
+		json_decref(j);
+		j = NULL;
+	}
+	*out = j;
+	menv_config_release(&cfg);
+	return rc;
 }

@@ -323,6 +323,17 @@ void menv_config_format_get(const char *key, json_t *value, struct menv_buf *out
 /* conda config --describe's block for one setting: "# # name (type)", the description
  * wrapped at 70 columns, then its default (`dflt`, borrowed) as commented YAML. Appends. */
 void menv_config_describe(const struct menv_param *p, json_t *dflt, struct menv_buf *out);
+/* conda config's read-only views (conda/cli/main_config.py): SHOW, the values menv reads
+ * (--show [KEY...]); SOURCES, each rc file's own settings by path, then "envvars" from the
+ * MENV_* and CONDA_* variables of known settings (--show-sources); DESCRIBE, every setting's
+ * type, description and default (--describe [KEY...]). `keys` (empty: all) must name known
+ * settings. `*out`: a new reference, an object (an array of {name, parameter_type,
+ * element_types, description, default_value} for DESCRIBE), NULL on error; `text` (may be
+ * NULL) gets conda's text appended. Errors: MENV_EUSAGE "invalid configuration parameter
+ * 'KEY'", and those of menv_config_load and menv_condarc_load. */
+enum menv_config_view { MENV_CONFIG_SHOW, MENV_CONFIG_SOURCES, MENV_CONFIG_DESCRIBE };
+int menv_config_view(enum menv_config_view view, const struct menv_strvec *keys, json_t **out,
+                     struct menv_buf *text, struct menv_error *err);
 /* The rc file `menv config` writes by default: $MENVRC when set, else ~/.condarc. Caller
  * frees. */
 char *menv_config_user_rc(void);
