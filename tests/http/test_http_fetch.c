@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "skip77.h"
+
 #include <bzlib.h>
 #include <zstd.h>
 
@@ -1166,7 +1168,7 @@ static void test_tls(void **state)
 	              key, cert);
 	if (system(cmd) != 0) {
 		free(cmd);
-		skip();
+		menv_skip();
 	}
 	free(cmd);
 	char *ndir = tu_path("%s/nginx", dir);
@@ -1383,7 +1385,7 @@ static void test_disk_full(void **state)
 	tu_mkdirs(mnt);
 	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
 		free(mnt);
-		skip(); /* not allowed here */
+		menv_skip(); /* not allowed here */
 	}
 	char *pkgs = tu_path("%s/pkgs", mnt);
 	int rc = fetch_one_from(pkgs, "ok", 8, &o, &err);
@@ -1423,5 +1425,5 @@ int main(void)
 	setenv("no_proxy", "127.0.0.1,localhost", 1);
 	setenv("NO_PROXY", "127.0.0.1,localhost", 1);
 	unsetenv("NETRC");
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return menv_test_exit(cmocka_run_group_tests(tests, group_setup, group_teardown));
 }

@@ -134,6 +134,7 @@ class Case:
         os.symlink(self.channel, os.path.join(self.tmp, "menv-toolchain"))
         self.failures = []
         self.checks = 0
+        self.skipped = []
         self.extra_env = {}            # for menv's commands (the pip index of case torch)
 
     def check(self, cond, what, detail=None):
@@ -297,7 +298,8 @@ def check_nvcc(c, prefix, label, negative=True):
         return
     gxx12 = shutil.which("g++-12", path="/usr/bin:/bin")
     if not gxx12:
-        print("note: no /usr/bin/g++-12 here: the refused-host-compiler check is skipped")
+        c.skipped.append("no /usr/bin/g++-12 here: the refused-host-compiler check")
+        print("SKIP (part): no /usr/bin/g++-12 here: the refused-host-compiler check")
         return
     p = c.inside(prefix, ["nvcc", "-ccbin", gxx12] + flags + ["-o", "kernel12", "kernel.cu"],
                  cwd=work)
@@ -1155,7 +1157,6 @@ def main():
             print("SKIP: %s is needed" % tool)
             sys.exit(SKIP)
     c = Case(menv, channel, envfile)
-    rc = 0
     try:
         {"env": case_env, "prefixes": case_prefixes, "http": case_http,
          "packages": case_packages, "jupyter": case_jupyter, "torch": case_torch,
@@ -1163,19 +1164,24 @@ def main():
          "onboard_torch": case_onboard_torch}[case](c)
     except Skip as e:
         print("SKIP: %s" % e)
-        rc = SKIP
+        c.skipped.append(str(e))
     except Fatal as e:
         c.failures.append(str(e))
         print("FATAL: %s" % e)
     finally:
         c.cleanup()
-    if rc == 0 and c.failures:
+    # a failed check fails the case even when a Skip came after it; a skip is never a pass
+    if c.failures:
         print("\n%d of %d checks failed:" % (len(c.failures), c.checks))
         for f in c.failures:
             print("  - " + f)
         rc = 1
-    elif rc == 0:
+    elif c.skipped:
+        print("\nskipped: " + "; ".join(c.skipped))
+        rc = SKIP
+    else:
         print("\nall %d checks passed" % c.checks)
+        rc = 0
     sys.exit(rc)
 
 
