@@ -6,7 +6,7 @@
 #
 # Each row of MUTANTS_TSV (tab-separated; '#' lines are comments):
 #   ID  FILE  PATTERN  REPLACEMENT  TESTS
-# FILE is relative to the checkout; PATTERN is a fixed string that must occur exactly once in
+# FILE is relative to the checkout; PATTERN is a fixed string (\t, \n: tab, newline) that must occur exactly once in
 # FILE (a line or part of one, so rows survive code moving around); REPLACEMENT replaces it
 # (\t and \n are tab and newline); TESTS is a ctest -R regex naming the tests that must kill it.
 # For each mutant: apply, rebuild BUILD_DIR, run TESTS (-j1), restore the file. A mutant is
@@ -43,7 +43,7 @@ while IFS=$'\t' read -r id file pattern repl tests; do
 	if ! python3 - "$file" "$pattern" "$repl" <<'PY'; then
 import sys
 path, pat, rep = sys.argv[1], sys.argv[2], sys.argv[3]
-rep = rep.replace("\\t", "\t").replace("\\n", "\n")
+pat, rep = [x.replace("\\t", "\t").replace("\\n", "\n") for x in (pat, rep)]
 s = open(path).read()
 n = s.count(pat)
 if n != 1:
