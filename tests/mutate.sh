@@ -5,10 +5,11 @@
 #       (defaults: build, tests/mutants.tsv, every mutant)
 #
 # Each row of MUTANTS_TSV (tab-separated; '#' lines are comments):
-#   ID  FILE  PATTERN  REPLACEMENT  TESTS
-# FILE is relative to the checkout; PATTERN is a fixed string (\t, \n: tab, newline) that must occur exactly once in
+#   ID  FILE  PATTERN  REPLACEMENT  TESTS  [TARGETS]
+# FILE is relative to the checkout; PATTERN is a fixed string that must occur exactly once in
 # FILE (a line or part of one, so rows survive code moving around); REPLACEMENT replaces it
-# (\t and \n are tab and newline); TESTS is a ctest -R regex naming the tests that must kill it.
+# (in both, \t and \n are tab and newline); TESTS is a ctest -R regex naming the tests that
+# must kill it; TARGETS (space-separated, default: all) are the build targets those tests run.
 # For each mutant: apply, rebuild BUILD_DIR, run TESTS (-j1), restore the file. A mutant is
 # killed when the tests fail, survives when they pass, and is "stillborn" when it does not
 # build or its pattern is not found once. The source is restored on every exit, Ctrl-C
@@ -34,7 +35,7 @@ trap 'restore' EXIT
 trap 'restore; echo "mutate.sh: interrupted, source restored"; exit 130' INT TERM
 
 killed=() survived=() stillborn=()
-while IFS=$'\t' read -r id file pattern repl tests; do
+while IFS=$'\t' read -r id file pattern repl tests targets; do
 	[ -z "$id" ] || [ "${id:0:1}" = "#" ] && continue
 	[ -n "$only" ] && ! [[ $id =~ $only ]] && continue
 	log=$logs/$id.log
@@ -56,7 +57,8 @@ PY
 		restore
 		continue
 	fi
-	if ! cmake --build "$build" -j2 >"$log" 2>&1; then
+	# shellcheck disable=SC2086 # TARGETS is a list
+	if ! cmake --build "$build" -j2 --target ${targets:-all} >"$log" 2>&1; then
 		echo "STILLBORN $id: does not build (see $log)"
 		stillborn+=("$id")
 		restore
