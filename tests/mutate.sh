@@ -16,7 +16,7 @@
 # included. Prints a summary and exits 1 if any mutant survived or was stillborn.
 # Not run in CI (minutes per mutant); the log of each run is in BUILD_DIR/mutants/ID.log.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 build=${1:-build}
 list=${2:-tests/mutants.tsv}
 only=${3:-}
@@ -25,19 +25,27 @@ mkdir -p "$logs"
 
 saved="" # the file now mutated, and its backup
 restore() {
-	if [ -n "$saved" ]; then
+	if [ -n "$saved" ] && [ -f "$saved.menv-mutant-orig" ]; then
+		# cp (not mv -p): the file gets a new mtime, newer than the mutant's object file, so
+		# the next build recompiles it
 		cp "$saved.menv-mutant-orig" "$saved" && rm -f "$saved.menv-mutant-orig"
-		touch "$saved" # newer than its object file: the next build recompiles it
-		saved=""
 	fi
+	saved=""
 }
 trap 'restore' EXIT
 trap 'restore; echo "mutate.sh: interrupted, source restored"; exit 130' INT TERM
 
+# the list is read once, before any mutant: editing it during a run changes nothing
+mapfile -t rows < <(grep -v -e '^#' -e '^$' "$list")
 killed=() survived=() stillborn=()
-while IFS=$'\t' read -r id file pattern repl tests targets; do
-	[ -z "$id" ] || [ "${id:0:1}" = "#" ] && continue
+for row in "${rows[@]}"; do
+	IFS=$'\t' read -r id file pattern repl tests targets <<<"$row"
 	[ -n "$only" ] && ! [[ $id =~ $only ]] && continue
+	if [ -z "$tests" ] || [ ! -f "$file" ]; then
+		echo "STILLBORN $id: a row needs ID, an existing FILE, PATTERN, REPLACEMENT and TESTS"
+		stillborn+=("$id")
+		continue
+	fi
 	log=$logs/$id.log
 	cp "$file" "$file.menv-mutant-orig"
 	saved=$file
@@ -76,7 +84,7 @@ PY
 		killed+=("$id")
 	fi
 	restore
-done <"$list"
+done
 cmake --build "$build" -j2 >"$logs/restore.log" 2>&1 || echo "mutate.sh: the restored tree does not build"
 echo
 echo "mutants: ${#killed[@]} killed, ${#survived[@]} survived, ${#stillborn[@]} stillborn"

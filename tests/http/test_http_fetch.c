@@ -407,6 +407,18 @@ static void test_repodata_max_age_ttl(void **state)
 	assert_true(r.not_modified);
 	menv_repodata_req_release(&r);
 	assert_int_equal(ngx_count(&F.ngx, "/cc/forge/linux-64/repodata.json.zst 304"), 1);
+	/* ttl 2 (seconds): fresh just after the 304, stale (revalidated) 3 s later */
+	o.repodata_ttl = 2;
+	n = ngx_count(&F.ngx, "/cc/forge/");
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_true(r.from_cache);
+	menv_repodata_req_release(&r);
+	assert_int_equal(ngx_count(&F.ngx, "/cc/forge/"), n);
+	sleep(3);
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_true(r.not_modified);
+	menv_repodata_req_release(&r);
+	assert_int_equal(ngx_count(&F.ngx, "/cc/forge/linux-64/repodata.json.zst 304"), 2);
 	menv_channel_free(c);
 	free(cache);
 }
