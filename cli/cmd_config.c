@@ -120,7 +120,8 @@ int menv_cmd_config(int argc, char **argv)
 	       : sys                      ? menv_config_system_rc()
 	       : env && active && *active ? menv_xasprintf("%s/.condarc", active)
 	                                  : menv_config_user_rc();
-	r = menv_condarc_load(path, &rc, &err);
+	/* an edit holds the file's lock from reading it to replacing it */
+	r = edits ? menv_condarc_load_locked(path, &rc, &err) : menv_condarc_load(path, &rc, &err);
 	json_t *got = json_object();
 	if (!r && mode == M_GET) {
 		if (!keys.n) {
