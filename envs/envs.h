@@ -78,6 +78,11 @@ struct menv_install_opts {
 	/* `variables:` of the environment file (parallel, may be NULL): written to
 	 * conda-meta/state as conda's {"env_vars": {...}} */
 	const struct menv_strvec *var_names, *var_values;
+	/* create only, or NULL: called with the staging directory complete (packages, records,
+	 * history) before it is renamed into place, so that what it adds appears with the
+	 * environment, atomically (rename's copies of the files no package owns) */
+	int (*staged)(void *ud, const char *staging, struct menv_error *err);
+	void *staged_ud;
 };
 
 /* Test hooks (environment variables, read by the transactions; for tests only):
@@ -153,6 +158,20 @@ enum menv_recovery {
 int menv_env_recover(const char *prefix, enum menv_recovery *what, struct menv_error *err);
 /* Is an interrupted transaction waiting in `prefix`? (cheap; no lock) */
 bool menv_env_needs_recovery(const char *prefix);
+
+/* Whether `prefix` holds the intent record of an interrupted multi-step command (rename, env
+ * remove; intent.c): then menv_env_intent_recover must run before it is used. */
+bool menv_env_intent_pending(const char *prefix);
+/* Whether `prefix` is an environment on its way out or not yet complete (an env remove or
+ * rename committed, a rename's clone): `menv env list` does not show it. */
+bool menv_env_leaving(const char *prefix);
+/* Under the caller's lock of `prefix`: finishes (the commit point was passed) or rolls back an
+ * interrupted rename or env remove that `prefix` is the source, the destination's clone or the
+ * removed environment of. `*said` (caller frees; NULL when nothing was pending) is the line
+ * that says which. A clone's source is locked in turn (cb: its wait). Errors:
+ * MENV_ENOTFOUND when `prefix` is gone as a result (removed, renamed away), MENV_EIO. */
+int menv_env_intent_recover(const char *prefix, menv_env_cb cb, void *ud, char **said,
+                            struct menv_error *err);
 
 /* Locks `prefix` for a change (flock on conda-meta/.menv.lock, into which it writes its pid):
  * waits for another menv process, calling cb(MENV_ENV_LOCK_WAIT) once (naming the holder's
@@ -610,6 +629,9 @@ struct menv_txn_opts {
 	long revision;                      /* MENV_TXN_REVISION: the revision to go back to */
 	bool dry_run;                       /* plan only: no lock, nothing changed */
 	bool no_wait;                       /* a busy prefix lock is MENV_ELOCKED */
+	bool locked; /* the caller holds the prefix lock (menv_env_lock) through the transaction */
+	int (*staged)(void *ud, const char *staging, struct menv_error *err); /* create: as in */
+	void *staged_ud;                                                     /* install_opts */
 	bool smoke;                         /* menv_txn_smoke runs where menv_env_wants_smoke */
 	bool quiet_pip;                     /* pip -q */
 	const char *cmdline;                /* for conda-meta/history; NULL: "menv" */

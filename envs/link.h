@@ -23,9 +23,13 @@ struct menv_journal {
 	int fd;          /* the journal, or -1 */
 	size_t ops;      /* changes made so far (the MENV_TEST_CRASH_AFTER hook counts them) */
 	size_t nbackups; /* files moved aside so far */
-	long crash_after;
 	char *last_parent; /* the directory menv_journal_mkparents saw last (all there) */
 };
+
+/* A point where the test hook MENV_TEST_CRASH_AFTER=N may SIGKILL the process: the N-th call
+ * in the process (every journaled change calls it; multi-step commands call it between their
+ * steps). No-op without the variable. */
+void menv_crash_point(void);
 
 /* Opens `root` too (t->rootfd; -1 when that fails, and then every change fails with
  * MENV_EIO). menv_journal_release closes it. */

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "envs.h"
+#include "intent.h"
 #include "link.h"
 
 /* One package linked by a transaction. */
@@ -637,6 +638,8 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		rc = write_history(&r, NULL, err);
 	if (!rc && opts->var_names && opts->var_values && opts->var_names->n)
 		rc = menv_env_state_vars_set(staging, opts->var_names, opts->var_values, err);
+	if (!rc && opts->staged)
+		rc = opts->staged(opts->staged_ud, staging, err);
 	if (rc)
 		goto out;
 	if (cancelled(opts)) {
@@ -968,12 +971,21 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
 	all = menv_xcalloc(n + 1, sizeof(*all));
 	for (size_t i = 0; i < n; i++)
 		all[i] = inst[i].json;
+	/* the commit point (intent.c): from here a kill is finished by the next command, which
+	 * removes the whole prefix; `env list` no longer shows it */
+	rc = menv_intent_removing(prefix, err);
+	if (rc)
+		goto out;
+	menv_crash_point();
 	rc = menv_env_apply(prefix, NULL, 0, all, n, &o, stats, err);
-	if (!rc) {
-		menv_remove_tree(prefix);
-		if (access(prefix, F_OK) == 0)
-			rc = menv_error_sys(err, MENV_EIO, "cannot remove '%s' completely", prefix);
+	if (rc) {
+		/* rolled back (a pre-unlink script failed, Ctrl-C): the environment stays */
+		char *mark = menv_xasprintf("%s/conda-meta/.menv-removing", prefix);
+		unlink(mark);
+		free(mark);
+		goto out;
 	}
+	rc = menv_intent_remove_whole(prefix, err);
 out:
 	menv_env_unlock(lock_fd);
 	free(all);

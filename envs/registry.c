@@ -300,7 +300,8 @@ static bool has_meta(const char *prefix)
 {
 	char *m = menv_xasprintf("%s/conda-meta", prefix);
 	struct stat sb;
-	bool ok = stat(m, &sb) == 0 && S_ISDIR(sb.st_mode);
+	/* an environment being removed, or a rename's clone not yet complete, is not listed */
+	bool ok = stat(m, &sb) == 0 && S_ISDIR(sb.st_mode) && !menv_env_leaving(prefix);
 	free(m);
 	return ok;
 }

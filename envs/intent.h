@@ -1,0 +1,25 @@
+/*
+ * intent.h - the intent records of the commands made of several transactions (rename, env
+ * remove), inside libmenv's envs/ only; intent.c says what each file means.
+ */
+#ifndef MENV_ENVS_INTENT_H
+#define MENV_ENVS_INTENT_H
+
+#include "envs.h"
+
+/* Writes `<src>/conda-meta/.menv-rename` (atomically): the rename of `src` to `dest`, the old
+ * destination moved to `aside` (NULL: none), the clone marked with `token`. Errors: MENV_EIO. */
+int menv_intent_rename_begin(const char *src, const char *dest, const char *aside,
+                             const char *token, struct menv_error *err);
+/* Writes `<staging>/conda-meta/.menv-clone`: the clone of `src` marked `token`. */
+int menv_intent_clone_mark(const char *staging, const char *src, const char *token,
+                           struct menv_error *err);
+/* Writes `<prefix>/conda-meta/.menv-removing`: from here on `prefix` is being removed and the
+ * next command finishes that. Errors: MENV_EIO. */
+int menv_intent_removing(const char *prefix, struct menv_error *err);
+/* Moves `path` to a hidden name beside it (`.<name>.menv-tmp-XXXXXX`, which a later create
+ * of the name also cleans) with one rename, then removes that tree: `path` is there whole or
+ * not at all. Errors: MENV_EIO when the rename fails. */
+int menv_intent_remove_whole(const char *path, struct menv_error *err);
+
+#endif
