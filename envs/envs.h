@@ -88,8 +88,11 @@ struct menv_install_opts {
 /* Test hooks (environment variables, read by the transactions; for tests only):
  *   MENV_TEST_PAUSE_AFTER_UNLINK=SECONDS  sleep after the unlink phase of menv_env_apply,
  *                                         before the first package is linked (Ctrl-C tests);
- *   MENV_TEST_CRASH_AFTER=N               SIGKILL the process itself just before the N-th
- *                                         journaled change (crash-consistency tests);
+ *   MENV_TEST_CRASH_AFTER=N               SIGKILL the process itself at its N-th crash
+ *                                         point: each journaled change, each step of rename
+ *                                         and env remove (crash-consistency tests);
+ *   MENV_TEST_GATE_RENAME=FIFO            rename, holding the source's lock, reads FIFO to
+ *                                         its end before it clones (lost-write tests);
  *   MENV_TEST_PAUSE_BEFORE_LINK=SECONDS   sleep in menv_txn_commit after the fetch, holding
  *                                         the cache's users lock (clean-vs-create tests). */
 

@@ -30,6 +30,9 @@ struct menv_journal {
  * in the process (every journaled change calls it; multi-step commands call it between their
  * steps). No-op without the variable. */
 void menv_crash_point(void);
+/* Test hook: when the variable `name` names a file (a FIFO), reads it to its end (blocking
+ * until the test writes and closes it). No-op without the variable. */
+void menv_test_gate(const char *name);
 
 /* Opens `root` too (t->rootfd; -1 when that fails, and then every change fails with
  * MENV_EIO). menv_journal_release closes it. */

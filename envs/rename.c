@@ -298,6 +298,7 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	rc = lock_source(o, src, &lockfd, err);
 	if (rc)
 		goto out;
+	menv_test_gate("MENV_TEST_GATE_RENAME");
 	rc = menv_env_to_lockfile(o->cfg, src, NULL, &lf, err);
 	if (rc)
 		goto out;
