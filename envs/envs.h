@@ -634,11 +634,11 @@ struct menv_txn_opts {
 	bool no_wait;                       /* a busy prefix lock is MENV_ELOCKED */
 	bool locked; /* the caller holds the prefix lock (menv_env_lock) through the transaction */
 	int (*staged)(void *ud, const char *staging, struct menv_error *err); /* create: as in */
-	void *staged_ud;                                                     /* install_opts */
-	bool smoke;                         /* menv_txn_smoke runs where menv_env_wants_smoke */
-	bool quiet_pip;                     /* pip -q */
-	const char *cmdline;                /* for conda-meta/history; NULL: "menv" */
-	volatile int *cancel;               /* non-zero (a signal handler) stops: MENV_EINTR */
+	void *staged_ud;                                                      /* install_opts */
+	bool smoke;           /* menv_txn_smoke runs where menv_env_wants_smoke */
+	bool quiet_pip;       /* pip -q */
+	const char *cmdline;  /* for conda-meta/history; NULL: "menv" */
+	volatile int *cancel; /* non-zero (a signal handler) stops: MENV_EINTR */
 	struct menv_txn_callbacks cb;
 };
 

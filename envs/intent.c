@@ -145,6 +145,14 @@ static void drop_meta(const char *prefix, const char *name)
 	free(p);
 }
 
+/* What killed steps left beside `path` (a staging directory, a prefix moved away). */
+static void clean_beside(const char *path)
+{
+	char *pc = menv_xstrdup(path);
+	menv_env_remove_stale(dirname(pc));
+	free(pc);
+}
+
 /* The source side: `src` holds .menv-rename and/or .menv-removing. */
 static int recover_source(const char *src, char **said, struct menv_error *err)
 {
@@ -160,10 +168,13 @@ static int recover_source(const char *src, char **said, struct menv_error *err)
 			menv_remove_tree(aside);
 		if (renaming && is_clone(dest, token))
 			drop_meta(dest, ".menv-clone");
+		/* the registry line first: a kill after it leaves an unlisted prefix that the
+		 * next command still finishes */
+		menv_envreg_remove(src, &ignored);
 		rc = menv_intent_remove_whole(src, err);
 		if (rc)
 			goto out;
-		menv_envreg_remove(src, &ignored);
+		clean_beside(src);
 		*said = renaming ? menv_xasprintf("finished the interrupted rename of '%s' to '%s'",
 		                                  src, dest)
 		                 : menv_xasprintf("finished the interrupted removal of '%s'", src);
@@ -186,6 +197,7 @@ static int recover_source(const char *src, char **said, struct menv_error *err)
 		goto out;
 	}
 	drop_meta(src, ".menv-rename");
+	clean_beside(dest);
 	*said = menv_xasprintf("rolled back the interrupted rename of '%s' to '%s'", src, dest);
 out:
 	for (size_t i = 0; i < 3; i++)
@@ -220,10 +232,11 @@ int menv_env_intent_recover(const char *prefix, menv_env_cb cb, void *ud, char *
 		}
 	}
 	if (access(prefix, F_OK) < 0)
-		rc = menv_error_set(err, MENV_ENOTFOUND,
-		                    "'%s' was an interrupted rename's unfinished clone and has been "
-		                    "removed",
-		                    prefix);
+		rc = menv_error_set(
+		        err, MENV_ENOTFOUND,
+		        "'%s' was an interrupted rename's unfinished clone and has been "
+		        "removed",
+		        prefix);
 	else
 		drop_meta(prefix, ".menv-clone");
 out:

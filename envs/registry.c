@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "envs.h"
+#include "link.h"
 #include "solver.h"
 
 char *menv_envreg_path(void)
@@ -325,6 +326,8 @@ int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
 	int rc;
 
 	add_env(envs, normalized, cfg->root_prefix);
+	/* what killed creates, renames and removals left there */
+	menv_env_remove_stale(cfg->envs_dir);
 	DIR *d = opendir(cfg->envs_dir);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {

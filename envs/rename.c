@@ -89,7 +89,8 @@ struct clone {
 static int copy_untracked(struct clone *c, const char *rel, struct menv_error *err)
 {
 	const char *src = c->src, *dest = c->dest;
-	char *from = menv_xasprintf("%s/%s", src, rel), *to = menv_xasprintf("%s/%s", c->to_root, rel);
+	char *from = menv_xasprintf("%s/%s", src, rel),
+	     *to = menv_xasprintf("%s/%s", c->to_root, rel);
 	struct menv_buf b = MENV_BUF_INIT;
 	char *ino = NULL;
 	struct stat sb;
@@ -185,8 +186,7 @@ out:
 }
 
 /* conda-meta/NAME of `src` into `to_root`'s (history, .menv-request, state), when present. */
-static int copy_meta(const char *src, const char *to_root, const char *name,
-                     struct menv_error *err)
+static int copy_meta(const char *src, const char *to_root, const char *name, struct menv_error *err)
 {
 	char *from = menv_xasprintf("%s/conda-meta/%s", src, name);
 	char *to = menv_xasprintf("%s/conda-meta/%s", to_root, name);
@@ -363,7 +363,7 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	if (rc)
 		menv_error_prefix(err, "'%s' is cloned to '%s', but removing it failed", src, dest);
 	goto out;
-undo: {
+undo : {
 	struct menv_error ignored = {0};
 	free(said);
 	said = NULL;
