@@ -10,6 +10,8 @@
  *                                    rename (written in the staging directory, so it appears
  *                                    with the clone)
  *   <prefix>/conda-meta/.menv-removing  the commit point: prefix is being removed
+ *   <prefix>/conda-meta/.menv-doctor    "DIST\n"...: doctor --fix sets these records aside
+ *                                    and links the packages again
  *
  * Recovery, under the prefix's lock: `.menv-removing` rolls forward (an old destination that
  * was set aside is removed, the clone's mark dropped, the prefix moved away whole and
@@ -88,6 +90,56 @@ int menv_intent_clone_mark(const char *staging, const char *src, const char *tok
 	return rc;
 }
 
+int menv_intent_doctor_begin(const char *prefix, const struct menv_strvec *dists,
+                             struct menv_error *err)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	for (size_t i = 0; i < dists->n; i++)
+		menv_buf_addf(&b, "%s\n", dists->v[i]);
+	int rc = write_meta(prefix, ".menv-doctor", b.buf ? b.buf : "", err);
+	menv_buf_release(&b);
+	return rc;
+}
+
+/* doctor --fix: the relink's journal settled first (rolled back unless committed), then each
+ * record set aside comes back where the relink wrote none. */
+static int recover_doctor(const char *prefix, char **said, struct menv_error *err)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	enum menv_recovery what = MENV_RECOVERY_NONE;
+	char *p = meta_path(prefix, ".menv-doctor");
+	bool done = true; /* every record was written anew, beside the one set aside */
+	int rc = 0;
+
+	if (menv_env_needs_recovery(prefix))
+		rc = menv_env_recover(prefix, &what, err);
+	if (!rc)
+		rc = menv_buf_read_file(&b, p, err);
+	for (const char *s = b.buf; !rc && s && *s;) {
+		size_t n = strcspn(s, "\n");
+		char *rec = menv_xasprintf("%s/conda-meta/%.*s.json", prefix, (int)n, s);
+		char *aside = menv_xasprintf("%s.corrupt", rec);
+		struct stat sb;
+		bool has_rec = lstat(rec, &sb) == 0, has_aside = lstat(aside, &sb) == 0;
+		done &= has_rec && has_aside;
+		if (!has_rec && has_aside && rename(aside, rec) < 0)
+			rc = menv_error_sys(err, MENV_EIO, "cannot put '%s' back", rec);
+		free(rec);
+		free(aside);
+		s += n + (s[n] == '\n');
+	}
+	if (!rc) {
+		unlink(p);
+		*said = done ? menv_xasprintf("finished the interrupted doctor --fix of '%s'",
+		                              prefix)
+		             : menv_xasprintf("rolled back the interrupted doctor --fix of '%s'",
+		                              prefix);
+	}
+	menv_buf_release(&b);
+	free(p);
+	return rc;
+}
+
 int menv_intent_removing(const char *prefix, struct menv_error *err)
 {
 	return write_meta(prefix, ".menv-removing", "", err);
@@ -120,7 +172,7 @@ out:
 bool menv_env_intent_pending(const char *prefix)
 {
 	return has(prefix, ".menv-rename") || has(prefix, ".menv-removing") ||
-	       has(prefix, ".menv-clone");
+	       has(prefix, ".menv-clone") || has(prefix, ".menv-doctor");
 }
 
 bool menv_env_leaving(const char *prefix)
@@ -214,6 +266,8 @@ int menv_env_intent_recover(const char *prefix, menv_env_cb cb, void *ud, char *
 	*said = NULL;
 	if (has(prefix, ".menv-rename") || has(prefix, ".menv-removing"))
 		return recover_source(prefix, said, err);
+	if (has(prefix, ".menv-doctor"))
+		return recover_doctor(prefix, said, err);
 	if (!read_lines(prefix, ".menv-clone", l, 2))
 		return 0;
 	/* the clone of a rename: its source decides (a rename holds the source's lock until

@@ -17,6 +17,12 @@ int menv_intent_clone_mark(const char *staging, const char *src, const char *tok
 /* Writes `<prefix>/conda-meta/.menv-removing`: from here on `prefix` is being removed and the
  * next command finishes that. Errors: MENV_EIO. */
 int menv_intent_removing(const char *prefix, struct menv_error *err);
+/* Writes `<prefix>/conda-meta/.menv-doctor`, one dist a line: doctor --fix is about to set
+ * their records aside (`<dist>.json.corrupt`) and link the packages again. Recovery (after
+ * the relink's own journal is settled) puts a record back where no new one was written.
+ * Errors: MENV_EIO. */
+int menv_intent_doctor_begin(const char *prefix, const struct menv_strvec *dists,
+                             struct menv_error *err);
 /* Moves `path` to a hidden name beside it (`.<name>.menv-tmp-XXXXXX`, which a later create
  * of the name also cleans) with one rename, then removes that tree: `path` is there whole or
  * not at all. Errors: MENV_EIO when the rename fails. */
