@@ -83,6 +83,8 @@ struct menv_install_opts {
 	 * environment, atomically (rename's copies of the files no package owns) */
 	int (*staged)(void *ud, const char *staging, struct menv_error *err);
 	void *staged_ud;
+	bool steps_follow; /* create: a pip step follows; the environment appears marked as not
+	                      yet complete (intent.c `.menv-creating`) until it is done */
 };
 
 /* Test hooks (environment variables, read by the transactions; for tests only):

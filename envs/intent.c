@@ -10,6 +10,8 @@
  *                                    rename (written in the staging directory, so it appears
  *                                    with the clone)
  *   <prefix>/conda-meta/.menv-removing  the commit point: prefix is being removed
+ *   <prefix>/conda-meta/.menv-creating  a new environment whose pip step runs: a kill
+ *                                    removes it, as a failed create leaves no prefix
  *   <prefix>/conda-meta/.menv-doctor    "DIST\n"...: doctor --fix sets these records aside
  *                                    and links the packages again
  *
@@ -61,6 +63,13 @@ static bool read_lines(const char *prefix, const char *name, char **out, size_t 
 	}
 	menv_buf_release(&b);
 	return ok;
+}
+
+static void drop_meta(const char *prefix, const char *name)
+{
+	char *p = meta_path(prefix, name);
+	unlink(p);
+	free(p);
 }
 
 static int write_meta(const char *prefix, const char *name, const char *text,
@@ -140,6 +149,14 @@ static int recover_doctor(const char *prefix, char **said, struct menv_error *er
 	return rc;
 }
 
+int menv_intent_creating(const char *prefix, bool on, struct menv_error *err)
+{
+	if (on)
+		return write_meta(prefix, ".menv-creating", "", err);
+	drop_meta(prefix, ".menv-creating");
+	return 0;
+}
+
 int menv_intent_removing(const char *prefix, struct menv_error *err)
 {
 	return write_meta(prefix, ".menv-removing", "", err);
@@ -172,12 +189,14 @@ out:
 bool menv_env_intent_pending(const char *prefix)
 {
 	return has(prefix, ".menv-rename") || has(prefix, ".menv-removing") ||
-	       has(prefix, ".menv-clone") || has(prefix, ".menv-doctor");
+	       has(prefix, ".menv-clone") || has(prefix, ".menv-doctor") ||
+	       has(prefix, ".menv-creating");
 }
 
 bool menv_env_leaving(const char *prefix)
 {
-	return has(prefix, ".menv-removing") || has(prefix, ".menv-clone");
+	return has(prefix, ".menv-removing") || has(prefix, ".menv-clone") ||
+	       has(prefix, ".menv-creating");
 }
 
 /* Is `dest` the clone marked `token`? */
@@ -188,13 +207,6 @@ static bool is_clone(const char *dest, const char *token)
 	free(l[0]);
 	free(l[1]);
 	return r;
-}
-
-static void drop_meta(const char *prefix, const char *name)
-{
-	char *p = meta_path(prefix, name);
-	unlink(p);
-	free(p);
 }
 
 /* What killed steps left beside `path` (a staging directory, a prefix moved away). */
@@ -210,11 +222,12 @@ static int recover_source(const char *src, char **said, struct menv_error *err)
 {
 	char *l[3] = {0};
 	bool renaming = read_lines(src, ".menv-rename", l, 3);
+	bool has_creating = has(src, ".menv-creating");
 	const char *dest = l[0], *aside = l[1], *token = l[2];
 	struct menv_error ignored = {0};
 	int rc = 0;
 
-	if (has(src, ".menv-removing")) {
+	if (has(src, ".menv-removing") || has(src, ".menv-creating")) {
 		/* committed: forward */
 		if (renaming && *aside)
 			menv_remove_tree(aside);
@@ -229,7 +242,11 @@ static int recover_source(const char *src, char **said, struct menv_error *err)
 		clean_beside(src);
 		*said = renaming ? menv_xasprintf("finished the interrupted rename of '%s' to '%s'",
 		                                  src, dest)
-		                 : menv_xasprintf("finished the interrupted removal of '%s'", src);
+		        : has_creating
+		                ? menv_xasprintf("removed the unfinished new environment of an "
+		                                 "interrupted create in '%s'",
+		                                 src)
+		                : menv_xasprintf("finished the interrupted removal of '%s'", src);
 		rc = MENV_ENOTFOUND;
 		goto out;
 	}
@@ -264,7 +281,8 @@ int menv_env_intent_recover(const char *prefix, menv_env_cb cb, void *ud, char *
 	int rc = 0;
 
 	*said = NULL;
-	if (has(prefix, ".menv-rename") || has(prefix, ".menv-removing"))
+	if (has(prefix, ".menv-rename") || has(prefix, ".menv-removing") ||
+	    has(prefix, ".menv-creating"))
 		return recover_source(prefix, said, err);
 	if (has(prefix, ".menv-doctor"))
 		return recover_doctor(prefix, said, err);

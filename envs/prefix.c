@@ -651,6 +651,8 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		rc = menv_env_state_vars_set(staging, opts->var_names, opts->var_values, err);
 	if (!rc && opts->staged)
 		rc = opts->staged(opts->staged_ud, staging, err);
+	if (!rc && opts->steps_follow)
+		rc = menv_intent_creating(staging, true, err);
 	if (rc)
 		goto out;
 	if (cancelled(opts)) {

@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "intent.h"
+#include "link.h"
 #include "txnpriv.h"
 
 struct menv_txn {
@@ -769,6 +771,7 @@ static int link_unlink(struct menv_txn *t, struct menv_error *err)
 	        .var_values = k == MENV_TXN_CREATE && ef ? &ef->var_values : NULL,
 	        .staged = t->o.staged,
 	        .staged_ud = t->o.staged_ud,
+	        .steps_follow = is_create(k) && t->pip.n,
 	};
 	menv_install_opts_link_settings(t->o.cfg, &io);
 	if (!is_create(k)) {
@@ -840,7 +843,13 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 	pr.quiet = t->o.quiet_pip;
 	t->res.pip_lines = t->pip.n;
 	if (is_create(t->o.kind)) {
+		/* the environment appeared marked `.menv-creating` (steps_follow): a kill inside
+		 * the step leaves no environment, the next command removes it */
+		menv_crash_point();
 		rc = menv_pip_install(t->o.prefix, &pr, err);
+		menv_crash_point();
+		if (!rc)
+			rc = menv_intent_creating(t->o.prefix, false, err);
 		if (rc) {
 			/* a new environment whose pip step failed is not left behind */
 			menv_pip_rollback_prefix(t->o.prefix);
