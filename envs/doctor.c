@@ -24,7 +24,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "prefix.h"
+#include "registry.h"
+#include "smoke.h"
 #include "solver.h"
+#include "txn.h"
 #include "txnpriv.h"
 #include "intent.h"
 #include "link.h"

@@ -31,9 +31,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "envs.h"
 #include "intent.h"
 #include "link.h"
+#include "prefix.h"
+#include "registry.h"
 
 static char *meta_path(const char *prefix, const char *name)
 {

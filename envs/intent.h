@@ -5,7 +5,7 @@
 #ifndef MENV_ENVS_INTENT_H
 #define MENV_ENVS_INTENT_H
 
-#include "envs.h"
+#include "prefix.h"
 
 /* Writes `<src>/conda-meta/.menv-rename` (atomically): the rename of `src` to `dest`, the old
  * destination moved to `aside` (NULL: none), the clone marked with `token`. Errors: MENV_EIO. */

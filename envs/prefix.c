@@ -35,9 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "envs.h"
+#include "activate.h"
 #include "intent.h"
 #include "link.h"
+#include "prefix.h"
+#include "registry.h"
 
 /* One package linked by a transaction. */
 struct linked {

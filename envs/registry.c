@@ -18,8 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "envs.h"
+#include "activate.h"
 #include "link.h"
+#include "prefix.h"
+#include "registry.h"
 #include "solver.h"
 
 char *menv_envreg_path(void)

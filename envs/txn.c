@@ -28,8 +28,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "activate.h"
 #include "intent.h"
 #include "link.h"
+#include "prefix.h"
+#include "registry.h"
+#include "smoke.h"
+#include "txn.h"
 #include "txnpriv.h"
 
 struct menv_txn {
