@@ -89,7 +89,7 @@ static int config_vars(int argc, char **argv)
 	struct menv_strvec names = MENV_STRVEC_INIT, values = MENV_STRVEC_INIT;
 	const char *sub = argc > 1 ? argv[1] : "";
 	char *prefix = NULL;
-	int rc = 0, exit_code = 0;
+	int rc = 0, exit_code = 0, lock_fd = -1;
 
 	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
 		menv_cli_help(stdout, CONFIG_VARS_USAGE, "npjh");
@@ -137,6 +137,9 @@ static int config_vars(int argc, char **argv)
 			for (size_t i = 0; i < names.n; i++)
 				printf("%s = %s\n", names.v[i], values.v[i]);
 		}
+	} else if ((rc = menv_env_lock(prefix, false, menv_cli_on_event, NULL, &lock_fd, &err))) {
+		/* set and unset read-modify-write conda-meta/state under the prefix lock */
+		goto out;
 	} else if (!strcmp(sub, "set")) {
 		struct menv_strvec dropped = MENV_STRVEC_INIT, w = MENV_STRVEC_INIT;
 		rc = menv_env_vars_assignments(args, (size_t)nargs, &names, &values, &err);
@@ -163,6 +166,7 @@ static int config_vars(int argc, char **argv)
 			        "reactivate the environment for the change to take effect\n");
 	}
 out:
+	menv_env_unlock(lock_fd);
 	if (rc)
 		exit_code = menv_cli_fail(&err);
 	menv_strvec_clear(&names);
