@@ -47,7 +47,10 @@ static char *url_origin(const char *url)
 		return menv_xstrdup(url);
 	host = p + 3;
 	end = host + strcspn(host, "/");
-	at = memchr(host, '@', (size_t)(end - host));
+	at = NULL; /* the LAST '@' ends the userinfo: a password may hold '@' */
+	for (const char *q = host; q < end; q++)
+		if (*q == '@')
+			at = q;
 	if (at)
 		host = at + 1;
 	return menv_xasprintf("%.*s://%.*s", (int)(p - url), url, (int)(end - host), host);

@@ -218,7 +218,7 @@ static void test_redact(void **state)
 	(void)state;
 	char *r = menv_url_redact("http://user1:pass2@another.url:8080/t/tk-1234/chuck/linux-64/"
 	                          "repodata.json");
-	assert_string_equal(r, "http://***@another.url:8080/t/<TOKEN>/chuck/linux-64/"
+	assert_string_equal(r, "http://another.url:8080/t/<TOKEN>/chuck/linux-64/"
 	                       "repodata.json");
 	free(r);
 	r = menv_url_redact("file:///srv/chan/noarch/repodata.json");
