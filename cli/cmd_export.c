@@ -101,6 +101,7 @@ int menv_cmd_export(int argc, char **argv)
 			menv_lockfile_write_conda_lock(lf, &out);
 		}
 	}
+	menv_buf_redact(&out); /* every format: no credentials or tokens */
 	if (o.file)
 		rc = menv_write_file_atomic(o.file, out.buf, out.len, &err);
 	else

@@ -369,9 +369,14 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 			if (nm && rs && *rs && !strcmp(nm, l->r->name))
 				req = rs;
 		}
-		json_object_set_new(rec, "url", json_string(l->r->url ? l->r->url : ""));
-		json_object_set_new(rec, "channel",
-		                    json_string(l->r->channel_url ? l->r->channel_url : ""));
+		/* redacted: conda-meta never holds credentials or tokens */
+		char *url = menv_url_redact(l->r->url ? l->r->url : "");
+		char *chan = menv_url_redact(l->r->channel_url ? l->r->channel_url : "");
+		char *reqr = menv_text_redact(req ? req : "");
+		json_object_set_new(rec, "url", json_string(url));
+		json_object_set_new(rec, "channel", json_string(chan));
+		free(url);
+		free(chan);
 		json_object_set(rec, "files", l->files);
 		json_t *pd = json_object();
 		json_object_set(pd, "paths", l->paths);
@@ -381,7 +386,8 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		json_object_set_new(link, "source", json_string(l->pkgdir));
 		json_object_set_new(link, "type", json_integer(l->link_type ? l->link_type : 1));
 		json_object_set_new(rec, "link", link);
-		json_object_set_new(rec, "requested_spec", json_string(req ? req : ""));
+		json_object_set_new(rec, "requested_spec", json_string(reqr));
+		free(reqr);
 		json_object_set_new(rec, "extracted_package_dir", json_string(l->pkgdir));
 		/* the package file beside the extracted directory, in the cache it came from */
 		const char *slash = strrchr(l->pkgdir, '/');
@@ -445,6 +451,7 @@ static int write_history(struct run *r, const struct menv_strvec *minus, struct 
 		if (b.len && b.buf[b.len - 1] != '\n')
 			menv_buf_addch(&b, '\n');
 	}
+	size_t start = b.len; /* the new block, redacted below */
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	menv_buf_addf(&b, "==> %s <==\n", when);
@@ -458,6 +465,12 @@ static int write_history(struct run *r, const struct menv_strvec *minus, struct 
 	struct menv_strvec none = MENV_STRVEC_INIT;
 	menv_history_specs_line(&b, r->opts->remove_specs ? "remove" : "update",
 	                        r->opts->requested ? r->opts->requested : &none);
+	/* no credentials or tokens on disk: channel URLs in the command, labels and specs */
+	char *block = menv_text_redact(b.buf + start);
+	b.len = start;
+	b.buf[start] = '\0';
+	menv_buf_adds(&b, block);
+	free(block);
 	rc = txn_write(r, "conda-meta/history", b.buf, b.len, err);
 out:
 	free(path);
