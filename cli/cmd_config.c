@@ -120,7 +120,13 @@ int menv_cmd_config(int argc, char **argv)
 	       : sys                      ? menv_config_system_rc()
 	       : env && active && *active ? menv_xasprintf("%s/.condarc", active)
 	                                  : menv_config_user_rc();
-	r = menv_condarc_load(path, &rc, &err);
+	if (!path) { /* the user's file is under HOME, which is unusable */
+		const char *h;
+		r = menv_home(&h, &err);
+		menv_error_prefix(&err, "no .condarc to use (set MENVRC or use --file FILE)");
+	} else {
+		r = menv_condarc_load(path, &rc, &err);
+	}
 	json_t *got = json_object();
 	if (!r && mode == M_GET) {
 		if (!keys.n) {

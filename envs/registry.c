@@ -23,9 +23,9 @@
 
 char *menv_envreg_path(void)
 {
-	const char *h = getenv("HOME");
-	if (!h || !*h)
-		return NULL;
+	const char *h;
+	if (menv_home(&h, NULL))
+		return NULL; /* no registry rather than one in "/" or the current directory */
 	return menv_xasprintf("%s%s.conda/environments.txt", h, h[strlen(h) - 1] == '/' ? "" : "/");
 }
 

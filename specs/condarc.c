@@ -369,10 +369,12 @@ void menv_config_describe(const struct menv_param *p, json_t *dflt, struct menv_
 
 char *menv_config_user_rc(void)
 {
-	const char *m = getenv("MENVRC"), *h = getenv("HOME");
+	const char *m = getenv("MENVRC"), *h;
 	if (m && *m)
 		return menv_xstrdup(m);
-	return menv_xasprintf("%s/.condarc", h && *h ? h : "");
+	if (menv_home(&h, NULL))
+		return NULL; /* never "/.condarc" or "./.condarc" */
+	return menv_xasprintf("%s/.condarc", h);
 }
 
 int menv_condarc_load(const char *path, struct menv_condarc *rc, struct menv_error *err)

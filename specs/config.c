@@ -20,10 +20,12 @@
 
 #define DEFAULT_ALIAS "https://conda.anaconda.org"
 
+/* HOME (menv_home), or "~" when it is unusable: paths built from it then keep their "~" and
+ * menv_config_load refuses them (check_home) instead of using "/" or the current directory. */
 static char *home_dir(void)
 {
-	const char *h = getenv("HOME");
-	return menv_xstrdup(h && *h ? h : "/");
+	const char *h;
+	return menv_xstrdup(menv_home(&h, NULL) == 0 ? h : "~");
 }
 
 static char *expand_user(const char *p)
@@ -848,6 +850,23 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 	return 0;
 }
 
+/* A place still starting with "~" was to be under HOME, which is unusable: refused. */
+static int check_home(const struct menv_config *cfg, struct menv_error *err)
+{
+	const char *h, *bad = NULL;
+
+	if (cfg->root_prefix && cfg->root_prefix[0] == '~')
+		bad = cfg->root_prefix;
+	else if (cfg->envs_dir && cfg->envs_dir[0] == '~')
+		bad = cfg->envs_dir;
+	for (size_t i = 0; !bad && i < cfg->pkgs_dirs.n; i++)
+		if (cfg->pkgs_dirs.v[i][0] == '~')
+			bad = cfg->pkgs_dirs.v[i];
+	if (!bad || menv_home(&h, err) == 0)
+		return 0;
+	return menv_error_prefix(err, "'%s' is under HOME", bad);
+}
+
 int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 {
 	char *h = home_dir();
@@ -861,8 +880,10 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 	paths[np++] = menv_xstrdup("/etc/conda/condarc");
 	/* the root prefix's own file (conda's $CONDA_ROOT/.condarc; `menv config --system`) */
 	paths[np++] = menv_config_system_rc();
-	paths[np++] = menv_xasprintf("%s/.config/conda/.condarc", h);
-	paths[np++] = menv_xasprintf("%s/.condarc", h);
+	if (strcmp(h, "~")) { /* no home directory: no files in it */
+		paths[np++] = menv_xasprintf("%s/.config/conda/.condarc", h);
+		paths[np++] = menv_xasprintf("%s/.condarc", h);
+	}
 	/* the active environment's own settings (conda's search path; `menv config --env`) */
 	if ((env = getenv("CONDA_PREFIX")) && *env) {
 		paths[np++] = menv_xasprintf("%s/.condarc", env);
@@ -889,6 +910,8 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 		split_commas(env, &dirs);
 		set_pkgs_dirs(cfg, &dirs);
 	}
-	pick_pkgs_dir(cfg);
-	return 0;
+	rc = check_home(cfg, err);
+	if (!rc)
+		pick_pkgs_dir(cfg);
+	return rc;
 }

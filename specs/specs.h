@@ -441,6 +441,12 @@ void menv_channel_urls(const struct menv_channel *c, const char *subdir, bool wi
 /* One subdir URL of a channel ("<base>/<subdir>"), with credentials or not. Caller frees. */
 char *menv_channel_subdir_url(const struct menv_channel *c, const char *subdir,
                               bool with_credentials);
+/* $HOME, checked (specs/home.c): *out borrows the environment's value when it is set, not
+ * empty, absolute and a directory. Otherwise *out = NULL and MENV_ENOTFOUND or MENV_EPARSE
+ * with one line naming HOME and what is wrong (`err` may be NULL). Whoever needs the home
+ * directory asks here and never falls back to "/" or the current directory. */
+int menv_home(const char **out, struct menv_error *err);
+
 /* The one redaction of credentials (specs/redact.c): a copy of `url` safe to print or store,
  * as conda's remove_auth + mask_anaconda_token: the userinfo ("user:password@", "user@") of
  * the authority is removed, taking the LAST '@' before the first '/' (so
