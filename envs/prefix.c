@@ -455,12 +455,22 @@ static int write_history(struct run *r, const struct menv_strvec *minus, struct 
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	menv_buf_addf(&b, "==> %s <==\n", when);
-	menv_buf_addf(&b, "# cmd: %s\n", r->opts->cmdline ? r->opts->cmdline : "menv");
+	/* one line each, valid UTF-8: a newline in an argument (a file name) cannot start a
+	 * forged revision */
+	char *cmd = menv_utf8_escape(r->opts->cmdline ? r->opts->cmdline : "menv");
+	menv_buf_addf(&b, "# cmd: %s\n", cmd);
+	free(cmd);
 	menv_buf_addf(&b, "# menv version: %s\n", MENV_VERSION);
-	for (size_t i = 0; minus && i < minus->n; i++)
-		menv_buf_addf(&b, "-%s\n", minus->v[i]);
-	for (size_t i = 0; i < r->npk; i++)
-		menv_buf_addf(&b, "+%s\n", r->pk[i].label);
+	for (size_t i = 0; minus && i < minus->n; i++) {
+		char *l = menv_utf8_escape(minus->v[i]);
+		menv_buf_addf(&b, "-%s\n", l);
+		free(l);
+	}
+	for (size_t i = 0; i < r->npk; i++) {
+		char *l = menv_utf8_escape(r->pk[i].label);
+		menv_buf_addf(&b, "+%s\n", l);
+		free(l);
+	}
 	/* conda's History.write_specs: a Python list, which conda reads back */
 	struct menv_strvec none = MENV_STRVEC_INIT;
 	menv_history_specs_line(&b, r->opts->remove_specs ? "remove" : "update",
@@ -536,6 +546,13 @@ int menv_env_check_prefix(const char *prefix, struct menv_error *err)
 			                      (unsigned char)*c < 0x20 ? "a control character"
 			                      : *c == '\\'             ? "a backslash"
 			                                               : "a quote");
+	}
+	/* the prefix is written into history, records, the registry and exports: UTF-8 text */
+	if (!menv_utf8_valid(prefix, strlen(prefix), NULL)) {
+		char *shown = menv_utf8_escape(prefix);
+		int rc = menv_error_set(err, MENV_EUSAGE, "prefix '%s' is not valid UTF-8", shown);
+		free(shown);
+		return rc;
 	}
 	/* PATH and LD_LIBRARY_PATH are ':'-separated: <prefix>/bin would be split (conda
 	 * refuses it too) */
