@@ -68,6 +68,13 @@ int menv_cmd_export(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (!strcmp(o.format, "environment")) {
+		/* the dist-info folders the export leaves out, named (as the lock formats do) */
+		struct menv_strvec warn = MENV_STRVEC_INIT;
+		struct menv_pip_dist *pips = NULL;
+		size_t npip = 0;
+		if (!menv_pip_list_checked(prefix, &pips, &npip, &warn, NULL))
+			menv_pip_dists_free(pips, npip);
+		menv_cli_warnings(&warn);
 		rc = menv_env_to_envfile(&cfg, prefix, o.name, o.no_builds, o.from_history, &ef,
 		                         &err);
 		if (rc)
