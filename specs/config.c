@@ -691,7 +691,9 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 				return bad(err, &w, "%s must be a single value", key);
 		return 0;
 	}
-	rc = set_scalar(cfg, key, (const char *)v->data.scalar.value, &w, err);
+	rc = menv_config_check_type(path, key, v, err); /* channel_alias: 42 is no host */
+	if (!rc)
+		rc = set_scalar(cfg, key, (const char *)v->data.scalar.value, &w, err);
 	return rc > 0 ? 0 : rc;
 }
 
