@@ -21,8 +21,10 @@ static bool url_end(unsigned char c)
 	       c == '\\' || c == '`';
 }
 
-/* Appends the redacted URL that starts at `s` (just after "://") and returns where it ends. */
-static const char *redact_one(struct menv_buf *b, const char *s)
+/* Appends the redacted URL that starts at `s` (just after "://") and returns where it ends.
+ * `ssh`: an ssh URL ("git+ssh://git@host/..."), whose user name alone is a login, not a
+ * secret, and is kept (a password never is). */
+static const char *redact_one(struct menv_buf *b, const char *s, bool ssh)
 {
 	const char *auth_end = s, *at = NULL, *end, *p;
 
@@ -31,7 +33,7 @@ static const char *redact_one(struct menv_buf *b, const char *s)
 			at = auth_end;
 		auth_end++;
 	}
-	if (at)
+	if (at && !(ssh && !memchr(s, ':', (size_t)(at - s))))
 		s = at + 1;
 	menv_buf_add(b, s, (size_t)(auth_end - s));
 	end = auth_end;
@@ -69,8 +71,9 @@ char *menv_text_redact(const char *text)
 
 	menv_buf_init(&b);
 	while ((sep = strstr(p, "://")) != NULL) {
+		bool ssh = sep - p >= 3 && !strncmp(sep - 3, "ssh", 3);
 		menv_buf_add(&b, p, (size_t)(sep + 3 - p));
-		p = redact_one(&b, sep + 3);
+		p = redact_one(&b, sep + 3, ssh);
 	}
 	menv_buf_adds(&b, p);
 	return menv_buf_detach(&b);

@@ -451,7 +451,9 @@ int menv_home(const char **out, struct menv_error *err);
  * as conda's remove_auth + mask_anaconda_token: the userinfo ("user:password@", "user@") of
  * the authority is removed, taking the LAST '@' before the first '/' (so
  * "http://a:s3cr@t-pw@host/c" gives "http://host/c"); every "/t/<token>" path segment becomes
- * "/t/<TOKEN>". A string without "://" comes back unchanged. Never fails; caller frees. */
+ * "/t/<TOKEN>". An ssh URL ("git+ssh://git@host/...") keeps a user name without a password
+ * (a login, not a secret). A string without "://" comes back unchanged. Never fails; caller
+ * frees. */
 char *menv_url_redact(const char *url);
 /* menv_url_redact applied to every URL ("scheme://...") inside free text: command lines,
  * messages, pip options, JSON. A URL ends at whitespace, a quote, '<', '>', '\\', '`' or a

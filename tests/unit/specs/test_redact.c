@@ -39,6 +39,10 @@ static const struct {
         {"https://host/t/tk_1.x.y/chan", "https://host/t/<TOKEN>/chan"},
         /* a password holding '?' or '#' is still part of what is removed */
         {"http://u:p?w#d@host/c", "http://host/c"},
+        /* ssh: the login name stays (pip's "git+ssh://git@github.com/..."), a password not */
+        {"git+ssh://git@github.com/org/repo.git", "git+ssh://git@github.com/org/repo.git"},
+        {"ssh://u:pw@host/x", "ssh://host/x"},
+        {"git+https://ghp_TOKEN@github.com/org/repo.git", "git+https://github.com/org/repo.git"},
         {"no url here", "no url here"},
         {"", ""},
 };
