@@ -81,6 +81,8 @@ int menv_config_check_type(const char *path, const char *key, const yaml_node_t 
 		return 0;
 	if (admits(p->type, "bool"))
 		return 0; /* yes/no/1/0: the bool parser's to judge (conda's YAML 1.1 habits) */
+	if (!strcmp(t, "str"))
+		return 0; /* text for a number: the number parser names what it wants */
 	if (!strcmp(t, "int") && admits(p->type, "float"))
 		return 0; /* conda: an int is a fine float */
 	if (!strcmp(t, "bool") && !strcmp(key, "channel_priority"))

