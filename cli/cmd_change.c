@@ -77,11 +77,7 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 	    !a->has_revision && !a->all)
 		return menv_error_set(err, MENV_EUSAGE, "no packages given%s",
 		                      cmd == C_INSTALL ? "" : " (or --all)");
-	if (cmd == C_CREATE && a->name && !strcmp(a->name, "base"))
-		/* conda's rule: `base` names the root environment, it is never created */
-		return menv_error_set(err, MENV_EUSAGE,
-		                      "'base' is the root environment's name; "
-		                      "choose another name for a new environment");
+	/* `base`, `root` and names that are not text: menv_env_prefix_new refuses them */
 	*prefix = cmd == C_CREATE ? menv_env_prefix_new(cfg, a->name, a->prefix, err)
 	                          : menv_env_prefix_find(cfg, a->name, a->prefix, err);
 	if (!*prefix)

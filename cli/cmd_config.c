@@ -72,8 +72,15 @@ int menv_cmd_config(int argc, char **argv)
 	       : a.system_rc                   ? menv_config_system_rc()
 	       : a.env_rc && active && *active ? menv_xasprintf("%s/.condarc", active)
 	                                       : menv_config_user_rc();
-	/* an edit holds the file's lock from reading it to replacing it */
-	r = edits ? menv_condarc_load_locked(path, &rc, &err) : menv_condarc_load(path, &rc, &err);
+	if (!path) { /* the user's file is under HOME, which is unusable */
+		const char *h;
+		r = menv_home(&h, &err);
+		menv_error_prefix(&err, "no .condarc to use (set MENVRC or use --file FILE)");
+	} else {
+		/* an edit holds the file's lock from reading it to replacing it */
+		r = edits ? menv_condarc_load_locked(path, &rc, &err)
+		          : menv_condarc_load(path, &rc, &err);
+	}
 	json_t *got = json_object();
 	if (!r && mode == MENV_CLI_CFG_GET) {
 		if (!keys->n) {

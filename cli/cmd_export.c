@@ -68,6 +68,13 @@ int menv_cmd_export(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (!strcmp(o.format, "environment")) {
+		/* the dist-info folders the export leaves out, named (as the lock formats do) */
+		struct menv_strvec warn = MENV_STRVEC_INIT;
+		struct menv_pip_dist *pips = NULL;
+		size_t npip = 0;
+		if (!menv_pip_list_checked(prefix, &pips, &npip, &warn, NULL))
+			menv_pip_dists_free(pips, npip);
+		menv_cli_warnings(&warn);
 		rc = menv_env_to_envfile(&cfg, prefix, o.name, o.no_builds, o.from_history, &ef,
 		                         &err);
 		if (rc)
@@ -101,6 +108,7 @@ int menv_cmd_export(int argc, char **argv)
 			menv_lockfile_write_conda_lock(lf, &out);
 		}
 	}
+	menv_buf_redact(&out); /* every format: no credentials or tokens */
 	if (o.file)
 		rc = menv_write_file_atomic(o.file, out.buf, out.len, &err);
 	else

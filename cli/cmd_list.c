@@ -125,8 +125,12 @@ int menv_cmd_list(int argc, char **argv)
 		have_re = true;
 	}
 	rc = load(&o, &cfg, &prefix, &recs, &n, &err);
-	if (!rc)
-		rc = menv_pip_list(prefix, &pips, &npip, &err);
+	if (!rc) {
+		struct menv_strvec warn = MENV_STRVEC_INIT;
+		rc = menv_pip_list_checked(prefix, &pips, &npip, &warn, &err);
+		menv_cli_warnings(&warn); /* unreadable dist-info folders, skipped */
+		menv_strvec_clear(&warn);
+	}
 	if (rc) {
 		code = menv_cli_fail(&err);
 		goto out;

@@ -159,6 +159,7 @@ int menv_cmd_lock(int argc, char **argv)
 		        "packages\n",
 		        ef->pip.n);
 	menv_lockfile_write_conda_lock(lf, &out);
+	menv_buf_redact(&out); /* no credentials or tokens in the lockfile */
 	if (!strcmp(o.out, "-"))
 		fwrite(out.buf, 1, out.len, stdout);
 	else

@@ -72,6 +72,13 @@ int menv_cmd_shell(int argc, char **argv)
 		bool changed = false, add = !strcmp(sub, "init");
 		if (!rcfile)
 			rcfile = rcdefault = menv_shell_rc_default(sh);
+		if (!rcfile) {
+			const char *h;
+			rc = menv_home(&h, &err);
+			menv_error_prefix(&err, "no %s rc file to %s (use --rc-file FILE)",
+			                  menv_shell_name(sh), sub);
+			goto out;
+		}
 		rc = menv_shell_rc_edit(rcfile, sh, exe, add, &changed, &err);
 		if (rc)
 			goto out;

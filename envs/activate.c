@@ -1455,10 +1455,12 @@ enum menv_shell menv_shell_default(void)
 
 char *menv_shell_rc_default(enum menv_shell sh)
 {
-	const char *home = getenv("HOME");
+	const char *home = NULL;
 	const char *zd = getenv("ZDOTDIR"), *xdg = getenv("XDG_CONFIG_HOME");
-	if (!home)
-		home = ".";
+	/* never "./.bashrc" or "/.bashrc": without a usable HOME there is no default file */
+	if (menv_home(&home, NULL) && !(sh == MENV_SHELL_ZSH && zd && *zd) &&
+	    !(sh == MENV_SHELL_FISH && xdg && *xdg))
+		return NULL;
 	switch (sh) {
 	case MENV_SHELL_BASH: return menv_xasprintf("%s/.bashrc", home);
 	case MENV_SHELL_ZSH: return menv_xasprintf("%s/.zshrc", zd && *zd ? zd : home);

@@ -16,12 +16,16 @@
  * again from their URL when the cache lost them), as one journaled transaction.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "prefix.h"
@@ -96,31 +100,62 @@ static void check_files(const char *prefix, json_t *rec, const char *dist,
 	}
 }
 
-/* The first (or the last) line `cmd` prints (popen), or "". */
-static void run_line(const char *cmd, bool last, char *out, size_t len)
+/* The first (or the last) line that `exe arg` prints on stdout, or "". The program starts
+ * from an argv array (posix_spawn), never through a shell: the prefix is only a path here,
+ * whatever characters it holds. stdin and stderr are /dev/null. */
+static void run_line(const char *exe, const char *arg, bool last, char *out, size_t len)
 {
+	char *argv[] = {(char *)exe, (char *)arg, NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t def;
 	char buf[256];
-	FILE *f = popen(cmd, "r");
+	int pfd[2];
+	pid_t pid;
+	FILE *f;
+
 	out[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&at);
+	sigfillset(&def);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+	int rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(pfd[1]);
+	if (rc) {
+		close(pfd[0]);
+		return;
+	}
+	f = fdopen(pfd[0], "r");
 	while (f && fgets(buf, sizeof(buf), f))
 		if (!out[0] || last)
 			snprintf(out, len, "%s", buf);
 	if (f)
-		pclose(f);
+		fclose(f);
+	else
+		close(pfd[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	out[strcspn(out, "\n")] = '\0';
 }
 
 /* The CUDA toolchain in two lines each: nvcc, its host compiler, the driver. */
 static void toolchain(const char *prefix, struct menv_doctor_report *r)
 {
-	char nvcc[PATH_MAX], cxx[PATH_MAX], line[256], cmd[PATH_MAX + 64], gxx[64] = "";
+	char nvcc[PATH_MAX], cxx[PATH_MAX], line[256], gxx[64] = "";
 	int nmaj = 0, nmin = 0, gmaj = 0;
 	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", prefix);
 	snprintf(cxx, sizeof(cxx), "%s/bin/g++", prefix);
 	if (access(nvcc, X_OK) != 0)
 		return; /* no CUDA compiler: nothing to say */
-	snprintf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", nvcc);
-	run_line(cmd, true, line, sizeof(line)); /* "Build cuda_11.8.r11.8/..." */
+	run_line(nvcc, "--version", true, line, sizeof(line)); /* "Build cuda_11.8.r11.8/..." */
 	const char *v = strstr(line, "cuda_");
 	if (v)
 		sscanf(v, "cuda_%d.%d", &nmaj, &nmin);
@@ -128,8 +163,7 @@ static void toolchain(const char *prefix, struct menv_doctor_report *r)
 	    menv_xasprintf("nvcc %d.%d: %s\n    it compiles for sm_35 to sm_%s", nmaj, nmin, nvcc,
 	                   nmaj > 11 || (nmaj == 11 && nmin >= 8) ? "90" : "86 (no Hopper)"));
 	if (access(cxx, X_OK) == 0) {
-		snprintf(cmd, sizeof(cmd), "'%s' -dumpfullversion 2>/dev/null", cxx);
-		run_line(cmd, false, gxx, sizeof(gxx));
+		run_line(cxx, "-dumpfullversion", false, gxx, sizeof(gxx));
 		gmaj = atoi(gxx);
 	}
 	/* the newest GCC each CUDA accepts (CUDA's installation guide) */

@@ -369,6 +369,10 @@ void menv_history_specs_line(struct menv_buf *b, const char *action,
 				menv_buf_addf(b, "\\n");
 			else if (*s == '\t')
 				menv_buf_addf(b, "\\t");
+			else if (*s == '\r')
+				menv_buf_addf(b, "\\r");
+			else if ((unsigned char)*s < 0x20 || *s == 0x7f) /* repr's \xNN */
+				menv_buf_addf(b, "\\x%02x", (unsigned char)*s);
 			else
 				menv_buf_addch(b, *s);
 		}

@@ -80,7 +80,7 @@ int menv_env_to_lockfile(const struct menv_config *cfg, const char *prefix,
 	rc = menv_prefix_records_load(prefix, &recs, &n, err);
 	if (rc)
 		goto out;
-	rc = menv_pip_list(prefix, &pips, &npip, err);
+	rc = menv_pip_list_checked(prefix, &pips, &npip, warnings, err);
 	if (rc)
 		goto out;
 	menv_strvec_push(&lf->platforms, cfg->subdir);

@@ -10,6 +10,7 @@
  * writes is pip's; the files menv adds to a dist-info (MENV_SOURCE, a RECORD line) are
  * written beneath the prefix and never through a link (beneath.c).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -67,12 +68,17 @@ static void site_packages(const char *prefix, const char *pyver, struct menv_str
 	free(lib);
 }
 
-/* "Name:" and "Version:" of a METADATA file (RFC 822 headers, up to the first blank line). */
+/* "Name:" and "Version:" of a METADATA file (RFC 822 headers, up to the first blank line,
+ * at most 64 KiB of them). Lines are read whole: a long line is never split into a second
+ * header. */
 static void read_metadata(const char *path, char **name, char **version)
 {
 	FILE *f = fopen(path, "r");
-	char line[1024];
-	while (f && fgets(line, sizeof(line), f)) {
+	char *line = NULL;
+	size_t cap = 0, total = 0;
+	ssize_t n;
+
+	while (f && (n = getline(&line, &cap, f)) > 0 && (total += (size_t)n) < 65536) {
 		if (line[0] == '\n' || line[0] == '\r')
 			break;
 		line[strcspn(line, "\r\n")] = '\0';
@@ -81,8 +87,31 @@ static void read_metadata(const char *path, char **name, char **version)
 		else if (!strncmp(line, "Version:", 8) && !*version)
 			*version = menv_xstrdup(line + 8 + strspn(line + 8, " \t"));
 	}
+	free(line);
 	if (f)
 		fclose(f);
+}
+
+/* Why a METADATA's Name or Version cannot be written into a record or an export (NULL when
+ * both can): PEP 508's name (letters, digits, '.', '_', '-'; starts and ends with a letter or
+ * digit), PEP 440's version characters, at most 200 bytes each. */
+static const char *metadata_problem(const char *name, const char *version)
+{
+	size_t nl = name ? strlen(name) : 0, vl = version ? strlen(version) : 0;
+
+	if (!name || !nl)
+		return "no Name";
+	if (!version || !vl)
+		return "no Version";
+	if (nl > 200 ||
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                 "0123456789._-") != nl ||
+	    !isalnum((unsigned char)name[0]) || !isalnum((unsigned char)name[nl - 1]))
+		return "a Name that is not a PEP 508 name";
+	if (vl > 200 || strspn(version, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                                "0123456789.+!_-") != vl)
+		return "a Version that is not a PEP 440 version";
+	return NULL;
 }
 
 /* The editable installs of `setup.py develop` (pip -e with a setup.py project) in the
@@ -145,6 +174,12 @@ static void egg_links(const char *sp, struct menv_pip_dist **v, size_t *n)
 
 int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, struct menv_error *err)
 {
+	return menv_pip_list_checked(prefix, out, n, NULL, err);
+}
+
+int menv_pip_list_checked(const char *prefix, struct menv_pip_dist **out, size_t *n,
+                          struct menv_strvec *warnings, struct menv_error *err)
+{
 	struct menv_prefix_record *recs = NULL;
 	size_t nrecs = 0;
 	struct menv_strvec sps = MENV_STRVEC_INIT;
@@ -200,7 +235,17 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n, str
 			char *name = NULL, *version = NULL;
 			read_metadata(meta, &name, &version);
 			free(meta);
-			if (!name || !version) {
+			const char *why = metadata_problem(name, version);
+			if (why && warnings) {
+				char *shown = menv_utf8_escape(dir + strlen(prefix) + 1);
+				menv_strvec_push_owned(
+				        warnings,
+				        menv_xasprintf("skipped '%s' (no conda package owns "
+				                       "it): its METADATA has %s",
+				                       shown, why));
+				free(shown);
+			}
+			if (why) {
 				free(name);
 				free(version);
 				free(dir);

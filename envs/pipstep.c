@@ -299,7 +299,10 @@ out:
 void menv_env_request_write(const char *prefix, json_t *req)
 {
 	char *path = menv_xasprintf("%s/conda-meta/.menv-request", prefix);
-	char *text = json_dumps(req, JSON_INDENT(2));
+	char *text;
+
+	menv_json_redact(req); /* channels and pip options without credentials or tokens */
+	text = json_dumps(req, JSON_INDENT(2));
 	struct menv_error err = {0};
 	menv_write_file_atomic(path, text, strlen(text), &err);
 	free(text);

@@ -372,9 +372,14 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 			if (nm && rs && *rs && !strcmp(nm, l->r->name))
 				req = rs;
 		}
-		json_object_set_new(rec, "url", json_string(l->r->url ? l->r->url : ""));
-		json_object_set_new(rec, "channel",
-		                    json_string(l->r->channel_url ? l->r->channel_url : ""));
+		/* redacted: conda-meta never holds credentials or tokens */
+		char *url = menv_url_redact(l->r->url ? l->r->url : "");
+		char *chan = menv_url_redact(l->r->channel_url ? l->r->channel_url : "");
+		char *reqr = menv_text_redact(req ? req : "");
+		json_object_set_new(rec, "url", json_string(url));
+		json_object_set_new(rec, "channel", json_string(chan));
+		free(url);
+		free(chan);
 		json_object_set(rec, "files", l->files);
 		json_t *pd = json_object();
 		json_object_set(pd, "paths", l->paths);
@@ -384,7 +389,8 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		json_object_set_new(link, "source", json_string(l->pkgdir));
 		json_object_set_new(link, "type", json_integer(l->link_type ? l->link_type : 1));
 		json_object_set_new(rec, "link", link);
-		json_object_set_new(rec, "requested_spec", json_string(req ? req : ""));
+		json_object_set_new(rec, "requested_spec", json_string(reqr));
+		free(reqr);
 		json_object_set_new(rec, "extracted_package_dir", json_string(l->pkgdir));
 		/* the package file beside the extracted directory, in the cache it came from */
 		const char *slash = strrchr(l->pkgdir, '/');
@@ -448,19 +454,36 @@ static int write_history(struct run *r, const struct menv_strvec *minus, struct 
 		if (b.len && b.buf[b.len - 1] != '\n')
 			menv_buf_addch(&b, '\n');
 	}
+	size_t start = b.len; /* the new block, redacted below */
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	menv_buf_addf(&b, "==> %s <==\n", when);
-	menv_buf_addf(&b, "# cmd: %s\n", r->opts->cmdline ? r->opts->cmdline : "menv");
+	/* one line each, valid UTF-8: a newline in an argument (a file name) cannot start a
+	 * forged revision */
+	char *cmd = menv_utf8_escape(r->opts->cmdline ? r->opts->cmdline : "menv");
+	menv_buf_addf(&b, "# cmd: %s\n", cmd);
+	free(cmd);
 	menv_buf_addf(&b, "# menv version: %s\n", MENV_VERSION);
-	for (size_t i = 0; minus && i < minus->n; i++)
-		menv_buf_addf(&b, "-%s\n", minus->v[i]);
-	for (size_t i = 0; i < r->npk; i++)
-		menv_buf_addf(&b, "+%s\n", r->pk[i].label);
+	for (size_t i = 0; minus && i < minus->n; i++) {
+		char *l = menv_utf8_escape(minus->v[i]);
+		menv_buf_addf(&b, "-%s\n", l);
+		free(l);
+	}
+	for (size_t i = 0; i < r->npk; i++) {
+		char *l = menv_utf8_escape(r->pk[i].label);
+		menv_buf_addf(&b, "+%s\n", l);
+		free(l);
+	}
 	/* conda's History.write_specs: a Python list, which conda reads back */
 	struct menv_strvec none = MENV_STRVEC_INIT;
 	menv_history_specs_line(&b, r->opts->remove_specs ? "remove" : "update",
 	                        r->opts->requested ? r->opts->requested : &none);
+	/* no credentials or tokens on disk: channel URLs in the command, labels and specs */
+	char *block = menv_text_redact(b.buf + start);
+	b.len = start;
+	b.buf[start] = '\0';
+	menv_buf_adds(&b, block);
+	free(block);
 	rc = txn_write(r, "conda-meta/history", b.buf, b.len, err);
 out:
 	free(path);
@@ -526,6 +549,13 @@ int menv_env_check_prefix(const char *prefix, struct menv_error *err)
 			                      (unsigned char)*c < 0x20 ? "a control character"
 			                      : *c == '\\'             ? "a backslash"
 			                                               : "a quote");
+	}
+	/* the prefix is written into history, records, the registry and exports: UTF-8 text */
+	if (!menv_utf8_valid(prefix, strlen(prefix), NULL)) {
+		char *shown = menv_utf8_escape(prefix);
+		int rc = menv_error_set(err, MENV_EUSAGE, "prefix '%s' is not valid UTF-8", shown);
+		free(shown);
+		return rc;
 	}
 	/* PATH and LD_LIBRARY_PATH are ':'-separated: <prefix>/bin would be split (conda
 	 * refuses it too) */

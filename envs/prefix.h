@@ -300,6 +300,12 @@ struct menv_pip_dist {
  * menv_pip_dists_free(). Errors: as menv_prefix_records_load. */
 int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
                   struct menv_error *err);
+/* menv_pip_list, and each unowned dist-info whose METADATA cannot be written into a record
+ * or an export (no Name or Version, a Name that is not PEP 508's, a Version with characters
+ * PEP 440 does not use, longer than 200 bytes, non-UTF-8) is skipped with one line appended
+ * to `warnings` (owned strings; may be NULL) naming the dist-info folder. */
+int menv_pip_list_checked(const char *prefix, struct menv_pip_dist **out, size_t *n,
+                          struct menv_strvec *warnings, struct menv_error *err);
 void menv_pip_dists_free(struct menv_pip_dist *v, size_t n);
 /* PEP 503 name normalisation (lower case, runs of -_. as one '-'). Caller frees. */
 char *menv_pip_normalize(const char *name);

@@ -26,9 +26,9 @@
 
 char *menv_envreg_path(void)
 {
-	const char *h = getenv("HOME");
-	if (!h || !*h)
-		return NULL;
+	const char *h;
+	if (menv_home(&h, NULL))
+		return NULL; /* no registry rather than one in "/" or the current directory */
 	return menv_xasprintf("%s%s.conda/environments.txt", h, h[strlen(h) - 1] == '/' ? "" : "/");
 }
 
@@ -226,6 +226,14 @@ int menv_envreg_remove(const char *prefix, struct menv_error *err)
 	return update(prefix, false, err);
 }
 
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const char *prefix,
                           struct menv_error *err)
 {
@@ -242,6 +250,26 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 			               "invalid environment name '%s': it may not start with '-' "
 			               "nor contain '/', ' ', ':' or '#'",
 			               name);
+			return NULL;
+		}
+		/* conda's rule for every command that names a new environment (create, rename,
+		 * env create): `base` and `root` are the root prefix's names */
+		if (!strcmp(name, "base") || !strcmp(name, "root")) {
+			menv_error_set(err, MENV_EUSAGE,
+			               "'%s' is reserved for the root environment; choose another "
+			               "name",
+			               name);
+			return NULL;
+		}
+		/* the name is a line of history, the registry and every export */
+		if (!menv_utf8_valid(name, strlen(name), NULL) || has_control(name)) {
+			char *shown = menv_utf8_escape(name);
+			menv_error_set(
+			        err, MENV_EUSAGE,
+			        "invalid environment name '%s': it must be UTF-8 text without "
+			        "control characters",
+			        shown);
+			free(shown);
 			return NULL;
 		}
 		return menv_xasprintf("%s/%s", cfg->envs_dir, name);

@@ -396,6 +396,18 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 			                      "'%s' is the active environment: deactivate it "
 			                      "before removing it",
 			                      t->o.prefix);
+		/* a link to an environment: removing "it" would delete the link and empty what
+		 * it points at, which stays registered; the user names the environment itself */
+		struct stat lsb;
+		if (lstat(t->o.prefix, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+			char real[PATH_MAX];
+			if (!realpath(t->o.prefix, real))
+				snprintf(real, sizeof(real), "?");
+			return menv_error_set(err, MENV_EUSAGE,
+			                      "'%s' is a symbolic link to '%s': remove the "
+			                      "environment by its own path",
+			                      t->o.prefix, real);
+		}
 		/* unlink everything (pre-unlink scripts), then remove it */
 		t->plan.remove_env = true;
 		t->unlink = menv_xcalloc(t->ninst + 1, sizeof(*t->unlink));

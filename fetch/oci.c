@@ -122,7 +122,10 @@ int menv_oci_new(const char *url, const struct menv_fetch_opts *o, struct menv_o
 		return menv_error_set(err, MENV_EPARSE, "'%s' is not an oci:// URL", url);
 	p = url + 6;
 	end = p + strcspn(p, "/");
-	at = memchr(p, '@', (size_t)(end - p));
+	at = NULL; /* the LAST '@' ends the userinfo: a password may hold '@' */
+	for (const char *q = p; q < end; q++)
+		if (*q == '@')
+			at = q;
 	hostport = menv_xstrndup(at ? at + 1 : p, (size_t)(end - (at ? at + 1 : p)));
 	if (!hostport[0]) {
 		free(hostport);

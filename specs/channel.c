@@ -971,39 +971,6 @@ void menv_channel_urls(const struct menv_channel *c, const char *subdir, bool wi
 		menv_strvec_push_owned(out, menv_channel_subdir_url(c, "noarch", with_credentials));
 }
 
-char *menv_url_redact(const char *url)
-{
-	struct menv_buf b = MENV_BUF_INIT;
-	const char *p = strstr(url, "://"), *rest, *end, *at = NULL, *t;
-
-	menv_buf_init(&b);
-	if (!p) {
-		menv_buf_adds(&b, url);
-		return menv_buf_detach(&b);
-	}
-	rest = p + 3;
-	end = rest + strcspn(rest, "/?#");
-	for (const char *q = rest; q < end; q++)
-		if (*q == '@')
-			at = q;
-	menv_buf_add(&b, url, (size_t)(rest - url));
-	if (at) {
-		menv_buf_adds(&b, "***@");
-		rest = at + 1;
-	}
-	/* "/t/<token>" anywhere after the authority */
-	while ((t = strstr(rest, "/t/")) != NULL) {
-		size_t n = strspn(t + 3, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		                         "0123456789-");
-		menv_buf_add(&b, rest, (size_t)(t - rest) + 3);
-		if (n)
-			menv_buf_adds(&b, "<TOKEN>");
-		rest = t + 3 + n;
-	}
-	menv_buf_adds(&b, rest);
-	return menv_buf_detach(&b);
-}
-
 void menv_channels_expand(const struct menv_strvec *in, const struct menv_config *cfg,
                           struct menv_strvec *out)
 {

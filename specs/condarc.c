@@ -120,29 +120,6 @@ const struct menv_param *menv_config_param(const char *name)
 	return NULL;
 }
 
-/* A URL with its credentials hidden (user:password@ and /t/<token>). Caller frees. */
-static char *redact(const char *url)
-{
-	struct menv_buf b = MENV_BUF_INIT;
-	const char *s = strstr(url, "://");
-	const char *host = s ? s + 3 : url;
-	const char *slash = host + strcspn(host, "/");
-	const char *at = memchr(host, '@', (size_t)(slash - host));
-	menv_buf_add(&b, url, (size_t)(host - url));
-	if (at) {
-		menv_buf_adds(&b, "<CREDENTIALS>@");
-		host = at + 1;
-	}
-	const char *t = strstr(host, "/t/");
-	if (t) {
-		menv_buf_add(&b, host, (size_t)(t - host));
-		menv_buf_adds(&b, "/t/<TOKEN>");
-		host = t + 3 + strcspn(t + 3, "/");
-	}
-	menv_buf_adds(&b, host);
-	return menv_buf_detach(&b);
-}
-
 static json_t *strvec(const struct menv_strvec *v)
 {
 	json_t *a = json_array();
@@ -177,7 +154,7 @@ json_t *menv_config_json(const struct menv_config *cfg)
 	        [MENV_UPDATE_SATISFIED_SKIP] = "specs_satisfied_skip_solve",
 	};
 	json_t *j = json_object(), *proxy = json_object();
-	char *alias = redact(cfg->channel_alias);
+	char *alias = menv_url_redact(cfg->channel_alias);
 
 	if (cfg->proxy_http)
 		json_object_set_new(proxy, "http", json_string(cfg->proxy_http));
@@ -392,10 +369,12 @@ void menv_config_describe(const struct menv_param *p, json_t *dflt, struct menv_
 
 char *menv_config_user_rc(void)
 {
-	const char *m = getenv("MENVRC"), *h = getenv("HOME");
+	const char *m = getenv("MENVRC"), *h;
 	if (m && *m)
 		return menv_xstrdup(m);
-	return menv_xasprintf("%s/.condarc", h && *h ? h : "");
+	if (menv_home(&h, NULL))
+		return NULL; /* never "/.condarc" or "./.condarc" */
+	return menv_xasprintf("%s/.condarc", h);
 }
 
 int menv_condarc_load(const char *path, struct menv_condarc *rc, struct menv_error *err)

@@ -20,10 +20,12 @@
 
 #define DEFAULT_ALIAS "https://conda.anaconda.org"
 
+/* HOME (menv_home), or "~" when it is unusable: paths built from it then keep their "~" and
+ * menv_config_load refuses them (check_home) instead of using "/" or the current directory. */
 static char *home_dir(void)
 {
-	const char *h = getenv("HOME");
-	return menv_xstrdup(h && *h ? h : "/");
+	const char *h;
+	return menv_xstrdup(menv_home(&h, NULL) == 0 ? h : "~");
 }
 
 static char *expand_user(const char *p)
@@ -47,7 +49,10 @@ static char *url_origin(const char *url)
 		return menv_xstrdup(url);
 	host = p + 3;
 	end = host + strcspn(host, "/");
-	at = memchr(host, '@', (size_t)(end - host));
+	at = NULL; /* the LAST '@' ends the userinfo: a password may hold '@' */
+	for (const char *q = host; q < end; q++)
+		if (*q == '@')
+			at = q;
 	if (at)
 		host = at + 1;
 	return menv_xasprintf("%.*s://%.*s", (int)(p - url), url, (int)(end - host), host);
@@ -686,7 +691,9 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 				return bad(err, &w, "%s must be a single value", key);
 		return 0;
 	}
-	rc = set_scalar(cfg, key, (const char *)v->data.scalar.value, &w, err);
+	rc = menv_config_check_type(path, key, v, err); /* channel_alias: 42 is no host */
+	if (!rc)
+		rc = set_scalar(cfg, key, (const char *)v->data.scalar.value, &w, err);
 	return rc > 0 ? 0 : rc;
 }
 
@@ -845,6 +852,23 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 	return 0;
 }
 
+/* A place still starting with "~" was to be under HOME, which is unusable: refused. */
+static int check_home(const struct menv_config *cfg, struct menv_error *err)
+{
+	const char *h, *bad = NULL;
+
+	if (cfg->root_prefix && cfg->root_prefix[0] == '~')
+		bad = cfg->root_prefix;
+	else if (cfg->envs_dir && cfg->envs_dir[0] == '~')
+		bad = cfg->envs_dir;
+	for (size_t i = 0; !bad && i < cfg->pkgs_dirs.n; i++)
+		if (cfg->pkgs_dirs.v[i][0] == '~')
+			bad = cfg->pkgs_dirs.v[i];
+	if (!bad || menv_home(&h, err) == 0)
+		return 0;
+	return menv_error_prefix(err, "'%s' is under HOME", bad);
+}
+
 int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 {
 	char *h = home_dir();
@@ -858,8 +882,10 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 	paths[np++] = menv_xstrdup("/etc/conda/condarc");
 	/* the root prefix's own file (conda's $CONDA_ROOT/.condarc; `menv config --system`) */
 	paths[np++] = menv_config_system_rc();
-	paths[np++] = menv_xasprintf("%s/.config/conda/.condarc", h);
-	paths[np++] = menv_xasprintf("%s/.condarc", h);
+	if (strcmp(h, "~")) { /* no home directory: no files in it */
+		paths[np++] = menv_xasprintf("%s/.config/conda/.condarc", h);
+		paths[np++] = menv_xasprintf("%s/.condarc", h);
+	}
 	/* the active environment's own settings (conda's search path; `menv config --env`) */
 	if ((env = getenv("CONDA_PREFIX")) && *env) {
 		paths[np++] = menv_xasprintf("%s/.condarc", env);
@@ -886,6 +912,8 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 		split_commas(env, &dirs);
 		set_pkgs_dirs(cfg, &dirs);
 	}
-	pick_pkgs_dir(cfg);
-	return 0;
+	rc = check_home(cfg, err);
+	if (!rc)
+		pick_pkgs_dir(cfg);
+	return rc;
 }

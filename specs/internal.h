@@ -33,4 +33,11 @@ void menv_yaml_write_str(struct menv_buf *out, const char *s);
  * is not a scalar setting, MENV_EUSAGE naming the key and what it must be. */
 int menv_config_check_value(const char *key, const char *val, struct menv_error *err);
 
+/* Checks a .condarc value node against the type of setting `key` (menv_config_param's
+ * "str", "bool", "int", "float" list; YAML 1.2 core schema typing of plain scalars; null is
+ * always allowed). 0 for unknown keys and non-scalars. Errors: MENV_EPARSE
+ * "PATH:LINE:COL: KEY must be a str, not an int '42' (quote it to mean the text)". */
+int menv_config_check_type(const char *path, const char *key, const yaml_node_t *v,
+                           struct menv_error *err);
+
 #endif

@@ -456,9 +456,31 @@ void menv_channel_urls(const struct menv_channel *c, const char *subdir, bool wi
 /* One subdir URL of a channel ("<base>/<subdir>"), with credentials or not. Caller frees. */
 char *menv_channel_subdir_url(const struct menv_channel *c, const char *subdir,
                               bool with_credentials);
-/* A copy of `url` safe to print: "user:pass@" becomes "***@" and "/t/<token>" becomes
- * "/t/<TOKEN>" (conda's redaction). Caller frees. */
+/* $HOME, checked (specs/home.c): *out borrows the environment's value when it is set, not
+ * empty, absolute and a directory. Otherwise *out = NULL and MENV_ENOTFOUND or MENV_EPARSE
+ * with one line naming HOME and what is wrong (`err` may be NULL). Whoever needs the home
+ * directory asks here and never falls back to "/" or the current directory. */
+int menv_home(const char **out, struct menv_error *err);
+
+/* The one redaction of credentials (specs/redact.c): a copy of `url` safe to print or store,
+ * as conda's remove_auth + mask_anaconda_token: the userinfo ("user:password@", "user@") of
+ * the authority is removed, taking the LAST '@' before the first '/' (so
+ * "http://a:s3cr@t-pw@host/c" gives "http://host/c"); every "/t/<token>" path segment becomes
+ * "/t/<TOKEN>". An ssh URL ("git+ssh://git@host/...") keeps a user name without a password
+ * (a login, not a secret). A string without "://" comes back unchanged. Never fails; caller
+ * frees. */
 char *menv_url_redact(const char *url);
+/* menv_url_redact applied to every URL ("scheme://...") inside free text: command lines,
+ * messages, pip options, JSON. A URL ends at whitespace, a quote, '<', '>', '\\', '`' or a
+ * control byte. Never fails; caller frees. */
+char *menv_text_redact(const char *text);
+/* Whether menv_text_redact(text) would change `text` (it holds credentials or a token). */
+bool menv_text_needs_redaction(const char *text);
+/* menv_text_redact applied in place to every string value inside `j` (borrowed; keys are
+ * left alone). For JSON that goes to disk or stdout. */
+void menv_json_redact(json_t *j);
+/* menv_text_redact applied to the text in `b`, in place (an export before it is written). */
+void menv_buf_redact(struct menv_buf *b);
 
 /* Expands a user channel list in order: `defaults` becomes cfg->default_channels,
  * `nodefaults` is dropped (conda: an instruction, not a channel), duplicates are dropped.

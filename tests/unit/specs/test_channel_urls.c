@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -91,6 +92,7 @@ static void context_config(const char *ctx, struct menv_config *cfg)
 		char *mig = menv_xasprintf("%s,http://10.2.3.4:7070/conda", def_alias);
 		char home[256];
 		snprintf(home, sizeof(home), "%s/home-ctxc", MENV_TEST_TMP);
+		mkdir(home, 0755); /* HOME must be a directory (menv_home) */
 		setenv("HOME", home, 1);
 		setenv("CONDA_CHANNEL_ALIAS", "https://10.2.3.4:8080/conda/t/tk-123-45", 1);
 		setenv("CONDA_MIGRATED_CHANNEL_ALIASES", mig, 1);
@@ -220,7 +222,7 @@ static void test_redact(void **state)
 	(void)state;
 	char *r = menv_url_redact("http://user1:pass2@another.url:8080/t/tk-1234/chuck/linux-64/"
 	                          "repodata.json");
-	assert_string_equal(r, "http://***@another.url:8080/t/<TOKEN>/chuck/linux-64/"
+	assert_string_equal(r, "http://another.url:8080/t/<TOKEN>/chuck/linux-64/"
 	                       "repodata.json");
 	free(r);
 	r = menv_url_redact("file:///srv/chan/noarch/repodata.json");
@@ -312,6 +314,7 @@ static void test_fetch_settings(void **state)
 	/* environment variables override files: MENV_ before CONDA_ */
 	char home[256];
 	snprintf(home, sizeof(home), "%s/home-env", MENV_TEST_TMP);
+	mkdir(home, 0755); /* HOME must be a directory (menv_home) */
 	setenv("HOME", home, 1);
 	setenv("CONDA_REMOTE_MAX_RETRIES", "7", 1);
 	setenv("MENV_REMOTE_MAX_RETRIES", "2", 1);
@@ -395,6 +398,7 @@ static void test_pkgs_dirs(void **state)
 
 	snprintf(home, sizeof(home), "%s/home-pkgs", MENV_TEST_TMP);
 	snprintf(rc, sizeof(rc), "%s/pkgsrc", MENV_TEST_TMP);
+	mkdir(home, 0755); /* HOME must be a directory (menv_home) */
 	setenv("HOME", home, 1);
 	setenv("MENVRC", rc, 1);
 	unsetenv("CONDARC");

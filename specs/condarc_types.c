@@ -1,0 +1,98 @@
+/*
+ * condarc_types.c - a .condarc value is checked against its key's type when it is read, as
+ * conda's typed parameters do: `channel_alias: 42` is an int where a str belongs, refused
+ * with FILE:LINE:COL instead of being used as a host name. Plain scalars are typed by YAML
+ * 1.2's core schema (null, true/false, integers, floats); quoted ones are strings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The core schema type of a scalar node: "null", "bool", "int", "float" or "str". */
+static const char *scalar_type(const yaml_node_t *n)
+{
+	const char *v = (const char *)n->data.scalar.value;
+	const char *p = v;
+	size_t digits = 0;
+
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return "str";
+	if (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+	    !strcmp(v, "NULL"))
+		return "null";
+	if (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "TRUE") || !strcmp(v, "false") ||
+	    !strcmp(v, "False") || !strcmp(v, "FALSE"))
+		return "bool";
+	if ((!strncmp(v, "0x", 2) && v[2] &&
+	     strspn(v + 2, "0123456789abcdefABCDEF") == strlen(v + 2)) ||
+	    (!strncmp(v, "0o", 2) && v[2] && strspn(v + 2, "01234567") == strlen(v + 2)))
+		return "int";
+	if (*p == '-' || *p == '+')
+		p++;
+	if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF") || !strcmp(v, ".nan") ||
+	    !strcmp(v, ".NaN") || !strcmp(v, ".NAN"))
+		return "float";
+	digits = strspn(p, "0123456789");
+	if (digits && !p[digits])
+		return "int";
+	p += digits;
+	if (*p == '.') {
+		size_t frac = strspn(p + 1, "0123456789");
+		if (!digits && !frac)
+			return "str";
+		digits += frac;
+		p += 1 + frac;
+	}
+	if (!digits)
+		return "str";
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '-' || *p == '+')
+			p++;
+		size_t e = strspn(p, "0123456789");
+		if (!e)
+			return "str";
+		p += e;
+	}
+	return *p ? "str" : "float";
+}
+
+/* Whether the comma-separated type list `types` ("bool, int") admits `t`. */
+static bool admits(const char *types, const char *t)
+{
+	size_t n = strlen(t);
+	for (const char *p = types; (p = strstr(p, t)) != NULL; p += n)
+		if ((p == types || p[-1] == ' ' || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
+}
+
+int menv_config_check_type(const char *path, const char *key, const yaml_node_t *v,
+                           struct menv_error *err)
+{
+	const struct menv_param *p = menv_config_param(key);
+	const char *t;
+
+	if (!p || v->type != YAML_SCALAR_NODE)
+		return 0;
+	t = scalar_type(v);
+	if (!strcmp(t, "null") || admits(p->type, t))
+		return 0;
+	if (admits(p->type, "bool"))
+		return 0; /* yes/no/1/0: the bool parser's to judge (conda's YAML 1.1 habits) */
+	if (!strcmp(t, "str"))
+		return 0; /* text for a number: the number parser names what it wants */
+	if (!strcmp(t, "int") && admits(p->type, "float"))
+		return 0; /* conda: an int is a fine float */
+	if (!strcmp(t, "bool") && !strcmp(key, "channel_priority"))
+		return 0; /* conda's legacy true/false (flexible/disabled) */
+	return menv_error_set(
+	        err, MENV_EPARSE, "%s:%zu:%zu: %s must be %s %s, not %s %s '%s'%s", path,
+	        (size_t)v->start_mark.line + 1, (size_t)v->start_mark.column + 1, key,
+	        strchr(p->type, ',') ? "one of"
+	        : p->type[0] == 'i'  ? "an"
+	                             : "a",
+	        p->type, !strcmp(t, "int") ? "an" : "a", t, (const char *)v->data.scalar.value,
+	        admits(p->type, "str") ? " (quote it to mean the text)" : "");
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""cli.home: HOME unset, empty, relative, a file or missing: a command that needs it fails
+with one line naming HOME, and nothing is written to "/" or the current directory instead
+(`shell init --shell bash` wrote ./.bashrc or /.bashrc, `config --add channels x` wrote
+/.condarc, the default root prefix was /.menv).
+
+With MENV_ROOT_PREFIX and MENVRC (or --file / --rc-file) set, the same commands need no HOME
+and work.
+"""
+import os
+import subprocess
+
+import menvtest
+from menvtest import tree_snapshot
+
+ROOT_FILES = ("/.bashrc", "/.zshrc", "/.profile", "/.condarc", "/.menv", "/.conda", "/.config")
+
+
+def body(t):
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, "dependency-1.0-0.conda")]})
+    cwd = os.path.join(t.tmp, "cwd")
+    os.makedirs(os.path.join(cwd, "rel"))  # HOME=rel names a directory here
+    afile = os.path.join(t.tmp, "afile")
+    menvtest.write_text(afile, "")
+    before_root = {p: os.path.lexists(p) for p in ROOT_FILES}
+
+    def run(env, *args):
+        e = t.environ()
+        for k in ("HOME", "MENVRC", "MENV_ROOT_PREFIX"):
+            e.pop(k, None)
+        e.update(env)
+        p = subprocess.run([t.menv] + [str(a) for a in args], capture_output=True, env=e,
+                           cwd=cwd, timeout=120)
+        return menvtest.Result(list(args), p.returncode, p.stdout.decode("utf-8", "replace"),
+                               p.stderr.decode("utf-8", "replace"))
+
+    C = ["-c", t.url(chan), "--override-channels", "-y"]
+    cases = [("unset", {}), ("empty", {"HOME": ""}), ("relative", {"HOME": "rel"}),
+             ("a file", {"HOME": afile}), ("missing", {"HOME": os.path.join(t.tmp, "nohome")})]
+    for label, env in cases:
+        for args in (("shell", "init", "--shell", "bash"), ("shell", "deinit", "--shell", "zsh"),
+                     ("config", "--add", "channels", "x"), ("config", "--show"),
+                     ("create", "-n", "x", *C, "dependency"), ("env", "list"), ("info",)):
+            r = run(env, *args)
+            what = "HOME %s: menv %s" % (label, " ".join(args[:3]))
+            t.one_line_error(r, what, ["HOME"])
+        t.eq(tree_snapshot(cwd), {"rel": ("d", 0, 0, os.stat(os.path.join(cwd, "rel")).st_ino,
+                                          None)},
+             "HOME %s: nothing written to the current directory" % label)
+        t.eq({p: os.path.lexists(p) for p in ROOT_FILES}, before_root,
+             "HOME %s: nothing written to /" % label)
+
+    # ---- what needs no HOME works without it
+    root = os.path.join(t.tmp, "root2")
+    rc = os.path.join(t.tmp, "rc2")
+    env = {"MENV_ROOT_PREFIX": root, "MENVRC": rc}
+    r = run(env, "create", "-p", os.path.join(t.tmp, "envp"), *C, "dependency")
+    t.eq(r.rc, 0, "HOME unset, MENV_ROOT_PREFIX set: create -p works")
+    t.check(os.path.isdir(os.path.join(t.tmp, "envp", "conda-meta")), "the environment exists")
+    r = run(env, "config", "--add", "channels", "x")
+    t.eq(r.rc, 0, "HOME unset, MENVRC set: config --add works")
+    with open(rc) as f:
+        t.check("- x" in f.read(), "config --add wrote MENVRC")
+    bashrc = os.path.join(t.tmp, "bashrc")
+    r = run(env, "shell", "init", "--shell", "bash", "--rc-file", bashrc)
+    t.eq(r.rc, 0, "HOME unset: shell init --rc-file works")
+    t.check(os.path.isfile(bashrc), "shell init wrote the --rc-file")
+    t.eq(sorted(os.listdir(cwd)), ["rel"], "still nothing in the current directory")
+    t.eq({p: os.path.lexists(p) for p in ROOT_FILES}, before_root, "still nothing in /")
+
+
+if __name__ == "__main__":
+    menvtest.main(body)

@@ -1,0 +1,94 @@
+/*
+ * test_redact.c - menv_url_redact / menv_text_redact against conda's answers
+ * (conda/common/url.py: remove_auth(mask_anaconda_token(url)), run on each input), for every
+ * shape of authority: several '@', "%40", "user@" without a password, tokens, IPv6 hosts.
+ * Where menv deliberately differs from conda the row says why.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "specs.h"
+
+static const struct {
+	const char *in, *want;
+} rows[] = {
+        /* conda: 'http://host/chan' (a first-'@' split would print "t-pw@host") */
+        {"http://alice:s3cr@t-pw@host/chan", "http://host/chan"},
+        {"http://user1:pass2@another.url:8080/t/tk-1234/chuck/linux-64/repodata.json",
+         "http://another.url:8080/t/<TOKEN>/chuck/linux-64/repodata.json"},
+        {"https://alice%40corp.com:p%40ss@host.example/chan/noarch",
+         "https://host.example/chan/noarch"},
+        {"https://bob@host.example/chan", "https://host.example/chan"},
+        {"https://host.example/t/tk-123-456/conda-forge/linux-64",
+         "https://host.example/t/<TOKEN>/conda-forge/linux-64"},
+        {"oci://dave:PW@registry.local:5000/team", "oci://registry.local:5000/team"},
+        {"file:///srv/chan/noarch/repodata.json", "file:///srv/chan/noarch/repodata.json"},
+        {"https://user:password@anaconda.com", "https://anaconda.com"},
+        /* conda drops the brackets ('http://::1:8080/chan', no longer a URL): menv keeps them */
+        {"http://u:pw@[::1]:8080/chan", "http://[::1]:8080/chan"},
+        {"http://[2001:db8::1]/t/tok-9/chan", "http://[2001:db8::1]/t/<TOKEN>/chan"},
+        /* conda masks the first token only ('.../t/<TOKEN>/path/t/tk-2/x'): menv masks each */
+        {"https://host/api/t/tk-1/path/t/tk-2/x", "https://host/api/t/<TOKEN>/path/t/<TOKEN>/x"},
+        /* conda masks [A-Za-z0-9-]* only and would print "_x.y": menv masks the segment */
+        {"https://host/t/tk_1.x.y/chan", "https://host/t/<TOKEN>/chan"},
+        /* a password holding '?' or '#' is still part of what is removed */
+        {"http://u:p?w#d@host/c", "http://host/c"},
+        /* ssh: the login name stays (pip's "git+ssh://git@github.com/..."), a password not */
+        {"git+ssh://git@github.com/org/repo.git", "git+ssh://git@github.com/org/repo.git"},
+        {"ssh://u:pw@host/x", "ssh://host/x"},
+        {"git+https://ghp_TOKEN@github.com/org/repo.git", "git+https://github.com/org/repo.git"},
+        {"no url here", "no url here"},
+        {"", ""},
+};
+
+static void test_url_rows(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
+		char *r = menv_url_redact(rows[i].in);
+		assert_string_equal(r, rows[i].want);
+		free(r);
+		assert_int_equal(menv_text_needs_redaction(rows[i].in),
+		                 strcmp(rows[i].in, rows[i].want) != 0);
+	}
+}
+
+/* Every URL inside a text, with the words around it kept byte for byte. */
+static void test_text(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *want;
+	} t[] = {
+	        {"menv create -n e -c http://alice:s3cr@t-pw@h:1/t/CANARY/chan "
+	         "--index-url=http://bob:"
+	         "PW@h/simple x",
+	         "menv create -n e -c http://h:1/t/<TOKEN>/chan --index-url=http://h/simple x"},
+	        {"{\"url\": \"https://u:p@host\", \"b\": 'oci://d:P@r/team'}",
+	         "{\"url\": \"https://host\", \"b\": 'oci://r/team'}"},
+	        {"http://u:p@h/c::numpy >=1\n+http://u:p@h/c/linux-64::x-1-0",
+	         "http://h/c::numpy >=1\n+http://h/c/linux-64::x-1-0"},
+	        {"trailing ://", "trailing ://"},
+	        {"://u:p@h", "://h"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *r = menv_text_redact(t[i].in);
+		assert_string_equal(r, t[i].want);
+		free(r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_url_rows),
+	        cmocka_unit_test(test_text),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
