@@ -150,16 +150,32 @@ int menv_env_to_lockfile(const struct menv_config *cfg, const char *prefix,
 	 * re-create from the lock finds the same index: in custom_metadata, conda-lock's one
 	 * free-form field (a mapping of strings), one option a line */
 	json_t *popts = json_object_get(req, "pip_options");
-	if (json_is_array(popts) && json_array_size(popts)) {
-		struct menv_buf lines = MENV_BUF_INIT;
-		size_t k;
-		json_t *o;
-		json_array_foreach(popts, k, o) if (json_is_string(o))
-		        menv_buf_addf(&lines, "%s%s", lines.len ? "\n" : "", json_string_value(o));
+	struct menv_buf lines = MENV_BUF_INIT;
+	bool has_index = false;
+	size_t k;
+	json_t *o;
+	json_array_foreach(popts, k, o) if (json_is_string(o))
+	{
+		const char *s = json_string_value(o);
+		char *clean = menv_pip_option_strip_auth(s);
+		menv_buf_addf(&lines, "%s%s", lines.len ? "\n" : "", clean);
+		free(clean);
+		has_index |= !strncmp(s, "--index-url", 11) || !strncmp(s, "-i ", 3) ||
+		             !strncmp(s, "--no-index", 10);
+	}
+	/* the index the wheels came from (PIP_INDEX_URL, pip.conf) when the pip section names
+	 * none: a re-create then asks that index and not pip's default */
+	for (size_t i = 0; !has_index && i < npip; i++)
+		if (pips[i].index) {
+			menv_buf_addf(&lines, "%s--index-url %s", lines.len ? "\n" : "",
+			              pips[i].index);
+			has_index = true;
+		}
+	if (lines.len) {
 		json_object_set_new(lf->metadata_extra, "custom_metadata",
 		                    json_pack("{s:s}", MENV_LOCK_PIP_OPTIONS_KEY, lines.buf));
-		menv_buf_release(&lines);
 	}
+	menv_buf_release(&lines);
 	struct menv_hashes h;
 	menv_hash_mem(ident.buf, ident.len, &h);
 	json_object_set_new(lf->content_hash, cfg->subdir, json_string(h.sha256));

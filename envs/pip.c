@@ -44,6 +44,31 @@ char *menv_pip_normalize(const char *name)
 	return menv_buf_detach(&b);
 }
 
+char *menv_pip_url_strip_auth(const char *url)
+{
+	const char *p = strstr(url, "://");
+	if (!p)
+		return menv_xstrdup(url);
+	const char *host = p + 3, *end = host + strcspn(host, "/?#"), *at = NULL;
+	for (const char *q = host; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (!at)
+		return menv_xstrdup(url);
+	return menv_xasprintf("%.*s%s", (int)(host - url), url, at + 1);
+}
+
+char *menv_pip_option_strip_auth(const char *opt)
+{
+	const char *sp = strpbrk(opt, " =");
+	if (!sp || !strstr(sp, "://"))
+		return menv_xstrdup(opt);
+	char *u = menv_pip_url_strip_auth(sp + 1 + strspn(sp + 1, " "));
+	char *o = menv_xasprintf("%.*s %s", (int)(sp - opt), opt, u);
+	free(u);
+	return o;
+}
+
 /* The site-packages folders of a prefix: lib/python<pyver>/site-packages, or every
  * lib/pythonX.Y/site-packages when pyver is NULL. */
 static void site_packages(const char *prefix, const char *pyver, struct menv_strvec *out)
@@ -279,6 +304,9 @@ int menv_pip_list_checked(const char *prefix, struct menv_pip_dist **out, size_t
 			if (!p->sha256 && json_string_value(json_object_get(m, "sha256")))
 				p->sha256 = menv_xstrdup(
 				        json_string_value(json_object_get(m, "sha256")));
+			if (json_string_value(json_object_get(m, "index")))
+				p->index = menv_xstrdup(
+				        json_string_value(json_object_get(m, "index")));
 			json_decref(m);
 			free(mr);
 			json_decref(j);
@@ -304,6 +332,7 @@ void menv_pip_dists_free(struct menv_pip_dist *v, size_t n)
 		free(v[i].version);
 		free(v[i].url);
 		free(v[i].sha256);
+		free(v[i].index);
 	}
 	free(v);
 }
@@ -383,15 +412,69 @@ static void add_to_record(int rootfd, const char *distinfo, const char *stem)
 	free(path);
 }
 
-/* Records where each wheel came from, from pip's log ("Processing /x/y.whl", "Downloading
- * URL", "Added ... from URL#sha256=..."), in <dist-info>/MENV_SOURCE of the installed
- * distributions. Best effort: nothing is lost for the environment when this fails. */
-static void record_sources(const char *prefix, const char *log, const struct menv_strvec *reqs)
+/* The index URL an option line names ("--index-url URL", "-i URL", "--index-url=URL"), or
+ * NULL. Borrowed from `line`. */
+static const char *index_option(const char *line, size_t *len)
 {
+	static const char *const opts[] = {"--index-url", "-i", NULL};
+	for (size_t i = 0; opts[i]; i++) {
+		size_t n = strlen(opts[i]);
+		if (strncmp(line, opts[i], n) || (line[n] != ' ' && line[n] != '='))
+			continue;
+		const char *u = line + n + 1;
+		u += strspn(u, " \t");
+		*len = strcspn(u, " \t");
+		return *len ? u : NULL;
+	}
+	return NULL;
+}
+
+/* Is `url` (a file:// wheel URL) inside one of the file:// indexes pip looked in? Those are
+ * an index's wheels, as re-creatable as a file:// channel's packages; any other file:// URL
+ * is a local path (a project folder, a wheel built here). */
+static bool in_file_index(const char *url, const struct menv_strvec *indexes)
+{
+	for (size_t i = 0; i < indexes->n; i++) {
+		const char *ix = indexes->v[i];
+		size_t n = strlen(ix);
+		while (n && ix[n - 1] == '/')
+			n--;
+		if (!strncmp(ix, "file://", 7) && !strncmp(url, ix, n) && url[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/* Records where each wheel came from, from pip's log ("Looking in indexes: URL, ...",
+ * "Found link URL#sha256=...", "Downloading URL", "Added ... from URL#sha256=..."), in
+ * <dist-info>/MENV_SOURCE of the installed distributions: {url, sha256, index}, each URL
+ * without credentials (pip masks a password, menv drops the user too). A file:// URL is kept
+ * when it lies in a file:// index. Best effort: nothing is lost for the environment when
+ * this fails. */
+static void record_sources(const char *prefix, const char *log, const struct menv_pip_request *req)
+{
+	const struct menv_strvec *reqs = &req->requirements;
 	FILE *f = fopen(log, "r");
 	char line[8192];
 	json_t *byfile = json_object(); /* wheel file name -> {url, sha256} */
+	struct menv_strvec indexes = MENV_STRVEC_INIT;
+	char *index = NULL; /* the first index, without credentials */
 
+	/* the index the options name (a lock's install names no index in pip's log) */
+	for (size_t i = 0; !index && i < req->options.n; i++) {
+		const char *o = req->options.v[i];
+		if ((!strcmp(o, "--index-url") || !strcmp(o, "-i")) && i + 1 < req->options.n)
+			index = menv_pip_url_strip_auth(req->options.v[i + 1]);
+	}
+	for (size_t i = 0; !index && i < reqs->n; i++) {
+		size_t n = 0;
+		const char *u = index_option(reqs->v[i], &n);
+		if (u) {
+			char *raw = menv_xstrndup(u, n);
+			index = menv_pip_url_strip_auth(raw);
+			free(raw);
+		}
+	}
 	/* "name @ URL --hash=sha256:HEX" lines (a lock's entries): pip verifies the hash and
 	 * does not print it again */
 	for (size_t i = 0; i < reqs->n; i++) {
@@ -404,8 +487,9 @@ static void record_sources(const char *prefix, const char *log, const struct men
 		base = base ? base + 1 : url;
 		if (strlen(h + 14) >= 64 && strstr(url, "://")) {
 			json_t *e = json_object();
-			if (strncmp(url, "file://", 7))
-				json_object_set_new(e, "url", json_string(url));
+			char *clean = menv_pip_url_strip_auth(url);
+			json_object_set_new(e, "url", json_string(clean));
+			free(clean);
 			char *sha = menv_xstrndup(h + 14, 64);
 			json_object_set_new(e, "sha256", json_string(sha));
 			free(sha);
@@ -416,6 +500,24 @@ static void record_sources(const char *prefix, const char *log, const struct men
 
 	while (f && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\r\n")] = '\0';
+		const char *li = strstr(line, "Looking in indexes: ");
+		if (li) {
+			const char *u = li + 20;
+			while (*u) {
+				size_t n = strcspn(u, ", ");
+				if (n) {
+					char *raw = menv_xstrndup(u, n);
+					menv_strvec_push_owned(&indexes,
+					                       menv_pip_url_strip_auth(raw));
+					free(raw);
+				}
+				u += n;
+				u += strspn(u, ", ");
+			}
+			if (!index && indexes.n)
+				index = menv_xstrdup(indexes.v[0]);
+			continue;
+		}
 		const char *u = strstr(line, "http://");
 		if (!u)
 			u = strstr(line, "https://");
@@ -440,8 +542,12 @@ static void record_sources(const char *prefix, const char *log, const struct men
 				e = json_object();
 				json_object_set_new(byfile, base, e);
 			}
-			if (!json_object_get(e, "url") && strncmp(url, "file://", 7))
-				json_object_set_new(e, "url", json_string(url));
+			if (!json_object_get(e, "url") &&
+			    (strncmp(url, "file://", 7) || in_file_index(url, &indexes))) {
+				char *clean = menv_pip_url_strip_auth(url);
+				json_object_set_new(e, "url", json_string(clean));
+				free(clean);
+			}
 			if (sha && strlen(sha) == 64)
 				json_object_set_new(e, "sha256", json_string(sha));
 		}
@@ -450,6 +556,14 @@ static void record_sources(const char *prefix, const char *log, const struct men
 	}
 	if (f)
 		fclose(f);
+	if (index) {
+		const char *fn0;
+		json_t *e0;
+		json_object_foreach(byfile, fn0, e0) if (json_object_get(e0, "url"))
+		        json_object_set_new(e0, "index", json_string(index));
+	}
+	free(index);
+	menv_strvec_clear(&indexes);
 	/* a wheel "name-version-..." belongs to the dist-info "name-version.dist-info" */
 	struct menv_strvec sps = MENV_STRVEC_INIT;
 	int rootfd = -1;
@@ -613,7 +727,7 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 		                    nreq > 3 ? ", ..." : "");
 		menv_buf_release(&what);
 	} else {
-		record_sources(prefix, log, &req->requirements);
+		record_sources(prefix, log, req);
 	}
 out:
 	if (reqfile)

@@ -288,10 +288,21 @@ struct menv_pip_dist {
 	char *url;      /* where the wheel came from (PEP 610 direct_url.json, or what menv saw
 			  pip download), or NULL */
 	char *sha256;   /* of that file, lowercase hex, or NULL */
+	char *index;    /* the index pip found it in (its --index-url), without credentials, or
+			   NULL */
 	bool local;     /* installed from a local path (direct_url.json names a file:// URL) */
 	char *editable; /* `pip install -e DIR`: the project folder DIR (PEP 660's direct_url.json
 			   with dir_info.editable, or setuptools' <name>.egg-link), else NULL */
 };
+
+/* `url` without its user information ("https://user:pass@host/x" -> "https://host/x"), for
+ * what a lock or MENV_SOURCE records: pip finds credentials in .netrc, its keyring or the
+ * environment where the lock is used. Caller frees. */
+char *menv_pip_url_strip_auth(const char *url);
+/* A pip option line ("--index-url URL", "--extra-index-url=URL", "-f URL") with the URL's
+ * credentials dropped as menv_pip_url_strip_auth does ("--index-url URL" after "="); other
+ * lines are copied. Caller frees. */
+char *menv_pip_option_strip_auth(const char *opt);
 
 /* The distributions pip installed in `prefix`: the `*.dist-info` folders of
  * lib/pythonX.Y/site-packages that no conda-meta record lists among its files (BR-021),

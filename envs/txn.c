@@ -931,8 +931,13 @@ static void write_request(struct menv_txn *t)
 		json_array_append_new(sp, json_string(t->spec_strs.v[i]));
 	for (size_t i = 0; ef && i < ef->pip.n; i++) {
 		json_array_append_new(pip, json_string(ef->pip.v[i]));
-		if (menv_pip_source_option(ef->pip.v[i]))
-			json_array_append_new(popts, json_string(ef->pip.v[i]));
+		/* where packages come from and how pip builds them travel with an export
+		 * (without credentials) */
+		if (menv_pip_source_option(ef->pip.v[i]) || menv_pip_cli_option(ef->pip.v[i])) {
+			char *o = menv_pip_option_strip_auth(ef->pip.v[i]);
+			json_array_append_new(popts, json_string(o));
+			free(o);
+		}
 	}
 	if (ef && ef->path) {
 		char *src = abs_path(ef->path);

@@ -6,10 +6,18 @@
 #   ops/onboard.sh ops/environment-torch.yml
 #                             # the PyTorch environment `ops-torch`: both channels built (the
 #                             # torch one by build-toolchain --torch, with its pip index), the
-#                             # environment solved from the file (it has no lock), checked
+#                             # environment created from its committed lock ops/lock-torch.yml
+#                             # (conda packages and pip's wheels, each checked by sha256), checked
 #
-# With no argument (or ops/environment.yml) it is the Python 3.9 job described below; another
-# file is created from the channels it names (`./menv-toolchain`, `./menv-toolchain-torch`,
+# The locks name the channel folders they were made from (and the torch channel's pypi/simple
+# for pip's wheels); those are mapped to this machine's channels: the folders below, or, with
+# OPS_CHANNEL_URL set, the team's channel server that serves them as OPS_CHANNEL_URL/menv-toolchain
+# and OPS_CHANNEL_URL/menv-toolchain-torch (what the environment then records, so that its
+# `menv export` re-creates on any machine that reaches the server).
+#
+# With no argument (or ops/environment.yml) it is the Python 3.9 job described below;
+# ops/environment-torch.yml is the same from ops/lock-torch.yml; another file (one with no
+# lock) is solved from the channels it names (`./menv-toolchain`, `./menv-toolchain-torch`,
 # resolved in a folder where they link to the built channels), as `name:` says (or $OPS_ENV).
 #  1. menv: built with .ci/setup (installs Debian's build dependencies) unless $MENV or
 #     build/menv already runs;
@@ -26,17 +34,24 @@
 # Idempotent: a second run builds nothing; it checks that the existing environment still
 # holds exactly the locked packages and says so (exit 1 if it drifted).
 # Regenerate the lock (team lead):  menv lock -f ops/environment.yml --lockfile ops/lock.yml
-# from a folder holding ./menv-toolchain; `menv lock --check` tells whether it is stale.
+# from a folder holding ./menv-toolchain; `menv lock --check` tells whether it is stale. The
+# torch lock is the export of an environment made from ops/environment-torch.yml (its pip
+# wheels need an installed environment): `menv export -n ops-torch > ops/lock-torch.yml`.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-lock=$here/ops/lock.yml
 say() { printf 'onboard: %s\n' "$*" >&2; }
 envfile=${1:-$here/ops/environment.yml}
 [ -f "$envfile" ] || { say "error: no environment file $envfile"; exit 2; }
 envfile=$(cd "$(dirname "$envfile")" && pwd)/$(basename "$envfile")
 chan=${MENV_TOOLCHAIN_DIR:-$here/build/menv-toolchain}
 torchchan=${MENV_TOOLCHAIN_TORCH_DIR:-$here/build/menv-toolchain-torch}
+lock=
+if [ "$envfile" = "$here/ops/environment.yml" ]; then
+	lock=$here/ops/lock.yml
+elif [ "$envfile" = "$here/ops/environment-torch.yml" ] && [ -f "$here/ops/lock-torch.yml" ]; then
+	lock=$here/ops/lock-torch.yml
+fi
 if [ "$envfile" = "$here/ops/environment.yml" ]; then
 	envname=${OPS_ENV:-ops}
 else
@@ -62,19 +77,24 @@ else
 	"$here/tests/channels/build-toolchain" "$chan" "$menv"
 fi
 
-# 3b. another environment file: solved from the channels it names, with the torch channel and
-# its pip index when it names `./menv-toolchain-torch`; then the same checks
-if [ "$envfile" != "$here/ops/environment.yml" ]; then
+# 2b. the torch channel, with its pip index, for a file that names `./menv-toolchain-torch`
+if grep -q 'menv-toolchain-torch' "$envfile"; then
+	if [ -f "$torchchan/linux-64/repodata.json" ] && [ -f "$torchchan/pypi/simple/index.html" ]; then
+		say "torch channel present: $torchchan"
+	else
+		say "building the torch channel into $torchchan (cached in ~/.cache/menv-toolchain)"
+		"$here/tests/channels/build-toolchain" --torch "$torchchan" "$menv"
+	fi
+fi
+
+# 3b. an environment file with no lock: solved from the channels it names (menv records the
+# folders the links below lead to, never this temporary folder), with the torch channel's pip
+# index; then the same checks
+if [ -z "$lock" ]; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	ln -s "$chan" "$tmp/menv-toolchain"
 	if grep -q 'menv-toolchain-torch' "$envfile"; then
-		if [ -f "$torchchan/linux-64/repodata.json" ] && [ -f "$torchchan/pypi/simple/index.html" ]; then
-			say "torch channel present: $torchchan"
-		else
-			say "building the torch channel into $torchchan (cached in ~/.cache/menv-toolchain)"
-			"$here/tests/channels/build-toolchain" --torch "$torchchan" "$menv"
-		fi
 		ln -s "$torchchan" "$tmp/menv-toolchain-torch"
 		export PIP_INDEX_URL=${PIP_INDEX_URL:-file://$torchchan/pypi/simple}
 	fi
@@ -99,18 +119,29 @@ EOF
 	exit 0
 fi
 
-# 3. the environment from the lock: the lock's channel folder mapped to ours
-locked=$(sed -n '/^  channels:/,/^  [a-z]/{s/^ *- url: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p}' "$lock" |
-	head -n 1)
-[ -n "$locked" ] || { say "error: no channel in $lock"; exit 1; }
+# 3. the environment from the lock: each channel folder the lock names (menv-toolchain,
+# menv-toolchain-torch, by its last component) mapped to ours, or to the channel server
+sedargs=()
+while read -r locked; do
+	base=${locked##*/}
+	case $base in
+	menv-toolchain) dir=$chan ;;
+	menv-toolchain-torch) dir=$torchchan ;;
+	*) continue ;;
+	esac
+	target=file://$dir
+	[ -z "${OPS_CHANNEL_URL:-}" ] || target=${OPS_CHANNEL_URL%/}/$base
+	sedargs+=(-e "s|$locked/|$target/|g" -e "s|url: $locked\$|url: $target|")
+done < <(sed -n '/^  channels:/,/^  [a-z]/{s/^ *- url: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p}' "$lock")
+[ ${#sedargs[@]} -gt 0 ] || { say "error: no menv-toolchain channel in $lock"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed "s|$locked/|file://$chan/|g; s|url: $locked\$|url: file://$chan|" "$lock" >"$tmp/lock.yml"
+sed "${sedargs[@]}" "$lock" >"$tmp/lock.yml"
 
 prefix=$("$menv" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["envs_dirs"][0])')/$envname
 if [ -d "$prefix/conda-meta" ]; then
 	say "environment '$envname' exists: checking it against the lock"
-	want=$(grep -E '^ *url: ' "$tmp/lock.yml" | grep -v 'url: file://'"$chan"'$' |
+	want=$(grep -E '^ *url: .*\.(conda|tar\.bz2)"?$' "$tmp/lock.yml" |
 		sed 's/^ *url: *//; s/"//g' | sort)
 	have=$("$menv" export -n "$envname" --format explicit | grep -v '^[#@]' |
 		sed 's/#.*//' | sort)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "specs.h"
@@ -697,9 +698,34 @@ static char *normalize_path(const char *abs)
 	return out;
 }
 
+/* The folder `norm` (absolute, lexically normalised) resolves to through links, so that a
+ * channel named through a link in a temporary folder is recorded as the stable location it
+ * stands for (a lock naming the link could not be re-created once the folder is gone). A
+ * package file or a known subdir keeps its own last component (its name says what it is);
+ * a path that does not exist stays as conda writes it. Caller frees. */
+static char *resolve_links(const char *norm)
+{
+	char buf[PATH_MAX];
+	const char *slash = strrchr(norm, '/');
+	struct stat st;
+
+	if (stat(norm, &st) != 0)
+		return menv_xstrdup(norm);
+	if (S_ISDIR(st.st_mode) && !menv_subdir_known(slash + 1))
+		return menv_xstrdup(realpath(norm, buf) ? buf : norm);
+	if (slash == norm)
+		return menv_xstrdup(norm);
+	char *dir = menv_xstrndup(norm, (size_t)(slash - norm));
+	char *out = realpath(dir, buf)
+	                    ? menv_xasprintf("%s%s%s", buf, strcmp(buf, "/") ? "/" : "", slash + 1)
+	                    : menv_xstrdup(norm);
+	free(dir);
+	return out;
+}
+
 static char *path_to_url(const char *s)
 {
-	char *abs, *norm, *url;
+	char *abs, *norm, *real, *url;
 
 	if (s[0] == '~') {
 		const char *h = getenv("HOME");
@@ -713,9 +739,11 @@ static char *path_to_url(const char *s)
 		abs = menv_xasprintf("%s/%s", cwd, s);
 	}
 	norm = normalize_path(abs);
-	url = menv_xasprintf("file://%s", norm);
+	real = resolve_links(norm);
+	url = menv_xasprintf("file://%s", real);
 	free(abs);
 	free(norm);
+	free(real);
 	return url;
 }
 

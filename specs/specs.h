@@ -421,7 +421,9 @@ struct menv_channel {
  * channel_alias; a URL (any scheme; "/t/<token>" and "user:pass@" are split off into token
  * and auth; a subdir and package file name at the end are split off; migrated_custom_channels
  * and migrated_channel_aliases are mapped to their new locations); or a path (absolute,
- * ./relative, ~/..., made a file:// URL). Multichannels ("defaults", and "<unknown>") give one
+ * ./relative, ~/..., made a file:// URL; an existing folder through links resolved to the
+ * folder they lead to, so that records and locks name a stable location and never a link in
+ * a temporary folder; a package file or subdir keeps its own name). Multichannels ("defaults", and "<unknown>") give one
  * channel per member, each with `name` set to the multichannel's name; "local" gives none.
  * `*out` is an owned array of `*n` owned channels (free with menv_channels_free).
  * Errors: MENV_EPARSE for an empty or malformed string. */

@@ -1266,12 +1266,109 @@ def conda_lock_model(t):
          "an environment created from a lock names the lock as its source")
 
 
+def pip_relock(t):
+    """pip entries of an exported lock carry the wheel's URL, its sha256 and the index it came
+    from (issue 23): with the index given only by PIP_INDEX_URL (as ops/environment-torch.yml
+    is used), file:// and over HTTP with credentials; the pip section's --no-build-isolation
+    travels too; URLs lose their credentials. The lock re-creates on "another machine" (fresh
+    HOME and root, empty cache, no PIP_INDEX_URL) with the same records and the same bytes, pip
+    checking each wheel's sha256; a wheel whose bytes changed is refused, nothing left."""
+    import yaml
+    isolate_pip()
+    chan = toolchain_channel(t)
+    www = os.path.join(t.tmp, "www")
+    add_wheel(t, "relockdemo", "1.0", {"relockdemo/__init__.py": "VALUE = 23\n"})
+    whl = os.path.join(www, "simple", "relockdemo", "relockdemo-1.0-py3-none-any.whl")
+    sha = sha256_file(whl)
+    pip_lines = ["--no-build-isolation", "relockdemo"]
+
+    def pip_entry(lockp):
+        doc = yaml.safe_load(open(lockp))
+        pe = [p for p in doc["package"] if p["manager"] == "pip"]
+        return doc, pe
+
+    # 1. a file:// index named by PIP_INDEX_URL only
+    idx = "file://%s/simple" % www
+    env = toolchain_python_env(t, chan, "relock-file", pip_lines)
+    r = t.menv_run("create", "-q", "-f", env, timeout=600, env={"PIP_INDEX_URL": idx})
+    if t.check(r.rc == 0, "create with pip: [--no-build-isolation, relockdemo] from a file:// "
+               "index in PIP_INDEX_URL", r):
+        lockp = os.path.join(t.tmp, "relock-file.lock.yml")
+        write_text(lockp, t.menv_ok("export", "-n", "relock-file").out)
+        doc, pe = pip_entry(lockp)
+        t.eq([(p["name"], p["version"], p["url"], p["hash"]) for p in pe],
+             [("relockdemo", "1.0", idx + "/relockdemo/relockdemo-1.0-py3-none-any.whl",
+               {"sha256": sha})],
+             "file:// index: the pip entry has the wheel's URL and sha256")
+        t.eq(doc["metadata"].get("custom_metadata"),
+             {"menv.pip_options": "--no-build-isolation\n--index-url %s" % idx},
+             "file:// index: --no-build-isolation and the index travel in custom_metadata")
+    # 2. over HTTP, the index with credentials in PIP_INDEX_URL
+    srv = t.http_server(www)
+    try:
+        idx = srv.base + "/simple"
+        secret_idx = idx.replace("http://", "http://alice:s3cr3t@")
+        env = toolchain_python_env(t, chan, "relock-http", pip_lines)
+        r = t.menv_run("create", "-q", "-f", env, timeout=600,
+                       env={"PIP_INDEX_URL": secret_idx})
+        if not t.check(r.rc == 0, "create with the index over HTTP (credentials in "
+                       "PIP_INDEX_URL)", r):
+            return
+        prefix = os.path.join(t.envs, "relock-http")
+        lockp = os.path.join(t.tmp, "relock-http.lock.yml")
+        write_text(lockp, t.menv_ok("export", "-n", "relock-http").out)
+        text = open(lockp).read()
+        t.check("s3cr3t" not in text and "alice" not in text,
+                "the lock holds no credentials", text[-1500:])
+        doc, pe = pip_entry(lockp)
+        t.eq([(p["name"], p["url"], p["hash"]) for p in pe],
+             [("relockdemo", idx + "/relockdemo/relockdemo-1.0-py3-none-any.whl",
+               {"sha256": sha})], "HTTP index: the wheel's URL (no credentials) and sha256")
+        t.eq(doc["metadata"].get("custom_metadata"),
+             {"menv.pip_options": "--no-build-isolation\n--index-url %s" % idx},
+             "HTTP index: the index without credentials in custom_metadata")
+        # 3. another machine: fresh HOME and root, empty cache, no PIP_INDEX_URL
+        home2, root2 = os.path.join(t.tmp, "home2"), os.path.join(t.tmp, "root2")
+        os.makedirs(home2)
+        other = {"HOME": home2, "MENV_ROOT_PREFIX": root2}
+        prefix2 = os.path.join(t.tmp, "elsewhere")
+        r = t.menv_run("create", "-f", lockp, "-p", prefix2, "-y", timeout=600, env=other)
+        if t.check(r.rc == 0, "the lock re-creates on another machine", r):
+            t.check("--require-hashes" in r.err, "pip checked the wheel's sha256", r.err[-800:])
+            t.eq(records(prefix2), records(prefix), "another machine: the same conda records")
+            sp = os.path.join("lib", "python3.9", "site-packages")
+            a = state(os.path.join(prefix, sp, "relockdemo"))
+            t.check(a and state(os.path.join(prefix2, sp, "relockdemo")) == a,
+                    "another machine: relockdemo's files have the same bytes", a)
+            rows = {p["name"]: p for p in t.menv_ok("list", "-p", prefix2, "--json",
+                                                    env=other).json()}
+            t.eq((rows.get("relockdemo", {}).get("version"),
+                  rows.get("relockdemo", {}).get("channel")), ("1.0", "pypi"),
+                 "another machine: relockdemo 1.0 from pip")
+            again = os.path.join(t.tmp, "again.lock.yml")
+            write_text(again, t.menv_ok("export", "-p", prefix2, env=other).out)
+            t.eq(pip_entry(again)[1], pe, "the re-created environment exports the same pip entry")
+        # 4. the wheel's bytes changed on the server: pip refuses it, nothing is left
+        add_wheel(t, "relockdemo", "1.0", {"relockdemo/__init__.py": "VALUE = 666\n"})
+        prefix3 = os.path.join(t.tmp, "tampered")
+        r = t.menv_run("create", "-f", lockp, "-p", prefix3, "-y", timeout=600,
+                       env={"HOME": home2, "MENV_ROOT_PREFIX": os.path.join(t.tmp, "root3")})
+        last = r.err.strip().splitlines()[-1] if r.err.strip() else ""
+        t.check(r.rc == 1 and last.startswith("menv: error:") and "pip failed" in last,
+                "a wheel whose sha256 differs from the lock's: exit 1, menv's error last", r)
+        t.check("THESE PACKAGES DO NOT MATCH THE HASHES" in r.err,
+                "pip names the hash mismatch", r.err[-1500:])
+        t.no_prefix_left(prefix3, "hash mismatch")
+    finally:
+        srv.stop()
+
+
 CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "formats": formats,
          "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
          "BR023": br023, "pip": pip_cases, "timing": timing,
          "onboard": onboard, "install_lock": install_lock, "pip_update": pip_update,
          "conda_lock_model": conda_lock_model,
-         "pip_options": pip_options}
+         "pip_options": pip_options, "pip_relock": pip_relock}
 
 
 def body(t, case):
