@@ -30,7 +30,7 @@ static const char *const usages[] = {
         [C_REMOVE] = "usage: menv remove " ENV COMMON " [--force] (NAME... | --all)\n",
         [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS " (NAME... | --all)\n",
         [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
-        [C_ENV_REMOVE] = ("usage: menv env remove (-n NAME | -p PREFIX) [--dry-run] [--json] "
+        [C_ENV_REMOVE] = ("usage: menv env remove [-n NAME | -p PREFIX] [--dry-run] [--json] "
                           "[-q] [-y] [--no-wait]\n"),
 };
 

@@ -56,7 +56,7 @@ static int load(struct menv_cli_args *o, struct menv_config *cfg, char **prefix,
 	int rc = menv_config_load(cfg, err);
 	if (rc)
 		return rc;
-	*prefix = menv_env_prefix_new(cfg, o->name, o->prefix, err);
+	*prefix = menv_env_prefix_find(cfg, o->name, o->prefix, err);
 	if (!*prefix)
 		return err->code;
 	rc = menv_cli_recover(*prefix, err);
@@ -93,17 +93,17 @@ int menv_cmd_list(int argc, char **argv)
 	bool have_re = false;
 	int rc, code = 0;
 
-	const char *use = "usage: menv list (-n NAME | -p PREFIX) [--json] [--full-name] "
+	const char *use = "usage: menv list [-n NAME | -p PREFIX] [--json] [--full-name] "
 	                  "[--show-channel-urls] [REGEX]\n"
-	                  "       menv list (-n NAME | -p PREFIX) --explicit [--md5]\n"
-	                  "       menv list (-n NAME | -p PREFIX) --revisions [--json]\n";
+	                  "       menv list [-n NAME | -p PREFIX] --explicit [--md5]\n"
+	                  "       menv list [-n NAME | -p PREFIX] --revisions [--json]\n";
 	if ((rc = menv_cli_parse(argc, argv, "npjBRLUxMh", use, 0, 1, &o)))
 		return MENV_CLI_EXIT(rc);
 	const char *regex = o.args.n ? o.args.v[0] : NULL;
 	if (o.revisions) {
 		rc = menv_config_load(&cfg, &err);
 		if (!rc) {
-			prefix = menv_env_prefix_new(&cfg, o.name, o.prefix, &err);
+			prefix = menv_env_prefix_find(&cfg, o.name, o.prefix, &err);
 			rc = prefix ? 0 : err.code;
 		}
 		code = rc ? menv_cli_fail(&err) : list_revisions(prefix, o.json);

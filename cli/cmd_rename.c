@@ -1,5 +1,5 @@
 /*
- * cmd_rename.c - `menv rename (-n NAME | -p PREFIX) [--force] [--dry-run] DEST` as conda
+ * cmd_rename.c - `menv rename [-n NAME | -p PREFIX] [--force] [--dry-run] DEST` as conda
  * rename: DEST is a name (under envs_dirs) or a path (with '/'); the library clones and
  * removes (envs/rename.c).
  */
@@ -10,7 +10,7 @@
 #include "cli.h"
 
 #define USAGE                                                                                      \
-	"usage: menv rename (-n NAME | -p PREFIX) [-d|--dry-run] [--force|-y] [-q] [--json] "      \
+	"usage: menv rename [-n NAME | -p PREFIX] [-d|--dry-run] [--force|-y] [-q] [--json] "      \
 	"DEST\n"                                                                                   \
 	"  DEST: a new name, or a path (with '/'); the base and the active environment cannot "    \
 	"be renamed\n"
@@ -39,8 +39,6 @@ int menv_cmd_rename(int argc, char **argv)
 	        .cancel = MENV_CLI_CANCEL,
 	};
 	rc = menv_config_load(&cfg, &err);
-	if (!rc && !a.name && !a.prefix)
-		rc = menv_error_set(&err, MENV_EUSAGE, "rename needs -n NAME or -p PREFIX");
 	if (!rc && !(src = menv_env_prefix_find(&cfg, a.name, a.prefix, &err)))
 		rc = err.code;
 	if (!rc && !(dest = menv_env_prefix_new(&cfg, strchr(to, '/') ? NULL : to,
