@@ -71,6 +71,10 @@ int menv_cli_fail(const struct menv_error *err);
 char *menv_cli_cmdline(void);
 /* The absolute path of the running menv executable (/proc/self/exe). Caller frees. */
 char *menv_cli_self_exe(void);
+/* installed.c: in an installed menv (P/bin/menv), sets MENV_OPS_DIR to P/share/menv/ops when
+ * that holds the ops/ sources and the variable is unset or empty (the build tree's menv keeps
+ * the path fixed at build time). Called once by main before any command. */
+void menv_cli_installed_paths(void);
 /* menv_txn_recover drawn on stderr (every command that reads an environment calls it). */
 int menv_cli_recover(const char *prefix, struct menv_error *err);
 /* One "menv: warning: FILE:LINE: unknown key 'K' is ignored" line for each unknown top-level
