@@ -11,6 +11,9 @@
 
 #include "envs.h"
 
+/* "s" after a count of anything but one ("1 package", "2 packages") */
+#define MENV_CLI_S(n) ((n) == 1 ? "" : "s")
+
 /* Exit codes */
 #define MENV_EXIT_OK          0
 #define MENV_EXIT_FAIL        1
@@ -82,6 +85,20 @@ int menv_cli_recover(const char *prefix, struct menv_error *err);
 void menv_cli_envfile_warnings(struct menv_envfile *ef);
 /* Prints each line as "menv: warning: ..." on stderr and clears the vector. */
 void menv_cli_warnings(struct menv_strvec *warnings);
+
+/* table.c: text tables fitted to the terminal (list, search; the plan uses the same width) */
+/* The terminal's width on stdout, else $COLUMNS, else 0 (no limit). */
+size_t menv_cli_term_width(void);
+/* `s` cut to `w` columns by taking out its middle ("file:///srv/...annels/main"); unchanged
+ * when it fits or `w` < 8. New string, caller frees. */
+char *menv_cli_fit(const char *s, size_t w);
+/* Prints a header row (`head`, `lead` before its first cell: "# ") and `nrows` rows of `ncol`
+ * cells (row-major, borrowed) on stdout: columns sized to their content, one blank apart, no
+ * trailing blanks; when a row would be wider than menv_cli_term_width, column `shrink1`
+ * gives way first, then `shrink2` (-1: none), each down to 12 columns, their cells shortened
+ * in the middle. */
+void menv_cli_table(const char *lead, const char *const *head, const char *const *cells,
+                    size_t nrows, size_t ncol, int shrink1, int shrink2);
 
 /* render.c: drawing what the library reports */
 struct menv_cli_draw {

@@ -51,8 +51,8 @@ int menv_cmd_doctor(int argc, char **argv)
 		       others, others == 1 ? "" : "s", others == 1 ? "s" : "",
 		       others == 1 ? "it" : "them");
 	if (!rc && !a.json)
-		printf("%s: %zu package record%s, %zu files checked, %d problem%s left\n", prefix,
-		       r.packages, r.packages == 1 ? "" : "s", r.files, faults,
+		printf("%s: %zu package record%s, %zu file%s checked, %d problem%s left\n", prefix,
+		       r.packages, r.packages == 1 ? "" : "s", r.files, MENV_CLI_S(r.files), faults,
 		       faults == 1 ? "" : "s");
 	if (!rc && a.json)
 		menv_cli_put_json(json_pack("{s:s,s:o,s:i}", "prefix", prefix, "findings",

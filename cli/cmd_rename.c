@@ -59,9 +59,10 @@ int menv_cmd_rename(int argc, char **argv)
 	else if (a.dry_run) /* conda's lines */
 		printf("Dry run action: clone %s,%s\nDry run action: rm_rf %s\n", src, dest, src);
 	else if (!a.quiet)
-		printf("Renamed %s to %s: %zu packages linked, %zu files no package owns "
+		printf("Renamed %s to %s: %zu package%s linked, %zu file%s no package owns "
 		       "copied\n",
-		       src, dest, res.packages, res.untracked);
+		       src, dest, res.packages, MENV_CLI_S(res.packages), res.untracked,
+		       MENV_CLI_S(res.untracked));
 out:
 	if (rc)
 		code = menv_cli_fail(&err);

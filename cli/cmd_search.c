@@ -18,10 +18,17 @@ static void print_records(const struct menv_record *const *r, size_t n, bool jso
 		menv_cli_put_json(arr, false);
 		return;
 	}
-	printf("%-28s %-16s %-28s %s\n", "# Name", "Version", "Build", "Channel");
-	for (size_t i = 0; i < n; i++)
-		printf("%-28s %-16s %-28s %s\n", r[i]->name, r[i]->version, r[i]->build,
-		       r[i]->channel ? r[i]->channel->name : "");
+	/* columns sized to their content, fitted to the terminal as `menv list` */
+	const char **cells = menv_xcalloc(4 * n + 1, sizeof(*cells));
+	for (size_t i = 0; i < n; i++) {
+		cells[4 * i] = r[i]->name;
+		cells[4 * i + 1] = r[i]->version;
+		cells[4 * i + 2] = r[i]->build;
+		cells[4 * i + 3] = r[i]->channel ? r[i]->channel->name : "";
+	}
+	menv_cli_table("# ", (const char *const[]){"Name", "Version", "Build", "Channel"}, cells, n,
+	               4, 3, 2);
+	free(cells);
 }
 
 int menv_cmd_search(int argc, char **argv)

@@ -318,6 +318,29 @@ static int check_not_nested(const struct menv_txn *t, struct menv_error *err)
 	return rc;
 }
 
+/* A create onto an environment that exists (a dry run too: it says what the real one would),
+ * with what to run instead: the update of that environment from the same input, or its
+ * removal first. */
+static int exists_error(const struct menv_txn *t, struct menv_error *err)
+{
+	const char *p = t->o.prefix;
+	if (t->o.file)
+		return menv_error_set(err, MENV_EEXIST,
+		                      "prefix '%s' already exists: install the lock into it with "
+		                      "'menv install -p %s -f %s', or remove it first ('menv env "
+		                      "remove -p %s')",
+		                      p, p, t->o.file, p);
+	if (t->o.envfile && t->o.envfile->path)
+		return menv_error_set(err, MENV_EEXIST,
+		                      "prefix '%s' already exists: update it with 'menv env update "
+		                      "-p %s -f %s', or remove it first ('menv env remove -p %s')",
+		                      p, p, t->o.envfile->path, p);
+	return menv_error_set(err, MENV_EEXIST,
+	                      "prefix '%s' already exists: add packages with 'menv install -p %s "
+	                      "SPEC...', or remove it first ('menv env remove -p %s')",
+	                      p, p, p);
+}
+
 static int plan_create(struct menv_txn *t, struct menv_error *err)
 {
 	int rc = menv_env_check_prefix(t->o.prefix, err);
@@ -325,8 +348,8 @@ static int plan_create(struct menv_txn *t, struct menv_error *err)
 		rc = check_not_nested(t, err);
 	if (rc)
 		return rc;
-	if (!t->o.dry_run && menv_path_in_use(t->o.prefix)) /* checked again when linking */
-		return menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists", t->o.prefix);
+	if (menv_path_in_use(t->o.prefix)) /* checked again when linking */
+		return exists_error(t, err);
 	rc = parse_specs(t, err);
 	if (rc || !t->nspecs)
 		return rc;
@@ -457,9 +480,8 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 		rc = menv_env_check_prefix(t->o.prefix, err);
 		if (!rc)
 			rc = check_not_nested(t, err);
-		if (!rc && !t->o.dry_run && menv_path_in_use(t->o.prefix))
-			rc = menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists",
-			                    t->o.prefix);
+		if (!rc && menv_path_in_use(t->o.prefix))
+			rc = exists_error(t, err);
 	}
 	if (!rc)
 		rc = menv_lockrecs_build(cfg, t->sel, t->nsel, &t->lr, err);
@@ -813,8 +835,8 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 		return 0;
 	if (is_lock(t->o.kind)) {
 		menv_lock_pip_request(t->lf, t->o.lock_env, t->pipsel, t->npipsel, &pr);
-		emit(t, MENV_ENV_STATUS, "Installing %zu pip packages (--no-deps%s)", t->npipsel,
-		     pr.require_hashes ? ", --require-hashes" : "");
+		emit(t, MENV_ENV_STATUS, "Installing %zu pip package%s (--no-deps%s)", t->npipsel,
+		     t->npipsel == 1 ? "" : "s", pr.require_hashes ? ", --require-hashes" : "");
 	} else {
 		/* the pip section, as conda runs it: a requirements file beside the env file */
 		for (size_t i = 0; i < t->pip.n; i++)

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""cli.day_small: the smaller findings of a team's day with menv (issue 23), each as it was
+seen and as it must be now.
+
+- `create -f FILE` (or a lockfile, or specs) onto an existing environment: refused with what
+  to run instead (`menv env update -p P -f FILE`, `menv install -p P -f LOCK`, or remove it);
+  its `--dry-run` gives the same refusal and exit status, never "nothing was changed";
+- a count of one is singular ("1 package", "1 file", "1 entry", ...) in every summary line;
+- `menv info`: every key right-aligned to the same column;
+- `menv list` and `menv search` fit a 100-column terminal (COLUMNS=100) as the plan does: the
+  channel gives way, shortened in its middle; without a width the lines are whole."""
+
+import os
+import re
+
+import menvtest
+
+R = os.path.join("packages", "conda", "test-recipes", "noarch")
+
+
+def snapshot(prefix):
+    return menvtest.tree_snapshot(prefix)
+
+
+def body(t):
+    files = [os.path.join(t.corpus, R, n) for n in ("dependency-1.0-0.conda",
+                                                     "dependent-1.0-0.conda")]
+    # a long channel path, as a team's shared folder is
+    chan = t.make_channel("a-team-shared-folder-of-conda-packages-for-the-day-long-test",
+                          {"noarch": files, "linux-64": []})
+    C = ["-c", t.url(chan), "--override-channels"]
+    envfile = os.path.join(t.tmp, "environment.yml")
+    menvtest.write_text(envfile, "name: e\nchannels: [%s, nodefaults]\ndependencies:\n"
+                        "  - dependent=1.0\n" % t.url(chan))
+    t.menv_ok("create", "-q", "-y", "-f", envfile)
+    e = os.path.join(t.envs, "e")
+    lock = os.path.join(t.tmp, "e-lock.yml")
+    menvtest.write_text(lock, t.menv_ok("export", "-n", "e").out)
+    before = snapshot(e)
+
+    # create onto an existing environment, and its dry run
+    for what, args, hint in (
+            ("create -f environment.yml", ["-f", envfile],
+             "update it with 'menv env update -p %s -f %s'" % (e, envfile)),
+            ("create -f LOCK", ["-n", "e", "-f", lock],
+             "install the lock into it with 'menv install -p %s -f %s'" % (e, lock)),
+            ("create -n e SPEC", ["-n", "e"] + C + ["dependency"],
+             "add packages with 'menv install -p %s SPEC...'" % e)):
+        want = ("menv: error: prefix '%s' already exists: %s, or remove it first ('menv env "
+                "remove -p %s')" % (e, hint, e))
+        r = t.menv_run("create", "-y", *args)
+        t.eq((r.rc, r.err_lines()), (1, [want]), what + " onto an existing environment")
+        d = t.menv_run("create", "-y", "--dry-run", *args)
+        t.eq((d.rc, d.err_lines()), (1, [want]), what + " --dry-run: the same refusal")
+        t.check("nothing was changed" not in d.out, what + " --dry-run: no 'nothing was "
+                "changed'", d.out)
+    t.eq(snapshot(e), before, "the existing environment is left as it was")
+
+    # one is singular
+    one = t.make_channel("one", {"noarch": files[:1]}, index=False)
+    r = t.menv_ok("index", one)
+    t.check(re.fullmatch(r"indexed 1 package into \d+ repodata\.json files? under .*\n", r.out)
+            and "1 packages" not in r.out, "index: 1 package", r.out)
+    t.menv_ok("create", "-q", "-y", "-n", "one", "-c", t.url(one), "--override-channels",
+              "dependency")
+    r = t.menv_run("doctor", "-n", "one")
+    t.check(re.search(r": 1 package record, \d+ files? checked, 0 problems left$", r.out, re.M)
+            and not re.search(r"\b1 files\b", r.out), "doctor: 1 package record", r.out)
+    r = t.menv_ok("remove", "-y", "-n", "one", "--all")
+    t.check("Removed %s: 1 package\n" % os.path.join(t.envs, "one") in r.out,
+            "remove --all of one package: 'Removed P: 1 package'", r.out)
+    r = t.menv_ok("clean", "--index-cache", "--dry-run")
+    t.check(not re.search(r"\b1 entries\b", r.out), "clean: never '1 entries'", r.out)
+
+    # info: the keys end in one column
+    r = t.menv_ok("info", env={"CONDA_PREFIX": e, "CONDA_SHLVL": "1"})
+    cols = {line.index(" : ") for line in r.out.splitlines() if " : " in line}
+    t.eq(len(cols), 1, "info: every ' : ' in the same column")
+    t.check("active env location : %s" % e in r.out and "      menv version : " in r.out,
+            "info: keys right-aligned to the longest", r.out)
+
+    # list and search in 100 columns
+    for cmd in (["list", "-n", "e"], ["search"] + C + ["dependen*"]):
+        wide = t.menv_ok(*cmd).out
+        t.check(any(len(l) > 100 for l in wide.splitlines()),
+                "menv %s: without a width the channel is whole (over 100 columns here)"
+                % cmd[0], wide)
+        r = t.menv_ok(*cmd, env={"COLUMNS": "100"})
+        lines = r.out.splitlines()
+        t.check(lines and all(len(l) <= 100 for l in lines),
+                "menv %s with COLUMNS=100: every line fits" % cmd[0], r.out)
+        rows = [l for l in lines if l.startswith("dependen")]
+        t.check(rows and all(l.split()[:3] in (["dependency", "1.0", "0"],
+                                               ["dependent", "1.0", "0"]) for l in rows)
+                and all("..." in l for l in rows),
+                "menv %s with COLUMNS=100: name, version, build whole; the channel "
+                "shortened in its middle" % cmd[0], r.out)
+        t.eq(len(lines), len(wide.splitlines()), "menv %s: the same rows" % cmd[0])
+
+
+if __name__ == "__main__":
+    menvtest.main(body, "day_small")
