@@ -670,6 +670,8 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 		t->cached[i] =
 		        menv_pkgcache_has_any(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link[i]);
 	t->plan.cached = t->cached;
+	if (is_lock(k)) /* a lock without sizes: the servers say what the fetch will download */
+		menv_lockrecs_sizes(t->o.cfg, t->link, t->cached, t->nlink);
 	classify(t);
 	t->plan.unlink = t->unlink;
 	t->plan.nunlink = t->nunlink;

@@ -8,7 +8,10 @@ seen and as it must be now.
 - a count of one is singular ("1 package", "1 file", "1 entry", ...) in every summary line;
 - `menv info`: every key right-aligned to the same column;
 - `menv list` and `menv search` fit a 100-column terminal (COLUMNS=100) as the plan does: the
-  channel gives way, shortened in its middle; without a width the lines are whole."""
+  channel gives way, shortened in its middle; without a width the lines are whole;
+- creating from a lock (conda-lock v1 or explicit: no sizes in them) into an empty package
+  cache shows each package's real size and the total download (file:// and http://), not
+  "-" and "0 B"."""
 
 import os
 import re
@@ -16,6 +19,21 @@ import re
 import menvtest
 
 R = os.path.join("packages", "conda", "test-recipes", "noarch")
+
+
+def human(n):
+    return "%d B" % n if n < 1000 else "%.1f kB" % (n / 1e3) if n < 1e6 else "%.1f MB" % (n / 1e6)
+
+
+def plan_sizes(out):
+    """{name: size column} of a plan's rows, and its Total download line."""
+    rows = {}
+    for l in out.splitlines():
+        m = re.match(r"  \+ (\S+)\s+\S+\s+\S+\s+\S+\s+(\S+(?: [kMG]?B)?)$", l)
+        if m:
+            rows[m.group(1)] = m.group(2)
+    total = [l.strip() for l in out.splitlines() if "Total download" in l]
+    return rows, total
 
 
 def snapshot(prefix):
@@ -55,6 +73,27 @@ def body(t):
         t.check("nothing was changed" not in d.out, what + " --dry-run: no 'nothing was "
                 "changed'", d.out)
     t.eq(snapshot(e), before, "the existing environment is left as it was")
+
+    # a lock into an empty package cache: the real sizes and the total
+    want = {os.path.basename(f).split("-1.0")[0]: os.path.getsize(f) for f in files}
+    total = "Total download: %s" % human(sum(want.values()))
+    fresh = {"MENV_ROOT_PREFIX": os.path.join(t.tmp, "fresh-root")}
+    r = t.menv_run("create", "-n", "f", "-f", lock, "--dry-run", env=fresh)
+    t.eq((r.rc,) + plan_sizes(r.out), (0, {k: human(v) for k, v in want.items()}, [total]),
+         "create -f conda-lock into an empty cache: every row's size and the total")
+    srv = t.http_server(chan)
+    try:
+        explicit = os.path.join(t.tmp, "explicit.txt")
+        menvtest.write_text(explicit, "@EXPLICIT\n" + "".join(
+            "%s/noarch/%s#sha256:%s\n" % (srv.base, os.path.basename(f), menvtest.sha256_file(f))
+            for f in files))
+        r = t.menv_run("create", "-n", "g", "-f", explicit, "--dry-run", env=fresh)
+        t.eq((r.rc,) + plan_sizes(r.out), (0, {k: human(v) for k, v in want.items()}, [total]),
+             "create -f explicit (http://) into an empty cache: the sizes the server names")
+        r = t.menv_run("create", "-n", "g", "-f", explicit, "-y", "-q", env=fresh)
+        t.eq(r.rc, 0, "and the real create from it works")
+    finally:
+        srv.stop()
 
     # one is singular
     one = t.make_channel("one", {"noarch": files[:1]}, index=False)
