@@ -124,8 +124,8 @@ static void summary(const struct menv_txn_plan *p, const struct menv_txn_result 
 	const struct menv_link_stats *st = &r->stats;
 	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
 	char pip[32] = "", removed[48] = "";
-	if (p->pip->n)
-		snprintf(pip, sizeof(pip), " (%zu pip)", p->pip->n);
+	if (r->pip_installed) /* what pip installed, not the lines it was given */
+		snprintf(pip, sizeof(pip), " (%zu pip)", r->pip_installed);
 	if (!create)
 		snprintf(removed, sizeof(removed), "%zu package%s removed, ", st->unlinked,
 		         st->unlinked == 1 ? "" : "s");
@@ -137,9 +137,9 @@ static void summary(const struct menv_txn_plan *p, const struct menv_txn_result 
 		       "%zu hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)%s\n",
 		       create ? "Created" : "Updated", p->prefix,
 		       p->lock_file ? " from lockfile " : "", p->lock_file ? p->lock_file : "",
-		       removed, st->packages + p->pip->n, pip, st->files, MENV_CLI_S(st->files),
-		       st->reflinks, st->hardlinks, st->softlinks, st->copies, st->replaced,
-		       st->pyc, p->lock_file ? ", no solve" : "");
+		       removed, st->packages + r->pip_installed, pip, st->files,
+		       MENV_CLI_S(st->files), st->reflinks, st->hardlinks, st->softlinks,
+		       st->copies, st->replaced, st->pyc, p->lock_file ? ", no solve" : "");
 	if (st->clobbered)
 		printf("warning: %zu file%s provided by more than one package; the later "
 		       "package's copy was kept\n",

@@ -399,6 +399,10 @@ struct menv_pip_dist {
 int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
                   struct menv_error *err);
 void menv_pip_dists_free(struct menv_pip_dist *v, size_t n);
+/* How many of `after` are not in `before` with the same name and version: what a pip step
+ * installed (sorted merge, O(n log n)). The arrays are only read. */
+size_t menv_pip_dists_new(const struct menv_pip_dist *before, size_t nbefore,
+                          const struct menv_pip_dist *after, size_t nafter);
 /* PEP 503 name normalisation (lower case, runs of -_. as one '-'). Caller frees. */
 char *menv_pip_normalize(const char *name);
 
@@ -663,6 +667,9 @@ struct menv_txn_plan {
 struct menv_txn_result {
 	struct menv_link_stats stats;
 	size_t pip_lines;               /* requirement lines given to pip (0: no pip step) */
+	size_t pip_installed;           /* distributions the pip step added or changed (new
+	                                 * name or version in the prefix; options lines and
+	                                 * what was there already not counted) */
 	bool smoke_ran;                 /* the smoke check ran (then `smoke` holds its result) */
 	struct menv_smoke_result smoke; /* passed false: a failed check (the env is kept) */
 	bool smoke_record_failed;       /* conda-meta/menv-smoke-check could not be written */

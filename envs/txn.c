@@ -852,6 +852,10 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 	pr.cancel = t->o.cancel;
 	pr.quiet = t->o.quiet_pip;
 	t->res.pip_lines = t->pip.n;
+	struct menv_pip_dist *before = NULL, *after = NULL;
+	size_t nbefore = 0, nafter = 0;
+	if (menv_pip_list(t->o.prefix, &before, &nbefore, NULL))
+		nbefore = 0;
 	if (is_create(t->o.kind)) {
 		rc = menv_pip_install(t->o.prefix, &pr, err);
 		if (rc) {
@@ -872,6 +876,11 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 		if (rc && src)
 			menv_error_prefix(err, "%s", src);
 	}
+	/* what pip installed: the distributions new or changed since before the step */
+	if (!rc && menv_pip_list(t->o.prefix, &after, &nafter, NULL) == 0)
+		t->res.pip_installed = menv_pip_dists_new(before, nbefore, after, nafter);
+	menv_pip_dists_free(before, nbefore);
+	menv_pip_dists_free(after, nafter);
 	menv_strvec_clear(&pr.requirements);
 	menv_strvec_clear(&pr.options);
 	free(dir);

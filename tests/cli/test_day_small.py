@@ -11,7 +11,11 @@ seen and as it must be now.
   channel gives way, shortened in its middle; without a width the lines are whole;
 - creating from a lock (conda-lock v1 or explicit: no sizes in them) into an empty package
   cache shows each package's real size and the total download (file:// and http://), not
-  "-" and "0 B"."""
+  "-" and "0 B";
+- the summary counts what pip installed ("(1 pip)"), not the lines of the `pip:` section (an
+  option line, a requirement already there)."""
+
+import tarfile
 
 import os
 import re
@@ -34,6 +38,35 @@ def plan_sizes(out):
             rows[m.group(1)] = m.group(2)
     total = [l.strip() for l in out.splitlines() if "Total download" in l]
     return rows, total
+
+
+# a stand-in for `python -m pip install ... -r FILE`: a dist-info folder for each NAME==VERSION
+# line that is not installed yet, as pip does
+FAKE_PIP = r"""#!/bin/sh
+prefix=$(cd "$(dirname "$0")/.." && pwd)
+[ "$1 $2 $3" = "-m pip install" ] || exit 3
+req=
+while [ $# -gt 0 ]; do [ "$1" = -r ] && req=$2; shift; done
+sp="$prefix/lib/python3.9/site-packages"
+mkdir -p "$sp"
+while read -r line; do
+    case "$line" in *==*)
+        n=${line%%==*}; v=${line#*==}; d="$sp/$n-$v.dist-info"
+        [ -d "$d" ] && continue
+        mkdir -p "$d"
+        printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$n" "$v" > "$d/METADATA";;
+    esac
+done < "$req"
+"""
+
+
+def fake_python(path):
+    ti = tarfile.TarInfo("bin/python")
+    data = FAKE_PIP.encode()
+    ti.size, ti.mode, ti.mtime = len(data), 0o755, 1700000000
+    return menvtest.build_conda(path, {"name": "python", "version": "3.9.0", "build": "0",
+                                       "build_number": 0, "depends": [], "subdir": "linux-64"},
+                                [(ti, data)])
 
 
 def snapshot(prefix):
@@ -94,6 +127,28 @@ def body(t):
         t.eq(r.rc, 0, "and the real create from it works")
     finally:
         srv.stop()
+
+    # the pip count: one line an option, one requirement there already
+    pychan = os.path.join(t.tmp, "py")
+    fake_python(os.path.join(pychan, "linux-64", "python-3.9.0-0.conda"))
+    menvtest.build_conda(os.path.join(pychan, "noarch", "pip-23.0-0.conda"),
+                         {"name": "pip", "version": "23.0", "build": "0", "build_number": 0,
+                          "depends": ["python"], "subdir": "noarch", "noarch": "generic"}, [])
+    t.index(pychan)
+    pyfile = os.path.join(t.tmp, "py.yml")
+    menvtest.write_text(pyfile, "name: py\nchannels: [%s, nodefaults]\ndependencies:\n"
+                        "  - python\n  - pip:\n    - --index-url file:///nowhere\n"
+                        "    - alpha==1.0\n" % t.url(pychan))
+    r = t.menv_run("create", "-y", "--no-smoke-check", "-f", pyfile)
+    t.check(r.rc == 0 and ": 3 linked (1 pip), " in r.out,
+            "create with a pip: section of an option line and one package: '3 linked (1 pip)'",
+            r)
+    menvtest.write_text(pyfile, "name: py\nchannels: [%s, nodefaults]\ndependencies:\n"
+                        "  - python\n  - pip:\n    - alpha==1.0\n    - beta==2.0\n"
+                        % t.url(pychan))
+    r = t.menv_run("env", "update", "-y", "--no-smoke-check", "-f", pyfile)
+    t.check(r.rc == 0 and ": 0 packages removed, 1 linked (1 pip), " in r.out,
+            "env update where pip installs one of two lines: '1 linked (1 pip)'", r)
 
     # one is singular
     one = t.make_channel("one", {"noarch": files[:1]}, index=False)
