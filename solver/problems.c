@@ -248,7 +248,7 @@ static void unmatched_problem(struct menv_solver *s, const struct menv_solve_req
 			break;
 		}
 		menv_buf_addf(tree, "%s%s", shown++ ? ", " : "",
-		              record_of(s, have.elements[i])->version);
+		              menv_solv_record_of(s, have.elements[i])->version);
 	}
 	menv_buf_addch(tree, '\n');
 	menv_buf_addf(tree, "requested %s, which no package of the channels matches; they have:\n",
