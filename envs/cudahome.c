@@ -12,7 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "envs.h"
+#include "activate.h"
+#include "registry.h"
+#include "smoke.h"
 
 static const char *const vars[] = {"CUDA_HOME", "CUDA_PATH"};
 
