@@ -12,6 +12,9 @@
 
 #include "envs.h"
 
+/* "s" after a count of anything but one ("1 package", "2 packages") */
+#define MENV_CLI_S(n) ((n) == 1 ? "" : "s")
+
 /* Exit codes */
 #define MENV_EXIT_OK          0
 #define MENV_EXIT_FAIL        1
@@ -103,6 +106,10 @@ void menv_cli_redact_stdio(void);
 void menv_cli_flush_held(void);
 /* The absolute path of the running menv executable (/proc/self/exe). Caller frees. */
 char *menv_cli_self_exe(void);
+/* installed.c: in an installed menv (P/bin/menv), sets MENV_OPS_DIR to P/share/menv/ops when
+ * that holds the ops/ sources and the variable is unset or empty (the build tree's menv keeps
+ * the path fixed at build time). Called once by main before any command. */
+void menv_cli_installed_paths(void);
 /* menv_txn_recover drawn on stderr (every command that reads an environment calls it). */
 int menv_cli_recover(const char *prefix, struct menv_error *err);
 /* One "menv: warning: FILE:LINE: unknown key 'K' is ignored" line for each unknown top-level
@@ -110,6 +117,20 @@ int menv_cli_recover(const char *prefix, struct menv_error *err);
 void menv_cli_envfile_warnings(struct menv_envfile *ef);
 /* Prints each line as "menv: warning: ..." on stderr and clears the vector. */
 void menv_cli_warnings(struct menv_strvec *warnings);
+
+/* table.c: text tables fitted to the terminal (list, search; the plan uses the same width) */
+/* The terminal's width on stdout, else $COLUMNS, else 0 (no limit). */
+size_t menv_cli_term_width(void);
+/* `s` cut to `w` columns by taking out its middle ("file:///srv/...annels/main"); unchanged
+ * when it fits or `w` < 8. New string, caller frees. */
+char *menv_cli_fit(const char *s, size_t w);
+/* Prints a header row (`head`, `lead` before its first cell: "# ") and `nrows` rows of `ncol`
+ * cells (row-major, borrowed) on stdout: columns sized to their content, one blank apart, no
+ * trailing blanks; when a row would be wider than menv_cli_term_width, column `shrink1`
+ * gives way first, then `shrink2` (-1: none), each down to 12 columns, their cells shortened
+ * in the middle. */
+void menv_cli_table(const char *lead, const char *const *head, const char *const *cells,
+                    size_t nrows, size_t ncol, int shrink1, int shrink2);
 
 /* render.c: drawing what the library reports */
 struct menv_cli_draw {

@@ -30,7 +30,7 @@ static const char *const usages[] = {
         [C_REMOVE] = "usage: menv remove " ENV COMMON " [--force] (NAME... | --all)\n",
         [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS " (NAME... | --all)\n",
         [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
-        [C_ENV_REMOVE] = ("usage: menv env remove (-n NAME | -p PREFIX) [--dry-run] [--json] "
+        [C_ENV_REMOVE] = ("usage: menv env remove [-n NAME | -p PREFIX] [--dry-run] [--json] "
                           "[-q] [-y] [--no-wait]\n"),
 };
 
@@ -120,25 +120,26 @@ static void summary(const struct menv_txn_plan *p, const struct menv_txn_result 
 	const struct menv_link_stats *st = &r->stats;
 	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
 	char pip[32] = "", removed[48] = "";
-	if (p->pip->n)
-		snprintf(pip, sizeof(pip), " (%zu pip)", p->pip->n);
+	if (r->pip_installed) /* what pip installed, not the lines it was given */
+		snprintf(pip, sizeof(pip), " (%zu pip)", r->pip_installed);
 	if (!create)
 		snprintf(removed, sizeof(removed), "%zu package%s removed, ", st->unlinked,
 		         st->unlinked == 1 ? "" : "s");
 	if (p->remove_env)
-		printf("Removed %s: %zu packages\n", p->prefix, st->unlinked);
+		printf("Removed %s: %zu package%s\n", p->prefix, st->unlinked,
+		       MENV_CLI_S(st->unlinked));
 	else
-		printf("%s %s%s%s: %s%zu linked%s, %zu files (%zu reflinked, "
+		printf("%s %s%s%s: %s%zu linked%s, %zu file%s (%zu reflinked, "
 		       "%zu hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)%s\n",
 		       create ? "Created" : "Updated", p->prefix,
 		       p->lock_file ? " from lockfile " : "", p->lock_file ? p->lock_file : "",
-		       removed, st->packages + p->pip->n, pip, st->files, st->reflinks,
-		       st->hardlinks, st->softlinks, st->copies, st->replaced, st->pyc,
-		       p->lock_file ? ", no solve" : "");
+		       removed, st->packages + r->pip_installed, pip, st->files,
+		       MENV_CLI_S(st->files), st->reflinks, st->hardlinks, st->softlinks,
+		       st->copies, st->replaced, st->pyc, p->lock_file ? ", no solve" : "");
 	if (st->clobbered)
-		printf("warning: %zu files were provided by more than one package; the later "
+		printf("warning: %zu file%s provided by more than one package; the later "
 		       "package's copy was kept\n",
-		       st->clobbered);
+		       st->clobbered, st->clobbered == 1 ? " was" : "s were");
 	if (create && !p->remove_env) /* as conda ends a create */
 		printf("\n# To activate this environment, use\n#\n#     $ menv activate %s\n#\n# "
 		       "To "
@@ -184,9 +185,9 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	if (p->lock_file && !a->quiet && !a->json)
 		fprintf(stderr,
 		        "Installing from lockfile %s (%s, %s) into %s: %zu to link, %zu to unlink, "
-		        "%zu conda + %zu pip packages in the lock, no solve\n",
+		        "%zu conda + %zu pip package%s in the lock, no solve\n",
 		        p->lock_file, p->lock_format, cfg.subdir, p->prefix, p->nlink, p->nunlink,
-		        p->lock_conda, p->lock_pip);
+		        p->lock_conda, p->lock_pip, MENV_CLI_S(p->lock_conda + p->lock_pip));
 	if (!a->json)
 		menv_cli_print_plan(p);
 	fflush(stdout); /* the plan before the fetch's lines on stderr */

@@ -67,8 +67,8 @@ int menv_cmd_clean(int argc, char **argv)
 		menv_cli_put_json(j, false);
 		d.list = NULL;
 	} else if (!rc) {
-		printf("%s %zu entries, %.1f MB\n", dry ? "Would free" : "Freed", st.removed,
-		       (double)st.bytes / 1e6);
+		printf("%s %zu entr%s, %.1f MB\n", dry ? "Would free" : "Freed", st.removed,
+		       st.removed == 1 ? "y" : "ies", (double)st.bytes / 1e6);
 	}
 	json_decref(d.list);
 	menv_config_release(&cfg);

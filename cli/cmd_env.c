@@ -16,9 +16,9 @@
 #define USAGE                                                                                      \
 	"usage: menv env list [--json]\n"                                                          \
 	"       menv env create [-f environment.yml] [-n NAME | -p PREFIX] [create's options]\n"   \
-	"       menv env export (-n NAME | -p PREFIX) [export's options]\n"                        \
+	"       menv env export [-n NAME | -p PREFIX] [export's options]\n"                        \
 	"       menv env update [-n NAME | -p PREFIX] -f environment.yml [--prune]\n"              \
-	"       menv env remove (-n NAME | -p PREFIX) [--dry-run] [-y] [--json]\n"                 \
+	"       menv env remove [-n NAME | -p PREFIX] [--dry-run] [-y] [--json]\n"                 \
 	"       menv env config vars list [-n NAME | -p PREFIX] [--json]\n"                        \
 	"       menv env config vars set [-n NAME | -p PREFIX] VAR=VALUE...\n"                     \
 	"       menv env config vars unset [-n NAME | -p PREFIX] VAR...\n"

@@ -18,7 +18,7 @@
 #include "cli.h"
 
 #define USAGE                                                                                      \
-	"usage: menv export (-n NAME | -p PREFIX) [--format conda-lock|explicit|environment]\n"    \
+	"usage: menv export [-n NAME | -p PREFIX] [--format conda-lock|explicit|environment]\n"    \
 	"                   [--no-builds] [--from-history] [--json] [--file FILE]\n"
 
 int menv_cmd_export(int argc, char **argv)
@@ -54,7 +54,7 @@ int menv_cmd_export(int argc, char **argv)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;
-	prefix = menv_env_prefix_new(&cfg, o.name, o.prefix, &err);
+	prefix = menv_env_prefix_find(&cfg, o.name, o.prefix, &err);
 	if (!prefix) {
 		rc = err.code;
 		goto out;

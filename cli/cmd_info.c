@@ -10,11 +10,19 @@
 
 #include "cli.h"
 
+/* Every line of `menv info` is a key, right-aligned to the longest one (as conda info), and
+ * its value; a list's further values under the first. */
+#define KEY_WIDTH ((int)sizeof("active env location") - 1)
+static void kv(const char *label, const char *value)
+{
+	printf("%*s : %s\n", KEY_WIDTH, label, value);
+}
+
 static void lines(const char *label, json_t *a)
 {
 	size_t i;
 	json_t *v;
-	json_array_foreach(a, i, v) printf("%17s : %s\n", i ? "" : label, json_string_value(v));
+	json_array_foreach(a, i, v) kv(i ? "" : label, json_string_value(v));
 }
 
 int menv_cmd_info(int argc, char **argv)
@@ -39,16 +47,19 @@ int menv_cmd_info(int argc, char **argv)
 	const char *active = json_string_value(json_object_get(j, "active_prefix"));
 	const char *name = json_string_value(json_object_get(j, "active_prefix_name"));
 	json_int_t shlvl = json_integer_value(json_object_get(j, "shlvl"));
-	printf("active environment : %s\n", active ? (name ? name : active) : "None");
+	kv("active environment", active ? (name ? name : active) : "None");
 	if (active)
-		printf("active env location : %s\n", active);
-	if (shlvl >= 0)
-		printf("      shell level : %lld\n", (long long)shlvl);
-	printf("     menv version : %s\n", MENV_VERSION);
-	printf("      root prefix : %s\n", json_string_value(json_object_get(j, "root_prefix")));
+		kv("active env location", active);
+	if (shlvl >= 0) {
+		char lvl[24];
+		snprintf(lvl, sizeof(lvl), "%lld", (long long)shlvl);
+		kv("shell level", lvl);
+	}
+	kv("menv version", MENV_VERSION);
+	kv("root prefix", json_string_value(json_object_get(j, "root_prefix")));
 	lines("package cache", json_object_get(j, "pkgs_dirs"));
 	lines("envs directories", json_object_get(j, "envs_dirs"));
-	printf("         platform : %s\n", json_string_value(json_object_get(j, "platform")));
+	kv("platform", json_string_value(json_object_get(j, "platform")));
 	lines("config files", json_object_get(j, "config_files"));
 	lines("channels", json_object_get(j, "channels"));
 	lines("virtual packages", json_object_get(j, "virtual_pkgs"));
@@ -67,8 +78,9 @@ int menv_cmd_index(int argc, char **argv)
 		return MENV_CLI_EXIT(rc);
 	rc = menv_index_channel(a.args.v[0], &st, &err);
 	if (!rc)
-		printf("indexed %zu packages into %zu repodata.json files under %s\n", st.packages,
-		       st.subdirs, a.args.v[0]);
+		printf("indexed %zu package%s into %zu repodata.json file%s under %s\n",
+		       st.packages, MENV_CLI_S(st.packages), st.subdirs, MENV_CLI_S(st.subdirs),
+		       a.args.v[0]);
 	menv_cli_args_release(&a);
 	return rc ? menv_cli_fail(&err) : 0;
 }

@@ -11,8 +11,6 @@
 
 #include "cli.h"
 
-#define MAX_W(w, s) ((int)strlen(s) > (w) ? (int)strlen(s) : (w))
-
 static int list_revisions(const char *prefix, bool json)
 {
 	struct menv_error err = {0};
@@ -56,7 +54,7 @@ static int load(struct menv_cli_args *o, struct menv_config *cfg, char **prefix,
 	int rc = menv_config_load(cfg, err);
 	if (rc)
 		return rc;
-	*prefix = menv_env_prefix_new(cfg, o->name, o->prefix, err);
+	*prefix = menv_env_prefix_find(cfg, o->name, o->prefix, err);
 	if (!*prefix)
 		return err->code;
 	rc = menv_cli_recover(*prefix, err);
@@ -93,17 +91,17 @@ int menv_cmd_list(int argc, char **argv)
 	bool have_re = false;
 	int rc, code = 0;
 
-	const char *use = "usage: menv list (-n NAME | -p PREFIX) [--json] [--full-name] "
+	const char *use = "usage: menv list [-n NAME | -p PREFIX] [--json] [--full-name] "
 	                  "[--show-channel-urls] [REGEX]\n"
-	                  "       menv list (-n NAME | -p PREFIX) --explicit [--md5]\n"
-	                  "       menv list (-n NAME | -p PREFIX) --revisions [--json]\n";
+	                  "       menv list [-n NAME | -p PREFIX] --explicit [--md5]\n"
+	                  "       menv list [-n NAME | -p PREFIX] --revisions [--json]\n";
 	if ((rc = menv_cli_parse(argc, argv, "npjBRLUxMh", use, 0, 1, &o)))
 		return MENV_CLI_EXIT(rc);
 	const char *regex = o.args.n ? o.args.v[0] : NULL;
 	if (o.revisions) {
 		rc = menv_config_load(&cfg, &err);
 		if (!rc) {
-			prefix = menv_env_prefix_new(&cfg, o.name, o.prefix, &err);
+			prefix = menv_env_prefix_find(&cfg, o.name, o.prefix, &err);
 			rc = prefix ? 0 : err.code;
 		}
 		code = rc ? menv_cli_fail(&err) : list_revisions(prefix, o.json);
@@ -189,18 +187,19 @@ int menv_cmd_list(int argc, char **argv)
 		menv_cli_put_json(arr, false);
 		goto out;
 	}
-	/* columns sized to their content */
-	int wn = 6, wv = 7, wb = 5;
+	/* columns sized to their content, fitted to the terminal: the channel gives way, then
+	 * the build */
+	const char **cells = menv_xcalloc(4 * nrows + 1, sizeof(*cells));
 	for (size_t i = 0; i < nrows; i++) {
-		wn = MAX_W(wn, rows[i].name);
-		wv = MAX_W(wv, rows[i].version);
-		wb = MAX_W(wb, rows[i].build);
+		cells[4 * i] = rows[i].name;
+		cells[4 * i + 1] = rows[i].version;
+		cells[4 * i + 2] = rows[i].build;
+		cells[4 * i + 3] = rows[i].channel;
 	}
 	printf("# packages in environment at %s:\n#\n", prefix);
-	printf("# %-*s %-*s %-*s %s\n", wn - 2, "Name", wv, "Version", wb, "Build", "Channel");
-	for (size_t i = 0; i < nrows; i++)
-		printf("%-*s %-*s %-*s %s\n", wn, rows[i].name, wv, rows[i].version, wb,
-		       rows[i].build, rows[i].channel);
+	menv_cli_table("# ", (const char *const[]){"Name", "Version", "Build", "Channel"}, cells,
+	               nrows, 4, 3, 2);
+	free(cells);
 out:
 	for (size_t i = 0; i < nrows; i++)
 		free(rows[i].channel);

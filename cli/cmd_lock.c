@@ -141,7 +141,8 @@ int menv_cmd_lock(int argc, char **argv)
 		rc = menv_lock_solve_platform(&cfg, ef, &o.cli_channels, o.override_channels,
 		                              o.platforms.v[i], &virt, &cb, lf, &count, &err);
 		if (!rc && !o.quiet)
-			fprintf(stderr, "  %s: %zu packages\n", o.platforms.v[i], count);
+			fprintf(stderr, "  %s: %zu package%s\n", o.platforms.v[i], count,
+			        MENV_CLI_S(count));
 		if (!rc) {
 			char *h = menv_lock_content_hash(&src, o.platforms.v[i], &o.cli_channels,
 			                                 &o.virtuals);
@@ -154,10 +155,10 @@ int menv_cmd_lock(int argc, char **argv)
 		goto out;
 	if (ef->pip.n)
 		fprintf(stderr,
-		        "menv: warning: the 'pip:' section (%zu lines) is not locked by "
+		        "menv: warning: the 'pip:' section (%zu line%s) is not locked by "
 		        "'menv lock'; create the environment and use 'menv export' to lock its pip "
 		        "packages\n",
-		        ef->pip.n);
+		        ef->pip.n, MENV_CLI_S(ef->pip.n));
 	menv_lockfile_write_conda_lock(lf, &out);
 	menv_buf_redact(&out); /* no credentials or tokens in the lockfile */
 	if (!strcmp(o.out, "-"))
@@ -165,8 +166,8 @@ int menv_cmd_lock(int argc, char **argv)
 	else
 		rc = menv_write_file_atomic(o.out, out.buf, out.len, &err);
 	if (!rc && !o.quiet && strcmp(o.out, "-"))
-		fprintf(stderr, "Wrote %s: %zu packages for %zu platform%s\n", o.out, lf->npkgs,
-		        o.platforms.n, o.platforms.n == 1 ? "" : "s");
+		fprintf(stderr, "Wrote %s: %zu package%s for %zu platform%s\n", o.out, lf->npkgs,
+		        MENV_CLI_S(lf->npkgs), o.platforms.n, MENV_CLI_S(o.platforms.n));
 out:
 	if (rc)
 		code = menv_cli_fail(&err);

@@ -65,8 +65,9 @@ int menv_cmd_mirror(int argc, char **argv)
 		menv_channel_free(c);
 	}
 	if (!rc && !a.quiet)
-		printf("mirrored %zu packages (%.1f MB) and %zu subdir indexes to %s\n",
-		       st.packages, (double)st.bytes / 1e6, st.subdirs, a.args.v[0]);
+		printf("mirrored %zu package%s (%.1f MB) and %zu subdir index%s to %s\n",
+		       st.packages, MENV_CLI_S(st.packages), (double)st.bytes / 1e6, st.subdirs,
+		       st.subdirs == 1 ? "" : "es", a.args.v[0]);
 out:
 	for (size_t i = 0; i < nrecs; i++)
 		menv_record_release(&recs[i]);

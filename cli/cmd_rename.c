@@ -1,5 +1,5 @@
 /*
- * cmd_rename.c - `menv rename (-n NAME | -p PREFIX) [--force] [--dry-run] DEST` as conda
+ * cmd_rename.c - `menv rename [-n NAME | -p PREFIX] [--force] [--dry-run] DEST` as conda
  * rename: DEST is a name (under envs_dirs) or a path (with '/'); the library clones and
  * removes (envs/rename.c).
  */
@@ -10,7 +10,7 @@
 #include "cli.h"
 
 #define USAGE                                                                                      \
-	"usage: menv rename (-n NAME | -p PREFIX) [-d|--dry-run] [--force|-y] [-q] [--json] "      \
+	"usage: menv rename [-n NAME | -p PREFIX] [-d|--dry-run] [--force|-y] [-q] [--json] "      \
 	"DEST\n"                                                                                   \
 	"  DEST: a new name, or a path (with '/'); the base and the active environment cannot "    \
 	"be renamed\n"
@@ -39,8 +39,6 @@ int menv_cmd_rename(int argc, char **argv)
 	        .cancel = MENV_CLI_CANCEL,
 	};
 	rc = menv_config_load(&cfg, &err);
-	if (!rc && !a.name && !a.prefix)
-		rc = menv_error_set(&err, MENV_EUSAGE, "rename needs -n NAME or -p PREFIX");
 	if (!rc && !(src = menv_env_prefix_find(&cfg, a.name, a.prefix, &err)))
 		rc = err.code;
 	if (!rc && !(dest = menv_env_prefix_new(&cfg, strchr(to, '/') ? NULL : to,
@@ -61,9 +59,10 @@ int menv_cmd_rename(int argc, char **argv)
 	else if (a.dry_run) /* conda's lines */
 		printf("Dry run action: clone %s,%s\nDry run action: rm_rf %s\n", src, dest, src);
 	else if (!a.quiet)
-		printf("Renamed %s to %s: %zu packages linked, %zu files no package owns "
+		printf("Renamed %s to %s: %zu package%s linked, %zu file%s no package owns "
 		       "copied\n",
-		       src, dest, res.packages, res.untracked);
+		       src, dest, res.packages, MENV_CLI_S(res.packages), res.untracked,
+		       MENV_CLI_S(res.untracked));
 out:
 	if (rc)
 		code = menv_cli_fail(&err);

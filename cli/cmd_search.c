@@ -18,10 +18,17 @@ static void print_records(const struct menv_record *const *r, size_t n, bool jso
 		menv_cli_put_json(arr, false);
 		return;
 	}
-	printf("%-28s %-16s %-28s %s\n", "# Name", "Version", "Build", "Channel");
-	for (size_t i = 0; i < n; i++)
-		printf("%-28s %-16s %-28s %s\n", r[i]->name, r[i]->version, r[i]->build,
-		       r[i]->channel ? r[i]->channel->name : "");
+	/* columns sized to their content, fitted to the terminal as `menv list` */
+	const char **cells = menv_xcalloc(4 * n + 1, sizeof(*cells));
+	for (size_t i = 0; i < n; i++) {
+		cells[4 * i] = r[i]->name;
+		cells[4 * i + 1] = r[i]->version;
+		cells[4 * i + 2] = r[i]->build;
+		cells[4 * i + 3] = r[i]->channel ? r[i]->channel->name : "";
+	}
+	menv_cli_table("# ", (const char *const[]){"Name", "Version", "Build", "Channel"}, cells, n,
+	               4, 3, 2);
+	free(cells);
 }
 
 int menv_cmd_search(int argc, char **argv)
@@ -37,7 +44,7 @@ int menv_cmd_search(int argc, char **argv)
 
 	const char *use =
 	        "usage: menv search [-c CHANNEL]... [--override-channels] [--json] SPEC\n";
-	if ((rc = menv_cli_parse(argc, argv, "npcOjth", use, 1, 1, &o)))
+	if ((rc = menv_cli_parse(argc, argv, "cOjth", use, 1, 1, &o)))
 		return MENV_CLI_EXIT(rc);
 	rc = menv_config_load(&cfg, &err);
 	if (!rc)
@@ -67,7 +74,9 @@ int menv_cmd_search(int argc, char **argv)
 int menv_cmd_repoquery(int argc, char **argv)
 {
 	const char *use = "usage: menv repoquery depends|whoneeds [-n NAME | -p PREFIX] "
-	                  "[-c CHANNEL]... [--override-channels] [--tree] [--json] SPEC\n";
+	                  "[-c CHANNEL]... [--override-channels] [--tree] [--json] SPEC\n"
+	                  "  whoneeds: the installed packages of -n/-p, or of the active "
+	                  "environment when no -c is given\n";
 	struct menv_cli_args o = {0};
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
@@ -94,9 +103,12 @@ int menv_cmd_repoquery(int argc, char **argv)
 		rc = menv_matchspec_parse(spec, &ms, &err);
 	if (rc)
 		goto out;
-	if (whoneeds && (o.name || o.prefix)) {
-		/* installed packages of an environment that depend on the name */
-		char *prefix = menv_env_prefix_new(&cfg, o.name, o.prefix, &err);
+	/* whoneeds: the installed packages of -n/-p, else of the active environment unless
+	 * channels are named (micromamba's repoquery: the local prefix by default) */
+	const char *active = getenv("CONDA_PREFIX");
+	if (whoneeds &&
+	    (o.name || o.prefix || (active && *active && !o.channels.n && !o.override_channels))) {
+		char *prefix = menv_env_prefix_find(&cfg, o.name, o.prefix, &err);
 		json_t *arr = NULL;
 		rc = prefix ? menv_env_whoneeds(prefix, ms->name, &arr, &err) : err.code;
 		if (!rc && o.json) {

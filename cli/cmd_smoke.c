@@ -1,5 +1,5 @@
 /*
- * cmd_smoke.c - `menv smoke (-n NAME | -p PREFIX) [--json] [--keep] [-v]`: builds and tests
+ * cmd_smoke.c - `menv smoke [-n NAME | -p PREFIX] [--json] [--keep] [-v]`: builds and tests
  * the sample CUDA custom-op package (ops/) with the environment's own toolchain (envs/smoke.c)
  * and draws each step's verdict. Exit 0 when no step failed (a missing GPU is a skip, not a
  * failure), 1 when one did; the result goes to conda-meta/menv-smoke-check.
@@ -13,7 +13,7 @@
 static void usage(char *out, size_t len)
 {
 	snprintf(out, len,
-	         "usage: menv smoke (-n NAME | -p PREFIX) [--json] [--keep] [-v]\n\n"
+	         "usage: menv smoke [-n NAME | -p PREFIX] [--json] [--keep] [-v]\n\n"
 	         "Builds menv's sample CUDA custom operator (ops/) with the environment's nvcc\n"
 	         "and host compiler and runs its tests (host, GPU, python, torch).\n"
 	         "The sources come from $MENV_OPS_DIR, else %s.\n",
@@ -43,7 +43,7 @@ int menv_cmd_smoke(int argc, char **argv)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		return menv_cli_fail(&err);
-	prefix = menv_env_prefix_new(&cfg, name, path, &err);
+	prefix = menv_env_prefix_find(&cfg, name, path, &err);
 	if (!prefix) {
 		menv_config_release(&cfg);
 		return menv_cli_fail(&err);

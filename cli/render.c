@@ -142,24 +142,10 @@ struct row {
 	char *col[5]; /* name, version, build, channel, size */
 };
 
-/* The terminal's width on stdout, else $COLUMNS, else 0 (no limit). */
-static size_t term_width(void)
-{
-	struct winsize ws;
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
-		return ws.ws_col;
-	const char *c = getenv("COLUMNS");
-	return c && atoi(c) > 0 ? (size_t)atoi(c) : 0;
-}
-
-/* `s` cut to `w` columns by taking out its middle ("file:///srv/...annels/main"). */
+/* `*s` cut to `w` columns by taking out its middle (table.c's menv_cli_fit). */
 static void fit(char **s, size_t w)
 {
-	size_t n = strlen(*s);
-	if (w < 8 || n <= w)
-		return;
-	size_t head = (w - 3) / 2, tail = w - 3 - head;
-	char *c = menv_xasprintf("%.*s...%s", (int)head, *s, *s + n - tail);
+	char *c = menv_cli_fit(*s, w);
 	free(*s);
 	*s = c;
 }
@@ -209,7 +195,8 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 				width[c] = strlen(rows[i].col[c]);
 	}
 	/* fitted to the terminal: the channel column gives way, shortened in its middle */
-	size_t cols = term_width(), used = 4 + width[0] + width[1] + width[2] + width[4] + 8;
+	size_t cols = menv_cli_term_width(),
+	       used = 4 + width[0] + width[1] + width[2] + width[4] + 8;
 	if (cols && used + width[3] > cols) {
 		size_t room = cols > used + 8 ? cols - used : 8;
 		for (size_t i = 0; i < nrows; i++)

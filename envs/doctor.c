@@ -337,7 +337,10 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 				continue;
 			char *m = menv_xasprintf("%s/conda-meta", reg.v[i]);
 			if (access(m, F_OK) != 0)
-				add(r, MENV_DOCTOR_STALE_REGISTRY, "", reg.v[i],
+				add(r,
+				    same_prefix(reg.v[i], prefix) ? MENV_DOCTOR_STALE_REGISTRY
+				                                  : MENV_DOCTOR_STALE_OTHER,
+				    "", reg.v[i],
 				    menv_xasprintf(
 				            "the registry names '%s', which is no environment "
 				            "any more",
@@ -345,6 +348,11 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			free(m);
 		}
 	toolchain(prefix, r);
+	struct menv_strvec cuda = MENV_STRVEC_INIT;
+	menv_env_cuda_home_check(prefix, &cuda);
+	for (size_t i = 0; i < cuda.n; i++)
+		add(r, MENV_DOCTOR_CUDA_HOME, "", "", menv_xstrdup(cuda.v[i]));
+	menv_strvec_clear(&cuda);
 	/* every relink holds the package cache's users lock, as a transaction does: a `menv
 	 * clean` meanwhile never removes a package the repair is about to link */
 	if (fix && (damaged.n || setaside.n) && cfg->pkgs_dir_writable &&
@@ -366,7 +374,8 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 	}
 	menv_pkgcache_unuse(users);
 	for (size_t i = 0; fix && i < r->n; i++)
-		if (r->findings[i].kind == MENV_DOCTOR_STALE_REGISTRY)
+		if (r->findings[i].kind == MENV_DOCTOR_STALE_REGISTRY ||
+		    r->findings[i].kind == MENV_DOCTOR_STALE_OTHER)
 			r->findings[i].fixed = menv_envreg_remove(r->findings[i].path, NULL) == 0;
 out:
 	menv_env_unlock(fd);

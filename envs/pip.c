@@ -324,6 +324,41 @@ int menv_pip_list_checked(const char *prefix, struct menv_pip_dist **out, size_t
 	return 0;
 }
 
+static int cmp_dist(const void *a, const void *b)
+{
+	const struct menv_pip_dist *x = *(const struct menv_pip_dist *const *)a,
+	                           *y = *(const struct menv_pip_dist *const *)b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->version ? x->version : "", y->version ? y->version : "");
+}
+
+size_t menv_pip_dists_new(const struct menv_pip_dist *before, size_t nbefore,
+                          const struct menv_pip_dist *after, size_t nafter)
+{
+	const struct menv_pip_dist **b = menv_xcalloc(nbefore + 1, sizeof(*b)),
+	                           **a = menv_xcalloc(nafter + 1, sizeof(*a));
+	size_t i = 0, k = 0, n = 0;
+	for (size_t j = 0; j < nbefore; j++)
+		b[j] = &before[j];
+	for (size_t j = 0; j < nafter; j++)
+		a[j] = &after[j];
+	qsort(b, nbefore, sizeof(*b), cmp_dist);
+	qsort(a, nafter, sizeof(*a), cmp_dist);
+	while (k < nafter) {
+		int c = i < nbefore ? cmp_dist(&b[i], &a[k]) : 1;
+		if (c < 0) {
+			i++;
+		} else {
+			n += c > 0; /* in after only: installed by the step */
+			i += c == 0;
+			k++;
+		}
+	}
+	free(b);
+	free(a);
+	return n;
+}
+
 void menv_pip_dists_free(struct menv_pip_dist *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -318,6 +318,10 @@ int menv_pip_list(const char *prefix, struct menv_pip_dist **out, size_t *n,
 int menv_pip_list_checked(const char *prefix, struct menv_pip_dist **out, size_t *n,
                           struct menv_strvec *warnings, struct menv_error *err);
 void menv_pip_dists_free(struct menv_pip_dist *v, size_t n);
+/* How many of `after` are not in `before` with the same name and version: what a pip step
+ * installed (sorted merge, O(n log n)). The arrays are only read. */
+size_t menv_pip_dists_new(const struct menv_pip_dist *before, size_t nbefore,
+                          const struct menv_pip_dist *after, size_t nafter);
 /* PEP 503 name normalisation (lower case, runs of -_. as one '-'). Caller frees. */
 char *menv_pip_normalize(const char *name);
 

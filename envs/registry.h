@@ -78,7 +78,10 @@ int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, m
 char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const char *prefix,
                           struct menv_error *err);
 /* The prefix of an existing environment: -n NAME ("base" is the root prefix), -p PREFIX, else
- * the active $CONDA_PREFIX, through menv_env_locate. Caller frees; NULL with MENV_EUSAGE
+ * the active $CONDA_PREFIX, through menv_env_locate. The one place of conda's rule "the
+ * active environment is the default": every command that acts on an existing environment
+ * takes its -n/-p here (cli.active_default enumerates them); refusals of the active one
+ * (env remove, rename) are the commands' own. Caller frees; NULL with MENV_EUSAGE
  * (nothing given, both given, a bad name) or menv_env_locate's error. */
 char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, const char *path,
                            struct menv_error *err);

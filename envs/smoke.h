@@ -103,6 +103,9 @@ enum menv_doctor_kind {
 	MENV_DOCTOR_LINK_OUT,       /* a symbolic link of a package resolves out of the prefix */
 	MENV_DOCTOR_STALE_REGISTRY, /* ~/.conda/environments.txt names a prefix that is gone */
 	MENV_DOCTOR_TOOLCHAIN,      /* two lines on nvcc, its host g++ or the driver (no fault) */
+	MENV_DOCTOR_CUDA_HOME,      /* CUDA_HOME/CUDA_PATH name another toolkit than its nvcc */
+	MENV_DOCTOR_STALE_OTHER,    /* a registry line of another environment that is gone (a
+	                             * note, no fault of this one; --fix takes it out) */
 };
 struct menv_doctor_finding {
 	enum menv_doctor_kind kind;
@@ -119,10 +122,11 @@ struct menv_doctor_report {
 /* Checks `prefix`: every JSON record of conda-meta/ read on its own (a corrupt one is a
  * finding, not an error), each file of paths_data present with its size and sha256
  * (sha256_in_prefix where the prefix was written into it), package links that leave the
- * prefix, registry lines of gone environments (with `all_envs`, every line, as for a doctor
- * asked about no environment in particular; else only the lines naming `prefix`), and where
- * the environment has nvcc its toolchain (nvcc, the host g++ it accepts, the driver's CUDA
- * from __cuda). With `fix`, under the prefix lock: corrupt records set aside as
+ * prefix, registry lines of gone environments (the one naming `prefix` a STALE_REGISTRY
+ * fault; with `all_envs`, as for a doctor asked about no environment in particular, the
+ * others too, as STALE_OTHER notes), and where the environment has nvcc its toolchain (nvcc,
+ * the host g++ it accepts, the driver's CUDA from __cuda) and the CUDA_HOME/CUDA_PATH builds
+ * would see (menv_env_cuda_home_check, CUDA_HOME faults). With `fix`, under the prefix lock: corrupt records set aside as
  * `<file>.corrupt` (so every command works again), packages with missing or changed files
  * linked again from the package cache in one journaled transaction, stale registry lines
  * taken out. Fill `r` (release with menv_doctor_report_release). Errors: MENV_ENOTFOUND (no
@@ -130,5 +134,13 @@ struct menv_doctor_report {
 int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix, bool all_envs,
                     struct menv_doctor_report *r, struct menv_error *err);
 void menv_doctor_report_release(struct menv_doctor_report *r);
+/* cudahome.c: where `prefix` holds an executable bin/nvcc, one line (appended to `problems`,
+ * owned by it) for each CUDA_HOME or CUDA_PATH that names another toolkit than that nvcc
+ * (neither the prefix nor a folder whose bin/nvcc is the same file): the calling process's
+ * values when `prefix` is the active environment ($CONDA_PREFIX), and the environment's own
+ * variables (conda-meta/state) always; each line ends with its fix. Unset or empty values
+ * are no problem (builds then find nvcc on PATH). Never fails: an unreadable state file is
+ * doctor's to report. */
+void menv_env_cuda_home_check(const char *prefix, struct menv_strvec *problems);
 
 #endif

@@ -333,6 +333,29 @@ static int check_not_nested(const struct menv_txn *t, struct menv_error *err)
 	return rc;
 }
 
+/* A create onto an environment that exists (a dry run too: it says what the real one would),
+ * with what to run instead: the update of that environment from the same input, or its
+ * removal first. */
+static int exists_error(const struct menv_txn *t, struct menv_error *err)
+{
+	const char *p = t->o.prefix;
+	if (t->o.file)
+		return menv_error_set(err, MENV_EEXIST,
+		                      "prefix '%s' already exists: install the lock into it with "
+		                      "'menv install -p %s -f %s', or remove it first ('menv env "
+		                      "remove -p %s')",
+		                      p, p, t->o.file, p);
+	if (t->o.envfile && t->o.envfile->path)
+		return menv_error_set(err, MENV_EEXIST,
+		                      "prefix '%s' already exists: update it with 'menv env update "
+		                      "-p %s -f %s', or remove it first ('menv env remove -p %s')",
+		                      p, p, t->o.envfile->path, p);
+	return menv_error_set(err, MENV_EEXIST,
+	                      "prefix '%s' already exists: add packages with 'menv install -p %s "
+	                      "SPEC...', or remove it first ('menv env remove -p %s')",
+	                      p, p, p);
+}
+
 static int plan_create(struct menv_txn *t, struct menv_error *err)
 {
 	int rc = menv_env_check_prefix(t->o.prefix, err);
@@ -340,8 +363,8 @@ static int plan_create(struct menv_txn *t, struct menv_error *err)
 		rc = check_not_nested(t, err);
 	if (rc)
 		return rc;
-	if (!t->o.dry_run && menv_path_in_use(t->o.prefix)) /* checked again when linking */
-		return menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists", t->o.prefix);
+	if (menv_path_in_use(t->o.prefix)) /* checked again when linking */
+		return exists_error(t, err);
 	rc = parse_specs(t, err);
 	if (rc || !t->nspecs)
 		return rc;
@@ -484,9 +507,8 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 		rc = menv_env_check_prefix(t->o.prefix, err);
 		if (!rc)
 			rc = check_not_nested(t, err);
-		if (!rc && !t->o.dry_run && menv_path_in_use(t->o.prefix))
-			rc = menv_error_set(err, MENV_EEXIST, "prefix '%s' already exists",
-			                    t->o.prefix);
+		if (!rc && menv_path_in_use(t->o.prefix))
+			rc = exists_error(t, err);
 	}
 	if (!rc)
 		rc = menv_lockrecs_build(cfg, t->sel, t->nsel, &t->lr, err);
@@ -676,6 +698,8 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 		t->cached[i] =
 		        menv_pkgcache_has_any(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link[i]);
 	t->plan.cached = t->cached;
+	if (is_lock(k)) /* a lock without sizes: the servers say what the fetch will download */
+		menv_lockrecs_sizes(t->o.cfg, t->link, t->cached, t->nlink);
 	classify(t);
 	t->plan.unlink = t->unlink;
 	t->plan.nunlink = t->nunlink;
@@ -844,8 +868,8 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 		return 0;
 	if (is_lock(t->o.kind)) {
 		menv_lock_pip_request(t->lf, t->o.lock_env, t->pipsel, t->npipsel, &pr);
-		emit(t, MENV_ENV_STATUS, "Installing %zu pip packages (--no-deps%s)", t->npipsel,
-		     pr.require_hashes ? ", --require-hashes" : "");
+		emit(t, MENV_ENV_STATUS, "Installing %zu pip package%s (--no-deps%s)", t->npipsel,
+		     t->npipsel == 1 ? "" : "s", pr.require_hashes ? ", --require-hashes" : "");
 	} else {
 		/* the pip section, as conda runs it: a requirements file beside the env file */
 		for (size_t i = 0; i < t->pip.n; i++)
@@ -859,6 +883,10 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 	pr.cancel = t->o.cancel;
 	pr.quiet = t->o.quiet_pip;
 	t->res.pip_lines = t->pip.n;
+	struct menv_pip_dist *before = NULL, *after = NULL;
+	size_t nbefore = 0, nafter = 0;
+	if (menv_pip_list(t->o.prefix, &before, &nbefore, NULL))
+		nbefore = 0;
 	if (is_create(t->o.kind)) {
 		/* the environment appeared marked `.menv-creating` (steps_follow): a kill inside
 		 * the step leaves no environment, the next command removes it */
@@ -885,6 +913,11 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 		if (rc && src)
 			menv_error_prefix(err, "%s", src);
 	}
+	/* what pip installed: the distributions new or changed since before the step */
+	if (!rc && menv_pip_list(t->o.prefix, &after, &nafter, NULL) == 0)
+		t->res.pip_installed = menv_pip_dists_new(before, nbefore, after, nafter);
+	menv_pip_dists_free(before, nbefore);
+	menv_pip_dists_free(after, nafter);
 	menv_strvec_clear(&pr.requirements);
 	menv_strvec_clear(&pr.options);
 	free(dir);

@@ -146,6 +146,9 @@ struct menv_txn_plan {
 struct menv_txn_result {
 	struct menv_link_stats stats;
 	size_t pip_lines;               /* requirement lines given to pip (0: no pip step) */
+	size_t pip_installed;           /* distributions the pip step added or changed (new
+	                                 * name or version in the prefix; options lines and
+	                                 * what was there already not counted) */
 	bool smoke_ran;                 /* the smoke check ran (then `smoke` holds its result) */
 	struct menv_smoke_result smoke; /* passed false: a failed check (the env is kept) */
 	bool smoke_record_failed;       /* conda-meta/menv-smoke-check could not be written */

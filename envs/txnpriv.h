@@ -80,6 +80,12 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 /* Before the fetch: keeps aside a repodata_record.json that a solve left in the cache for
  * the same file (it knows patched depends). The caches are `dirs` (pkgs_dirs, in order),
  * `pkgs_dir` the one written (menv_pkgcache_locate). */
+/* Before the plan is drawn: each record of `l` that the package cache lacks (`cached` says,
+ * parallel to the records of `link`) and whose lock entry gave no size gets the size its
+ * server reports (menv_fetch_sizes: HEAD, file:// stat), so the plan shows what the fetch
+ * will download; the download then verifies it. Offline: nothing is asked. */
+void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_record **link,
+                         const bool *cached, size_t n);
 void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs,
                             struct menv_lockrecs *l);
 /* After the fetch: each record (but the skipped) completed from the cached package's

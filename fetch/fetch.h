@@ -94,6 +94,14 @@ void menv_fetch_opts_from_config(struct menv_fetch_opts *o, const struct menv_co
  * Errors: MENV_ENOTFOUND (404, 410, or a missing file:// path), MENV_ENET (any other
  * failure after the retries, with curl's message and the URL), MENV_EINTR. */
 int menv_fetch_url(const char *url, struct menv_buf *out, struct menv_error *err);
+/* sizes.c: the size in bytes of each of `n` files at `urls` (file://, http(s)://; credentials
+ * in a URL are used, never shown), learned without downloading them: a HEAD request's
+ * Content-Length (a file://'s size), o->threads at a time, without retries. sizes[i] is set
+ * to the size, or left as it is when the server names none or the request fails (the
+ * download will say why). For the plan of a lockfile install whose entries carry no size
+ * (conda-lock v1, explicit). Never fails; stops early when o->cancel is set. */
+void menv_fetch_sizes(const char *const *urls, int64_t *sizes, size_t n,
+                      const struct menv_fetch_opts *o);
 /* As menv_fetch_url with options (o may be NULL for the defaults). */
 int menv_fetch_url_opts(const char *url, const struct menv_fetch_opts *o, struct menv_buf *out,
                         struct menv_error *err);

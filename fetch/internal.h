@@ -42,6 +42,7 @@ struct menv_xfer {
 	int64_t expected; /* the whole file's size in bytes when known (progress), else 0 */
 	const char *if_none_match, *if_modified_since; /* conditional request, or NULL */
 	const char *authorization; /* a whole "Authorization: ..." header line (OCI), or NULL */
+	bool head; /* HEAD: no body, only the headers (content_length); no sink needed */
 	/* Called once the transfer ended (x->rc set). Returning 1 runs it again from byte 0
 	 * (after restart); 0 keeps the result. May change x->rc/x->err. */
 	int (*done)(void *ud, struct menv_xfer *x);
@@ -50,8 +51,9 @@ struct menv_xfer {
 	char *etag, *last_modified, *cache_control; /* response headers (owned) or NULL */
 	int rc;                                     /* 0 or MENV_E* */
 	struct menv_error err;
-	int attempts;       /* attempts made */
-	int64_t resumed_at; /* offset of the last Range request that a 206 honoured, or 0 */
+	int attempts;           /* attempts made */
+	int64_t resumed_at;     /* offset of the last Range request that a 206 honoured, or 0 */
+	int64_t content_length; /* the last response's Content-Length (file:// its size), -1 */
 	/* private to transfer.c */
 	void *priv;
 };

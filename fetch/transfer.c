@@ -74,6 +74,7 @@ void menv_xfer_init(struct menv_xfer *x, const char *url)
 	memset(x, 0, sizeof(*x));
 	x->url = menv_xstrdup(url);
 	x->shown = menv_url_redact(url);
+	x->content_length = -1;
 }
 
 void menv_xfer_release(struct menv_xfer *x)
@@ -205,6 +206,8 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 
 	if (!j->body_checked && check_body_start(j) < 0)
 		return 0;
+	if (!x->sink)
+		return len; /* a HEAD request keeps nothing */
 	if (len && x->sink(x->ud, data, len) < 0) {
 		j->sink_errno = errno ? errno : EIO;
 		return 0;
@@ -246,6 +249,8 @@ static void setup_handle(struct job *j, const struct menv_fetch_opts *o)
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, j);
 	curl_easy_setopt(c, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+	if (x->head)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	if (netrc && *netrc)
 		curl_easy_setopt(c, CURLOPT_NETRC_FILE, netrc);
 	if (!o->ssl_verify) {
@@ -528,6 +533,10 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&j);
 			res = msg->data.result;
 			curl_easy_getinfo(j->h, CURLINFO_RESPONSE_CODE, &status);
+			curl_off_t cl = -1;
+			if (curl_easy_getinfo(j->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) ==
+			    CURLE_OK)
+				j->x->content_length = cl;
 			curl_multi_remove_handle(m, j->h);
 			running--;
 			/* a ranged request the server could not satisfy: start over at once */

@@ -202,9 +202,10 @@ static bool requested_allows(struct menv_solver *s, const struct menv_matchspec 
  * name (s->unmatched): one line naming the requested specs that rule out the packages there
  * are ("nothing provides requested pytorch>=2.0 for python 3.9* (the channels have pytorch
  * 1.13.1, which needs python >=3.11,<3.12.0a0)"), and a tree: the packages of that name
- * (the newest four) with each dependency that a requested spec excludes. */
+ * (the newest four) with each dependency that a requested spec excludes, under a header
+ * that says no version of the name matches and lists the versions there are. */
 static void unmatched_problem(struct menv_solver *s, const struct menv_solve_request *req,
-                              const struct menv_matchspec *ms, struct menv_buf *line,
+                              const struct menv_matchspec *ms, int num, struct menv_buf *line,
                               struct menv_buf *tree, json_t *js)
 {
 	Pool *pool = s->pool;
@@ -234,6 +235,22 @@ static void unmatched_problem(struct menv_solver *s, const struct menv_solve_req
 			have.elements[k] = have.elements[k - 1];
 			have.elements[k - 1] = t;
 		}
+	/* conda's question first: the name exists, no version matches; then the versions there are
+	 * (not libsolv's "package X does not exist", which reads as a missing name) */
+	menv_buf_addf(tree, "problem %d: no version of %s matches %s; the channels have ", num,
+	              ms->name, full);
+	for (int i = 0, shown = 0; i < have.count; i++) {
+		Solvable *sv = pool_id2solvable(pool, have.elements[i]);
+		if (i && sv->evr == pool_id2solvable(pool, have.elements[i - 1])->evr)
+			continue; /* one version once (several builds) */
+		if (shown == 8) {
+			menv_buf_adds(tree, ", ...");
+			break;
+		}
+		menv_buf_addf(tree, "%s%s", shown++ ? ", " : "",
+		              menv_solv_record_of(s, have.elements[i])->version);
+	}
+	menv_buf_addch(tree, '\n');
 	menv_buf_addf(tree, "requested %s, which no package of the channels matches; they have:\n",
 	              full);
 	for (int i = 0; i < have.count && i < 4; i++) {
@@ -324,8 +341,7 @@ void menv_solv_describe_problems(struct menv_solver *s, Solver *solv,
 		}
 		if (um) {
 			struct menv_buf one = MENV_BUF_INIT;
-			menv_buf_addf(tree, "problem %d: %s\n", i, ps);
-			unmatched_problem(s, req, um, &one, tree, js);
+			unmatched_problem(s, req, um, i, &one, tree, js);
 			if (!line->buf || !strstr(line->buf, one.buf))
 				menv_buf_addf(line, "%s%s", line->len ? "; " : "", one.buf);
 			menv_buf_release(&one);

@@ -2,8 +2,9 @@
 """activation.toolchain_<shell>: the toolchain environment (ops/environment.yml's packages
 from the channel the toolchain.channel fixture builds) activated in a real shell: nvcc and
 python come from the prefix, $CXX is the environment's g++ 11 (set by gxx_linux-64's
-activate.d script), python --version says 3.9.2; after deactivate every variable (`env -0`, sorted)
-is what it was. MENV_TOOLCHAIN_CHANNEL names the channel."""
+activate.d script), CUDA_HOME and CUDA_PATH are the prefix (cudatoolkit's activate.d script,
+over the machine's CUDA_HOME=/usr/local/cuda), python --version says 3.9.2; after deactivate
+every variable (`env -0`, sorted) is what it was. MENV_TOOLCHAIN_CHANNEL names the channel."""
 import os
 import subprocess
 
@@ -28,7 +29,14 @@ def body(t):
     pv = os.path.join(s.dir, "pyver")
     s.raw(f"python --version > {acttest.q(shell, pv)} 2>&1")
     s.menv("deactivate", rc="deact").dump("after")
-    s.run(timeout=120)
+    # the machine's CUDA 13 (as the base image sets it): the environment's toolkit wins while
+    # active (cudatoolkit's activate.d), and deactivation puts it back
+    s.run(env=dict(t.env, CUDA_HOME="/usr/local/cuda"), timeout=120)
+    a = s.env("active")
+    t.eq((a.get("CUDA_HOME"), a.get("CUDA_PATH")), (prefix, prefix),
+         f"{shell}: CUDA_HOME and CUDA_PATH name the environment while active")
+    t.eq((s.env("after").get("CUDA_HOME"), "CUDA_PATH" in s.env("after")),
+         ("/usr/local/cuda", False), f"{shell}: deactivate restores CUDA_HOME, unsets CUDA_PATH")
     t.eq(s.rc_of("act"), 0, f"{shell}: activate exits 0")
     t.eq(s.which_of("nvcc"), os.path.join(prefix, "bin", "nvcc"), f"{shell}: nvcc is the env's")
     t.eq(s.which_of("python"), os.path.join(prefix, "bin", "python"),

@@ -449,8 +449,9 @@ class HttpServer:
                 time.sleep(0.05)
         self.base = "http://127.0.0.1:%d" % self.port
 
-    def requests(self):
-        """Request paths, e.g. ['/conda/conda-forge/linux-64/repodata.json', ...]."""
+    def requests(self, methods=None):
+        """Request paths, e.g. ['/conda/conda-forge/linux-64/repodata.json', ...]; with
+        `methods` (e.g. ("GET",)) only those requests."""
         self._logf.flush()
         paths = []
         with open(self.log, "rb") as f:
@@ -458,7 +459,7 @@ class HttpServer:
                 # 127.0.0.1 - - [date] "GET /path HTTP/1.1" 200 -
                 if '"' in line:
                     req = line.split('"')[1].split()
-                    if len(req) >= 2:
+                    if len(req) >= 2 and (methods is None or req[0] in methods):
                         paths.append(req[1])
         return paths
 

@@ -9,7 +9,8 @@
   the package again from the package cache: the files have their package's bytes again;
 - a symbolic link planted in place of a package's file that leaves the prefix is named;
 - a registry line of an environment that is gone is named when doctor checks the active
-  environment (no -n/-p: conda doctor's question about this machine), and --fix takes it
+  environment (no -n/-p: conda doctor's question about this machine), as a note with the
+  hint to --fix (another environment's line is no problem of this one), and --fix takes it
   out; asked about one environment (-n/-p), doctor names only that environment's problems;
 - the exit status says whether a problem remains; --json carries the same findings."""
 
@@ -59,18 +60,27 @@ def body(t):
             ("-n d", ["-n", "d"], None, mine),
             ("-p", ["-p", p], None, mine),
             ("the active environment", [], {"CONDA_PREFIX": p},
-             sorted(mine + [("stale-registry", "gone-env")]))):
+             sorted(mine + [("stale-registry-other", "gone-env")]))):
         r = t.menv_run("doctor", *args, "--json", env=env)
         j = r.try_json() or {}
         kinds = sorted((f["kind"], os.path.basename(f["path"])) for f in j.get("findings", []))
         t.eq(kinds, expect, "doctor %s --json: every finding, by kind" % how)
-        t.check(r.rc == 1 and j.get("problems") == len(expect),
+        t.check(r.rc == 1 and j.get("problems") == len(mine),
                 "doctor %s: exit 1 with %d problems" % (how, len(expect)), r)
     r = t.menv_run("doctor", "-n", "d")
     t.check("problem: '%s' of small-executable-1.0-0 is missing" % "bin/small" in r.out and
             "problem: 'bin/clobber-test-file' of clobber-a-1.0-0 was changed" in r.out and
             "links out of the prefix, to '/etc/hostname'" in r.out and
             "problem: %s:1:" % bad in r.out, "doctor: one line per problem, naming it", r.out)
+    # another environment's stale registry line: a note with the hint, not this one's problem
+    r = t.menv_run("doctor", env={"CONDA_PREFIX": p})
+    t.check("note: the registry names '%s', which is no environment any more" % gone
+            in r.out.splitlines() and
+            "note: 1 registry line of other environments names what is gone; `menv doctor "
+            "--fix` takes it out of ~/.conda/environments.txt" in r.out.splitlines() and
+            not any(gone in x for x in r.out.splitlines() if x.startswith("problem:")) and
+            "4 problems left" in r.out, "doctor: others' stale registry lines are a note "
+            "with the hint to --fix, not problems of this environment", r.out)
 
     r = t.menv_run("doctor", "--fix", env={"CONDA_PREFIX": p})
     t.check(r.rc == 1 and "(fixed)" in r.out and "1 problem left" in r.out,

@@ -48,7 +48,7 @@ def body(t):
     t.check(os.path.isdir(a) and not os.path.exists(b), "--dry-run changed nothing")
 
     r = t.menv_ok("rename", "-n", "a", "b")
-    t.eq(r.out, "Renamed %s to %s: 1 packages linked, 2 files no package owns copied\n"
+    t.eq(r.out, "Renamed %s to %s: 1 package linked, 2 files no package owns copied\n"
          % (a, b), "rename: its line")
     t.check(not os.path.exists(a), "rename: the original is gone")
     t.eq(sorted(records(b)), sorted(recs_a), "rename: the same records")
@@ -137,7 +137,7 @@ def body(t):
     r = t.menv_run("env", "remove", "-n", "nope", "-y")
     t.check(r.rc != 0, "env remove of a missing environment fails", r)
     r = t.menv_ok("env", "remove", "-p", d, "-y")
-    t.eq(r.out.splitlines()[-1], "Removed %s: 1 packages" % d, "env remove: its line")
+    t.eq(r.out.splitlines()[-1], "Removed %s: 1 package" % d, "env remove: its line")
     t.check(not os.path.exists(d), "env remove: the prefix is gone")
     t.check(d not in registry(t), "env remove: the registry forgets it", registry(t))
 

@@ -98,7 +98,7 @@ def body(t):
     t.check("ClobberWarning" in r.err and "'bin/clobber-test-file'" in r.err and
             "clobber-a-1.0-0" in r.err and "clobber-b-1.0-0" in r.err,
             "clobber reported like conda (packages and path)", r.err)
-    t.check("1 files were provided by more than one package" in r.out, "clobber count", r.out)
+    t.check("warning: 1 file was provided by more than one package" in r.out, "clobber count", r.out)
     with open(os.path.join(q, "bin/clobber-test-file")) as f:
         later = f.read()
     order = [x for x in ("clobber-a", "clobber-b") if x in r.out]

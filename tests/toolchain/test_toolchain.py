@@ -16,7 +16,8 @@ HOME=...`: no CUDA_HOME, LIBRARY_PATH or /usr/local/cuda from the machine.
   the environment's g++ 11 and imported; nvcc 11.8 compiles for sm_90 + PTX with static cudart
   and the binary needs only glibc; the machine's g++ 12 as host compiler is refused with
   nvcc's 'unsupported GNU version'; the activate.d / deactivate.d scripts of gcc_linux-64 and
-  gxx_linux-64 set and restore CC, CXX, CFLAGS, CXXFLAGS; create time and size are printed.
+  gxx_linux-64 set and restore CC, CXX, CFLAGS, CXXFLAGS, those of cudatoolkit CUDA_HOME and
+  CUDA_PATH; create time and size are printed.
 - prefixes: the same environment at a long prefix and at one with spaces: both work, text
   placeholders are replaced, and no path of the builder (its cache, its staging) nor the
   placeholder is left in any file.
@@ -327,14 +328,16 @@ def check_nvcc(c, prefix, label, negative=True):
 def check_activation(c, prefix):
     script = r'''
 set -u
-export CC=old-cc
-unset CXXFLAGS || true
+export CC=old-cc CUDA_HOME=/usr/local/cuda
+unset CXXFLAGS CUDA_PATH || true
 for f in "$P"/etc/conda/activate.d/*.sh; do . "$f"; done
 echo "A CC=$CC"; echo "A CXX=$CXX"; echo "A CFLAGS=$CFLAGS"; echo "A CXXFLAGS=$CXXFLAGS"
+echo "A CUDA_HOME=$CUDA_HOME"; echo "A CUDA_PATH=$CUDA_PATH"
 "$CXX" --version | head -1 | sed 's/^/A VERSION=/'
 for f in "$P"/etc/conda/deactivate.d/*.sh; do . "$f"; done
 echo "D CC=$CC"; echo "D CXX=${CXX-unset}"; echo "D CXXFLAGS=${CXXFLAGS-unset}"
 echo "D BACKUP=${CONDA_BACKUP_CC-unset}"
+echo "D CUDA_HOME=${CUDA_HOME-unset}"; echo "D CUDA_PATH=${CUDA_PATH-unset}"
 '''
     env = c.scrubbed(prefix, c.home)
     env.update(P=prefix, CONDA_PREFIX=prefix)
@@ -350,6 +353,11 @@ echo "D BACKUP=${CONDA_BACKUP_CC-unset}"
     c.check(ok and out.get("D CC") == "old-cc" and out.get("D CXX") == "unset"
             and out.get("D CXXFLAGS") == "unset" and out.get("D BACKUP") == "unset",
             "deactivate.d scripts restore CC and unset what was unset", p.stdout + p.stderr)
+    # cudatoolkit's pair: the environment's toolkit while active, the machine's back after
+    c.check(ok and out.get("A CUDA_HOME") == prefix and out.get("A CUDA_PATH") == prefix
+            and out.get("D CUDA_HOME") == "/usr/local/cuda" and out.get("D CUDA_PATH") == "unset",
+            "cudatoolkit's activate.d sets CUDA_HOME/CUDA_PATH to the prefix; deactivate.d "
+            "restores CUDA_HOME=/usr/local/cuda and unsets CUDA_PATH", p.stdout + p.stderr)
 
 
 def builder_needles():

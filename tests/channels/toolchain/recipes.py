@@ -337,10 +337,27 @@ GXX_VARS = [
                        + _P + "/include"),
 ]
 
+# The environment's CUDA toolkit is the one builds see: torch.utils.cpp_extension, CMake's
+# FindCUDAToolkit and most build scripts read CUDA_HOME (CUDA_PATH) before PATH, so the
+# cudatoolkit package sets both to the prefix on activation and puts back the old values
+# (or unsets them) on deactivation, as conda-forge's nvcc_linux-64 / cuda-nvcc activation does.
+CUDA_VARS = [("CUDA_HOME", _P), ("CUDA_PATH", _P)]
 
-def activate_script(pkg, variables):
-    lines = ["# Activation of %s (as conda-forge's): the environment's compiler and flags.\n"
-             % pkg,
+
+def activation_files(pkg, variables, what):
+    """The activate.d/deactivate.d pair (sh and fish) of `pkg` for `variables`."""
+    return [("file", "etc/conda/activate.d/activate-%s.sh" % pkg,
+             activate_script(pkg, variables, what), 0o644),
+            ("file", "etc/conda/deactivate.d/deactivate-%s.sh" % pkg,
+             deactivate_script(pkg, variables), 0o644),
+            ("file", "etc/conda/activate.d/activate-%s.fish" % pkg,
+             activate_script_fish(pkg, variables, what), 0o644),
+            ("file", "etc/conda/deactivate.d/deactivate-%s.fish" % pkg,
+             deactivate_script_fish(pkg, variables), 0o644)]
+
+
+def activate_script(pkg, variables, what="the environment's compiler and flags"):
+    lines = ["# Activation of %s (as conda-forge's): %s.\n" % (pkg, what),
              "# The prefix is $CONDA_PREFIX, or else found from this script's own path.\n",
              '_menv_tc_p="${CONDA_PREFIX:-}"\n',
              'if [ -z "$_menv_tc_p" ]; then\n',
@@ -364,9 +381,9 @@ def _fish_quote(v):
     return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def activate_script_fish(pkg, variables):
+def activate_script_fish(pkg, variables, what="the environment's compiler and flags"):
     """The same activation for fish (conda runs only *.fish scripts there)."""
-    lines = ["# Activation of %s for fish: the environment's compiler and flags.\n" % pkg,
+    lines = ["# Activation of %s for fish: %s.\n" % (pkg, what),
              "set -l _menv_tc_p $CONDA_PREFIX\n",
              "if test -z \"$_menv_tc_p\"\n",
              "    set _menv_tc_p (realpath (dirname (status filename))/../../..)\n",
@@ -532,7 +549,9 @@ PACKAGES = [
             "usr/bin/nvdisasm", "usr/include/*", "usr/lib/x86_64-linux-gnu/*"],
       drop=["usr/include/nvvm.h", "usr/lib/x86_64-linux-gnu/pkgconfig/*",
             "usr/lib/x86_64-linux-gnu/cuda-gdb/*", "usr/include/cuda-gdb/*"],
-      extra=[("file", "bin/nvcc.profile", NVCC_PROFILE, 0o644)],
+      extra=[("file", "bin/nvcc.profile", NVCC_PROFILE, 0o644)]
+      + activation_files("cudatoolkit", CUDA_VARS,
+                         "CUDA_HOME and CUDA_PATH name the environment's toolkit"),
       depends=["libgcc-ng >=12", "libstdcxx-ng >=12", "__glibc >=2.17"],
       license="LicenseRef-NVIDIA-End-User-License-Agreement",
       summary="CUDA 11.8 toolkit: nvcc, ptxas, headers, static cudart (Debian's nvidia-cuda-toolkit)"),

@@ -1,0 +1,74 @@
+/*
+ * table.c - the text tables of `menv list` and `menv search`: columns sized to their content
+ * and fitted to the terminal the way the plan (render.c) is: when a row would be wider than
+ * the terminal (stdout's width, else $COLUMNS), the channel column gives way first, then the
+ * build, each cell shortened in its middle ("file:///srv/...annels/main").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+size_t menv_cli_term_width(void)
+{
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		return ws.ws_col;
+	const char *c = getenv("COLUMNS");
+	return c && atoi(c) > 0 ? (size_t)atoi(c) : 0;
+}
+
+char *menv_cli_fit(const char *s, size_t w)
+{
+	size_t n = strlen(s);
+	if (w < 8 || n <= w)
+		return menv_xstrdup(s);
+	size_t head = (w - 3) / 2, tail = w - 3 - head;
+	return menv_xasprintf("%.*s...%s", (int)head, s, s + n - tail);
+}
+
+/* The narrowest a column is shortened to. */
+#define MIN_W 12
+
+void menv_cli_table(const char *lead, const char *const *head, const char *const *cells,
+                    size_t nrows, size_t ncol, int shrink1, int shrink2)
+{
+	size_t *w = menv_xcalloc(ncol, sizeof(*w)), cols = menv_cli_term_width(), total = 0;
+	for (size_t c = 0; c < ncol; c++) {
+		w[c] = strlen(head[c]) + (c ? 0 : strlen(lead));
+		for (size_t r = 0; r < nrows; r++)
+			if (strlen(cells[r * ncol + c]) > w[c])
+				w[c] = strlen(cells[r * ncol + c]);
+		total += w[c] + (c ? 1 : 0);
+	}
+	/* fitted to the terminal: `shrink1` gives way first, then `shrink2` */
+	for (int k = 0, c = shrink1; cols && total > cols && k < 2; k++, c = shrink2) {
+		if (c < 0 || (size_t)c >= ncol || w[c] <= MIN_W)
+			continue;
+		size_t cut = total - cols < w[c] - MIN_W ? total - cols : w[c] - MIN_W;
+		w[c] -= cut;
+		total -= cut;
+	}
+	struct menv_buf line = MENV_BUF_INIT;
+	for (size_t r = 0; r <= nrows; r++) {
+		menv_buf_reset(&line);
+		for (size_t c = 0; c < ncol; c++) {
+			const char *cell = r ? cells[(r - 1) * ncol + c] : head[c];
+			char *fitted = menv_cli_fit(cell, w[c]);
+			if (!r && !c)
+				menv_buf_addf(&line, "%s%-*s", lead, (int)(w[c] - strlen(lead)),
+				              fitted);
+			else
+				menv_buf_addf(&line, "%s%-*s", c ? " " : "", (int)w[c], fitted);
+			free(fitted);
+		}
+		while (line.len && line.buf[line.len - 1] == ' ')
+			line.buf[--line.len] = '\0'; /* no trailing blanks */
+		puts(line.buf);
+	}
+	menv_buf_release(&line);
+	free(w);
+}
