@@ -345,6 +345,7 @@ int menv_mirror_lock_records(const struct menv_lockfile *lf, const char *const *
                              struct menv_error *err)
 {
 	struct menv_record *recs = menv_xcalloc(lf->npkgs + 1, sizeof(*recs));
+	struct menv_strset urls = MENV_STRSET_INIT;
 	size_t k = 0;
 	int rc = 0;
 
@@ -353,19 +354,18 @@ int menv_mirror_lock_records(const struct menv_lockfile *lf, const char *const *
 	for (size_t i = 0; i < lf->npkgs && !rc; i++) {
 		const struct menv_lock_package *p = &lf->pkgs[i];
 		bool want = nplatforms == 0;
-		bool dup = false;
 		if (p->manager != MENV_LOCK_CONDA || !p->url)
 			continue;
 		for (size_t j = 0; j < nplatforms && !want; j++)
 			want = p->platform && !strcmp(p->platform, platforms[j]);
-		for (size_t j = 0; j < k && !dup; j++)
-			dup = recs[j].url && !strcmp(recs[j].url, p->url);
-		if (!want || dup)
+		/* a URL listed twice is copied once */
+		if (!want || !menv_strset_add(&urls, p->url))
 			continue;
 		rc = lock_record(p, &recs[k], err);
 		if (!rc)
 			k++;
 	}
+	menv_strset_clear(&urls);
 	if (rc) {
 		for (size_t i = 0; i < k; i++)
 			menv_record_release(&recs[i]);

@@ -142,6 +142,31 @@ void menv_strset_clear(struct menv_strset *set);
  * what `sv` holds. */
 void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, const char *s);
 
+/* A map from strings to size_t values (an index into the caller's array), hashed: lookups
+ * in O(1), so that matching n input strings against another list costs O(n + m) rather than
+ * O(n * m) (strmap.c). Keys are copied; zero-initialise it (MENV_STRMAP_INIT) and release it
+ * with menv_strmap_clear(). A value stays valid until the next put or add. */
+struct menv_strmap_slot {
+	char *key; /* owned; NULL = empty */
+	size_t val;
+};
+struct menv_strmap {
+	struct menv_strmap_slot *slots; /* open addressing, `cap` a power of two */
+	size_t n, cap;
+};
+#define MENV_STRMAP_INIT                                                                           \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+/* Sets key's value (replacing what it had); true when key was new. */
+bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val);
+/* Sets key's value only when key is new (the first value kept); true when it was. */
+bool menv_strmap_add(struct menv_strmap *m, const char *key, size_t val);
+/* A pointer to key's value (borrowed: valid until the next put or add; it may be written),
+ * or NULL when key is absent (or NULL). */
+size_t *menv_strmap_get(const struct menv_strmap *m, const char *key);
+void menv_strmap_clear(struct menv_strmap *m);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Limits on input: cancellation, UTF-8, nesting                                            */
 
