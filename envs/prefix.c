@@ -781,9 +781,15 @@ static int unlink_one(struct run *r, json_t *rec, json_t *dirs, struct menv_erro
 		                         json_is_integer(bn) ? json_integer_value(bn) : 0, dist,
 		                         &out, &serr)) {
 			script_failed(r, &out, serr.code);
-			emit(r->opts, MENV_ENV_WARNING, serr.msg);
+			/* a failing pre-unlink is a warning (as conda's); Ctrl-C stops */
+			if (serr.code == MENV_EINTR)
+				rc = menv_error_set(err, MENV_EINTR, "%s", serr.msg);
+			else
+				emit(r->opts, MENV_ENV_WARNING, serr.msg);
 		}
 		menv_buf_release(&out);
+		if (rc)
+			goto out;
 	}
 	json_array_foreach(files, i, f)
 	{
