@@ -1110,6 +1110,10 @@ static int run_scripts(const struct menv_strvec *scripts, struct envm *e, const 
 		goto out;
 	}
 	if (pid == 0) {
+		/* the scripts never read the stdin of the command `menv run` starts after them */
+		int devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, 0);
 		dup2(fds[1], 1);
 		execve(shell, argv, envp);
 		_exit(127);
