@@ -479,7 +479,6 @@ bool menv_pip_cli_option(const char *line)
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req, struct menv_error *err)
 {
 	char *python = menv_xasprintf("%s/bin/python", prefix);
-	char tmpl[] = "/tmp/menv-pip-XXXXXX";
 	char *dir = NULL, *reqfile = NULL, *log = NULL;
 	struct menv_buf text = MENV_BUF_INIT;
 	struct menv_strvec argv = MENV_STRVEC_INIT;
@@ -492,11 +491,9 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 		                    python);
 		goto out;
 	}
-	dir = mkdtemp(tmpl) ? menv_xstrdup(tmpl) : NULL;
-	if (!dir) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create a temporary directory");
+	rc = menv_tmp_mkdir("pip", &dir, err); /* $TMPDIR, cleaned also after a kill */
+	if (rc)
 		goto out;
-	}
 	reqfile = menv_xasprintf("%s/requirements.txt", dir);
 	log = menv_xasprintf("%s/pip.log", dir);
 	for (size_t i = 0; i < req->requirements.n; i++) {

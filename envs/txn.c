@@ -1116,11 +1116,11 @@ char *menv_file_once(const char *path, struct menv_error *err)
 	 * once (to tell a lockfile from an environment file, then to load it) */
 	if (menv_buf_read_file(&b, path, err))
 		return NULL;
-	const char *dir = getenv("TMPDIR");
-	tmp = menv_xasprintf("%s/menv-file-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(tmp);
-	if (fd < 0 || (b.len && write(fd, b.buf, b.len) != (ssize_t)b.len)) {
-		menv_error_sys(err, MENV_EIO, "cannot keep a copy of '%s'", path);
+	int fd = -1;
+	if (menv_tmp_mkfile("file", &tmp, &fd, err) ||
+	    (b.len && write(fd, b.buf, b.len) != (ssize_t)b.len)) {
+		if (fd >= 0)
+			menv_error_sys(err, MENV_EIO, "cannot keep a copy of '%s'", path);
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);

@@ -216,20 +216,17 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
                         const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
                         struct menv_mirror_stats *st, struct menv_error *err)
 {
-	const char *tmpdir = getenv("TMPDIR");
-	char *stage = menv_xasprintf("%s/menv-mirror-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	char *pkgs = NULL, *chan = NULL;
+	char *stage = NULL, *pkgs = NULL, *chan = NULL;
 	bool oci = menv_oci_is_url(dest);
 	struct menv_index_stats is = {0};
 	int rc = 0;
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	if (!mkdtemp(stage)) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create a staging folder '%s'", stage);
-		free(stage);
+	/* under $TMPDIR; what a killed mirror left there goes with the next run's */
+	rc = menv_tmp_mkdir("mirror", &stage, err);
+	if (rc)
 		return rc;
-	}
 	pkgs = menv_xasprintf("%s/pkgs", stage);
 	if (oci)
 		chan = menv_xasprintf("%s/channel", stage);

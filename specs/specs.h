@@ -167,6 +167,21 @@ bool menv_strmap_add(struct menv_strmap *m, const char *key, size_t val);
 size_t *menv_strmap_get(const struct menv_strmap *m, const char *key);
 void menv_strmap_clear(struct menv_strmap *m);
 
+/* Temporary files and folders (tmp.c): `$TMPDIR` when it is an absolute path, else /tmp. */
+const char *menv_tmp_base(void);
+/* Creates the folder `<base>/menv-<what>-<pid>-XXXXXX` (mkdtemp, mode 0700); `what` is lower
+ * case letters and '_'. *out is the caller's (free it; remove the folder when done). The
+ * process holds a shared flock on `<base>/.menv-<pid>.lock` from the first temporary on
+ * until it exits or is killed; before that, what dead menv processes of this user left
+ * (entries whose pid's lock nobody holds) is removed. Errors: MENV_EIO naming the path. */
+int menv_tmp_mkdir(const char *what, char **out, struct menv_error *err);
+/* The same for a file (mkostemp, mode 0600, O_CLOEXEC): *out its path, *fd open for writing
+ * (the caller closes it and unlinks the file when done). */
+int menv_tmp_mkfile(const char *what, char **out, int *fd, struct menv_error *err);
+/* Removes what dead menv processes of this user left under menv_tmp_base(): every
+ * `menv-<what>-<pid>-XXXXXX` and `.menv-<pid>.lock` whose lock no live process holds. */
+void menv_tmp_sweep(void);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Limits on input: cancellation, UTF-8, nesting                                            */
 
