@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "child.h"
-#include "envs.h"
 #include "link.h"
+#include "prefix.h"
 
 /* PEP 503 normalisation: lower case, runs of '-', '_', '.' as one '-'. Caller frees. */
 char *menv_pip_normalize(const char *name)

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "child.h"
-#include "envs.h"
 #include "link.h"
+#include "prefix.h"
 
 /* The umask the process started with. Libraries set it to 0 for an instant while they work
  * (libarchive does, from any thread), so children that create files (link scripts, pip,
