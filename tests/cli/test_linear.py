@@ -96,7 +96,8 @@ def history_case(t, chan):
             want.pop(s.split()[0], None)
         for s in update:
             want[s.split()[0].split("=")[0]] = s
-    deps = [l[4:] for l in r.out.splitlines() if l.startswith("  - ")]
+    text = r.out.split("dependencies:", 1)[-1]
+    deps = [l[4:] for l in text.splitlines() if l.startswith("  - ")]
     t.eq(r.rc, 0, "export --from-history without .menv-request: exit 0")
     t.eq(deps, list(want.values()),
          "export --from-history: a 100,000-spec history's requested specs, as conda maps them")
