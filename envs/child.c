@@ -73,6 +73,11 @@ pid_t menv_child_fork(void)
 	}
 	setpgid(pid, pid); /* both sides: whichever runs first */
 	group = pid;
+	/* the supervisor never execs: it lets go of every descriptor, or the program would
+	 * never see the end of a pipe menv writes to it (compileall's list) */
+	if (close_range(3, ~0U, 0) < 0)
+		for (long fd = 3, max = sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++)
+			close((int)fd);
 	if (stopping)
 		kill(-pid, SIGKILL);
 	while (waitpid(pid, &st, 0) < 0)
