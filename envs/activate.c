@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1109,6 +1110,10 @@ static int run_scripts(const struct menv_strvec *scripts, struct envm *e, const 
 		goto out;
 	}
 	if (pid == 0) {
+		/* the scripts never read the stdin of the command `menv run` starts after them */
+		int devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, 0);
 		dup2(fds[1], 1);
 		execve(shell, argv, envp);
 		_exit(127);
@@ -1315,6 +1320,15 @@ void menv_shell_hook(enum menv_shell sh, const char *exe, bool changeps1, struct
 
 #define RC_BEGIN "# >>> menv initialize >>>"
 #define RC_END   "# <<< menv initialize <<<"
+/* what init changed outside its block, written inside it so that deinit gives the file back
+ * byte for byte: the line break it put after a last line that had none, the file itself */
+#define RC_ADDED_NEWLINE "# (menv shell init added the line break before this block)"
+#define RC_CREATED_FILE  "# (menv shell init created this file)"
+
+static bool is_line(const char *s, size_t n, const char *line)
+{
+	return n == strlen(line) && !strncmp(s, line, n);
+}
 
 int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bool add,
                        bool *changed, struct menv_error *err)
@@ -1323,6 +1337,7 @@ int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bo
 	char *real = NULL;
 	struct stat sb;
 	mode_t mode = 0644;
+	bool created = false; /* no file before */
 	int rc = 0;
 
 	*changed = false;
@@ -1332,6 +1347,7 @@ int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bo
 			return menv_error_sys(err, MENV_EIO, "cannot resolve '%s'", path);
 		if (!add)
 			return 0;
+		created = true;
 		real = menv_xstrdup(path);
 		char *slash = strrchr(real, '/');
 		if (slash && slash != real) {
@@ -1351,8 +1367,30 @@ int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bo
 	if (!old.buf)
 		menv_buf_adds(&old, "");
 
+	/* the markers of the blocks there are, kept by a new block in their place */
+	bool has_block = false, added_newline = false, created_file = false;
+	for (const char *s = old.buf, *in = NULL; *s;) {
+		size_t n = strcspn(s, "\n");
+		if (!in && is_line(s, n, RC_BEGIN))
+			in = s, has_block = true;
+		else if (in && is_line(s, n, RC_END))
+			in = NULL;
+		else if (in && is_line(s, n, RC_ADDED_NEWLINE))
+			added_newline = true;
+		else if (in && is_line(s, n, RC_CREATED_FILE))
+			created_file = true;
+		s += n + (s[n] == '\n');
+	}
+	if (add && !has_block && old.len && old.buf[old.len - 1] != '\n')
+		added_newline = true;
+	created_file |= add && created;
+
 	menv_buf_adds(&block, RC_BEGIN "\n# !! Contents within this block are managed by "
 	                               "'menv shell init' !!\n");
+	if (added_newline)
+		menv_buf_adds(&block, RC_ADDED_NEWLINE "\n");
+	if (created_file)
+		menv_buf_adds(&block, RC_CREATED_FILE "\n");
 	if (sh == MENV_SHELL_FISH) {
 		menv_shell_quote(sh, exe, &block);
 		menv_buf_adds(&block, " shell hook --shell fish | source\n");
@@ -1365,6 +1403,7 @@ int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bo
 
 	/* copy every line outside existing blocks; put the new block where the first was */
 	bool inside = false, placed = false;
+	size_t block_at = SIZE_MAX; /* where the last removed block was, in neu */
 	const char *s = old.buf;
 	while (*s) {
 		size_t n = strcspn(s, "\n");
@@ -1374,6 +1413,7 @@ int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bo
 			if (add && !placed)
 				menv_buf_add(&neu, block.buf, block.len);
 			placed = true;
+			block_at = neu.len;
 		} else if (inside && n == strlen(RC_END) && !strncmp(s, RC_END, n)) {
 			inside = false;
 		} else if (!inside) {
@@ -1390,6 +1430,17 @@ int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bo
 		if (neu.len && neu.buf[neu.len - 1] != '\n')
 			menv_buf_addch(&neu, '\n');
 		menv_buf_add(&neu, block.buf, block.len);
+	}
+	/* deinit: the line break init added goes when nothing follows the block; the file init
+	 * created goes when nothing else is left in it */
+	if (!add && added_newline && block_at == neu.len && neu.len && neu.buf[neu.len - 1] == '\n')
+		neu.buf[--neu.len] = '\0';
+	if (!add && created_file && !neu.len) {
+		if (unlink(real) < 0)
+			rc = menv_error_sys(err, MENV_EIO, "cannot remove '%s'", path);
+		else
+			*changed = true;
+		goto out;
 	}
 	if (neu.len == old.len && !memcmp(neu.buf ? neu.buf : "", old.buf, old.len))
 		goto out;

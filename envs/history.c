@@ -9,6 +9,7 @@
  * as conda writes them.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,47 +277,48 @@ static char *spec_name(const char *spec)
 	return name;
 }
 
-/* names/specs as conda's spec_map dict: set keeps a name's place, pop removes it. */
-static void map_set(struct menv_strvec *names, struct menv_strvec *specs, const char *name,
-                    const char *spec)
+/* conda's spec_map dict: name -> spec, in insertion order. `set` keeps a name's place, `pop`
+ * removes it (its slot stays, empty; a later `set` appends). Hashed: 100,000 specs in a
+ * history cost linear time. */
+struct spec_map {
+	struct menv_strvec names, specs; /* NULL entries: popped */
+	struct menv_strmap at;           /* name -> index, SIZE_MAX once popped */
+};
+
+static void map_set(struct spec_map *m, const char *name, const char *spec)
 {
-	for (size_t i = 0; i < names->n; i++)
-		if (!strcmp(names->v[i], name)) {
-			free(specs->v[i]);
-			specs->v[i] = menv_xstrdup(spec);
-			return;
-		}
-	menv_strvec_push(names, name);
-	menv_strvec_push(specs, spec);
+	size_t *i = menv_strmap_get(&m->at, name);
+	if (i && *i != SIZE_MAX) {
+		free(m->specs.v[*i]);
+		m->specs.v[*i] = menv_xstrdup(spec);
+		return;
+	}
+	menv_strmap_put(&m->at, name, m->names.n);
+	menv_strvec_push(&m->names, name);
+	menv_strvec_push(&m->specs, spec);
 }
 
-static void map_pop(struct menv_strvec *names, struct menv_strvec *specs, const char *name)
+static void map_pop(struct spec_map *m, const char *name)
 {
-	for (size_t i = 0; i < names->n; i++)
-		if (!strcmp(names->v[i], name)) {
-			free(names->v[i]);
-			free(specs->v[i]);
-			memmove(&names->v[i], &names->v[i + 1],
-			        (names->n - i - 1) * sizeof(char *));
-			memmove(&specs->v[i], &specs->v[i + 1],
-			        (specs->n - i - 1) * sizeof(char *));
-			names->n--;
-			specs->n--;
-			return;
-		}
+	size_t *i = menv_strmap_get(&m->at, name);
+	if (!i || *i == SIZE_MAX)
+		return;
+	free(m->names.v[*i]);
+	free(m->specs.v[*i]);
+	m->names.v[*i] = m->specs.v[*i] = NULL;
+	*i = SIZE_MAX;
 }
 
-static void map_apply(struct menv_strvec *names, struct menv_strvec *specs,
-                      const struct menv_strvec *list, bool remove)
+static void map_apply(struct spec_map *m, const struct menv_strvec *list, bool remove)
 {
 	for (size_t i = 0; i < list->n; i++) {
 		char *name = spec_name(list->v[i]);
 		if (!name)
 			continue;
 		if (remove)
-			map_pop(names, specs, name);
+			map_pop(m, name);
 		else
-			map_set(names, specs, name, list->v[i]);
+			map_set(m, name, list->v[i]);
 		free(name);
 	}
 }
@@ -325,7 +327,8 @@ int menv_history_requested_specs(const char *prefix, const struct menv_strvec *i
                                  struct menv_strvec *out, struct menv_error *err)
 {
 	struct menv_revision *revs = NULL;
-	struct menv_strvec names = MENV_STRVEC_INIT, specs = MENV_STRVEC_INIT;
+	struct spec_map m = {MENV_STRVEC_INIT, MENV_STRVEC_INIT, MENV_STRMAP_INIT};
+	struct menv_strset inst = MENV_STRSET_INIT;
 	size_t n = 0;
 	int rc = menv_history_load(prefix, &revs, &n, err);
 
@@ -335,20 +338,20 @@ int menv_history_requested_specs(const char *prefix, const struct menv_strvec *i
 		/* conda's get_user_requests: only blocks with a `# cmd:` line are requests */
 		if (!revs[r].cmd)
 			continue;
-		map_apply(&names, &specs, &revs[r].remove_list, true);
-		map_apply(&names, &specs, &revs[r].update_specs, false);
+		map_apply(&m, &revs[r].remove_list, true);
+		map_apply(&m, &revs[r].update_specs, false);
 		/* neutering overrides what was asked before */
-		map_apply(&names, &specs, &revs[r].neutered, false);
+		map_apply(&m, &revs[r].neutered, false);
 	}
-	for (size_t i = 0; i < names.n; i++) {
-		bool keep = !installed;
-		for (size_t k = 0; installed && !keep && k < installed->n; k++)
-			keep = !strcmp(installed->v[k], names.v[i]);
-		if (keep)
-			menv_strvec_push(out, specs.v[i]);
-	}
-	menv_strvec_clear(&names);
-	menv_strvec_clear(&specs);
+	for (size_t k = 0; installed && k < installed->n; k++)
+		menv_strset_add(&inst, installed->v[k]);
+	for (size_t i = 0; i < m.names.n; i++)
+		if (m.names.v[i] && (!installed || menv_strset_has(&inst, m.names.v[i])))
+			menv_strvec_push(out, m.specs.v[i]);
+	menv_strset_clear(&inst);
+	menv_strvec_clear(&m.names);
+	menv_strvec_clear(&m.specs);
+	menv_strmap_clear(&m.at);
 	menv_history_free(revs, n);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * solves per platform. Pip-installed packages are the dist-info folders no conda record
  * owns (BR-021).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,7 @@ int menv_env_history_specs(const char *prefix, struct menv_strvec *out, struct m
 	struct menv_revision *revs = NULL;
 	size_t n = 0;
 	struct menv_strvec names = MENV_STRVEC_INIT, specs = MENV_STRVEC_INIT;
+	struct menv_strmap at_of = MENV_STRMAP_INIT; /* name -> its entry, SIZE_MAX: removed */
 	int rc = menv_history_load(prefix, &revs, &n, err);
 	if (rc)
 		return rc;
@@ -206,23 +208,24 @@ int menv_env_history_specs(const char *prefix, struct menv_strvec *out, struct m
 			const char *c = strstr(s, "::");
 			const char *nm = c ? c + 2 : s;
 			char *name = menv_xstrndup(nm, strcspn(nm, " =<>!~[@"));
-			size_t at = names.n;
-			for (size_t j = 0; j < names.n; j++)
-				if (names.v[j] && !strcmp(names.v[j], name))
-					at = j;
+			size_t *at = menv_strmap_get(&at_of, name);
+			if (at && *at == SIZE_MAX)
+				at = NULL;
 			if (revs[i].remove_specs) {
-				if (at < names.n) {
-					free(names.v[at]);
-					names.v[at] = NULL;
+				if (at) {
+					free(names.v[*at]);
+					names.v[*at] = NULL;
+					*at = SIZE_MAX;
 				}
 				free(name);
 				continue;
 			}
-			if (at < names.n) {
-				free(specs.v[at]);
-				specs.v[at] = menv_xstrdup(s);
+			if (at) {
+				free(specs.v[*at]);
+				specs.v[*at] = menv_xstrdup(s);
 				free(name);
 			} else {
+				menv_strmap_put(&at_of, name, names.n);
 				menv_strvec_push_owned(&names, name);
 				menv_strvec_push(&specs, s);
 			}
@@ -231,6 +234,7 @@ int menv_env_history_specs(const char *prefix, struct menv_strvec *out, struct m
 	for (size_t j = 0; j < names.n; j++)
 		if (names.v[j])
 			menv_strvec_push(out, specs.v[j]);
+	menv_strmap_clear(&at_of);
 	menv_strvec_clear(&names);
 	menv_strvec_clear(&specs);
 	menv_history_free(revs, n);
@@ -272,27 +276,36 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
 			menv_prefix_records_free(inst, ninst);
 			rc = menv_history_requested_specs(prefix, &names, &hist, err);
 			menv_strvec_clear(&names);
-			for (size_t k = 0; k < hist.n; k++)
+			/* name -> the last history spec of it still unclaimed; prev[k]: the one
+			 * before k of the same name (SIZE_MAX: none) */
+			struct menv_strmap last = MENV_STRMAP_INIT;
+			size_t *prev = menv_xcalloc(hist.n + 1, sizeof(*prev));
+			for (size_t k = 0; k < hist.n; k++) {
 				menv_strvec_push_owned(&names, menv_dep_name(hist.v[k]));
+				size_t *l = menv_strmap_get(&last, names.v[k]);
+				prev[k] = l ? *l : SIZE_MAX;
+				menv_strmap_put(&last, names.v[k], k);
+			}
 			json_array_foreach(json_object_get(req, "specs"), i, v)
 			{
 				char *n = json_is_string(v) ? menv_dep_name(json_string_value(v))
 				                            : NULL;
-				size_t at = names.n;
-				for (size_t k = 0; n && k < names.n; k++)
-					if (names.v[k] && !strcmp(names.v[k], n))
-						at = k;
+				size_t *l = n ? menv_strmap_get(&last, n) : NULL;
+				size_t at = l && *l != SIZE_MAX ? *l : names.n;
 				if (at < names.n || !hist.n)
 					menv_strvec_push(&ef->deps, json_string_value(v));
 				if (at < names.n) {
 					free(names.v[at]);
 					names.v[at] = NULL;
+					*l = prev[at];
 				}
 				free(n);
 			}
 			for (size_t k = 0; k < hist.n; k++)
 				if (names.v[k])
 					menv_strvec_push(&ef->deps, hist.v[k]);
+			menv_strmap_clear(&last);
+			free(prev);
 			menv_strvec_clear(&hist);
 			menv_strvec_clear(&names);
 			json_array_foreach(json_object_get(req, "pip"), i, v) if (json_is_string(v))
@@ -319,15 +332,17 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
 	 * name==version of them would send pip to an index */
 	struct menv_pip_dist *pips = NULL;
 	size_t npip = 0;
+	struct menv_strmap editable = MENV_STRMAP_INIT; /* name -> its first editable dist */
 	if (menv_pip_list(prefix, &pips, &npip, NULL))
 		npip = 0;
+	for (size_t d = 0; d < npip; d++)
+		if (pips[d].editable)
+			menv_strmap_add(&editable, pips[d].name, d);
 	for (size_t k = 0; k < lf->npkgs; k++) {
 		const struct menv_lock_package *p = &lf->pkgs[k];
 		if (p->manager == MENV_LOCK_PIP) {
-			const char *dev = NULL;
-			for (size_t d = 0; d < npip && !dev; d++)
-				if (pips[d].editable && !strcmp(pips[d].name, p->name))
-					dev = pips[d].editable;
+			const size_t *e = menv_strmap_get(&editable, p->name);
+			const char *dev = e ? pips[*e].editable : NULL;
 			menv_strvec_push_owned(&ef->pip,
 			                       dev ? menv_xasprintf("-e %s", dev)
 			                           : menv_xasprintf("%s==%s", p->name, p->version));
@@ -343,6 +358,7 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
 	if (ef->pip.n)
 		json_array_foreach(json_object_get(req, "pip_options"), i, v) if (json_is_string(v))
 		        menv_strvec_push(&ef->pip, json_string_value(v));
+	menv_strmap_clear(&editable);
 	menv_pip_dists_free(pips, npip);
 out:
 	json_decref(req);

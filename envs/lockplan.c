@@ -58,10 +58,54 @@ static int record_set(struct menv_record *r, json_t *obj, const char *url,
 	return 0;
 }
 
+/* The length of a package URL's folder ("https://h/c/linux-64/x-1-0.conda" -> up to the last
+ * '/'), when the URL ends in a plain package file name; else 0. */
+static size_t package_folder(const char *url)
+{
+	const char *b = strrchr(url, '/');
+	if (!b || b == url || strpbrk(b, "?#"))
+		return 0;
+	size_t n = strlen(b);
+	if ((n > 7 && !strcmp(b + n - 6, ".conda")) || (n > 9 && !strcmp(b + n - 8, ".tar.bz2")))
+		return (size_t)(b - url);
+	return 0;
+}
+
+/* The channel of a package URL, resolved once per folder: a lock names thousands of packages
+ * of a few channels, and resolving one costs as much as reading .condarc's channel settings.
+ * The copy differs from the first package's channel only in its package file name. */
+static int channel_of(const char *url, const struct menv_config *cfg, struct menv_strmap *seen,
+                      struct menv_channel ***firsts, size_t *nfirsts, struct menv_channel **out,
+                      struct menv_error *err)
+{
+	size_t dir = package_folder(url);
+	char *key = dir ? menv_xstrndup(url, dir) : NULL;
+	const size_t *at = key ? menv_strmap_get(seen, key) : NULL;
+	int rc = 0;
+
+	if (at) {
+		*out = menv_channel_dup((*firsts)[*at]);
+		free((*out)->package_filename);
+		(*out)->package_filename = menv_xstrdup(url + dir + 1);
+	} else {
+		rc = menv_channel_parse(url, cfg, out, err);
+		if (!rc && key) {
+			*firsts = menv_xrealloc(*firsts, (*nfirsts + 1) * sizeof(**firsts));
+			(*firsts)[*nfirsts] = menv_channel_dup(*out);
+			menv_strmap_put(seen, key, (*nfirsts)++);
+		}
+	}
+	free(key);
+	return rc;
+}
+
 /* The lock's conda entries as records (before the cache completes them). */
 int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
                         size_t nsel, struct menv_lockrecs *out, struct menv_error *err)
 {
+	struct menv_strmap seen = MENV_STRMAP_INIT; /* package folder -> its channel in firsts */
+	struct menv_channel **firsts = NULL;
+	size_t nfirsts = 0;
 	int rc = 0;
 
 	out->recs = menv_xcalloc(nsel + 1, sizeof(*out->recs));
@@ -73,10 +117,10 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 		if (p->manager != MENV_LOCK_CONDA)
 			continue;
 		struct menv_channel *ch = NULL;
-		rc = menv_channel_parse(p->url, cfg, &ch, err);
+		rc = channel_of(p->url, cfg, &seen, &firsts, &nfirsts, &ch, err);
 		if (rc) {
 			menv_error_prefix(err, "lockfile entry '%s'", p->name);
-			return rc;
+			goto out;
 		}
 		char *fn = ch->package_filename ? menv_xstrdup(ch->package_filename) : NULL;
 		if (!fn) {
@@ -112,11 +156,14 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 		if (rc) {
 			menv_channel_free(ch);
 			out->chans[out->n] = NULL;
-			return rc;
+			goto out;
 		}
 		out->n++;
 	}
-	return 0;
+out:
+	menv_channels_free(firsts, nfirsts);
+	menv_strmap_clear(&seen);
+	return rc;
 }
 
 /* Before the fetch: the repodata_record.json a solve left in the cache for the same file

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "link.h"
 #include "prefix.h"
 
@@ -376,19 +377,14 @@ void menv_pip_dists_free(struct menv_pip_dist *v, size_t n)
  * or -1 when it could not run (errno). */
 static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
 {
-	pid_t pid;
 	int st = 0;
 
-	pid_t parent = getpid();
-	pid = fork();
+	/* pip must not outlive menv (killed, it would go on writing without the prefix lock):
+	 * its own group, killed with menv and by Ctrl-C */
+	pid_t pid = menv_child_fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		/* pip must not outlive menv (killed, it would go on writing without the prefix
-		 * lock) */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
 		menv_child_umask();
 		dup2(2, 1);
 		int nul = open("/dev/null", O_RDONLY);
@@ -404,12 +400,8 @@ static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
-		if (cancel && *cancel)
-			kill(pid, SIGTERM);
-	}
+	if (menv_child_wait(pid, -1, NULL, 0, cancel, &st) == MENV_EIO)
+		return -1;
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
@@ -681,7 +673,6 @@ bool menv_pip_cli_option(const char *line)
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req, struct menv_error *err)
 {
 	char *python = menv_xasprintf("%s/bin/python", prefix);
-	char tmpl[] = "/tmp/menv-pip-XXXXXX";
 	char *dir = NULL, *reqfile = NULL, *log = NULL;
 	struct menv_buf text = MENV_BUF_INIT;
 	struct menv_strvec argv = MENV_STRVEC_INIT;
@@ -694,11 +685,9 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 		                    python);
 		goto out;
 	}
-	dir = mkdtemp(tmpl) ? menv_xstrdup(tmpl) : NULL;
-	if (!dir) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create a temporary directory");
+	rc = menv_tmp_mkdir("pip", &dir, err); /* $TMPDIR, cleaned also after a kill */
+	if (rc)
 		goto out;
-	}
 	reqfile = menv_xasprintf("%s/requirements.txt", dir);
 	log = menv_xasprintf("%s/pip.log", dir);
 	for (size_t i = 0; i < req->requirements.n; i++) {
@@ -742,7 +731,7 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 	int st = run_child(argv.v, req->cwd, req->cancel);
 	if (st < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot run '%s -m pip'", python);
-	} else if (req->cancel && *req->cancel) {
+	} else if ((req->cancel && *req->cancel) || menv_cancelled()) {
 		rc = menv_error_set(err, MENV_EINTR, "interrupted while pip was installing");
 	} else if (st != 0) {
 		/* the requirements themselves, not the option lines (--index-url ...) */

@@ -4,6 +4,7 @@
  * (conda's conda/history.py), the noarch python packages that follow python to a new minor
  * version (CEP-20), and the conda side of an environment file's specs (CEP-24).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,25 @@ void menv_owned_recs_release(struct menv_owned_recs *o)
 	memset(o, 0, sizeof(*o));
 }
 
-static bool links_name(const struct menv_record *const *link, size_t n, const char *name)
+static int by_address(const void *a, const void *b)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(link[i]->name, name))
-			return true;
-	return false;
+	uintptr_t x = (uintptr_t) * (json_t *const *)a, y = (uintptr_t) * (json_t *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A sorted copy of the n pointers of `v`, for in_sorted(). Caller frees. */
+static json_t **sorted_copy(json_t *const *v, size_t n)
+{
+	json_t **c = menv_xcalloc(n + 1, sizeof(*c));
+	if (n)
+		memcpy(c, v, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), by_address);
+	return c;
+}
+
+static bool in_sorted(json_t *const *sorted, size_t n, json_t *rec)
+{
+	return n && bsearch(&rec, sorted, n, sizeof(*sorted), by_address);
 }
 
 /* The name a dependency spec names ("python >=3.8" -> "python"). Caller frees. */
@@ -48,7 +62,15 @@ void menv_records_toposort(const struct menv_record **recs, size_t n)
 	int *state = menv_xcalloc(n + 1, sizeof(*state)); /* 0 new, 1 visiting, 2 done */
 	size_t *stack = menv_xcalloc(n + 1, sizeof(*stack));
 	size_t *next = menv_xcalloc(n + 1, sizeof(*next));
+	size_t *same = menv_xcalloc(n + 1, sizeof(*same)); /* the next record of its name, or n */
+	struct menv_strmap first = MENV_STRMAP_INIT;       /* name -> its first record */
 	size_t nout = 0;
+
+	for (size_t i = n; i-- > 0;) {
+		size_t *at = menv_strmap_get(&first, recs[i]->name);
+		same[i] = at ? *at : n;
+		menv_strmap_put(&first, recs[i]->name, i);
+	}
 
 	/* depth first from each record in turn: a record is emitted once all it depends on is */
 	for (size_t root = 0; root < n; root++) {
@@ -67,8 +89,9 @@ void menv_records_toposort(const struct menv_record **recs, size_t n)
 				if (!d)
 					continue;
 				char *dn = menv_dep_name(d);
-				for (size_t j = 0; j < n; j++) {
-					if (state[j] || strcmp(recs[j]->name, dn))
+				const size_t *at = menv_strmap_get(&first, dn);
+				for (size_t j = at ? *at : n; j < n; j = same[j]) {
+					if (state[j])
 						continue;
 					state[j] = 1;
 					stack[sp++] = j;
@@ -84,19 +107,14 @@ void menv_records_toposort(const struct menv_record **recs, size_t n)
 			}
 		}
 	}
-	memcpy(recs, out, n * sizeof(*recs));
+	if (n)
+		memcpy(recs, out, n * sizeof(*recs));
+	menv_strmap_clear(&first);
 	free(out);
 	free(state);
 	free(stack);
 	free(next);
-}
-
-static bool leaving(json_t *const *unlink, size_t nunlink, json_t *rec)
-{
-	for (size_t k = 0; k < nunlink; k++)
-		if (unlink[k] == rec)
-			return true;
-	return false;
+	free(same);
 }
 
 void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
@@ -108,9 +126,10 @@ void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
 	json_t *need = json_object();
 	struct menv_strvec queue = MENV_STRVEC_INIT;
 	size_t nu = *nunlink;
+	json_t **leaving = sorted_copy(*unlink, nu);
 
 	for (size_t i = 0; i < ninst; i++)
-		if (!leaving(*unlink, nu, inst[i].json))
+		if (!in_sorted(leaving, nu, inst[i].json))
 			json_object_set(final, inst[i].name,
 			                json_object_get(inst[i].json, "depends"));
 	for (size_t i = 0; i < *nlink; i++)
@@ -133,13 +152,14 @@ void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
 	}
 	*unlink = menv_xrealloc(*unlink, (nu + ninst + 1) * sizeof(**unlink));
 	for (size_t i = 0; i < ninst; i++)
-		if (!leaving(*unlink, nu, inst[i].json) && !json_object_get(need, inst[i].name))
+		if (!in_sorted(leaving, nu, inst[i].json) && !json_object_get(need, inst[i].name))
 			(*unlink)[(*nunlink)++] = inst[i].json;
 	size_t w = 0;
 	for (size_t i = 0; i < *nlink; i++)
 		if (json_object_get(need, link[i]->name))
 			link[w++] = link[i];
 	*nlink = w;
+	free(leaving);
 	menv_strvec_clear(&queue);
 	json_decref(need);
 	json_decref(final);
@@ -159,6 +179,10 @@ int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, 
 {
 	struct menv_revision *revs = NULL;
 	struct menv_strvec target = MENV_STRVEC_INIT;
+	struct menv_strset want_set = MENV_STRSET_INIT, have_set = MENV_STRSET_INIT;
+	struct menv_strmap chan = MENV_STRMAP_INIT; /* dist -> index in `chrecs`, made once */
+	const struct menv_record **chrecs = NULL;
+	bool chan_made = false;
 	size_t nrevs = 0;
 	int rc = menv_history_load(prefix, &revs, &nrevs, err);
 
@@ -170,35 +194,34 @@ int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, 
 	*unlink = menv_xcalloc(ninst + 1, sizeof(**unlink));
 	*nlink = *nunlink = 0;
 	owned->v = menv_xcalloc(target.n + 1, sizeof(*owned->v));
+	for (size_t k = 0; k < target.n; k++)
+		menv_strset_add(&want_set, dist_of_label(target.v[k]));
 	for (size_t i = 0; i < ninst; i++) {
 		char *d = menv_xasprintf("%s-%s-%s", inst[i].name, inst[i].version, inst[i].build);
-		bool keep = false;
-		for (size_t k = 0; k < target.n && !keep; k++)
-			keep = !strcmp(dist_of_label(target.v[k]), d);
-		if (!keep)
+		if (!menv_strset_has(&want_set, d))
 			(*unlink)[(*nunlink)++] = inst[i].json;
+		menv_strset_add(&have_set, d);
 		free(d);
 	}
 	for (size_t k = 0; k < target.n; k++) {
 		const char *want = dist_of_label(target.v[k]);
-		bool have = false;
-		for (size_t i = 0; i < ninst && !have; i++) {
-			char *d = menv_xasprintf("%s-%s-%s", inst[i].name, inst[i].version,
-			                         inst[i].build);
-			have = !strcmp(d, want);
-			free(d);
-		}
-		if (have)
+		if (menv_strset_has(&have_set, want))
 			continue;
-		const struct menv_record *found = NULL;
-		for (size_t r = 0; ch && r < ch->nrds && !found; r++) {
-			for (size_t j = 0; j < ch->rds[r]->n && !found; j++) {
+		/* the channels' parsed records by dist, the first of each kept */
+		size_t nch = 0;
+		for (size_t r = 0; !chan_made && ch && r < ch->nrds; r++) {
+			chrecs = menv_xrealloc(chrecs, (nch + ch->rds[r]->n + 1) * sizeof(*chrecs));
+			for (size_t j = 0; j < ch->rds[r]->n; j++) {
 				char *d = menv_record_dist(&ch->rds[r]->recs[j]);
-				if (!strcmp(d, want))
-					found = &ch->rds[r]->recs[j];
+				chrecs[nch] = &ch->rds[r]->recs[j];
+				if (menv_strmap_add(&chan, d, nch))
+					nch++;
 				free(d);
 			}
 		}
+		chan_made = true;
+		const size_t *at = menv_strmap_get(&chan, want);
+		const struct menv_record *found = at ? chrecs[*at] : NULL;
 		/* the channels' files, through the solver: "name-version-build" split from the
 		 * right, as conda's dists are */
 		const char *b = strrchr(want, '-'), *v = b;
@@ -235,6 +258,10 @@ int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, 
 	}
 	menv_records_toposort(*link, *nlink);
 out:
+	menv_strset_clear(&want_set);
+	menv_strset_clear(&have_set);
+	menv_strmap_clear(&chan);
+	free(chrecs);
 	menv_strvec_clear(&target);
 	menv_history_free(revs, nrevs);
 	return rc;
@@ -327,12 +354,15 @@ size_t menv_plan_relink_noarch_python(struct menv_solver *solver,
 	*unlink = menv_xrealloc(*unlink, (*nunlink + ninst + 1) * sizeof(**unlink));
 	made->v = menv_xcalloc(ninst + 1, sizeof(*made->v)); /* *link points into it */
 	made->n = 0;
+	struct menv_strset linked = MENV_STRSET_INIT;
+	for (size_t i = 0; i < *nlink; i++)
+		menv_strset_add(&linked, (*link)[i]->name);
+	size_t nu = *nunlink;
+	json_t **leaving = sorted_copy(*unlink, nu);
 	for (size_t i = 0; i < ninst; i++) {
 		json_t *rec = inst[i].json;
-		bool leaves = links_name(*link, *nlink, inst[i].name);
-		for (size_t k = 0; k < *nunlink && !leaves; k++)
-			leaves = (*unlink)[k] == rec;
-		if (leaves || !json_noarch_python(rec))
+		if (menv_strset_has(&linked, inst[i].name) || in_sorted(leaving, nu, rec) ||
+		    !json_noarch_python(rec))
 			continue;
 		const char *url = jstr(rec, "url");
 		const struct menv_record *found = NULL, **cands = NULL;
@@ -357,8 +387,11 @@ size_t menv_plan_relink_noarch_python(struct menv_solver *solver,
 			continue;
 		(*unlink)[(*nunlink)++] = rec;
 		(*link)[(*nlink)++] = found;
+		menv_strset_add(&linked, inst[i].name);
 		added++;
 	}
+	menv_strset_clear(&linked);
+	free(leaving);
 	return added;
 }
 
@@ -433,31 +466,31 @@ static void split_dist(const char *label, char **name, char **ver, char **vb)
 	*vb = menv_xstrdup(v);
 }
 
-/* The entry of `v` (labels) naming package `name`, or -1. */
-static long find_name(const struct menv_strvec *v, const char *name, char **vb_out, char **ver_out)
+/* name -> the index of the first label of `v` naming it */
+static void names_of(const struct menv_strvec *v, struct menv_strmap *out)
 {
 	for (size_t m = 0; m < v->n; m++) {
 		char *nm, *ver, *vb;
 		split_dist(v->v[m], &nm, &ver, &vb);
-		bool same = !strcmp(nm, name);
+		menv_strmap_add(out, nm, m);
 		free(nm);
-		if (same) {
-			*vb_out = vb;
-			*ver_out = ver;
-			return (long)m;
-		}
 		free(ver);
 		free(vb);
 	}
-	return -1;
 }
 
 void menv_revision_diff(const struct menv_revision *r, struct menv_revision_diff *out)
 {
+	struct menv_strmap added = MENV_STRMAP_INIT, removed = MENV_STRMAP_INIT;
+	names_of(&r->added, &added);
+	names_of(&r->removed, &removed);
 	for (size_t k = 0; k < r->removed.n; k++) {
-		char *nm, *ver, *vb, *vb2 = NULL, *ver2 = NULL;
+		char *nm, *ver, *vb;
 		split_dist(r->removed.v[k], &nm, &ver, &vb);
-		if (find_name(&r->added, nm, &vb2, &ver2) >= 0) {
+		const size_t *at = menv_strmap_get(&added, nm);
+		if (at) {
+			char *nm2, *ver2, *vb2;
+			split_dist(r->added.v[*at], &nm2, &ver2, &vb2);
 			struct menv_version *a = NULL, *b = NULL;
 			int c = menv_version_parse(ver2, &a, NULL) == 0 &&
 			                        menv_version_parse(ver, &b, NULL) == 0
@@ -469,26 +502,27 @@ void menv_revision_diff(const struct menv_revision *r, struct menv_revision_diff
 			                       menv_xasprintf("%s-%s -> %s", nm, vb, vb2));
 			menv_strvec_push_owned(&out->changed,
 			                       menv_xasprintf("%s  {%s -> %s}", nm, vb, vb2));
+			free(nm2);
+			free(ver2);
+			free(vb2);
 		} else {
 			menv_strvec_push(&out->remove, r->removed.v[k]);
 		}
 		free(nm);
 		free(ver);
 		free(vb);
-		free(vb2);
-		free(ver2);
 	}
 	for (size_t k = 0; k < r->added.n; k++) {
-		char *nm, *ver, *vb, *vb2 = NULL, *ver2 = NULL;
+		char *nm, *ver, *vb;
 		split_dist(r->added.v[k], &nm, &ver, &vb);
-		if (find_name(&r->removed, nm, &vb2, &ver2) < 0)
+		if (!menv_strmap_get(&removed, nm))
 			menv_strvec_push(&out->install, r->added.v[k]);
 		free(nm);
 		free(ver);
 		free(vb);
-		free(vb2);
-		free(ver2);
 	}
+	menv_strmap_clear(&added);
+	menv_strmap_clear(&removed);
 }
 
 void menv_revision_diff_release(struct menv_revision_diff *d)

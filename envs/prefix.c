@@ -128,20 +128,38 @@ static json_t *load_json(const char *path, struct menv_error *err)
 }
 
 /* The spec the user asked for that names this record, or NULL. */
-static const char *requested_for(const struct menv_strvec *req, const char *name)
+/* `s` (its first n bytes) in ASCII lower case. Caller frees. */
+static char *lower_n(const char *s, size_t n)
 {
-	if (!req)
-		return NULL;
-	for (size_t i = 0; i < req->n; i++) {
+	char *l = menv_xstrndup(s, n);
+	for (char *p = l; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	return l;
+}
+
+/* The requested specs by the name each names (lower case; the first spec of a name). */
+static void requested_map(const struct menv_strvec *req, struct menv_strmap *out)
+{
+	for (size_t i = 0; req && i < req->n; i++) {
 		const char *s = req->v[i];
 		const char *cc = strstr(s, "::");
 		if (cc)
 			s = cc + 2;
-		size_t n = strcspn(s, " =<>!~[");
-		if (strlen(name) == n && !strncasecmp(s, name, n))
-			return req->v[i];
+		char *name = lower_n(s, strcspn(s, " =<>!~["));
+		menv_strmap_add(out, name, i);
+		free(name);
 	}
-	return NULL;
+}
+
+/* The spec of `req` (mapped by requested_map) that asked for package `name`, or NULL. */
+static const char *requested_for(const struct menv_strvec *req, const struct menv_strmap *map,
+                                 const char *name)
+{
+	char *l = lower_n(name, strlen(name));
+	const size_t *at = menv_strmap_get(map, l);
+	free(l);
+	return at ? req->v[*at] : NULL;
 }
 
 static char *record_label(const struct menv_record *r)
@@ -354,24 +372,33 @@ out:
  * requested_spec carries over to a new build of the same name. */
 static int write_records(struct run *r, json_t *const *old, size_t nold, struct menv_error *err)
 {
-	for (size_t i = 0; i < r->npk; i++) {
+	struct menv_strmap req_map = MENV_STRMAP_INIT, was = MENV_STRMAP_INIT; /* name -> index */
+	int rc = 0;
+
+	requested_map(r->opts->requested, &req_map);
+	for (size_t k = 0; k < nold; k++) {
+		const char *nm = jstr(old[k], "name");
+		const char *rs = jstr(old[k], "requested_spec");
+		if (nm && rs && *rs)
+			menv_strmap_add(&was, nm, k);
+	}
+	for (size_t i = 0; !rc && i < r->npk; i++) {
 		struct linked *l = &r->pk[i];
 		char *rrpath = menv_xasprintf("%s/info/repodata_record.json", l->pkgdir);
 		json_t *rec = access(rrpath, F_OK) == 0 ? load_json(rrpath, err)
 		                                        : json_deep_copy(l->r->json);
 		free(rrpath);
-		if (!rec)
-			return MENV_EPARSE;
+		if (!rec) {
+			rc = MENV_EPARSE;
+			break;
+		}
 		/* the record the solver or the lock chose wins over the cache's copy, which may
 		 * predate a repodata patch (conda writes conda-meta from the solver's record) */
 		json_object_update(rec, l->r->json);
-		const char *req = requested_for(r->opts->requested, l->r->name);
-		for (size_t k = 0; !req && k < nold; k++) {
-			const char *nm = jstr(old[k], "name");
-			const char *rs = jstr(old[k], "requested_spec");
-			if (nm && rs && *rs && !strcmp(nm, l->r->name))
-				req = rs;
-		}
+		const char *req = requested_for(r->opts->requested, &req_map, l->r->name);
+		const size_t *w = req ? NULL : menv_strmap_get(&was, l->r->name);
+		if (w)
+			req = jstr(old[*w], "requested_spec");
 		/* redacted: conda-meta never holds credentials or tokens */
 		char *url = menv_url_redact(l->r->url ? l->r->url : "");
 		char *chan = menv_url_redact(l->r->channel_url ? l->r->channel_url : "");
@@ -400,30 +427,47 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		free(tarball);
 		char *dump = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
 		char *rel = menv_xasprintf("conda-meta/%s.json", l->dist);
-		int rc = txn_write(r, rel, dump, strlen(dump), err);
+		rc = txn_write(r, rel, dump, strlen(dump), err);
 		free(rel);
 		free(dump);
 		json_decref(rec);
-		if (rc)
-			return rc;
 	}
-	return 0;
+	menv_strmap_clear(&req_map);
+	menv_strmap_clear(&was);
+	return rc;
 }
 
-/* The "channel/subdir::dist" an installed record was recorded under in the history, or one
- * made from its channel URL. Caller frees. */
-static char *installed_label(json_t *rec, const struct menv_revision *revs, size_t nrevs)
+/* The labels ("channel/subdir::dist") the history added packages under, by dist: the
+ * newest revision's, the first of a revision. `labels` (borrowed from revs) is what the
+ * map's values index; free it. */
+static void history_labels(const struct menv_revision *revs, size_t nrevs, struct menv_strmap *map,
+                           const char ***labels)
 {
-	char *dist = json_dist(rec);
+	size_t n = 0;
+	for (size_t i = 0; i < nrevs; i++)
+		n += revs[i].added.n;
+	*labels = menv_xcalloc(n + 1, sizeof(**labels));
+	n = 0;
 	for (size_t i = nrevs; i-- > 0;) {
 		for (size_t k = 0; k < revs[i].added.n; k++) {
 			const char *a = revs[i].added.v[k];
 			const char *cc = strstr(a, "::");
-			if (!strcmp(cc ? cc + 2 : a, dist)) {
-				free(dist);
-				return menv_xstrdup(a);
-			}
+			(*labels)[n] = a;
+			if (menv_strmap_add(map, cc ? cc + 2 : a, n))
+				n++;
 		}
+	}
+}
+
+/* The "channel/subdir::dist" an installed record was recorded under in the history (`map`,
+ * `labels` from history_labels), or one made from its channel URL. Caller frees. */
+static char *installed_label(json_t *rec, const struct menv_strmap *map, const char *const *labels)
+{
+	char *dist = json_dist(rec);
+	const size_t *at = menv_strmap_get(map, dist);
+	if (at) {
+		free(dist);
+		return menv_xstrdup(labels[*at]);
 	}
 	const char *ch = jstr(rec, "channel");
 	const char *sd = jstr(rec, "subdir");
@@ -785,9 +829,15 @@ static int unlink_one(struct run *r, json_t *rec, json_t *dirs, struct menv_erro
 		                         json_is_integer(bn) ? json_integer_value(bn) : 0, dist,
 		                         &out, &serr)) {
 			script_failed(r, &out, serr.code);
-			emit(r->opts, MENV_ENV_WARNING, serr.msg);
+			/* a failing pre-unlink is a warning (as conda's); Ctrl-C stops */
+			if (serr.code == MENV_EINTR)
+				rc = menv_error_set(err, MENV_EINTR, "%s", serr.msg);
+			else
+				emit(r->opts, MENV_ENV_WARNING, serr.msg);
 		}
 		menv_buf_release(&out);
+		if (rc)
+			goto out;
 	}
 	json_array_foreach(files, i, f)
 	{
@@ -856,6 +906,9 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 	struct menv_prefix_record *inst = NULL;
 	struct menv_revision *revs = NULL;
 	struct menv_strvec minus = MENV_STRVEC_INIT;
+	struct menv_strmap hist = MENV_STRMAP_INIT;  /* dist -> its label in `labels` */
+	struct menv_strset dists = MENV_STRSET_INIT; /* of the installed records */
+	const char **labels = NULL;
 	json_t *leaving = json_object(), *dirs = json_object();
 	size_t ninst = 0, nrevs = 0;
 	enum menv_recovery rec;
@@ -886,16 +939,16 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 		goto out;
 	if (menv_history_load(prefix, &revs, &nrevs, NULL))
 		nrevs = 0;
+	history_labels(revs, nrevs, &hist, &labels);
 	/* which installed records leave; the others own their files */
+	for (size_t k = 0; k < ninst; k++) {
+		char *dk = json_dist(inst[k].json);
+		menv_strset_add(&dists, dk);
+		free(dk);
+	}
 	for (size_t i = 0; i < nunlink; i++) {
 		char *d = json_dist(unlink[i]);
-		bool found = false;
-		for (size_t k = 0; k < ninst && !found; k++) {
-			char *dk = json_dist(inst[k].json);
-			found = !strcmp(d, dk);
-			free(dk);
-		}
-		if (!found) {
+		if (!menv_strset_has(&dists, d)) {
 			rc = menv_error_set(err, MENV_ENOTFOUND,
 			                    "'%s' is no longer installed in '%s' (another process "
 			                    "changed the environment; run the command again)",
@@ -910,7 +963,7 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 		char *dk = json_dist(inst[k].json);
 		bool leaves = json_object_get(leaving, dk) != NULL;
 		if (!leaves) {
-			char *label = installed_label(inst[k].json, revs, nrevs);
+			char *label = installed_label(inst[k].json, &hist, labels);
 			size_t i;
 			json_t *f;
 			json_array_foreach(json_object_get(inst[k].json, "files"), i,
@@ -930,7 +983,7 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 	if (rc)
 		goto out;
 	for (size_t i = 0; i < nunlink; i++)
-		menv_strvec_push_owned(&minus, installed_label(unlink[i], revs, nrevs));
+		menv_strvec_push_owned(&minus, installed_label(unlink[i], &hist, labels));
 
 	rc = menv_journal_begin(&r.txn, 'U', err);
 	if (rc)
@@ -985,6 +1038,9 @@ out:
 	if (stats)
 		*stats = r.st;
 	menv_strvec_clear(&minus);
+	menv_strmap_clear(&hist);
+	menv_strset_clear(&dists);
+	free(labels);
 	menv_history_free(revs, nrevs);
 	menv_prefix_records_free(inst, ninst);
 	json_decref(leaving);

@@ -313,11 +313,11 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	}
 	json_object_del(lf->metadata_extra, "custom_metadata");
 	menv_lockfile_write_conda_lock(lf, &lock);
-	const char *td = getenv("TMPDIR");
-	tmp = menv_xasprintf("%s/menv-rename-XXXXXX", td && *td ? td : "/tmp");
-	int fd = mkstemp(tmp);
-	if (fd < 0 || write(fd, lock.buf, lock.len) != (ssize_t)lock.len) {
+	int fd = -1;
+	rc = menv_tmp_mkfile("rename", &tmp, &fd, err);
+	if (!rc && write(fd, lock.buf, lock.len) != (ssize_t)lock.len)
 		rc = menv_error_sys(err, MENV_EIO, "cannot write the clone's lock '%s'", tmp);
+	if (rc) {
 		if (fd >= 0)
 			close(fd);
 		goto out;

@@ -16,10 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "link.h"
 #include "prefix.h"
 
-/* Reads fd to EOF into out (may be NULL: discarded). */
 /* The umask the process started with. Libraries set it to 0 for an instant while they work
  * (libarchive does, from any thread), so children that create files (link scripts, pip,
  * compileall) get it back explicitly: what they create must not depend on timing. */
@@ -36,30 +36,6 @@ void menv_child_umask(void)
 	umask(start_umask);
 }
 
-static void drain(int fd, struct menv_buf *out)
-{
-	char buf[4096];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out && out->len < (1u << 20))
-			menv_buf_add(out, buf, (size_t)n);
-	}
-}
-
-static int wait_child(pid_t pid)
-{
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
-	}
-	return status;
-}
-
 int menv_run_link_script(const char *prefix, const char *script, const char *action,
                          const char *name, const char *version, int64_t build_number,
                          const char *dist, struct menv_buf *output, struct menv_error *err)
@@ -73,7 +49,7 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return menv_error_sys(err, MENV_EIO, "cannot run the %s script of '%s'", action,
 		                      dist);
-	pid = fork();
+	pid = menv_child_fork(); /* its own group, killed with menv and by Ctrl-C */
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
@@ -102,10 +78,13 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
 		_exit(127);
 	}
 	close(pfd[1]);
-	drain(pfd[0], output);
+	int status = 0;
+	int rc = menv_child_wait(pid, pfd[0], output, 1u << 20, NULL, &status);
 	close(pfd[0]);
-	int status = wait_child(pid);
-	if (status < 0)
+	if (rc == MENV_EINTR)
+		return menv_error_set(err, MENV_EINTR, "interrupted during the %s script of '%s'",
+		                      action, dist);
+	if (rc)
 		return menv_error_sys(err, MENV_EIO, "cannot wait for the %s script of '%s'",
 		                      action, dist);
 	if (WIFSIGNALED(status))
@@ -145,7 +124,7 @@ static pid_t start_compileall(const struct menv_journal *t, const char *python, 
 
 	if (pipe2(in, O_CLOEXEC) < 0)
 		return -1;
-	pid_t pid = fork();
+	pid_t pid = menv_child_fork();
 	if (pid < 0) {
 		close(in[0]);
 		close(in[1]);
@@ -276,9 +255,17 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 		if (pids[started] < 0)
 			break;
 	}
-	bool failed = false;
-	for (size_t j = 0; j < started; j++)
-		failed |= compile_failed(wait_child(pids[j]));
+	bool failed = false, stopped = false;
+	for (size_t j = 0; j < started; j++) {
+		int st = 0;
+		int w = menv_child_wait(pids[j], -1, NULL, 0, NULL, &st);
+		stopped |= w == MENV_EINTR;
+		failed |= w != 0 || compile_failed(st);
+	}
+	if (stopped) {
+		rc = menv_error_set(err, MENV_EINTR, "interrupted while compiling .pyc files");
+		goto out;
+	}
 	if (started < jobs) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot run '%s'", python);
 		goto out;

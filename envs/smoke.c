@@ -735,12 +735,16 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 		                    "the ops/ sources are not at '%s' (set MENV_OPS_DIR)", ops);
 		goto out;
 	}
-	s.root = menv_xasprintf("%s/menv-smoke-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(s.root)) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", s.root);
-		free(s.root);
-		s.root = NULL;
-		goto out;
+	if (s.o->tmp_dir) {
+		s.root = menv_xasprintf("%s/menv-smoke-XXXXXX", tmp);
+		if (!mkdtemp(s.root)) {
+			rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", s.root);
+			free(s.root);
+			s.root = NULL;
+			goto out;
+		}
+	} else if ((rc = menv_tmp_mkdir("smoke", &s.root, err)) != 0) {
+		goto out; /* $TMPDIR, cleaned also after a kill */
 	}
 	copy_str(res->build_dir, sizeof(res->build_dir), s.root);
 	s.src = menv_xasprintf("%s/ops", s.root);

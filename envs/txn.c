@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,12 +376,14 @@ static int plan_create(struct menv_txn *t, struct menv_error *err)
 	              menv_solver_solve(t->solver, t->specs, t->nspecs, &t->link, &t->nlink, err));
 }
 
-static bool installed(const struct menv_txn *t, const char *name)
+/* `s` in ASCII lower case (names compare without case, as conda's do). Caller frees. */
+static char *lower(const char *s)
 {
-	for (size_t i = 0; i < t->ninst; i++)
-		if (!strcasecmp(t->inst[i].name, name))
-			return true;
-	return false;
+	char *l = menv_xstrdup(s);
+	for (char *p = l; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	return l;
 }
 
 /* install, update, remove, env update, --revision: a solve (or the history) against the
@@ -394,12 +397,23 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 	if (rc)
 		return rc;
 	if (k == MENV_TXN_UPDATE || k == MENV_TXN_REMOVE) {
-		for (size_t i = 0; i < t->nspecs; i++)
-			if (t->specs[i]->name && !strchr(t->specs[i]->name, '*') &&
-			    !installed(t, t->specs[i]->name))
-				return menv_error_set(err, MENV_ENOTFOUND,
-				                      "package '%s' is not installed in '%s'",
-				                      t->specs[i]->name, t->o.prefix);
+		struct menv_strset names = MENV_STRSET_INIT; /* installed, lower case */
+		for (size_t i = 0; i < t->ninst; i++) {
+			char *l = lower(t->inst[i].name);
+			menv_strset_add(&names, l);
+			free(l);
+		}
+		for (size_t i = 0; !rc && i < t->nspecs; i++) {
+			char *l = t->specs[i]->name ? lower(t->specs[i]->name) : NULL;
+			if (l && !strchr(l, '*') && !menv_strset_has(&names, l))
+				rc = menv_error_set(err, MENV_ENOTFOUND,
+				                    "package '%s' is not installed in '%s'",
+				                    t->specs[i]->name, t->o.prefix);
+			free(l);
+		}
+		menv_strset_clear(&names);
+		if (rc)
+			return rc;
 	}
 	if (k == MENV_TXN_REMOVE && t->o.all) {
 		/* the whole environment, but never one that holds others or the package cache
@@ -513,15 +527,17 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	if (!rc)
 		rc = menv_lockrecs_build(cfg, t->sel, t->nsel, &t->lr, err);
 	/* one record a name: an environment holds one version of a package */
-	for (size_t i = 0; !rc && i < t->lr.n; i++)
-		for (size_t k = 0; !rc && k < i; k++)
-			if (!strcmp(t->lr.recs[i].name, t->lr.recs[k].name))
-				rc = menv_error_set(
-				        err, MENV_EPARSE,
-				        "%s: '%s' is locked twice (%s-%s and %s-%s) for %s",
-				        t->o.file, t->lr.recs[i].name, t->lr.recs[k].version,
-				        t->lr.recs[k].build, t->lr.recs[i].version,
-				        t->lr.recs[i].build, cfg->subdir);
+	struct menv_strmap byname = MENV_STRMAP_INIT; /* name -> its first record */
+	for (size_t i = 0; !rc && i < t->lr.n; i++) {
+		if (menv_strmap_add(&byname, t->lr.recs[i].name, i))
+			continue;
+		size_t k = *menv_strmap_get(&byname, t->lr.recs[i].name);
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "%s: '%s' is locked twice (%s-%s and %s-%s) for %s", t->o.file,
+		                    t->lr.recs[i].name, t->lr.recs[k].version, t->lr.recs[k].build,
+		                    t->lr.recs[i].version, t->lr.recs[i].build, cfg->subdir);
+	}
+	menv_strmap_clear(&byname);
 	if (rc)
 		return rc;
 	t->plan.solved = false;
@@ -531,20 +547,29 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	/* the pip entries: those the prefix does not hold at that version */
 	if (!is_create(t->o.kind) && menv_pip_list(t->o.prefix, &pips, &npips, NULL))
 		npips = 0;
+	struct menv_strset held = MENV_STRSET_INIT; /* "name\nversion" of each installed dist */
+	for (size_t k = 0; k < npips; k++) {
+		char *key = menv_xasprintf("%s\n%s", pips[k].name, pips[k].version);
+		menv_strset_add(&held, key);
+		free(key);
+	}
 	t->pipsel = menv_xcalloc(t->nsel + 1, sizeof(*t->pipsel));
 	for (size_t i = 0; i < t->nsel; i++) {
 		if (t->sel[i]->manager != MENV_LOCK_PIP)
 			continue;
 		t->plan.lock_pip++;
-		char *norm = menv_pip_normalize(t->sel[i]->name);
 		bool have = false;
-		for (size_t k = 0; k < npips && !have; k++)
-			have = !strcmp(pips[k].name, norm) && t->sel[i]->version &&
-			       !strcmp(pips[k].version, t->sel[i]->version);
-		free(norm);
+		if (t->sel[i]->version) {
+			char *norm = menv_pip_normalize(t->sel[i]->name);
+			char *key = menv_xasprintf("%s\n%s", norm, t->sel[i]->version);
+			have = menv_strset_has(&held, key);
+			free(key);
+			free(norm);
+		}
 		if (!have)
 			t->pipsel[t->npipsel++] = t->sel[i];
 	}
+	menv_strset_clear(&held);
 	menv_pip_dists_free(pips, npips);
 	struct menv_pip_request pr = {0};
 	if (t->npipsel) {
@@ -569,12 +594,13 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	t->link = menv_xcalloc(t->lr.n + 1, sizeof(*t->link));
 	t->unlink = menv_xcalloc(t->lr.n + 1, sizeof(*t->unlink));
 	t->lr.skip = menv_xcalloc(t->lr.n + 1, sizeof(*t->lr.skip));
+	struct menv_strmap inst = MENV_STRMAP_INIT; /* name -> its first installed record */
+	for (size_t k = 0; k < t->ninst; k++)
+		menv_strmap_add(&inst, t->inst[k].name, k);
 	for (size_t i = 0; i < t->lr.n; i++) {
 		const struct menv_record *r = order[i];
-		const struct menv_prefix_record *have = NULL;
-		for (size_t k = 0; k < t->ninst && !have; k++)
-			if (!strcmp(t->inst[k].name, r->name))
-				have = &t->inst[k];
+		const size_t *at = menv_strmap_get(&inst, r->name);
+		const struct menv_prefix_record *have = at ? &t->inst[*at] : NULL;
 		if (have && !strcmp(have->version, r->version) && !strcmp(have->build, r->build)) {
 			t->lr.skip[r - t->lr.recs] = true;
 			continue;
@@ -583,6 +609,7 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 		if (have)
 			t->unlink[t->nunlink++] = have->json;
 	}
+	menv_strmap_clear(&inst);
 	free(order);
 	return 0;
 }
@@ -599,20 +626,30 @@ static int change_cmp(const void *a, const void *b)
 	return x->kind != y->kind ? (int)x->kind - (int)y->kind : strcmp(x->name, y->name);
 }
 
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (json_t *const *)a, y = (uintptr_t) * (json_t *const *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* The plan per package: each link paired with the unlink of its name, the rest removals. */
 static void classify(struct menv_txn *t)
 {
 	size_t n = 0;
+	struct menv_strmap unlinks = MENV_STRMAP_INIT; /* name -> its first unlink */
+	json_t **paired = menv_xcalloc(t->nlink + 1, sizeof(*paired)); /* sorted, for bsearch */
+	size_t npaired = 0;
+	for (size_t k = 0; k < t->nunlink; k++)
+		menv_strmap_add(&unlinks, jstr(t->unlink[k], "name"), k);
 	t->changes = menv_xcalloc(t->nlink + t->nunlink + 1, sizeof(*t->changes));
 	for (size_t i = 0; i < t->nlink; i++) {
 		const struct menv_record *r = t->link[i];
 		struct menv_txn_change *c = &t->changes[n++];
 		*c = (struct menv_txn_change){MENV_CHANGE_INSTALL, r->name, r, t->cached[i], NULL};
-		for (size_t k = 0; k < t->nunlink && !c->unlink; k++)
-			if (!strcmp(jstr(t->unlink[k], "name"), r->name))
-				c->unlink = t->unlink[k];
-		if (!c->unlink)
+		const size_t *k = menv_strmap_get(&unlinks, r->name);
+		if (!k)
 			continue;
+		c->unlink = paired[npaired++] = t->unlink[*k];
 		struct menv_version *a = NULL, *b = NULL;
 		const char *ov = jstr(c->unlink, "version");
 		int v = menv_version_parse(r->version, &a, NULL) == 0 &&
@@ -629,15 +666,15 @@ static void classify(struct menv_txn *t)
 		          : same  ? MENV_CHANGE_REINSTALL
 		                  : MENV_CHANGE_CHANGE;
 	}
+	qsort(paired, npaired, sizeof(*paired), by_address);
 	for (size_t k = 0; k < t->nunlink; k++) {
-		bool paired = false;
-		for (size_t i = 0; i < n && !paired; i++)
-			paired = t->changes[i].unlink == t->unlink[k];
-		if (!paired)
+		if (!bsearch(&t->unlink[k], paired, npaired, sizeof(*paired), by_address))
 			t->changes[n++] = (struct menv_txn_change){MENV_CHANGE_REMOVE,
 			                                           jstr(t->unlink[k], "name"), NULL,
 			                                           false, t->unlink[k]};
 	}
+	menv_strmap_clear(&unlinks);
+	free(paired);
 	qsort(t->changes, n, sizeof(*t->changes), change_cmp);
 	t->plan.changes = t->changes;
 	t->plan.nchanges = n;
@@ -1154,11 +1191,11 @@ char *menv_file_once(const char *path, struct menv_error *err)
 	 * once (to tell a lockfile from an environment file, then to load it) */
 	if (menv_buf_read_file(&b, path, err))
 		return NULL;
-	const char *dir = getenv("TMPDIR");
-	tmp = menv_xasprintf("%s/menv-file-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(tmp);
-	if (fd < 0 || (b.len && write(fd, b.buf, b.len) != (ssize_t)b.len)) {
-		menv_error_sys(err, MENV_EIO, "cannot keep a copy of '%s'", path);
+	int fd = -1;
+	if (menv_tmp_mkfile("file", &tmp, &fd, err) ||
+	    (b.len && write(fd, b.buf, b.len) != (ssize_t)b.len)) {
+		if (fd >= 0)
+			menv_error_sys(err, MENV_EIO, "cannot keep a copy of '%s'", path);
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);

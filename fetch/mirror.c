@@ -216,20 +216,17 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
                         const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
                         struct menv_mirror_stats *st, struct menv_error *err)
 {
-	const char *tmpdir = getenv("TMPDIR");
-	char *stage = menv_xasprintf("%s/menv-mirror-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	char *pkgs = NULL, *chan = NULL;
+	char *stage = NULL, *pkgs = NULL, *chan = NULL;
 	bool oci = menv_oci_is_url(dest);
 	struct menv_index_stats is = {0};
 	int rc = 0;
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	if (!mkdtemp(stage)) {
-		rc = menv_error_sys(err, MENV_EIO, "cannot create a staging folder '%s'", stage);
-		free(stage);
+	/* under $TMPDIR; what a killed mirror left there goes with the next run's */
+	rc = menv_tmp_mkdir("mirror", &stage, err);
+	if (rc)
 		return rc;
-	}
 	pkgs = menv_xasprintf("%s/pkgs", stage);
 	if (oci)
 		chan = menv_xasprintf("%s/channel", stage);
@@ -345,6 +342,7 @@ int menv_mirror_lock_records(const struct menv_lockfile *lf, const char *const *
                              struct menv_error *err)
 {
 	struct menv_record *recs = menv_xcalloc(lf->npkgs + 1, sizeof(*recs));
+	struct menv_strset urls = MENV_STRSET_INIT;
 	size_t k = 0;
 	int rc = 0;
 
@@ -353,19 +351,18 @@ int menv_mirror_lock_records(const struct menv_lockfile *lf, const char *const *
 	for (size_t i = 0; i < lf->npkgs && !rc; i++) {
 		const struct menv_lock_package *p = &lf->pkgs[i];
 		bool want = nplatforms == 0;
-		bool dup = false;
 		if (p->manager != MENV_LOCK_CONDA || !p->url)
 			continue;
 		for (size_t j = 0; j < nplatforms && !want; j++)
 			want = p->platform && !strcmp(p->platform, platforms[j]);
-		for (size_t j = 0; j < k && !dup; j++)
-			dup = recs[j].url && !strcmp(recs[j].url, p->url);
-		if (!want || dup)
+		/* a URL listed twice is copied once */
+		if (!want || !menv_strset_add(&urls, p->url))
 			continue;
 		rc = lock_record(p, &recs[k], err);
 		if (!rc)
 			k++;
 	}
+	menv_strset_clear(&urls);
 	if (rc) {
 		for (size_t i = 0; i < k; i++)
 			menv_record_release(&recs[i]);

@@ -997,14 +997,11 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		return 0;
 	/* a file name listed twice is fetched once (two transfers would share `<fn>.partial`) */
 	todo = menv_xcalloc(n, sizeof(*todo));
-	for (size_t i = 0; i < n; i++) {
-		bool dup = false;
-		for (size_t k = 0; k < ntodo && !dup; k++)
-			dup = recs[i]->fn && recs[todo[k]]->fn &&
-			      !strcmp(recs[i]->fn, recs[todo[k]]->fn);
-		if (!dup)
+	struct menv_strset fns = MENV_STRSET_INIT;
+	for (size_t i = 0; i < n; i++)
+		if (!recs[i]->fn || menv_strset_add(&fns, recs[i]->fn))
 			todo[ntodo++] = i;
-	}
+	menv_strset_clear(&fns);
 	rc = menv_fetch_mkdir_p(pkgs_dir, err);
 	if (!rc)
 		rc = lock_cache(pkgs_dir, o->cancel, o->lock_waiting, o->lock_waiting_ud, &lockfd,

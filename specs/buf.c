@@ -154,7 +154,12 @@ char *menv_buf_detach(struct menv_buf *b)
 
 int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = -1;
+	/* a FIFO's open waits for its writer: Ctrl-C there is an interruption, not an error */
+	while (!menv_cancelled() && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (fd < 0 && (errno == EINTR || menv_cancelled()))
+		return menv_error_set(err, MENV_EINTR, "reading '%s' interrupted", path);
 	if (fd < 0)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
 		                      "cannot open '%s'", path);

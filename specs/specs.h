@@ -151,6 +151,46 @@ void menv_strset_clear(struct menv_strset *set);
  * what `sv` holds. */
 void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, const char *s);
 
+/* A map from strings to size_t values (an index into the caller's array), hashed: lookups
+ * in O(1), so that matching n input strings against another list costs O(n + m) rather than
+ * O(n * m) (strmap.c). Keys are copied; zero-initialise it (MENV_STRMAP_INIT) and release it
+ * with menv_strmap_clear(). A value stays valid until the next put or add. */
+struct menv_strmap_slot {
+	char *key; /* owned; NULL = empty */
+	size_t val;
+};
+struct menv_strmap {
+	struct menv_strmap_slot *slots; /* open addressing, `cap` a power of two */
+	size_t n, cap;
+};
+#define MENV_STRMAP_INIT                                                                           \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+/* Sets key's value (replacing what it had); true when key was new. */
+bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val);
+/* Sets key's value only when key is new (the first value kept); true when it was. */
+bool menv_strmap_add(struct menv_strmap *m, const char *key, size_t val);
+/* A pointer to key's value (borrowed: valid until the next put or add; it may be written),
+ * or NULL when key is absent (or NULL). */
+size_t *menv_strmap_get(const struct menv_strmap *m, const char *key);
+void menv_strmap_clear(struct menv_strmap *m);
+
+/* Temporary files and folders (tmp.c): `$TMPDIR` when it is an absolute path, else /tmp. */
+const char *menv_tmp_base(void);
+/* Creates the folder `<base>/menv-<what>-<pid>-XXXXXX` (mkdtemp, mode 0700); `what` is lower
+ * case letters and '_'. *out is the caller's (free it; remove the folder when done). The
+ * process holds a shared flock on `<base>/.menv-<pid>.lock` from the first temporary on
+ * until it exits or is killed; before that, what dead menv processes of this user left
+ * (entries whose pid's lock nobody holds) is removed. Errors: MENV_EIO naming the path. */
+int menv_tmp_mkdir(const char *what, char **out, struct menv_error *err);
+/* The same for a file (mkostemp, mode 0600, O_CLOEXEC): *out its path, *fd open for writing
+ * (the caller closes it and unlinks the file when done). */
+int menv_tmp_mkfile(const char *what, char **out, int *fd, struct menv_error *err);
+/* Removes what dead menv processes of this user left under menv_tmp_base(): every
+ * `menv-<what>-<pid>-XXXXXX` and `.menv-<pid>.lock` whose lock no live process holds. */
+void menv_tmp_sweep(void);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Limits on input: cancellation, UTF-8, nesting                                            */
 

@@ -1,0 +1,74 @@
+/*
+ * strmap.c - a map from strings to indexes, hashed (open addressing, FNV-1a), for the lookups
+ * that would otherwise scan a list inside a loop over another: the requested specs of
+ * conda-meta/history by name, a lock's records by name, installed records by name or dist.
+ * menv keeps its inputs linear (100,000 history specs or lock entries in well under a
+ * second); a list lookup inside a loop over an input-sized list is quadratic.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "specs.h"
+
+static size_t hash(const char *s)
+{
+	size_t h = 1469598103934665603ull; /* FNV-1a, 64 bit */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static size_t slot_of(const struct menv_strmap_slot *slots, size_t cap, const char *key)
+{
+	size_t i = hash(key) & (cap - 1);
+	while (slots[i].key && strcmp(slots[i].key, key))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+		struct menv_strmap_slot *slots = menv_xcalloc(cap, sizeof(*slots));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i].key)
+				slots[slot_of(slots, cap, m->slots[i].key)] = m->slots[i];
+		free(m->slots);
+		m->slots = slots;
+		m->cap = cap;
+	}
+	size_t i = slot_of(m->slots, m->cap, key);
+	bool fresh = !m->slots[i].key;
+	if (fresh) {
+		m->slots[i].key = menv_xstrdup(key);
+		m->n++;
+	}
+	m->slots[i].val = val;
+	return fresh;
+}
+
+bool menv_strmap_add(struct menv_strmap *m, const char *key, size_t val)
+{
+	size_t *have = menv_strmap_get(m, key);
+	if (have)
+		return false;
+	return menv_strmap_put(m, key, val);
+}
+
+size_t *menv_strmap_get(const struct menv_strmap *m, const char *key)
+{
+	if (!m->cap || !key)
+		return NULL;
+	size_t i = slot_of(m->slots, m->cap, key);
+	return m->slots[i].key ? &m->slots[i].val : NULL;
+}
+
+void menv_strmap_clear(struct menv_strmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	m->slots = NULL;
+	m->n = m->cap = 0;
+}
