@@ -72,6 +72,7 @@ static const struct {
         {"offline", 'o', false, O_FLAG, AT(offline), 0},
         {"no-wait", 'W', false, O_FLAG, AT(no_wait), 0},
         {"no-smoke-check", 'K', false, O_FLAG, AT(no_smoke), 0},
+        {"smoke-check", 'Y', false, O_FLAG, AT(smoke_check), 0},
         {"all", 'a', false, O_FLAG, AT(all), 0},
         {"prune", 'P', false, O_FLAG, AT(prune), 0},
         {"revision", 'r', false, O_REV, AT(revision), 0},

@@ -475,7 +475,8 @@ struct menv_smoke_opts {
 	const char *tmp_dir;     /* parent of the build directory; NULL: $TMPDIR, else /tmp */
 	bool keep_build;         /* keep the build directory even when every step passed */
 	int step_timeout_s;      /* per step; 0: 1200 */
-	menv_smoke_cb cb;        /* may be NULL */
+	bool force;       /* menv_env_smoke_unchanged: run even when the fingerprint is unchanged */
+	menv_smoke_cb cb; /* may be NULL */
 	void *ctx;
 	volatile int *cancel; /* set non-zero (by a signal handler) to stop: MENV_EINTR */
 };
@@ -502,8 +503,10 @@ struct menv_smoke_result {
 	size_t n_perf;
 	char hints[MENV_SMOKE_MAX_HINTS][512];
 	size_t n_hints;
-	char log_path[1024];  /* the whole output of every step, kept */
-	char build_dir[1024]; /* "" once removed (all passed and !keep_build) */
+	char log_path[1024];      /* the whole output of every step, kept */
+	char build_dir[1024];     /* "" once removed (all passed and !keep_build) */
+	bool unchanged;           /* not run: inputs unchanged since a passed check (no steps) */
+	char unchanged_since[32]; /* that check's date, "2026-12-01 15:40:02 UTC" */
 };
 
 /* Runs the smoke check on the environment at `prefix`: copies the ops/ sources to a new
@@ -524,6 +527,34 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 /* The result as JSON (status, steps, versions of nvcc/g++/driver, GPU, timings, GB/s,
  * hints, log). New reference. */
 json_t *menv_smoke_result_json(const struct menv_smoke_result *res);
+
+/* Where the smoke check reads the ops/ sources: `ops_dir` when not NULL, else $MENV_OPS_DIR
+ * when set and not empty, else MENV_OPS_DIR (fixed at build time). Borrowed. */
+const char *menv_smoke_ops_dir(const char *ops_dir);
+
+/* The smoke check's fingerprint (smokefp.c): the lowercase hex sha256 (`out`, 65 bytes with
+ * the NUL) of sorted text lines naming what the check depends on: the PrefixRecords of the
+ * toolchain packages (nvcc/cudatoolkit/cuda-*, gcc/gxx/binutils/libgcc/libstdcxx/sysroot,
+ * python, numpy, pybind11, pytorch, ninja, setuptools; name, version, build and the package
+ * file's sha256), pip's dist-info folders of numpy, pybind11, torch, ninja, setuptools, the
+ * sha256 of each ops/ source file under `ops_dir` (as the check copies them), the driver
+ * (`cuda_driver`, the __cuda version or NULL, and /proc/driver/nvidia/version's first line)
+ * and $MENV_OPS_ARCH. A pure package (ply) changes none of them. `inputs`, when not NULL,
+ * receives those lines (copies). Errors: MENV_ENOTFOUND (no conda-meta/, no ops sources),
+ * MENV_EPARSE (a record), MENV_EIO. */
+int menv_smoke_fingerprint(const char *prefix, const char *ops_dir, const char *cuda_driver,
+                           char out[65], struct menv_strvec *inputs, struct menv_error *err);
+
+/* Whether `<prefix>/conda-meta/menv-smoke-fingerprint` holds `fp` for a check that passed;
+ * then its date goes to `since` ("2026-12-01 15:40:02 UTC"). A missing or unreadable file
+ * is false. */
+bool menv_smoke_fingerprint_unchanged(const char *prefix, const char *fp, char since[32]);
+
+/* Writes `<prefix>/conda-meta/menv-smoke-fingerprint` atomically: {fingerprint, status
+ * ("passed"/"failed"), date (UTC), timestamp, inputs}. Errors: MENV_EIO. */
+int menv_smoke_fingerprint_write(const char *prefix, const char *fp,
+                                 const struct menv_strvec *inputs, bool passed,
+                                 struct menv_error *err);
 
 /* Writes menv_smoke_result_json() to `<prefix>/conda-meta/menv-smoke-check` atomically.
  * Errors: MENV_EIO. */
@@ -611,9 +642,10 @@ struct menv_txn_opts {
 	bool dry_run;                       /* plan only: no lock, nothing changed */
 	bool no_wait;                       /* a busy prefix lock is MENV_ELOCKED */
 	bool smoke;                         /* menv_txn_smoke runs where menv_env_wants_smoke */
-	bool quiet_pip;                     /* pip -q */
-	const char *cmdline;                /* for conda-meta/history; NULL: "menv" */
-	volatile int *cancel;               /* non-zero (a signal handler) stops: MENV_EINTR */
+	bool smoke_force; /* ... and always (--smoke-check), even when its inputs are unchanged */
+	bool quiet_pip;   /* pip -q */
+	const char *cmdline;  /* for conda-meta/history; NULL: "menv" */
+	volatile int *cancel; /* non-zero (a signal handler) stops: MENV_EINTR */
 	struct menv_txn_callbacks cb;
 };
 
@@ -662,8 +694,9 @@ struct menv_txn_plan {
 /* What menv_txn_commit did. */
 struct menv_txn_result {
 	struct menv_link_stats stats;
-	size_t pip_lines;               /* requirement lines given to pip (0: no pip step) */
-	bool smoke_ran;                 /* the smoke check ran (then `smoke` holds its result) */
+	size_t pip_lines; /* requirement lines given to pip (0: no pip step) */
+	bool smoke_ran;   /* the smoke check ran, or found its inputs unchanged (smoke.unchanged):
+	                   then `smoke` holds its result */
 	struct menv_smoke_result smoke; /* passed false: a failed check (the env is kept) */
 	bool smoke_record_failed;       /* conda-meta/menv-smoke-check could not be written */
 };
@@ -711,8 +744,11 @@ const struct menv_txn_plan *menv_txn_plan(const struct menv_txn *t);
 int menv_txn_commit(struct menv_txn *t, struct menv_error *err);
 
 /* The last stage, after a commit that linked packages (or created the environment) with
- * opts->smoke set, where menv_env_wants_smoke: releases the prefix lock (the check only
- * reads), tells cb.event MENV_ENV_SMOKE and runs menv_env_smoke, drawing through cb.smoke.
+ * opts->smoke set, where menv_env_wants_smoke (opts->smoke_force: after any commit):
+ * releases the prefix lock (the check only reads); unless opts->smoke_force, a check whose
+ * fingerprint is unchanged since one that passed is not run (menv_env_smoke_unchanged: the
+ * result says smoke.unchanged); else tells cb.event MENV_ENV_SMOKE and runs menv_env_smoke
+ * (which stores the new fingerprint), drawing through cb.smoke.
  * A failed check is a result (menv_txn_result: smoke_ran, smoke.passed false; the
  * environment is kept), not an error; nothing to check is 0 with smoke_ran false.
  * Errors: as menv_smoke_run. */
@@ -724,6 +760,14 @@ int menv_txn_smoke(struct menv_txn *t, struct menv_error *err);
  * menv_smoke_run. */
 int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
                    struct menv_smoke_result *res, bool *record_failed, struct menv_error *err);
+
+/* Whether the smoke check of `prefix` can be left out: so->force is false and the
+ * fingerprint (menv_smoke_fingerprint, of so->ops_dir or $MENV_OPS_DIR or MENV_OPS_DIR, and
+ * the driver as menv_env_smoke finds it) equals that of the last check, which passed. Then
+ * `res` says so (passed, unchanged, unchanged_since; no steps) and nothing is run or
+ * written. False on any error (the check then runs). */
+bool menv_env_smoke_unchanged(const char *prefix, const struct menv_smoke_opts *so,
+                              struct menv_smoke_result *res);
 
 /* For a `-f PATH` that is not a regular file (a pipe: `-f /dev/stdin`, `-f <(cat f)`, which
  * can be read once while menv reads a file twice: to tell a lockfile from an environment

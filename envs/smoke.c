@@ -215,6 +215,7 @@ static void env_build(struct smoke *s)
 	                                   "CUDA_VISIBLE_DEVICES",
 	                                   "MENV_OPS_ARCH",
 	                                   "MENV_OPS_SEED",
+	                                   "MENV_OPS_NO_TIMING",
 	                                   "MENV_OPS_PERF_ROWS",
 	                                   "MENV_OPS_PERF_COLS"};
 	const char *base = strrchr(s->prefix, '/');
@@ -707,12 +708,18 @@ out:
 
 /* ---- entry points ---- */
 
+const char *menv_smoke_ops_dir(const char *ops_dir)
+{
+	const char *e = getenv("MENV_OPS_DIR");
+	return ops_dir ? ops_dir : e && *e ? e : MENV_OPS_DIR;
+}
+
 int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
                    struct menv_smoke_result *res, struct menv_error *err)
 {
 	struct menv_smoke_opts dflt = {0};
 	struct smoke s = {.prefix = prefix, .o = opts ? opts : &dflt, .res = res};
-	const char *ops = s.o->ops_dir ? s.o->ops_dir : getenv("MENV_OPS_DIR");
+	const char *ops = menv_smoke_ops_dir(s.o->ops_dir);
 	const char *tmp = s.o->tmp_dir ? s.o->tmp_dir : getenv("TMPDIR");
 	struct stat st;
 	bool stop = false;
@@ -722,8 +729,6 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 	memset(res, 0, sizeof(*res));
 	res->passed = true;
 	copy_str(res->driver_cuda, sizeof(res->driver_cuda), s.o->cuda_driver);
-	if (!ops || !*ops)
-		ops = MENV_OPS_DIR;
 	meta = menv_xasprintf("%s/conda-meta", prefix);
 	if (stat(meta, &st) || !S_ISDIR(st.st_mode)) {
 		rc = menv_error_set(err, MENV_ENOTFOUND, "'%s' is not a conda environment", prefix);
@@ -827,6 +832,11 @@ json_t *menv_smoke_result_json(const struct menv_smoke_result *r)
 		json_array_append_new(hints, json_string(r->hints[i]));
 #define STR_OR_NULL(s) ((s)[0] ? json_string(s) : json_null())
 	json_object_set_new(j, "status", json_string(r->passed ? "passed" : "failed"));
+	if (r->unchanged) { /* not run: the last check's verdict stands */
+		json_object_set_new(j, "unchanged_since", json_string(r->unchanged_since));
+		json_decref(steps), json_decref(perf), json_decref(hints);
+		return j;
+	}
 	json_object_set_new(j, "gpu", json_boolean(r->gpu_ran));
 	json_object_set_new(j, "gpu_skipped", json_boolean(gpu_skipped));
 	json_object_set_new(j, "nvcc_version", STR_OR_NULL(r->nvcc_version));
