@@ -19,7 +19,8 @@ int menv_cmd_doctor(int argc, char **argv)
 	char *prefix = NULL;
 	int rc, faults = 0;
 	static const char *const kinds[] = {"corrupt-record", "missing-file",   "changed-file",
-	                                    "link-out",       "stale-registry", "toolchain"};
+	                                    "link-out",       "stale-registry", "toolchain",
+	                                    "host-compiler"};
 
 	if ((rc = menv_cli_parse(argc, argv, "npjZh", use, 0, 0, &a)))
 		return MENV_CLI_EXIT(rc);

@@ -154,6 +154,19 @@ static void toolchain(const char *prefix, struct menv_doctor_report *r)
 	                         nmaj, nmin));
 }
 
+/* The smoke check's own first check (menv_smoke_host_compiler), as a problem: doctor and
+ * the smoke check give one verdict on the host compiler nvcc gets. */
+static void host_compiler(const char *prefix, struct menv_doctor_report *r)
+{
+	char nvcc[PATH_MAX], *problem = NULL;
+	struct menv_error e = {0};
+
+	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", prefix);
+	if (access(nvcc, X_OK) == 0 && menv_smoke_host_compiler(prefix, &problem, &e) == 0 &&
+	    problem)
+		add(r, MENV_DOCTOR_HOST_COMPILER, "nvcc", "bin/nvcc", problem);
+}
+
 /* The packages `dists` linked again from the package cache (their repodata_record.json),
  * as one journaled transaction under the caller's prefix lock; a dist the cache lacks gets
  * a finding saying its files are untracked. */
@@ -275,6 +288,7 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			free(m);
 		}
 	toolchain(prefix, r);
+	host_compiler(prefix, r);
 	if (fix && damaged.n) {
 		size_t repaired = 0;
 		rc = menv_txn_repair(cfg, prefix, &damaged, &repaired, err);

@@ -532,6 +532,17 @@ json_t *menv_smoke_result_json(const struct menv_smoke_result *res);
  * when set and not empty, else MENV_OPS_DIR (fixed at build time). Borrowed. */
 const char *menv_smoke_ops_dir(const char *ops_dir);
 
+/* The host-compiler check that the smoke check makes first and `menv doctor` reports, so
+ * both give one verdict: in the smoke check's scrubbed shell with the prefix's activation
+ * (PATH=$PREFIX/bin:/usr/bin:/bin), which nvcc and host compiler ($CXX, else g++) a build
+ * gets and their versions; when nvcc's CUDA release refuses that GCC (CUDA 11.0: GCC <= 9,
+ * 11.1-11.3: <= 10, 11.4-11.8: <= 11, 12.0-12.3: <= 12, later 12.x: <= 13, 13.x: <= 15) or
+ * there is none, `*problem` is one line (new string) naming both and what to add, e.g.
+ * "nvcc 11.8.89 does not support the host compiler g++ 12.2.0 ('/usr/bin/g++', from the
+ * system, not the environment): nvcc 11.8 accepts GCC up to 11; add gxx_linux-64=11 to the
+ * environment"; else NULL (also without nvcc). Errors: MENV_EIO (the probe could not run). */
+int menv_smoke_host_compiler(const char *prefix, char **problem, struct menv_error *err);
+
 /* The smoke check's fingerprint (smokefp.c): the lowercase hex sha256 (`out`, 65 bytes with
  * the NUL) of sorted text lines naming what the check depends on: the PrefixRecords of the
  * toolchain packages (nvcc/cudatoolkit/cuda-*, gcc/gxx/binutils/libgcc/libstdcxx/sysroot,
@@ -1022,6 +1033,8 @@ enum menv_doctor_kind {
 	MENV_DOCTOR_LINK_OUT,       /* a symbolic link of a package resolves out of the prefix */
 	MENV_DOCTOR_STALE_REGISTRY, /* ~/.conda/environments.txt names a prefix that is gone */
 	MENV_DOCTOR_TOOLCHAIN,      /* two lines on nvcc, its host g++ or the driver (no fault) */
+	MENV_DOCTOR_HOST_COMPILER,  /* nvcc refuses the host compiler a build gets: the smoke
+	                               check's verdict (menv_smoke_host_compiler) */
 };
 struct menv_doctor_finding {
 	enum menv_doctor_kind kind;
@@ -1041,7 +1054,8 @@ struct menv_doctor_report {
  * prefix, registry lines of gone environments (with `all_envs`, every line, as for a doctor
  * asked about no environment in particular; else only the lines naming `prefix`), and where
  * the environment has nvcc its toolchain (nvcc, the host g++ it accepts, the driver's CUDA
- * from __cuda). With `fix`, under the prefix lock: corrupt records set aside as
+ * from __cuda) and, as a problem, a host compiler nvcc refuses (menv_smoke_host_compiler,
+ * the smoke check's own verdict). With `fix`, under the prefix lock: corrupt records set aside as
  * `<file>.corrupt` (so every command works again), packages with missing or changed files
  * linked again from the package cache in one journaled transaction, stale registry lines
  * taken out. Fill `r` (release with menv_doctor_report_release). Errors: MENV_ENOTFOUND (no

@@ -18,7 +18,9 @@
 #   smoke_toolchain      needs MENV_TOOLCHAIN_CHANNEL (the channel of build-toolchain): an
 #                        environment of python, cudatoolkit 11.8, gxx_linux-64 11, numpy,
 #                        pybind11, ninja passes (GPU skipped without a GPU); one without
-#                        gxx_linux-64 gets nvcc 11.8 + the system's g++ 12: the hint
+#                        gxx_linux-64 gets nvcc 11.8 + the system's g++ 12: create fails
+#                        its check, at the toolchain step, with the one-line hint "add
+#                        gxx_linux-64=11", and `menv doctor` reports that same line
 # Exit 77 when the case cannot run here (no nvcc, no channel).
 set -u
 case=${1:?usage: ops-test.sh CASE}
@@ -170,6 +172,23 @@ smoke_toolchain)
 	[ "$st" = 1 ] || fail "menv smoke exited $st, expected 1"
 	grep -q "nvcc 11.8.89 does not support the host compiler g++ 12" "$tmp/out" || fail "no hint"
 	grep -q "gxx_linux-64=11" "$tmp/out" || fail "no gxx_linux-64=11 suggestion"
+	# one line saying what to change, and doctor's verdict is the same line (not "0 problems")
+	gxx=$(PATH=/usr/bin:/bin command -v g++)
+	line="nvcc 11.8.89 does not support the host compiler g++ $($gxx -dumpfullversion) ('$gxx', from the system, not the environment): nvcc 11.8 accepts GCC up to 11; add gxx_linux-64=11 to the environment"
+	grep -qxF "  hint: $line" "$tmp/out" || fail "smoke: not the line '$line'"
+	grep -q "^  configure" "$tmp/out" && fail "smoke went on to configure"
+	doctor() {
+		env HOME="$tmp/home" MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null CONDA_OVERRIDE_CUDA= \
+			"$MENV" doctor -p "$1" >"$tmp/doctor" 2>&1
+		st=$?
+	}
+	doctor "$tmp/gxx12"
+	[ "$st" = 1 ] || { cat "$tmp/doctor"; fail "doctor exited $st, expected 1"; }
+	grep -qxF "problem: $line" "$tmp/doctor" || { cat "$tmp/doctor"; fail "doctor: not the line"; }
+	grep -q "1 problem left$" "$tmp/doctor" || { cat "$tmp/doctor"; fail "doctor: not 1 problem"; }
+	doctor "$tmp/ok"
+	[ "$st" = 0 ] || { cat "$tmp/doctor"; fail "doctor on the good environment exited $st"; }
+	grep -q "0 problems left$" "$tmp/doctor" || fail "doctor on the good environment"
 	echo ok ;;
 smoke_fingerprint)
 	ch=${MENV_TOOLCHAIN_CHANNEL:-}
