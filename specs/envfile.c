@@ -272,3 +272,50 @@ void menv_envfile_free(struct menv_envfile *ef)
 	menv_strvec_clear(&ef->unknown);
 	free(ef);
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* environment.yml writing (CEP-24)                                                         */
+
+void menv_envfile_write(const struct menv_envfile *ef, struct menv_buf *out)
+{
+	if (ef->name) {
+		menv_buf_adds(out, "name: ");
+		menv_yaml_write_str(out, ef->name);
+		menv_buf_addch(out, '\n');
+	}
+	menv_buf_adds(out, "channels:\n");
+	for (size_t i = 0; i < ef->channels.n; i++) {
+		menv_buf_adds(out, "  - ");
+		menv_yaml_write_str(out, ef->channels.v[i]);
+		menv_buf_addch(out, '\n');
+	}
+	menv_buf_adds(out, "dependencies:\n");
+	for (size_t i = 0; i < ef->deps.n; i++) {
+		menv_buf_adds(out, "  - ");
+		menv_yaml_write_str(out, ef->deps.v[i]);
+		menv_buf_addch(out, '\n');
+	}
+	if (ef->pip.n || ef->has_pip_section) {
+		menv_buf_adds(out, "  - pip:\n");
+		for (size_t i = 0; i < ef->pip.n; i++) {
+			menv_buf_adds(out, "      - ");
+			menv_yaml_write_str(out, ef->pip.v[i]);
+			menv_buf_addch(out, '\n');
+		}
+	}
+	if (ef->var_names.n) {
+		menv_buf_adds(out, "variables:\n");
+		for (size_t i = 0; i < ef->var_names.n; i++) {
+			menv_buf_adds(out, "  ");
+			menv_yaml_write_str(out, ef->var_names.v[i]);
+			menv_buf_adds(out, ": ");
+			menv_yaml_write_str(out, i < ef->var_values.n ? ef->var_values.v[i] : "");
+			menv_buf_addch(out, '\n');
+		}
+	}
+	if (ef->prefix) {
+		menv_buf_adds(out, "prefix: ");
+		menv_yaml_write_str(out, ef->prefix);
+		menv_buf_addch(out, '\n');
+	}
+}

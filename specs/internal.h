@@ -26,6 +26,9 @@ int menv_yaml_to_json(const char *bytes, size_t len, const char *src, json_t **o
 /* `v` as block YAML (mappings in their order, strings quoted where a reader would take them
  * for something else), appended to `out`. */
 void menv_yaml_write(struct menv_buf *out, json_t *v);
+/* One string scalar as menv_yaml_write writes it (plain, or double-quoted and escaped where a
+ * reader would take it for something else), appended to `out`. */
+void menv_yaml_write_str(struct menv_buf *out, const char *s);
 /* Would `val` be accepted for the scalar setting `key` (config.c's reader)? 0, 1 when `key`
  * is not a scalar setting, MENV_EUSAGE naming the key and what it must be. */
 int menv_config_check_value(const char *key, const char *val, struct menv_error *err);

@@ -1,0 +1,124 @@
+/*
+ * internal.h - what the files of solver/ share and nothing outside it sees: the solver object
+ * with its libsolv pool, the repodata files mapped into it, and the few functions one file
+ * calls in another. libsolv's types (Pool, Id, Solver, ...) never leave solver/; the public
+ * API is solver.h.
+ *
+ *   pool.c      the solver object; records, installed, virtual packages and pins into the pool
+ *   load.c      repodata.json files through libsolv's conda reader, cached as .solv
+ *   rank.c      channel/subdir order, strict priority, variant ranking
+ *   request.c   a request as libsolv jobs, relaxation, the transaction
+ *   problems.c  a failed solve's problems as text and JSON
+ *   query.c     search and whoneeds
+ */
+#ifndef MENV_SOLVER_INTERNAL_H
+#define MENV_SOLVER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <solv/pool.h>
+#include <solv/poolarch.h>
+#include <solv/repo.h>
+#include <solv/repodata.h>
+#include <solv/solver.h>
+
+#include "solver.h"
+
+struct menv_solver {
+	Pool *pool;
+	char *subdir;
+	enum menv_channel_priority prio;
+	Repo *virt;
+	const struct menv_record **by_id; /* solvable Id -> record (NULL for virtual ones) */
+	char *problems;                   /* the last failed solve's problem tree, or NULL */
+	json_t *problems_json;            /* the same as JSON, or NULL */
+	bool has_cuda;                    /* a __cuda virtual package was added */
+	bool add_pip;                     /* conda's add_pip_as_python_dependency */
+	bool *noarch_repo;                /* repo Id -> a noarch subdir (menv_solv_order_repos) */
+	bool pip_added;                   /* python's pip dependency was added */
+	int npins;
+	bool ranked;         /* menv_solv_rank_variants ran for every name */
+	Map *ranked_names;   /* names (string Ids) whose variants are ranked */
+	bool prepared;       /* whatprovides made for queries */
+	Map *considered;     /* strict priority: the installable solvables */
+	json_t **inst_by_id; /* solvable Id -> installed PrefixRecord (borrowed) */
+	size_t inst_alloc;
+	size_t by_id_alloc;
+	int nrepos;
+	struct filerepo **files; /* repos read from repodata.json files */
+	size_t nfiles;
+	Id offkey;            /* "menv:offset": a record's byte offset in its JSON */
+	Id cachekey;          /* "menv:cachekey" on SOLVID_META of a .solv */
+	Id baseurlkey;        /* "menv:base_url" on SOLVID_META */
+	Id warnkey;           /* "menv:warnings" on SOLVID_META: the load's warnings, one a line */
+	volatile int *cancel; /* non-zero stops a load: MENV_EINTR; or NULL */
+	struct menv_strvec warnings;  /* what the loads skipped, one line each */
+	struct menv_error unreadable; /* why the last record that could not be read was not */
+	/* requested specs whose name the channels have but no package of which matches
+	 * (`pytorch>=2.0` where there is pytorch 1.13.1): each becomes a job libsolv cannot
+	 * satisfy, so the solve fails with a problem explaining it (mamba's "nothing provides
+	 * requested"); unmatched_ok: add_spec_job may do so (the request's install specs) */
+	const struct menv_matchspec **unmatched;
+	size_t nunmatched;
+	bool unmatched_ok;
+};
+
+/* A channel subdir whose solvables came from libsolv's conda reader (or its .solv cache);
+ * its records are parsed from the mapped JSON only when a solve needs them. */
+struct filerepo {
+	const struct menv_channel *ch;
+	char *subdir;
+	char *base;      /* URL the package files live under */
+	const char *map; /* the repodata.json, mapped read-only */
+	size_t size;
+	Repo *repo;
+	struct menv_record **recs; /* lazily made, indexed by p - repo->start */
+};
+
+/* ---- pool.c ---------------------------------------------------------------------------- */
+
+/* The record of solvable p: a repodata record added with menv_solver_add_repodata, or the
+ * JSON object at its offset in a mapped repodata file, parsed on first use (and kept by the
+ * solver: the pointer is borrowed for the solver's life). NULL for installed and virtual
+ * solvables, and for a record that cannot be read (s->unreadable says why). */
+const struct menv_record *menv_solv_record_of(struct menv_solver *s, Id p);
+/* conda's add_pip_as_python_dependency (when menv_solver_set_add_pip asked for it): python
+ * 2.x and 3.x records need pip, where the channels have pip at all. Once per pool, before
+ * whatprovides is made. */
+void menv_solv_add_pip_dependency(struct menv_solver *s);
+
+/* ---- load.c ---------------------------------------------------------------------------- */
+
+/* Has the caller's cancel flag (menv_solver_set_cancel; NULL: never) been raised? */
+bool menv_solv_cancelled(volatile int *cancel);
+
+/* ---- rank.c ---------------------------------------------------------------------------- */
+
+/* conda's order between channels and subdirs as libsolv's repo subpriorities (the build
+ * number before arch-over-noarch; channel order with priority disabled). Once per pool. */
+void menv_solv_order_repos(struct menv_solver *s);
+/* Ranks the same-version builds of the names `req` can reach (conda-forge's libsolv variant
+ * order) by rewriting their build-version key; each name once per pool. */
+void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_request *req);
+/* Strict channel priority: a name only from the highest-priority channel that has it
+ * (`chan::pkg` requests exempt), through the pool's considered map (owned by s). */
+void menv_solv_strict_priority(struct menv_solver *s, const struct menv_solve_request *req);
+
+/* ---- request.c ------------------------------------------------------------------------- */
+
+/* Does record r (NULL: no) satisfy the keys of ms that libsolv's conda reader does not
+ * evaluate (channel, subdir, md5, sha256, fn, build_number, track_features)? */
+bool menv_solv_extra_keys_match(const struct menv_matchspec *ms, const struct menv_record *r);
+
+/* ---- problems.c ------------------------------------------------------------------------ */
+
+/* The problems of the failed solve `solv` of `req`: one line per problem appended to `line`
+ * ("a; b"), a tree per problem (requested spec -> candidates -> what they need and conflict
+ * with) to `tree`, and the same as objects appended to the JSON array `js`. *needs_cuda is
+ * set when a problem involves __cuda. */
+void menv_solv_describe_problems(struct menv_solver *s, Solver *solv,
+                                 const struct menv_solve_request *req, struct menv_buf *line,
+                                 struct menv_buf *tree, json_t *js, bool *needs_cuda);
+
+#endif

@@ -1,0 +1,443 @@
+/*
+ * load.c - repodata.json files into the pool through libsolv's conda reader, and the .solv
+ * cache beside each file (keyed by the file's size, mtime and the reader's settings): a
+ * record's byte offset is kept so that its JSON is parsed only when a solve needs it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdio_ext.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <solv/repo_conda.h>
+#include <solv/repo_solv.h>
+#include <solv/repo_write.h>
+
+#include "jsonscan.h"
+#include "internal.h"
+
+struct scan_ctx {
+	struct menv_solver *s;
+	const char *map;
+	size_t size;
+	size_t info_off;
+	bool has_info;
+	/* file name -> offset, for the records libsolv kept */
+	char **fns;
+	size_t *offs;
+	size_t n, alloc;
+};
+
+static void on_scan(void *ud, enum menv_jsonscan_kind kind, const char *key, size_t keylen,
+                    size_t off)
+{
+	struct scan_ctx *c = ud;
+	if (kind == MENV_JSONSCAN_INFO) {
+		c->info_off = off;
+		c->has_info = true;
+		return;
+	}
+	if (c->n == c->alloc) {
+		c->alloc = c->alloc ? c->alloc * 2 : 1024;
+		c->fns = menv_xrealloc(c->fns, c->alloc * sizeof(*c->fns));
+		c->offs = menv_xrealloc(c->offs, c->alloc * sizeof(*c->offs));
+	}
+	c->fns[c->n] = menv_xstrndup(key, keylen);
+	c->offs[c->n] = off;
+	c->n++;
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The base URL of a repodata file: CEP-15 info.base_url, or <channel>/<subdir>. */
+static char *base_url_of(const struct menv_channel *ch, const char *subdir, const char *info,
+                         size_t len)
+{
+	json_t *j = NULL;
+	if (info)
+		menv_json_parse(info, len, JSON_DISABLE_EOF_CHECK, "info", &j, NULL);
+	const char *bu = json_string_value(json_object_get(j, "base_url"));
+	char *base;
+	if (bu && *bu) {
+		base = strstr(bu, "://") || bu[0] == '/'
+		               ? menv_xstrdup(bu)
+		               : menv_xasprintf("%s/%s/%s", ch ? ch->base_url : "", subdir, bu);
+		size_t n = strlen(base);
+		while (n > 0 && base[n - 1] == '/')
+			base[--n] = '\0';
+	} else {
+		base = menv_xasprintf("%s/%s", ch ? ch->base_url : "", subdir);
+	}
+	json_decref(j);
+	return base;
+}
+
+/* stdio streams for libsolv that give up (EINTR) once *cancel is set: libsolv's reader and
+ * writer have no cancel of their own, and a 200 MB repodata keeps them busy for seconds. They
+ * look at the flag every 64 KiB. */
+struct cstream {
+	const char *map; /* reading from memory, or NULL */
+	size_t size, pos;
+	int fd; /* else reading or writing this descriptor */
+	volatile int *cancel;
+};
+
+bool menv_solv_cancelled(volatile int *cancel)
+{
+	return cancel && *cancel;
+}
+
+static ssize_t cs_read(void *ud, char *buf, size_t n)
+{
+	struct cstream *c = ud;
+	if (menv_solv_cancelled(c->cancel)) {
+		errno = EINTR;
+		return -1;
+	}
+	if (!c->map)
+		return read(c->fd, buf, n);
+	if (n > c->size - c->pos)
+		n = c->size - c->pos;
+	memcpy(buf, c->map + c->pos, n);
+	c->pos += n;
+	return (ssize_t)n;
+}
+
+static ssize_t cs_write(void *ud, const char *buf, size_t n)
+{
+	struct cstream *c = ud;
+	size_t done = 0;
+	if (menv_solv_cancelled(c->cancel)) {
+		errno = EINTR;
+		return -1;
+	}
+	while (done < n) {
+		ssize_t w = write(c->fd, buf + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)w;
+	}
+	return (ssize_t)n;
+}
+
+static FILE *cs_open(struct cstream *c, const char *mode)
+{
+	cookie_io_functions_t io = {.read = cs_read, .write = cs_write};
+	FILE *fp = fopencookie(c, mode, io);
+	if (fp) {
+		setvbuf(fp, NULL, _IOFBF, 64 * 1024);
+		/* one thread uses it: libsolv's getc() per byte then takes no lock */
+		__fsetlocking(fp, FSETLOCKING_BYCALLER);
+	}
+	return fp;
+}
+
+static int interrupted(const char *path, struct menv_error *err)
+{
+	return menv_error_set(err, MENV_EINTR, "interrupted while loading '%s'", path);
+}
+
+#define MAX_WARNINGS 20 /* per file; the rest are counted */
+
+/* Drops the records conda cannot name (no name, version or build string: conda's
+ * PackageRecord requires all three), each with a warning naming the file and its key (into
+ * `all`, `*n` counting them). */
+static void drop_unnamed(struct filerepo *f, const char *path, struct menv_buf *all, size_t *n)
+{
+	Id p;
+	Solvable *sv;
+
+	FOR_REPO_SOLVABLES(f->repo, p, sv)
+	{
+		const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
+		const char *what = sv->name <= ID_EMPTY  ? "name"
+		                   : sv->evr <= ID_EMPTY ? "version"
+		                   : !flavor || !*flavor ? "build"
+		                                         : NULL;
+		if (!what)
+			continue;
+		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+		if ((*n)++ < MAX_WARNINGS)
+			menv_buf_addf(all,
+			              "%s'%s': skipped the record '%s': it has no '%s' (conda "
+			              "requires name, version and build)",
+			              all->len ? "\n" : "", path, loc ? loc : "?", what);
+		repo_free_solvable(f->repo, p, 1);
+	}
+}
+
+/* Whether a record's "depends" is one conda reads: absent, null, or a list of strings. */
+static bool depends_ok(json_t *rec)
+{
+	json_t *d = json_object_get(rec, "depends"), *e;
+	size_t i;
+
+	if (!d || json_is_null(d))
+		return true;
+	if (!json_is_array(d))
+		return false;
+	json_array_foreach(d, i, e)
+	{
+		if (!json_is_string(e))
+			return false;
+	}
+	return true;
+}
+
+/* libsolv's reader passes over a "depends" that is not a list of strings, so the record
+ * would look like one without dependencies: each record without any (they are few, and this
+ * runs only when the JSON is new, not on a .solv load) is read at `off`, and one whose
+ * "depends" is something else, or that cannot be read (nested too deep), is dropped with a
+ * warning, as a record without a version is. True when it was dropped. */
+static bool drop_bad_depends(struct filerepo *f, Id p, size_t off, const char *path,
+                             struct menv_buf *all, size_t *n)
+{
+	struct menv_error e = {0};
+	json_t *rec = NULL;
+	const char *why = NULL;
+	Solvable *sv = pool_id2solvable(f->repo->pool, p);
+	const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+
+	if (sv->requires || off >= f->size)
+		return false;
+	if (menv_json_parse(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, loc ? loc : "?",
+	                    &rec, &e))
+		why = e.code == MENV_EINTR ? NULL : "it cannot be read";
+	else if (!depends_ok(rec))
+		why = "its 'depends' is not a list of strings";
+	json_decref(rec);
+	if (!why)
+		return false;
+	if ((*n)++ < MAX_WARNINGS)
+		menv_buf_addf(all, "%s'%s': skipped the record '%s': %s%s%s", all->len ? "\n" : "",
+		              path, loc ? loc : "?", why, e.code ? ": " : "", e.code ? e.msg : "");
+	repo_free_solvable(f->repo, p, 1);
+	return true;
+}
+
+/* Adds the warnings a repo's SOLVID_META holds (after a .solv load or a build). */
+static void collect_warnings(struct menv_solver *s, Repo *repo)
+{
+	const char *w = repo_lookup_str(repo, SOLVID_META, s->warnkey);
+	while (w && *w) {
+		const char *e = strchr(w, '\n');
+		size_t len = e ? (size_t)(e - w) : strlen(w);
+		menv_strvec_push_owned(&s->warnings, menv_xstrndup(w, len));
+		w += len + (e ? 1 : 0);
+	}
+}
+
+static int build_from_json(struct menv_solver *s, struct filerepo *f, const char *path,
+                           const char *key, struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	struct scan_ctx c = {.s = s, .map = f->map, .size = f->size};
+	struct cstream cs = {.map = f->map, .size = f->size, .cancel = s->cancel};
+	FILE *fp = cs_open(&cs, "r");
+	int rc = 0;
+
+	if (!fp)
+		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
+	if (repo_add_conda(f->repo, fp, 0)) {
+		rc = menv_solv_cancelled(s->cancel)
+		             ? interrupted(path, err)
+		             : menv_error_set(err, MENV_EPARSE, "%s: %s", path, pool_errstr(pool));
+		fclose(fp);
+		return rc;
+	}
+	fclose(fp);
+	if (menv_solv_cancelled(s->cancel))
+		return interrupted(path, err);
+	if (menv_jsonscan_repodata(f->map, f->size, on_scan, &c) < 0) {
+		rc = menv_error_set(err, MENV_EPARSE, "%s: not a repodata object", path);
+		goto out;
+	}
+	/* sort (fn, offset) pairs by name to look them up per solvable */
+	size_t *idx = menv_xcalloc(c.n + 1, sizeof(*idx));
+	char **sorted = menv_xcalloc(c.n + 1, sizeof(*sorted));
+	for (size_t i = 0; i < c.n; i++) {
+		char *k = menv_xasprintf("%s%c%zu", c.fns[i], '\0', c.offs[i]);
+		sorted[i] = k; /* "fn\0offset": strcmp sees only fn */
+		(void)idx;
+	}
+	qsort(sorted, c.n, sizeof(*sorted), cmp_fn);
+	/* menv's attributes go into a second repodata: lookups prefer the newest one */
+	Repodata *data = repo_add_repodata(f->repo, 0);
+	repodata_extend_block(data, f->repo->start, f->repo->end - f->repo->start);
+	struct menv_buf warn = MENV_BUF_INIT;
+	size_t nwarn = 0;
+	drop_unnamed(f, path, &warn, &nwarn);
+	Id p;
+	Solvable *sv;
+	FOR_REPO_SOLVABLES(f->repo, p, sv)
+	{
+		if ((p & 4095) == 0 && menv_solv_cancelled(s->cancel))
+			break;
+		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+		if (!loc)
+			continue;
+		/* conda names a record by its key in "packages"; libsolv's reader prefers the
+		 * record's "fn" field, which a copied record may have left unchanged: the key made
+		 * of name, version and build is looked for first (and becomes the file name) */
+		size_t ll = strlen(loc);
+		const char *ext = ll > 8 && !strcmp(loc + ll - 8, ".tar.bz2") ? ".tar.bz2"
+		                  : ll > 6 && !strcmp(loc + ll - 6, ".conda") ? ".conda"
+		                                                              : NULL;
+		const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
+		char **hit = NULL;
+		if (ext && flavor) {
+			char *k = menv_xasprintf("%s-%s-%s%s", pool_id2str(pool, sv->name),
+			                         pool_id2str(pool, sv->evr), flavor, ext);
+			hit = bsearch(&k, sorted, c.n, sizeof(*sorted), cmp_fn);
+			if (hit && strcmp(k, loc))
+				repodata_set_str(data, p, SOLVABLE_MEDIAFILE, k);
+			free(k);
+		}
+		char *want = (char *)loc;
+		if (!hit)
+			hit = bsearch(&want, sorted, c.n, sizeof(*sorted), cmp_fn);
+		if (hit) {
+			size_t off = strtoull(*hit + strlen(*hit) + 1, NULL, 10);
+			if (drop_bad_depends(f, p, off, path, &warn, &nwarn))
+				continue;
+			repodata_set_num(data, p, s->offkey, off);
+		}
+		/* the build-version key ("build_number.rank.timestamp", conda's order after the
+		 * version) is written by menv_solv_rank_variants for the names a solve reaches */
+	}
+	for (size_t i = 0; i < c.n; i++)
+		free(sorted[i]);
+	free(sorted);
+	free(idx);
+	/* the warnings stay in the repo's SOLVID_META for .solv loads */
+	if (nwarn > MAX_WARNINGS)
+		menv_buf_addf(&warn, "\n'%s': skipped %zu more records", path,
+		              nwarn - MAX_WARNINGS);
+	if (warn.len)
+		repodata_set_str(data, SOLVID_META, s->warnkey, warn.buf);
+	menv_buf_release(&warn);
+	if (menv_solv_cancelled(s->cancel)) {
+		rc = interrupted(path, err);
+		goto out;
+	}
+	f->base = base_url_of(f->ch, f->subdir, c.has_info ? f->map + c.info_off : NULL,
+	                      c.has_info ? f->size - c.info_off : 0);
+	repodata_set_str(data, SOLVID_META, s->cachekey, key);
+	repodata_set_str(data, SOLVID_META, s->baseurlkey, f->base);
+	repodata_internalize(data);
+out:
+	for (size_t i = 0; i < c.n; i++)
+		free(c.fns[i]);
+	free(c.fns);
+	free(c.offs);
+	return rc;
+}
+
+int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_channel *ch,
+                                  const char *subdir, const char *path, const char *solv_path,
+                                  struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	struct filerepo *f = menv_xcalloc(1, sizeof(*f));
+	struct stat st;
+	char key[128];
+	int fd, rc = 0;
+	bool cached = false;
+
+	f->ch = ch;
+	f->subdir = menv_xstrdup(subdir);
+	s->files = menv_xrealloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
+	s->files[s->nfiles++] = f;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
+		                      "cannot open '%s'", path);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", path);
+	}
+	f->size = (size_t)st.st_size;
+	if (f->size) {
+		f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (f->map == MAP_FAILED) {
+			f->map = NULL;
+			close(fd);
+			return menv_error_sys(err, MENV_EIO, "cannot map '%s'", path);
+		}
+	}
+	close(fd);
+	/* conda's and micromamba's key of a local file: size, mtime (ns) and inode */
+	snprintf(key, sizeof(key), "menv-solv-2:%lld:%lld.%09ld:%llu", (long long)st.st_size,
+	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
+
+	char *rname = menv_xasprintf("%s/%s", ch ? ch->name : "?", subdir);
+	f->repo = repo_create(pool, rname);
+	free(rname);
+	f->repo->appdata = f;
+	if (s->prio != MENV_PRIORITY_DISABLED)
+		f->repo->priority = ch ? ch->priority : -s->nrepos;
+	f->repo->subpriority = strcmp(subdir, "noarch") ? 1 : 0;
+	s->nrepos++;
+
+	if (solv_path) {
+		struct cstream cs = {.fd = open(solv_path, O_RDONLY | O_CLOEXEC),
+		                     .cancel = s->cancel};
+		FILE *fp = cs.fd >= 0 ? cs_open(&cs, "r") : NULL;
+		if (!fp && cs.fd >= 0)
+			close(cs.fd);
+		if (fp) {
+			if (repo_add_solv(f->repo, fp, 0) == 0) {
+				const char *k = repo_lookup_str(f->repo, SOLVID_META, s->cachekey);
+				const char *b =
+				        repo_lookup_str(f->repo, SOLVID_META, s->baseurlkey);
+				cached = k && b && !strcmp(k, key);
+				if (cached)
+					f->base = menv_xstrdup(b);
+			}
+			fclose(fp);
+			close(cs.fd);
+			if (!cached)
+				repo_empty(f->repo, 1);
+			if (menv_solv_cancelled(s->cancel))
+				return interrupted(solv_path, err);
+		}
+	}
+	if (!cached) {
+		if (!f->size)
+			return menv_error_set(err, MENV_EPARSE, "%s: empty file", path);
+		rc = build_from_json(s, f, path, key, err);
+		if (rc)
+			return rc;
+		if (solv_path) {
+			/* best effort: a cache we cannot write only costs time; it appears whole
+			 * (a temporary file renamed) or not at all (an interrupted write is removed) */
+			char *tmp = menv_xasprintf("%s.tmp-%d", solv_path, (int)getpid());
+			struct cstream cs = {
+			        .fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644),
+			        .cancel = s->cancel};
+			FILE *fp = cs.fd >= 0 ? cs_open(&cs, "w") : NULL;
+			bool ok = fp && repo_write(f->repo, fp) == 0;
+			ok = fp && fclose(fp) == 0 && ok;
+			ok = cs.fd >= 0 && close(cs.fd) == 0 && ok &&
+			     !menv_solv_cancelled(s->cancel);
+			if (ok)
+				rename(tmp, solv_path);
+			unlink(tmp);
+			free(tmp);
+			if (menv_solv_cancelled(s->cancel))
+				return interrupted(path, err);
+		}
+	}
+	collect_warnings(s, f->repo);
+	f->recs = menv_xcalloc((size_t)(f->repo->end - f->repo->start) + 1, sizeof(*f->recs));
+	return 0;
+}

@@ -1,0 +1,350 @@
+/*
+ * lock_condalock.c - conda-lock.yml v1 (CEP-37): its `package:` entries read into the lockfile
+ * model (keys menv does not know kept in each entry's `extra`), and the model written back
+ * as conda-lock v1 YAML.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lockfile.h"
+#include "specs.h"
+
+/* {name: spec} to ["name spec", ...] ("name" alone for "" or "*"). New reference. */
+static json_t *deps_from_map(json_t *map)
+{
+	json_t *a = json_array();
+	const char *k;
+	json_t *v;
+	json_object_foreach(map, k, v)
+	{
+		char *spec = menv_lock_jtext(v);
+		if (!spec || !*spec || !strcmp(spec, "*"))
+			json_array_append_new(a, json_string(k));
+		else {
+			char *s = menv_xasprintf("%s %s", k, spec);
+			json_array_append_new(a, json_string(s));
+			free(s);
+		}
+		free(spec);
+	}
+	return a;
+}
+
+static const char *const conda_lock_keys[] = {"name",         "version", "manager", "platform",
+                                              "dependencies", "url",     "hash",    "category",
+                                              "optional",     "build",   NULL};
+
+static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, const char *src,
+                            struct menv_error *err)
+{
+	static const char *const req[] = {"name", "version", "manager", "platform", "url", NULL};
+	const char *name = menv_lock_jstr(e, "name");
+	int rc = 0;
+
+	if (!json_is_object(e))
+		return menv_error_set(err, MENV_EPARSE, "%s: package entry %zu is not a mapping",
+		                      src, idx + 1);
+	for (size_t i = 0; req[i]; i++) {
+		json_t *v = json_object_get(e, req[i]);
+		if (!v || json_is_null(v) || json_is_object(v) || json_is_array(v))
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: package entry %zu ('%s') "
+			                      "lacks '%s'",
+			                      src, idx + 1, name ? name : "?", req[i]);
+	}
+	json_t *hash = json_object_get(e, "hash");
+	if (!json_is_object(hash))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: package entry %zu ('%s') lacks "
+		                      "'hash'",
+		                      src, idx + 1, name);
+	const char *manager = menv_lock_jstr(e, "manager");
+	if (!manager ||
+	    (strcmp(manager, "conda") && strcmp(manager, "pip") && strcmp(manager, "pypi")))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: package entry %zu ('%s') has "
+		                      "manager '%s' (expected 'conda' or 'pip')",
+		                      src, idx + 1, name, manager ? manager : "?");
+	json_t *deps = json_object_get(e, "dependencies");
+	bool deps_list = json_is_array(deps);
+	if (deps_list) {
+		/* rattler's versions 2-3: a list of MatchSpec strings */
+		size_t k;
+		json_t *d;
+		json_array_foreach(deps, k, d) if (!json_is_string(d)) deps_list = false;
+		if (!deps_list)
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: package entry %zu ('%s'): "
+			                      "'dependencies' must be a list of strings",
+			                      src, idx + 1, name);
+	} else if (deps && !json_is_null(deps) && !json_is_object(deps)) {
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: package entry %zu ('%s'): "
+		                      "'dependencies' must be a mapping",
+		                      src, idx + 1, name);
+	}
+
+	struct menv_lock_package *p = menv_lockfile_add(lf);
+	p->manager = strcmp(manager, "conda") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
+	p->name = menv_lock_jtext(json_object_get(e, "name"));
+	p->version = menv_lock_jtext(json_object_get(e, "version"));
+	p->platform = menv_lock_jtext(json_object_get(e, "platform"));
+	p->url = menv_lock_jtext(json_object_get(e, "url"));
+	menv_lock_set_hash(&p->md5, menv_lock_jstr(hash, "md5"));
+	menv_lock_set_hash(&p->sha256, menv_lock_jstr(hash, "sha256"));
+	if (json_is_string(json_object_get(e, "category"))) {
+		free(p->category);
+		p->category = menv_xstrdup(menv_lock_jstr(e, "category"));
+	}
+	p->optional = json_is_true(json_object_get(e, "optional"));
+	if (deps_list) {
+		p->depends = json_deep_copy(deps);
+	} else if (json_is_object(deps)) {
+		p->deps_map = json_incref(deps);
+		p->depends = deps_from_map(deps);
+	} else {
+		p->deps_map = json_object();
+		p->depends = json_array();
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(e, k, v)
+	{
+		if (!menv_lock_in_list(conda_lock_keys, k))
+			json_object_set(p->extra, k, v);
+	}
+	if (p->manager == MENV_LOCK_CONDA) {
+		char *fn = menv_lock_url_basename(p->url), *n = NULL, *ver = NULL;
+		rc = menv_dist_split(fn, &n, &ver, &p->build, err);
+		if (rc)
+			menv_error_prefix(err, "%s: package entry %zu ('%s')", src, idx + 1, name);
+		/* rattler's versions 2-3 say the build and subdir (rattler prefers them) */
+		if (!rc && menv_lock_jstr(e, "build")) {
+			free(p->build);
+			p->build = menv_xstrdup(menv_lock_jstr(e, "build"));
+		}
+		p->subdir = menv_lock_jstr(e, "subdir") ? menv_xstrdup(menv_lock_jstr(e, "subdir"))
+		                                        : menv_lock_url_subdir(p->url);
+		free(fn);
+		free(n);
+		free(ver);
+	}
+	return rc;
+}
+
+int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *src,
+                               struct menv_error *err)
+{
+	json_t *ver = json_object_get(root, "version");
+	json_t *meta = json_object_get(root, "metadata");
+	json_t *pkgs = json_object_get(root, "package");
+	const char *k;
+	json_t *v;
+
+	if (ver && !json_is_integer(ver))
+		return menv_error_set(err, MENV_EPARSE, "%s: 'version' must be an integer", src);
+	/* versions 2 and 3 are rattler's own conda-lock files (before pixi's format): the same
+	 * layout, dependencies as a list of MatchSpecs, `pypi` for pip */
+	if (ver && (json_integer_value(ver) < 1 || json_integer_value(ver) > 3))
+		return menv_error_set(err, MENV_EUNSUPPORTED,
+		                      "%s: conda-lock version %" JSON_INTEGER_FORMAT
+		                      " is not supported (menv reads versions 1 to 3)",
+		                      src, json_integer_value(ver));
+	lf->version = ver ? (int)json_integer_value(ver) : 1;
+	if (meta && !json_is_null(meta)) {
+		if (!json_is_object(meta))
+			return menv_error_set(err, MENV_EPARSE, "%s: 'metadata' must be a mapping",
+			                      src);
+		json_object_foreach(meta, k, v)
+		{
+			if (!strcmp(k, "content_hash")) {
+				if (json_is_object(v)) {
+					json_decref(lf->content_hash);
+					lf->content_hash = json_incref(v);
+				}
+			} else if (!strcmp(k, "channels")) {
+				if (!json_is_array(v))
+					return menv_error_set(err, MENV_EPARSE,
+					                      "%s: "
+					                      "'metadata.channels' must be a list",
+					                      src);
+				json_decref(lf->channels_raw);
+				lf->channels_raw = json_incref(v);
+				size_t i;
+				json_t *c;
+				json_array_foreach(v, i, c)
+				{
+					char *u = menv_lock_jtext(
+					        json_is_object(c) ? json_object_get(c, "url") : c);
+					if (!u)
+						return menv_error_set(err, MENV_EPARSE,
+						                      "%s: channel "
+						                      "%zu has no 'url'",
+						                      src, i + 1);
+					menv_strvec_push_owned(&lf->channels, u);
+				}
+			} else if (!strcmp(k, "platforms") || !strcmp(k, "sources")) {
+				struct menv_strvec *sv =
+				        k[0] == 'p' ? &lf->platforms : &lf->sources;
+				size_t i;
+				json_t *c;
+				if (!json_is_array(v) && !json_is_null(v))
+					return menv_error_set(err, MENV_EPARSE,
+					                      "%s: 'metadata.%s' "
+					                      "must be a list",
+					                      src, k);
+				json_array_foreach(v, i, c)
+				{
+					char *t = menv_lock_jtext(c);
+					if (t)
+						menv_strvec_push_owned(sv, t);
+				}
+			} else {
+				json_object_set(lf->metadata_extra, k, v);
+			}
+		}
+	}
+	if (pkgs && !json_is_null(pkgs) && !json_is_array(pkgs))
+		return menv_error_set(err, MENV_EPARSE, "%s: 'package' must be a list", src);
+	size_t i;
+	json_array_foreach(pkgs, i, v)
+	{
+		if (!(i & 4095) && menv_cancelled())
+			return menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
+		int rc = conda_lock_entry(lf, v, i, src, err);
+		if (rc)
+			return rc;
+	}
+	/* platforms named by entries but not in the metadata still count */
+	struct menv_strset seen = MENV_STRSET_INIT;
+	for (size_t j = 0; j < lf->platforms.n; j++)
+		menv_strset_add(&seen, lf->platforms.v[j]);
+	for (size_t j = 0; j < lf->npkgs; j++)
+		menv_strvec_push_unique(&lf->platforms, &seen, lf->pkgs[j].platform);
+	menv_strset_clear(&seen);
+	return 0;
+}
+
+/* Joins two conda-lock dependency values of one name ("VERSION[ BUILD]") into one: the
+ * version constraints joined by ',' ("*" dropped), the first build pattern that is not "*". */
+static char *join_dep_values(const char *a, const char *b)
+{
+	const char *vals[2] = {a, b};
+	struct menv_buf ver = MENV_BUF_INIT;
+	char *build = NULL, *out;
+	for (int i = 0; i < 2; i++) {
+		size_t vl = strcspn(vals[i], " ");
+		const char *bp = vals[i] + vl;
+		while (*bp == ' ')
+			bp++;
+		if (vl && strncmp(vals[i], "*", vl) != 0) {
+			if (ver.len)
+				menv_buf_addch(&ver, ',');
+			menv_buf_add(&ver, vals[i], vl);
+		}
+		if (*bp && strcmp(bp, "*") && !build)
+			build = menv_xstrdup(bp);
+	}
+	if (!ver.len)
+		menv_buf_addch(&ver, '*');
+	out = build ? menv_xasprintf("%s %s", ver.buf, build) : menv_xstrdup(ver.buf);
+	menv_buf_release(&ver);
+	free(build);
+	return out;
+}
+
+/* {name: spec} from "name spec" strings (conda-lock's `dependencies`); the specs of a name
+ * listed twice are joined into one (join_dep_values). */
+static json_t *deps_to_map(json_t *depends)
+{
+	json_t *m = json_object();
+	size_t i;
+	json_t *d;
+	json_array_foreach(depends, i, d)
+	{
+		const char *s = json_string_value(d);
+		if (!s)
+			continue;
+		size_t nl = strcspn(s, " =<>!~[");
+		char *name = menv_xstrndup(s, nl);
+		const char *rest = s + nl;
+		while (*rest == ' ')
+			rest++;
+		const char *old = json_string_value(json_object_get(m, name));
+		if (old) {
+			char *j = join_dep_values(old, *rest ? rest : "*");
+			json_object_set_new(m, name, json_string(j));
+			free(j);
+		} else {
+			json_object_set_new(m, name, json_string(*rest ? rest : "*"));
+		}
+		free(name);
+	}
+	return m;
+}
+
+void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_buf *out)
+{
+	bool same = lf->format == MENV_LOCK_CONDA_LOCK;
+	json_t *doc = json_object(), *meta = json_object(), *pkgs = json_array();
+	const char *k;
+	json_t *v;
+
+	json_object_set_new(doc, "version", json_integer(1));
+	json_object_set(meta, "content_hash", lf->content_hash);
+	if (same && json_array_size(lf->channels_raw) == lf->channels.n) {
+		json_object_set(meta, "channels", lf->channels_raw);
+	} else {
+		json_t *ch = json_array();
+		for (size_t i = 0; i < lf->channels.n; i++)
+			json_array_append_new(ch, json_pack("{s:s, s:[]}", "url", lf->channels.v[i],
+			                                    "used_env_vars"));
+		json_object_set_new(meta, "channels", ch);
+	}
+	json_t *pl = json_array(), *so = json_array();
+	for (size_t i = 0; i < lf->platforms.n; i++)
+		json_array_append_new(pl, json_string(lf->platforms.v[i]));
+	for (size_t i = 0; i < lf->sources.n; i++)
+		json_array_append_new(so, json_string(lf->sources.v[i]));
+	json_object_set_new(meta, "platforms", pl);
+	json_object_set_new(meta, "sources", so);
+	if (same)
+		json_object_foreach(lf->metadata_extra, k, v) json_object_set(meta, k, v);
+	json_object_set_new(doc, "metadata", meta);
+	for (size_t i = 0; i < lf->npkgs; i++) {
+		const struct menv_lock_package *p = &lf->pkgs[i];
+		if (!p->url)
+			continue; /* a source package has no place in conda-lock v1 */
+		json_t *e = json_object(), *h = json_object();
+		json_object_set_new(e, "name", menv_lock_jstr_or_null(p->name));
+		json_object_set_new(e, "version", menv_lock_jstr_or_null(p->version));
+		json_object_set_new(e, "manager",
+		                    json_string(p->manager == MENV_LOCK_PIP ? "pip" : "conda"));
+		json_object_set_new(e, "platform", menv_lock_jstr_or_null(p->platform));
+		if (p->deps_map)
+			json_object_set(e, "dependencies", p->deps_map);
+		else
+			json_object_set_new(e, "dependencies",
+			                    p->depends ? deps_to_map(p->depends) : json_object());
+		json_object_set_new(e, "url", json_string(p->url));
+		if (p->md5)
+			json_object_set_new(h, "md5", json_string(p->md5));
+		if (p->sha256)
+			json_object_set_new(h, "sha256", json_string(p->sha256));
+		json_object_set_new(e, "hash", h);
+		if (p->manager == MENV_LOCK_CONDA && p->build)
+			json_object_set_new(e, "build", json_string(p->build));
+		json_object_set_new(e, "category", json_string(p->category ? p->category : "main"));
+		json_object_set_new(e, "optional", json_boolean(p->optional));
+		if (same)
+			json_object_foreach(p->extra, k, v) json_object_set(e, k, v);
+		json_array_append_new(pkgs, e);
+	}
+	json_object_set_new(doc, "package", pkgs);
+	menv_buf_adds(out, "# This lock file was generated by menv (conda-lock format version 1, "
+	                   "CEP-37). Do not edit.\n"
+	                   "# Re-create the environment with:  menv create -n NAME -f THIS_FILE\n");
+	menv_yaml_write(out, doc);
+	json_decref(doc);
+}

@@ -1,0 +1,201 @@
+/*
+ * lock_explicit.c - explicit lockfiles (CEP-23): `@EXPLICIT` followed by package URLs with
+ * `#md5` or `#sha256:` fragments, read into the lockfile model and written from it.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "lockfile.h"
+#include "specs.h"
+
+int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len,
+                             const char *src, struct menv_error *err)
+{
+	char *platform = NULL;
+	bool seen = false;
+	size_t lineno = 0, bad;
+	int rc = 0;
+
+	if (!menv_utf8_valid(bytes, len, &bad)) {
+		/* URLs and names go into JSON (records, --json), which takes nothing else */
+		size_t line = 1, col = 1;
+		for (size_t j = 0; j < bad; j++)
+			if (bytes[j] == '\n')
+				line++, col = 1;
+			else
+				col++;
+		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: not valid UTF-8", src, line,
+		                      col);
+	}
+	for (size_t i = 0; i < len && !rc;) {
+		if (!(lineno & 4095) && menv_cancelled()) {
+			rc = menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
+			break;
+		}
+		size_t e = i;
+		while (e < len && bytes[e] != '\n')
+			e++;
+		lineno++;
+		char *line = menv_xstrndup(bytes + i, e - i);
+		char *s = line, *t;
+		i = e + 1;
+		if (lineno == 1 && !strncmp(s, "\xef\xbb\xbf", 3))
+			s += 3;
+		while (isspace((unsigned char)*s))
+			s++;
+		t = s + strlen(s);
+		while (t > s && isspace((unsigned char)t[-1]))
+			*--t = '\0';
+		if (!*s) {
+			free(line);
+			continue;
+		}
+		if (*s == '#') {
+			const char *c = s + 1;
+			while (*c == ' ')
+				c++;
+			if (!strncmp(c, "platform:", 9)) {
+				c += 9;
+				while (*c == ' ')
+					c++;
+				free(platform);
+				platform = menv_xstrdup(c);
+			} else if (!strncmp(c, "pip ", 4)) {
+				/* conda-lock: "# pip name @ URL" */
+				const char *at = strstr(c + 4, " @ ");
+				if (!at) {
+					rc = menv_error_set(err, MENV_EPARSE,
+					                    "%s:%zu: a pip line must "
+					                    "read '# pip NAME @ URL'",
+					                    src, lineno);
+				} else {
+					struct menv_lock_package *p = menv_lockfile_add(lf);
+					p->manager = MENV_LOCK_PIP;
+					p->name = menv_xstrndup(c + 4, (size_t)(at - c - 4));
+					const char *u = at + 3;
+					const char *frag = strstr(u, "#sha256=");
+					if (frag) {
+						p->url = menv_xstrndup(u, (size_t)(frag - u));
+						menv_lock_set_hash(&p->sha256, frag + 8);
+					} else {
+						p->url = menv_xstrdup(u);
+					}
+				}
+			}
+			free(line);
+			continue;
+		}
+		if (!strcmp(s, "@EXPLICIT")) {
+			seen = true;
+			free(line);
+			continue;
+		}
+		if (!seen) {
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "%s:%zu: '%s' comes before the "
+			                    "'@EXPLICIT' line",
+			                    src, lineno, s);
+			free(line);
+			break;
+		}
+		char *frag = strchr(s, '#');
+		char *md5 = NULL, *sha = NULL;
+		if (frag) {
+			*frag++ = '\0';
+			if (!strncmp(frag, "sha256:", 7) && menv_lock_is_hex(frag + 7, 64))
+				sha = frag + 7;
+			else if (menv_lock_is_hex(frag, 32))
+				md5 = frag;
+			else if (menv_lock_is_hex(frag, 64))
+				sha = frag;
+			else
+				rc = menv_error_set(err, MENV_EPARSE,
+				                    "%s:%zu: '#%s' is neither an "
+				                    "md5 nor a 'sha256:' hash",
+				                    src, lineno, frag);
+		}
+		if (!rc && !strstr(s, "://"))
+			rc = menv_error_set(err, MENV_EPARSE, "%s:%zu: '%s' is not a package URL",
+			                    src, lineno, s);
+		if (!rc) {
+			char *fn = menv_lock_url_basename(s), *n = NULL, *v = NULL, *b = NULL;
+			rc = menv_dist_split(fn, &n, &v, &b, err);
+			if (rc) {
+				menv_error_prefix(err, "%s:%zu", src, lineno);
+			} else {
+				struct menv_lock_package *p = menv_lockfile_add(lf);
+				p->manager = MENV_LOCK_CONDA;
+				p->name = n;
+				p->version = v;
+				p->build = b;
+				p->url = menv_xstrdup(s);
+				p->subdir = menv_lock_url_subdir(s);
+				menv_lock_set_hash(&p->md5, md5);
+				menv_lock_set_hash(&p->sha256, sha);
+				n = v = b = NULL;
+			}
+			free(fn);
+			free(n);
+			free(v);
+			free(b);
+		}
+		free(line);
+	}
+	if (!rc && !seen)
+		rc = menv_error_set(err, MENV_EPARSE, "%s: no '@EXPLICIT' line", src);
+	if (!rc && !platform) {
+		/* no "# platform:" header: the subdir of the packages that are not noarch */
+		for (size_t j = 0; j < lf->npkgs && !platform; j++)
+			if (lf->pkgs[j].subdir && strcmp(lf->pkgs[j].subdir, "noarch"))
+				platform = menv_xstrdup(lf->pkgs[j].subdir);
+		if (!platform)
+			platform = menv_xstrdup("noarch");
+	}
+	if (!rc) {
+		menv_strvec_push(&lf->platforms, platform);
+		for (size_t j = 0; j < lf->npkgs; j++) {
+			free(lf->pkgs[j].platform);
+			lf->pkgs[j].platform = menv_xstrdup(platform);
+			json_decref(lf->pkgs[j].deps_map);
+			lf->pkgs[j].deps_map = NULL;
+		}
+	}
+	free(platform);
+	return rc;
+}
+
+void menv_lockfile_write_explicit(const struct menv_lockfile *lf, const char *platform,
+                                  struct menv_buf *out)
+{
+	if (!platform)
+		platform = lf->platforms.n ? lf->platforms.v[0] : menv_platform_subdir();
+	menv_buf_adds(out, "# This file may be used to create an environment using:\n"
+	                   "# $ menv create -n NAME -f THIS_FILE\n");
+	menv_buf_addf(out, "# platform: %s\n@EXPLICIT\n", platform);
+	for (size_t i = 0; i < lf->npkgs; i++) {
+		const struct menv_lock_package *p = &lf->pkgs[i];
+		if (p->manager != MENV_LOCK_CONDA || !p->url ||
+		    !menv_lock_on_platform(lf, p, platform))
+			continue;
+		if (p->sha256)
+			menv_buf_addf(out, "%s#sha256:%s\n", p->url, p->sha256);
+		else if (p->md5)
+			menv_buf_addf(out, "%s#%s\n", p->url, p->md5);
+		else
+			menv_buf_addf(out, "%s\n", p->url);
+	}
+	for (size_t i = 0; i < lf->npkgs; i++) {
+		const struct menv_lock_package *p = &lf->pkgs[i];
+		if (p->manager != MENV_LOCK_PIP || !p->url ||
+		    !menv_lock_on_platform(lf, p, platform))
+			continue;
+		menv_buf_addf(out, "# pip %s @ %s", p->name, p->url);
+		if (p->sha256)
+			menv_buf_addf(out, "#sha256=%s", p->sha256);
+		menv_buf_addch(out, '\n');
+	}
+}

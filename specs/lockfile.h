@@ -1,0 +1,64 @@
+/*
+ * lockfile.h - what the lockfile files of specs/ share and nothing else sees: the readers of
+ * each format (called by menv_lockfile_parse in lockfile.c) and the small helpers they use.
+ * The model itself (struct menv_lockfile, struct menv_lock_package) is public, in specs.h.
+ *
+ *   lockfile.c        the model, detection, entry points, these helpers
+ *   lock_condalock.c  conda-lock v1 (CEP-37), read and written
+ *   lock_explicit.c   explicit (CEP-23), read and written
+ *   lock_pixi.c       pixi.lock v4-v7 (rattler_lock), read
+ *   lock_mamba.c      micromamba's JSON lock, read
+ */
+#ifndef MENV_SPECS_LOCKFILE_H
+#define MENV_SPECS_LOCKFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "specs.h"
+
+/* ---- format readers --------------------------------------------------------------------- */
+/* Each adds the entries of one parsed document to `lf` (made by menv_lockfile_new with its
+ * format) and fills its environments and platforms; `src` names the file in messages. 0, or
+ * MENV_EPARSE "SRC: ..." naming the entry; `lf` is then freed by the caller. */
+
+/* conda-lock v1: `root` is the YAML document as JSON (menv_yaml_to_json). */
+int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *src,
+                               struct menv_error *err);
+/* explicit: the file's bytes, line by line. */
+int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len,
+                             const char *src, struct menv_error *err);
+/* pixi.lock v4-v7: `root` is the YAML document as JSON. */
+int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
+                         struct menv_error *err);
+/* micromamba's JSON lock: `root` is the parsed JSON. */
+int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const char *src,
+                               struct menv_error *err);
+/* The subdir a pixi platform name stands for (pixi v7 `platforms:`), borrowed from `lf`;
+ * `name` itself when the file does not say. */
+const char *menv_lock_pixi_subdir(const struct menv_lockfile *lf, const char *name);
+
+/* ---- helpers (lockfile.c) ---------------------------------------------------------------- */
+
+/* A JSON scalar as text (strings as they are, numbers printed), or NULL. Caller frees. */
+char *menv_lock_jtext(json_t *v);
+/* The string value of o[k], borrowed, or NULL. */
+const char *menv_lock_jstr(json_t *o, const char *k);
+/* s as a new JSON string, or JSON null for NULL. New reference. */
+json_t *menv_lock_jstr_or_null(const char *s);
+/* Is s exactly n hexadecimal digits long? */
+bool menv_lock_is_hex(const char *s, size_t n);
+/* The last path component of a URL (without query or fragment). Caller frees. */
+char *menv_lock_url_basename(const char *url);
+/* The path component before the file name ("linux-64" of ".../linux-64/x.conda"), or NULL.
+ * Caller frees. */
+char *menv_lock_url_subdir(const char *url);
+/* Is k one of the strings of the NULL-terminated list? */
+bool menv_lock_in_list(const char *const *list, const char *k);
+/* Replaces *slot (freed) by a lowercase copy of hex, or NULL when hex is NULL or empty. */
+void menv_lock_set_hash(char **slot, const char *hex);
+/* Does entry `p` belong to `platform` (a platform name, or for pixi v7 its subdir)? */
+bool menv_lock_on_platform(const struct menv_lockfile *lf, const struct menv_lock_package *p,
+                           const char *platform);
+
+#endif
