@@ -543,11 +543,18 @@ const char *menv_smoke_ops_dir(const char *ops_dir);
  * environment"; else NULL (also without nvcc). Errors: MENV_EIO (the probe could not run). */
 int menv_smoke_host_compiler(const char *prefix, char **problem, struct menv_error *err);
 
+/* The smoke check's toolchain probe (as menv_smoke_host_compiler runs it) as one line for
+ * the fingerprint: "probe nvcc PATH VERSION, c++ PATH VERSION" ("none"/"-" where not found),
+ * so that a host compiler from outside the package records (the system's g++, a $CXX an
+ * activation script names) counts too. `*line` is new. Errors: MENV_EIO. */
+int menv_smoke_probe_line(const char *prefix, char **line, struct menv_error *err);
+
 /* The smoke check's fingerprint (smokefp.c): the lowercase hex sha256 (`out`, 65 bytes with
  * the NUL) of sorted text lines naming what the check depends on: the PrefixRecords of the
  * toolchain packages (nvcc/cudatoolkit/cuda-*, gcc/gxx/binutils/libgcc/libstdcxx/sysroot,
  * python, numpy, pybind11, pytorch, ninja, setuptools; name, version, build and the package
  * file's sha256), pip's dist-info folders of numpy, pybind11, torch, ninja, setuptools, the
+ * nvcc and host compiler a build gets with their versions (menv_smoke_probe_line), the
  * sha256 of each ops/ source file under `ops_dir` (as the check copies them), the driver
  * (`cuda_driver`, the __cuda version or NULL, and /proc/driver/nvidia/version's first line)
  * and $MENV_OPS_ARCH. A pure package (ply) changes none of them. `inputs`, when not NULL,

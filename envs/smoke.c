@@ -875,6 +875,27 @@ int menv_smoke_host_compiler(const char *prefix, char **problem, struct menv_err
 	return rc;
 }
 
+int menv_smoke_probe_line(const char *prefix, char **line, struct menv_error *err)
+{
+	struct menv_smoke_opts dflt = {0};
+	struct menv_smoke_result res;
+	struct smoke s = {.prefix = prefix, .o = &dflt, .res = &res, .root = (char *)"/"};
+	int rc;
+
+	*line = NULL;
+	memset(&res, 0, sizeof(res));
+	env_build(&s);
+	rc = probe(&s, err);
+	if (!rc)
+		*line = menv_xasprintf("probe nvcc %s %s, c++ %s %s",
+		                       res.nvcc_path[0] ? res.nvcc_path : "none",
+		                       res.nvcc_version[0] ? res.nvcc_version : "-",
+		                       res.cxx_path[0] ? res.cxx_path : "none",
+		                       res.cxx_version[0] ? res.cxx_version : "-");
+	menv_strvec_clear(&s.env);
+	return rc;
+}
+
 json_t *menv_smoke_result_json(const struct menv_smoke_result *r)
 {
 	json_t *j = json_object(), *steps = json_array(), *perf = json_array(),

@@ -1,7 +1,7 @@
 /*
  * smokefp.c - the smoke check's fingerprint: a sha256 over what the check depends on (the
- * packages of the toolchain it builds with, the ops/ sources it builds, the driver it runs
- * on), stored beside conda-meta/menv-smoke-check, so that a change that leaves all of them
+ * packages of the toolchain it builds with and the nvcc and host compiler a build gets, the
+ * ops/ sources it builds, the driver it runs on), stored beside conda-meta/menv-smoke-check, so that a change that leaves all of them
  * alone (installing one pure-Python package) does not rebuild and rerun ops/ (a minute with
  * the torch step) and reports "unchanged since <date>" instead.
  *
@@ -158,6 +158,11 @@ int menv_smoke_fingerprint(const char *prefix, const char *ops_dir, const char *
 	if (d)
 		closedir(d);
 	free(lib);
+	char *probe = NULL;
+	rc = menv_smoke_probe_line(prefix, &probe, err);
+	if (rc)
+		goto out;
+	menv_strvec_push_owned(&lines, probe);
 	rc = ops_lines(ops_dir, NULL, 0, &lines, err);
 	if (rc) {
 		menv_error_prefix(err, "while reading the ops/ sources");

@@ -14,7 +14,8 @@
 #   smoke_fingerprint    needs MENV_TOOLCHAIN_CHANNEL; a stand-in ops/ (MENV_OPS_DIR): create
 #                        runs the check, installing one pure package does not ("unchanged
 #                        since"), --smoke-check forces it, an ops/ byte, a new cudatoolkit,
-#                        gxx_impl or python record, the driver and a failed check run it again
+#                        gxx_impl or python record, another $CXX or its version, the driver
+#                        and a failed check run it again
 #   smoke_toolchain      needs MENV_TOOLCHAIN_CHANNEL (the channel of build-toolchain): an
 #                        environment of python, cudatoolkit 11.8, gxx_linux-64 11, numpy,
 #                        pybind11, ninja passes (GPU skipped without a GPU); one without
@@ -257,6 +258,23 @@ P
 		inst pickleshare
 		ran || { cat "$tmp/out"; fail "a new $pkg record did not run it"; }
 	done
+	# a host compiler from outside the records ($CXX of an activation script): its path, then
+	# its version, run it again; then nothing changed
+	printf '#!/bin/sh\necho 11.3.0\n' >"$tmp/cxx"
+	chmod +x "$tmp/cxx"
+	printf 'export CXX="%s"\n' "$tmp/cxx" >"$e/etc/conda/activate.d/zz-cxx.sh"
+	m remove -p "$e" -y pickleshare
+	inst pickleshare
+	ran || { cat "$tmp/out"; fail "another \$CXX did not run it"; }
+	grep -q "c++ $tmp/cxx 11.3.0" "$e/conda-meta/menv-smoke-fingerprint" || fail "probe input"
+	printf '#!/bin/sh\necho 11.4.0\n' >"$tmp/cxx"
+	m remove -p "$e" -y pickleshare
+	inst pickleshare
+	ran || { cat "$tmp/out"; fail "a new \$CXX version did not run it"; }
+	m remove -p "$e" -y pickleshare
+	inst pickleshare
+	grep -qxF "$(unchanged_line)" "$tmp/out" || { cat "$tmp/out"; fail "not unchanged"; }
+	rm "$e/etc/conda/activate.d/zz-cxx.sh"
 	# the driver (__cuda): runs again
 	m remove -p "$e" -y zipp
 	env CONDA_OVERRIDE_CUDA=12.0 HOME="$tmp/home" MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null \
