@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "envs.h"
+#include "activate.h"
 #include "link.h"
 
 #define CONT_VAR   "_MENV_CONT"

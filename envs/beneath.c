@@ -29,7 +29,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "envs.h"
 #include "link.h"
 
 /* -1 unknown yet, 0 walk, 1 openat2 */

@@ -11,9 +11,10 @@
 #include <sys/stat.h>
 #include <strings.h>
 
-#include "solver.h"
-#include "envs.h"
 #include "fetch.h"
+#include "prefix.h"
+#include "solver.h"
+#include "txn.h"
 
 void menv_channel_set_release(struct menv_channel_set *l)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envs.h"
+#include "activate.h"
 
 static void words(struct menv_buf *out, const struct menv_strvec *v)
 {

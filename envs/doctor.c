@@ -21,7 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "prefix.h"
+#include "registry.h"
+#include "smoke.h"
 #include "solver.h"
+#include "txn.h"
 #include "txnpriv.h"
 
 static void add(struct menv_doctor_report *r, enum menv_doctor_kind kind, const char *package,

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envs.h"
+#include "prefix.h"
 
 /* conda's version_relation_re: an item of an old comma-separated spec list that starts
  * with a relation (">=1.5.1") belongs to the spec before it. */

@@ -37,8 +37,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "envs.h"
 #include "link.h"
+#include "prefix.h"
 
 #define TXN_DIR "conda-meta/.menv-txn"
 

@@ -19,8 +19,8 @@
 
 #include <openssl/evp.h>
 
-#include "envs.h"
 #include "link.h"
+#include "prefix.h"
 
 #define MAX_SHEBANG 127
 

@@ -8,7 +8,7 @@
 
 #include <sys/stat.h>
 
-#include "envs.h"
+#include "prefix.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Journal (journal.c)                                                                       */

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envs.h"
+#include "activate.h"
+#include "prefix.h"
 #include "solver.h"
+#include "txn.h"
 #include "txnpriv.h"
 
 /* The channel name to show for an installed record: its channel URL without the subdir,

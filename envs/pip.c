@@ -22,8 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "envs.h"
 #include "link.h"
+#include "prefix.h"
 
 /* PEP 503 normalisation: lower case, runs of '-', '_', '.' as one '-'. Caller frees. */
 char *menv_pip_normalize(const char *name)

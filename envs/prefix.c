@@ -35,8 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "envs.h"
+#include "activate.h"
 #include "link.h"
+#include "prefix.h"
 
 /* One package linked by a transaction. */
 struct linked {

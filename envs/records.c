@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envs.h"
+#include "prefix.h"
 
 static const char *str_field(json_t *o, const char *k)
 {

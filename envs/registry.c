@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "envs.h"
+#include "activate.h"
+#include "prefix.h"
+#include "registry.h"
 #include "solver.h"
 
 char *menv_envreg_path(void)

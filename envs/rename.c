@@ -17,8 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "envs.h"
 #include "link.h"
+#include "prefix.h"
+#include "registry.h"
+#include "txn.h"
 #include "txnpriv.h"
 
 int menv_env_rename_check(const struct menv_config *cfg, const char *src, const char *dest,

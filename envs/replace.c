@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "envs.h"
+#include "prefix.h"
 
 #define MAX_SHEBANG 127
 

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "envs.h"
 #include "link.h"
+#include "prefix.h"
 
 /* Reads fd to EOF into out (may be NULL: discarded). */
 /* The umask the process started with. Libraries set it to 0 for an instant while they work

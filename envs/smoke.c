@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "envs.h"
+#include "smoke.h"
 
 #define DEFAULT_TIMEOUT_S 1200
 

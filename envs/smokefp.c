@@ -16,8 +16,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "envs.h"
 #include "link.h"
+#include "prefix.h"
+#include "smoke.h"
 
 #define FP_VERSION "menv-smoke-fingerprint 1"
 

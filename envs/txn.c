@@ -28,6 +28,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "activate.h"
+#include "prefix.h"
+#include "registry.h"
+#include "smoke.h"
+#include "txn.h"
 #include "txnpriv.h"
 
 struct menv_txn {

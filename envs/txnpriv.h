@@ -5,8 +5,9 @@
 #ifndef MENV_TXNPRIV_H
 #define MENV_TXNPRIV_H
 
-#include "envs.h"
+#include "prefix.h"
 #include "solver.h"
+#include "txn.h"
 
 /* Records owned by the plan (from the package cache, a PrefixRecord or a lockfile). */
 struct menv_owned_recs {

@@ -1,0 +1,451 @@
+/*
+ * txn.h - changing environments: the transaction engine every create, install, update,
+ * remove and lockfile install goes through (txn.c), the channels of a command and their
+ * repodata (channels.c), environments as lockfiles and environment files (lock.c), and
+ * rename, which is two transactions (rename.c).
+ */
+#ifndef MENV_ENVS_TXN_H
+#define MENV_ENVS_TXN_H
+
+#include "prefix.h"
+#include "smoke.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* The transaction engine (txn.c): every change to an environment goes through one          */
+/* transaction, in libalpm's shape (init / prepare / commit), whatever started it.          */
+/*                                                                                           */
+/*   menv_txn_new      the request: what kind of change, to which prefix, from what           */
+/*   menv_txn_prepare  plan: take the prefix lock and recover an interrupted change; read     */
+/*                     the installed PrefixRecords; solve against the channels (or read the   */
+/*                     lockfile, or the history revision); --prune, noarch python relinks     */
+/*   menv_txn_commit   fetch and verify every package (before the first unlink), link and     */
+/*                     unlink under the journal, the pip step, conda-meta/ records, history   */
+/*                     and the environment registry, then the smoke check                     */
+/*   menv_txn_free     releases the prefix lock                                               */
+/*                                                                                           */
+/* The library never prints: what happens reaches the caller through menv_txn_callbacks,    */
+/* and errors come back in struct menv_error. Ctrl-C is opts->cancel, polled throughout.    */
+
+enum menv_txn_kind {
+	MENV_TXN_CREATE,       /* a new environment from specs and/or an environment file */
+	MENV_TXN_CREATE_LOCK,  /* a new environment from a lockfile: its records, no solve */
+	MENV_TXN_INSTALL,      /* install SPEC... into an existing environment */
+	MENV_TXN_UPDATE,       /* update NAME... (or opts->all) */
+	MENV_TXN_REMOVE,       /* remove NAME... and what needs them (opts->all: the whole env) */
+	MENV_TXN_ENV_UPDATE,   /* env update -f FILE [--prune] */
+	MENV_TXN_INSTALL_LOCK, /* install -f LOCK: the lock's records into an existing env */
+	MENV_TXN_REVISION,     /* install --revision N: back to the packages of revision N */
+};
+
+struct menv_txn_plan;
+
+/* conda's modifiers of a change (menv_txn_opts.modifiers, or'ed), as the command-line flags;
+ * without FREEZE, NO_UPDATE_DEPS, UPDATE_DEPS, UPDATE_SPECS and UPDATE_ALL the setting
+ * update_modifier decides (struct menv_solve_request says what each does). */
+enum {
+	MENV_MOD_FREEZE_INSTALLED = 1 << 0, /* --freeze-installed */
+	MENV_MOD_NO_UPDATE_DEPS = 1 << 1,   /* --no-update-deps */
+	MENV_MOD_UPDATE_DEPS = 1 << 2,      /* --update-deps */
+	MENV_MOD_UPDATE_SPECS = 1 << 3,     /* --update-specs */
+	MENV_MOD_UPDATE_ALL = 1 << 4,       /* --update-all */
+	MENV_MOD_FORCE_REINSTALL = 1 << 5,  /* --force-reinstall */
+	MENV_MOD_NO_DEPS = 1 << 6,          /* --no-deps */
+	MENV_MOD_ONLY_DEPS = 1 << 7,        /* --only-deps */
+	MENV_MOD_FORCE = 1 << 8,            /* remove --force */
+	MENV_MOD_SATISFIED_SKIP = 1 << 9,   /* --satisfied-skip-solve */
+};
+
+/* What a transaction reports. Every callback may be NULL; all get `ud`; arguments are
+ * borrowed for the call only. Callbacks run on the calling thread. */
+struct menv_txn_callbacks {
+	menv_env_cb event;   /* status lines, problems, clobbers, messages, link progress */
+	menv_fetch_cb fetch; /* each package as the package cache has it */
+	/* download progress (bytes held, expected total or 0, transfers finished and in all,
+	 * the running ones), about every 100 ms: menv_fetch_opts.progress */
+	void (*progress)(void *ud, int64_t done, int64_t total, size_t finished, size_t n,
+	                 const struct menv_fetch_item *running, size_t nrunning);
+	menv_smoke_cb smoke; /* the smoke check's steps */
+	/* Once the plan is made, before anything is fetched or changed (never for a dry run or
+	 * an empty plan): return false to stop (menv_txn_commit then fails MENV_EINTR, nothing
+	 * changed). NULL: proceed (conda's --yes). */
+	bool (*confirm)(void *ud, const struct menv_txn_plan *plan);
+	void *ud;
+};
+
+/* The request. Strings and vectors are borrowed: they must outlive the transaction. */
+struct menv_txn_opts {
+	enum menv_txn_kind kind;
+	const struct menv_config *cfg; /* settings (subdir, channels, pkgs_dir, priority, ...) */
+	const char *prefix;            /* absolute path of the environment */
+	const struct menv_envfile *envfile; /* CREATE, ENV_UPDATE: the environment file, or NULL
+					       (its deps, channels, variables, `pip:` section) */
+	const char *file;                   /* *_LOCK: the lockfile */
+	const char *lock_env;               /* a pixi lock's environment (-e), NULL: "default" */
+	const struct menv_strvec *specs;    /* MatchSpecs of the command line, or NULL */
+	const struct menv_strvec *channels; /* -c channels, or NULL */
+	bool override_channels;             /* --override-channels */
+	bool all;                           /* update --all, remove --all */
+	bool prune;                         /* env update --prune */
+	unsigned modifiers;                 /* MENV_MOD_* */
+	long revision;                      /* MENV_TXN_REVISION: the revision to go back to */
+	bool dry_run;                       /* plan only: no lock, nothing changed */
+	bool no_wait;                       /* a busy prefix lock is MENV_ELOCKED */
+	bool smoke;                         /* menv_txn_smoke runs where menv_env_wants_smoke */
+	bool smoke_force; /* ... and always (--smoke-check), even when its inputs are unchanged */
+	bool quiet_pip;   /* pip -q */
+	const char *cmdline;  /* for conda-meta/history; NULL: "menv" */
+	volatile int *cancel; /* non-zero (a signal handler) stops: MENV_EINTR */
+	struct menv_txn_callbacks cb;
+};
+
+/* One package's change in a plan, as mamba's and conda's plans group them. */
+enum menv_change_kind {
+	MENV_CHANGE_INSTALL,   /* new: only `link` */
+	MENV_CHANGE_UPGRADE,   /* `unlink` then `link` of a newer version */
+	MENV_CHANGE_DOWNGRADE, /* ... of an older version */
+	MENV_CHANGE_CHANGE,    /* same version, another build or channel */
+	MENV_CHANGE_REINSTALL, /* the same record again (a noarch python relink) */
+	MENV_CHANGE_REMOVE,    /* only `unlink` */
+};
+struct menv_txn_change {
+	enum menv_change_kind kind;
+	const char *name;               /* borrowed */
+	const struct menv_record *link; /* or NULL */
+	bool cached;                    /* link: the package cache holds it already */
+	json_t *unlink;                 /* the installed PrefixRecord, or NULL */
+};
+
+/* The plan menv_txn_prepare made, borrowed from the transaction (valid until it is freed). */
+struct menv_txn_plan {
+	enum menv_txn_kind kind;
+	const char *prefix;
+	const struct menv_config *cfg;         /* the transaction's settings */
+	const char *pkgs_dir;                  /* the package cache the links come from */
+	const struct menv_record *const *link; /* to link, dependencies first */
+	const bool *cached;                    /* per link: the package cache held it already */
+	size_t nlink;
+	const struct menv_txn_change *changes; /* the same, per package: sorted by kind, then
+						  name (conda's version order decides up or
+						  down) */
+	size_t nchanges;
+	json_t *const *unlink; /* installed PrefixRecords to unlink (conda-meta JSON) */
+	size_t nunlink;
+	const struct menv_strvec *pip; /* pip requirement lines to install after the conda
+					  packages (an environment file's `pip:` section, or a
+					  lock's pip entries not installed yet); may be empty */
+	bool solved;                   /* false: records from a lockfile or history, no solve */
+	bool remove_env;               /* remove --all: the whole prefix goes */
+	const char *lock_file;         /* *_LOCK: the lockfile, its format name ("conda-lock v1") */
+	const char *lock_format;
+	size_t lock_conda, lock_pip; /* *_LOCK: its conda and pip entries for this platform */
+};
+
+/* What menv_txn_commit did. */
+struct menv_txn_result {
+	struct menv_link_stats stats;
+	size_t pip_lines; /* requirement lines given to pip (0: no pip step) */
+	bool smoke_ran;   /* the smoke check ran, or found its inputs unchanged (smoke.unchanged):
+	                   then `smoke` holds its result */
+	struct menv_smoke_result smoke; /* passed false: a failed check (the env is kept) */
+	bool smoke_record_failed;       /* conda-meta/menv-smoke-check could not be written */
+};
+
+struct menv_txn;
+
+/* A new transaction for `o` (copied; what it points to is borrowed). Nothing is read yet.
+ * `*out` is freed with menv_txn_free. Errors: MENV_EUSAGE (a kind that needs a file or
+ * specs given none, or the other way round). */
+int menv_txn_new(const struct menv_txn_opts *o, struct menv_txn **out, struct menv_error *err);
+
+/* Makes the plan. For an existing environment, unless dry_run: takes the prefix lock (waits,
+ * telling cb.event MENV_ENV_LOCK_WAIT, unless no_wait), finishes or rolls back an interrupted
+ * transaction and takes back a half-done pip step (MENV_ENV_RECOVERED), and holds the lock
+ * until menv_txn_free so the plan is made from records nobody else changes. Then, by kind:
+ * the channels in conda's order (-c, the file's, .condarc's unless override_channels or
+ * `nodefaults`; `chan::pkg` adds its channel) and their repodata through the repodata cache,
+ * pins (`pinned_packages`, conda-meta/pinned) and virtual packages, and a solve with libsolv
+ * in conda mode (CREATE: the specs; INSTALL/ENV_UPDATE: install; UPDATE: update or update
+ * all; REMOVE: remove; conda's rules in solver.h); the lockfile's records for cfg->subdir
+ * (*_LOCK, CEP-23/CEP-37/pixi, no solve); history revision N (REVISION, conda's
+ * conda/history.py); then --prune and the noarch python packages that follow python to a new
+ * minor version (CEP-20). Errors: MENV_EUSAGE, MENV_ENOTFOUND (no such environment, a
+ * package not installed, revision out of range), MENV_EEXIST (CREATE* into a prefix in
+ * use), MENV_EUNSAT (after MENV_ENV_PROBLEMS; menv_txn_problems_json has the tree),
+ * MENV_ELOCKED, MENV_EPARSE (a file, naming it), MENV_ENET, MENV_EINTR. */
+int menv_txn_prepare(struct menv_txn *t, struct menv_error *err);
+
+/* The plan (after a successful menv_txn_prepare), borrowed. */
+const struct menv_txn_plan *menv_txn_plan(const struct menv_txn *t);
+
+/* Carries the plan out; a dry run or an empty plan without a pip step changes nothing. Every
+ * package is fetched, verified and extracted into the package cache before the first unlink
+ * (menv_pkgcache_fetch_opts; records from a lockfile are then completed from the packages'
+ * info/index.json, so PrefixRecords are the same from a cold or a warm cache). Then one
+ * journaled change (menv_env_create into a staging directory renamed into place, or
+ * menv_env_apply / menv_env_remove; rolled back on any failure or Ctrl-C). Then the pip step
+ * (a new environment whose pip step fails is removed; in an existing one what pip added is
+ * uninstalled and the conda packages go back to the revision before, menv_txn_pip_into_env);
+ * conda-meta/.menv-request for a new environment; the registry
+ * (~/.conda/environments.txt: a create adds the prefix, remove --all takes it out; a
+ * failure there is a MENV_ENV_WARNING).
+ * Errors: those of the package cache (MENV_ECHECKSUM, MENV_ENET, ...), of menv_env_create /
+ * menv_env_apply, of pip (MENV_EIO), MENV_EINTR (also when cb.confirm said no). */
+int menv_txn_commit(struct menv_txn *t, struct menv_error *err);
+
+/* The last stage, after a commit that linked packages (or created the environment) with
+ * opts->smoke set, where menv_env_wants_smoke (opts->smoke_force: after any commit):
+ * releases the prefix lock (the check only reads); unless opts->smoke_force, a check whose
+ * fingerprint is unchanged since one that passed is not run (menv_env_smoke_unchanged: the
+ * result says smoke.unchanged); else tells cb.event MENV_ENV_SMOKE and runs menv_env_smoke
+ * (which stores the new fingerprint), drawing through cb.smoke.
+ * A failed check is a result (menv_txn_result: smoke_ran, smoke.passed false; the
+ * environment is kept), not an error; nothing to check is 0 with smoke_ran false.
+ * Errors: as menv_smoke_run. */
+int menv_txn_smoke(struct menv_txn *t, struct menv_error *err);
+
+/* The smoke check of `prefix` (menv_smoke_run, with the driver's CUDA version from
+ * menv_virtual_detect when so->cuda_driver is NULL), its report then written to
+ * conda-meta/menv-smoke-check (`*record_failed` when that failed). Errors: as
+ * menv_smoke_run. */
+int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
+                   struct menv_smoke_result *res, bool *record_failed, struct menv_error *err);
+
+/* Whether the smoke check of `prefix` can be left out: so->force is false and the
+ * fingerprint (menv_smoke_fingerprint, of so->ops_dir or $MENV_OPS_DIR or MENV_OPS_DIR, and
+ * the driver as menv_env_smoke finds it) equals that of the last check, which passed. Then
+ * `res` says so (passed, unchanged, unchanged_since; no steps) and nothing is run or
+ * written. False on any error (the check then runs). */
+bool menv_env_smoke_unchanged(const char *prefix, const struct menv_smoke_opts *so,
+                              struct menv_smoke_result *res);
+
+/* For a `-f PATH` that is not a regular file (a pipe: `-f /dev/stdin`, `-f <(cat f)`, which
+ * can be read once while menv reads a file twice: to tell a lockfile from an environment
+ * file, then to load it): reads it into a new temporary file in $TMPDIR (or /tmp) and
+ * returns that file's path (the caller unlinks and frees it); NULL for a regular file (use
+ * PATH itself) or on an error (err set: MENV_ENOTFOUND, MENV_EIO). */
+char *menv_file_once(const char *path, struct menv_error *err);
+/* Does the file hold a lockfile (menv_lockfile_detect: conda-lock, explicit, pixi, micromamba
+ * JSON)? False for an environment file and for a file that cannot be read. */
+bool menv_file_is_lockfile(const char *path);
+/* True when `path` exists and is not an empty directory (a create target that is taken). */
+bool menv_path_in_use(const char *path);
+
+/* What the commit did, borrowed. */
+const struct menv_txn_result *menv_txn_result(const struct menv_txn *t);
+
+/* After MENV_EUNSAT: the solver's problem tree as JSON (conda's --json `problems`) and as
+ * text; NULL otherwise. Borrowed from the transaction. */
+json_t *menv_txn_problems_json(const struct menv_txn *t);
+const char *menv_txn_problems(const struct menv_txn *t);
+
+/* Releases the transaction, its plan and the prefix lock. NULL is a no-op. */
+void menv_txn_free(struct menv_txn *t);
+
+/* Finishes or rolls back a transaction that a crash, SIGKILL or Ctrl-C interrupted in
+ * `prefix`, and takes back a pip step a killed menv left half done, under the prefix lock
+ * (waiting for it, cb.event MENV_ENV_LOCK_WAIT); MENV_ENV_RECOVERED says what was done.
+ * Nothing when none is pending. Every command that reads an environment calls it first.
+ * Errors: those of menv_env_lock and menv_env_recover; MENV_ENOTFOUND when the prefix was
+ * an interrupted create (now removed). */
+int menv_txn_recover(const char *prefix, const struct menv_txn_callbacks *cb,
+                     struct menv_error *err);
+
+/* Should create/install run the smoke check on this prefix? When the setting smoke_check is
+ * on (default) and the environment holds a CUDA compiler (cudatoolkit or cuda-nvcc). */
+bool menv_env_wants_smoke(const struct menv_config *cfg, const char *prefix);
+
+/* The variables of an environment file that activation owns (menv_env_var_reserved: PATH,
+ * CONDA_PREFIX, ...) taken out of the parallel vectors `names` / `values`; each name taken
+ * out is appended to `dropped` (conda protects PATH the same way). */
+void menv_env_vars_drop_reserved(struct menv_strvec *names, struct menv_strvec *values,
+                                 struct menv_strvec *dropped);
+
+/* `VAR=VALUE` arguments (env config vars set, run --env) split at their first '=' (the value
+ * keeps later ones, BR-029) into `names` / `values` (either may be NULL: only checked).
+ * Errors: MENV_EUSAGE for one without '=' or with a name a shell cannot export. */
+int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *names,
+                              struct menv_strvec *values, struct menv_error *err);
+/* What conda warns about in an environment file, one line each appended to `warnings`:
+ * unknown top-level keys (FILE:LINE: a typo such as `dependncies` would otherwise make an
+ * empty environment) and `variables:` that activation owns (PATH, ...), which are dropped
+ * from `ef` (conda protects PATH the same way). */
+void menv_envfile_check(struct menv_envfile *ef, struct menv_strvec *warnings);
+/* The conda side of an environment file's specs, as conda sees it: `pip` added when the file
+ * has a `pip:` section and no pip spec (BR-003; an existing pip spec is never widened,
+ * BR-022); `name::pkg` where `name` is the last path part of a listed URL or path channel
+ * (file:///srv/chan/second) rewritten to that channel (BR-023). `ef` may be NULL. */
+void menv_envfile_conda_specs(const struct menv_envfile *ef, const struct menv_strvec *cli_channels,
+                              struct menv_strvec *specs);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Channels of a command and their repodata (channels.c)                                     */
+
+/* The channels a command uses and their loaded subdirs. */
+struct menv_channel_set {
+	struct menv_channel **chans; /* owned, in priority order */
+	size_t nchans;
+	struct menv_repodata **rds; /* owned: parsed subdirs (sharded repodata) */
+	size_t nrds;
+	/* subdirs whose repodata.json is a file (the cached copy, or a file:// channel's): read
+	 * by the solver itself, with the .solv cache of each in <pkgs>/cache */
+	struct menv_strvec paths, solvs;
+	const struct menv_channel **path_chans;
+	const char **path_subdirs;
+};
+/* Resolves the channels in conda's order (cli_channels, then file_channels, then the
+ * configured ones unless override_channels or `nodefaults` in file_channels; either vector
+ * may be NULL), adds the channel of each `channel::name` spec (rewriting spec->channel to the
+ * channel's base URL, as menv_solver_solve expects) and loads cfg->subdir and noarch
+ * repodata of each through the repodata cache (CEP-36; sharded, CEP-16, where the channels
+ * serve shards and every spec names a package). Status lines go to `cb` (MENV_ENV_STATUS).
+ * Release `out` with menv_channel_set_release, also after an error.
+ * Errors: as menv_channel_parse, menv_fetch_repodata_many, menv_repodata_parse; MENV_EINTR. */
+int menv_channel_set_load(const struct menv_config *cfg, const struct menv_strvec *cli_channels,
+                          const struct menv_strvec *file_channels, bool override_channels,
+                          struct menv_matchspec **specs, size_t nspecs, volatile int *cancel,
+                          menv_env_cb cb, void *ud, struct menv_channel_set *out,
+                          struct menv_error *err);
+void menv_channel_set_release(struct menv_channel_set *l);
+struct menv_solver;
+/* Adds every loaded subdir to the solver (files through libsolv's reader with a .solv beside
+ * them, parsed ones as records). Errors: as menv_solver_add_repodata_file. */
+int menv_channel_set_to_solver(const struct menv_channel_set *l, struct menv_solver *s,
+                               struct menv_error *err);
+/* A query over the records of channels (`menv search`, `menv repoquery`): the channels as
+ * menv_channel_set_load loads them for `ms` (no virtual packages: queries show everything).
+ * `*out` is freed with menv_query_free. Errors: as menv_channel_set_load; MENV_EUSAGE when
+ * no channel is given or configured. */
+struct menv_query;
+int menv_query_open(const struct menv_config *cfg, const struct menv_strvec *channels,
+                    bool override_channels, struct menv_matchspec *ms, volatile int *cancel,
+                    struct menv_query **out, struct menv_error *err);
+/* The records matching `ms` (menv_solver_search: name globs, newest first) or depending on
+ * `name` (menv_solver_whoneeds). `*out` is a new array of `*n` records borrowed from the
+ * query (free the array only). Errors: none today. */
+int menv_query_search(struct menv_query *q, const struct menv_matchspec *ms,
+                      const struct menv_record ***out, size_t *n, struct menv_error *err);
+int menv_query_whoneeds(struct menv_query *q, const char *name, const struct menv_record ***out,
+                        size_t *n, struct menv_error *err);
+void menv_query_free(struct menv_query *q);
+/* `repoquery depends --tree`: `r` and, indented two blanks a level under "└─ ", the newest
+ * record matching each of its dependencies, recursively, each name expanded once (later
+ * ones say "(shown above)"; a dependency no channel has says so). One line each appended to
+ * `lines`; `seen` holds the names expanded (start empty). */
+void menv_query_tree(struct menv_query *s, const struct menv_record *r, int depth,
+                     struct menv_strvec *seen, struct menv_strvec *lines);
+/* The installed packages of `prefix` with a dependency on `name` (repoquery whoneeds -n):
+ * `*out` a new JSON array of {name, version, build, depends: the dependency string}.
+ * Errors: as menv_prefix_records_load. */
+int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_error *err);
+/* The pins of a solve: `.condarc`'s pinned_packages, then `<prefix>/conda-meta/pinned` (one
+ * MatchSpec a line, `#` comments) when `prefix` is given. `*pins` is a new array of `*n`
+ * parsed specs (caller frees each with menv_matchspec_free, then the array).
+ * Errors: MENV_EPARSE naming the file or key. */
+int menv_pins_load(const struct menv_config *cfg, const char *prefix, struct menv_matchspec ***pins,
+                   size_t *n, struct menv_error *err);
+/* Fills io->link_mode and io->allow_softlinks from conda's always_copy, always_softlink and
+ * allow_softlinks. */
+void menv_install_opts_link_settings(const struct menv_config *cfg, struct menv_install_opts *io);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Lockfiles of environments (lock.c): `menv export`, `menv lock`                            */
+
+/* An installed environment as a conda-lock model for cfg->subdir: every conda-meta record
+ * (url, md5, sha256, size, depends) and the pip-installed distributions (manager pip; one
+ * installed from a local path is named name==version, with a line for it appended to
+ * `warnings` when not NULL). The source is the file the environment was made from, the
+ * content hash sha256 over the URLs and hashes. `*out` is freed with menv_lockfile_free.
+ * Errors: as menv_prefix_records_load; MENV_EUNSUPPORTED for a record without a URL. */
+int menv_env_to_lockfile(const struct menv_config *cfg, const char *prefix,
+                         struct menv_strvec *warnings, struct menv_lockfile **out,
+                         struct menv_error *err);
+/* An installed environment as an environment file (conda env export, CEP-24), filled into
+ * `ef` (zeroed by the caller; release with menv_envfile_free's fields or keep on the stack
+ * and clear them): name (`name`, else the prefix's last part), prefix, variables, channels
+ * (then `nodefaults`), `name=version=build` specs (`name=version` with no_builds) and the
+ * pip packages as a `pip:` section with the section's index options. With from_history:
+ * what the user asked for (conda-meta/.menv-request, else menv_env_history_specs).
+ * Errors: as menv_env_to_lockfile, menv_env_state_vars_load. */
+int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const char *name,
+                        bool no_builds, bool from_history, struct menv_envfile *ef,
+                        struct menv_error *err);
+/* An environment file as `conda env export --json` prints it: name, channels,
+ * dependencies (the pip section as {"pip": [...]}), variables when any, prefix. New
+ * reference. */
+json_t *menv_envfile_json(const struct menv_envfile *ef);
+/* A record's channel URL shown as conda does: the subdir dropped, a channel under
+ * channel_alias shortened to its name. Caller frees. */
+char *menv_channel_display(const struct menv_config *cfg, const char *channel, const char *subdir);
+/* The same as a URL (conda's --show-channel-urls): the subdir dropped, a name under
+ * channel_alias given back its alias. Caller frees. */
+char *menv_channel_url(const struct menv_config *cfg, const char *channel, const char *subdir);
+/* conda-meta/.menv-request of a prefix (what it was created from: source, channels, specs,
+ * pip lines and options), a new reference; MENV_ENOTFOUND without one. */
+int menv_env_request_load(const char *prefix, json_t **out);
+/* The user-requested specs of an environment in the order first asked, from
+ * conda-meta/history's `# update specs:` lines (a later `# remove specs:` drops a name), as
+ * `conda env export --from-history`. Appends to `out`. Errors: MENV_EIO. */
+int menv_env_history_specs(const char *prefix, struct menv_strvec *out, struct menv_error *err);
+/* The virtual packages a lock is solved with by default, as "name=version[=build]" strings
+ * appended to `out`: this machine's (menv_virtual_detect, CONDA_OVERRIDE_* applied) for its
+ * own platform, except __cuda; conda-lock's defaults for the others (__unix, __linux 5.10
+ * and __glibc 2.17 on linux, __osx 10.15 / 11.0, __win; __archspec for the architecture). */
+void menv_lock_default_virtuals(const char *platform, struct menv_strvec *out);
+/* The virtual packages of `platform` for a lock: menv_lock_default_virtuals, then each of
+ * `declared` ("NAME=VERSION[=BUILD]" for every platform, "PLATFORM:NAME=..." for one) in
+ * order, a declared name replacing an earlier one. Appended to `out`. */
+void menv_lock_virtuals(const char *platform, const struct menv_strvec *declared,
+                        struct menv_strvec *out);
+/* A lock's content hash for `platform` (lowercase hex sha256, caller frees): over the source
+ * file's bytes, the platform, the -c channels and the declared virtual packages (not the
+ * detected ones, so one lock checks as current on every machine). */
+char *menv_lock_content_hash(const struct menv_buf *src, const char *platform,
+                             const struct menv_strvec *channels, const struct menv_strvec *virt);
+/* Solves the environment file `ef` for `platform` (its subdir and noarch of the channels:
+ * cli_channels, the file's, the configured ones unless override_channels) with exactly the
+ * virtual packages `virt` ("name=version[=build]" strings) and appends the records to `lf`
+ * as conda-lock v1 entries (CEP-37) of that platform; the lock's channel list is filled from
+ * the first platform's. `*count` is the number of records. Errors: as menv_txn_prepare's
+ * solve, prefixed with the platform. */
+int menv_lock_solve_platform(const struct menv_config *cfg, const struct menv_envfile *ef,
+                             const struct menv_strvec *cli_channels, bool override_channels,
+                             const char *platform, const struct menv_strvec *virt,
+                             const struct menv_txn_callbacks *cb, struct menv_lockfile *lf,
+                             size_t *count, struct menv_error *err);
+
+/* `menv rename` (conda rename, conda/cli/main_rename.py). */
+struct menv_rename_opts {
+	const struct menv_config *cfg;
+	const char *active;   /* the active prefix ($CONDA_PREFIX), or NULL: never renamed */
+	bool force;           /* an existing destination is replaced (conda's --yes) */
+	bool dry_run;         /* only the checks */
+	const char *cmdline;  /* for the clone's and the original's history */
+	volatile int *cancel; /* non-zero (a signal handler) stops: MENV_EINTR */
+	struct menv_txn_callbacks cb; /* the two transactions' events (confirm is not used) */
+};
+struct menv_rename_result {
+	size_t packages;  /* conda packages linked into the new prefix */
+	size_t untracked; /* files and links no package owns, copied */
+};
+/* The checks of a rename from the environment `src` to the new prefix `dest` (absolute):
+ * MENV_EUSAGE for the root environment, the active one, the same path, a path inside `src`,
+ * the root prefix or a folder holding `src`, a `dest` with characters menv refuses
+ * (menv_env_check_prefix); MENV_EEXIST when `dest` exists and is not empty: always when it
+ * is not an environment (a directory, not a link, holding conda-meta/; conda's --force would
+ * remove any folder), else unless `force`. */
+int menv_env_rename_check(const struct menv_config *cfg, const char *src, const char *dest,
+                          const char *active, bool force, struct menv_error *err);
+/* Renames the environment `src` to `dest` (both absolute) as conda does, by a clone and a
+ * remove, each one transaction: with `src` locked, a conda-lock of its conda packages is
+ * created at `dest` (linked from the package cache, fetched from their URLs when the cache
+ * lost them: every placeholder file, shebang and noarch python file is written for `dest`),
+ * the files and links no package owns (pip's) are copied with `src` replaced by `dest` in
+ * text files and link targets, conda-meta/history, .menv-request and state are copied; then
+ * `src` is removed (whole-environment remove, registry updated). With `force` an existing
+ * `dest` is moved aside and removed after, or put back when the clone fails (which removes
+ * the partial clone; `src` is untouched). Errors: menv_env_rename_check's, the
+ * transactions' (MENV_ENOTFOUND, MENV_ENET, MENV_ECHECKSUM, MENV_EIO, MENV_EINTR, ...). */
+int menv_env_rename(const struct menv_rename_opts *o, const char *src, const char *dest,
+                    struct menv_rename_result *res, struct menv_error *err);
+
+#endif
