@@ -174,8 +174,8 @@ struct menv_doctor_report {
  * asked about no environment in particular; else only the lines naming `prefix`), and where
  * the environment has nvcc its toolchain (nvcc, the host g++ it accepts, the driver's CUDA
  * from __cuda) and, as a problem, a host compiler nvcc refuses (menv_smoke_host_compiler,
- * the smoke check's own verdict). With `fix`, under the prefix lock: corrupt records set aside as
- * `<file>.corrupt` (so every command works again), packages with missing or changed files
+ * the smoke check's own verdict). With `fix`, under the prefix lock: corrupt records set
+ * aside as `<file>.corrupt` (so every command works again), packages with missing or changed files
  * linked again from the package cache in one journaled transaction, stale registry lines
  * taken out. Fill `r` (release with menv_doctor_report_release). Errors: MENV_ENOTFOUND (no
  * conda-meta/), those of menv_env_lock and of the relink. */

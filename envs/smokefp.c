@@ -1,9 +1,10 @@
 /*
  * smokefp.c - the smoke check's fingerprint: a sha256 over what the check depends on (the
  * packages of the toolchain it builds with and the nvcc and host compiler a build gets, the
- * ops/ sources it builds, the driver it runs on), stored beside conda-meta/menv-smoke-check, so that a change that leaves all of them
- * alone (installing one pure-Python package) does not rebuild and rerun ops/ (a minute with
- * the torch step) and reports "unchanged since <date>" instead.
+ * ops/ sources it builds, the driver it runs on), stored beside conda-meta/menv-smoke-check,
+ * so that a change that leaves all of them alone (installing one pure-Python package) does
+ * not rebuild and rerun ops/ (a minute with the torch step) and reports "unchanged since
+ * <date>" instead.
  *
  * The inputs are text lines, sorted, then hashed; the file keeps them too, so that a reader
  * can see what the last check was run against. Never prints.

@@ -246,7 +246,8 @@ static void bounds(int64_t rows, int64_t cols, const std::vector<double> &xd,
 	const double u = H<T>::u, uo = H<T>::uo, r64 = with_ref ? 1 : 0;
 	const double ws = (double)menv_ops_bias_gelu_bwd_workspace(rows, cols, (int)sizeof(T));
 	const double depth = bnd_dbias_depth(rows, cols, ws, sizeof(T) == 8 ? 8 : 4);
-	const double gam = BOUND_MARGIN * (bnd_gamma(depth, u) + r64 * bnd_gamma((double)rows, MENV_OPS_U_F64));
+	const double gam = BOUND_MARGIN * (bnd_gamma(depth, u) +
+					   r64 * bnd_gamma((double)rows, MENV_OPS_U_F64));
 	std::vector<double> sum_b(cols, 0.0), sum_abs(cols, 0.0);
 	by.assign(n, 0.0), bdx.assign(n, 0.0), bdb.assign(cols, 0.0);
 	for (int64_t i = 0; i < n; i++) {

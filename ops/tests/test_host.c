@@ -221,7 +221,8 @@ static void directional(const char *what, int64_t rows, int64_t cols, double h, 
 	for (int64_t i = 0; i < n; i++) {
 		const int64_t c = i % cols;
 		const double z = x[i] + b[c], dir = vx[i] + vb[c];
-#define RHO(v, dv, s) (BOUND_MARGIN * (uin * fabs((v) + (s)*h * (dv)) + 2 * MENV_OPS_U_F64 * h * fabs(dv)))
+#define RHO(v, dv, s)                                                                              \
+	(BOUND_MARGIN * (uin * fabs((v) + (s)*h * (dv)) + 2 * MENV_OPS_U_F64 * h * fabs(dv)))
 		sum += dy[i] * (p[i] - m[i]), sum_abs += fabs(dy[i] * (p[i] - m[i]));
 		bound += bnd_fd(dy[i], z, dir, h, RHO(x[i], vx[i], 1) + RHO(b[c], vb[c], 1),
 				RHO(x[i], vx[i], -1) + RHO(b[c], vb[c], -1), u, 0);
