@@ -41,70 +41,125 @@ char *menv_cli_cmdline(void)
 }
 
 /* Every option of the commands, once: long name, the key a command lists in its `accepts`
- * string (also the short form, -n NAME, where `shorthand`), and where its value goes in
- * struct menv_cli_args: a string, a flag, a list, or `value` into an int. */
-enum kind { O_STR, O_FLAG, O_LIST, O_INT, O_REV, O_BIT };
+ * string, the short form (-n NAME; 0: none), where its value goes in struct menv_cli_args (a
+ * string, a flag, a list, `value` into an int or as a bit, a KEY VALUE pair onto a list),
+ * and the one line of text --help shows for it (with `arg` naming its value). */
+enum kind { O_STR, O_FLAG, O_LIST, O_INT, O_REV, O_BIT, O_VIEW, O_PAIR };
 #define AT(field) offsetof(struct menv_cli_args, field)
 static const struct {
 	const char *name;
 	char key;
-	bool shorthand;
+	char short_;
 	enum kind kind;
 	size_t at;
 	int value;
+	const char *arg;
+	const char *help;
 } options[] = {
-        {"name", 'n', true, O_STR, AT(name), 0},
-        {"prefix", 'p', true, O_STR, AT(prefix), 0},
-        {"file", 'f', true, O_STR, AT(file), 0},
-        {"environment", 'e', true, O_STR, AT(env), 0},
-        {"channel", 'c', true, O_LIST, AT(channels), 0},
-        {"quiet", 'q', true, O_FLAG, AT(quiet), 0},
-        {"verbose", 'v', true, O_FLAG, AT(verbose), 0},
-        {"yes", 'y', true, O_FLAG, AT(yes), 0},
-        {"help", 'h', true, O_FLAG, AT(help), 0},
-        {"dry-run", 'd', true, O_FLAG, AT(dry_run), 0},
-        {"tree", 't', true, O_FLAG, AT(tree), 0},
-        {"shell", 's', true, O_STR, AT(shell), 0},
-        {"override-channels", 'O', false, O_FLAG, AT(override_channels), 0},
-        {"strict-channel-priority", 'S', false, O_INT, AT(priority), 1},
-        {"no-channel-priority", 'N', false, O_INT, AT(priority), 2},
-        {"json", 'j', false, O_FLAG, AT(json), 0},
-        {"offline", 'o', false, O_FLAG, AT(offline), 0},
-        {"no-wait", 'W', false, O_FLAG, AT(no_wait), 0},
-        {"no-smoke-check", 'K', false, O_FLAG, AT(no_smoke), 0},
-        {"smoke-check", 'Y', false, O_FLAG, AT(smoke_check), 0},
-        {"all", 'a', false, O_FLAG, AT(all), 0},
-        {"prune", 'P', false, O_FLAG, AT(prune), 0},
-        {"revision", 'r', false, O_REV, AT(revision), 0},
-        {"format", 'F', false, O_STR, AT(format), 0},
-        {"no-builds", 'B', false, O_FLAG, AT(no_builds), 0},
-        {"from-history", 'H', false, O_FLAG, AT(from_history), 0},
-        {"revisions", 'R', false, O_FLAG, AT(revisions), 0},
-        {"full-name", 'L', false, O_FLAG, AT(full_name), 0},
-        {"keep", 'k', false, O_FLAG, AT(keep), 0},
-        {"cwd", 'C', false, O_STR, AT(cwd), 0},
-        {"env", 'X', false, O_LIST, AT(sets), 0},
-        {"clean-env", 'E', false, O_FLAG, AT(clean_env), 0},
-        {"rc-file", 'I', false, O_STR, AT(rc_file), 0},
-        {"stack", 'T', false, O_FLAG, AT(stack), 0},
-        {"show-channel-urls", 'U', false, O_FLAG, AT(channel_urls), 0},
-        {"explicit", 'x', false, O_FLAG, AT(explicit_), 0},
-        {"md5", 'M', false, O_FLAG, AT(md5), 0},
-        {"fix", 'Z', false, O_FLAG, AT(fix), 0},
-        {"platform", 'Q', false, O_LIST, AT(platforms), 0},
-        {"virtual-package", 'V', false, O_LIST, AT(virtuals), 0},
-        {"lockfile", 'l', true, O_STR, AT(lockfile), 0},
-        {"check", 'G', false, O_FLAG, AT(check), 0},
-        {"freeze-installed", '0', false, O_BIT, AT(modifiers), MENV_MOD_FREEZE_INSTALLED},
-        {"no-update-deps", '1', false, O_BIT, AT(modifiers), MENV_MOD_NO_UPDATE_DEPS},
-        {"update-deps", '2', false, O_BIT, AT(modifiers), MENV_MOD_UPDATE_DEPS},
-        {"update-specs", '3', false, O_BIT, AT(modifiers), MENV_MOD_UPDATE_SPECS},
-        {"update-all", '4', false, O_BIT, AT(modifiers), MENV_MOD_UPDATE_ALL},
-        {"force-reinstall", '5', false, O_BIT, AT(modifiers), MENV_MOD_FORCE_REINSTALL},
-        {"no-deps", '6', false, O_BIT, AT(modifiers), MENV_MOD_NO_DEPS},
-        {"only-deps", '7', false, O_BIT, AT(modifiers), MENV_MOD_ONLY_DEPS},
-        {"force", '8', false, O_BIT, AT(modifiers), MENV_MOD_FORCE},
-        {"satisfied-skip-solve", '9', false, O_BIT, AT(modifiers), MENV_MOD_SATISFIED_SKIP},
+        {"name", 'n', 'n', O_STR, AT(name), 0, "NAME",
+         "the environment's name (base: the root prefix)"},
+        {"prefix", 'p', 'p', O_STR, AT(prefix), 0, "PREFIX", "the environment's path"},
+        {"file", 'f', 'f', O_STR, AT(file), 0, "FILE", "the file to read or write"},
+        {"environment", 'e', 'e', O_STR, AT(env), 0, "ENV", "the lockfile's environment"},
+        {"channel", 'c', 'c', O_LIST, AT(channels), 0, "CHANNEL",
+         "a channel to use, before the configured ones (repeatable)"},
+        {"quiet", 'q', 'q', O_FLAG, AT(quiet), 0, NULL, "print less"},
+        {"verbose", 'v', 'v', O_FLAG, AT(verbose), 0, NULL, "print more"},
+        {"yes", 'y', 'y', O_FLAG, AT(yes), 0, NULL, "do not ask for confirmation"},
+        {"help", 'h', 'h', O_FLAG, AT(help), 0, NULL, "show this help"},
+        {"dry-run", 'd', 'd', O_FLAG, AT(dry_run), 0, NULL, "only show what would be done"},
+        {"tree", 't', 't', O_FLAG, AT(tree), 0, NULL, "show dependencies as a tree"},
+        {"shell", 's', 's', O_STR, AT(shell), 0, "SHELL",
+         "bash, zsh, fish or posix (default: from $SHELL)"},
+        {"override-channels", 'O', 0, O_FLAG, AT(override_channels), 0, NULL,
+         "use only the channels given with -c"},
+        {"strict-channel-priority", 'S', 0, O_INT, AT(priority), 1, NULL,
+         "take a package only from the first channel having it"},
+        {"no-channel-priority", 'N', 0, O_INT, AT(priority), 2, NULL,
+         "channel order does not rank packages"},
+        {"json", 'j', 0, O_FLAG, AT(json), 0, NULL, "print the result as JSON on stdout"},
+        {"offline", 'o', 0, O_FLAG, AT(offline), 0, NULL, "use only cached repodata and packages"},
+        {"no-wait", 'W', 0, O_FLAG, AT(no_wait), 0, NULL,
+         "fail at once when the environment is locked"},
+        {"no-smoke-check", 'K', 0, O_FLAG, AT(no_smoke), 0, NULL,
+         "skip the smoke check after the change"},
+        {"smoke-check", 'Y', 0, O_FLAG, AT(smoke_check), 0, NULL,
+         "run the smoke check even when its toolchain, ops/ and driver are unchanged"},
+        {"all", 'a', 0, O_FLAG, AT(all), 0, NULL, "every package (clean: everything)"},
+        {"prune", 'P', 0, O_FLAG, AT(prune), 0, NULL,
+         "remove packages the environment file no longer needs"},
+        {"revision", 'r', 0, O_REV, AT(revision), 0, "N", "revision N of the history"},
+        {"format", 'F', 0, O_STR, AT(format), 0, "FORMAT", "conda-lock, explicit or environment"},
+        {"no-builds", 'B', 0, O_FLAG, AT(no_builds), 0, NULL, "leave build strings out"},
+        {"from-history", 'H', 0, O_FLAG, AT(from_history), 0, NULL,
+         "only the specs the user asked for"},
+        {"revisions", 'R', 0, O_FLAG, AT(revisions), 0, NULL, "list the revisions of the history"},
+        {"full-name", 'L', 0, O_FLAG, AT(full_name), 0, NULL, "match the package name exactly"},
+        {"keep", 'k', 0, O_FLAG, AT(keep), 0, NULL, "keep the temporary build directory"},
+        {"cwd", 'C', 0, O_STR, AT(cwd), 0, "DIR", "run the command in DIR"},
+        {"env", 'X', 0, O_LIST, AT(sets), 0, "VAR=VALUE",
+         "set a variable for the command (repeatable)"},
+        {"clean-env", 'E', 0, O_FLAG, AT(clean_env), 0, NULL, "start from an empty environment"},
+        {"rc-file", 'I', 0, O_STR, AT(rc_file), 0, "FILE", "the rc file to edit"},
+        {"stack", 'T', 0, O_FLAG, AT(stack), 0, NULL, "keep the current environment on PATH"},
+        {"show-channel-urls", 'U', 0, O_FLAG, AT(channel_urls), 0, NULL, "show channel URLs"},
+        {"explicit", 'x', 0, O_FLAG, AT(explicit_), 0, NULL, "list URLs as an explicit lockfile"},
+        {"md5", 'M', 0, O_FLAG, AT(md5), 0, NULL, "add #md5 to the --explicit URLs"},
+        {"fix", 'Z', 0, O_FLAG, AT(fix), 0, NULL, "repair what can be repaired"},
+        {"platform", 'Q', 0, O_LIST, AT(platforms), 0, "PLATFORM",
+         "a platform to lock for (repeatable)"},
+        {"virtual-package", 'V', 0, O_LIST, AT(virtuals), 0, "SPEC",
+         "a virtual package to solve with (repeatable)"},
+        {"lockfile", 'l', 'l', O_STR, AT(lockfile), 0, "FILE", "the lockfile to write"},
+        {"check", 'G', 0, O_FLAG, AT(check), 0, NULL, "only check that the lockfile is current"},
+        {"freeze-installed", '0', 0, O_BIT, AT(modifiers), MENV_MOD_FREEZE_INSTALLED, NULL,
+         "do not change installed packages"},
+        {"no-update-deps", '1', 0, O_BIT, AT(modifiers), MENV_MOD_NO_UPDATE_DEPS, NULL,
+         "do not update dependencies"},
+        {"update-deps", '2', 0, O_BIT, AT(modifiers), MENV_MOD_UPDATE_DEPS, NULL,
+         "update dependencies too"},
+        {"update-specs", '3', 0, O_BIT, AT(modifiers), MENV_MOD_UPDATE_SPECS, NULL,
+         "update the named packages only as needed"},
+        {"update-all", '4', 0, O_BIT, AT(modifiers), MENV_MOD_UPDATE_ALL, NULL,
+         "update every package"},
+        {"force-reinstall", '5', 0, O_BIT, AT(modifiers), MENV_MOD_FORCE_REINSTALL, NULL,
+         "reinstall even if installed"},
+        {"no-deps", '6', 0, O_BIT, AT(modifiers), MENV_MOD_NO_DEPS, NULL,
+         "do not install dependencies"},
+        {"only-deps", '7', 0, O_BIT, AT(modifiers), MENV_MOD_ONLY_DEPS, NULL,
+         "install only the dependencies"},
+        {"force", '8', 0, O_BIT, AT(modifiers), MENV_MOD_FORCE, NULL,
+         "replace an existing destination"},
+        {"satisfied-skip-solve", '9', 0, O_BIT, AT(modifiers), MENV_MOD_SATISFIED_SKIP, NULL,
+         "skip the solve when the specs are satisfied"},
+        {"tarballs", 'b', 't', O_BIT, AT(clean), MENV_CLEAN_TARBALLS, NULL,
+         "downloaded package files"},
+        {"packages", 'g', 'p', O_BIT, AT(clean), MENV_CLEAN_PACKAGES, NULL,
+         "extracted packages no environment uses"},
+        {"index-cache", 'i', 'i', O_BIT, AT(clean), MENV_CLEAN_INDEX, NULL, "cached repodata"},
+        {"locks", 'm', 'l', O_BIT, AT(clean), MENV_CLEAN_TEMP, NULL,
+         "leftovers of interrupted downloads and extractions"},
+        {"show", 'w', 0, O_VIEW, AT(config_view), MENV_CLI_CFG_SHOW, NULL,
+         "show the settings (all, or KEY...)"},
+        {"show-sources", 'D', 0, O_VIEW, AT(config_view), MENV_CLI_CFG_SOURCES, NULL,
+         "show each settings file"},
+        {"describe", 'J', 0, O_VIEW, AT(config_view), MENV_CLI_CFG_DESCRIBE, NULL,
+         "describe the settings (all, or KEY...)"},
+        {"get", 'A', 0, O_VIEW, AT(config_view), MENV_CLI_CFG_GET, NULL,
+         "the file's values (all, or KEY...)"},
+        {"set", 'Y', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_SET]), 0, "KEY VALUE", "set a value"},
+        {"add", 'z', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_PREPEND]), 0, "KEY VALUE",
+         "add to the front of a list"},
+        {"prepend", 'u', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_PREPEND]), 0, "KEY VALUE",
+         "add to the front of a list"},
+        {"append", '@', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_APPEND]), 0, "KEY VALUE",
+         "add to the end of a list"},
+        {"remove", '#', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_REMOVE]), 0, "KEY VALUE",
+         "take a value out of a list"},
+        {"remove-key", '%', 0, O_LIST, AT(config_ops[MENV_CLI_CFG_REMOVE_KEY]), 0, "KEY",
+         "take a key out"},
+        {"env", '^', 0, O_FLAG, AT(env_rc), 0, NULL, "edit the active environment's .condarc"},
+        {"system", '&', 0, O_FLAG, AT(system_rc), 0, NULL, "edit the root prefix's .condarc"},
 };
 #define NOPTIONS (sizeof(options) / sizeof(*options))
 
@@ -131,6 +186,22 @@ void menv_cli_probe_words(const char *const *words)
 		probe_add(*words);
 }
 
+void menv_cli_help(FILE *f, const char *usage, const char *accepts)
+{
+	fputs(usage, f);
+	fputs("\noptions:\n", f);
+	for (size_t i = 0; i < NOPTIONS; i++) {
+		if (!strchr(accepts, options[i].key))
+			continue;
+		char lhs[64];
+		snprintf(lhs, sizeof(lhs), "%c%c%s--%s%s%s", options[i].short_ ? '-' : ' ',
+		         options[i].short_ ? options[i].short_ : ' ',
+		         options[i].short_ ? ", " : "  ", options[i].name,
+		         options[i].arg ? " " : "", options[i].arg ? options[i].arg : "");
+		fprintf(f, "  %-30s %s\n", lhs, options[i].help);
+	}
+}
+
 int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage, size_t min,
                    size_t max, struct menv_cli_args *a)
 {
@@ -142,8 +213,8 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 			char *w = menv_xasprintf("--%s", options[i].name);
 			probe_add(w);
 			free(w);
-			if (options[i].shorthand) {
-				char s[3] = {'-', options[i].key, '\0'};
+			if (options[i].short_) {
+				char s[3] = {'-', options[i].short_, '\0'};
 				probe_add(s);
 			}
 		}
@@ -159,10 +230,10 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 		if (!strchr(accepts, options[i].key))
 			continue;
 		bool arg = options[i].kind == O_STR || options[i].kind == O_LIST ||
-		           options[i].kind == O_REV;
+		           options[i].kind == O_REV || options[i].kind == O_PAIR;
 		longopts[nl++] = (struct option){options[i].name, arg, NULL, (int)i + 256};
-		if (options[i].shorthand) {
-			shorts[ns++] = options[i].key;
+		if (options[i].short_) {
+			shorts[ns++] = options[i].short_;
 			if (arg)
 				shorts[ns++] = ':';
 		}
@@ -172,7 +243,7 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
 		size_t i = NOPTIONS;
 		for (size_t k = 0; c < 256 && k < NOPTIONS; k++)
-			if (options[k].key == c && options[k].shorthand)
+			if (options[k].short_ == c && strchr(accepts, options[k].key))
 				i = k;
 		i = c >= 256 ? (size_t)c - 256 : i;
 		if (i >= NOPTIONS)
@@ -184,6 +255,24 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 		case O_LIST: menv_strvec_push(at, optarg); break;
 		case O_INT: *(int *)at = options[i].value; break;
 		case O_BIT: *(unsigned *)at |= (unsigned)options[i].value; break;
+		case O_VIEW:
+			if (*(int *)at) {
+				fprintf(stderr, "menv: error: give one of --show, --show-sources, "
+				                "--describe, --get\n");
+				goto bad;
+			}
+			*(int *)at = options[i].value;
+			break;
+		case O_PAIR:
+			/* KEY is optarg, VALUE the word after it */
+			if (optind >= argc) {
+				fprintf(stderr, "menv: error: --%s takes KEY VALUE\n",
+				        options[i].name);
+				goto bad;
+			}
+			menv_strvec_push(at, optarg);
+			menv_strvec_push(at, argv[optind++]);
+			break;
 		case O_REV:
 			a->revision = strtol(optarg, &end, 10);
 			if (*end || a->revision < 0) {
@@ -195,7 +284,7 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 			break;
 		}
 		if (a->help) {
-			printf("%s", usage);
+			menv_cli_help(stdout, usage, accepts);
 			menv_cli_args_release(a);
 			return 1;
 		}
@@ -217,6 +306,8 @@ void menv_cli_args_release(struct menv_cli_args *a)
 	menv_strvec_clear(&a->args);
 	menv_strvec_clear(&a->platforms);
 	menv_strvec_clear(&a->virtuals);
+	for (size_t i = 0; i < MENV_CLI_CFG_NOPS; i++)
+		menv_strvec_clear(&a->config_ops[i]);
 }
 
 char *menv_cli_self_exe(void)

@@ -8,6 +8,7 @@
 #define MENV_CLI_H
 
 #include <signal.h>
+#include <stdio.h>
 
 #include "envs.h"
 
@@ -24,6 +25,21 @@ extern volatile sig_atomic_t menv_cli_cancel;
 /* args.c */
 extern int menv_cli_argc; /* main's argc and argv, for menv_cli_cmdline */
 extern char **menv_cli_argv;
+/* config's views and edits (the edits in the order conda applies them). */
+enum menv_cli_config_view {
+	MENV_CLI_CFG_SHOW = 1,
+	MENV_CLI_CFG_SOURCES,
+	MENV_CLI_CFG_DESCRIBE,
+	MENV_CLI_CFG_GET
+};
+enum menv_cli_config_op {
+	MENV_CLI_CFG_PREPEND, /* --add, --prepend */
+	MENV_CLI_CFG_APPEND,
+	MENV_CLI_CFG_SET,
+	MENV_CLI_CFG_REMOVE,
+	MENV_CLI_CFG_REMOVE_KEY,
+	MENV_CLI_CFG_NOPS
+};
 /* What a command's options said (main.c's one table of options). */
 struct menv_cli_args {
 	const char *name, *prefix, *file, *env, *format, *cwd, *shell, *rc_file, *lockfile;
@@ -38,6 +54,11 @@ struct menv_cli_args {
 	long revision;
 	int priority;       /* 0: from the settings, 1: --strict-channel-priority, 2: --no-... */
 	unsigned modifiers; /* MENV_MOD_* (--freeze-installed ...) */
+	unsigned clean;     /* clean's MENV_CLEAN_* (--tarballs ...) */
+	int config_view;    /* config's view: enum menv_cli_config_view, 0: none */
+	bool env_rc, system_rc;                           /* config --env, --system */
+	struct menv_strvec config_ops[MENV_CLI_CFG_NOPS]; /* config's edits: KEY VALUE pairs
+	                                                    (KEY alone for --remove-key) */
 };
 /* Parses argv[1..] for the options whose keys `accepts` lists (a leading '+': options end at
  * the first operand), with min..max operands. Returns 0 (release `a` with
@@ -47,6 +68,10 @@ struct menv_cli_args {
 int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage, size_t min,
                    size_t max, struct menv_cli_args *a);
 #define MENV_CLI_ANY ((size_t)-1)
+/* A command's --help: `usage`, then "options:" and one line for each option whose key
+ * `accepts` lists (its short and long form, its value's name, its one line of text from
+ * args.c's table), in the table's order. */
+void menv_cli_help(FILE *f, const char *usage, const char *accepts);
 /* Completion probe (cmd_complete.c): while non-NULL, menv_cli_parse appends the options
  * `accepts` names ("--name", then "-n" for a shorthand) to it, each once, and returns 1
  * without parsing or printing; commands that parse by hand push theirs with

@@ -3,7 +3,6 @@
  * --packages for extracted packages no environment uses, --index-cache, --locks for
  * interrupted downloads and extractions, --all), under the cache lock.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,53 +31,24 @@ static void on_event(void *ud, enum menv_env_event ev, const char *msg)
 
 int menv_cmd_clean(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"all", no_argument, NULL, 'a'},
-	        {"tarballs", no_argument, NULL, 't'},
-	        {"packages", no_argument, NULL, 'p'},
-	        {"index-cache", no_argument, NULL, 'i'},
-	        {"locks", no_argument, NULL, 'l'},
-	        {"dry-run", no_argument, NULL, 'd'},
-	        {"json", no_argument, NULL, 'j'},
-	        {"yes", no_argument, NULL, 'y'},
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
 	const char *use = "usage: menv clean [--all] [--tarballs] [--packages] [--index-cache] "
 	                  "[--locks] [--dry-run] [--json]\n";
+	struct menv_cli_args a = {0};
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
 	struct menv_clean_stats st;
 	struct draw d = {NULL};
-	unsigned what = 0;
-	bool dry = false, json = false;
-	int c, rc;
+	int rc;
 
-	if (menv_cli_probe) {
-		menv_cli_probe_getopt(longopts);
-		return 0;
-	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "atpildyqh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			what |= MENV_CLEAN_TARBALLS | MENV_CLEAN_PACKAGES | MENV_CLEAN_INDEX |
-			        MENV_CLEAN_TEMP;
-			break;
-		case 't': what |= MENV_CLEAN_TARBALLS; break;
-		case 'p': what |= MENV_CLEAN_PACKAGES; break;
-		case 'i': what |= MENV_CLEAN_INDEX; break;
-		case 'l': what |= MENV_CLEAN_TEMP; break;
-		case 'd': dry = true; break;
-		case 'j': json = true; break;
-		case 'y':
-		case 'q': break; /* accepted as conda does; clean's output is a list */
-		case 'h': printf("%s", use); return 0;
-		default: fprintf(stderr, "%s", use); return MENV_EXIT_USAGE;
-		}
-	}
-	if (!what || optind != argc) {
+	/* -y and -q are accepted as conda does; clean's output is a list */
+	if ((rc = menv_cli_parse(argc, argv, "abgimdjyqh", use, 0, 0, &a)))
+		return MENV_CLI_EXIT(rc);
+	unsigned what = a.clean | (a.all ? MENV_CLEAN_TARBALLS | MENV_CLEAN_PACKAGES |
+	                                           MENV_CLEAN_INDEX | MENV_CLEAN_TEMP
+	                                 : 0);
+	bool dry = a.dry_run, json = a.json;
+	menv_cli_args_release(&a);
+	if (!what) {
 		fprintf(stderr, "%s", use);
 		return MENV_EXIT_USAGE;
 	}

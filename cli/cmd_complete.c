@@ -50,11 +50,16 @@ int menv_cmd_completion(int argc, char **argv)
 
 	if (menv_cli_probe)
 		return 0; /* probed itself: it takes a shell name only */
-	if (argc != 2 || argv[1][0] == '-') {
-		bool help = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
-		fprintf(help ? stdout : stderr,
-		        "usage: menv completion bash|zsh|fish\n"
-		        "  bash: eval \"$(menv completion bash)\" in ~/.bashrc\n");
+	bool help = false;
+	for (int i = 1; i < argc; i++)
+		help |= !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+	if (help || argc != 2 || argv[1][0] == '-') {
+		const char *use = "usage: menv completion bash|zsh|fish\n"
+		                  "  bash: eval \"$(menv completion bash)\" in ~/.bashrc\n";
+		if (help)
+			menv_cli_help(stdout, use, "h");
+		else
+			fputs(use, stderr);
 		return help ? 0 : MENV_EXIT_USAGE;
 	}
 	if (menv_shell_from_name(argv[1], &sh, &err))

@@ -23,6 +23,11 @@
 	"       menv env config vars set [-n NAME | -p PREFIX] VAR=VALUE...\n"                     \
 	"       menv env config vars unset [-n NAME | -p PREFIX] VAR...\n"
 
+#define CONFIG_VARS_USAGE                                                                          \
+	"usage: menv env config vars list [-n NAME | -p PREFIX] [--json]\n"                        \
+	"       menv env config vars set [-n NAME | -p PREFIX] VAR=VALUE...\n"                     \
+	"       menv env config vars unset [-n NAME | -p PREFIX] VAR...\n"
+
 static void usage(FILE *f)
 {
 	fputs(USAGE, f);
@@ -33,17 +38,14 @@ static int env_list(int argc, char **argv)
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
 	struct menv_strvec envs = MENV_STRVEC_INIT, seen = MENV_STRVEC_INIT;
-	bool json = false;
+	struct menv_cli_args o = {0};
 	const char *active = getenv("CONDA_PREFIX");
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else {
-			usage(stderr);
-			return MENV_EXIT_USAGE;
-		}
-	}
+	if ((rc = menv_cli_parse(argc, argv, "jh", "usage: menv env list [--json]\n", 0, 0, &o)))
+		return MENV_CLI_EXIT(rc);
+	bool json = o.json;
+	menv_cli_args_release(&o);
 	if (menv_config_load(&cfg, &err))
 		return menv_cli_fail(&err);
 	if (menv_env_list(&cfg, &envs, &seen, &err))
@@ -87,9 +89,14 @@ static int config_vars(int argc, char **argv)
 	struct menv_strvec names = MENV_STRVEC_INIT, values = MENV_STRVEC_INIT;
 	const char *sub = argc > 1 ? argv[1] : "";
 	char *prefix = NULL;
-	int rc = 0, exit_code = 0;
+	int rc = 0, exit_code = 0, lock_fd = -1;
 
-	if ((rc = menv_cli_parse(argc - 1, argv + 1, "npjh", USAGE, 0, MENV_CLI_ANY, &a)))
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		menv_cli_help(stdout, CONFIG_VARS_USAGE, "npjh");
+		return 0;
+	}
+	if ((rc = menv_cli_parse(argc - 1, argv + 1, "npjh", CONFIG_VARS_USAGE, 0, MENV_CLI_ANY,
+	                         &a)))
 		return MENV_CLI_EXIT(rc);
 	const char *name = a.name, *path = a.prefix;
 	bool json = a.json;
@@ -130,6 +137,9 @@ static int config_vars(int argc, char **argv)
 			for (size_t i = 0; i < names.n; i++)
 				printf("%s = %s\n", names.v[i], values.v[i]);
 		}
+	} else if ((rc = menv_env_lock(prefix, false, menv_cli_on_event, NULL, &lock_fd, &err))) {
+		/* set and unset read-modify-write conda-meta/state under the prefix lock */
+		goto out;
 	} else if (!strcmp(sub, "set")) {
 		struct menv_strvec dropped = MENV_STRVEC_INIT, w = MENV_STRVEC_INIT;
 		rc = menv_env_vars_assignments(args, (size_t)nargs, &names, &values, &err);
@@ -156,6 +166,7 @@ static int config_vars(int argc, char **argv)
 			        "reactivate the environment for the change to take effect\n");
 	}
 out:
+	menv_env_unlock(lock_fd);
 	if (rc)
 		exit_code = menv_cli_fail(&err);
 	menv_strvec_clear(&names);
@@ -194,9 +205,14 @@ static int env_alias(int argc, char **argv)
 
 int menv_cmd_env(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? MENV_EXIT_USAGE : 0;
+	if (argc < 2) {
+		usage(stderr);
+		return MENV_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		menv_cli_help(stdout,
+		              USAGE "run 'menv env COMMAND --help' for a command's options\n", "h");
+		return 0;
 	}
 	if (!strcmp(argv[1], "list"))
 		return env_list(argc - 1, argv + 1);
@@ -206,6 +222,11 @@ int menv_cmd_env(int argc, char **argv)
 		return menv_cmd_env_update(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "remove"))
 		return menv_cmd_env_remove(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "config") && argc > 2 &&
+	    (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+		menv_cli_help(stdout, CONFIG_VARS_USAGE, "npjh");
+		return 0;
+	}
 	if (!strcmp(argv[1], "config") && argc > 2 && !strcmp(argv[2], "vars"))
 		return config_vars(argc - 2, argv + 2);
 	fprintf(stderr, "menv: error: unknown env command '%s'\n", argv[1]);

@@ -19,19 +19,15 @@ static void lines(const char *label, json_t *a)
 
 int menv_cmd_info(int argc, char **argv)
 {
+	struct menv_cli_args a = {0};
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
-	bool json = argc > 1 && !strcmp(argv[1], "--json");
+	int rc;
 
-	if (menv_cli_probe) {
-		menv_cli_probe_words((const char *const[]){"--json", "--help", NULL});
-		return 0;
-	}
-	if (argc > 1 && !json) {
-		bool help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
-		fprintf(help ? stdout : stderr, "usage: menv info [--json]\n");
-		return help ? 0 : MENV_EXIT_USAGE;
-	}
+	if ((rc = menv_cli_parse(argc, argv, "jh", "usage: menv info [--json]\n", 0, 0, &a)))
+		return MENV_CLI_EXIT(rc);
+	bool json = a.json;
+	menv_cli_args_release(&a);
 	if (menv_config_load(&cfg, &err))
 		return menv_cli_fail(&err);
 	json_t *j = menv_env_info(&cfg);
@@ -62,17 +58,17 @@ int menv_cmd_info(int argc, char **argv)
 
 int menv_cmd_index(int argc, char **argv)
 {
+	struct menv_cli_args a = {0};
 	struct menv_error err = {0};
 	struct menv_index_stats st = {0};
+	int rc;
 
-	if (argc != 2 || argv[1][0] == '-') {
-		bool help = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
-		fprintf(help ? stdout : stderr, "usage: menv index DIR\n");
-		return help ? 0 : MENV_EXIT_USAGE;
-	}
-	if (menv_index_channel(argv[1], &st, &err))
-		return menv_cli_fail(&err);
-	printf("indexed %zu packages into %zu repodata.json files under %s\n", st.packages,
-	       st.subdirs, argv[1]);
-	return 0;
+	if ((rc = menv_cli_parse(argc, argv, "h", "usage: menv index DIR\n", 1, 1, &a)))
+		return MENV_CLI_EXIT(rc);
+	rc = menv_index_channel(a.args.v[0], &st, &err);
+	if (!rc)
+		printf("indexed %zu packages into %zu repodata.json files under %s\n", st.packages,
+		       st.subdirs, a.args.v[0]);
+	menv_cli_args_release(&a);
+	return rc ? menv_cli_fail(&err) : 0;
 }

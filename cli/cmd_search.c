@@ -77,6 +77,10 @@ int menv_cmd_repoquery(int argc, char **argv)
 	size_t n = 0;
 	int rc, code = 0;
 
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		menv_cli_help(stdout, use, "npcOjth");
+		return 0;
+	}
 	if (argc < 2 || (strcmp(argv[1], "depends") && strcmp(argv[1], "whoneeds"))) {
 		fprintf(stderr, "%s", use);
 		return MENV_EXIT_USAGE;

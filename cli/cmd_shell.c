@@ -34,9 +34,13 @@ int menv_cmd_shell(int argc, char **argv)
 	char *exe = NULL, *prefix = NULL, *rcdefault = NULL;
 	int rc = 0, exit_code = 0;
 
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(USAGE, argc < 2 ? stderr : stdout);
-		return argc < 2 ? MENV_EXIT_USAGE : 0;
+	if (argc < 2) {
+		fputs(USAGE, stderr);
+		return MENV_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		menv_cli_help(stdout, USAGE, "sITh");
+		return 0;
 	}
 	sub = argv[1];
 	if (!strcmp(sub, "completion"))
@@ -121,8 +125,22 @@ out:
 /* `menv activate` / `menv deactivate` run as a program: the shell function is missing. */
 int menv_cmd_activate_nohook(int argc, char **argv)
 {
-	(void)argc;
 	const char *name = menv_shell_name(menv_shell_default());
+	bool act = !strcmp(argv[0], "activate");
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") && strcmp(argv[i], "--help"))
+			continue;
+		menv_cli_help(
+		        stdout,
+		        act ? "usage: menv activate [--stack] [NAME|PREFIX]\n"
+		              "(a shell function: set up with 'menv shell hook' or 'menv shell "
+		              "init')\n"
+		            : "usage: menv deactivate\n"
+		              "(a shell function: set up with 'menv shell hook' or 'menv shell "
+		              "init')\n",
+		        act ? "Th" : "h");
+		return 0;
+	}
 	fprintf(stderr,
 	        "menv: error: 'menv %s' must run inside your shell: set up the hook with "
 	        "'eval \"$(menv shell hook --shell %s)\"' or 'menv shell init --shell %s'\n",

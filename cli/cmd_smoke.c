@@ -16,9 +16,6 @@ static void usage(char *out, size_t len)
 	         "usage: menv smoke (-n NAME | -p PREFIX) [--json] [--keep] [-v]\n\n"
 	         "Builds menv's sample CUDA custom operator (ops/) with the environment's nvcc\n"
 	         "and host compiler and runs its tests (host, GPU, python, torch).\n"
-	         "  --keep     keep the temporary build directory\n"
-	         "  --json     print the result as JSON on stdout\n"
-	         "  -v         show every check\n"
 	         "The sources come from $MENV_OPS_DIR, else %s.\n",
 	         MENV_OPS_DIR);
 }

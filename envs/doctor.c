@@ -7,8 +7,11 @@
  * prefix, registry lines whose environment is gone, and the CUDA toolchain the environment
  * holds (nvcc, the host g++ nvcc must accept, the driver's CUDA version).
  *
- * --fix, under the prefix lock: a corrupt record is set aside as `<file>.corrupt` (conda and
- * menv read only *.json), so `remove` and every other command work again; the packages with
+ * --fix, under the prefix lock and the package cache's users lock: a corrupt record whose
+ * package the cache holds is set aside as `<file>.corrupt` (conda and menv read only *.json)
+ * and the package linked again, one change under an intent record (intent.c: a kill puts the
+ * record back unless the relink committed), so `remove` and every other command work again;
+ * without the package the record stays and the problem is reported again; the packages with
  * missing or changed files are unlinked and linked again from the package cache (fetched
  * again from their URL when the cache lost them), as one journaled transaction.
  */
@@ -27,6 +30,8 @@
 #include "solver.h"
 #include "txn.h"
 #include "txnpriv.h"
+#include "intent.h"
+#include "link.h"
 
 static void add(struct menv_doctor_report *r, enum menv_doctor_kind kind, const char *package,
                 const char *path, char *text)
@@ -189,10 +194,9 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 			link[n] = &recs[n], n++;
 		else
 			add(r, MENV_DOCTOR_CORRUPT_RECORD, dists->v[i], "",
-			    menv_xasprintf(
-			            "%s is not in the package cache: its files stay in the "
-			            "prefix, untracked; install it again (--force-reinstall)",
-			            dists->v[i]));
+			    menv_xasprintf("%s is not in the package cache: its record stays as it "
+			                   "is; install it again (--force-reinstall)",
+			                   dists->v[i]));
 	}
 	if (n) {
 		struct menv_install_opts io = {
@@ -202,7 +206,41 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 		        .locked = true,
 		};
 		menv_install_opts_link_settings(cfg, &io);
-		rc = menv_env_apply(prefix, link, n, NULL, 0, &io, NULL, err);
+		/* set aside and relinked as one change: a kill before the relink's commit puts
+		 * the records back (intent.c), never leaves files no record owns */
+		struct menv_strvec relinked = MENV_STRVEC_INIT;
+		for (size_t i = 0; i < n; i++)
+			menv_strvec_push_owned(&relinked,
+			                       menv_xasprintf("%s-%s-%s", link[i]->name,
+			                                      link[i]->version, link[i]->build));
+		rc = menv_intent_doctor_begin(prefix, &relinked, err);
+		for (size_t i = 0; !rc && i < relinked.n; i++) {
+			char *path = menv_xasprintf("%s/conda-meta/%s.json", prefix, relinked.v[i]);
+			char *aside = menv_xasprintf("%s.corrupt", path);
+			menv_crash_point();
+			if (rename(path, aside) < 0)
+				rc = menv_error_sys(err, MENV_EIO, "cannot set '%s' aside", path);
+			free(path);
+			free(aside);
+		}
+		if (!rc)
+			rc = menv_env_apply(prefix, link, n, NULL, 0, &io, NULL, err);
+		menv_crash_point();
+		/* done, or failed and rolled back: the intent settles the records either way */
+		char *said = NULL;
+		struct menv_error ignored = {0};
+		menv_env_intent_recover(prefix, NULL, NULL, &said, &ignored);
+		free(said);
+		for (size_t i = 0; !rc && i < r->n; i++) {
+			struct menv_doctor_finding *f = &r->findings[i];
+			size_t pl = strlen(f->package);
+			char *dist = pl > 5 ? menv_xstrndup(f->package, pl - 5) : NULL;
+			if (f->kind == MENV_DOCTOR_CORRUPT_RECORD && dist &&
+			    menv_strvec_contains(&relinked, dist))
+				f->fixed = true;
+			free(dist);
+		}
+		menv_strvec_clear(&relinked);
 	}
 	for (size_t i = 0; i < n; i++)
 		menv_record_release(&recs[i]);
@@ -230,7 +268,7 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 	struct menv_strvec setaside = MENV_STRVEC_INIT; /* dists of the records set aside */
 	DIR *d = opendir(meta);
 	struct dirent *de;
-	int rc = 0, fd = -1;
+	int rc = 0, fd = -1, users = -1;
 
 	memset(r, 0, sizeof(*r));
 	if (!d) {
@@ -254,14 +292,8 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			                "%s: not a package record (no name, version or build)",
 			                path)
 			      : menv_xstrdup(je.msg));
-			if (fix) {
-				char *aside = menv_xasprintf("%s.corrupt", path);
-				r->findings[r->n - 1].fixed = rename(path, aside) == 0;
-				if (r->findings[r->n - 1].fixed)
-					menv_strvec_push_owned(&setaside,
-					                       menv_xstrndup(de->d_name, l - 5));
-				free(aside);
-			}
+			if (fix) /* set aside and linked again below, under the intent record */
+				menv_strvec_push_owned(&setaside, menv_xstrndup(de->d_name, l - 5));
 		} else {
 			size_t before = r->n;
 			char *dist = menv_xasprintf("%s-%s-%s", jstr(j, "name"), jstr(j, "version"),
@@ -293,7 +325,18 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 		}
 	toolchain(prefix, r);
 	host_compiler(prefix, r);
-	if (fix && damaged.n) {
+	/* every relink holds the package cache's users lock, as a transaction does: a `menv
+	 * clean` meanwhile never removes a package the repair is about to link */
+	if (fix && (damaged.n || setaside.n) && cfg->pkgs_dir_writable &&
+	    (rc = menv_pkgcache_use(cfg->pkgs_dir, false, NULL, NULL, NULL, &users, err)) != 0)
+		goto out;
+	menv_test_gate("MENV_TEST_GATE_RELINK");
+	/* a corrupt record: its package is linked again from the cache, which writes its
+	 * record anew; without the package in the cache the record stays as it is (the
+	 * problem remains, and the next doctor says so again) */
+	if (fix && setaside.n && !rc)
+		rc = relink_from_cache(cfg, prefix, &setaside, r, err);
+	if (fix && damaged.n && !rc) {
 		size_t repaired = 0;
 		rc = menv_txn_repair(cfg, prefix, &damaged, &repaired, err);
 		for (size_t i = 0; !rc && i < r->n; i++)
@@ -301,10 +344,7 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			    r->findings[i].kind == MENV_DOCTOR_CHANGED_FILE)
 				r->findings[i].fixed = true;
 	}
-	/* a record set aside: its package is linked again from the cache, which writes its
-	 * record anew; without the package in the cache its files stay, untracked */
-	if (fix && setaside.n && !rc)
-		rc = relink_from_cache(cfg, prefix, &setaside, r, err);
+	menv_pkgcache_unuse(users);
 	for (size_t i = 0; fix && i < r->n; i++)
 		if (r->findings[i].kind == MENV_DOCTOR_STALE_REGISTRY)
 			r->findings[i].fixed = menv_envreg_remove(r->findings[i].path, NULL) == 0;

@@ -43,13 +43,38 @@
 #define TXN_DIR "conda-meta/.menv-txn"
 
 /* The test hook MENV_TEST_CRASH_AFTER=N: the process kills itself with SIGKILL when it is
- * about to make its N-th change of a transaction (N >= 1), so that tests can interrupt a
- * transaction at any point deterministically. */
+ * about to make its N-th change (N >= 1), so that tests can interrupt a command at any point
+ * deterministically. The count is the process's: the changes of every journal of a command
+ * and the steps of commands made of several (rename, env remove) are numbered in one
+ * sequence. */
+void menv_crash_point(void)
+{
+	static long n, after = -1;
+	if (after < 0) {
+		const char *v = getenv("MENV_TEST_CRASH_AFTER");
+		after = v ? strtol(v, NULL, 10) : 0;
+	}
+	if (after > 0 && ++n == after)
+		kill(getpid(), SIGKILL);
+}
+
+void menv_test_gate(const char *name)
+{
+	const char *path = getenv(name);
+	char buf[64];
+	if (!path || !*path)
+		return;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+}
+
 static void count_op(struct menv_journal *t)
 {
 	t->ops++;
-	if (t->crash_after > 0 && t->ops == (size_t)t->crash_after)
-		kill(getpid(), SIGKILL);
+	menv_crash_point();
 }
 
 static int log_rec(struct menv_journal *t, char op, const char *rel, struct menv_error *err)
@@ -72,14 +97,11 @@ static int log_rec(struct menv_journal *t, char op, const char *rel, struct menv
 
 void menv_journal_init(struct menv_journal *t, const char *root)
 {
-	const char *crash = getenv("MENV_TEST_CRASH_AFTER");
-
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
 	t->root = menv_xstrdup(root);
 	t->dir = menv_xasprintf("%s/" TXN_DIR, root);
 	t->rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	t->crash_after = crash ? strtol(crash, NULL, 10) : 0;
 }
 
 void menv_journal_moved(struct menv_journal *t, const char *root)
@@ -391,8 +413,49 @@ bool menv_env_needs_recovery(const char *prefix)
 /* ---------------------------------------------------------------------------------------- */
 /* Locks                                                                                     */
 
+/* After the lock is taken: is conda-meta/.menv.lock at `path` still the file `fd` locked? A
+ * prefix that another process removed (env remove, rename) or replaced while this one waited
+ * has no lock file there, or another one: its lock guards nothing any more. */
+static bool lock_still_there(int fd, const char *path)
+{
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static int lock_once(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, bool *said,
+                     int *lock_fd, struct menv_error *err);
+
 int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, int *lock_fd,
                   struct menv_error *err)
+{
+	char *path = menv_xasprintf("%s/conda-meta/.menv.lock", prefix);
+	bool said = false;
+	int rc;
+
+	/* re-validated after it is taken: a prefix replaced meanwhile (removed and made again
+	 * at the same path) is locked again, a prefix that is gone is an error, never a
+	 * success on a prefix that no longer exists */
+	for (;;) {
+		rc = lock_once(prefix, no_wait, cb, ud, &said, lock_fd, err);
+		if (rc || lock_still_there(*lock_fd, path))
+			break;
+		close(*lock_fd);
+		*lock_fd = -1;
+		if (access(path, F_OK) < 0) {
+			rc = menv_error_set(err, MENV_ENOTFOUND,
+			                    "'%s' was removed (or renamed) by another menv process "
+			                    "while this one waited for it: nothing was changed",
+			                    prefix);
+			break;
+		}
+	}
+	free(path);
+	return rc;
+}
+
+static int lock_once(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, bool *said,
+                     int *lock_fd, struct menv_error *err)
 {
 	char *meta = menv_xasprintf("%s/conda-meta", prefix);
 	char *path = menv_xasprintf("%s/.menv.lock", meta);
@@ -425,7 +488,8 @@ int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, in
 		                    prefix);
 		goto out;
 	}
-	if (cb) {
+	if (cb && !*said) {
+		*said = true;
 		long pid = menv_flock_holder(fd, true);
 		char *msg = pid ? menv_xasprintf("waiting for another menv process (pid %ld) to "
 		                                 "finish with '%s'",

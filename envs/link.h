@@ -16,16 +16,26 @@
 /* A transaction on the directory `root` (a prefix, or the staging directory of a create).
  * While fd < 0 nothing is journaled (a staging directory is removed whole on failure). */
 struct menv_journal {
-	char *root;      /* where changes are made */
-	int rootfd;      /* an O_PATH descriptor of root (beneath.c), or -1 when it could not
+	char *root;        /* where changes are made */
+	int rootfd;        /* an O_PATH descriptor of root (beneath.c), or -1 when it could not
 	                  * be opened: every change is made relative to it */
-	char *dir;       /* <root>/conda-meta/.menv-txn */
-	int fd;          /* the journal, or -1 */
-	size_t ops;      /* changes made so far (the MENV_TEST_CRASH_AFTER hook counts them) */
-	size_t nbackups; /* files moved aside so far */
-	long crash_after;
+	char *dir;         /* <root>/conda-meta/.menv-txn */
+	int fd;            /* the journal, or -1 */
+	size_t ops;        /* changes made so far (the MENV_TEST_CRASH_AFTER hook counts them) */
+	size_t nbackups;   /* files moved aside so far */
 	char *last_parent; /* the directory menv_journal_mkparents saw last (all there) */
 };
+
+/* A point where the test hook MENV_TEST_CRASH_AFTER=N may SIGKILL the process: the N-th call
+ * in the process (every journaled change calls it; multi-step commands call it between their
+ * steps). No-op without the variable. */
+void menv_crash_point(void);
+/* Test hook: when the variable `name` names a file (a FIFO), reads it to its end (blocking
+ * until the test writes and closes it). No-op without the variable. */
+void menv_test_gate(const char *name);
+/* Removes what killed creates and removals left in the folder `parent`:
+ * `.<name>.menv-tmp-XXXXXX` directories whose lock no live process holds. */
+void menv_env_remove_stale(const char *parent);
 
 /* Opens `root` too (t->rootfd; -1 when that fails, and then every change fails with
  * MENV_EIO). menv_journal_release closes it. */

@@ -112,7 +112,11 @@ int menv_txn_repair(const struct menv_config *cfg, const char *prefix,
 			n++;
 		}
 	}
-	if (n) {
+	/* the cache's users lock from the fetch to the link, as every relink holds it */
+	int users = -1;
+	if (n && cfg->pkgs_dir_writable)
+		rc = menv_pkgcache_use(cfg->pkgs_dir, false, NULL, NULL, NULL, &users, err);
+	if (n && !rc) {
 		struct menv_fetch_opts fo;
 		menv_fetch_opts_from_config(&fo, cfg);
 		rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, (struct menv_record *const *)link, n,
@@ -131,6 +135,7 @@ int menv_txn_repair(const struct menv_config *cfg, const char *prefix,
 		if (!rc)
 			*repaired = n;
 	}
+	menv_pkgcache_unuse(users);
 	for (size_t i = 0; i < n; i++)
 		menv_record_release(&recs[i]);
 	free(recs);
@@ -180,6 +185,12 @@ static int pip_undo(const struct menv_config *cfg, const char *prefix, json_t *b
 	}
 	*stage = "taking back its packages";
 	rc = menv_pip_uninstall(prefix, &added, e);
+	if (!rc) {
+		/* and whatever else it wrote (a wheel that failed half-way has no dist-info) */
+		size_t stray = 0;
+		*stage = "removing the files it wrote";
+		rc = menv_pip_files_undo(prefix, &stray, e);
+	}
 	if (!rc && revert_to >= 0) {
 		*stage = "putting the conda packages back";
 		rc = menv_txn_revert_to_revision(cfg, prefix, (size_t)revert_to,
@@ -212,13 +223,16 @@ int menv_txn_pip_into_env(const struct menv_config *cfg, const char *prefix,
 	json_object_set_new(pending, "revert_to", json_integer(revert_to));
 	json_object_set_new(pending, "before", list);
 	text = json_dumps(pending, JSON_INDENT(1));
-	rc = menv_write_file_atomic(ppath, text, strlen(text), err);
+	rc = menv_pip_files_before(prefix, err);
+	if (!rc)
+		rc = menv_write_file_atomic(ppath, text, strlen(text), err);
 	free(text);
 	if (rc)
 		goto out;
 	rc = menv_pip_install(prefix, pr, err);
 	if (!rc) {
 		unlink(ppath);
+		menv_pip_files_done(prefix);
 		goto out;
 	}
 	/* take back what pip added before it failed, then the conda part of this command */

@@ -36,8 +36,10 @@
 #include <unistd.h>
 
 #include "activate.h"
+#include "intent.h"
 #include "link.h"
 #include "prefix.h"
+#include "registry.h"
 
 /* One package linked by a transaction. */
 struct linked {
@@ -540,16 +542,22 @@ static char *staging_name(const char *base)
 	return menv_xasprintf(".%.200s.menv-tmp-", base);
 }
 
-/* Removes staging directories of earlier creates of this name that were killed (their lock
- * is free). */
+/* Removes staging directories of earlier creates of this name (every name: base NULL) that
+ * were killed (their lock is free), and what a killed removal left (intent.c moves a prefix
+ * to such a name before removing it). */
 static void remove_stale_staging(const char *parent, const char *base)
 {
 	DIR *d = opendir(parent);
 	struct dirent *de;
-	char *pfx = staging_name(base);
+	char *pfx = base ? staging_name(base) : NULL;
+	static const char tag[] = ".menv-tmp-";
 
 	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, pfx, strlen(pfx)) || strlen(de->d_name) != strlen(pfx) + 6)
+		if (pfx ? strncmp(de->d_name, pfx, strlen(pfx)) ||
+		                    strlen(de->d_name) != strlen(pfx) + 6
+		        : de->d_name[0] != '.' || strlen(de->d_name) < sizeof(tag) + 6 ||
+		                    strncmp(de->d_name + strlen(de->d_name) - 6 - (sizeof(tag) - 1),
+		                            tag, sizeof(tag) - 1))
 			continue;
 		char *dir = menv_xasprintf("%s/%s", parent, de->d_name);
 		char *lock = menv_xasprintf("%s/conda-meta/.menv.lock", dir);
@@ -570,6 +578,11 @@ static void remove_stale_staging(const char *parent, const char *base)
 	if (d)
 		closedir(d);
 	free(pfx);
+}
+
+void menv_env_remove_stale(const char *parent)
+{
+	remove_stale_staging(parent, NULL);
 }
 
 int menv_env_create(const char *prefix, const struct menv_record *const *recs, size_t n,
@@ -638,6 +651,10 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		rc = write_history(&r, NULL, err);
 	if (!rc && opts->var_names && opts->var_values && opts->var_names->n)
 		rc = menv_env_state_vars_set(staging, opts->var_names, opts->var_values, err);
+	if (!rc && opts->staged)
+		rc = opts->staged(opts->staged_ud, staging, err);
+	if (!rc && opts->steps_follow)
+		rc = menv_intent_creating(staging, true, err);
 	if (rc)
 		goto out;
 	if (cancelled(opts)) {
@@ -969,12 +986,25 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
 	all = menv_xcalloc(n + 1, sizeof(*all));
 	for (size_t i = 0; i < n; i++)
 		all[i] = inst[i].json;
+	/* the commit point (intent.c): from here a kill is finished by the next command, which
+	 * removes the whole prefix; `env list` no longer shows it */
+	menv_crash_point();
+	rc = menv_intent_removing(prefix, err);
+	if (rc)
+		goto out;
+	menv_crash_point();
 	rc = menv_env_apply(prefix, NULL, 0, all, n, &o, stats, err);
-	if (!rc) {
-		menv_remove_tree(prefix);
-		if (access(prefix, F_OK) == 0)
-			rc = menv_error_sys(err, MENV_EIO, "cannot remove '%s' completely", prefix);
+	if (rc) {
+		/* rolled back (a pre-unlink script failed, Ctrl-C): the environment stays */
+		char *mark = menv_xasprintf("%s/conda-meta/.menv-removing", prefix);
+		unlink(mark);
+		free(mark);
+		goto out;
 	}
+	struct menv_error ignored = {0};
+	menv_envreg_remove(prefix, &ignored);
+	menv_crash_point();
+	rc = menv_intent_remove_whole(prefix, err);
 out:
 	menv_env_unlock(lock_fd);
 	free(all);

@@ -80,13 +80,26 @@ struct menv_install_opts {
 	/* `variables:` of the environment file (parallel, may be NULL): written to
 	 * conda-meta/state as conda's {"env_vars": {...}} */
 	const struct menv_strvec *var_names, *var_values;
+	/* create only, or NULL: called with the staging directory complete (packages, records,
+	 * history) before it is renamed into place, so that what it adds appears with the
+	 * environment, atomically (rename's copies of the files no package owns) */
+	int (*staged)(void *ud, const char *staging, struct menv_error *err);
+	void *staged_ud;
+	bool steps_follow; /* create: a pip step follows; the environment appears marked as not
+	                      yet complete (intent.c `.menv-creating`) until it is done */
 };
 
 /* Test hooks (environment variables, read by the transactions; for tests only):
  *   MENV_TEST_PAUSE_AFTER_UNLINK=SECONDS  sleep after the unlink phase of menv_env_apply,
  *                                         before the first package is linked (Ctrl-C tests);
- *   MENV_TEST_CRASH_AFTER=N               SIGKILL the process itself just before the N-th
- *                                         journaled change (crash-consistency tests);
+ *   MENV_TEST_CRASH_AFTER=N               SIGKILL the process itself at its N-th crash
+ *                                         point: each journaled change, each step of rename,
+ *                                         env remove, doctor --fix and a create's pip step
+ *                                         (crash-consistency tests);
+ *   MENV_TEST_GATE_RENAME=FIFO            rename, holding the source's lock, reads FIFO to
+ *                                         its end before it clones (lost-write tests);
+ *   MENV_TEST_GATE_RELINK=FIFO            doctor --fix, holding the cache's users lock,
+ *                                         reads FIFO to its end before it relinks;
  *   MENV_TEST_PAUSE_BEFORE_LINK=SECONDS   sleep in menv_txn_commit after the fetch, holding
  *                                         the cache's users lock (clean-vs-create tests). */
 
@@ -156,11 +169,31 @@ int menv_env_recover(const char *prefix, enum menv_recovery *what, struct menv_e
 /* Is an interrupted transaction waiting in `prefix`? (cheap; no lock) */
 bool menv_env_needs_recovery(const char *prefix);
 
+/* Whether `prefix` holds the intent record of an interrupted multi-step command (rename, env
+ * remove, doctor --fix, a create's pip step; intent.c): then menv_env_intent_recover must run
+ * before it is used. */
+bool menv_env_intent_pending(const char *prefix);
+/* Whether `prefix` is an environment on its way out or not yet complete (an env remove or
+ * rename committed, a rename's clone, a create whose pip step runs): `menv env list` does not
+ * show it. */
+bool menv_env_leaving(const char *prefix);
+/* Under the caller's lock of `prefix`: finishes (the commit point was passed) or rolls back an
+ * interrupted rename, env remove, doctor --fix or create's pip step that `prefix` is the
+ * source, the destination's clone, the removed or the repaired environment of. `*said`
+ * (caller frees; NULL when nothing was pending) is the line that says which. A clone's source
+ * is locked in turn (cb: its wait). Errors: MENV_ENOTFOUND when `prefix` is gone as a result
+ * (removed, renamed away), MENV_EIO. */
+int menv_env_intent_recover(const char *prefix, menv_env_cb cb, void *ud, char **said,
+                            struct menv_error *err);
+
 /* Locks `prefix` for a change (flock on conda-meta/.menv.lock, into which it writes its pid):
  * waits for another menv process, calling cb(MENV_ENV_LOCK_WAIT) once (naming the holder's
  * pid when known, menv_flock_holder), unless `no_wait`. `*lock_fd` is released with
- * menv_env_unlock() (or when the process exits). Errors: MENV_ENOTFOUND (no conda-meta/),
- * MENV_ELOCKED (busy and no_wait), MENV_EINTR (a signal while waiting), MENV_EIO. */
+ * menv_env_unlock() (or when the process exits). Once taken, the lock is re-validated: a
+ * prefix replaced meanwhile at the same path is locked again, one removed or renamed by the
+ * process this one waited for is an error (never a success on a prefix that is gone).
+ * Errors: MENV_ENOTFOUND (no conda-meta/, or removed while waiting), MENV_ELOCKED (busy and
+ * no_wait), MENV_EINTR (a signal while waiting), MENV_EIO. */
 int menv_env_lock(const char *prefix, bool no_wait, menv_env_cb cb, void *ud, int *lock_fd,
                   struct menv_error *err);
 void menv_env_unlock(int lock_fd);

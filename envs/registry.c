@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "activate.h"
+#include "link.h"
 #include "prefix.h"
 #include "registry.h"
 #include "solver.h"
@@ -302,7 +303,8 @@ static bool has_meta(const char *prefix)
 {
 	char *m = menv_xasprintf("%s/conda-meta", prefix);
 	struct stat sb;
-	bool ok = stat(m, &sb) == 0 && S_ISDIR(sb.st_mode);
+	/* an environment being removed, or a rename's clone not yet complete, is not listed */
+	bool ok = stat(m, &sb) == 0 && S_ISDIR(sb.st_mode) && !menv_env_leaving(prefix);
 	free(m);
 	return ok;
 }
@@ -326,6 +328,8 @@ int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
 	int rc;
 
 	add_env(envs, normalized, cfg->root_prefix);
+	/* what killed creates, renames and removals left there */
+	menv_env_remove_stale(cfg->envs_dir);
 	DIR *d = opendir(cfg->envs_dir);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {

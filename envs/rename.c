@@ -11,12 +11,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "intent.h"
 #include "link.h"
 #include "prefix.h"
 #include "registry.h"
@@ -71,13 +75,26 @@ int menv_env_rename_check(const struct menv_config *cfg, const char *src, const 
 	return menv_env_check_prefix(dest, err);
 }
 
-/* Copies the file, link or folder `rel` of `src` to `dest` (which lacks it), with `src`
- * replaced by `dest` in a regular file without NUL bytes and in a link's target. */
-static int copy_untracked(const char *src, const char *dest, const char *rel, size_t *count,
-                          struct menv_error *err)
+/* What the clone's staging hook needs: where the copies come from and go to, and the
+ * hardlinked files copied so far ("dev:ino" -> the copy's path), so a pair of links to one
+ * file stays one file. */
+struct clone {
+	const char *src, *dest, *token;
+	const char *to_root; /* the staging directory the copies are written into */
+	size_t untracked;
+	json_t *inodes;
+};
+
+/* Copies the file, link or folder `rel` of `src` into `to_root` (which lacks it), with `src`
+ * replaced by `dest` (the final prefix) in a regular file without NUL bytes and in a link's
+ * target. A file with several links in `src` is copied once and linked again. */
+static int copy_untracked(struct clone *c, const char *rel, struct menv_error *err)
 {
-	char *from = menv_xasprintf("%s/%s", src, rel), *to = menv_xasprintf("%s/%s", dest, rel);
+	const char *src = c->src, *dest = c->dest;
+	char *from = menv_xasprintf("%s/%s", src, rel),
+	     *to = menv_xasprintf("%s/%s", c->to_root, rel);
 	struct menv_buf b = MENV_BUF_INIT;
+	char *ino = NULL;
 	struct stat sb;
 	int rc = 0;
 
@@ -95,7 +112,7 @@ static int copy_untracked(const char *src, const char *dest, const char *rel, si
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
 			char *sub = menv_xasprintf("%s/%s", rel, de->d_name);
-			rc = copy_untracked(src, dest, sub, count, err);
+			rc = copy_untracked(c, sub, err);
 			free(sub);
 		}
 		if (d)
@@ -120,11 +137,22 @@ static int copy_untracked(const char *src, const char *dest, const char *rel, si
 		if (symlink(t, to) < 0)
 			rc = menv_error_sys(err, MENV_EIO, "cannot make the link '%s'", to);
 		free(t);
-		*count += !rc;
+		c->untracked += !rc;
 		goto out;
 	}
 	if (!S_ISREG(sb.st_mode))
 		goto out; /* sockets, fifos: not files of an environment */
+	if (sb.st_nlink > 1) {
+		ino = menv_xasprintf("%ju:%ju", (uintmax_t)sb.st_dev, (uintmax_t)sb.st_ino);
+		const char *first = json_string_value(json_object_get(c->inodes, ino));
+		if (first) {
+			if (link(first, to) < 0)
+				rc = menv_error_sys(err, MENV_EIO, "cannot link '%s' to '%s'", to,
+				                    first);
+			c->untracked += !rc;
+			goto out;
+		}
+	}
 	rc = menv_buf_read_file(&b, from, err);
 	if (rc)
 		goto out;
@@ -148,36 +176,22 @@ static int copy_untracked(const char *src, const char *dest, const char *rel, si
 	}
 	if (fd >= 0)
 		close(fd);
-	*count += !rc;
+	if (!rc && ino)
+		json_object_set_new(c->inodes, ino, json_string(to));
+	c->untracked += !rc;
 out:
 	menv_buf_release(&b);
+	free(ino);
 	free(from);
 	free(to);
 	return rc;
 }
 
-/* Every top-level entry of `src` but conda-meta/, copied where the clone lacks it. */
-static int copy_untracked_all(const char *src, const char *dest, size_t *count,
-                              struct menv_error *err)
-{
-	DIR *d = opendir(src);
-	struct dirent *de;
-	int rc = 0;
-	if (!d)
-		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", src);
-	while (!rc && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    strcmp(de->d_name, "conda-meta"))
-			rc = copy_untracked(src, dest, de->d_name, count, err);
-	closedir(d);
-	return rc;
-}
-
-/* conda-meta/NAME of `src` over the clone's (history, .menv-request, state), when present. */
-static int copy_meta(const char *src, const char *dest, const char *name, struct menv_error *err)
+/* conda-meta/NAME of `src` into `to_root`'s (history, .menv-request, state), when present. */
+static int copy_meta(const char *src, const char *to_root, const char *name, struct menv_error *err)
 {
 	char *from = menv_xasprintf("%s/conda-meta/%s", src, name);
-	char *to = menv_xasprintf("%s/conda-meta/%s", dest, name);
+	char *to = menv_xasprintf("%s/conda-meta/%s", to_root, name);
 	struct menv_buf b = MENV_BUF_INIT;
 	int rc = 0;
 	if (access(from, F_OK) == 0) {
@@ -193,21 +207,50 @@ static int copy_meta(const char *src, const char *dest, const char *name, struct
 	return rc;
 }
 
-/* One transaction of `kind` on `prefix` (a lock create or a whole-environment remove). */
-static int run_txn(const struct menv_rename_opts *o, enum menv_txn_kind kind, const char *prefix,
-                   const char *file, size_t *packages, struct menv_error *err)
+/* The create's staging hook: every top-level entry of `src` but conda-meta/ copied where the
+ * clone lacks it, history and variables, and the clone's mark, all before the clone appears
+ * at its path. */
+static int staged(void *ud, const char *staging, struct menv_error *err)
+{
+	struct clone *c = ud;
+	DIR *d = opendir(c->src);
+	struct dirent *de;
+	int rc = 0;
+
+	c->to_root = staging;
+	if (!d)
+		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", c->src);
+	while (!rc && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strcmp(de->d_name, "conda-meta"))
+			rc = copy_untracked(c, de->d_name, err);
+	closedir(d);
+	if (!rc)
+		rc = copy_meta(c->src, staging, "history", err);
+	if (!rc)
+		rc = copy_meta(c->src, staging, "state", err);
+	if (!rc)
+		rc = menv_intent_clone_mark(staging, c->src, c->token, err);
+	return rc;
+}
+
+/* The clone: a create of `dest` from the conda-lock `file`, with the staging hook. */
+static int clone_txn(const struct menv_rename_opts *o, const char *dest, const char *file,
+                     struct clone *c, size_t *packages, struct menv_error *err)
 {
 	struct menv_txn *t = NULL;
 	struct menv_txn_opts to = {
-	        .kind = kind,
+	        .kind = MENV_TXN_CREATE_LOCK,
 	        .cfg = o->cfg,
-	        .prefix = prefix,
+	        .prefix = dest,
 	        .file = file,
 	        .all = true,
 	        .cmdline = o->cmdline,
 	        .cancel = o->cancel,
 	        .quiet_pip = true,
 	        .cb = o->cb,
+	        .staged = staged,
+	        .staged_ud = c,
 	};
 	to.cb.confirm = NULL;
 	int rc = menv_txn_new(&to, &t, err);
@@ -215,9 +258,26 @@ static int run_txn(const struct menv_rename_opts *o, enum menv_txn_kind kind, co
 		rc = menv_txn_prepare(t, err);
 	if (!rc)
 		rc = menv_txn_commit(t, err);
-	if (!rc && packages)
+	if (!rc)
 		*packages = menv_txn_result(t)->stats.packages;
 	menv_txn_free(t);
+	return rc;
+}
+
+/* The original locked, any interrupted rename or removal of it settled first. */
+static int lock_source(const struct menv_rename_opts *o, const char *src, int *lockfd,
+                       struct menv_error *err)
+{
+	enum menv_recovery what = MENV_RECOVERY_NONE;
+	char *said = NULL;
+	int rc = menv_env_lock(src, false, o->cb.event, o->cb.ud, lockfd, err);
+	if (!rc)
+		rc = menv_env_intent_recover(src, o->cb.event, o->cb.ud, &said, err);
+	if (said && o->cb.event)
+		o->cb.event(o->cb.ud, MENV_ENV_RECOVERED, said);
+	free(said);
+	if (!rc && menv_env_needs_recovery(src))
+		rc = menv_env_recover(src, &what, err);
 	return rc;
 }
 
@@ -226,17 +286,21 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 {
 	struct menv_lockfile *lf = NULL;
 	struct menv_buf lock = MENV_BUF_INIT;
-	char *tmp = NULL, *aside = NULL;
+	struct clone c = {.src = src, .dest = dest, .inodes = json_object()};
+	char *tmp = NULL, *aside = NULL, *token = NULL, *said = NULL;
 	int lockfd = -1, rc;
 
 	memset(res, 0, sizeof(*res));
 	rc = menv_env_rename_check(o->cfg, src, dest, o->active, o->force, err);
 	if (rc || o->dry_run)
-		return rc;
-	/* the original stays as it is while it is cloned */
-	rc = menv_env_lock(src, false, o->cb.event, o->cb.ud, &lockfd, err);
+		goto out;
+	/* the original is locked from reading it until it is removed: a command waiting for it
+	 * meanwhile finds it gone (menv_env_lock re-validates), never changes a copy that is
+	 * about to be removed */
+	rc = lock_source(o, src, &lockfd, err);
 	if (rc)
-		return rc;
+		goto out;
+	menv_test_gate("MENV_TEST_GATE_RENAME");
 	rc = menv_env_to_lockfile(o->cfg, src, NULL, &lf, err);
 	if (rc)
 		goto out;
@@ -259,49 +323,61 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 		goto out;
 	}
 	close(fd);
+	/* the intent first: from here a kill is rolled back (clone removed, an old destination
+	 * moved back) until the original is marked as removed, then finished */
+	token = menv_xasprintf("%ld-%ld", (long)getpid(), (long)time(NULL));
 	if (menv_path_in_use(dest)) {
-		/* --force: the old destination goes aside, back in place if the clone fails */
-		aside = menv_xasprintf("%s.menv-replaced-%ld", dest, (long)getpid());
-		if (rename(dest, aside) < 0) {
-			rc = menv_error_sys(err, MENV_EIO, "cannot move '%s' aside", dest);
-			free(aside);
-			aside = NULL;
-			goto out;
-		}
+		char *pc = menv_xstrdup(dest), *bc = menv_xstrdup(dest);
+		aside = menv_xasprintf("%s/.%.200s.menv-replaced-%s", dirname(pc), basename(bc),
+		                       token);
+		free(pc);
+		free(bc);
 	}
-	rc = run_txn(o, MENV_TXN_CREATE_LOCK, dest, tmp, &res->packages, err);
-	if (!rc)
-		rc = copy_untracked_all(src, dest, &res->untracked, err);
-	if (!rc)
-		rc = copy_meta(src, dest, "history", err);
+	menv_crash_point();
+	rc = menv_intent_rename_begin(src, dest, aside, token, err);
+	if (rc)
+		goto out;
+	menv_crash_point();
+	if (aside && rename(dest, aside) < 0) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot move '%s' aside", dest);
+		goto undo;
+	}
+	menv_crash_point();
+	c.token = token;
+	rc = clone_txn(o, dest, tmp, &c, &res->packages, err);
+	res->untracked = c.untracked;
+	menv_crash_point();
 	if (!rc)
 		rc = copy_meta(src, dest, ".menv-request", err);
-	if (!rc)
-		rc = copy_meta(src, dest, "state", err);
+	menv_crash_point();
 	if (rc) {
 		menv_error_prefix(err, "while cloning '%s' to '%s'", src, dest);
-		if (menv_path_in_use(dest)) {
-			struct menv_error ignored = {0};
-			menv_remove_tree(dest);
-			menv_envreg_remove(dest, &ignored);
-		}
-		if (aside && rename(aside, dest) == 0) {
-			free(aside);
-			aside = NULL;
-		}
-		goto out;
+		goto undo;
 	}
-	menv_env_unlock(lockfd);
-	lockfd = -1;
-	rc = run_txn(o, MENV_TXN_REMOVE, src, NULL, NULL, err);
+	/* the commit point */
+	rc = menv_intent_removing(src, err);
+	if (rc)
+		goto undo;
+	menv_crash_point();
+	rc = menv_env_intent_recover(src, NULL, NULL, &said, err);
+	if (rc == MENV_ENOTFOUND)
+		rc = 0;
 	if (rc)
 		menv_error_prefix(err, "'%s' is cloned to '%s', but removing it failed", src, dest);
-	if (aside)
-		menv_remove_tree(aside);
+	goto out;
+undo : {
+	struct menv_error ignored = {0};
+	free(said);
+	said = NULL;
+	menv_env_intent_recover(src, NULL, NULL, &said, &ignored);
+}
 out:
 	menv_env_unlock(lockfd);
 	if (tmp)
 		unlink(tmp);
+	json_decref(c.inodes);
+	free(said);
+	free(token);
 	free(tmp);
 	free(aside);
 	menv_buf_release(&lock);

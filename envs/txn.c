@@ -29,6 +29,8 @@
 #include <unistd.h>
 
 #include "activate.h"
+#include "intent.h"
+#include "link.h"
 #include "prefix.h"
 #include "registry.h"
 #include "smoke.h"
@@ -123,8 +125,16 @@ static int recover_locked(const char *prefix, const struct menv_txn_callbacks *c
 {
 	enum menv_recovery what = MENV_RECOVERY_NONE;
 	bool undone = false;
+	char *said = NULL;
 	int rc = 0;
 
+	/* a rename or env remove first: it decides whether the prefix stays at all */
+	rc = menv_env_intent_recover(prefix, cb->event, cb->ud, &said, err);
+	if (said && cb->event)
+		cb->event(cb->ud, MENV_ENV_RECOVERED, said);
+	free(said);
+	if (rc)
+		return rc;
 	if (menv_env_needs_recovery(prefix))
 		rc = menv_env_recover(prefix, &what, err);
 	if (!rc)
@@ -163,7 +173,7 @@ int menv_txn_recover(const char *prefix, const struct menv_txn_callbacks *cb,
 	free(pending);
 	if (!cb)
 		cb = &none;
-	if (!menv_env_needs_recovery(prefix) && !pip_pending)
+	if (!menv_env_needs_recovery(prefix) && !pip_pending && !menv_env_intent_pending(prefix))
 		return 0;
 	rc = menv_env_lock(prefix, false, cb->event, cb->ud, &fd, err);
 	if (!rc)
@@ -610,8 +620,9 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 		 * applied: a plan made from records another process is changing would break the
 		 * environment */
 		if (!t->o.dry_run) {
-			rc = menv_env_lock(t->o.prefix, t->o.no_wait, t->o.cb.event, t->o.cb.ud,
-			                   &t->lock_fd, err);
+			if (!t->o.locked)
+				rc = menv_env_lock(t->o.prefix, t->o.no_wait, t->o.cb.event,
+				                   t->o.cb.ud, &t->lock_fd, err);
 			if (!rc)
 				rc = recover_locked(t->o.prefix, &t->o.cb, err);
 			if (rc)
@@ -758,11 +769,14 @@ static int link_unlink(struct menv_txn *t, struct menv_error *err)
 	        .remove_specs = k == MENV_TXN_REMOVE,
 	        .cancel = t->o.cancel,
 	        .no_wait = t->o.no_wait,
-	        .locked = t->lock_fd >= 0,
+	        .locked = t->lock_fd >= 0 || t->o.locked,
 	        .cb = t->o.cb.event,
 	        .ud = t->o.cb.ud,
 	        .var_names = k == MENV_TXN_CREATE && ef ? &ef->var_names : NULL,
 	        .var_values = k == MENV_TXN_CREATE && ef ? &ef->var_values : NULL,
+	        .staged = t->o.staged,
+	        .staged_ud = t->o.staged_ud,
+	        .steps_follow = is_create(k) && t->pip.n,
 	};
 	menv_install_opts_link_settings(t->o.cfg, &io);
 	if (!is_create(k)) {
@@ -834,7 +848,13 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 	pr.quiet = t->o.quiet_pip;
 	t->res.pip_lines = t->pip.n;
 	if (is_create(t->o.kind)) {
+		/* the environment appeared marked `.menv-creating` (steps_follow): a kill inside
+		 * the step leaves no environment, the next command removes it */
+		menv_crash_point();
 		rc = menv_pip_install(t->o.prefix, &pr, err);
+		menv_crash_point();
+		if (!rc)
+			rc = menv_intent_creating(t->o.prefix, false, err);
 		if (rc) {
 			/* a new environment whose pip step failed is not left behind */
 			menv_pip_rollback_prefix(t->o.prefix);

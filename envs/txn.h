@@ -90,9 +90,12 @@ struct menv_txn_opts {
 	long revision;                      /* MENV_TXN_REVISION: the revision to go back to */
 	bool dry_run;                       /* plan only: no lock, nothing changed */
 	bool no_wait;                       /* a busy prefix lock is MENV_ELOCKED */
-	bool smoke;                         /* menv_txn_smoke runs where menv_env_wants_smoke */
+	bool locked; /* the caller holds the prefix lock (menv_env_lock) through the transaction */
+	int (*staged)(void *ud, const char *staging, struct menv_error *err); /* create: as in */
+	void *staged_ud;                                                      /* install_opts */
+	bool smoke;           /* menv_txn_smoke runs where menv_env_wants_smoke */
 	bool smoke_force; /* ... and always (--smoke-check), even when its inputs are unchanged */
-	bool quiet_pip;   /* pip -q */
+	bool quiet_pip;       /* pip -q */
 	const char *cmdline;  /* for conda-meta/history; NULL: "menv" */
 	volatile int *cancel; /* non-zero (a signal handler) stops: MENV_EINTR */
 	struct menv_txn_callbacks cb;
@@ -436,15 +439,20 @@ struct menv_rename_result {
 int menv_env_rename_check(const struct menv_config *cfg, const char *src, const char *dest,
                           const char *active, bool force, struct menv_error *err);
 /* Renames the environment `src` to `dest` (both absolute) as conda does, by a clone and a
- * remove, each one transaction: with `src` locked, a conda-lock of its conda packages is
- * created at `dest` (linked from the package cache, fetched from their URLs when the cache
- * lost them: every placeholder file, shebang and noarch python file is written for `dest`),
- * the files and links no package owns (pip's) are copied with `src` replaced by `dest` in
- * text files and link targets, conda-meta/history, .menv-request and state are copied; then
- * `src` is removed (whole-environment remove, registry updated). With `force` an existing
- * `dest` is moved aside and removed after, or put back when the clone fails (which removes
- * the partial clone; `src` is untouched). Errors: menv_env_rename_check's, the
- * transactions' (MENV_ENOTFOUND, MENV_ENET, MENV_ECHECKSUM, MENV_EIO, MENV_EINTR, ...). */
+ * removal, with `src` locked from reading it until it is gone (a command waiting for it then
+ * finds it gone, menv_env_lock): a conda-lock of its conda packages is created at `dest`
+ * (linked from the package cache, fetched from their URLs when the cache lost them: every
+ * placeholder file, shebang and noarch python file is written for `dest`), and in the same
+ * staging directory, before the clone appears, the files and links no package owns (pip's)
+ * are copied with `src` replaced by `dest` in text files and link targets (files hardlinked
+ * to each other stay one file), with conda-meta/history and state; then .menv-request, then
+ * `src` is removed whole (as conda's rm_rf; registry updated). With `force` an existing
+ * `dest` is moved aside to a hidden name and removed after. The steps run under an intent
+ * record (intent.c): a failure or a kill before the commit point (`src` marked as removed)
+ * removes the clone and moves an old `dest` back; after it the removal is finished; the
+ * next command on either environment does that and says which. Errors:
+ * menv_env_rename_check's, menv_env_lock's, the transactions' (MENV_ENOTFOUND, MENV_ENET,
+ * MENV_ECHECKSUM, MENV_EIO, MENV_EINTR, ...). */
 int menv_env_rename(const struct menv_rename_opts *o, const char *src, const char *dest,
                     struct menv_rename_result *res, struct menv_error *err);
 

@@ -125,6 +125,14 @@ int menv_txn_pip_recover(const char *prefix, bool *undone, struct menv_error *er
  * those of menv_env_apply. */
 int menv_txn_revert_to_revision(const struct menv_config *cfg, const char *prefix, size_t rev,
                                 const char *why, struct menv_error *err);
+/* pipfiles.c: menv_pip_files_before lists every path of `prefix` (conda-meta/ aside) into
+ * conda-meta/.menv-pip-before before a pip step; menv_pip_files_undo removes every path not
+ * in that list (what the step wrote, dist-info or not; `*removed` counts them) and drops the
+ * list; menv_pip_files_done drops it after a step that succeeded. Errors: MENV_EIO. */
+int menv_pip_files_before(const char *prefix, struct menv_error *err);
+int menv_pip_files_undo(const char *prefix, size_t *removed, struct menv_error *err);
+void menv_pip_files_done(const char *prefix);
+
 /* Links again from the package cache (fetched again from their URL when it lost them) the
  * installed packages named in `names`, or, with NULL, those a file of which is missing, as
  * one journaled transaction under the caller's prefix lock. `*repaired` counts them.

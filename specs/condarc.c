@@ -439,8 +439,26 @@ out:
 	return r;
 }
 
+int menv_condarc_load_locked(const char *path, struct menv_condarc *rc, struct menv_error *err)
+{
+	int fd, r;
+
+	memset(rc, 0, sizeof(*rc));
+	r = menv_file_lock(path, &fd, err);
+	if (r)
+		return r;
+	r = menv_condarc_load(path, rc, err);
+	if (r)
+		menv_file_unlock(fd);
+	else
+		rc->lock = fd + 1;
+	return r;
+}
+
 void menv_condarc_release(struct menv_condarc *rc)
 {
+	if (rc->lock)
+		menv_file_unlock(rc->lock - 1);
 	free(rc->path);
 	free(rc->header);
 	json_decref(rc->doc);

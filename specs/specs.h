@@ -108,6 +108,15 @@ int menv_write_file_atomic(const char *path, const void *data, size_t len, struc
 int menv_write_file_atomic_mode(const char *path, const void *data, size_t len, mode_t mode,
                                 struct menv_error *err);
 
+/* An exclusive lock for a read-modify-write of the shared file `path` (filelock.c): flock(2)
+ * on the folder of its real path (links followed), waited for without a time limit (EINTR
+ * retried). Take it before reading the file and release it after menv_write_file_atomic has
+ * replaced it, so concurrent writers each see the others' changes. `*lock_fd` (-1 on error)
+ * is released with menv_file_unlock (-1 is a no-op). Errors: MENV_ENOTFOUND (the folder does
+ * not exist), MENV_EIO. */
+int menv_file_lock(const char *path, int *lock_fd, struct menv_error *err);
+void menv_file_unlock(int lock_fd);
+
 /* A vector of owned strings. */
 struct menv_strvec {
 	char **v;
@@ -347,10 +356,16 @@ struct menv_condarc {
 	char *path;
 	json_t *doc;
 	char *header;
+	int lock; /* menv_condarc_load_locked's lock descriptor + 1; 0: none (so {0} is unlocked) */
 };
 /* Reads `path` (a missing or empty file is an empty mapping). Errors: MENV_EPARSE (with line
  * and column, or not a mapping), MENV_EIO. Release with menv_condarc_release. */
 int menv_condarc_load(const char *path, struct menv_condarc *rc, struct menv_error *err);
+/* menv_condarc_load under menv_file_lock(path), held until menv_condarc_release (after
+ * menv_condarc_save): what every edit of the file uses, so that concurrent edits (16 parallel
+ * `menv config --append channels chN`) all survive. Errors: those of both. */
+int menv_condarc_load_locked(const char *path, struct menv_condarc *rc, struct menv_error *err);
+/* Frees the settings and releases the lock of menv_condarc_load_locked. */
 void menv_condarc_release(struct menv_condarc *rc);
 /* The value at "key" or "key.sub" (borrowed), or NULL. */
 json_t *menv_condarc_get(const struct menv_condarc *rc, const char *key);

@@ -4,7 +4,8 @@ Each test script runs as   python3 test_X.py MENV_BINARY SHARED_DIR [ARG]   and 
 `main(body)`: `body(t)` gets a `T` with a private temp dir (HOME, root prefix), a scrubbed
 base environment, helpers to make prefixes by hand, to write and run scripts in a real shell
 (bash, zsh, fish, dash) that dump `env -0` at checkpoints, and soft assertions: a failed check
-is printed and the test goes on; exit 1 if any failed, 77 (skip) when a shell is missing.
+is printed and the test goes on; exit 1 if any failed (also when a Skip came after it), else
+77 (skip) when a shell is missing or a part of the test was skipped (t.skip_part).
 MENV_TEST_KEEP=1 keeps the temp dir.
 """
 
@@ -149,6 +150,7 @@ class T:
     def __init__(self, menv, shared, arg):
         self.menv, self.shared, self.arg = os.path.abspath(menv), shared, arg
         self.failures = 0
+        self.skipped = []
         self.tmp = tempfile.mkdtemp(prefix="menv-act-")
         self.home = os.path.join(self.tmp, "home")
         self.root = os.path.join(self.tmp, "root")
@@ -180,6 +182,12 @@ class T:
 
     def eq(self, got, want, what):
         return self.check(got == want, what, f"got {got!r}, want {want!r}")
+
+    def skip_part(self, why):
+        """Part of the test cannot run here: it goes on, but is reported as skipped (77)
+        unless a check failed (1)."""
+        self.skipped.append(why)
+        print(f"skip (part): {why}")
 
     # -- running menv directly
     def run(self, *args, env=None, input=None, cwd=None, timeout=60):
@@ -240,12 +248,11 @@ def main(body):
         print("usage: test_X.py MENV SHARED [ARG]", file=sys.stderr)
         sys.exit(2)
     t = T(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
-    rc = 0
     try:
         body(t)
     except Skip as e:
         print(f"skip: {e}")
-        rc = SKIP_RC
+        t.skipped.append(str(e))
     except Fatal as e:
         print(f"FATAL {e}")
         t.failures += 1
@@ -254,7 +261,14 @@ def main(body):
             print(f"kept {t.tmp}")
         else:
             shutil.rmtree(t.tmp, ignore_errors=True)
-    if rc == 0:
-        print(f"{t.failures} checks failed" if t.failures else "all checks passed")
-        rc = 1 if t.failures else 0
+    # a failed check fails the test even when a Skip came after it
+    if t.failures:
+        print(f"{t.failures} checks failed")
+        rc = 1
+    elif t.skipped:
+        print("skipped: " + "; ".join(t.skipped))
+        rc = SKIP_RC
+    else:
+        print("all checks passed")
+        rc = 0
     sys.exit(rc)

@@ -135,7 +135,7 @@ def body(t):
         raise acttest.Skip("no shell installed")
     for sh in acttest.SHELLS:
         if not acttest.shell_path(sh):
-            print(f"note: {sh} is not installed; left out")
+            t.skip_part(f"{sh} is not installed; left out")
     {"BR008": br008, "BR028": br028, "BR029": br029}[t.arg](t)
 
 

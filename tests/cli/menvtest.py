@@ -4,8 +4,9 @@ Every test script is called as   python3 test_X.py MENV_BINARY SHARED_DIR [CASE]
 and runs `main(body)`: `body(t)` gets a `T` with a private temp dir (HOME, root
 prefix, rc file inside it), helpers to run menv and to build channels, and a
 soft-assertion collector: a failed check is printed and the test goes on, so one
-run reports every broken expectation; the exit status is 1 if any check failed,
-77 (skip) if a prerequisite is missing, 0 otherwise.
+run reports every broken expectation; the exit status is 1 if any check failed (also
+when a Skip is raised after it), else 77 (skip) if a prerequisite of the test or of a
+part of it (t.skip_part) is missing, 0 otherwise.
 
 Set MENV_TEST_KEEP=1 to keep the temp dir for inspection.
 """
@@ -268,6 +269,7 @@ class T:
         write_text(self.rc, "")
         self.failures = []
         self.checks = 0
+        self.skipped = []
 
     # ---- checks
     def check(self, cond, what, detail=None):
@@ -286,6 +288,12 @@ class T:
 
     def note(self, msg):
         print(msg)
+
+    def skip_part(self, why):
+        """Part of the test cannot run here: it goes on, but the test is reported as skipped
+        (exit 77) unless a check failed (exit 1)."""
+        self.skipped.append(why)
+        print("SKIP (part): %s" % why)
 
     # ---- environment
     def environ(self, extra=None):
@@ -481,18 +489,23 @@ def main(body, name=None):
     try:
         body(t, *sys.argv[3:])
     except Skip as e:
+        t.skipped.append(str(e))
         print("SKIP: %s" % e)
-        rc = SKIP_RC
     except Fatal as e:
         t.failures.append(str(e))
         print("FATAL: %s" % e)
     finally:
         t.cleanup()
-    if rc == 0 and t.failures:
+    # a failed check fails the test even when a Skip came after it; a skip (of the whole test
+    # or of a part) is never reported as a pass
+    if t.failures:
         print("\n%d of %d checks failed:" % (len(t.failures), t.checks))
         for f in t.failures:
             print("  - " + f)
         rc = 1
-    elif rc == 0:
+    elif t.skipped:
+        print("\nskipped (%d checks passed before): %s" % (t.checks, "; ".join(t.skipped)))
+        rc = SKIP_RC
+    else:
         print("\nall %d checks passed" % t.checks)
     sys.exit(rc)

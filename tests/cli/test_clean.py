@@ -24,6 +24,20 @@ import menvtest
 from menvtest import sha256_file, write_text
 
 
+def works(t, env, what):
+    """The environment keeps working: its program runs and prints what the package's script
+    says, and every installed file is byte-identical to the member of the corpus package."""
+    r = t.menv_run("run", "-n", env, "small", "still", "here")
+    t.eq((r.rc, r.out), (0, "Hello! still here\n"), "%s: `small` in %s runs" % (what, env))
+    pkg = menvtest.Package(os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch",
+                                        "small-executable-1.0-0.conda"))
+    prefix = os.path.join(t.envs, env)
+    got = {n: sha256_file(os.path.join(prefix, n)) if os.path.isfile(os.path.join(prefix, n))
+           else None for n in pkg.payload()}
+    want = {n: menvtest.sha256_bytes(m.data) for n, m in pkg.payload().items()}
+    t.eq(got, want, "%s: %s's files are the package's, byte for byte" % (what, env))
+
+
 def body(t):
     P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
     names = ("dependency-1.0-0.conda", "dependency-2.0-0.conda", "dependent-2.0-0.conda",
@@ -86,11 +100,13 @@ def body(t):
                 os.listdir(os.path.join(t.envs, "racing", "conda-meta"))),
             "the racing create's environment is complete")
 
+    works(t, "racing", "after clean --all")
     t.menv_ok("clean", "--index-cache", "--locks")
     t.eq(os.listdir(os.path.join(pkgs, "cache")), [], "clean --index-cache empties the cache")
     t.check(not os.path.exists(os.path.join(pkgs, "dependency-1.0-0.conda.partial")),
             "clean --locks removes an interrupted download")
     t.menv_ok("list", "-n", "a")
+    works(t, "racing", "after clean --index-cache --locks")
     t.menv_ok("create", "-n", "c", *C, "dependent")  # everything is fetched again
 
     # BR-030 (a): a half-extracted package dir
@@ -167,6 +183,7 @@ def body(t):
     t.eq(left, own, "clean in an environment: its own files all kept")
     t.check(".ssh/id_ed25519" in left and "conda-meta/history" in left, "own files listed", left)
     t.menv_ok("list", "-n", "a")
+    works(t, "racing", "after every clean")
 
 
 menvtest.main(body)

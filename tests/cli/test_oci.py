@@ -661,7 +661,7 @@ def bearer(t, lock, servers):
     """A registry asking for Bearer tokens (its `auth: token`): anonymous tokens from the realm
     its challenge names, with the scope of each repository."""
     if not shutil.which("openssl"):
-        t.note("no openssl: the bearer case is skipped")
+        t.skip_part("no openssl: the bearer case")
         return
     tok = TokenService(os.path.join(t.tmp, "token"))
     servers.append(tok)
@@ -733,7 +733,7 @@ def tls(t, lock, servers):
                         key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
                         "subjectAltName=IP:127.0.0.1"], capture_output=True)
     if p.returncode:
-        t.note("openssl could not make a certificate: the TLS case is skipped")
+        t.skip_part("openssl could not make a certificate: the TLS case")
         return
     hp = os.path.join(d, "htpasswd")
     with open(hp, "wb") as f:

@@ -24,6 +24,18 @@ def body(t):
     t.eq(names, ["dependency", "dependent"], "search: a name glob")
     r = t.menv_ok("search", *C, "dependency<2", "--json")
     t.eq([x["version"] for x in json.loads(r.out)], ["1.0"], "search: a version constraint")
+    # newest first: the version, then the build number (not the build string's order)
+    bn = t.write_repodata(os.path.join(t.tmp, "bn"), "noarch", packages={
+        "bn-1.0-a_2.tar.bz2": {"name": "bn", "version": "1.0", "build": "a_2", "build_number": 2},
+        "bn-1.0-z_0.tar.bz2": {"name": "bn", "version": "1.0", "build": "z_0", "build_number": 0},
+        "bn-1.0-m_1.tar.bz2": {"name": "bn", "version": "1.0", "build": "m_1", "build_number": 1},
+        "bn-0.9-y_5.tar.bz2": {"name": "bn", "version": "0.9", "build": "y_5", "build_number": 5}})
+    os.makedirs(os.path.join(bn, "linux-64"), exist_ok=True)
+    t.write_repodata(bn, "linux-64")
+    r = t.menv_ok("search", "-c", t.url(bn), "--override-channels", "bn", "--json")
+    t.eq([(x["version"], x["build_number"]) for x in r.json()],
+         [("1.0", 2), ("1.0", 1), ("1.0", 0), ("0.9", 5)],
+         "search: newest version first, then the highest build number")
     r = t.menv_run("search", *C, "nothing-like-this")
     t.one_line_error(r, "search: no match", ["nothing-like-this"])
 

@@ -170,7 +170,7 @@ def body(t):
         subprocess.run(["chmod", "-R", "u+w", ro], check=True)
         ran += 1
     else:
-        t.note("no setpriv: the read-only-by-modes part is skipped")
+        t.skip_part("no setpriv: the read-only-by-modes part")
 
     # ---- read-only by a read-only bind mount, menv as root
     if os.geteuid() == 0:
@@ -187,7 +187,9 @@ def body(t):
             finally:
                 subprocess.run(["umount", ro], capture_output=True)
         if not ok:
-            t.note("read-only bind mounts are not allowed here: that part is skipped")
+            t.skip_part("read-only bind mounts are not allowed here: the bind-mount part")
+    else:
+        t.skip_part("not root: the read-only bind-mount part")
     if not ran:
         raise menvtest.Skip("no way to make a cache read-only for menv here")
 

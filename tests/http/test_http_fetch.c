@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "skip77.h"
+
 #include <bzlib.h>
 #include <zstd.h>
 
@@ -405,6 +407,18 @@ static void test_repodata_max_age_ttl(void **state)
 	assert_true(r.not_modified);
 	menv_repodata_req_release(&r);
 	assert_int_equal(ngx_count(&F.ngx, "/cc/forge/linux-64/repodata.json.zst 304"), 1);
+	/* ttl 2 (seconds): fresh just after the 304, stale (revalidated) 3 s later */
+	o.repodata_ttl = 2;
+	n = ngx_count(&F.ngx, "/cc/forge/");
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_true(r.from_cache);
+	menv_repodata_req_release(&r);
+	assert_int_equal(ngx_count(&F.ngx, "/cc/forge/"), n);
+	sleep(3);
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_true(r.not_modified);
+	menv_repodata_req_release(&r);
+	assert_int_equal(ngx_count(&F.ngx, "/cc/forge/linux-64/repodata.json.zst 304"), 2);
 	menv_channel_free(c);
 	free(cache);
 }
@@ -1166,7 +1180,7 @@ static void test_tls(void **state)
 	              key, cert);
 	if (system(cmd) != 0) {
 		free(cmd);
-		skip();
+		menv_skip();
 	}
 	free(cmd);
 	char *ndir = tu_path("%s/nginx", dir);
@@ -1383,7 +1397,7 @@ static void test_disk_full(void **state)
 	tu_mkdirs(mnt);
 	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
 		free(mnt);
-		skip(); /* not allowed here */
+		menv_skip(); /* not allowed here */
 	}
 	char *pkgs = tu_path("%s/pkgs", mnt);
 	int rc = fetch_one_from(pkgs, "ok", 8, &o, &err);
@@ -1423,5 +1437,5 @@ int main(void)
 	setenv("no_proxy", "127.0.0.1,localhost", 1);
 	setenv("NO_PROXY", "127.0.0.1,localhost", 1);
 	unsetenv("NETRC");
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return menv_test_exit(cmocka_run_group_tests(tests, group_setup, group_teardown));
 }

@@ -33,16 +33,21 @@ def channel(t):
 
 
 def state(prefix):
-    """What must be identical between runs: the payload with hashes, which records exist,
-    and how many history blocks."""
+    """What must be identical between runs: the payload with hashes, modes and link targets,
+    every record's full contents (paths, hashes, modes of its files, link data) and the
+    history, with the timestamps of its block headers left out."""
     snap = snapshot(prefix)
-    meta = sorted(k for k in snap if k.startswith("conda-meta/") and k.endswith(".json")
-                  and not k.startswith("conda-meta/."))  # records, not menv's own state
-    hist = 0
+    meta = {}
+    for k in sorted(snap):
+        if k.startswith("conda-meta/") and k.endswith(".json") and \
+                not k.startswith("conda-meta/."):  # records, not menv's own state
+            with open(os.path.join(prefix, k)) as f:
+                meta[k] = json.load(f)
+    hist = []
     h = os.path.join(prefix, "conda-meta", "history")
     if os.path.exists(h):
         with open(h) as f:
-            hist = sum(1 for line in f if line.startswith("==> "))
+            hist = ["==> <==" if line.startswith("==> ") else line.rstrip("\n") for line in f]
     payload = {k: v for k, v in snap.items() if not k.startswith("conda-meta")}
     return payload, meta, hist
 
@@ -222,7 +227,7 @@ def body(t):
             b"".join(e for _, e in outs))
     extracted = sum(e.count(b"extracted ") for _, e in outs)
     t.eq(extracted, 3, "each package (app, base, other) extracted once")
-    refs = [state(os.path.join(t.tmp, "envs", "c%d" % i))[1] for i in range(4)]
+    refs = [sorted(state(os.path.join(t.tmp, "envs", "c%d" % i))[1]) for i in range(4)]
     t.check(all(r == refs[0] for r in refs), "four identical environments")
     verify_cache(t)
 

@@ -5,8 +5,10 @@
  * again, and must give the same model (menv_lockfile_to_json) - nothing menv understands is
  * lost. Prints one line per file and the counts.
  *
- * usage: test_lockfile_corpus CORPUS_LOCKFILES_DIR EXPECTED_TSV [--print]
+ * usage: test_lockfile_corpus CORPUS_LOCKFILES_DIR EXPECTED_TSV [--print | --digest]
  *   --print writes the observed table (to refresh EXPECTED_TSV after a reviewed change).
+ *   --digest writes one line per parsed entry with a URL, "FILE\tURL\tNAME\tMD5\tSHA256"
+ *   ("-" for a missing hash), for corpus_hashes.py to compare with its own reading.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
 	size_t parsed = 0, rejected = 0, mismatched = 0, trips = 0, pkgs = 0;
 	size_t per_format[5] = {0};
 	bool print = argc > 3 && !strcmp(argv[3], "--print");
+	bool digest = argc > 3 && !strcmp(argv[3], "--digest");
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s CORPUS_LOCKFILES_DIR EXPECTED_TSV [--print]\n", argv[0]);
@@ -183,6 +186,18 @@ int main(int argc, char **argv)
 			continue;
 		}
 		int rc = menv_lockfile_parse(b.buf, b.len, rel, &lf, &err);
+		if (digest) {
+			for (size_t k = 0; !rc && k < lf->npkgs; k++) {
+				const struct menv_lock_package *p = &lf->pkgs[k];
+				if (p->url)
+					printf("%s\t%s\t%s\t%s\t%s\n", rel, p->url, p->name,
+					       p->md5 ? p->md5 : "-", p->sha256 ? p->sha256 : "-");
+			}
+			menv_lockfile_free(lf);
+			menv_buf_release(&b);
+			free(path);
+			continue;
+		}
 		if (rc) {
 			rejected++;
 			got = menv_xasprintf("reject %s: %s", menv_error_name(rc), err.msg);
@@ -226,7 +241,7 @@ int main(int argc, char **argv)
 		menv_buf_release(&b);
 		free(path);
 	}
-	if (print)
+	if (print || digest)
 		return 0;
 	printf("\n%zu files: %zu parsed (%zu conda-lock, %zu explicit, %zu pixi, %zu mamba-json; "
 	       "%zu package entries), %zu rejected with a reason; %zu round trips; %zu failures\n",

@@ -33,6 +33,9 @@ mkdir -p "$tmp/home" # menv create runs with HOME here: it registers in ~/.conda
 sys_nvcc=$(PATH="$PATH:/usr/local/cuda/bin" command -v nvcc || true)
 need_nvcc() { [ -n "$sys_nvcc" ] || { echo "no nvcc on this machine: skipped"; exit 77; }; }
 fail() { echo "FAIL: $*"; exit 1; }
+# whether this machine has a usable GPU, asked of the driver's own tool (not of menv or the op):
+# nvidia-smi lists at least one GPU
+has_gpu() { command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; }
 
 # a prefix: conda-meta/, bin/nvcc running the machine's nvcc (a new file, never a write
 # through a link), and an activation script choosing the host compiler
@@ -98,9 +101,14 @@ smoke_system)
 	smoke "$tmp/env"
 	[ "$st" = 0 ] || fail "menv smoke exited $st"
 	grep -q "host tests  pass" "$tmp/out" || fail "host tests did not pass"
-	if [ ! -e /dev/nvidiactl ]; then
+	# the GPU line either way: skipped without a GPU, passed with one (and the record agrees)
+	if has_gpu; then
+		grep -q "GPU tests   pass" "$tmp/out" || fail "a GPU is here but the GPU tests did not pass"
+		grep -q '"gpu": true' "$tmp/env/conda-meta/menv-smoke-check" || fail "gpu not true"
+	else
 		grep -q "GPU tests   skip  GPU run skipped: no CUDA driver found" "$tmp/out" ||
 			fail "no 'GPU run skipped' report"
+		grep -q '"gpu": false' "$tmp/env/conda-meta/menv-smoke-check" || fail "gpu not false"
 	fi
 	grep -q '"status": "passed"' "$tmp/env/conda-meta/menv-smoke-check" || fail "menv-smoke-check"
 	[ -s "$tmp/env/conda-meta/smoke-check.log" ] || fail "no log"

@@ -3,7 +3,9 @@
 
 A case folder holds channels/<name>/<subdir>/repodata.json, channels.txt (channel names in
 priority order), request.txt (one MatchSpec a line) and expected.txt (`name=version=build` or
-`name=version=build=build_number` lines of the whole resulting environment, or `UNSAT`), and
+`name=version=build=build_number` lines of the whole resulting environment, or `UNSAT`: then
+the first line of the error must contain the reason the case names in reason.txt or in
+unsat-reasons.tsv), and
 optionally flags.txt, virtual.txt, pins.txt, installed.json, update.txt.
 
 Cases with installed.json, pins.txt or update.txt run against a prefix made for them (one
@@ -28,6 +30,20 @@ def lines(path):
         return []
     with open(path, encoding="utf-8") as f:
         return [l.strip() for l in f if l.strip()]
+
+
+def expected_reason(case, name):
+    """The reason an UNSAT case must give: its reason.txt, else its row of unsat-reasons.tsv."""
+    own = lines(os.path.join(case, "reason.txt"))
+    if own:
+        return own[0]
+    table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unsat-reasons.tsv")
+    for line in lines(table):
+        if not line.startswith("#") and "\t" in line:
+            k, v = line.split("\t", 1)
+            if k == name:
+                return v
+    return None
 
 
 def main():
@@ -104,10 +120,13 @@ def main():
                 return 1
             err = p.stderr.strip().splitlines()
             first = err[0] if err else ""
-            if not any(m in first for m in ("could not solve", "is not available",
-                                            "no package matches")):
-                print(f"{name}: FAIL expected an unsatisfiable or missing-package error, "
-                      f"got: {first}")
+            reason = expected_reason(case, name)
+            if reason is None:
+                print(f"{name}: FAIL an UNSAT case must name its reason (reason.txt or "
+                      f"tests/solver/unsat-reasons.tsv); menv said: {first}")
+                return 1
+            if reason not in first:
+                print(f"{name}: FAIL expected the reason {reason!r}, got: {first}")
                 return 1
             print(f"{name}: ok (unsatisfiable: {first})")
             return 0

@@ -149,12 +149,46 @@ static void test_writes_as_conda(void **state)
 	menv_buf_release(&h);
 }
 
+/* A revision's diff is its removals, then its additions (conda's History.write_changes writes
+ * the `-` lines, then the `+` lines): a reinstall (`conda install --force-reinstall`, a pip
+ * step re-recording a package) removes and adds the same dist, which stays installed. */
+static void test_state_reinstall(void **state)
+{
+	static const char hist[] = "==> 2024-01-01 10:00:00 <==\n"
+	                           "# cmd: conda create -n x a b\n"
+	                           "+defaults/linux-64::a-1.0-0\n"
+	                           "+defaults/linux-64::b-1.0-0\n"
+	                           "# update specs: ['a', 'b']\n"
+	                           "==> 2024-01-02 10:00:00 <==\n"
+	                           "# cmd: conda install --force-reinstall a\n"
+	                           "-defaults/linux-64::a-1.0-0\n"
+	                           "+defaults/linux-64::a-1.0-0\n"
+	                           "# update specs: ['a']\n";
+	struct menv_revision *revs = NULL;
+	struct menv_strvec got = MENV_STRVEC_INIT;
+	struct menv_error err = {0};
+	size_t n = 0;
+
+	(void)state;
+	char *dir = make_prefix(hist);
+	assert_int_equal(menv_history_load(dir, &revs, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(menv_history_state(revs, n, 1, &got, &err), 0);
+	assert_int_equal(got.n, 2);
+	assert_string_equal(got.v[0], "defaults/linux-64::a-1.0-0");
+	assert_string_equal(got.v[1], "defaults/linux-64::b-1.0-0");
+	menv_strvec_clear(&got);
+	menv_history_free(revs, n);
+	drop_prefix(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_reads_conda_history),
 	        cmocka_unit_test(test_no_history),
 	        cmocka_unit_test(test_writes_as_conda),
+	        cmocka_unit_test(test_state_reinstall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
