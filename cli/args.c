@@ -83,6 +83,8 @@ static const struct {
          "fail at once when the environment is locked"},
         {"no-smoke-check", 'K', 0, O_FLAG, AT(no_smoke), 0, NULL,
          "skip the smoke check after the change"},
+        {"smoke-check", 'Y', 0, O_FLAG, AT(smoke_check), 0, NULL,
+         "run the smoke check even when its inputs are unchanged"},
         {"all", 'a', 0, O_FLAG, AT(all), 0, NULL, "every package (clean: everything)"},
         {"prune", 'P', 0, O_FLAG, AT(prune), 0, NULL,
          "remove packages the environment file no longer needs"},

@@ -51,7 +51,8 @@ struct menv_cli_args {
 	struct menv_strvec args;                /* the operands */
 	struct menv_strvec platforms, virtuals; /* lock --platform, --virtual-package */
 	bool override_channels, dry_run, json, quiet, verbose, no_wait, all, prune, offline;
-	bool no_smoke, has_revision, revisions, full_name, no_builds, from_history, tree, keep;
+	bool no_smoke, smoke_check, has_revision, revisions, full_name, no_builds, from_history,
+	        tree, keep;
 	bool clean_env, stack, yes, help, channel_urls, explicit_, md5, fix, check;
 	long revision;
 	int priority;       /* 0: from the settings, 1: --strict-channel-priority, 2: --no-... */

@@ -17,7 +17,7 @@ enum cmd { C_CREATE, C_INSTALL, C_REMOVE, C_UPDATE, C_ENV_UPDATE, C_ENV_REMOVE }
 #define CHANNELS                                                                                   \
 	"[-c CHANNEL]... [--override-channels]\n"                                                  \
 	"         [--strict-channel-priority | --no-channel-priority]\n         "
-#define COMMON "[--dry-run] [--json] [-q] [-y] [--no-wait] [--no-smoke-check]"
+#define COMMON "[--dry-run] [--json] [-q] [-y] [--no-wait] [--[no-]smoke-check]"
 #define MODS                                                                                       \
 	"\n         [--freeze-installed | --update-deps | --update-specs | --update-all]\n"        \
 	"         [--no-deps | --only-deps] [--force-reinstall] [--satisfied-skip-solve]"
@@ -36,11 +36,11 @@ static const char *const usages[] = {
 
 /* The options each command takes (keys of args.c's table). */
 static const char *const accepts[] = {
-        [C_CREATE] = "npfecOSNdjqvyoKh",
-        [C_INSTALL] = "npfcOSNdjqvyWKrh0123456789",
+        [C_CREATE] = "npfecOSNdjqvyoKYh",
+        [C_INSTALL] = "npfcOSNdjqvyWKYrh0123456789",
         [C_REMOVE] = "npdjqvyWah8",
-        [C_UPDATE] = "npcOSNdjqvyWKah0123456",
-        [C_ENV_UPDATE] = "npfdjqvyWPKh0123456",
+        [C_UPDATE] = "npcOSNdjqvyWKYah0123456",
+        [C_ENV_UPDATE] = "npfdjqvyWPKYh0123456",
         [C_ENV_REMOVE] = "npdjqvyWh",
 };
 
@@ -53,6 +53,9 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 	bool lock = a->file && menv_file_is_lockfile(a->file);
 	int rc;
 
+	if (a->smoke_check && a->no_smoke)
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "--smoke-check and --no-smoke-check contradict each other");
 	if (cmd == C_INSTALL && a->file && !lock)
 		return menv_error_set(err, MENV_EUSAGE,
 		                      "%s: not a lockfile (install -f takes a lockfile; for an "
@@ -103,6 +106,7 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 	        .dry_run = a->dry_run,
 	        .no_wait = a->no_wait,
 	        .smoke = !a->no_smoke,
+	        .smoke_force = a->smoke_check,
 	        .quiet_pip = a->quiet || a->json,
 	        .cancel = MENV_CLI_CANCEL,
 	};

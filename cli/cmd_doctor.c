@@ -18,9 +18,10 @@ int menv_cmd_doctor(int argc, char **argv)
 	struct menv_doctor_report r = {0};
 	char *prefix = NULL;
 	int rc, faults = 0;
-	static const char *const kinds[] = {"corrupt-record", "missing-file",        "changed-file",
-	                                    "link-out",       "stale-registry",      "toolchain",
-	                                    "cuda-home",      "stale-registry-other"};
+	static const char *const kinds[] = {
+	        "corrupt-record", "missing-file",         "changed-file",
+	        "link-out",       "stale-registry",       "toolchain",
+	        "cuda-home",      "stale-registry-other", "host-compiler"};
 	size_t others = 0;
 
 	if ((rc = menv_cli_parse(argc, argv, "npjZh", use, 0, 0, &a)))

@@ -397,6 +397,13 @@ int menv_cli_smoke_verdict(const struct menv_cli_draw *d, const struct menv_smok
                            bool record_failed)
 {
 	const char *gpu_note = "";
+	if (res->unchanged) {
+		fprintf(d->json ? stderr : stdout,
+		        "Smoke check: toolchain, ops/ sources and driver unchanged since %s, when "
+		        "it passed (--smoke-check runs it again)\n",
+		        res->unchanged_since);
+		return MENV_EXIT_OK;
+	}
 	if (record_failed)
 		fprintf(stderr, "menv: warning: the smoke check's report could not be written\n");
 	for (size_t i = 0; i < res->n_steps; i++)

@@ -197,6 +197,19 @@ static void toolchain(const char *prefix, struct menv_doctor_report *r)
 	                         nmaj, nmin));
 }
 
+/* The smoke check's own first check (menv_smoke_host_compiler), as a problem: doctor and
+ * the smoke check give one verdict on the host compiler nvcc gets. */
+static void host_compiler(const char *prefix, struct menv_doctor_report *r)
+{
+	char nvcc[PATH_MAX], *problem = NULL;
+	struct menv_error e = {0};
+
+	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", prefix);
+	if (access(nvcc, X_OK) == 0 && menv_smoke_host_compiler(prefix, &problem, &e) == 0 &&
+	    problem)
+		add(r, MENV_DOCTOR_HOST_COMPILER, "nvcc", "bin/nvcc", problem);
+}
+
 /* The packages `dists` linked again from the package cache (their repodata_record.json),
  * as one journaled transaction under the caller's prefix lock; a dist the cache lacks gets
  * a finding saying its files are untracked. */
@@ -353,6 +366,7 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 	for (size_t i = 0; i < cuda.n; i++)
 		add(r, MENV_DOCTOR_CUDA_HOME, "", "", menv_xstrdup(cuda.v[i]));
 	menv_strvec_clear(&cuda);
+	host_compiler(prefix, r);
 	/* every relink holds the package cache's users lock, as a transaction does: a `menv
 	 * clean` meanwhile never removes a package the repair is about to link */
 	if (fix && (damaged.n || setaside.n) && cfg->pkgs_dir_writable &&

@@ -215,6 +215,7 @@ static void env_build(struct smoke *s)
 	                                   "CUDA_VISIBLE_DEVICES",
 	                                   "MENV_OPS_ARCH",
 	                                   "MENV_OPS_SEED",
+	                                   "MENV_OPS_NO_TIMING",
 	                                   "MENV_OPS_PERF_ROWS",
 	                                   "MENV_OPS_PERF_COLS"};
 	const char *base = strrchr(s->prefix, '/');
@@ -537,7 +538,9 @@ static void diagnose(struct smoke *s, const char *out)
 
 /* ---- the steps ---- */
 
-static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
+/* The toolchain probe, in the step's scrubbed shell with the prefix's activation: which nvcc
+ * and host compiler (CXX, else g++) a build gets, and their versions, into s->res. */
+static int probe(struct smoke *s, struct menv_error *err)
 {
 	static const char script[] =
 	        "echo \"nvcc_path=$(command -v nvcc)\"\n"
@@ -548,7 +551,6 @@ static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
 	        "2>/dev/null || \"$c\" -dumpversion)\"\n"
 	        "exit 0\n";
 	struct menv_smoke_result *r = s->res;
-	struct menv_smoke_step *st = step_begin(s, "toolchain");
 	struct menv_buf out = MENV_BUF_INIT;
 	int status, rc;
 	char *v;
@@ -571,7 +573,48 @@ static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
 	free(v);
 	r->cxx_in_env = r->cxx_path[0] && !strncmp(r->cxx_path, s->prefix, plen) &&
 	                r->cxx_path[plen] == '/';
+out:
+	menv_buf_release(&out);
+	return rc;
+}
 
+/* The verdict on the host compiler a probe found, shared with doctor
+ * (menv_smoke_host_compiler): NULL when nvcc accepts it (or a version is not known), else
+ * one line (new string) saying what to change. */
+static char *host_compiler_problem(const struct menv_smoke_result *r)
+{
+	int nmaj, nmin, gmaj = 0;
+
+	major_minor(r->nvcc_version, &nmaj, &nmin);
+	int mx = max_gcc_for(nmaj, nmin);
+	if (!r->nvcc_path[0] || !mx)
+		return NULL;
+	if (!r->cxx_path[0])
+		return menv_xasprintf("nvcc %s finds no host C++ compiler ($CXX or g++): nvcc "
+		                      "%d.%d accepts GCC up to %d; add gxx_linux-64=%d to the "
+		                      "environment",
+		                      r->nvcc_version, nmaj, nmin, mx, mx);
+	if (sscanf(r->cxx_version, "%d", &gmaj) != 1 || gmaj <= mx)
+		return NULL;
+	return menv_xasprintf("nvcc %s does not support the host compiler g++ %s ('%s', %s): "
+	                      "nvcc %d.%d accepts GCC up to %d; add gxx_linux-64=%d to the "
+	                      "environment",
+	                      r->nvcc_version, r->cxx_version, r->cxx_path,
+	                      r->cxx_in_env ? "from the environment"
+	                                    : "from the system, not the environment",
+	                      nmaj, nmin, mx, mx);
+}
+
+static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
+{
+	struct menv_smoke_result *r = s->res;
+	struct menv_smoke_step *st = step_begin(s, "toolchain");
+	size_t plen = strlen(s->prefix);
+	char *problem = NULL;
+	int rc = probe(s, err);
+
+	if (rc)
+		goto out;
 	if (!r->nvcc_path[0] || strncmp(r->nvcc_path, s->prefix, plen) ||
 	    r->nvcc_path[plen] != '/') {
 		if (r->nvcc_path[0])
@@ -592,6 +635,14 @@ static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
 		*stop = true;
 		goto out;
 	}
+	/* the host compiler nvcc would refuse: said here, as doctor says it, not later by
+	 * nvcc's "unsupported GNU version" */
+	if ((problem = host_compiler_problem(r))) {
+		step_end(s, st, MENV_SMOKE_FAIL, "%s", problem);
+		hint(s, "%s", problem);
+		*stop = true;
+		goto out;
+	}
 	int nmaj, nmin, dmaj, dmin;
 	major_minor(r->nvcc_version, &nmaj, &nmin);
 	if (r->driver_cuda[0]) {
@@ -609,7 +660,7 @@ static int step_toolchain(struct smoke *s, bool *stop, struct menv_error *err)
 	         r->driver_cuda[0] ? ", driver CUDA " : ", no CUDA driver",
 	         r->driver_cuda[0] ? r->driver_cuda : "");
 out:
-	menv_buf_release(&out);
+	free(problem);
 	return rc;
 }
 
@@ -707,12 +758,18 @@ out:
 
 /* ---- entry points ---- */
 
+const char *menv_smoke_ops_dir(const char *ops_dir)
+{
+	const char *e = getenv("MENV_OPS_DIR");
+	return ops_dir ? ops_dir : e && *e ? e : MENV_OPS_DIR;
+}
+
 int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
                    struct menv_smoke_result *res, struct menv_error *err)
 {
 	struct menv_smoke_opts dflt = {0};
 	struct smoke s = {.prefix = prefix, .o = opts ? opts : &dflt, .res = res};
-	const char *ops = s.o->ops_dir ? s.o->ops_dir : getenv("MENV_OPS_DIR");
+	const char *ops = menv_smoke_ops_dir(s.o->ops_dir);
 	const char *tmp = s.o->tmp_dir ? s.o->tmp_dir : getenv("TMPDIR");
 	struct stat st;
 	bool stop = false;
@@ -722,8 +779,6 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 	memset(res, 0, sizeof(*res));
 	res->passed = true;
 	copy_str(res->driver_cuda, sizeof(res->driver_cuda), s.o->cuda_driver);
-	if (!ops || !*ops)
-		ops = MENV_OPS_DIR;
 	meta = menv_xasprintf("%s/conda-meta", prefix);
 	if (stat(meta, &st) || !S_ISDIR(st.st_mode)) {
 		rc = menv_error_set(err, MENV_ENOTFOUND, "'%s' is not a conda environment", prefix);
@@ -807,6 +862,44 @@ out:
 	return rc;
 }
 
+int menv_smoke_host_compiler(const char *prefix, char **problem, struct menv_error *err)
+{
+	struct menv_smoke_opts dflt = {0};
+	struct menv_smoke_result res;
+	struct smoke s = {.prefix = prefix, .o = &dflt, .res = &res, .root = (char *)"/"};
+	int rc;
+
+	*problem = NULL;
+	memset(&res, 0, sizeof(res));
+	env_build(&s);
+	rc = probe(&s, err);
+	if (!rc)
+		*problem = host_compiler_problem(&res);
+	menv_strvec_clear(&s.env);
+	return rc;
+}
+
+int menv_smoke_probe_line(const char *prefix, char **line, struct menv_error *err)
+{
+	struct menv_smoke_opts dflt = {0};
+	struct menv_smoke_result res;
+	struct smoke s = {.prefix = prefix, .o = &dflt, .res = &res, .root = (char *)"/"};
+	int rc;
+
+	*line = NULL;
+	memset(&res, 0, sizeof(res));
+	env_build(&s);
+	rc = probe(&s, err);
+	if (!rc)
+		*line = menv_xasprintf("probe nvcc %s %s, c++ %s %s",
+		                       res.nvcc_path[0] ? res.nvcc_path : "none",
+		                       res.nvcc_version[0] ? res.nvcc_version : "-",
+		                       res.cxx_path[0] ? res.cxx_path : "none",
+		                       res.cxx_version[0] ? res.cxx_version : "-");
+	menv_strvec_clear(&s.env);
+	return rc;
+}
+
 json_t *menv_smoke_result_json(const struct menv_smoke_result *r)
 {
 	json_t *j = json_object(), *steps = json_array(), *perf = json_array(),
@@ -831,6 +924,11 @@ json_t *menv_smoke_result_json(const struct menv_smoke_result *r)
 		json_array_append_new(hints, json_string(r->hints[i]));
 #define STR_OR_NULL(s) ((s)[0] ? json_string(s) : json_null())
 	json_object_set_new(j, "status", json_string(r->passed ? "passed" : "failed"));
+	if (r->unchanged) { /* not run: the last check's verdict stands */
+		json_object_set_new(j, "unchanged_since", json_string(r->unchanged_since));
+		json_decref(steps), json_decref(perf), json_decref(hints);
+		return j;
+	}
 	json_object_set_new(j, "gpu", json_boolean(r->gpu_ran));
 	json_object_set_new(j, "gpu_skipped", json_boolean(gpu_skipped));
 	json_object_set_new(j, "nvcc_version", STR_OR_NULL(r->nvcc_version));

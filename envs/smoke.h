@@ -40,7 +40,8 @@ struct menv_smoke_opts {
 	const char *tmp_dir;     /* parent of the build directory; NULL: $TMPDIR, else /tmp */
 	bool keep_build;         /* keep the build directory even when every step passed */
 	int step_timeout_s;      /* per step; 0: 1200 */
-	menv_smoke_cb cb;        /* may be NULL */
+	bool force;       /* menv_env_smoke_unchanged: run even when the fingerprint is unchanged */
+	menv_smoke_cb cb; /* may be NULL */
 	void *ctx;
 	volatile int *cancel; /* set non-zero (by a signal handler) to stop: MENV_EINTR */
 };
@@ -67,8 +68,10 @@ struct menv_smoke_result {
 	size_t n_perf;
 	char hints[MENV_SMOKE_MAX_HINTS][512];
 	size_t n_hints;
-	char log_path[1024];  /* the whole output of every step, kept */
-	char build_dir[1024]; /* "" once removed (all passed and !keep_build) */
+	char log_path[1024];      /* the whole output of every step, kept */
+	char build_dir[1024];     /* "" once removed (all passed and !keep_build) */
+	bool unchanged;           /* not run: inputs unchanged since a passed check (no steps) */
+	char unchanged_since[32]; /* that check's date, "2026-12-01 15:40:02 UTC" */
 };
 
 /* Runs the smoke check on the environment at `prefix`: copies the ops/ sources to a new
@@ -90,6 +93,52 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
  * hints, log). New reference. */
 json_t *menv_smoke_result_json(const struct menv_smoke_result *res);
 
+/* Where the smoke check reads the ops/ sources: `ops_dir` when not NULL, else $MENV_OPS_DIR
+ * when set and not empty, else MENV_OPS_DIR (fixed at build time). Borrowed. */
+const char *menv_smoke_ops_dir(const char *ops_dir);
+
+/* The host-compiler check that the smoke check makes first and `menv doctor` reports, so
+ * both give one verdict: in the smoke check's scrubbed shell with the prefix's activation
+ * (PATH=$PREFIX/bin:/usr/bin:/bin), which nvcc and host compiler ($CXX, else g++) a build
+ * gets and their versions; when nvcc's CUDA release refuses that GCC (CUDA 11.0: GCC <= 9,
+ * 11.1-11.3: <= 10, 11.4-11.8: <= 11, 12.0-12.3: <= 12, later 12.x: <= 13, 13.x: <= 15) or
+ * there is none, `*problem` is one line (new string) naming both and what to add, e.g.
+ * "nvcc 11.8.89 does not support the host compiler g++ 12.2.0 ('/usr/bin/g++', from the
+ * system, not the environment): nvcc 11.8 accepts GCC up to 11; add gxx_linux-64=11 to the
+ * environment"; else NULL (also without nvcc). Errors: MENV_EIO (the probe could not run). */
+int menv_smoke_host_compiler(const char *prefix, char **problem, struct menv_error *err);
+
+/* The smoke check's toolchain probe (as menv_smoke_host_compiler runs it) as one line for
+ * the fingerprint: "probe nvcc PATH VERSION, c++ PATH VERSION" ("none"/"-" where not found),
+ * so that a host compiler from outside the package records (the system's g++, a $CXX an
+ * activation script names) counts too. `*line` is new. Errors: MENV_EIO. */
+int menv_smoke_probe_line(const char *prefix, char **line, struct menv_error *err);
+
+/* The smoke check's fingerprint (smokefp.c): the lowercase hex sha256 (`out`, 65 bytes with
+ * the NUL) of sorted text lines naming what the check depends on: the PrefixRecords of the
+ * toolchain packages (nvcc/cudatoolkit/cuda-*, gcc/gxx/binutils/libgcc/libstdcxx/sysroot,
+ * python, numpy, pybind11, pytorch, ninja, setuptools; name, version, build and the package
+ * file's sha256), pip's dist-info folders of numpy, pybind11, torch, ninja, setuptools, the
+ * nvcc and host compiler a build gets with their versions (menv_smoke_probe_line), the
+ * sha256 of each ops/ source file under `ops_dir` (as the check copies them), the driver
+ * (`cuda_driver`, the __cuda version or NULL, and /proc/driver/nvidia/version's first line)
+ * and $MENV_OPS_ARCH. A pure package (ply) changes none of them. `inputs`, when not NULL,
+ * receives those lines (copies). Errors: MENV_ENOTFOUND (no conda-meta/, no ops sources),
+ * MENV_EPARSE (a record), MENV_EIO. */
+int menv_smoke_fingerprint(const char *prefix, const char *ops_dir, const char *cuda_driver,
+                           char out[65], struct menv_strvec *inputs, struct menv_error *err);
+
+/* Whether `<prefix>/conda-meta/menv-smoke-fingerprint` holds `fp` for a check that passed;
+ * then its date goes to `since` ("2026-12-01 15:40:02 UTC"). A missing or unreadable file
+ * is false. */
+bool menv_smoke_fingerprint_unchanged(const char *prefix, const char *fp, char since[32]);
+
+/* Writes `<prefix>/conda-meta/menv-smoke-fingerprint` atomically: {fingerprint, status
+ * ("passed"/"failed"), date (UTC), timestamp, inputs}. Errors: MENV_EIO. */
+int menv_smoke_fingerprint_write(const char *prefix, const char *fp,
+                                 const struct menv_strvec *inputs, bool passed,
+                                 struct menv_error *err);
+
 /* Writes menv_smoke_result_json() to `<prefix>/conda-meta/menv-smoke-check` atomically.
  * Errors: MENV_EIO. */
 int menv_smoke_write_record(const char *prefix, const struct menv_smoke_result *res,
@@ -106,6 +155,8 @@ enum menv_doctor_kind {
 	MENV_DOCTOR_CUDA_HOME,      /* CUDA_HOME/CUDA_PATH name another toolkit than its nvcc */
 	MENV_DOCTOR_STALE_OTHER,    /* a registry line of another environment that is gone (a
 	                             * note, no fault of this one; --fix takes it out) */
+	MENV_DOCTOR_HOST_COMPILER,  /* nvcc refuses the host compiler a build gets: the smoke
+	                               check's verdict (menv_smoke_host_compiler) */
 };
 struct menv_doctor_finding {
 	enum menv_doctor_kind kind;
@@ -128,6 +179,12 @@ struct menv_doctor_report {
  * the host g++ it accepts, the driver's CUDA from __cuda) and the CUDA_HOME/CUDA_PATH builds
  * would see (menv_env_cuda_home_check, CUDA_HOME faults). With `fix`, under the prefix lock: corrupt records set aside as
  * `<file>.corrupt` (so every command works again), packages with missing or changed files
+ * prefix, registry lines of gone environments (with `all_envs`, every line, as for a doctor
+ * asked about no environment in particular; else only the lines naming `prefix`), and where
+ * the environment has nvcc its toolchain (nvcc, the host g++ it accepts, the driver's CUDA
+ * from __cuda) and, as a problem, a host compiler nvcc refuses (menv_smoke_host_compiler,
+ * the smoke check's own verdict). With `fix`, under the prefix lock: corrupt records set
+ * aside as `<file>.corrupt` (so every command works again), packages with missing or changed files
  * linked again from the package cache in one journaled transaction, stale registry lines
  * taken out. Fill `r` (release with menv_doctor_report_release). Errors: MENV_ENOTFOUND (no
  * conda-meta/), those of menv_env_lock and of the relink. */

@@ -1110,38 +1110,81 @@ bool menv_env_wants_smoke(const struct menv_config *cfg, const char *prefix)
 	return cuda;
 }
 
+/* so->cuda_driver, else the __cuda version menv_virtual_detect finds (in `virt`), or NULL */
+static const char *smoke_driver(const struct menv_smoke_opts *so, struct menv_virtual virt[8])
+{
+	size_t nv = so->cuda_driver ? 0 : menv_virtual_detect(virt, 8);
+
+	for (size_t i = 0; i < nv; i++)
+		if (!strcmp(virt[i].name, "__cuda"))
+			return virt[i].version;
+	return so->cuda_driver;
+}
+
+bool menv_env_smoke_unchanged(const char *prefix, const struct menv_smoke_opts *so,
+                              struct menv_smoke_result *res)
+{
+	struct menv_virtual virt[8];
+	struct menv_error e = {0};
+	char fp[65], since[32];
+
+	if (so->force ||
+	    menv_smoke_fingerprint(prefix, menv_smoke_ops_dir(so->ops_dir), smoke_driver(so, virt),
+	                           fp, NULL, &e) ||
+	    !menv_smoke_fingerprint_unchanged(prefix, fp, since))
+		return false;
+	memset(res, 0, sizeof(*res));
+	res->passed = true;
+	res->unchanged = true;
+	snprintf(res->unchanged_since, sizeof(res->unchanged_since), "%s", since);
+	return true;
+}
+
 int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
                    struct menv_smoke_result *res, bool *record_failed, struct menv_error *err)
 {
 	struct menv_smoke_opts o = *so;
 	struct menv_virtual virt[8];
 	struct menv_error e2 = {0};
-	size_t nv = menv_virtual_detect(virt, 8);
+	struct menv_strvec inputs = MENV_STRVEC_INIT;
+	char fp[65];
 
-	for (size_t i = 0; i < nv && !o.cuda_driver; i++)
-		if (!strcmp(virt[i].name, "__cuda"))
-			o.cuda_driver = virt[i].version;
+	o.cuda_driver = smoke_driver(so, virt);
+	/* the inputs as the check starts: a change while it runs makes the next one run */
+	bool have_fp = !menv_smoke_fingerprint(prefix, menv_smoke_ops_dir(o.ops_dir), o.cuda_driver,
+	                                       fp, &inputs, &e2);
 	int rc = menv_smoke_run(prefix, &o, res, err);
-	if (!rc)
+	if (!rc) {
 		*record_failed = menv_smoke_write_record(prefix, res, &e2) != 0;
+		if (have_fp && menv_smoke_fingerprint_write(prefix, fp, &inputs, res->passed, &e2))
+			*record_failed = true;
+	}
+	menv_strvec_clear(&inputs);
 	return rc;
 }
 
 int menv_txn_smoke(struct menv_txn *t, struct menv_error *err)
 {
+	const bool force = t->o.smoke_force;
 	if (!t->committed || !t->o.smoke || t->plan.remove_env ||
-	    (!t->nlink && !t->pip.n && !is_create(t->o.kind)) ||
-	    !menv_env_wants_smoke(t->o.cfg, t->o.prefix))
+	    (!force && !t->nlink && !t->pip.n && !is_create(t->o.kind)) ||
+	    (!force && !menv_env_wants_smoke(t->o.cfg, t->o.prefix)))
 		return 0;
 	menv_env_unlock(t->lock_fd); /* the smoke check only reads the environment */
 	t->lock_fd = -1;
-	if (t->o.cb.event)
-		t->o.cb.event(t->o.cb.ud, MENV_ENV_SMOKE, t->o.prefix);
 	struct menv_smoke_opts so = {
 	        .cb = t->o.cb.smoke,
 	        .ctx = t->o.cb.ud,
 	        .cancel = t->o.cancel,
+	        .force = force,
 	};
+	if (menv_env_smoke_unchanged(t->o.prefix, &so, &t->res.smoke)) {
+		t->res.smoke_ran = true; /* a result: unchanged since a check that passed */
+		t->res.smoke_record_failed = false;
+		return 0;
+	}
+	if (t->o.cb.event)
+		t->o.cb.event(t->o.cb.ud, MENV_ENV_SMOKE, t->o.prefix);
 	int rc = menv_env_smoke(t->o.prefix, &so, &t->res.smoke, &t->res.smoke_record_failed, err);
 	t->res.smoke_ran = rc == 0;
 	return rc;

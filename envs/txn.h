@@ -93,8 +93,9 @@ struct menv_txn_opts {
 	bool locked; /* the caller holds the prefix lock (menv_env_lock) through the transaction */
 	int (*staged)(void *ud, const char *staging, struct menv_error *err); /* create: as in */
 	void *staged_ud;                                                      /* install_opts */
-	bool smoke;           /* menv_txn_smoke runs where menv_env_wants_smoke */
-	bool quiet_pip;       /* pip -q */
+	bool smoke;       /* menv_txn_smoke runs where menv_env_wants_smoke */
+	bool smoke_force; /* ... and always (--smoke-check), even when its inputs are unchanged */
+	bool quiet_pip;   /* pip -q */
 	const char *cmdline;  /* for conda-meta/history; NULL: "menv" */
 	volatile int *cancel; /* non-zero (a signal handler) stops: MENV_EINTR */
 	struct menv_txn_callbacks cb;
@@ -149,7 +150,8 @@ struct menv_txn_result {
 	size_t pip_installed;           /* distributions the pip step added or changed (new
 	                                 * name or version in the prefix; options lines and
 	                                 * what was there already not counted) */
-	bool smoke_ran;                 /* the smoke check ran (then `smoke` holds its result) */
+	bool smoke_ran;                 /* the smoke check ran, or found its inputs unchanged
+	                                 * (smoke.unchanged): then `smoke` holds its result */
 	struct menv_smoke_result smoke; /* passed false: a failed check (the env is kept) */
 	bool smoke_record_failed;       /* conda-meta/menv-smoke-check could not be written */
 };
@@ -197,8 +199,11 @@ const struct menv_txn_plan *menv_txn_plan(const struct menv_txn *t);
 int menv_txn_commit(struct menv_txn *t, struct menv_error *err);
 
 /* The last stage, after a commit that linked packages (or created the environment) with
- * opts->smoke set, where menv_env_wants_smoke: releases the prefix lock (the check only
- * reads), tells cb.event MENV_ENV_SMOKE and runs menv_env_smoke, drawing through cb.smoke.
+ * opts->smoke set, where menv_env_wants_smoke (opts->smoke_force: after any commit):
+ * releases the prefix lock (the check only reads); unless opts->smoke_force, a check whose
+ * fingerprint is unchanged since one that passed is not run (menv_env_smoke_unchanged: the
+ * result says smoke.unchanged); else tells cb.event MENV_ENV_SMOKE and runs menv_env_smoke
+ * (which stores the new fingerprint), drawing through cb.smoke.
  * A failed check is a result (menv_txn_result: smoke_ran, smoke.passed false; the
  * environment is kept), not an error; nothing to check is 0 with smoke_ran false.
  * Errors: as menv_smoke_run. */
@@ -210,6 +215,14 @@ int menv_txn_smoke(struct menv_txn *t, struct menv_error *err);
  * menv_smoke_run. */
 int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
                    struct menv_smoke_result *res, bool *record_failed, struct menv_error *err);
+
+/* Whether the smoke check of `prefix` can be left out: so->force is false and the
+ * fingerprint (menv_smoke_fingerprint, of so->ops_dir or $MENV_OPS_DIR or MENV_OPS_DIR, and
+ * the driver as menv_env_smoke finds it) equals that of the last check, which passed. Then
+ * `res` says so (passed, unchanged, unchanged_since; no steps) and nothing is run or
+ * written. False on any error (the check then runs). */
+bool menv_env_smoke_unchanged(const char *prefix, const struct menv_smoke_opts *so,
+                              struct menv_smoke_result *res);
 
 /* For a `-f PATH` that is not a regular file (a pipe: `-f /dev/stdin`, `-f <(cat f)`, which
  * can be read once while menv reads a file twice: to tell a lockfile from an environment

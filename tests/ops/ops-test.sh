@@ -1,7 +1,9 @@
 #!/bin/sh
 # ops-test.sh CASE - tests of ops/ and `menv smoke` (run by CTest; see CMakeLists.txt).
 #   host, gpu            ops/ built with the machine's nvcc (e.g. CUDA 13 + gcc 12, a compile
-#                        check) in a scrubbed environment; its host or GPU tests
+#                        check) in a scrubbed environment; its host or GPU tests, then host:
+#                        200 seeded runs (MENV_OPS_RUNS) and a bad MENV_OPS_RUNS; gpu: the
+#                        regression seeds (test_gpu --regression) and 3 seeded runs
 #   smoke_system         `menv smoke` on a hand-made prefix whose bin/nvcc runs the machine's
 #                        nvcc and whose activate.d script sets CXX=g++: passes, GPU skipped
 #   smoke_no_nvcc        a prefix without nvcc: fails with the "add cudatoolkit" hint
@@ -9,10 +11,17 @@
 #                        "host compiler" hint naming it
 #   smoke_missing_headers  bin/nvcc a copy of the machine's nvcc, which then looks for its
 #                        headers beside the copy: fails with the "missing header" hint
+#   smoke_fingerprint    needs MENV_TOOLCHAIN_CHANNEL; a stand-in ops/ (MENV_OPS_DIR): create
+#                        runs the check, installing one pure package does not ("unchanged
+#                        since"), --smoke-check forces it, an ops/ byte, a new cudatoolkit,
+#                        gxx_impl or python record, another $CXX or its version, the driver
+#                        and a failed check run it again
 #   smoke_toolchain      needs MENV_TOOLCHAIN_CHANNEL (the channel of build-toolchain): an
 #                        environment of python, cudatoolkit 11.8, gxx_linux-64 11, numpy,
 #                        pybind11, ninja passes (GPU skipped without a GPU); one without
-#                        gxx_linux-64 gets nvcc 11.8 + the system's g++ 12: the hint
+#                        gxx_linux-64 gets nvcc 11.8 + the system's g++ 12: create fails
+#                        its check, at the toolchain step, with the one-line hint "add
+#                        gxx_linux-64=11", and `menv doctor` reports that same line
 # Exit 77 when the case cannot run here (no nvcc, no channel).
 set -u
 case=${1:?usage: ops-test.sh CASE}
@@ -55,7 +64,37 @@ host | gpu)
 		"$MENV_OPS_DIR" "$tmp/build" || fail "configure or build"
 	env -i PATH="$d:/usr/bin:/bin" HOME="${HOME:-/}" LC_ALL=C \
 		"$MENV_OPS_DIR/run-tests" "$tmp/build" "$case"
-	exit $? ;;
+	rc=$?
+	[ "$rc" = 0 ] || exit $rc
+	if [ "$case" = host ]; then
+		# 200 runs with distinct seeds (the f32 kernel arithmetic emulated, a direction
+		# orthogonal to the gradient among them): all within their derived limits
+		MENV_OPS_RUNS=200 MENV_OPS_SEED=1000 "$tmp/build/test_host" >"$tmp/runs" 2>&1 ||
+			{ cat "$tmp/runs"; fail "test_host runs"; }
+		[ "$(tail -n 1 "$tmp/runs")" = "[ops] PASS host runs=200 failures=0 failing_seeds=" ] ||
+			{ cat "$tmp/runs"; fail "no summary line"; }
+		MENV_OPS_RUNS=x "$tmp/build/test_host" >"$tmp/bad" 2>&1
+		rc=$?
+		[ "$rc" = 2 ] || fail "MENV_OPS_RUNS=x: exit $rc"
+		grep -qx "\[ops\] FAIL host: MENV_OPS_RUNS must be a positive count, not 'x'" "$tmp/bad" ||
+			fail "MENV_OPS_RUNS=x: $(cat "$tmp/bad")"
+		MENV_OPS_SEED=7 "$tmp/build/test_host" >"$tmp/one" 2>&1
+		grep -q "^\[ops\] PASS host f32 emulated kernels, direction orthogonal to the gradient: .* exceeds the old limit 1e-3" "$tmp/one" ||
+			fail "the old limit was not shown failing on a cancelling direction"
+	else
+		# the seeds that failed a correct kernel on an H200, replayed; then 3 seeds
+		"$tmp/build/test_gpu" --regression >"$tmp/reg" 2>&1
+		rc=$?
+		cat "$tmp/reg"
+		[ "$rc" = 0 ] || exit $rc
+		grep -qx "\[ops\] PASS gpu runs=2 failures=0 failing_seeds=" "$tmp/reg" || fail "regression"
+		MENV_OPS_RUNS=3 MENV_OPS_SEED=1 "$tmp/build/test_gpu" >"$tmp/runs" 2>&1 ||
+			{ cat "$tmp/runs"; fail "test_gpu runs"; }
+		[ "$(tail -n 1 "$tmp/runs")" = "[ops] PASS gpu runs=3 failures=0 failing_seeds=" ] ||
+			fail "no summary line"
+	fi
+	echo ok
+	exit 0 ;;
 smoke_system)
 	need_nvcc
 	mkprefix "$tmp/env"
@@ -142,6 +181,121 @@ smoke_toolchain)
 	[ "$st" = 1 ] || fail "menv smoke exited $st, expected 1"
 	grep -q "nvcc 11.8.89 does not support the host compiler g++ 12" "$tmp/out" || fail "no hint"
 	grep -q "gxx_linux-64=11" "$tmp/out" || fail "no gxx_linux-64=11 suggestion"
+	# one line saying what to change, and doctor's verdict is the same line (not "0 problems")
+	gxx=$(PATH=/usr/bin:/bin command -v g++)
+	line="nvcc 11.8.89 does not support the host compiler g++ $($gxx -dumpfullversion) ('$gxx', from the system, not the environment): nvcc 11.8 accepts GCC up to 11; add gxx_linux-64=11 to the environment"
+	grep -qxF "  hint: $line" "$tmp/out" || fail "smoke: not the line '$line'"
+	grep -q "^  configure" "$tmp/out" && fail "smoke went on to configure"
+	doctor() {
+		env HOME="$tmp/home" MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null CONDA_OVERRIDE_CUDA= \
+			"$MENV" doctor -p "$1" >"$tmp/doctor" 2>&1
+		st=$?
+	}
+	doctor "$tmp/gxx12"
+	[ "$st" = 1 ] || { cat "$tmp/doctor"; fail "doctor exited $st, expected 1"; }
+	grep -qxF "problem: $line" "$tmp/doctor" || { cat "$tmp/doctor"; fail "doctor: not the line"; }
+	grep -q "1 problem left$" "$tmp/doctor" || { cat "$tmp/doctor"; fail "doctor: not 1 problem"; }
+	doctor "$tmp/ok"
+	[ "$st" = 0 ] || { cat "$tmp/doctor"; fail "doctor on the good environment exited $st"; }
+	grep -q "0 problems left$" "$tmp/doctor" || fail "doctor on the good environment"
+	echo ok ;;
+smoke_fingerprint)
+	ch=${MENV_TOOLCHAIN_CHANNEL:-}
+	[ -n "$ch" ] && [ -e "$ch/linux-64/repodata.json" ] ||
+		{ echo "MENV_TOOLCHAIN_CHANNEL (an indexed toolchain channel) not set: skipped"; exit 77; }
+	# a stand-in ops/ (configure, an empty build, tests that pass): each check takes a
+	# second, and what is checked is only whether it runs
+	mkdir -p "$tmp/ops"
+	cat >"$tmp/ops/configure" <<'C'
+#!/bin/sh
+mkdir -p "$1" && printf 'build all: phony\ndefault all\n' >"$1/build.ninja"
+echo "configure: targets sm_90 compute_90 (stand-in)"
+C
+	printf '#!/bin/sh\necho "[ops] PASS stand-in $2: 0 (limit 0)"\nexit 0\n' >"$tmp/ops/run-tests"
+	chmod +x "$tmp/ops/configure" "$tmp/ops/run-tests"
+	e=$tmp/e
+	m() { # menv ARGS...: output in $tmp/out, status in $st
+		env HOME="$tmp/home" MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null CONDA_OVERRIDE_CUDA= \
+			MENV_OPS_DIR="$tmp/ops" TMPDIR="$tmp" "$MENV" "$@" >"$tmp/out" 2>&1
+		st=$?
+	}
+	ran() { grep -q "^Smoke check of $e " "$tmp/out" && grep -q "^Smoke check passed" "$tmp/out"; }
+	unchanged_line() {
+		since=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["date"])' \
+			"$e/conda-meta/menv-smoke-fingerprint")
+		echo "Smoke check: toolchain, ops/ sources and driver unchanged since $since, when it passed (--smoke-check runs it again)"
+	}
+	inst() { m install -p "$e" -c "file://$ch" --override-channels -y "$@"; }
+	m create -p "$e" -c "file://$ch" --override-channels -y python=3.9 cudatoolkit=11.8 \
+		gxx_linux-64=11 ninja
+	[ "$st" = 0 ] && ran || { cat "$tmp/out"; fail "create did not run the smoke check"; }
+	grep -q '"status": "passed"' "$e/conda-meta/menv-smoke-fingerprint" || fail "no fingerprint"
+	grep -q '"pkg cudatoolkit 11.8' "$e/conda-meta/menv-smoke-fingerprint" || fail "no nvcc input"
+	grep -q '"ops run-tests [0-9a-f]\{64\} x"' "$e/conda-meta/menv-smoke-fingerprint" ||
+		fail "no ops input"
+	# one pure package: not run, and the exact line
+	inst ply
+	[ "$st" = 0 ] || { cat "$tmp/out"; fail "install ply: exit $st"; }
+	grep -q "Smoke check of" "$tmp/out" && fail "install ply ran the smoke check"
+	grep -qxF "$(unchanged_line)" "$tmp/out" || { cat "$tmp/out"; fail "no 'unchanged since' line"; }
+	# --smoke-check forces it; --no-smoke-check says nothing of it; both: one-line error, exit 2
+	inst six --smoke-check
+	ran || { cat "$tmp/out"; fail "--smoke-check did not run it"; }
+	inst decorator --no-smoke-check
+	grep -q "Smoke check" "$tmp/out" && fail "--no-smoke-check: $(cat "$tmp/out")"
+	inst wcwidth --smoke-check --no-smoke-check
+	[ "$st" = 2 ] || fail "both flags: exit $st"
+	[ "$(cat "$tmp/out")" = "menv: error: --smoke-check and --no-smoke-check contradict each other" ] ||
+		fail "both flags: $(cat "$tmp/out")"
+	[ -e "$e/conda-meta/history" ] && grep -q wcwidth "$e/conda-meta/history" && fail "both flags changed the env"
+	# an ops/ source byte: runs again, then unchanged again
+	echo "# one more byte" >>"$tmp/ops/run-tests"
+	inst zipp
+	ran || { cat "$tmp/out"; fail "an ops/ change did not run it"; }
+	inst pickleshare
+	grep -qxF "$(unchanged_line)" "$tmp/out" || { cat "$tmp/out"; fail "not unchanged after the rerun"; }
+	# nvcc's and g++'s package records (another build of the same version): runs again
+	for pkg in cudatoolkit gxx_impl_linux-64 python; do
+		python3 - "$e"/conda-meta/$pkg-[0-9]*.json <<'P'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["sha256"] = "0" * 64
+json.dump(r, open(sys.argv[1], "w"), indent=2)
+P
+		m remove -p "$e" -y pickleshare 2>/dev/null
+		inst pickleshare
+		ran || { cat "$tmp/out"; fail "a new $pkg record did not run it"; }
+	done
+	# a host compiler from outside the records ($CXX of an activation script): its path, then
+	# its version, run it again; then nothing changed
+	printf '#!/bin/sh\necho 11.3.0\n' >"$tmp/cxx"
+	chmod +x "$tmp/cxx"
+	printf 'export CXX="%s"\n' "$tmp/cxx" >"$e/etc/conda/activate.d/zz-cxx.sh"
+	m remove -p "$e" -y pickleshare
+	inst pickleshare
+	ran || { cat "$tmp/out"; fail "another \$CXX did not run it"; }
+	grep -q "c++ $tmp/cxx 11.3.0" "$e/conda-meta/menv-smoke-fingerprint" || fail "probe input"
+	printf '#!/bin/sh\necho 11.4.0\n' >"$tmp/cxx"
+	m remove -p "$e" -y pickleshare
+	inst pickleshare
+	ran || { cat "$tmp/out"; fail "a new \$CXX version did not run it"; }
+	m remove -p "$e" -y pickleshare
+	inst pickleshare
+	grep -qxF "$(unchanged_line)" "$tmp/out" || { cat "$tmp/out"; fail "not unchanged"; }
+	rm "$e/etc/conda/activate.d/zz-cxx.sh"
+	# the driver (__cuda): runs again
+	m remove -p "$e" -y zipp
+	env CONDA_OVERRIDE_CUDA=12.0 HOME="$tmp/home" MENV_ROOT_PREFIX="$tmp/root" MENVRC=/dev/null \
+		MENV_OPS_DIR="$tmp/ops" TMPDIR="$tmp" "$MENV" install -p "$e" -c "file://$ch" \
+		--override-channels -y zipp >"$tmp/out" 2>&1
+	ran || { cat "$tmp/out"; fail "a driver change did not run it"; }
+	grep -q '"driver cuda 12.0"' "$e/conda-meta/menv-smoke-fingerprint" || fail "driver input"
+	# a failed check is not "unchanged": the next change runs it again
+	printf '#!/bin/sh\necho "[ops] FAIL stand-in $2: 1 (limit 0)"\nexit 1\n' >"$tmp/ops/run-tests"
+	inst testpath
+	[ "$st" = 1 ] || { cat "$tmp/out"; fail "failing check: exit $st"; }
+	inst pandocfilters
+	grep -q "^Smoke check of $e " "$tmp/out" || fail "a failed check was taken as unchanged"
 	echo ok ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
