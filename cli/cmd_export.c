@@ -79,7 +79,9 @@ int menv_cmd_export(int argc, char **argv)
 			free(s);
 			json_decref(j);
 		} else {
-			menv_envfile_write(&ef, &out);
+			rc = menv_envfile_write(&ef, &out, &err);
+			if (rc)
+				goto out;
 		}
 	} else {
 		struct menv_strvec warnings = MENV_STRVEC_INIT;
@@ -98,7 +100,9 @@ int menv_cmd_export(int argc, char **argv)
 		} else if (!strcmp(o.format, "explicit")) {
 			menv_lockfile_write_explicit(lf, cfg.subdir, &out);
 		} else {
-			menv_lockfile_write_conda_lock(lf, &out);
+			rc = menv_lockfile_write_conda_lock(lf, &out, &err);
+			if (rc)
+				goto out;
 		}
 	}
 	if (o.file)

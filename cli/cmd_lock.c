@@ -158,7 +158,9 @@ int menv_cmd_lock(int argc, char **argv)
 		        "'menv lock'; create the environment and use 'menv export' to lock its pip "
 		        "packages\n",
 		        ef->pip.n);
-	menv_lockfile_write_conda_lock(lf, &out);
+	rc = menv_lockfile_write_conda_lock(lf, &out, &err);
+	if (rc)
+		goto out;
 	if (!strcmp(o.out, "-"))
 		fwrite(out.buf, 1, out.len, stdout);
 	else

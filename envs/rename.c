@@ -248,7 +248,9 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 		}
 	}
 	json_object_del(lf->metadata_extra, "custom_metadata");
-	menv_lockfile_write_conda_lock(lf, &lock);
+	rc = menv_lockfile_write_conda_lock(lf, &lock, err);
+	if (rc)
+		goto out;
 	const char *td = getenv("TMPDIR");
 	tmp = menv_xasprintf("%s/menv-rename-XXXXXX", td && *td ? td : "/tmp");
 	int fd = mkstemp(tmp);
