@@ -367,16 +367,16 @@ static int scalar(struct semit *e, struct menv_buf *o, const char *s, enum want 
 	for (int pass = 0; pass < 2; pass++) {
 		if (!semit_scalar(e, s, key, style, true, &b, &n, &problem))
 			return menv_error_set(err, MENV_EPARSE, "'%s' %s", s, problem);
-		/* a key: "\nKEY" or "\n? KEY"; a value: ": VALUE" */
+		/* a key: "\nKEY" or "\n? KEY" (kept with its "? "); a value: ": VALUE" */
 		size_t skip = key ? 1 : 2;
 		*complex = key && n >= 3 && !strncmp(b + 1, "? ", 2);
-		skip += *complex ? 2 : 0;
 		b += skip < n ? skip : n;
 		n -= skip < n ? skip : n;
 		/* libyaml's single quotes where it cannot write plain, and its line breaks inside a
 		 * quoted scalar, become double quotes */
+		size_t q = *complex ? 2 : 0; /* where the scalar itself starts */
 		if (pass == 0 && style != YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
-		    ((n && *b == '\'' && want != WANT_SINGLE) || memchr(b, '\n', n))) {
+		    ((n > q && b[q] == '\'' && want != WANT_SINGLE) || memchr(b, '\n', n))) {
 			style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 			continue;
 		}
