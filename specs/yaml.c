@@ -340,8 +340,8 @@ broken:
 /*
  * One scalar, appended to `o` as libyaml's emitter writes it where it stands in menv's layout:
  * a block mapping's value or sequence item, or (`key`) a simple key, which libyaml writes as
- * a complex key ("? KEY" then ": VALUE", *complex set) when it cannot be a simple one (over
- * 128 bytes, a line break). Only the scalar is libyaml's, not the layout: its emitter writes
+ * a complex key when it cannot be a simple one (over 128 bytes, a line break): then "? KEY" is
+ * appended, *complex set, and the caller puts ": VALUE" on the next line. Only the scalar is libyaml's, not the layout: its emitter writes
  * a block sequence inside a mapping indentless ("key:\n- a"), while conda's own files
  * (ruamel.yaml, indent(mapping=2, offset=2, sequence=4)) and menv's say "key:\n  - a", so
  * y_node draws the structure and this the scalars, with libyaml's scalar analysis run in the
