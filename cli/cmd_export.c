@@ -86,7 +86,9 @@ int menv_cmd_export(int argc, char **argv)
 			free(s);
 			json_decref(j);
 		} else {
-			menv_envfile_write(&ef, &out);
+			rc = menv_envfile_write(&ef, &out, &err);
+			if (rc)
+				goto out;
 		}
 	} else {
 		struct menv_strvec warnings = MENV_STRVEC_INIT;
@@ -105,7 +107,9 @@ int menv_cmd_export(int argc, char **argv)
 		} else if (!strcmp(o.format, "explicit")) {
 			menv_lockfile_write_explicit(lf, cfg.subdir, &out);
 		} else {
-			menv_lockfile_write_conda_lock(lf, &out);
+			rc = menv_lockfile_write_conda_lock(lf, &out, &err);
+			if (rc)
+				goto out;
 		}
 	}
 	menv_buf_redact(&out); /* every format: no credentials or tokens */

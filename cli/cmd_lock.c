@@ -159,7 +159,9 @@ int menv_cmd_lock(int argc, char **argv)
 		        "'menv lock'; create the environment and use 'menv export' to lock its pip "
 		        "packages\n",
 		        ef->pip.n, MENV_CLI_S(ef->pip.n));
-	menv_lockfile_write_conda_lock(lf, &out);
+	rc = menv_lockfile_write_conda_lock(lf, &out, &err);
+	if (rc)
+		goto out;
 	menv_buf_redact(&out); /* no credentials or tokens in the lockfile */
 	if (!strcmp(o.out, "-"))
 		fwrite(out.buf, 1, out.len, stdout);

@@ -312,7 +312,9 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 		}
 	}
 	json_object_del(lf->metadata_extra, "custom_metadata");
-	menv_lockfile_write_conda_lock(lf, &lock);
+	rc = menv_lockfile_write_conda_lock(lf, &lock, err);
+	if (rc)
+		goto out;
 	int fd = -1;
 	rc = menv_tmp_mkfile("rename", &tmp, &fd, err);
 	if (!rc && write(fd, lock.buf, lock.len) != (ssize_t)lock.len)

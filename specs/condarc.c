@@ -353,7 +353,8 @@ void menv_config_describe(const struct menv_param *p, json_t *dflt, struct menv_
 	wrap(out, "# #   ", p->desc, 70);
 	menv_buf_adds(out, "# # \n");
 	json_object_set(one, p->name, dflt ? dflt : json_null());
-	menv_yaml_write(&y, one);
+	/* the defaults are jansson's strings, so valid UTF-8: nothing to refuse */
+	(void)menv_yaml_write(&y, one, 0, NULL, NULL);
 	for (const char *l = y.buf; *l;) {
 		size_t n = strcspn(l, "\n");
 		menv_buf_addf(out, "# %.*s\n", (int)n, l);
@@ -404,7 +405,7 @@ int menv_condarc_load(const char *path, struct menv_condarc *rc, struct menv_err
 		rc->doc = json_object();
 		goto out;
 	}
-	r = menv_yaml_to_json(b.buf, b.len, path, &rc->doc, err);
+	r = menv_yaml_to_json_styled(b.buf, b.len, path, &rc->doc, &rc->styles, err);
 	if (!r && json_is_null(rc->doc)) {
 		json_decref(rc->doc);
 		rc->doc = json_object();
@@ -441,6 +442,7 @@ void menv_condarc_release(struct menv_condarc *rc)
 	free(rc->path);
 	free(rc->header);
 	json_decref(rc->doc);
+	menv_yaml_styles_free(rc->styles);
 	memset(rc, 0, sizeof(*rc));
 }
 
@@ -635,9 +637,14 @@ json_t *menv_condarc_get(const struct menv_condarc *rc, const char *key)
 int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
+	int r = 0;
 	menv_buf_adds(&b, rc->header);
-	if (json_object_size(rc->doc))
-		menv_yaml_write(&b, rc->doc);
+	/* values read from the file are written as they were read (30.50 stays a float) */
+	if (json_object_size(rc->doc) && (r = menv_yaml_write(&b, rc->doc, 0, rc->styles, err))) {
+		menv_error_prefix(err, "cannot write '%s'", rc->path);
+		menv_buf_release(&b);
+		return r;
+	}
 	/* as conda's open(path, "w"): through a link (a dotfiles checkout), keeping the file's
 	 * mode (a .condarc holding tokens or proxy passwords stays 0600) */
 	char *real = realpath(rc->path, NULL);
@@ -645,7 +652,6 @@ int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err)
 	const char *target = real ? real : rc->path;
 	bool exists = stat(target, &sb) == 0;
 	mode_t mode = exists ? sb.st_mode & 07777 : 0644;
-	int r = 0;
 	/* a device, a pipe or a folder is never replaced (--file /dev/null renamed a file over
 	 * the device) */
 	if (exists && !S_ISREG(sb.st_mode))

@@ -276,46 +276,49 @@ void menv_envfile_free(struct menv_envfile *ef)
 /* ---------------------------------------------------------------------------------------- */
 /* environment.yml writing (CEP-24)                                                         */
 
-void menv_envfile_write(const struct menv_envfile *ef, struct menv_buf *out)
+/* "LEAD" then `s` as a YAML value then a newline; `what` names `s` in an error. */
+static int line(struct menv_buf *out, const char *lead, const char *s, const char *what,
+                struct menv_error *err)
 {
-	if (ef->name) {
-		menv_buf_adds(out, "name: ");
-		menv_yaml_write_str(out, ef->name);
-		menv_buf_addch(out, '\n');
-	}
+	menv_buf_adds(out, lead);
+	if (menv_yaml_write_str(out, s, err))
+		return menv_error_prefix(err, "cannot write the environment file's %s", what);
+	menv_buf_addch(out, '\n');
+	return 0;
+}
+
+int menv_envfile_write(const struct menv_envfile *ef, struct menv_buf *out, struct menv_error *err)
+{
+	int rc = 0;
+	if (ef->name && (rc = line(out, "name: ", ef->name, "name", err)))
+		return rc;
 	menv_buf_adds(out, "channels:\n");
-	for (size_t i = 0; i < ef->channels.n; i++) {
-		menv_buf_adds(out, "  - ");
-		menv_yaml_write_str(out, ef->channels.v[i]);
-		menv_buf_addch(out, '\n');
-	}
+	for (size_t i = 0; i < ef->channels.n; i++)
+		if ((rc = line(out, "  - ", ef->channels.v[i], "channel", err)))
+			return rc;
 	menv_buf_adds(out, "dependencies:\n");
-	for (size_t i = 0; i < ef->deps.n; i++) {
-		menv_buf_adds(out, "  - ");
-		menv_yaml_write_str(out, ef->deps.v[i]);
-		menv_buf_addch(out, '\n');
-	}
+	for (size_t i = 0; i < ef->deps.n; i++)
+		if ((rc = line(out, "  - ", ef->deps.v[i], "dependency", err)))
+			return rc;
 	if (ef->pip.n || ef->has_pip_section) {
 		menv_buf_adds(out, "  - pip:\n");
-		for (size_t i = 0; i < ef->pip.n; i++) {
-			menv_buf_adds(out, "      - ");
-			menv_yaml_write_str(out, ef->pip.v[i]);
-			menv_buf_addch(out, '\n');
-		}
+		for (size_t i = 0; i < ef->pip.n; i++)
+			if ((rc = line(out, "      - ", ef->pip.v[i], "pip dependency", err)))
+				return rc;
 	}
 	if (ef->var_names.n) {
 		menv_buf_adds(out, "variables:\n");
 		for (size_t i = 0; i < ef->var_names.n; i++) {
 			menv_buf_adds(out, "  ");
-			menv_yaml_write_str(out, ef->var_names.v[i]);
-			menv_buf_adds(out, ": ");
-			menv_yaml_write_str(out, i < ef->var_values.n ? ef->var_values.v[i] : "");
-			menv_buf_addch(out, '\n');
+			if ((rc = menv_yaml_write_key(out, ef->var_names.v[i], 2, err)))
+				return menv_error_prefix(err, "cannot write the environment file's "
+				                              "variable name");
+			if ((rc = line(out, " ", i < ef->var_values.n ? ef->var_values.v[i] : "",
+			               "variable value", err)))
+				return rc;
 		}
 	}
-	if (ef->prefix) {
-		menv_buf_adds(out, "prefix: ");
-		menv_yaml_write_str(out, ef->prefix);
-		menv_buf_addch(out, '\n');
-	}
+	if (ef->prefix && (rc = line(out, "prefix: ", ef->prefix, "prefix", err)))
+		return rc;
+	return 0;
 }

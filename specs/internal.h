@@ -23,12 +23,33 @@ int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
  * MENV_EPARSE "SRC:LINE:COL: ..." (duplicate keys too), MENV_EINTR. */
 int menv_yaml_to_json(const char *bytes, size_t len, const char *src, json_t **out,
                       struct menv_error *err);
-/* `v` as block YAML (mappings in their order, strings quoted where a reader would take them
- * for something else), appended to `out`. */
-void menv_yaml_write(struct menv_buf *out, json_t *v);
-/* One string scalar as menv_yaml_write writes it (plain, or double-quoted and escaped where a
- * reader would take it for something else), appended to `out`. */
-void menv_yaml_write_str(struct menv_buf *out, const char *s);
+/* How each scalar of a document was written in its file (plain and its text, single- or
+ * double-quoted), as menv_yaml_to_json_styled read it, so that menv_yaml_write writes each
+ * value it still holds the same way: a float stays a float (30.50), a quoted "1.0" a string.
+ * Free with menv_yaml_styles_free (NULL is a no-op). */
+struct menv_yaml_styles;
+/* menv_yaml_to_json, and in *styles (the caller's, NULL on error) the style of each scalar. */
+int menv_yaml_to_json_styled(const char *bytes, size_t len, const char *src, json_t **out,
+                             struct menv_yaml_styles **styles, struct menv_error *err);
+void menv_yaml_styles_free(struct menv_yaml_styles *styles);
+
+/* `v` as block YAML in conda's layout (mappings in their order, a sequence under a key
+ * indented by two: "key:
+  - a"), its lines starting at column `indent`, appended to `out`.
+ * Every scalar is written by libyaml's emitter (see scalar() in yaml.c): plain where a reader
+ * reads it back as the same value, else double-quoted and escaped as libyaml escapes; a value
+ * `styles` (may be NULL) has is written as it was read. Errors: MENV_EPARSE "'S' is not valid
+ * UTF-8" (libyaml's emitter refuses it; strings made with json_string_nocheck reach it), and
+ * `out` then holds a part of the document. */
+int menv_yaml_write(struct menv_buf *out, json_t *v, int indent,
+                    const struct menv_yaml_styles *styles, struct menv_error *err);
+/* One string scalar as menv_yaml_write writes a value (plain, or double-quoted and escaped),
+ * appended to `out`. Errors: as menv_yaml_write's. */
+int menv_yaml_write_str(struct menv_buf *out, const char *s, struct menv_error *err);
+/* A mapping key and its colon ("KEY:"), the key at column `indent` (already written): a key
+ * libyaml will not write as a simple key (over 128 bytes, a line break) as "? KEY", a newline,
+ * `indent` spaces, ":". Errors: as menv_yaml_write's. */
+int menv_yaml_write_key(struct menv_buf *out, const char *k, int indent, struct menv_error *err);
 /* Would `val` be accepted for the scalar setting `key` (config.c's reader)? 0, 1 when `key`
  * is not a scalar setting, MENV_EUSAGE naming the key and what it must be. */
 int menv_config_check_value(const char *key, const char *val, struct menv_error *err);

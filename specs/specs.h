@@ -397,6 +397,9 @@ struct menv_condarc {
 	json_t *doc;
 	char *header;
 	int lock; /* menv_condarc_load_locked's lock descriptor + 1; 0: none (so {0} is unlocked) */
+	/* how each scalar of the file was written (plain and its text, or quoted): a save
+	 * writes the values it still holds the same way, so each keeps its YAML type */
+	struct menv_yaml_styles *styles;
 };
 /* Reads `path` (a missing or empty file is an empty mapping). Errors: MENV_EPARSE (with line
  * and column, or not a mapping), MENV_EIO. Release with menv_condarc_release. */
@@ -801,8 +804,12 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
  * platform, dependencies, url, hash {md5, sha256}, build (conda entries), category,
  * optional; a conda-lock entry's unknown keys are kept): the fields and types of conda-lock's
  * v1 models (conda_lock/lockfile/v1/models.py: LockMeta, LockedDependency, HashModel), which
- * forbid other keys. Appends to `out`. */
-void menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_buf *out);
+ * forbid other keys. Each scalar is written by libyaml's emitter. Appends to `out`. Errors:
+ * MENV_EPARSE "cannot write package 'NAME' VERSION (MANAGER): 'S' is not valid UTF-8" (a
+ * pip package read from a hostile dist-info): such a lock is refused, never written; `out`
+ * then holds a part of it. */
+int menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_buf *out,
+                                   struct menv_error *err);
 /* Writes an explicit file (CEP-23) of the conda packages for `platform` (NULL: the first):
  * `# platform: P`, `@EXPLICIT`, one `URL#sha256:hex` line each (`URL#md5` when only md5 is
  * known), then conda-lock's `# pip name @ URL` lines. Appends to `out`. */
@@ -818,7 +825,10 @@ int menv_dist_split(const char *fn, char **name, char **version, char **build,
 
 /* Writes an environment.yml (CEP-24, conda env export's layout): name, channels,
  * dependencies (a `- pip:` section when ef->pip is non-empty or has_pip_section), variables,
- * prefix. Scalars are quoted where YAML would misread them. Appends to `out`. */
-void menv_envfile_write(const struct menv_envfile *ef, struct menv_buf *out);
+ * prefix; each scalar written by libyaml's emitter (plain, or double-quoted where YAML would
+ * misread it). Appends to `out`. Errors: MENV_EPARSE "cannot write the environment file's
+ * dependency: 'S' is not valid UTF-8" (or name, channel, pip dependency, variable, prefix):
+ * such a file is refused, never written; `out` then holds a part of it. */
+int menv_envfile_write(const struct menv_envfile *ef, struct menv_buf *out, struct menv_error *err);
 
 #endif

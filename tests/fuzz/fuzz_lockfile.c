@@ -28,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(json_dumps(j, 0));
 	json_decref(j);
 	struct menv_buf b = MENV_BUF_INIT;
-	menv_lockfile_write_conda_lock(lf, &b);
-	if (!menv_lockfile_parse(b.buf, b.len, "written.lock", &again, &err))
+	if (!menv_lockfile_write_conda_lock(lf, &b, &err) &&
+	    !menv_lockfile_parse(b.buf, b.len, "written.lock", &again, &err))
 		menv_lockfile_free(again);
 	menv_buf_release(&b);
 	menv_lockfile_free(lf);

@@ -82,8 +82,10 @@ static char *round_trip(const struct menv_lockfile *lf, const char *rel)
 
 	if (lf->format == MENV_LOCK_EXPLICIT)
 		menv_lockfile_write_explicit(lf, NULL, &b);
-	else
-		menv_lockfile_write_conda_lock(lf, &b);
+	else if (menv_lockfile_write_conda_lock(lf, &b, &err)) {
+		why = menv_xasprintf("not written: %s", err.msg);
+		goto out;
+	}
 	if (menv_lockfile_parse(b.buf, b.len, rel, &again, &err)) {
 		why = menv_xasprintf("re-written file does not parse: %s", err.msg);
 		goto out;
