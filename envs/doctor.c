@@ -263,7 +263,9 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 		/* done, or failed and rolled back: the intent settles the records either way */
 		char *said = NULL;
 		struct menv_error ignored = {0};
+		menv_cancel_block(true); /* Ctrl-C or not, the records settle here, not later */
 		menv_env_intent_recover(prefix, NULL, NULL, &said, &ignored);
+		menv_cancel_block(false);
 		free(said);
 		for (size_t i = 0; !rc && i < r->n; i++) {
 			struct menv_doctor_finding *f = &r->findings[i];

@@ -50,12 +50,16 @@
 void menv_crash_point(void)
 {
 	static long n, after = -1;
+	static int sig = SIGKILL;
 	if (after < 0) {
 		const char *v = getenv("MENV_TEST_CRASH_AFTER");
+		const char *s = getenv("MENV_TEST_CRASH_SIGNAL"); /* "INT": Ctrl-C there instead */
 		after = v ? strtol(v, NULL, 10) : 0;
+		if (s && !strcmp(s, "INT"))
+			sig = SIGINT;
 	}
 	if (after > 0 && ++n == after)
-		kill(getpid(), SIGKILL);
+		kill(getpid(), sig);
 }
 
 void menv_test_gate(const char *name)

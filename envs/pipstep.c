@@ -236,7 +236,12 @@ int menv_txn_pip_into_env(const struct menv_config *cfg, const char *prefix,
 		goto out;
 	}
 	/* take back what pip added before it failed, then the conda part of this command */
-	if (pip_undo(cfg, prefix, list, revert_to, &repaired, &stage, &e2)) {
+	/* Ctrl-C may be what stopped pip: the undo must still read the records and run to its
+	 * end, as a journal rollback does */
+	menv_cancel_block(true);
+	int urc = pip_undo(cfg, prefix, list, revert_to, &repaired, &stage, &e2);
+	menv_cancel_block(false);
+	if (urc) {
 		add_note(err, "%s failed too (%s)", stage, e2.msg);
 		goto out; /* the marker stays: the next command tries again */
 	}

@@ -55,8 +55,11 @@ int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out
 			if (j)
 				rc = menv_error_set(err, MENV_EPARSE,
 				                    "%s:1:1: not a package record", path);
-			else
-				*err = jerr, rc = jerr.code;
+			else {
+				if (err)
+					*err = jerr;
+				rc = jerr.code;
+			}
 			json_decref(j);
 			free(path);
 			break;

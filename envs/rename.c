@@ -361,7 +361,11 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	if (rc)
 		goto undo;
 	menv_crash_point();
+	/* past the commit point the removal of the source (and of an old destination set
+	 * aside) runs to its end: Ctrl-C then must not leave half of it */
+	menv_cancel_block(true);
 	rc = menv_env_intent_recover(src, NULL, NULL, &said, err);
+	menv_cancel_block(false);
 	if (rc == MENV_ENOTFOUND)
 		rc = 0;
 	if (rc)
@@ -371,7 +375,10 @@ undo : {
 	struct menv_error ignored = {0};
 	free(said);
 	said = NULL;
+	/* the undo (an old destination moved back) runs to its end, Ctrl-C or not */
+	menv_cancel_block(true);
 	menv_env_intent_recover(src, NULL, NULL, &said, &ignored);
+	menv_cancel_block(false);
 }
 out:
 	menv_env_unlock(lockfd);
