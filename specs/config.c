@@ -904,7 +904,7 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 	if (!rc)
 		rc = apply_env(cfg, err);
 	if (rc)
-		return rc;
+		goto out;
 	if ((env = getenv("MENV_ROOT_PREFIX")) && *env)
 		change_root(cfg, env);
 	if ((env = getenv("CONDA_PKGS_DIRS")) && *env) {
@@ -915,5 +915,8 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 	rc = check_home(cfg, err);
 	if (!rc)
 		pick_pkgs_dir(cfg);
+out:
+	if (rc) /* nothing for a caller to release after a failure (menv_config_release is idempotent) */
+		menv_config_release(cfg);
 	return rc;
 }

@@ -104,7 +104,8 @@ struct menv_config {
  * proxy_servers ({http: URL, https: URL}), repodata_use_zst, repodata_use_shards,
  * repodata_max_bytes (bytes, e.g. MENV_REPODATA_MAX_BYTES=1000000).
  * Unknown keys are ignored. Errors: MENV_EPARSE naming the file (or variable), line and
- * column. Release with menv_config_release(). */
+ * column, MENV_ENOTFOUND/MENV_EPARSE when a setting needs an unusable HOME. After a failure
+ * `cfg` holds nothing (it is released). Release with menv_config_release(). */
 int menv_config_load(struct menv_config *cfg, struct menv_error *err);
 /* Applies one rc file (used by menv_config_load and tests). Errors: MENV_EPARSE, MENV_EIO. */
 int menv_config_apply_file(struct menv_config *cfg, const char *path, struct menv_error *err);
