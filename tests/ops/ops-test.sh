@@ -148,13 +148,53 @@ smoke_missing_headers)
 	rm -f "$tmp/env/bin/nvcc"
 	cp "$real" "$tmp/env/bin/nvcc"
 	[ -f "$(dirname "$real")/nvcc.profile" ] && cp "$(dirname "$real")/nvcc.profile" "$tmp/env/bin/"
-	# the machine must not hand the headers over by other ways (include variables, /usr/include)
 	unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH
-	printf '#include <cuda_runtime.h>\n' >"$tmp/probe.cu"
-	if (cd "$tmp" && "$tmp/env/bin/nvcc" -E probe.cu -o probe.i) >/dev/null 2>&1; then
-		echo "this machine's nvcc finds cuda_runtime.h from any directory: skipped"
-		exit 77
+	# A machine may still hand cuda_runtime.h over by other ways: a copy in /usr/include or
+	# /usr/local/include, NVCC_PREPEND_FLAGS, an include directory in nvcc.profile. So the
+	# prefix's host compiler (CXX, which nvcc runs with -ccbin for every step) searches no
+	# directory that holds it: each such directory, among its defaults or in -I/-isystem
+	# arguments, is replaced by a shadow of links to everything in it but cuda_runtime.h.
+	std=$(/usr/bin/g++ -x c++ -E -v /dev/null 2>&1 >/dev/null |
+		sed -n '/^#include <...> search starts here:/,/^End of search list/{/^ /s/^ //p}')
+	[ -n "$std" ] || fail "no include search list from /usr/bin/g++ -v"
+	{
+		printf '#!/bin/sh\n# g++ that finds no cuda_runtime.h (ops-test.sh smoke_missing_headers)\n'
+		printf 'shadows=%s\n' "'$tmp/shadow'"
+		cat <<'G'
+shadow() { # DIR: prints DIR, or a shadow of it when it holds cuda_runtime.h
+	[ -e "$1/cuda_runtime.h" ] || { printf '%s' "$1"; return; }
+	s=$shadows/$(printf '%s' "$1" | tr / _)
+	if [ ! -d "$s" ]; then
+		mkdir -p "$s.$$"
+		for e in "$1"/*; do [ "${e##*/}" = cuda_runtime.h ] || ln -s "$e" "$s.$$/"; done
+		mv "$s.$$" "$s" 2>/dev/null || rm -rf "$s.$$"
 	fi
+	printf '%s' "$s"
+}
+n=$#
+while [ "$n" -gt 0 ]; do
+	a=$1; shift; n=$((n - 1))
+	case $a in
+	-I | -isystem | -idirafter) d=$1; shift; n=$((n - 1)); set -- "$@" "$a" "$(shadow "$d")" ;;
+	-I*) set -- "$@" "-I$(shadow "${a#-I}")" ;;
+	-isystem*) set -- "$@" "-isystem$(shadow "${a#-isystem}")" ;;
+	*) set -- "$@" "$a" ;;
+	esac
+done
+G
+		printf 'exec /usr/bin/g++ "$@" -nostdinc'
+		printf '%s\n' "$std" | while IFS= read -r d; do printf ' -isystem "$(shadow %s)"' "'$d'"; done
+		printf '\n'
+	} >"$tmp/env/bin/g++"
+	chmod +x "$tmp/env/bin/g++"
+	printf 'export CXX="$CONDA_PREFIX/bin/g++" CC=gcc\n' >"$tmp/env/etc/conda/activate.d/zz-cxx.sh"
+	# the wrapper itself compiles C++ (the machine's <vector> through its shadows) and hides the
+	# header: a wrapper that broke the standard library would fail the check for another reason
+	printf '#include <vector>\nint main() { return std::vector<int>(1).size() - 1; }\n' >"$tmp/v.cpp"
+	"$tmp/env/bin/g++" -o "$tmp/v" "$tmp/v.cpp" || fail "the wrapper g++ does not compile C++"
+	printf '#include <cuda_runtime.h>\n' >"$tmp/probe.cu"
+	(cd "$tmp" && "$tmp/env/bin/nvcc" -ccbin "$tmp/env/bin/g++" -E probe.cu -o probe.i) \
+		>/dev/null 2>&1 && fail "the prefix's nvcc and g++ still find cuda_runtime.h"
 	smoke "$tmp/env"
 	[ "$st" = 1 ] || fail "menv smoke exited $st, expected 1"
 	grep -q "hint: missing header 'cuda_runtime.h'" "$tmp/out" || fail "no missing header hint"
