@@ -429,6 +429,24 @@ static void report_progress(const struct menv_fetch_opts *o, const struct job *j
 	free(items);
 }
 
+/* Puts a job that ran back in line, to start again at `not_before` (monotonic seconds):
+ * `again` (indexes into jobs, ascending) gets its index in order. The jobs that ran and
+ * wait again are few (retries, restarts), the others are taken in order from a cursor, so
+ * starting the next job never scans the finished ones. */
+static void wait_again(struct job *j, double not_before, const struct job *jobs, size_t *again,
+                       size_t *nagain)
+{
+	size_t i = (size_t)(j - jobs), k = *nagain;
+
+	j->state = WAITING;
+	j->not_before = not_before;
+	while (k > 0 && again[k - 1] > i)
+		k--;
+	memmove(again + k + 1, again + k, (*nagain - k) * sizeof(*again));
+	again[k] = i;
+	(*nagain)++;
+}
+
 int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch_opts *o_in,
                   volatile int *stop, bool all_or_nothing, struct menv_error *err)
 {
@@ -437,6 +455,9 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 	struct job *jobs = NULL;
 	CURLM *m = NULL;
 	size_t running = 0, finished = 0, first_fail = (size_t)-1;
+	size_t fresh = 0;     /* jobs[fresh..n) never started yet */
+	size_t *again = NULL; /* indexes of the jobs waiting to run again, ascending */
+	size_t nagain = 0;
 	int limit, rc = 0;
 	bool aborting = false;
 	double last_progress = 0;
@@ -456,6 +477,7 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 	limit = o->threads > 0 ? o->threads : 1;
 	m = curl_multi_init();
 	jobs = menv_xcalloc(n, sizeof(*jobs));
+	again = menv_xcalloc(n, sizeof(*again));
 	if (!m) {
 		rc = menv_error_set(err, MENV_ENET, "cannot initialise libcurl");
 		goto out;
@@ -495,15 +517,29 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 			}
 			break;
 		}
-		/* start what may start */
-		for (size_t i = 0; i < n && running < (size_t)limit; i++) {
-			struct job *j = &jobs[i];
-			if (j->state != WAITING)
-				continue;
-			if (j->not_before > t) {
-				if (j->not_before < next_wake)
-					next_wake = j->not_before;
-				continue;
+		/* start what may start: the waiting jobs that ran before first (lowest index
+		 * first, as their order in `xs`), then the next ones never started */
+		while (running < (size_t)limit) {
+			struct job *j = NULL;
+			size_t k = nagain;
+			for (size_t a = 0; a < nagain; a++) {
+				struct job *w = &jobs[again[a]];
+				if (w->not_before <= t) {
+					k = a;
+					break;
+				}
+				if (w->not_before < next_wake)
+					next_wake = w->not_before;
+			}
+			if (k < nagain) {
+				j = &jobs[again[k]];
+				memmove(again + k, again + k + 1,
+				        (nagain - k - 1) * sizeof(*again));
+				nagain--;
+			} else if (fresh < n) {
+				j = &jobs[fresh++];
+			} else {
+				break;
 			}
 			if (!j->h) {
 				j->h = curl_easy_init();
@@ -543,8 +579,7 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 			if (res == CURLE_HTTP_RETURNED_ERROR && status == 416 && j->ranged &&
 			    j->x->restart && j->x->restart(j->x->ud) == 0) {
 				j->x->offset = 0;
-				j->state = WAITING;
-				j->not_before = 0;
+				wait_again(j, 0, jobs, again, &nagain);
 				continue;
 			}
 			if (res != CURLE_OK && retryable(res, status) && !j->sink_errno &&
@@ -555,8 +590,8 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 				 * continue after them */
 				if (j->x->offset > 0 && !j->x->restart && !j->scheme_http)
 					j->x->offset = 0;
-				j->state = WAITING;
-				j->not_before = now_s() + (wait > 0 ? wait : 0);
+				wait_again(j, now_s() + (wait > 0 ? wait : 0), jobs, again,
+				           &nagain);
 				continue;
 			}
 			classify(j, res, status);
@@ -566,12 +601,16 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 					j->x->restart(j->x->ud);
 				j->x->offset = 0;
 				j->x->rc = 0;
-				j->state = WAITING;
-				j->not_before = 0;
+				wait_again(j, 0, jobs, again, &nagain);
 				continue;
 			}
 			j->state = FINISHED;
 			finished++;
+			/* its handle is not needed any more: n finished transfers hold no memory */
+			curl_easy_cleanup(j->h);
+			j->h = NULL;
+			curl_slist_free_all(j->hdrs);
+			j->hdrs = NULL;
 			if (j->x->rc && first_fail == (size_t)-1) {
 				first_fail = (size_t)(j - jobs);
 				if (all_or_nothing) {
@@ -588,9 +627,9 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 		if (finished >= n || aborting)
 			continue;
 		/* a slot is free and a job may start now: no waiting */
-		bool ready = false;
-		for (size_t i = 0; i < n && running < (size_t)limit && !ready; i++)
-			ready = jobs[i].state == WAITING && jobs[i].not_before <= now_s();
+		bool ready = running < (size_t)limit && fresh < n;
+		for (size_t a = 0; a < nagain && running < (size_t)limit && !ready; a++)
+			ready = jobs[again[a]].not_before <= now_s();
 		if (ready)
 			continue;
 		double wait_s = next_wake - now_s();
@@ -629,6 +668,7 @@ out:
 		curl_slist_free_all(jobs[i].hdrs);
 	}
 	free(jobs);
+	free(again);
 	if (m)
 		curl_multi_cleanup(m);
 	return rc;
