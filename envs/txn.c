@@ -731,9 +731,8 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	t->plan.link = t->link;
 	t->plan.nlink = t->nlink;
 	t->cached = menv_xcalloc(t->nlink + 1, sizeof(*t->cached));
-	for (size_t i = 0; i < t->nlink; i++)
-		t->cached[i] =
-		        menv_pkgcache_has_any(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link[i]);
+	menv_pkgcache_has_each(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link, t->nlink,
+	                       t->cached);
 	t->plan.cached = t->cached;
 	if (is_lock(k)) /* a lock without sizes: the servers say what the fetch will download */
 		menv_lockrecs_sizes(t->o.cfg, t->link, t->cached, t->nlink);

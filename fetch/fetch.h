@@ -302,10 +302,14 @@ char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r);
  * package. Caller frees. Reads only. */
 char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
                            const struct menv_record *r);
-/* Whether `pkgs_dir` or any entry of `dirs` (may be NULL) holds the record
- * (menv_pkgcache_has). Reads only. */
-bool menv_pkgcache_has_any(const char *pkgs_dir, const struct menv_strvec *dirs,
-                           const struct menv_record *r);
+/* For each of the `n` records `recs`: whether `pkgs_dir` or any entry of `dirs` (may be
+ * NULL) holds it (menv_pkgcache_has), into has[i] (`has` holds n bools). Each cache folder is
+ * listed once, and only the records whose `<dist>` it lists are checked there: a plan of
+ * 100,000 records that no cache holds costs one readdir a cache, not 100,000 failed opens.
+ * A folder that cannot be listed but may be searched (no read permission) has each record
+ * checked. Reads only. */
+void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
+                            const struct menv_record *const *recs, size_t n, bool *has);
 
 /* Whether `<pkgs>/<dist>/` holds the record, judged as conda and micromamba judge their own
  * cache entries (conda's pkgs_dirs layout, so their caches can be read): its

@@ -826,13 +826,50 @@ char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
 	return menv_pkgcache_dir(pkgs_dir, r);
 }
 
-bool menv_pkgcache_has_any(const char *pkgs_dir, const struct menv_strvec *dirs,
-                           const struct menv_record *r)
+/* The names in folder `dir` into `names`: 1 when listed, 0 when it does not exist or is not
+ * a folder (nothing can be found under it), -1 when it cannot be listed (look each up). */
+static int list_names(const char *dir, struct menv_strset *names)
 {
-	for (size_t i = 0; dirs && i < dirs->n; i++)
-		if (menv_pkgcache_has(dirs->v[i], r))
-			return true;
-	return menv_pkgcache_has(pkgs_dir, r);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	while ((e = readdir(d)))
+		menv_strset_add(names, e->d_name);
+	closedir(d);
+	return 1;
+}
+
+void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
+                            const struct menv_record *const *recs, size_t n, bool *has)
+{
+	size_t ndirs = dirs ? dirs->n : 0;
+	char **dists = menv_xcalloc(n + 1, sizeof(*dists));
+
+	for (size_t i = 0; i < n; i++) {
+		has[i] = false;
+		dists[i] = dist_of(recs[i]);
+	}
+	/* the entries of dirs in order, then pkgs_dir: each folder once */
+	for (size_t k = 0; k <= ndirs; k++) {
+		const char *dir = k < ndirs ? dirs->v[k] : pkgs_dir;
+		bool again = false;
+		for (size_t q = 0; q < k && !again; q++)
+			again = !strcmp(dirs->v[q], dir);
+		if (again)
+			continue;
+		struct menv_strset names = MENV_STRSET_INIT;
+		int listed = list_names(dir, &names);
+		for (size_t i = 0; listed && i < n; i++)
+			if (!has[i] && (listed < 0 || !dists[i][0] || strchr(dists[i], '/') ||
+			                menv_strset_has(&names, dists[i])))
+				has[i] = menv_pkgcache_has(dir, recs[i]);
+		menv_strset_clear(&names);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(dists[i]);
+	free(dists);
 }
 
 /* ---------------------------------------------------------------------------------------- */
