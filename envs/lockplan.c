@@ -37,6 +37,7 @@ void menv_lockrecs_release(struct menv_lockrecs *l)
 		menv_channel_free(l->chans[i]);
 		json_decref(l->solved ? l->solved[i] : NULL);
 	}
+	menv_channels_free(l->folders, l->nfolders);
 	free(l->recs);
 	free(l->chans);
 	free(l->skip);
@@ -73,27 +74,34 @@ static size_t package_folder(const char *url)
 
 /* The channel of a package URL, resolved once per folder: a lock names thousands of packages
  * of a few channels, and resolving one costs as much as reading .condarc's channel settings.
- * The copy differs from the first package's channel only in its package file name. */
+ * The packages of one folder share the first one's channel (it differs from theirs only in
+ * the package file name, which *fn gives: borrowed from the URL or the channel); *own is set
+ * when the channel is the record's own (a URL that names no package folder). */
 static int channel_of(const char *url, const struct menv_config *cfg, struct menv_strmap *seen,
-                      struct menv_channel ***firsts, size_t *nfirsts, struct menv_channel **out,
-                      struct menv_error *err)
+                      struct menv_lockrecs *l, struct menv_channel **out, bool *own,
+                      const char **fn, struct menv_error *err)
 {
 	size_t dir = package_folder(url);
 	char *key = dir ? menv_xstrndup(url, dir) : NULL;
 	const size_t *at = key ? menv_strmap_get(seen, key) : NULL;
 	int rc = 0;
 
+	*own = false;
 	if (at) {
-		*out = menv_channel_dup((*firsts)[*at]);
-		free((*out)->package_filename);
-		(*out)->package_filename = menv_xstrdup(url + dir + 1);
+		*out = l->folders[*at];
+		*fn = url + dir + 1;
 	} else {
 		rc = menv_channel_parse(url, cfg, out, err);
 		if (!rc && key) {
-			*firsts = menv_xrealloc(*firsts, (*nfirsts + 1) * sizeof(**firsts));
-			(*firsts)[*nfirsts] = menv_channel_dup(*out);
-			menv_strmap_put(seen, key, (*nfirsts)++);
+			l->folders =
+			        menv_xrealloc(l->folders, (l->nfolders + 1) * sizeof(*l->folders));
+			l->folders[l->nfolders] = *out;
+			menv_strmap_put(seen, key, l->nfolders++);
+		} else if (!rc) {
+			*own = true;
 		}
+		if (!rc)
+			*fn = (*out)->package_filename;
 	}
 	free(key);
 	return rc;
@@ -103,9 +111,7 @@ static int channel_of(const char *url, const struct menv_config *cfg, struct men
 int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
                         size_t nsel, struct menv_lockrecs *out, struct menv_error *err)
 {
-	struct menv_strmap seen = MENV_STRMAP_INIT; /* package folder -> its channel in firsts */
-	struct menv_channel **firsts = NULL;
-	size_t nfirsts = 0;
+	struct menv_strmap seen = MENV_STRMAP_INIT; /* package folder -> its channel in folders */
 	int rc = 0;
 
 	out->recs = menv_xcalloc(nsel + 1, sizeof(*out->recs));
@@ -117,12 +123,14 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 		if (p->manager != MENV_LOCK_CONDA)
 			continue;
 		struct menv_channel *ch = NULL;
-		rc = channel_of(p->url, cfg, &seen, &firsts, &nfirsts, &ch, err);
+		const char *chfn = NULL;
+		bool own = false;
+		rc = channel_of(p->url, cfg, &seen, out, &ch, &own, &chfn, err);
 		if (rc) {
 			menv_error_prefix(err, "lockfile entry '%s'", p->name);
 			goto out;
 		}
-		char *fn = ch->package_filename ? menv_xstrdup(ch->package_filename) : NULL;
+		char *fn = chfn ? menv_xstrdup(chfn) : NULL;
 		if (!fn) {
 			const char *b = strrchr(p->url, '/');
 			fn = menv_xstrndup(b ? b + 1 : p->url, strcspn(b ? b + 1 : p->url, "?#"));
@@ -149,19 +157,18 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 				json_object_set(o, record_keys[k], v);
 		}
 		out->lock_depends[out->n] = p->depends != NULL;
-		out->chans[out->n] = ch;
+		out->chans[out->n] = own ? ch : NULL;
 		rc = record_set(&out->recs[out->n], o, p->url, ch, err);
 		json_decref(o);
 		free(fn);
 		if (rc) {
-			menv_channel_free(ch);
+			menv_channel_free(out->chans[out->n]);
 			out->chans[out->n] = NULL;
 			goto out;
 		}
 		out->n++;
 	}
 out:
-	menv_channels_free(firsts, nfirsts);
 	menv_strmap_clear(&seen);
 	return rc;
 }

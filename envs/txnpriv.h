@@ -66,11 +66,14 @@ size_t menv_plan_relink_noarch_python(struct menv_solver *solver,
 struct menv_lockrecs {
 	struct menv_record *recs;
 	size_t n;
-	struct menv_channel **chans; /* one per record, owned (borrowed by recs[i].channel) */
-	bool *lock_depends;          /* the lock gave the record's depends */
-	json_t **solved;             /* a complete repodata_record.json already in the cache
+	struct menv_channel **chans;   /* per record: its own channel (owned), or NULL when it
+					is one of `folders` (recs[i].channel borrows either) */
+	struct menv_channel **folders; /* owned: one channel per package folder of the lock */
+	size_t nfolders;
+	bool *lock_depends; /* the lock gave the record's depends */
+	json_t **solved;    /* a complete repodata_record.json already in the cache
 					before the fetch (left by a solve), or NULL */
-	bool *skip;                  /* records neither fetched nor completed (installed) */
+	bool *skip;         /* records neither fetched nor completed (installed) */
 };
 void menv_lockrecs_release(struct menv_lockrecs *l);
 /* The lock's conda entries of `sel` as records (before the cache completes them).

@@ -6,6 +6,8 @@
  * HEAD would (a regular file's size; nothing when it cannot be opened): a lock of 100,000
  * local entries would otherwise start 100,000 curl transfers for a plan.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +57,59 @@ curl:
 	return NULL;
 }
 
+/* The folders of the local files asked about, each listed once: a lock names thousands of
+ * files of a few folders, most often not downloaded yet (one readdir, no failed open each). */
+struct folder {
+	int listed; /* 1: `names` holds its entries; 0: it does not exist; -1: not listable */
+	struct menv_strset names;
+};
+struct folders {
+	struct menv_strmap at; /* folder path -> index in v */
+	struct folder *v;
+	size_t n;
+};
+
+static const struct folder *folder_of(struct folders *fs, const char *path, size_t len)
+{
+	char *dir = menv_xstrndup(path, len ? len : 1);
+	const size_t *at = menv_strmap_get(&fs->at, dir);
+	struct folder *f;
+	DIR *d;
+	struct dirent *e;
+
+	if (at) {
+		free(dir);
+		return &fs->v[*at];
+	}
+	fs->v = menv_xrealloc(fs->v, (fs->n + 1) * sizeof(*fs->v));
+	f = &fs->v[fs->n];
+	menv_strmap_put(&fs->at, dir, fs->n++);
+	memset(f, 0, sizeof(*f));
+	d = opendir(dir);
+	if (!d) {
+		f->listed = errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	} else {
+		f->listed = 1;
+		while ((e = readdir(d)))
+			menv_strset_add(&f->names, e->d_name);
+		closedir(d);
+	}
+	free(dir);
+	return f;
+}
+
+static void folders_release(struct folders *fs)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		menv_strset_clear(&fs->v[i].names);
+	free(fs->v);
+	menv_strmap_clear(&fs->at);
+}
+
 /* 1 when `url` is a plain local file (its size in *size when it is a regular file that
- * opens, as curl's file:// HEAD reports it); 0 when curl must answer. */
-static int local_size(const char *url, int64_t *size)
+ * opens, as curl's file:// HEAD reports it); 0 when curl must answer. A file that its
+ * folder does not list (or whose folder does not exist) cannot open: no size, 1. */
+static int local_size(struct folders *fs, const char *url, int64_t *size)
 {
 	char *path = plain_file_path(url);
 	struct stat st;
@@ -65,6 +117,14 @@ static int local_size(const char *url, int64_t *size)
 
 	if (!path)
 		return 0;
+	const char *base = strrchr(path, '/') + 1; /* the path starts with '/' */
+	if (*base) {
+		const struct folder *f = folder_of(fs, path, (size_t)(base - 1 - path));
+		if (f->listed == 0 || (f->listed == 1 && !menv_strset_has(&f->names, base))) {
+			free(path);
+			return 1;
+		}
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd >= 0) {
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -87,18 +147,20 @@ void menv_fetch_sizes(const char *const *urls, int64_t *sizes, size_t n,
 	struct menv_fetch_opts one = *o;
 	struct menv_error err = {0};
 	size_t *at = menv_xcalloc(n + 1, sizeof(*at)), k = 0; /* xs[i] is urls[at[i]] */
+	struct folders fs = {MENV_STRMAP_INIT, NULL, 0};
 
 	one.max_retries = 0; /* a size is a nicety: the download retries what fails */
 	for (size_t i = 0; i < n; i++) {
 		if (o->cancel && *o->cancel)
 			break;
-		if (local_size(urls[i], &sizes[i]))
+		if (local_size(&fs, urls[i], &sizes[i]))
 			continue;
 		menv_xfer_init(&xs[k], urls[i]);
 		xs[k].head = true;
 		ps[k] = &xs[k];
 		at[k++] = i;
 	}
+	folders_release(&fs);
 	menv_xfer_run(ps, k, &one, NULL, false, &err);
 	for (size_t i = 0; i < k; i++) {
 		if (xs[i].rc == 0 && xs[i].content_length > 0)
