@@ -92,6 +92,54 @@ static void test_fetch_file_url(void **state)
 	menv_buf_release(&b);
 }
 
+/* menv_fetch_sizes of file:// URLs: the sizes curl's file:// HEAD reports, whether a URL is
+ * measured with fstat (folders listed once) or handed to curl (a host, "..", a folder) */
+static void test_fetch_sizes_file(void **state)
+{
+	char *dir = tu_mkdtemp();
+	char *pkgs = tu_path("%s/linux-64", dir);
+	char *empty = tu_path("%s/empty-1-0.conda", pkgs);
+	const char *const urls[] = {
+	        "file://" ZLIB_CONDA,                                   /* a file */
+	        "file://" ZLIB_DIR "/zlib-1.2.11-h7b6447c_3.tar%2Ebz2", /* %XX decoded */
+	        "file://" ZLIB_DIR "/missing-1-0.conda",                /* listed folder lacks it */
+	        "file://" ZLIB_DIR "/../linux-64/zlib-1.2.11-h7b6447c_3.conda", /* curl */
+	        "file://localhost" ZLIB_CONDA,                                  /* curl */
+	        "file:///nonexistent-folder/x-1-0.conda",                       /* no folder */
+	        NULL,                                                           /* an empty file */
+	        NULL,                                                           /* a folder: curl */
+	        "file://" ZLIB_CONDA "#md5", /* curl drops the fragment */
+	};
+	const int64_t want[] = {
+	        ZLIB_CONDA_SIZE, ZLIB_TARBZ2_SIZE, -1, ZLIB_CONDA_SIZE, ZLIB_CONDA_SIZE, -1, -1, -1,
+	        ZLIB_CONDA_SIZE};
+	const size_t n = sizeof(urls) / sizeof(urls[0]);
+	const char *u[sizeof(urls) / sizeof(urls[0])];
+	int64_t sizes[sizeof(urls) / sizeof(urls[0])];
+	char *e = tu_path("file://%s", empty), *f = tu_path("file://%s", pkgs);
+	struct menv_fetch_opts o;
+
+	(void)state;
+	tu_mkdirs(pkgs);
+	tu_write(empty, "", 0);
+	for (size_t i = 0; i < n; i++) {
+		u[i] = urls[i] ? urls[i] : i == 6 ? e : f;
+		sizes[i] = -1;
+	}
+	menv_fetch_opts_init(&o);
+	menv_fetch_sizes(u, sizes, n, &o);
+	for (size_t i = 0; i < n; i++) {
+		print_message("%s\n", u[i]);
+		assert_int_equal(sizes[i], want[i]);
+	}
+	tu_rmtree(dir);
+	free(e);
+	free(f);
+	free(empty);
+	free(pkgs);
+	free(dir);
+}
+
 static void test_fetch_repodata_file(void **state)
 {
 	char *dir = tu_mkdtemp();
@@ -296,6 +344,7 @@ int main(void)
 	        cmocka_unit_test(test_hash_file_missing),
 	        cmocka_unit_test(test_hash_mem),
 	        cmocka_unit_test(test_fetch_file_url),
+	        cmocka_unit_test(test_fetch_sizes_file),
 	        cmocka_unit_test(test_fetch_repodata_file),
 	        cmocka_unit_test_setup_teardown(test_fetch_http, server_setup, server_teardown),
 	        cmocka_unit_test(test_fetch_refused),
