@@ -222,7 +222,9 @@ char *menv_pyc_path(const char *py, const char *pyver);
  * its source by its prefix-relative path (co_filename "lib/python3.9/site-packages/x.py")
  * and is the same in every prefix. The list goes through stdin and is dealt to up to 4
  * pythons (compileall compiles a list one file after the other); PYTHONPYCACHEPREFIX,
- * PYTHONHOME and PYTHONPATH are unset. bin/python stands in when bin/python3.9 is missing.
+ * PYTHONHOME and PYTHONPATH are unset, PYTHONHASHSEED is 0 (conda leaves it random, and
+ * the .pyc of a module with a set constant then differs from run to run: menv's are
+ * conda's under PYTHONHASHSEED=0, always the same). bin/python stands in when bin/python3.9 is missing.
  * Each .pyc (menv_pyc_path) is journaled before it is written; pyc[k] (a JSON array,
  * borrowed) gets a paths_data entry for each of py[k] in order, {_path, path_type
  * "pyc_file", size_in_bytes}, without size_in_bytes where python wrote none (as conda

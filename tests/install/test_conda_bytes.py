@@ -6,7 +6,9 @@ them, with the PrefixRecord listing them as its CreatePrefixRecordAction does.
   prefix as working directory and LIST the prefix-relative paths of the package's
   `site-packages/*.py` (no tab, CR, LF, FF or VT in the path; python-scripts/ is not
   compiled). The oracle here is that very command, run in a scratch copy of the .py files
-  (modification times kept): every .pyc of menv's prefixes must equal its bytes, and
+  (modification times kept) with PYTHONHASHSEED=0 (conda leaves the seed random: the .pyc of
+  a module with a set constant then differs from run to run under python 3.9; menv fixes
+  it at 0): every .pyc of menv's prefixes must equal its bytes, and
   co_filename is the relative path, so the .pyc are the same in every prefix, link method
   included (a copy keeps the cache file's mtime, as conda's copystat).
 - PrefixRecord: files and paths_data list the package's files, then its .pyc (path_type
@@ -32,6 +34,8 @@ BODY = ("# -*- coding: utf-8 -*-\nimport re\nimport sys\n\nfrom %s import main\n
         "    sys.exit(main())\n")
 
 WRAP = ('#!/bin/sh\nhere=$(cd "$(dirname "$0")/.." && pwd)\n'
+        'case "$3" in compileall) [ -n "$SEEDLOG" ] && echo "${PYTHONHASHSEED-unset}" '
+        '>>"$SEEDLOG" ;; esac\n'
         'PYTHONPATH="$here/lib/python%s/site-packages" exec %s "$@"\n')
 
 
@@ -85,7 +89,13 @@ def body(t):
     plain = os.path.join(t.tmp, "plain")
     spaced = os.path.join(t.tmp, "with space", "x" * 100)
     copied = os.path.join(t.tmp, "copied")
-    t.menv_ok("create", "-p", plain, *c, "greetpkg", "flask")
+    seedlog = os.path.join(t.tmp, "seeds")
+    t.menv_ok("create", "-p", plain, *c, "greetpkg", "flask",
+              env={"SEEDLOG": seedlog, "PYTHONHASHSEED": "123"})
+    with open(seedlog) as fo:
+        seeds = set(fo.read().split())
+    t.eq(seeds, {"0"}, "compileall runs with PYTHONHASHSEED=0 (a frozenset constant's order "
+         "follows the string hash)")
     t.menv_ok("create", "-p", spaced, *c, "greetpkg", "flask")
     t.menv_ok("create", "-p", copied, *c, "greetpkg", "flask", env={"CONDA_ALWAYS_COPY": "true"})
 
@@ -105,7 +115,8 @@ def body(t):
             fo.write(f.encode() + b"\n")
     r = subprocess.run([os.path.join(plain, "bin", "python" + pyver), "-Wi", "-m", "compileall",
                         "-q", "-l", "-i", os.path.join(t.tmp, "list"), "-j", "0"],
-                       cwd=scratch, capture_output=True, text=True)
+                       cwd=scratch, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONHASHSEED="0"))
     t.check(r.returncode != 0, "the oracle fails on broken.py as conda's does", r)
 
     compiled = [f for f in pys["greetpkg"] + pys["flask"] if not f.endswith("broken.py")]

@@ -1,9 +1,15 @@
 /* Entry points and .pyc paths of noarch python packages as conda 26.7.1 writes them. Every
- * expected value below is conda's own answer: the bytes its create_python_entry_point wrote
- * (conda/gateways/disk/create.py with core/portability.py's generate_shebang_for_entry_point,
- * python = join(prefix, get_python_short_path(pyver))) and the paths of its
- * common/path/python.py pyc_path, run from a checkout of tag 26.7.1 (see the commit that
- * added this file for the commands). */
+ * expected value below is conda's own answer, produced by running conda (tag 26.7.1, never
+ * committed here) with Debian 12's /usr/bin/python3 (3.11.2) and python3-boltons,
+ * -ruamel.yaml, -pluggy, -platformdirs, -requests, -tqdm, -zstandard, -packaging, plus a
+ * dict-subclass stand-in for frozendict:
+ *   git archive 26.7.1 conda | tar -x -C /tmp/conda-oracle
+ *   cd /tmp/conda-oracle && PYTHONPATH=.:/tmp/conda-stubs /usr/bin/python3 ep.py cases.json
+ * where ep.py calls, for each case, conda.gateways.disk.create.create_python_entry_point(
+ * target, join(prefix, conda.common.path.get_python_short_path(pyver)), module, func) and
+ * prints the bytes written (mode 0755 under umask 022), and
+ *   python3 -c 'from conda.common.path import pyc_path; print(pyc_path(path, pyver))'
+ * for the .pyc paths. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
