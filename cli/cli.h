@@ -28,21 +28,8 @@ extern volatile sig_atomic_t menv_cli_cancel;
 /* args.c */
 extern int menv_cli_argc; /* main's argc and argv, for menv_cli_cmdline */
 extern char **menv_cli_argv;
-/* config's views and edits (the edits in the order conda applies them). */
-enum menv_cli_config_view {
-	MENV_CLI_CFG_SHOW = 1,
-	MENV_CLI_CFG_SOURCES,
-	MENV_CLI_CFG_DESCRIBE,
-	MENV_CLI_CFG_GET
-};
-enum menv_cli_config_op {
-	MENV_CLI_CFG_PREPEND, /* --add, --prepend */
-	MENV_CLI_CFG_APPEND,
-	MENV_CLI_CFG_SET,
-	MENV_CLI_CFG_REMOVE,
-	MENV_CLI_CFG_REMOVE_KEY,
-	MENV_CLI_CFG_NOPS
-};
+/* config_view: 0 (none), 1 + a library view (enum menv_config_view), or --get */
+#define MENV_CLI_CFG_GET (MENV_CONFIG_DESCRIBE + 2)
 /* What a command's options said (main.c's one table of options). */
 struct menv_cli_args {
 	const char *name, *prefix, *file, *env, *format, *cwd, *shell, *rc_file, *lockfile;
@@ -58,9 +45,9 @@ struct menv_cli_args {
 	int priority;       /* 0: from the settings, 1: --strict-channel-priority, 2: --no-... */
 	unsigned modifiers; /* MENV_MOD_* (--freeze-installed ...) */
 	unsigned clean;     /* clean's MENV_CLEAN_* (--tarballs ...) */
-	int config_view;    /* config's view: enum menv_cli_config_view, 0: none */
-	bool env_rc, system_rc;                           /* config --env, --system */
-	struct menv_strvec config_ops[MENV_CLI_CFG_NOPS]; /* config's edits: KEY VALUE pairs
+	int config_view;    /* config's view: MENV_CLI_CFG_GET's comment */
+	bool env_rc, system_rc;                            /* config --env, --system */
+	struct menv_strvec config_ops[MENV_CONFIG_NEDITS]; /* config's edits: KEY VALUE pairs
 	                                                    (KEY alone for --remove-key) */
 };
 /* Parses argv[1..] for the options whose keys `accepts` lists (a leading '+': options end at
@@ -159,17 +146,8 @@ int menv_cli_smoke_verdict(const struct menv_cli_draw *d, const struct menv_smok
  * Remove, rows sorted by name, columns sized to their content and fitted to the terminal,
  * `Cached` for what the package cache holds, the total download. */
 void menv_cli_print_plan(const struct menv_txn_plan *p);
-/* The plan in conda's --json shape (actions.FETCH/LINK/UNLINK/PREFIX, prefix, dry_run,
- * success; `solved: false` from a lockfile; messages; smoke_check). New reference. */
-json_t *menv_cli_txn_json(const struct menv_txn_plan *p, bool dry_run, json_t *messages,
-                          json_t *smoke);
-/* A record in conda's --json shape. New reference. */
-json_t *menv_cli_record_json(const struct menv_record *r);
 /* Prints `j` indented (keys sorted, or in their order) and releases it. */
 void menv_cli_put_json(json_t *j, bool sort_keys);
-/* With --json, a failure as conda's JSON on stdout: success false, the error's kind and
- * message, and for an unsatisfiable request the problem tree (`t` may be NULL). */
-void menv_cli_print_json_error(const struct menv_error *err, const struct menv_txn *t);
 
 /* The commands: cmd_change.c (create, install, remove, update, env update), one file each
  * for the others */

@@ -14,7 +14,7 @@ static void print_records(const struct menv_record *const *r, size_t n, bool jso
 	if (json) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(arr, menv_cli_record_json(r[i]));
+			json_array_append_new(arr, menv_record_json(r[i]));
 		menv_cli_put_json(arr, false);
 		return;
 	}
@@ -158,8 +158,8 @@ int menv_cmd_repoquery(int argc, char **argv)
 	/* the dependencies of the newest matching record */
 	json_t *deps = menv_record_depends(recs[0]);
 	if (o.json) {
-		json_t *j = json_pack("{s:o,s:O}", "package", menv_cli_record_json(recs[0]),
-		                      "depends", deps);
+		json_t *j = json_pack("{s:o,s:O}", "package", menv_record_json(recs[0]), "depends",
+		                      deps);
 		menv_cli_put_json(j, false);
 	} else {
 		size_t i;

@@ -244,6 +244,19 @@ const struct menv_txn_result *menv_txn_result(const struct menv_txn *t);
 json_t *menv_txn_problems_json(const struct menv_txn *t);
 const char *menv_txn_problems(const struct menv_txn *t);
 
+/* txnjson.c: the plan in conda's --json shape (conda/cli/install.py): actions.FETCH (the
+ * records the package cache lacks), LINK (menv_record_json), UNLINK (the installed records
+ * in the same shape), PREFIX; prefix, dry_run, success; `solved: false` from a lockfile;
+ * conda's "All requested packages already installed." message for a change that does
+ * nothing; `messages` (the packages' messages, borrowed, left out when NULL or empty) and
+ * `smoke` (the smoke check's report, borrowed, left out when NULL). New reference. */
+json_t *menv_txn_plan_json(const struct menv_txn_plan *p, bool dry_run, json_t *messages,
+                           json_t *smoke);
+/* A failure in conda's --json shape: success false, `error` the kind (menv_error_name),
+ * `message`; after MENV_EUNSAT also `problems` and `problem_tree` from `t` (may be NULL).
+ * New reference. */
+json_t *menv_txn_error_json(const struct menv_error *err, const struct menv_txn *t);
+
 /* Releases the transaction, its plan and the prefix lock. NULL is a no-op. */
 void menv_txn_free(struct menv_txn *t);
 
