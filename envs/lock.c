@@ -563,3 +563,114 @@ json_t *menv_envfile_json(const struct menv_envfile *ef)
 	json_object_set_new(j, "prefix", json_string(ef->prefix));
 	return j;
 }
+
+static void lock_event(const struct menv_txn_callbacks *cb, enum menv_env_event ev, char *msg)
+{
+	if (cb->event)
+		cb->event(cb->ud, ev, msg);
+	free(msg);
+}
+
+int menv_lock_env(const struct menv_lock_request *req, struct menv_lockfile **out,
+                  struct menv_strvec *stale, struct menv_error *err)
+{
+	const struct menv_txn_callbacks *cb = req->cb;
+	struct menv_strvec *platforms = req->platforms, declared = MENV_STRVEC_INIT;
+	struct menv_strvec warnings = MENV_STRVEC_INIT;
+	struct menv_config cfg = {0};
+	struct menv_envfile *ef = NULL;
+	struct menv_lockfile *lf = NULL, *old = NULL;
+	struct menv_buf src = MENV_BUF_INIT;
+	int rc = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < req->virtuals->n; i++)
+		if (!menv_virtual_decl_ok(req->virtuals->v[i]))
+			return menv_error_set(err, MENV_EUSAGE,
+			                      "--virtual-package '%s': expected "
+			                      "[PLATFORM:]__NAME=VERSION[=BUILD]",
+			                      req->virtuals->v[i]);
+	rc = menv_config_load(&cfg, err);
+	if (!rc)
+		rc = menv_buf_read_file(&src, req->file, err);
+	if (!rc)
+		rc = menv_envfile_parse(src.buf, src.len, req->file, &ef, err);
+	if (rc)
+		goto out;
+	menv_envfile_check(ef, &warnings);
+	for (size_t i = 0; i < warnings.n; i++)
+		lock_event(cb, MENV_ENV_WARNING, menv_xstrdup(warnings.v[i]));
+	/* the content hash covers the file's section through the source bytes */
+	for (size_t i = 0; i < ef->virtual_packages.n; i++)
+		menv_strvec_push(&declared, ef->virtual_packages.v[i]);
+	for (size_t i = 0; i < req->virtuals->n; i++)
+		menv_strvec_push(&declared, req->virtuals->v[i]);
+	if (!platforms->n)
+		menv_strvec_push(platforms, cfg.subdir);
+	for (size_t i = 0; i < platforms->n; i++)
+		if (!menv_subdir_known(platforms->v[i])) {
+			rc = menv_error_set(err, MENV_EUSAGE,
+			                    "unknown platform '%s' (conda's subdirs: linux-64, "
+			                    "linux-aarch64, osx-64, osx-arm64, win-64, ...)",
+			                    platforms->v[i]);
+			goto out;
+		}
+	if (req->check) {
+		rc = menv_lockfile_load(req->check, &old, err);
+		for (size_t i = 0; !rc && i < platforms->n; i++) {
+			char *h = menv_lock_content_hash(&src, platforms->v[i], req->channels,
+			                                 req->virtuals);
+			const char *have = json_string_value(
+			        json_object_get(old->content_hash, platforms->v[i]));
+			if (!have || strcmp(have, h))
+				menv_strvec_push_owned(
+				        stale,
+				        menv_xasprintf("%s (%s)", platforms->v[i],
+				                       have ? "the source, channels or virtual "
+				                              "packages changed"
+				                            : "the platform is not locked"));
+			free(h);
+		}
+		goto out;
+	}
+	lf = menv_lockfile_new(MENV_LOCK_CONDA_LOCK);
+	menv_strvec_push(&lf->sources, req->file);
+	for (size_t i = 0; i < platforms->n && !rc; i++) {
+		struct menv_strvec virt = MENV_STRVEC_INIT;
+		size_t count = 0;
+		menv_lock_virtuals(platforms->v[i], &declared, &virt);
+		lock_event(cb, MENV_ENV_STATUS,
+		           menv_xasprintf("Solving %s for %s", req->file, platforms->v[i]));
+		menv_strvec_push(&lf->platforms, platforms->v[i]);
+		rc = menv_lock_solve_platform(&cfg, ef, req->channels, req->override_channels,
+		                              platforms->v[i], &virt, cb, lf, &count, err);
+		if (!rc) {
+			lock_event(cb, MENV_ENV_STATUS,
+			           menv_xasprintf("  %s: %zu package%s", platforms->v[i], count,
+			                          count == 1 ? "" : "s"));
+			char *h = menv_lock_content_hash(&src, platforms->v[i], req->channels,
+			                                 req->virtuals);
+			json_object_set_new(lf->content_hash, platforms->v[i], json_string(h));
+			free(h);
+		}
+		menv_strvec_clear(&virt);
+	}
+	if (!rc && ef->pip.n)
+		lock_event(cb, MENV_ENV_WARNING,
+		           menv_xasprintf("the 'pip:' section (%zu line%s) is not locked by "
+		                          "'menv lock'; create the environment and use 'menv "
+		                          "export' to lock its pip packages",
+		                          ef->pip.n, ef->pip.n == 1 ? "" : "s"));
+out:
+	if (rc || req->check)
+		menv_lockfile_free(lf);
+	else
+		*out = lf;
+	menv_lockfile_free(old);
+	menv_envfile_free(ef);
+	menv_buf_release(&src);
+	menv_strvec_clear(&declared);
+	menv_strvec_clear(&warnings);
+	menv_config_release(&cfg);
+	return rc;
+}

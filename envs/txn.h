@@ -432,6 +432,30 @@ int menv_lock_solve_platform(const struct menv_config *cfg, const struct menv_en
                              const struct menv_txn_callbacks *cb, struct menv_lockfile *lf,
                              size_t *count, struct menv_error *err);
 
+/* `menv lock`: an environment file solved for several platforms into one conda-lock v1. */
+struct menv_lock_request {
+	const char *file;              /* the environment file */
+	const char *check;             /* non-NULL: only compare with this lockfile */
+	struct menv_strvec *platforms; /* --platform; when empty, this machine's is pushed */
+	const struct menv_strvec
+	        *virtuals; /* --virtual-package "[PLATFORM:]NAME=VERSION[=BUILD]" */
+	const struct menv_strvec *channels; /* -c, before the file's */
+	bool override_channels;
+	/* event: MENV_ENV_STATUS "Solving FILE for P" and "  P: N packages" for each platform,
+	 * MENV_ENV_WARNING for the file's unknown keys and its unlocked `pip:` section */
+	const struct menv_txn_callbacks *cb;
+};
+/* Loads the settings and `req->file`, then for each platform either compares the content
+ * hash (menv_lock_content_hash) with the one `req->check` holds, pushing "PLATFORM (why)"
+ * to `stale` for each that differs (`*out` stays NULL), or solves it
+ * (menv_lock_solve_platform with menv_lock_virtuals of the file's `virtual-packages:`, then
+ * req->virtuals) into `*out`, a new conda-lock v1 model with the hashes set (release with
+ * menv_lockfile_free; NULL on error). Errors: MENV_EUSAGE for a malformed --virtual-package
+ * or a platform conda does not know, those of menv_config_load, menv_envfile_parse,
+ * menv_lockfile_load and the solve. */
+int menv_lock_env(const struct menv_lock_request *req, struct menv_lockfile **out,
+                  struct menv_strvec *stale, struct menv_error *err);
+
 /* `menv rename` (conda rename, conda/cli/main_rename.py). */
 struct menv_rename_opts {
 	const struct menv_config *cfg;
