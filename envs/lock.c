@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "activate.h"
 #include "prefix.h"
+#include "registry.h"
 #include "solver.h"
 #include "txn.h"
 #include "txnpriv.h"
@@ -672,5 +674,96 @@ out:
 	menv_strvec_clear(&declared);
 	menv_strvec_clear(&warnings);
 	menv_config_release(&cfg);
+	return rc;
+}
+
+static void export_warnings(const struct menv_txn_callbacks *cb, struct menv_strvec *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		lock_event(cb, MENV_ENV_WARNING, menv_xstrdup(w->v[i]));
+	menv_strvec_clear(w);
+}
+
+int menv_env_export(const struct menv_export_request *req, struct menv_buf *out,
+                    struct menv_error *err)
+{
+	struct menv_config cfg = {0};
+	struct menv_lockfile *lf = NULL;
+	struct menv_envfile ef = {0};
+	struct menv_strvec warn = MENV_STRVEC_INIT;
+	const char *fmt = req->format;
+	char *prefix = NULL;
+	int rc = 0;
+
+	/* --no-builds / --from-history / a bare --json mean conda env export's format */
+	if (!fmt)
+		fmt = req->no_builds || req->from_history || req->json ? "environment"
+		                                                       : "conda-lock";
+	if (strcmp(fmt, "conda-lock") && strcmp(fmt, "explicit") && strcmp(fmt, "environment"))
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "unknown export format '%s' (conda-lock, explicit or "
+		                      "environment)",
+		                      fmt);
+	if ((req->no_builds || req->from_history) && strcmp(fmt, "environment"))
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "--no-builds and --from-history apply to --format "
+		                      "environment only");
+	rc = menv_config_load(&cfg, err);
+	if (rc)
+		goto out;
+	prefix = menv_env_prefix_find(&cfg, req->name, req->prefix, err);
+	if (!prefix) {
+		rc = err->code;
+		goto out;
+	}
+	if (access(prefix, F_OK) != 0) {
+		rc = menv_error_set(err, MENV_ENOTFOUND, "environment '%s' does not exist", prefix);
+		goto out;
+	}
+	rc = menv_txn_recover(prefix, req->cb, err);
+	if (rc)
+		goto out;
+	json_t *j = NULL;
+	if (!strcmp(fmt, "environment")) {
+		/* the dist-info folders the export leaves out, named (as the lock formats do) */
+		struct menv_pip_dist *pips = NULL;
+		size_t npip = 0;
+		if (!menv_pip_list_checked(prefix, &pips, &npip, &warn, NULL))
+			menv_pip_dists_free(pips, npip);
+		export_warnings(req->cb, &warn);
+		rc = menv_env_to_envfile(&cfg, prefix, req->name, req->no_builds, req->from_history,
+		                         &ef, err);
+		if (!rc && req->json)
+			j = menv_envfile_json(&ef);
+		else if (!rc)
+			rc = menv_envfile_write(&ef, out, err);
+	} else {
+		rc = menv_env_to_lockfile(&cfg, prefix, &warn, &lf, err);
+		export_warnings(req->cb, &warn);
+		if (!rc && req->json)
+			j = menv_lockfile_to_json(lf);
+		else if (!rc && !strcmp(fmt, "explicit"))
+			menv_lockfile_write_explicit(lf, cfg.subdir, out);
+		else if (!rc)
+			rc = menv_lockfile_write_conda_lock(lf, out, err);
+	}
+	if (j) {
+		char *s = json_dumps(j, JSON_INDENT(2));
+		menv_buf_addf(out, "%s\n", s);
+		free(s);
+		json_decref(j);
+	}
+	menv_buf_redact(out); /* every format: no credentials or tokens */
+out:
+	menv_lockfile_free(lf);
+	free(ef.name);
+	free(ef.prefix);
+	menv_strvec_clear(&ef.channels);
+	menv_strvec_clear(&ef.deps);
+	menv_strvec_clear(&ef.pip);
+	menv_strvec_clear(&ef.var_names);
+	menv_strvec_clear(&ef.var_values);
+	menv_config_release(&cfg);
+	free(prefix);
 	return rc;
 }

@@ -392,6 +392,26 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
  * dependencies (the pip section as {"pip": [...]}), variables when any, prefix. New
  * reference. */
 json_t *menv_envfile_json(const struct menv_envfile *ef);
+/* `menv export` of an installed environment (conda env export, conda-lock). */
+struct menv_export_request {
+	const char *name, *prefix; /* -n NAME, -p PREFIX (neither: the active environment) */
+	/* conda-lock, explicit or environment; NULL: environment with no_builds, from_history
+	 * or json, else conda-lock */
+	const char *format;
+	bool no_builds, from_history; /* --format environment only */
+	bool json; /* the environment file as JSON (menv_envfile_json) or the lockfile model */
+	const struct menv_txn_callbacks *cb; /* event: recovery, MENV_ENV_WARNING lines */
+};
+/* Loads the settings, finds the environment, recovers it (menv_txn_recover) and appends it
+ * to `out` in the format asked (menv_env_to_envfile then menv_envfile_write or its JSON;
+ * menv_env_to_lockfile then conda-lock v1, explicit for cfg.subdir or its JSON), every
+ * credential redacted (menv_buf_redact). Pip dist-info folders left out and records only
+ * named by version are MENV_ENV_WARNING events. Errors: MENV_EUSAGE for an unknown format
+ * or --no-builds/--from-history with another than environment (before anything is read),
+ * MENV_ENOTFOUND for a missing environment, those of menv_config_load,
+ * menv_env_prefix_find, menv_txn_recover and the writers. */
+int menv_env_export(const struct menv_export_request *req, struct menv_buf *out,
+                    struct menv_error *err);
 /* A record's channel URL shown as conda does: the subdir dropped, a channel under
  * channel_alias shortened to its name. Caller frees. */
 char *menv_channel_display(const struct menv_config *cfg, const char *channel, const char *subdir);
