@@ -112,13 +112,12 @@ size_t menv_cli_term_width(void);
 /* `s` cut to `w` columns by taking out its middle ("file:///srv/...annels/main"); unchanged
  * when it fits or `w` < 8. New string, caller frees. */
 char *menv_cli_fit(const char *s, size_t w);
-/* Prints a header row (`head`, `lead` before its first cell: "# ") and `nrows` rows of `ncol`
- * cells (row-major, borrowed) on stdout: columns sized to their content, one blank apart, no
- * trailing blanks; when a row would be wider than menv_cli_term_width, column `shrink1`
- * gives way first, then `shrink2` (-1: none), each down to 12 columns, their cells shortened
- * in the middle. */
-void menv_cli_table(const char *lead, const char *const *head, const char *const *cells,
-                    size_t nrows, size_t ncol, int shrink1, int shrink2);
+/* The rows of `menv list` and `menv search` (objects with name, version, build_string and
+ * channel, borrowed) as a table on stdout under "# Name Version Build Channel": columns sized
+ * to their content, one blank apart, no trailing blanks; when a row would be wider than
+ * menv_cli_term_width, the channel column gives way first, then the build, each down to 12
+ * columns, their cells shortened in the middle (menv_cli_fit). */
+void menv_cli_packages(json_t *rows);
 
 /* render.c: drawing what the library reports */
 struct menv_cli_draw {

@@ -392,6 +392,27 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
  * dependencies (the pip section as {"pip": [...]}), variables when any, prefix. New
  * reference. */
 json_t *menv_envfile_json(const struct menv_envfile *ef);
+/* records.c: `menv list` (conda list) of an installed environment. */
+struct menv_list_request {
+	const char *name, *prefix; /* -n NAME, -p PREFIX (neither: the active environment) */
+	const char *regex;         /* NULL, or only the names it finds (POSIX ERE, any case) */
+	bool full_name;            /* the regex must match the whole name */
+	bool channel_urls;   /* channels as URLs (menv_channel_url), else menv_channel_display */
+	bool explicit_, md5; /* conda list --explicit [--md5]: the text, not the rows */
+	const struct menv_txn_callbacks *cb; /* event: recovery, MENV_ENV_WARNING lines */
+};
+/* Loads the settings, finds the environment (`*prefix`, caller frees; NULL on error),
+ * recovers it (menv_txn_recover) and reads its records and pip distributions
+ * (menv_pip_list_checked; each skipped dist-info a MENV_ENV_WARNING). With explicit_, the
+ * conda list --explicit file for cfg.subdir is appended to `text`: its header, then each
+ * record's URL (with "#MD5" when md5). Else `*rows` (new reference) is conda list --json's
+ * array, sorted by name (any case) then channel: {name, version, build_string,
+ * build_number, channel, platform} for each record, and for each pip distribution build
+ * "pypi_0" (editable: "dev_0"), channel "pypi" ("<develop>"), platform "pypi". Errors:
+ * MENV_EUSAGE for an invalid regex (before anything is read), those of menv_config_load,
+ * menv_env_prefix_find, menv_txn_recover, menv_prefix_records_load, menv_pip_list. */
+int menv_env_list_packages(const struct menv_list_request *req, char **prefix, json_t **rows,
+                           struct menv_buf *text, struct menv_error *err);
 /* `menv export` of an installed environment (conda env export, conda-lock). */
 struct menv_export_request {
 	const char *name, *prefix; /* -n NAME, -p PREFIX (neither: the active environment) */
