@@ -171,21 +171,6 @@ static void probe_add(const char *w)
 		menv_strvec_push(menv_cli_probe, w);
 }
 
-void menv_cli_probe_getopt(const struct option *lo)
-{
-	for (; lo->name; lo++) {
-		char *w = menv_xasprintf("--%s", lo->name);
-		probe_add(w);
-		free(w);
-	}
-}
-
-void menv_cli_probe_words(const char *const *words)
-{
-	for (; *words; words++)
-		probe_add(*words);
-}
-
 void menv_cli_help(FILE *f, const char *usage, const char *accepts)
 {
 	fputs(usage, f);

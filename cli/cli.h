@@ -64,12 +64,8 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 void menv_cli_help(FILE *f, const char *usage, const char *accepts);
 /* Completion probe (cmd_complete.c): while non-NULL, menv_cli_parse appends the options
  * `accepts` names ("--name", then "-n" for a shorthand) to it, each once, and returns 1
- * without parsing or printing; commands that parse by hand push theirs with
- * menv_cli_probe_getopt (a getopt_long table) or menv_cli_probe_words (NULL-terminated). */
+ * without parsing or printing. */
 extern struct menv_strvec *menv_cli_probe;
-struct option;
-void menv_cli_probe_getopt(const struct option *longopts);
-void menv_cli_probe_words(const char *const *words);
 #define MENV_CLI_EXIT(rc) ((rc) > 0 ? MENV_EXIT_OK : MENV_EXIT_USAGE)
 void menv_cli_args_release(struct menv_cli_args *a);
 /* main.c's table of commands: name, entry point, one-line help, its subcommands (words

@@ -284,6 +284,14 @@ void menv_env_vars_drop_reserved(struct menv_strvec *names, struct menv_strvec *
  * Errors: MENV_EUSAGE for one without '=' or with a name a shell cannot export. */
 int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *names,
                               struct menv_strvec *values, struct menv_error *err);
+/* `menv env config vars set|unset` (conda env config vars): under the prefix lock
+ * (menv_env_lock, waiting, `cb`/`ud` told), `set` splits `args` as
+ * menv_env_vars_assignments, leaves out the variables activation owns, a line pushed to
+ * `warnings` for each, and sets the others (menv_env_state_vars_set); else the `args` names
+ * are removed (menv_env_state_vars_unset). Errors: those of the four. */
+int menv_env_config_vars_edit(const char *prefix, bool set, char *const *args, size_t n,
+                              menv_env_cb cb, void *ud, struct menv_strvec *warnings,
+                              struct menv_error *err);
 /* What conda warns about in an environment file, one line each appended to `warnings`:
  * unknown top-level keys (FILE:LINE: a typo such as `dependncies` would otherwise make an
  * empty environment) and `variables:` that activation owns (PATH, ...), which are dropped
