@@ -11,6 +11,7 @@
  * Pip-installed packages are the dist-info folders no conda record owns (BR-021).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -26,7 +27,14 @@ int menv_cmd_export(int argc, char **argv)
 	struct menv_txn_callbacks cb = {.event = menv_cli_on_event};
 	int rc = 0;
 
-	if ((rc = menv_cli_parse(argc, argv, "npFfjBHh", USAGE, 0, 0, &o)))
+	/* `env export` (cmd_env.c calls it so) shows its own usage */
+	const char *usage = !strcmp(argv[0], "env export")
+	                            ? "usage: menv env export [-n NAME | -p PREFIX] [--format "
+	                              "environment|conda-lock|explicit]\n"
+	                              "                       [--no-builds] [--from-history] "
+	                              "[--json] [--file FILE]\n"
+	                            : USAGE;
+	if ((rc = menv_cli_parse(argc, argv, "npFfjBHh", usage, 0, 0, &o)))
 		return MENV_CLI_EXIT(rc);
 	struct menv_export_request req = {o.name,         o.prefix, o.format, o.no_builds,
 	                                  o.from_history, o.json,   &cb};
