@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "fetch.h"
 #include "link.h"
 #include "prefix.h"
 
@@ -472,13 +473,134 @@ static bool in_file_index(const char *url, const struct menv_strvec *indexes)
 	return false;
 }
 
+/* Is this requirements-file line one that tells pip where to look (an index, find-links,
+ * trusted hosts, pre-releases), as the re-download of hash_unfragmented needs it? -r, -c and
+ * -e lines and requirements are not. */
+static bool where_line(const char *line)
+{
+	static const char *const opts[] = {"--index-url",
+	                                   "-i",
+	                                   "--extra-index-url",
+	                                   "--find-links",
+	                                   "-f",
+	                                   "--no-index",
+	                                   "--trusted-host",
+	                                   "--pre",
+	                                   "--prefer-binary",
+	                                   NULL};
+	for (size_t i = 0; opts[i]; i++) {
+		size_t n = strlen(opts[i]);
+		if (!strncmp(line, opts[i], n) &&
+		    (line[n] == '\0' || line[n] == ' ' || line[n] == '='))
+			return true;
+	}
+	return false;
+}
+
+/* Gives every wheel of `byfile` (wheel file name -> {url, sha256}) that pip's log named
+ * without a sha256 (an index whose links carry no #sha256= fragment, which PEP 503 allows)
+ * the sha256 of its bytes: a file:// wheel is hashed where it lies; the others are fetched
+ * again by the environment's own pip into `tmpdir` (`pip download --no-deps --only-binary
+ * :all:` of NAME==VERSION with the request's options and index lines: the same index,
+ * credentials and pip configuration, from pip's HTTP cache where it kept the response) and
+ * hashed there, when the file pip saves has the name of the one it installed. Best effort: a
+ * wheel that cannot be hashed keeps none (its lock entry then has `hash: {}`). */
+static void hash_unfragmented(const char *prefix, const char *tmpdir, json_t *byfile,
+                              const struct menv_pip_request *req)
+{
+	struct menv_strvec lines = MENV_STRVEC_INIT;
+	struct menv_buf text = MENV_BUF_INIT;
+	const char *fn;
+	json_t *e;
+
+	json_object_foreach(byfile, fn, e)
+	{
+		const char *url = json_string_value(json_object_get(e, "url"));
+		if (!url || json_object_get(e, "sha256") || !strstr(fn, ".whl"))
+			continue;
+		if (!strncmp(url, "file://", 7)) {
+			struct menv_hashes h;
+			if (!strchr(url, '%') && menv_hash_file(url + 7, &h, NULL) == 0)
+				json_object_set_new(e, "sha256", json_string(h.sha256));
+			continue;
+		}
+		/* "name-version-tags.whl" -> "name==version" */
+		const char *d1 = strchr(fn, '-');
+		const char *d2 = d1 ? strchr(d1 + 1, '-') : NULL;
+		if (!d2)
+			continue;
+		char *line = menv_xasprintf("%.*s==%.*s", (int)(d1 - fn), fn, (int)(d2 - d1 - 1),
+		                            d1 + 1);
+		bool seen = false; /* two wheels of one version (other tags): one line */
+		for (size_t i = 0; !seen && i < lines.n; i++)
+			seen = !strcmp(lines.v[i], line);
+		if (seen)
+			free(line);
+		else
+			menv_strvec_push_owned(&lines, line);
+	}
+	if (!lines.n)
+		goto out;
+	for (size_t i = 0; i < req->requirements.n; i++)
+		if (where_line(req->requirements.v[i]))
+			menv_buf_addf(&text, "%s\n", req->requirements.v[i]);
+	for (size_t i = 0; i < lines.n; i++)
+		menv_buf_addf(&text, "%s\n", lines.v[i]);
+	char *reqfile = menv_xasprintf("%s/download.txt", tmpdir);
+	char *dest = menv_xasprintf("%s/wheels", tmpdir);
+	char *python = menv_xasprintf("%s/bin/python", prefix);
+	struct menv_strvec argv = MENV_STRVEC_INIT;
+	if (menv_write_file_atomic(reqfile, text.buf, text.len, NULL) == 0) {
+		menv_strvec_push(&argv, python);
+		menv_strvec_push(&argv, "-m");
+		menv_strvec_push(&argv, "pip");
+		menv_strvec_push(&argv, "download");
+		menv_strvec_push(&argv, "-q");
+		menv_strvec_push(&argv, "--no-input");
+		menv_strvec_push(&argv, "--disable-pip-version-check");
+		menv_strvec_push(&argv, "--no-deps");
+		menv_strvec_push(&argv, "--only-binary");
+		menv_strvec_push(&argv, ":all:");
+		menv_strvec_push(&argv, "-d");
+		menv_strvec_push(&argv, dest);
+		for (size_t i = 0; i < req->options.n; i++)
+			menv_strvec_push(&argv, req->options.v[i]);
+		menv_strvec_push(&argv, "-r");
+		menv_strvec_push(&argv, reqfile);
+		menv_strvec_push_owned(&argv, NULL);
+		if (run_child(argv.v, req->cwd, req->cancel) == 0) {
+			json_object_foreach(byfile, fn, e)
+			{
+				if (json_object_get(e, "sha256") || !json_object_get(e, "url"))
+					continue;
+				char *path = menv_xasprintf("%s/%s", dest, fn);
+				struct menv_hashes h;
+				if (menv_hash_file(path, &h, NULL) == 0)
+					json_object_set_new(e, "sha256", json_string(h.sha256));
+				free(path);
+			}
+		}
+	}
+	menv_remove_tree(dest);
+	unlink(reqfile);
+	menv_strvec_clear(&argv);
+	free(python);
+	free(dest);
+	free(reqfile);
+out:
+	menv_buf_release(&text);
+	menv_strvec_clear(&lines);
+}
+
 /* Records where each wheel came from, from pip's log ("Looking in indexes: URL, ...",
  * "Found link URL#sha256=...", "Downloading URL", "Added ... from URL#sha256=..."), in
  * <dist-info>/MENV_SOURCE of the installed distributions: {url, sha256, index}, each URL
  * without credentials (pip masks a password, menv drops the user too). A file:// URL is kept
- * when it lies in a file:// index. Best effort: nothing is lost for the environment when
+ * when it lies in a file:// index. A wheel the log gives no sha256 for is hashed by menv
+ * (hash_unfragmented, in `tmpdir`). Best effort: nothing is lost for the environment when
  * this fails. */
-static void record_sources(const char *prefix, const char *log, const struct menv_pip_request *req)
+static void record_sources(const char *prefix, const char *tmpdir, const char *log,
+                           const struct menv_pip_request *req)
 {
 	const struct menv_strvec *reqs = &req->requirements;
 	FILE *f = fopen(log, "r");
@@ -596,6 +718,8 @@ static void record_sources(const char *prefix, const char *log, const struct men
 	int rootfd = -1;
 	site_packages(prefix, NULL, &sps);
 	menv_beneath_root(prefix, &rootfd, NULL);
+	json_t *installed = json_object(); /* wheel file name -> {url, sha256}, installed ones */
+	json_t *where = json_object();     /* wheel file name -> its dist-info folder */
 	const char *fn;
 	json_t *e;
 	json_object_foreach(byfile, fn, e)
@@ -611,20 +735,32 @@ static void record_sources(const char *prefix, const char *log, const struct men
 			struct stat st;
 			if (menv_beneath_lstat(rootfd, dir, &st, NULL) == 0 &&
 			    S_ISDIR(st.st_mode)) {
-				char *path = menv_xasprintf("%s/MENV_SOURCE", dir);
-				char *dump = json_dumps(e, JSON_SORT_KEYS);
-				/* a new file: one there may be a hard link (into the package cache) */
-				menv_beneath_unlink(rootfd, path, 0, NULL);
-				if (dump && menv_beneath_write(rootfd, path, dump, strlen(dump),
-				                               0644, O_EXCL, NULL) == 0)
-					add_to_record(rootfd, dir, stem);
-				free(dump);
-				free(path);
+				json_object_set(installed, fn, e);
+				json_object_set_new(where, fn, json_string(dir));
 			}
 			free(dir);
 		}
 		free(stem);
 	}
+	hash_unfragmented(prefix, tmpdir, installed, req);
+	json_object_foreach(installed, fn, e)
+	{
+		const char *dir = json_string_value(json_object_get(where, fn));
+		const char *d2 = strchr(strchr(fn, '-') + 1, '-'); /* checked above */
+		char *stem = menv_xstrndup(fn, (size_t)(d2 - fn));
+		char *path = menv_xasprintf("%s/MENV_SOURCE", dir);
+		char *dump = json_dumps(e, JSON_SORT_KEYS);
+		/* a new file: one there may be a hard link (into the package cache) */
+		menv_beneath_unlink(rootfd, path, 0, NULL);
+		if (dump &&
+		    menv_beneath_write(rootfd, path, dump, strlen(dump), 0644, O_EXCL, NULL) == 0)
+			add_to_record(rootfd, dir, stem);
+		free(dump);
+		free(path);
+		free(stem);
+	}
+	json_decref(installed);
+	json_decref(where);
 	if (rootfd >= 0)
 		close(rootfd);
 	menv_strvec_clear(&sps);
@@ -751,7 +887,7 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 		                    nreq > 3 ? ", ..." : "");
 		menv_buf_release(&what);
 	} else {
-		record_sources(prefix, log, req);
+		record_sources(prefix, dir, log, req);
 	}
 out:
 	if (reqfile)

@@ -34,9 +34,12 @@
 # Idempotent: a second run builds nothing; it checks that the existing environment still
 # holds exactly the locked packages and says so (exit 1 if it drifted).
 # Regenerate the lock (team lead):  menv lock -f ops/environment.yml --lockfile ops/lock.yml
-# from a folder holding ./menv-toolchain; `menv lock --check` tells whether it is stale. The
-# torch lock is the export of an environment made from ops/environment-torch.yml (its pip
-# wheels need an installed environment): `menv export -n ops-torch > ops/lock-torch.yml`.
+# from a folder whose ./menv-toolchain links to the channel's stable location
+# (/srv/menv-channels/menv-toolchain: menv records where the link leads, never a temporary
+# folder); `menv lock --check` tells whether it is stale. The torch lock is the export of an
+# environment made from ops/environment-torch.yml the same way (its pip wheels need an
+# installed environment; PIP_INDEX_URL=file:///srv/menv-channels/menv-toolchain-torch/pypi/simple):
+# `menv export -n ops-torch > ops/lock-torch.yml`.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -13,7 +13,9 @@ seen and as it must be now.
   cache shows each package's real size and the total download (file:// and http://), not
   "-" and "0 B";
 - the summary counts what pip installed ("(1 pip)"), not the lines of the `pip:` section (an
-  option line, a requirement already there)."""
+  option line, a requirement already there);
+- `remove` takes `--no-smoke-check` and `--smoke-check` as install and update do (its usage
+  listed them, its parser refused them)."""
 
 import tarfile
 
@@ -160,6 +162,26 @@ def body(t):
     r = t.menv_run("doctor", "-n", "one")
     t.check(re.search(r": 1 package record, \d+ files? checked, 0 problems left$", r.out, re.M)
             and not re.search(r"\b1 files\b", r.out), "doctor: 1 package record", r.out)
+    # remove takes the smoke check's toggles as install and update do (it refused them while
+    # its usage listed them)
+    t.menv_ok("create", "-q", "-y", "-n", "rm", "-c", t.url(one), "--override-channels",
+              "dependency")
+    rm = os.path.join(t.envs, "rm")
+    r = t.menv_run("remove", "-y", "-n", "rm", "--smoke-check", "--no-smoke-check", "dependency")
+    t.eq((r.rc, r.err_lines()),
+         (2, ["menv: error: --smoke-check and --no-smoke-check contradict each other"]),
+         "remove --smoke-check --no-smoke-check: the one-line contradiction, exit 2")
+    t.check(os.listdir(os.path.join(rm, "conda-meta")) and any(
+        n.startswith("dependency-") for n in os.listdir(os.path.join(rm, "conda-meta"))),
+        "the contradiction removed nothing", os.listdir(os.path.join(rm, "conda-meta")))
+    r = t.menv_run("remove", "-y", "-n", "rm", "--no-smoke-check", "dependency")
+    t.check(r.rc == 0 and "Smoke check" not in r.out + r.err and not any(
+        n.startswith("dependency-") for n in os.listdir(os.path.join(rm, "conda-meta"))),
+        "remove --no-smoke-check: accepted, the package removed, no smoke check", r)
+    r = t.menv_ok("remove", "--help")
+    t.check("--no-smoke-check" in r.out.split("options:")[-1]
+            and "--smoke-check " in r.out.split("options:")[-1],
+            "remove --help lists both toggles among its options", r.out)
     r = t.menv_ok("remove", "-y", "-n", "one", "--all")
     t.check("Removed %s: 1 package\n" % os.path.join(t.envs, "one") in r.out,
             "remove --all of one package: 'Removed P: 1 package'", r.out)

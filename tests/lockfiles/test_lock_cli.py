@@ -698,8 +698,9 @@ def wheel_index(t):
     return t.http_server(os.path.join(t.tmp, "www"))
 
 
-def add_wheel(t, name, version, files, requires=()):
-    """A wheel built here, added to the loopback index of wheel_index()."""
+def add_wheel(t, name, version, files, requires=(), fragment=True):
+    """A wheel built here, added to the loopback index of wheel_index(); fragment=False: its
+    link carries no #sha256= (PEP 503 makes the fragment optional)."""
     d = os.path.join(t.tmp, "www", "simple", name)
     os.makedirs(d, exist_ok=True)
     whl = os.path.join(d, "%s-%s-py3-none-any.whl" % (name, version))
@@ -714,8 +715,9 @@ def add_wheel(t, name, version, files, requires=()):
     with zipfile.ZipFile(whl, "w") as z:
         for k, v in entries.items():
             z.writestr(k, v)
-    write_text(os.path.join(d, "index.html"), '<html><body><a href="%s#sha256=%s">%s</a></body>'
-               '</html>\n' % (os.path.basename(whl), sha256_file(whl), os.path.basename(whl)))
+    frag = "#sha256=" + sha256_file(whl) if fragment else ""
+    write_text(os.path.join(d, "index.html"), '<html><body><a href="%s%s">%s</a></body>'
+               '</html>\n' % (os.path.basename(whl), frag, os.path.basename(whl)))
 
 
 def isolate_pip():
@@ -1363,12 +1365,65 @@ def pip_relock(t):
         srv.stop()
 
 
+def pip_unhashed(t):
+    """An index whose wheel links carry no #sha256= fragment (PEP 503 makes it optional): the
+    exported pip entry still has the sha256 of the wheel's bytes, which menv computes itself
+    (issue 23: it wrote `hash: {}`), from a file:// index and over HTTP, and the lock
+    re-creates elsewhere with pip checking that hash."""
+    import yaml
+    isolate_pip()
+    chan = toolchain_channel(t)
+    www = os.path.join(t.tmp, "www")
+    add_wheel(t, "nofrag", "2.1", {"nofrag/__init__.py": "VALUE = 21\n"}, fragment=False)
+    whl = os.path.join(www, "simple", "nofrag", "nofrag-2.1-py3-none-any.whl")
+    sha = sha256_file(whl)
+    t.check("#sha256=" not in open(os.path.join(www, "simple", "nofrag", "index.html")).read(),
+            "the index's link has no #sha256= fragment")
+
+    def pip_entries(name):
+        doc = yaml.safe_load(t.menv_ok("export", "-n", name).out)
+        return [(p["name"], p["url"], p["hash"]) for p in doc["package"]
+                if p["manager"] == "pip"]
+
+    idx = "file://%s/simple" % www
+    env = toolchain_python_env(t, chan, "nofrag-file", ["--index-url %s" % idx, "nofrag"])
+    r = t.menv_run("create", "-q", "-f", env, timeout=600)
+    if t.check(r.rc == 0, "create with a wheel of a file:// index without fragments", r):
+        t.eq(pip_entries("nofrag-file"),
+             [("nofrag", idx + "/nofrag/nofrag-2.1-py3-none-any.whl", {"sha256": sha})],
+             "file:// index without fragments: the pip entry has the wheel's sha256")
+    srv = t.http_server(www)
+    try:
+        idx = srv.base + "/simple"
+        env = toolchain_python_env(t, chan, "nofrag-http", ["--index-url %s" % idx, "nofrag"])
+        r = t.menv_run("create", "-q", "-f", env, timeout=600)
+        if not t.check(r.rc == 0, "create with a wheel of an HTTP index without fragments", r):
+            return
+        pe = pip_entries("nofrag-http")
+        t.eq(pe, [("nofrag", idx + "/nofrag/nofrag-2.1-py3-none-any.whl", {"sha256": sha})],
+             "HTTP index without fragments: the pip entry has the wheel's sha256")
+        lockp = os.path.join(t.tmp, "nofrag.lock.yml")
+        write_text(lockp, t.menv_ok("export", "-n", "nofrag-http").out)
+        home2 = os.path.join(t.tmp, "home2")
+        os.makedirs(home2)
+        prefix2 = os.path.join(t.tmp, "elsewhere")
+        r = t.menv_run("create", "-f", lockp, "-p", prefix2, "-y", timeout=600,
+                       env={"HOME": home2, "MENV_ROOT_PREFIX": os.path.join(t.tmp, "root2")})
+        if t.check(r.rc == 0, "the lock re-creates elsewhere", r):
+            t.check("--require-hashes" in r.err, "pip checked the wheel's sha256", r.err[-800:])
+            got = open(os.path.join(prefix2, "lib", "python3.9", "site-packages", "nofrag",
+                                    "__init__.py")).read()
+            t.eq(got, "VALUE = 21\n", "elsewhere: the wheel's file")
+    finally:
+        srv.stop()
+
+
 CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "formats": formats,
          "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
          "BR023": br023, "pip": pip_cases, "timing": timing,
          "onboard": onboard, "install_lock": install_lock, "pip_update": pip_update,
          "conda_lock_model": conda_lock_model,
-         "pip_options": pip_options, "pip_relock": pip_relock}
+         "pip_options": pip_options, "pip_relock": pip_relock, "pip_unhashed": pip_unhashed}
 
 
 def body(t, case):

@@ -288,6 +288,13 @@ C
 	[ "$(cat "$tmp/out")" = "menv: error: --smoke-check and --no-smoke-check contradict each other" ] ||
 		fail "both flags: $(cat "$tmp/out")"
 	[ -e "$e/conda-meta/history" ] && grep -q wcwidth "$e/conda-meta/history" && fail "both flags changed the env"
+	# remove takes the same toggles: --smoke-check runs it after the remove, --no-smoke-check
+	# says nothing of it
+	m remove -p "$e" -y decorator --smoke-check
+	[ "$st" = 0 ] && ran || { cat "$tmp/out"; fail "remove --smoke-check did not run it"; }
+	m remove -p "$e" -y six --no-smoke-check
+	[ "$st" = 0 ] || { cat "$tmp/out"; fail "remove --no-smoke-check: exit $st"; }
+	grep -q "Smoke check" "$tmp/out" && fail "remove --no-smoke-check: $(cat "$tmp/out")"
 	# an ops/ source byte: runs again, then unchanged again
 	echo "# one more byte" >>"$tmp/ops/run-tests"
 	inst zipp

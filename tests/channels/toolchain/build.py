@@ -14,7 +14,8 @@ g++ 11, Python 3.9 and Jupyter) or `torch` (bookworm's Python 3.11 and PyTorch 1
    noarch packages get copies of links that leave site-packages; packages of the torch set
    get depends from their Debian packages' (debian_depends);
 5. package: info/{index,paths,about,link}.json, has_prefix, files; a CEP-35 .conda (stored
-   ZIP: metadata.json, pkg-<dist>.tar.zst, info-<dist>.tar.zst);
+   ZIP: metadata.json, pkg-<dist>.tar.zst, info-<dist>.tar.zst), named by its content (the
+   build string's hash covers every file and the metadata: another content, another name);
 6. `menv index OUTDIR`.
 recipes.WHEELS of the set become wheels in OUTDIR/pypi/simple (a PEP 503 index of static
 files: ninja and pybind11 for the torch set's `pip:` entries).
@@ -423,11 +424,15 @@ def package_files(root):
     return sorted(out)
 
 
-def build_string(r, depends):
+def build_string(r, content):
+    """The recipe's fixed build, or PREFIX<hash>_0SUFFIX with <hash> the first 7 hex digits
+    of the sha1 of `content` (every file's path, type, sha256 or link target, and the
+    metadata written to info/ but the build itself), as conda-build's h<hash> is: a package
+    whose bytes change in any way gets a new file name, never a second artifact under an
+    old one."""
     if r["build"]:
         return r["build"]
-    h = hashlib.sha1(json.dumps([r["name"], r["version"], sorted(depends),
-                                 r["constrains"]]).encode()).hexdigest()[:7]
+    h = hashlib.sha1(json.dumps(content, sort_keys=True).encode()).hexdigest()[:7]
     if r["noarch"] == "python":
         return "pyh%s_0" % h
     return "%s%s_0%s" % (r["build_prefix"], h, r["build_suffix"])
@@ -531,9 +536,7 @@ def make_conda(st, resolved, outdir, work, level):
             has_prefix.append("%s text %s" % (PLACEHOLDER, n))
         paths.append(e)
     depends = list(st.depends)
-    build = build_string(r, depends)
-    dist = "%s-%s-%s" % (r["name"], r["version"], build)
-    index = {"name": r["name"], "version": r["version"], "build": build, "build_number": 0,
+    index = {"name": r["name"], "version": r["version"], "build_number": 0,
              "depends": depends, "constrains": r["constrains"], "license": r["license"],
              "subdir": "noarch" if noarch else SUBDIR, "timestamp": TIMESTAMP_MS}
     if noarch:
@@ -545,6 +548,11 @@ def make_conda(st, resolved, outdir, work, level):
              "description": "Repackaged by menv's tests/channels/build-toolchain from Debian's "
                             "binary packages: " + (", ".join(debs) or "(no files)"),
              "extra": {"debian_packages": debs}}
+    links = {n: os.readlink(os.path.join(root, n)) for n in names
+             if os.path.islink(os.path.join(root, n))}
+    build = build_string(r, [index, paths, links, has_prefix, about, r["entry_points"]])
+    index["build"] = build
+    dist = "%s-%s-%s" % (r["name"], r["version"], build)
     info = os.path.join(work, "info", r["name"])
     os.makedirs(os.path.join(info, "info"))
 
