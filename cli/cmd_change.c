@@ -197,7 +197,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	fflush(stdout); /* the plan before the fetch's lines on stderr */
 	if (a->dry_run) {
 		if (a->json) {
-			menv_cli_put_json(menv_cli_txn_json(p, true, NULL, NULL), true);
+			menv_cli_put_json(menv_txn_plan_json(p, true, NULL, NULL), true);
 		} else {
 			printf("Dry run: nothing was changed.\n");
 		}
@@ -218,12 +218,12 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	if (res->smoke_ran)
 		code = menv_cli_smoke_verdict(&d, &res->smoke, res->smoke_record_failed);
 	if (a->json)
-		menv_cli_put_json(menv_cli_txn_json(p, false, d.messages, smoke), true);
+		menv_cli_put_json(menv_txn_plan_json(p, false, d.messages, smoke), true);
 	json_decref(smoke);
 out:
 	if (rc) {
 		if (a->json)
-			menv_cli_print_json_error(&err, t);
+			menv_cli_put_json(menv_txn_error_json(&err, t), true);
 		code = menv_cli_fail(&err);
 	}
 	json_decref(d.messages);

@@ -1333,6 +1333,37 @@ int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *n
 	return 0;
 }
 
+int menv_env_config_vars_edit(const char *prefix, bool set, char *const *args, size_t n,
+                              menv_env_cb cb, void *ud, struct menv_strvec *warnings,
+                              struct menv_error *err)
+{
+	struct menv_strvec names = MENV_STRVEC_INIT, values = MENV_STRVEC_INIT;
+	struct menv_strvec dropped = MENV_STRVEC_INIT;
+	int lock_fd = -1;
+	/* set and unset read-modify-write conda-meta/state under the prefix lock */
+	int rc = menv_env_lock(prefix, false, cb, ud, &lock_fd, err);
+	if (!rc && set)
+		rc = menv_env_vars_assignments(args, n, &names, &values, err);
+	if (!rc && set) {
+		menv_env_vars_drop_reserved(&names, &values, &dropped);
+		for (size_t i = 0; i < dropped.n; i++)
+			menv_strvec_push_owned(warnings,
+			                       menv_xasprintf("env config vars set: '%s' is set by "
+			                                      "activation itself and is ignored",
+			                                      dropped.v[i]));
+		rc = menv_env_state_vars_set(prefix, &names, &values, err);
+	} else if (!rc) {
+		for (size_t i = 0; i < n; i++)
+			menv_strvec_push(&names, args[i]);
+		rc = menv_env_state_vars_unset(prefix, &names, err);
+	}
+	menv_env_unlock(lock_fd);
+	menv_strvec_clear(&names);
+	menv_strvec_clear(&values);
+	menv_strvec_clear(&dropped);
+	return rc;
+}
+
 void menv_envfile_check(struct menv_envfile *ef, struct menv_strvec *warnings)
 {
 	struct menv_strvec dropped = MENV_STRVEC_INIT;
