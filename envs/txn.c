@@ -231,7 +231,8 @@ static int load_solver(struct menv_txn *t, const char *pins_prefix, struct menv_
 	menv_solver_set_add_pip(t->solver, cfg->add_pip_as_python_dependency);
 	menv_solver_set_cancel(t->solver, t->o.cancel); /* Ctrl-C while libsolv reads */
 	rc = menv_channel_set_to_solver(&t->ch, t->solver, err);
-	/* records a channel's repodata lacks a name, version or build of are skipped */
+	/* records a channel's repodata lacks a name, version or build of, or whose version conda
+	 * refuses, are skipped */
 	const struct menv_strvec *skipped = menv_solver_warnings(t->solver);
 	for (size_t i = 0; i < skipped->n; i++)
 		emit(t, MENV_ENV_WARNING, "%s", skipped->v[i]);

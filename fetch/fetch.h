@@ -332,7 +332,10 @@ struct menv_index_stats {
  * written), reads `info/index.json` of every `*.conda` and `*.tar.bz2`, adds md5, sha256 and
  * size of the file, and writes `<subdir>/repodata.json` (repodata_version 1, "info.subdir",
  * "packages" and "packages.conda") atomically. Files that are not valid packages are
- * an error naming the file. Errors: MENV_ENOTFOUND, MENV_EPARSE, MENV_EIO. */
+ * an error naming the file, and so is a package whose version conda's VersionOrder refuses
+ * (menv_version_parse; conda cannot load a repodata.json holding one): every index is made
+ * before any is written, so on an error nothing is written. Errors: MENV_ENOTFOUND,
+ * MENV_EPARSE, MENV_EIO. */
 int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct menv_error *err);
 
 /* ---------------------------------------------------------------------------------------- */

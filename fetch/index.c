@@ -121,23 +121,46 @@ out:
 	return rc;
 }
 
-static int index_subdir(const char *dir, const char *subdir, struct menv_index_stats *stats,
-                        struct menv_error *err)
+/* Refuses a record conda cannot load: a version that is not a string, or that conda's
+ * VersionOrder refuses (conda fails the load of the whole repodata.json on it). */
+static int check_record(const char *path, json_t *rec, struct menv_error *err)
+{
+	json_t *ver = json_object_get(rec, "version");
+	struct menv_version *v = NULL;
+	struct menv_error e = {0};
+
+	if (!json_is_string(ver))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "'%s' is not a valid package: its 'info/index.json' has no "
+		                      "version string",
+		                      path);
+	if (menv_version_parse(json_string_value(ver), &v, &e))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "'%s': %s (conda cannot load a repodata.json holding it)",
+		                      path, e.msg);
+	menv_version_free(v);
+	return 0;
+}
+
+/* The text of `<dir>/<subdir>/repodata.json` (owned, into *out); a subdir folder that does
+ * not exist (`noarch`, made later) has no packages. Writes nothing. */
+static int index_subdir(const char *dir, const char *subdir, bool exists,
+                        struct menv_index_stats *stats, char **out, struct menv_error *err)
 {
 	struct menv_strvec files = MENV_STRVEC_INIT;
 	char *sdir = menv_xasprintf("%s/%s", dir, subdir);
-	char *out_path = menv_xasprintf("%s/repodata.json", sdir);
 	json_t *repo = json_object(), *tarbz2 = json_object(), *conda = json_object();
-	char *text = NULL;
-	int rc;
+	int rc = 0;
 
+	*out = NULL;
 	json_object_set_new(repo, "info", json_pack("{s:s}", "subdir", subdir));
 	json_object_set(repo, "packages", tarbz2);
 	json_object_set(repo, "packages.conda", conda);
 	json_object_set_new(repo, "removed", json_array());
 	json_object_set_new(repo, "repodata_version", json_integer(1));
 
-	rc = list_packages(sdir, &files, err);
+	if (exists)
+		rc = list_packages(sdir, &files, err);
 	if (rc)
 		goto out;
 	for (size_t i = 0; i < files.n; i++) {
@@ -147,27 +170,22 @@ static int index_subdir(const char *dir, const char *subdir, struct menv_index_s
 		json_t *rec = NULL;
 
 		rc = package_record(path, subdir, &rec, err);
+		if (!rc && (rc = check_record(path, rec, err)))
+			json_decref(rec);
 		free(path);
 		if (rc)
 			goto out;
 		json_object_set_new(is_conda ? conda : tarbz2, files.v[i], rec);
 		stats->packages++;
 	}
-	text = json_dumps(repo, JSON_INDENT(2) | JSON_SORT_KEYS);
-	if (!text) {
-		rc = menv_error_set(err, MENV_EPARSE, "cannot encode '%s'", out_path);
-		goto out;
-	}
-	rc = menv_write_file_atomic(out_path, text, strlen(text), err);
-	if (!rc)
-		stats->subdirs++;
+	*out = json_dumps(repo, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (!*out)
+		rc = menv_error_set(err, MENV_EPARSE, "cannot encode '%s/repodata.json'", sdir);
 out:
-	free(text);
 	json_decref(tarbz2);
 	json_decref(conda);
 	json_decref(repo);
 	menv_strvec_clear(&files);
-	free(out_path);
 	free(sdir);
 	return rc;
 }
@@ -177,7 +195,8 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
 	struct menv_index_stats local = {0, 0};
 	struct menv_strvec subdirs = MENV_STRVEC_INIT;
 	struct dirent *de;
-	char *noarch = NULL;
+	char *noarch = NULL, **texts = NULL;
+	bool make_noarch = false;
 	DIR *d;
 	int rc = 0;
 
@@ -209,18 +228,30 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
 
 	noarch = menv_xasprintf("%s/noarch", dir);
 	if (!menv_strvec_contains(&subdirs, "noarch")) {
-		if (mkdir(noarch, 0755) < 0 && errno != EEXIST) {
-			rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'",
-			                    noarch);
-			goto out;
-		}
+		make_noarch = true;
 		menv_strvec_push(&subdirs, "noarch");
 	}
 	if (subdirs.n)
 		qsort(subdirs.v, subdirs.n, sizeof(*subdirs.v), cmp_str);
+	/* every index is made before any is written: a package refused leaves the channel as
+	 * it was */
+	texts = menv_xcalloc(subdirs.n + 1, sizeof(*texts));
 	for (size_t i = 0; i < subdirs.n && !rc; i++)
-		rc = index_subdir(dir, subdirs.v[i], stats, err);
-out:
+		rc = index_subdir(dir, subdirs.v[i],
+		                  !(make_noarch && !strcmp(subdirs.v[i], "noarch")), stats,
+		                  &texts[i], err);
+	if (!rc && make_noarch && mkdir(noarch, 0755) < 0 && errno != EEXIST)
+		rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'", noarch);
+	for (size_t i = 0; i < subdirs.n && !rc; i++) {
+		char *out_path = menv_xasprintf("%s/%s/repodata.json", dir, subdirs.v[i]);
+		rc = menv_write_file_atomic(out_path, texts[i], strlen(texts[i]), err);
+		if (!rc)
+			stats->subdirs++;
+		free(out_path);
+	}
+	for (size_t i = 0; i < subdirs.n; i++)
+		free(texts[i]);
+	free(texts);
 	free(noarch);
 	menv_strvec_clear(&subdirs);
 	return rc;

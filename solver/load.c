@@ -175,6 +175,46 @@ static void drop_unnamed(struct filerepo *f, const char *path, struct menv_buf *
 	}
 }
 
+/* Drops the records whose version conda's VersionOrder refuses (`0.8+5prealpha+1`: two '+';
+ * `1:2.0`, `1.0~rc1`: characters it does not allow; see menv_version_parse), each with a
+ * warning naming the file, its key and the reason (into `all`, `*n` counting them). conda
+ * fails the load of the whole file on the first one; menv solves with the rest. Each distinct
+ * version string is parsed once. */
+static void drop_bad_versions(struct filerepo *f, const char *path, struct menv_buf *all, size_t *n)
+{
+	Pool *pool = f->repo->pool;
+	Map seen, bad;
+	Id p;
+	Solvable *sv;
+
+	map_init(&seen, pool->ss.nstrings);
+	map_init(&bad, pool->ss.nstrings);
+	FOR_REPO_SOLVABLES(f->repo, p, sv)
+	{
+		if (sv->evr <= ID_EMPTY || ISRELDEP(sv->evr) || sv->evr >= pool->ss.nstrings)
+			continue;
+		if (MAPTST(&seen, sv->evr) && !MAPTST(&bad, sv->evr))
+			continue;
+		struct menv_version *v = NULL;
+		struct menv_error e = {0};
+		int rc = menv_version_parse(pool_id2str(pool, sv->evr), &v, &e);
+		menv_version_free(v);
+		MAPSET(&seen, sv->evr);
+		if (!rc)
+			continue;
+		MAPSET(&bad, sv->evr);
+		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+		if ((*n)++ < MAX_WARNINGS)
+			menv_buf_addf(all,
+			              "%s'%s': skipped the record '%s': %s (conda refuses to load "
+			              "the whole file)",
+			              all->len ? "\n" : "", path, loc ? loc : "?", e.msg);
+		repo_free_solvable(f->repo, p, 1);
+	}
+	map_free(&seen);
+	map_free(&bad);
+}
+
 /* Whether a record's "depends" is one conda reads: absent, null, or a list of strings. */
 static bool depends_ok(json_t *rec)
 {
@@ -276,6 +316,7 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 	struct menv_buf warn = MENV_BUF_INIT;
 	size_t nwarn = 0;
 	drop_unnamed(f, path, &warn, &nwarn);
+	drop_bad_versions(f, path, &warn, &nwarn);
 	Id p;
 	Solvable *sv;
 	FOR_REPO_SOLVABLES(f->repo, p, sv)
@@ -376,7 +417,7 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 	}
 	close(fd);
 	/* conda's and micromamba's key of a local file: size, mtime (ns) and inode */
-	snprintf(key, sizeof(key), "menv-solv-2:%lld:%lld.%09ld:%llu", (long long)st.st_size,
+	snprintf(key, sizeof(key), "menv-solv-3:%lld:%lld.%09ld:%llu", (long long)st.st_size,
 	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
 
 	char *rname = menv_xasprintf("%s/%s", ch ? ch->name : "?", subdir);

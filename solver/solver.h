@@ -30,7 +30,9 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
  * reused while they match (a stale or unreadable cache is rebuilt; one that cannot be
  * written is skipped; the key is conda's and micromamba's: size, mtime in ns, inode). Records
  * without a name, version or build string are skipped (conda's PackageRecord cannot be made
- * of them), each named in menv_solver_warnings() with the file and its key. A load honours
+ * of them), and so are records whose version conda's VersionOrder refuses (menv_version_parse;
+ * conda fails the load of the whole file on one), each named in menv_solver_warnings() with
+ * the file, its key and the reason. A load honours
  * menv_solver_set_cancel()'s flag within 64 KiB of reading or writing; the .solv then is
  * left as it was (never half written). `ch` is borrowed and must outlive the solver.
  * Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EPARSE naming the file, MENV_EINTR. */

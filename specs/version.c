@@ -226,23 +226,69 @@ static int split_parts(char *s, struct part **out, size_t *n)
 	return 0;
 }
 
+/* The length of the blank at `p` (n bytes left) that Python's str.strip() takes away: ASCII
+ * \t \n \v \f \r and space, U+001C..U+001F, and, in UTF-8, U+0085, U+00A0, U+1680,
+ * U+2000..U+200A, U+2028, U+2029, U+202F, U+205F and U+3000 (str.isspace()); 0 if none. */
+static size_t blank_len(const unsigned char *p, size_t n)
+{
+	if (*p == ' ' || (*p >= '\t' && *p <= '\r') || (*p >= 0x1c && *p <= 0x1f))
+		return 1;
+	if (n >= 2 && p[0] == 0xc2 && (p[1] == 0x85 || p[1] == 0xa0))
+		return 2;
+	if (n < 3)
+		return 0;
+	if ((p[0] == 0xe1 && p[1] == 0x9a && p[2] == 0x80) ||
+	    (p[0] == 0xe2 && p[1] == 0x80 &&
+	     ((p[2] >= 0x80 && p[2] <= 0x8a) || p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf)) ||
+	    (p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f) ||
+	    (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80))
+		return 3;
+	return 0;
+}
+
+/* conda's `vstr.strip().lower()`: blanks (blank_len) off both ends, ASCII lower-cased, and
+ * U+212A KELVIN SIGN, the one non-ASCII character whose str.lower() is ASCII, made 'k'. Other
+ * bytes are kept (the character check refuses them). Returns an owned string. */
+static char *strip_lower(const char *in)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t n = strlen(in), b;
+
+	while (n && (b = blank_len(p, n))) {
+		p += b;
+		n -= b;
+	}
+	size_t end = 0; /* past the last character that is not a blank */
+	for (size_t i = 0; i < n;) {
+		size_t k = blank_len(p + i, n - i);
+		if (!k) {
+			k = p[i] < 0x80 ? 1 : menv_utf8_seq((const char *)p + i, n - i);
+			k = k ? k : 1;
+			end = i + k;
+		}
+		i += k;
+	}
+	char *s = menv_xmalloc(end + 1), *d = s;
+	for (size_t i = 0; i < end; i++) {
+		if (i + 3 <= end && p[i] == 0xe2 && p[i + 1] == 0x84 && p[i + 2] == 0xaa) {
+			*d++ = 'k';
+			i += 2;
+		} else
+			*d++ = (char)(p[i] < 0x80 ? tolower(p[i]) : p[i]);
+	}
+	*d = '\0';
+	return s;
+}
+
 int menv_version_parse(const char *in, struct menv_version **out, struct menv_error *err)
 {
 	struct menv_version *v = menv_xcalloc(1, sizeof(*v));
 	const char *why = NULL;
 	char why_buf[64];
 	char *s, *bang, *plus;
-	size_t n;
 
 	*out = NULL;
-	while (isspace((unsigned char)*in))
-		in++;
-	n = strlen(in);
-	while (n && isspace((unsigned char)in[n - 1]))
-		n--;
-	s = menv_xstrndup(in, n);
-	for (char *p = s; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
+	s = strip_lower(in);
 	if (!*s) {
 		why = "empty version string";
 		goto fail;
@@ -298,7 +344,7 @@ int menv_version_parse(const char *in, struct menv_version **out, struct menv_er
 		local = plus + 1;
 	}
 	if (!*body) {
-		why = "missing version before the local version";
+		why = "missing version before local version separator '+'";
 		goto fail;
 	}
 	/* body parts, with the epoch as the first part */

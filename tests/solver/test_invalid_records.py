@@ -2,7 +2,9 @@
 """Records without a name, version or build string in a channel's repodata (menv issue 15),
 or with one of another type (a number), or whose depends is not a list of strings (a string,
 an object, a list holding a number: libsolv's reader would take them as no dependencies),
-or nested too deep to be read (issue 14).
+or nested too deep to be read (issue 14), or whose version conda's VersionOrder refuses (issue 24:
+Debian's `0.8+5prealpha+1`, two local-version separators; conda fails the load of the whole
+file on it, menv is more forgiving).
 
 conda's PackageRecord cannot be made of them; menv skips each with a warning naming the file and
 the record's key (the library lists them, its front end prints them) and solves with the rest:
@@ -42,6 +44,21 @@ REPODATA = {
                             "depends": None, "subdir": "linux-64"},
         "k-1.0-0.tar.bz2": {"name": "k", "version": "1.0", "build": "0", "build_number": 0,
                             "depends": [], "subdir": "linux-64", "x": [[[[[[[[[[[]]]]]]]]]]]},
+        "l-0.8-0.tar.bz2": {"name": "l", "version": "0.8", "build": "0", "build_number": 0,
+                            "depends": [], "subdir": "linux-64"},
+        "l-0.8+5prealpha+1-0.tar.bz2": {"name": "l", "version": "0.8+5prealpha+1", "build": "0",
+                                        "build_number": 0, "depends": [],
+                                        "subdir": "linux-64"},
+        "m-0.8+5prealpha+1-0.tar.bz2": {"name": "m", "version": "0.8+5prealpha+1", "build": "0",
+                                        "build_number": 0, "depends": ["l"],
+                                        "subdir": "linux-64"},
+        "n-1.0~rc1-0.tar.bz2": {"name": "n", "version": "1.0~rc1", "build": "0",
+                                "build_number": 0, "depends": [], "subdir": "linux-64"},
+        "o-1.0-0.tar.bz2": {"name": "o", "version": "1..0", "build": "0", "build_number": 0,
+                            "depends": [], "subdir": "linux-64"},
+        # what conda accepts: blanks around it, upper case, '-' for '_', one '+', KELVIN SIGN
+        "p-1.0-0.tar.bz2": {"name": "p", "version": " 1.0-A+B\u212a ", "build": "0",
+                            "build_number": 0, "depends": [], "subdir": "linux-64"},
     },
 }
 # k nested 1000 deep (json.dump would recurse too far)
@@ -60,6 +77,9 @@ def main():
         tail = " (conda requires name, version and build)"
         head = f"warning: '{path}': skipped the record"
         bad_deps = ": its 'depends' is not a list of strings"
+        whole = " (conda refuses to load the whole file)"
+        bad_plus = ("invalid version '0.8+5prealpha+1': duplicated local version separator '+'"
+                    + whole)
         want_warn = sorted([
             f"{head} 'a-2.0-0.tar.bz2': it has no 'version'" + tail,
             f"{head} 'b-1.0-0.tar.bz2': it has no 'name'" + tail,
@@ -71,7 +91,13 @@ def main():
             f"{head} 'i-1.0-0.tar.bz2'" + bad_deps,
             f"{head} 'k-1.0-0.tar.bz2': it cannot be read: k-1.0-0.tar.bz2:1:%d: nested "
             "deeper than 256 levels" % (json.dumps(REPODATA["packages"]["k-1.0-0.tar.bz2"])
-                                        .index("[[") + 256)])
+                                        .index("[[") + 256),
+            f"{head} 'l-0.8+5prealpha+1-0.tar.bz2': " + bad_plus,
+            f"{head} 'm-0.8+5prealpha+1-0.tar.bz2': " + bad_plus,
+            f"{head} 'n-1.0~rc1-0.tar.bz2': invalid version '1.0~rc1': invalid character '~' "
+            "at column 4" + whole,
+            f"{head} 'o-1.0-0.tar.bz2': invalid version '1..0': empty version component"
+            + whole])
         pkgs = os.path.join(tmp, "pkgs")
         # the library: warnings listed, on the first load (libsolv's reader) and from the .solv
         for run in ("first", "from .solv"):
@@ -105,13 +131,29 @@ def main():
                                         json.loads(p.stdout)["actions"]["LINK"]]
         if p.returncode != 0 or link != [("a", "1.0")]:
             fails.append(f"menv a: exit {p.returncode}, LINK {link}, stderr {p.stderr!r}")
+        # the newest l conda can read; the CLI prints each skipped record
+        p = create("l")
+        link = [] if p.returncode else [(r["name"], r["version"]) for r in
+                                        json.loads(p.stdout)["actions"]["LINK"]]
+        printed = sorted(l for l in p.stderr.splitlines() if "skipped the record" in l)
+        if p.returncode != 0 or link != [("l", "0.8")] or len(printed) != len(want_warn) or \
+                not any(bad_plus in l and "'l-0.8+5prealpha+1-0.tar.bz2'" in l
+                        for l in printed):
+            fails.append(f"menv l: exit {p.returncode}, LINK {link}, stderr {p.stderr!r}")
+        p = create("p")
+        link = [] if p.returncode else [(r["name"], r["version"]) for r in
+                                        json.loads(p.stdout)["actions"]["LINK"]]
+        if p.returncode != 0 or link != [("p", " 1.0-A+B\u212a ")]:
+            fails.append(f"menv p: exit {p.returncode}, LINK {link}, stderr {p.stderr!r}")
         p = create("j")  # "depends": null is read as [] (conda-forge tooling does)
         if p.returncode != 0:
             fails.append(f"menv j: exit {p.returncode}, stderr {p.stderr!r}")
         for spec, why in (("c", "'c' is not available"), ("d", "nothing provides c"),
                           ("e", "'e' is not available"), ("f", "'f' is not available"),
                           ("g", "'g' is not available"), ("h", "'h' is not available"),
-                          ("i", "'i' is not available"), ("k", "'k' is not available")):
+                          ("i", "'i' is not available"), ("k", "'k' is not available"),
+                          ("m", "'m' is not available"), ("n", "'n' is not available"),
+                          ("o", "'o' is not available")):
             p = create(spec)
             if p.returncode != 1 or why not in p.stdout + p.stderr:
                 fails.append(f"menv {spec}: exit {p.returncode}, out {p.stdout!r} {p.stderr!r}")

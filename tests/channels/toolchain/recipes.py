@@ -1353,6 +1353,20 @@ site.addsitedir(os.path.join(sys.prefix, "lib", "python%d.%d" % sys.version_info
 """
 
 
+def conda_version(debian):
+    """A Debian upstream version as a version conda's VersionOrder accepts (conda refuses to
+    load a repodata.json holding one it does not, and `menv index` refuses to write it): the
+    Debian epoch's ':', '~' and '-' become '_' (as before: the versions this gave stay as
+    they were), any other character conda does not allow becomes '_', and every '+' after the
+    first becomes '.' (conda allows one local-version separator: Debian's pocketsphinx
+    `0.8+5prealpha+1` becomes `0.8+5prealpha.1`). Empty components are not made here: the
+    torch set has none, and `menv index` names any."""
+    v = re.sub(r"[~:-]", "_", debian)
+    v = re.sub(r"[^0-9A-Za-z.+!_*]", "_", v)
+    head, plus, local = v.partition("+")
+    return head + plus + local.replace("+", ".")
+
+
 def T(name, version, debs, depends=(), **kw):
     """A package of the torch set: Python 3.11 paths, depends also computed from Debian's."""
     kw.setdefault("drop", NO_PYC)
@@ -1491,7 +1505,7 @@ TORCH_PACKAGES = [
     TPYA("torchaudio", "0.13.1", ["python3-torchaudio"], depends=["pytorch 1.13.1.*"],
          build_prefix="cpu_py311h", license="BSD-2-Clause",
          summary="Audio and signal processing with PyTorch"),
-] + [T(name.replace("+", "x"), re.sub(r"[~:-]", "_", version), [name], take=["*"],
+] + [T(name.replace("+", "x"), conda_version(version), [name], take=["*"],
        license="see the Debian package", generic=True,
        summary="Debian's %s %s (a run-time dependency of PyTorch)" % (name, version))
      for name, version in TORCH_NATIVE]

@@ -1,8 +1,11 @@
 /*
  * Conformance with conda, data-driven: every row of shared/conformance/{version_order,
- * version_parse, version_spec, match_spec, match_spec_records}.tsv. Prints per-file pass
- * counts; a row may only be excused in tests/conformance/known-differences.tsv (file, first
- * column, reason) where its note says conda itself is wrong.
+ * version_parse, version_spec, match_spec, match_spec_records}.tsv, and of the project's own
+ * tests/conformance/version_{parse,order}_conda.tsv (conda 26.7.1's VersionOrder answers, one
+ * group per rule of its parser; made by tests/conformance/conda_versions.py, where a refused
+ * version's message must also give conda's reason). Prints per-file pass counts; a row may only
+ * be excused in tests/conformance/known-differences.tsv (file, first column, reason) where its
+ * note says conda itself is wrong.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,10 +28,31 @@ struct row {
 	int line;
 };
 
-/* Reads a TSV (header skipped), unescaping \t \n \\ ; fields are not trimmed. */
+/* Writes code point `c` as UTF-8 at `d`; returns the byte count. */
+static size_t put_utf8(char *d, unsigned long c)
+{
+	if (c < 0x80) {
+		d[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		d[0] = (char)(0xc0 | c >> 6);
+		d[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	d[0] = (char)(0xe0 | c >> 12);
+	d[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+	d[2] = (char)(0x80 | (c & 0x3f));
+	return 3;
+}
+
+/* Reads a TSV (header skipped), unescaping \t \n \\ and \uXXXX (the project's files write
+ * characters outside printable ASCII so); fields are not trimmed. `name` is a file of
+ * shared/conformance, or a path when it holds a '/'. */
 static struct row *read_tsv(const char *name, size_t *nrows)
 {
-	char *path = menv_xasprintf("%s/conformance/%s", MENV_SHARED, name);
+	char *path = strchr(name, '/') ? menv_xstrdup(name)
+	                               : menv_xasprintf("%s/conformance/%s", MENV_SHARED, name);
 	struct menv_buf b = MENV_BUF_INIT;
 	struct menv_error err = {0};
 	if (menv_buf_read_file(&b, path, &err))
@@ -49,7 +73,11 @@ static struct row *read_tsv(const char *name, size_t *nrows)
 			size_t len = tab ? (size_t)(tab - p) : strlen(p);
 			char *f = menv_xmalloc(len + 1), *d = f;
 			for (size_t i = 0; i < len; i++) {
-				if (p[i] == '\\' && i + 1 < len) {
+				if (p[i] == '\\' && i + 5 < len && p[i + 1] == 'u') {
+					char hex[5] = {p[i + 2], p[i + 3], p[i + 4], p[i + 5], 0};
+					d += put_utf8(d, strtoul(hex, NULL, 16));
+					i += 5;
+				} else if (p[i] == '\\' && i + 1 < len) {
 					i++;
 					*d++ = p[i] == 't' ? '\t' : p[i] == 'n' ? '\n' : p[i];
 				} else
@@ -136,12 +164,11 @@ static void done(struct tally *t)
 		fail_msg("%s: %zu rows differ from conda", t->file, t->fail);
 }
 
-static void test_version_order(void **state)
+static void version_order_rows(const char *file, const char *label)
 {
-	(void)state;
 	size_t n;
-	struct row *rows = read_tsv("version_order.tsv", &n);
-	struct tally t = {"version_order.tsv", 0, 0, 0};
+	struct row *rows = read_tsv(file, &n);
+	struct tally t = {label, 0, 0, 0};
 	for (size_t i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 		struct menv_version *a = NULL, *b = NULL;
@@ -165,12 +192,27 @@ static void test_version_order(void **state)
 	done(&t);
 }
 
-static void test_version_parse(void **state)
+static void test_version_order(void **state)
 {
 	(void)state;
+	version_order_rows("version_order.tsv", "version_order.tsv");
+}
+
+static void test_version_order_conda(void **state)
+{
+	(void)state;
+	version_order_rows(MENV_SOURCE "/tests/conformance/version_order_conda.tsv",
+	                   "version_order_conda.tsv");
+}
+
+/* Rows "version, validity, normalised[, conda's reason]": with `has_reason` (the project's file),
+ * menv's message must give it too (case aside), or name the character where conda says
+ * "invalid character(s)". */
+static void version_parse_rows(const char *file, const char *label, bool has_reason)
+{
 	size_t n;
-	struct row *rows = read_tsv("version_parse.tsv", &n);
-	struct tally t = {"version_parse.tsv", 0, 0, 0};
+	struct row *rows = read_tsv(file, &n);
+	struct tally t = {label, 0, 0, 0};
 	for (size_t i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 		struct menv_version *v = NULL;
@@ -179,13 +221,31 @@ static void test_version_parse(void **state)
 		int rc = menv_version_parse(r->f[0], &v, &err);
 		bool want_ok = !strcmp(r->f[1], "valid");
 		bool ok = want_ok ? rc == 0 && !strcmp(menv_version_str(v), r->f[2]) : rc != 0;
-		snprintf(what, sizeof(what), "want %s %s, got %s", r->f[1], r->f[2],
-		         rc ? err.msg : menv_version_str(v));
+		const char *reason = has_reason && r->n > 3 && !want_ok ? r->f[3] : "";
+		if (ok && *reason)
+			ok = !strcmp(reason, "invalid character(s)")
+			             ? strstr(err.msg, ": invalid character '") != NULL
+			             : strcasestr(err.msg, reason) != NULL;
+		snprintf(what, sizeof(what), "want %s %s%s%s, got %s", r->f[1], r->f[2],
+		         *reason ? " " : "", reason, rc ? err.msg : menv_version_str(v));
 		report(&t, ok, r, what);
 		menv_version_free(v);
 	}
 	free_rows(rows, n);
 	done(&t);
+}
+
+static void test_version_parse(void **state)
+{
+	(void)state;
+	version_parse_rows("version_parse.tsv", "version_parse.tsv", false);
+}
+
+static void test_version_parse_conda(void **state)
+{
+	(void)state;
+	version_parse_rows(MENV_SOURCE "/tests/conformance/version_parse_conda.tsv",
+	                   "version_parse_conda.tsv", true);
 }
 
 static void test_version_spec(void **state)
@@ -451,9 +511,13 @@ static void test_match_spec_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_version_order),      cmocka_unit_test(test_version_parse),
-	        cmocka_unit_test(test_version_spec),       cmocka_unit_test(test_match_spec),
+	        cmocka_unit_test(test_version_order),
+	        cmocka_unit_test(test_version_parse),
+	        cmocka_unit_test(test_version_spec),
+	        cmocka_unit_test(test_match_spec),
 	        cmocka_unit_test(test_match_spec_records),
+	        cmocka_unit_test(test_version_order_conda),
+	        cmocka_unit_test(test_version_parse_conda),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
