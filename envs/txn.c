@@ -1142,9 +1142,11 @@ static void smoke_fp_make(const char *prefix, const struct menv_smoke_opts *so, 
 	                                  f->o.cuda_driver, f->fp, &f->inputs, &e);
 }
 
-/* menv_env_smoke_unchanged with the fingerprint made */
-static bool smoke_fp_unchanged(const char *prefix, const struct smoke_fp *f,
-                               struct menv_smoke_result *res)
+/* Whether the check can be left out: so->force is false and the fingerprint `f` equals that
+ * of the last check, which passed. Then `res` says so (passed, unchanged, unchanged_since; no
+ * steps) and nothing is run or written. False where `f` could not be made. */
+static bool smoke_unchanged(const char *prefix, const struct smoke_fp *f,
+                            struct menv_smoke_result *res)
 {
 	char since[32];
 
@@ -1171,19 +1173,6 @@ static int smoke_fp_run(const char *prefix, const struct smoke_fp *f, struct men
 			*record_failed = true;
 	}
 	return rc;
-}
-
-bool menv_env_smoke_unchanged(const char *prefix, const struct menv_smoke_opts *so,
-                              struct menv_smoke_result *res)
-{
-	struct smoke_fp f;
-
-	if (so->force)
-		return false;
-	smoke_fp_make(prefix, so, &f);
-	bool same = smoke_fp_unchanged(prefix, &f, res);
-	menv_strvec_clear(&f.inputs);
-	return same;
 }
 
 int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
@@ -1215,7 +1204,7 @@ int menv_txn_smoke(struct menv_txn *t, struct menv_error *err)
 	struct smoke_fp f; /* one fingerprint (one toolchain probe) for the test and the record */
 	int rc = 0;
 	smoke_fp_make(t->o.prefix, &so, &f);
-	if (smoke_fp_unchanged(t->o.prefix, &f, &t->res.smoke)) {
+	if (smoke_unchanged(t->o.prefix, &f, &t->res.smoke)) {
 		t->res.smoke_ran = true; /* a result: unchanged since a check that passed */
 		t->res.smoke_record_failed = false;
 		goto out;
