@@ -243,7 +243,12 @@ out:
 static int run(enum cmd cmd, int argc, char **argv)
 {
 	struct menv_cli_args a = {0};
-	int rc = menv_cli_parse(argc, argv, accepts[cmd], usages[cmd], 0,
+	/* `env create` (cmd_env.c calls it so) shows its own usage */
+	const char *usage = cmd == C_CREATE && !strcmp(argv[0], "env create")
+	                            ? "usage: menv env create [-f environment.yml] [-n NAME | -p "
+	                              "PREFIX] [options]\n"
+	                            : usages[cmd];
+	int rc = menv_cli_parse(argc, argv, accepts[cmd], usage, 0,
 	                        cmd == C_ENV_REMOVE ? 0 : MENV_CLI_ANY, &a);
 	if (rc)
 		return MENV_CLI_EXIT(rc);

@@ -191,7 +191,7 @@ static int env_alias(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strncmp(argv[i], opt, strlen(opt)) || !strncmp(argv[i], lng, strlen(lng)))
 			given = true;
-	v[n++] = argv[0];
+	v[n++] = create ? (char *)"env create" : (char *)"env export"; /* their own usage */
 	if (!given) {
 		v[n++] = (char *)opt;
 		v[n++] = create ? (char *)"environment.yml" : (char *)"environment";

@@ -32,7 +32,14 @@ int menv_cmd_export(int argc, char **argv)
 	int rc = 0, code = 0;
 
 	struct menv_cli_args o = {0};
-	if ((rc = menv_cli_parse(argc, argv, "npFfjBHh", USAGE, 0, 0, &o)))
+	/* `env export` (cmd_env.c calls it so) shows its own usage */
+	const char *usage = !strcmp(argv[0], "env export")
+	                            ? "usage: menv env export [-n NAME | -p PREFIX] [--format "
+	                              "environment|conda-lock|explicit]\n"
+	                              "                       [--no-builds] [--from-history] "
+	                              "[--json] [--file FILE]\n"
+	                            : USAGE;
+	if ((rc = menv_cli_parse(argc, argv, "npFfjBHh", usage, 0, 0, &o)))
 		return MENV_CLI_EXIT(rc);
 	/* --no-builds / --from-history / a bare --json mean conda env export's format */
 	if (!o.format)

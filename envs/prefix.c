@@ -934,7 +934,13 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 		emit(opts, MENV_ENV_RECOVERED, msg);
 		free(msg);
 	}
-	rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
+	if (opts->whole_env) {
+		struct menv_strvec skipped = MENV_STRVEC_INIT;
+		rc = menv_prefix_records_load_readable(prefix, &inst, &ninst, &skipped, err);
+		menv_strvec_clear(&skipped);
+	} else {
+		rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
+	}
 	if (rc)
 		goto out;
 	if (menv_history_load(prefix, &revs, &nrevs, NULL))
@@ -1066,7 +1072,12 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
 			return rc;
 		o.locked = true;
 	}
-	rc = menv_prefix_records_load(prefix, &inst, &n, err);
+	o.whole_env = true;
+	/* whatever the records hold: one that cannot be read goes with the prefix (the caller
+	 * named it) */
+	struct menv_strvec skipped = MENV_STRVEC_INIT;
+	rc = menv_prefix_records_load_readable(prefix, &inst, &n, &skipped, err);
+	menv_strvec_clear(&skipped);
 	if (rc)
 		goto out;
 	all = menv_xcalloc(n + 1, sizeof(*all));

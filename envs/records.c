@@ -21,8 +21,10 @@ static int by_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out, size_t *n,
-                             struct menv_error *err)
+/* menv_prefix_records_load, or with `skipped` the records that cannot be read named there and
+ * left out. */
+static int load(const char *prefix, struct menv_prefix_record **out, size_t *n,
+                struct menv_strvec *skipped, struct menv_error *err)
 {
 	char *dir = menv_xasprintf("%s/conda-meta", prefix);
 	struct menv_prefix_record *recs = NULL;
@@ -52,6 +54,11 @@ int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out
 		json_t *j = menv_json_load_file(path, 0, &jerr);
 		if (!j || !str_field(j, "name") || !str_field(j, "version") ||
 		    !str_field(j, "build")) {
+			if (skipped) {
+				menv_strvec_push_owned(skipped, path);
+				json_decref(j);
+				continue;
+			}
 			if (j)
 				rc = menv_error_set(err, MENV_EPARSE,
 				                    "%s:1:1: not a package record", path);
@@ -91,6 +98,19 @@ int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out
 	*out = recs;
 	*n = cnt;
 	return 0;
+}
+
+int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out, size_t *n,
+                             struct menv_error *err)
+{
+	return load(prefix, out, n, NULL, err);
+}
+
+int menv_prefix_records_load_readable(const char *prefix, struct menv_prefix_record **out,
+                                      size_t *n, struct menv_strvec *skipped,
+                                      struct menv_error *err)
+{
+	return load(prefix, out, n, skipped, err);
 }
 
 void menv_prefix_records_free(struct menv_prefix_record *recs, size_t n)

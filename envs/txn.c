@@ -158,7 +158,8 @@ static int recover_locked(const char *prefix, const struct menv_txn_callbacks *c
 	}
 	if (what == MENV_RECOVERY_REMOVED)
 		return menv_error_set(err, MENV_ENOTFOUND,
-		                      "'%s' was an interrupted create and has been removed",
+		                      "environment '%s' not found: an interrupted create left it "
+		                      "incomplete, and it has been removed",
 		                      prefix);
 	return 0;
 }
@@ -180,8 +181,9 @@ int menv_txn_recover(const char *prefix, const struct menv_txn_callbacks *cb,
 	if (!rc)
 		rc = recover_locked(prefix, cb, err);
 	menv_env_unlock(fd);
-	/* an interrupted create that was removed: nothing is left to read, say so */
-	return rc == MENV_ENOTFOUND ? 0 : rc;
+	/* an interrupted create that was removed: nothing is left to read; the caller says so
+	 * (its "not a conda environment" named no cause) */
+	return rc;
 }
 
 /* The specs of the request, parsed: the environment file's (its conda side) or the
@@ -699,7 +701,21 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 			if (rc)
 				return rc;
 		}
-		rc = menv_prefix_records_load(t->o.prefix, &t->inst, &t->ninst, err);
+		if (k == MENV_TXN_REMOVE && t->o.all) {
+			/* removing the whole environment works whatever its records hold: one that
+			 * cannot be read is named, and its files go with the prefix */
+			struct menv_strvec skipped = MENV_STRVEC_INIT;
+			rc = menv_prefix_records_load_readable(t->o.prefix, &t->inst, &t->ninst,
+			                                       &skipped, err);
+			for (size_t i = 0; !rc && i < skipped.n; i++)
+				emit(t, MENV_ENV_WARNING,
+				     "%s: not a readable package record: its package's files are "
+				     "removed with the environment",
+				     skipped.v[i]);
+			menv_strvec_clear(&skipped);
+		} else {
+			rc = menv_prefix_records_load(t->o.prefix, &t->inst, &t->ninst, err);
+		}
 		if (rc)
 			return rc;
 		t->instj = menv_xcalloc(t->ninst + 1, sizeof(*t->instj));
