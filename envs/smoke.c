@@ -862,41 +862,43 @@ out:
 	return rc;
 }
 
-int menv_smoke_host_compiler(const char *prefix, char **problem, struct menv_error *err)
+/* The toolchain probe on its own, outside a smoke check (no build folder, no log): `res`
+ * (zeroed first) as probe() fills it, in the check's scrubbed shell with the prefix's
+ * activation. One probe for menv_smoke_host_compiler and menv_smoke_probe_line. Errors:
+ * those of probe() (MENV_EIO). */
+static int probe_prefix(const char *prefix, struct menv_smoke_result *res, struct menv_error *err)
 {
 	struct menv_smoke_opts dflt = {0};
-	struct menv_smoke_result res;
-	struct smoke s = {.prefix = prefix, .o = &dflt, .res = &res, .root = (char *)"/"};
+	struct smoke s = {.prefix = prefix, .o = &dflt, .res = res, .root = (char *)"/"};
 	int rc;
 
-	*problem = NULL;
-	memset(&res, 0, sizeof(res));
+	memset(res, 0, sizeof(*res));
 	env_build(&s);
 	rc = probe(&s, err);
-	if (!rc)
-		*problem = host_compiler_problem(&res);
 	menv_strvec_clear(&s.env);
+	return rc;
+}
+
+int menv_smoke_host_compiler(const char *prefix, char **problem, struct menv_error *err)
+{
+	struct menv_smoke_result res;
+	int rc = probe_prefix(prefix, &res, err);
+
+	*problem = rc ? NULL : host_compiler_problem(&res);
 	return rc;
 }
 
 int menv_smoke_probe_line(const char *prefix, char **line, struct menv_error *err)
 {
-	struct menv_smoke_opts dflt = {0};
 	struct menv_smoke_result res;
-	struct smoke s = {.prefix = prefix, .o = &dflt, .res = &res, .root = (char *)"/"};
-	int rc;
+	int rc = probe_prefix(prefix, &res, err);
 
-	*line = NULL;
-	memset(&res, 0, sizeof(res));
-	env_build(&s);
-	rc = probe(&s, err);
-	if (!rc)
-		*line = menv_xasprintf("probe nvcc %s %s, c++ %s %s",
-		                       res.nvcc_path[0] ? res.nvcc_path : "none",
-		                       res.nvcc_version[0] ? res.nvcc_version : "-",
-		                       res.cxx_path[0] ? res.cxx_path : "none",
-		                       res.cxx_version[0] ? res.cxx_version : "-");
-	menv_strvec_clear(&s.env);
+	*line = rc ? NULL
+	           : menv_xasprintf("probe nvcc %s %s, c++ %s %s",
+	                            res.nvcc_path[0] ? res.nvcc_path : "none",
+	                            res.nvcc_version[0] ? res.nvcc_version : "-",
+	                            res.cxx_path[0] ? res.cxx_path : "none",
+	                            res.cxx_version[0] ? res.cxx_version : "-");
 	return rc;
 }
 

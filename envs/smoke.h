@@ -40,8 +40,8 @@ struct menv_smoke_opts {
 	const char *tmp_dir;     /* parent of the build directory; NULL: $TMPDIR, else /tmp */
 	bool keep_build;         /* keep the build directory even when every step passed */
 	int step_timeout_s;      /* per step; 0: 1200 */
-	bool force;       /* menv_env_smoke_unchanged: run even when the fingerprint is unchanged */
-	menv_smoke_cb cb; /* may be NULL */
+	bool force;              /* menv_txn_smoke: run even when the fingerprint is unchanged */
+	menv_smoke_cb cb;        /* may be NULL */
 	void *ctx;
 	volatile int *cancel; /* set non-zero (by a signal handler) to stop: MENV_EINTR */
 };

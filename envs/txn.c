@@ -1137,17 +1137,36 @@ static const char *smoke_driver(const struct menv_smoke_opts *so, struct menv_vi
 	return so->cuda_driver;
 }
 
-bool menv_env_smoke_unchanged(const char *prefix, const struct menv_smoke_opts *so,
-                              struct menv_smoke_result *res)
-{
+/* The check's fingerprint as it starts (the inputs then: a change while it runs makes the
+ * next one run), made once per check: for the unchanged test and for the record after it. */
+struct smoke_fp {
+	struct menv_smoke_opts o; /* the caller's, with the driver as smoke_driver finds it */
 	struct menv_virtual virt[8];
-	struct menv_error e = {0};
-	char fp[65], since[32];
+	struct menv_strvec inputs;
+	char fp[65];
+	bool have; /* false where menv_smoke_fingerprint failed */
+};
 
-	if (so->force ||
-	    menv_smoke_fingerprint(prefix, menv_smoke_ops_dir(so->ops_dir), smoke_driver(so, virt),
-	                           fp, NULL, &e) ||
-	    !menv_smoke_fingerprint_unchanged(prefix, fp, since))
+static void smoke_fp_make(const char *prefix, const struct menv_smoke_opts *so, struct smoke_fp *f)
+{
+	struct menv_error e = {0};
+
+	f->o = *so;
+	f->o.cuda_driver = smoke_driver(so, f->virt);
+	f->inputs = (struct menv_strvec)MENV_STRVEC_INIT;
+	f->have = !menv_smoke_fingerprint(prefix, menv_smoke_ops_dir(f->o.ops_dir),
+	                                  f->o.cuda_driver, f->fp, &f->inputs, &e);
+}
+
+/* Whether the check can be left out: so->force is false and the fingerprint `f` equals that
+ * of the last check, which passed. Then `res` says so (passed, unchanged, unchanged_since; no
+ * steps) and nothing is run or written. False where `f` could not be made. */
+static bool smoke_unchanged(const char *prefix, const struct smoke_fp *f,
+                            struct menv_smoke_result *res)
+{
+	char since[32];
+
+	if (f->o.force || !f->have || !menv_smoke_fingerprint_unchanged(prefix, f->fp, since))
 		return false;
 	memset(res, 0, sizeof(*res));
 	res->passed = true;
@@ -1156,26 +1175,30 @@ bool menv_env_smoke_unchanged(const char *prefix, const struct menv_smoke_opts *
 	return true;
 }
 
+/* menv_env_smoke with the fingerprint made */
+static int smoke_fp_run(const char *prefix, const struct smoke_fp *f, struct menv_smoke_result *res,
+                        bool *record_failed, struct menv_error *err)
+{
+	struct menv_error e2 = {0};
+	int rc = menv_smoke_run(prefix, &f->o, res, err);
+
+	if (!rc) {
+		*record_failed = menv_smoke_write_record(prefix, res, &e2) != 0;
+		if (f->have &&
+		    menv_smoke_fingerprint_write(prefix, f->fp, &f->inputs, res->passed, &e2))
+			*record_failed = true;
+	}
+	return rc;
+}
+
 int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
                    struct menv_smoke_result *res, bool *record_failed, struct menv_error *err)
 {
-	struct menv_smoke_opts o = *so;
-	struct menv_virtual virt[8];
-	struct menv_error e2 = {0};
-	struct menv_strvec inputs = MENV_STRVEC_INIT;
-	char fp[65];
+	struct smoke_fp f;
 
-	o.cuda_driver = smoke_driver(so, virt);
-	/* the inputs as the check starts: a change while it runs makes the next one run */
-	bool have_fp = !menv_smoke_fingerprint(prefix, menv_smoke_ops_dir(o.ops_dir), o.cuda_driver,
-	                                       fp, &inputs, &e2);
-	int rc = menv_smoke_run(prefix, &o, res, err);
-	if (!rc) {
-		*record_failed = menv_smoke_write_record(prefix, res, &e2) != 0;
-		if (have_fp && menv_smoke_fingerprint_write(prefix, fp, &inputs, res->passed, &e2))
-			*record_failed = true;
-	}
-	menv_strvec_clear(&inputs);
+	smoke_fp_make(prefix, so, &f);
+	int rc = smoke_fp_run(prefix, &f, res, record_failed, err);
+	menv_strvec_clear(&f.inputs);
 	return rc;
 }
 
@@ -1194,15 +1217,20 @@ int menv_txn_smoke(struct menv_txn *t, struct menv_error *err)
 	        .cancel = t->o.cancel,
 	        .force = force,
 	};
-	if (menv_env_smoke_unchanged(t->o.prefix, &so, &t->res.smoke)) {
+	struct smoke_fp f; /* one fingerprint (one toolchain probe) for the test and the record */
+	int rc = 0;
+	smoke_fp_make(t->o.prefix, &so, &f);
+	if (smoke_unchanged(t->o.prefix, &f, &t->res.smoke)) {
 		t->res.smoke_ran = true; /* a result: unchanged since a check that passed */
 		t->res.smoke_record_failed = false;
-		return 0;
+		goto out;
 	}
 	if (t->o.cb.event)
 		t->o.cb.event(t->o.cb.ud, MENV_ENV_SMOKE, t->o.prefix);
-	int rc = menv_env_smoke(t->o.prefix, &so, &t->res.smoke, &t->res.smoke_record_failed, err);
+	rc = smoke_fp_run(t->o.prefix, &f, &t->res.smoke, &t->res.smoke_record_failed, err);
 	t->res.smoke_ran = rc == 0;
+out:
+	menv_strvec_clear(&f.inputs);
 	return rc;
 }
 

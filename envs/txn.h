@@ -200,10 +200,12 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err);
 
 /* The last stage, after a commit that linked packages (or created the environment) with
  * opts->smoke set, where menv_env_wants_smoke (opts->smoke_force: after any commit):
- * releases the prefix lock (the check only reads); unless opts->smoke_force, a check whose
- * fingerprint is unchanged since one that passed is not run (menv_env_smoke_unchanged: the
- * result says smoke.unchanged); else tells cb.event MENV_ENV_SMOKE and runs menv_env_smoke
- * (which stores the new fingerprint), drawing through cb.smoke.
+ * releases the prefix lock (the check only reads); makes the check's fingerprint
+ * (menv_smoke_fingerprint, of $MENV_OPS_DIR or MENV_OPS_DIR, the driver as menv_env_smoke
+ * finds it) once; unless opts->smoke_force, a check whose fingerprint is unchanged since one
+ * that passed is not run (the result says smoke.unchanged; nothing is written; false on any
+ * error, the check then runs); else tells cb.event MENV_ENV_SMOKE and runs it as
+ * menv_env_smoke does, storing that fingerprint, drawing through cb.smoke.
  * A failed check is a result (menv_txn_result: smoke_ran, smoke.passed false; the
  * environment is kept), not an error; nothing to check is 0 with smoke_ran false.
  * Errors: as menv_smoke_run. */
@@ -215,14 +217,6 @@ int menv_txn_smoke(struct menv_txn *t, struct menv_error *err);
  * menv_smoke_run. */
 int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
                    struct menv_smoke_result *res, bool *record_failed, struct menv_error *err);
-
-/* Whether the smoke check of `prefix` can be left out: so->force is false and the
- * fingerprint (menv_smoke_fingerprint, of so->ops_dir or $MENV_OPS_DIR or MENV_OPS_DIR, and
- * the driver as menv_env_smoke finds it) equals that of the last check, which passed. Then
- * `res` says so (passed, unchanged, unchanged_since; no steps) and nothing is run or
- * written. False on any error (the check then runs). */
-bool menv_env_smoke_unchanged(const char *prefix, const struct menv_smoke_opts *so,
-                              struct menv_smoke_result *res);
 
 /* For a `-f PATH` that is not a regular file (a pipe: `-f /dev/stdin`, `-f <(cat f)`, which
  * can be read once while menv reads a file twice: to tell a lockfile from an environment

@@ -87,12 +87,9 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 
 	struct menv_lock_package *p = menv_lockfile_add(lf);
 	p->manager = strcmp(manager, "conda") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
-	p->name = menv_lock_jtext(json_object_get(e, "name"));
-	p->version = menv_lock_jtext(json_object_get(e, "version"));
+	menv_lock_entry_common(p, e, hash, conda_lock_keys);
 	p->platform = menv_lock_jtext(json_object_get(e, "platform"));
 	p->url = menv_lock_jtext(json_object_get(e, "url"));
-	menv_lock_set_hash(&p->md5, menv_lock_jstr(hash, "md5"));
-	menv_lock_set_hash(&p->sha256, menv_lock_jstr(hash, "sha256"));
 	if (json_is_string(json_object_get(e, "category"))) {
 		free(p->category);
 		p->category = menv_xstrdup(menv_lock_jstr(e, "category"));
@@ -107,28 +104,15 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		p->deps_map = json_object();
 		p->depends = json_array();
 	}
-	const char *k;
-	json_t *v;
-	json_object_foreach(e, k, v)
-	{
-		if (!menv_lock_in_list(conda_lock_keys, k))
-			json_object_set(p->extra, k, v);
-	}
 	if (p->manager == MENV_LOCK_CONDA) {
-		char *fn = menv_lock_url_basename(p->url), *n = NULL, *ver = NULL;
-		rc = menv_dist_split(fn, &n, &ver, &p->build, err);
+		/* rattler's versions 2-3 say the build and subdir (rattler prefers them) */
+		if (menv_lock_jstr(e, "build"))
+			p->build = menv_xstrdup(menv_lock_jstr(e, "build"));
+		if (menv_lock_jstr(e, "subdir"))
+			p->subdir = menv_xstrdup(menv_lock_jstr(e, "subdir"));
+		rc = menv_lock_fill_from_url(p, false, err);
 		if (rc)
 			menv_error_prefix(err, "%s: package entry %zu ('%s')", src, idx + 1, name);
-		/* rattler's versions 2-3 say the build and subdir (rattler prefers them) */
-		if (!rc && menv_lock_jstr(e, "build")) {
-			free(p->build);
-			p->build = menv_xstrdup(menv_lock_jstr(e, "build"));
-		}
-		p->subdir = menv_lock_jstr(e, "subdir") ? menv_xstrdup(menv_lock_jstr(e, "subdir"))
-		                                        : menv_lock_url_subdir(p->url);
-		free(fn);
-		free(n);
-		free(ver);
 	}
 	return rc;
 }

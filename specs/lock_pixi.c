@@ -61,29 +61,19 @@ static int pixi_add(struct menv_lockfile *lf, json_t *e, const char *kind, const
                     const char *env, const char *platform, const char *src, struct menv_error *err)
 {
 	struct menv_lock_package *p = menv_lockfile_add(lf);
-	const char *k;
-	json_t *v;
 
 	p->manager = !strcmp(kind, "pypi") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
 	p->env = menv_xstrdup(env);
 	p->platform = menv_xstrdup(platform);
-	p->name = menv_lock_jtext(json_object_get(e, "name"));
-	p->version = menv_lock_jtext(json_object_get(e, "version"));
+	menv_lock_entry_common(p, e, e, pixi_keys);
 	p->build = menv_lock_jtext(json_object_get(e, "build"));
 	p->subdir = menv_lock_jtext(json_object_get(e, "subdir"));
-	menv_lock_set_hash(&p->md5, menv_lock_jstr(e, "md5"));
-	menv_lock_set_hash(&p->sha256, menv_lock_jstr(e, "sha256"));
 	if (json_is_integer(json_object_get(e, "size")))
 		p->size = json_integer_value(json_object_get(e, "size"));
 	json_t *dep = json_object_get(e, "depends");
 	p->depends = json_is_array(dep) ? json_incref(dep) : NULL;
 	if (p->manager == MENV_LOCK_CONDA && !p->depends)
 		p->depends = json_array(); /* v6+ omits an empty list */
-	json_object_foreach(e, k, v)
-	{
-		if (!menv_lock_in_list(pixi_keys, k))
-			json_object_set(p->extra, k, v);
-	}
 	if (pixi_is_source(kind, loc)) {
 		p->source = menv_xstrdup(loc);
 		if (!p->name && !strcmp(kind, "conda_source"))
@@ -96,25 +86,12 @@ static int pixi_add(struct menv_lockfile *lf, json_t *e, const char *kind, const
 	}
 	if (p->manager == MENV_LOCK_CONDA && p->url) {
 		/* v6+ leaves out what the file name says */
-		char *fn = menv_lock_url_basename(p->url), *n = NULL, *ver = NULL, *b = NULL;
-		int rc = menv_dist_split(fn, &n, &ver, &b, err);
-		free(fn);
+		int rc = menv_lock_fill_from_url(p, true, err);
 		if (rc) {
 			menv_error_prefix(err, "%s: environment '%s', platform '%s'", src, env,
 			                  platform);
 			return rc;
 		}
-		if (!p->name)
-			p->name = n, n = NULL;
-		if (!p->version)
-			p->version = ver, ver = NULL;
-		if (!p->build)
-			p->build = b, b = NULL;
-		if (!p->subdir)
-			p->subdir = menv_lock_url_subdir(p->url);
-		free(n);
-		free(ver);
-		free(b);
 	}
 	if (!p->name)
 		return menv_error_set(err, MENV_EPARSE, "%s: the package '%s' has no name", src,

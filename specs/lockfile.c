@@ -231,6 +231,45 @@ void menv_lock_set_hash(char **slot, const char *hex)
 	*slot = hex && *hex ? lower_dup(hex) : NULL;
 }
 
+void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hashes,
+                            const char *const *known)
+{
+	const char *k;
+	json_t *v;
+
+	p->name = menv_lock_jtext(json_object_get(e, "name"));
+	p->version = menv_lock_jtext(json_object_get(e, "version"));
+	menv_lock_set_hash(&p->md5, menv_lock_jstr(hashes, "md5"));
+	menv_lock_set_hash(&p->sha256, menv_lock_jstr(hashes, "sha256"));
+	json_object_foreach(e, k, v)
+	{
+		if (!menv_lock_in_list(known, k))
+			json_object_set(p->extra, k, v);
+	}
+}
+
+int menv_lock_fill_from_url(struct menv_lock_package *p, bool names, struct menv_error *err)
+{
+	char *fn = menv_lock_url_basename(p->url), *n = NULL, *ver = NULL, *b = NULL;
+	int rc = menv_dist_split(fn, &n, &ver, &b, err);
+
+	free(fn);
+	if (rc)
+		return rc;
+	if (names && !p->name)
+		p->name = n, n = NULL;
+	if (names && !p->version)
+		p->version = ver, ver = NULL;
+	if (!p->build)
+		p->build = b, b = NULL;
+	if (!p->subdir)
+		p->subdir = menv_lock_url_subdir(p->url);
+	free(n);
+	free(ver);
+	free(b);
+	return 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Detection                                                                                */
 

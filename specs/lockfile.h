@@ -57,6 +57,17 @@ char *menv_lock_url_subdir(const char *url);
 bool menv_lock_in_list(const char *const *list, const char *k);
 /* Replaces *slot (freed) by a lowercase copy of hex, or NULL when hex is NULL or empty. */
 void menv_lock_set_hash(char **slot, const char *hex);
+/* What conda-lock and pixi entries share, read from entry `e` into `p`: the name and version
+ * (menv_lock_jtext), md5 and sha256 from `hashes` (conda-lock's `hash` mapping, pixi's entry
+ * itself; menv_lock_set_hash), and each key of `e` that `known` (NULL-terminated) does not
+ * list, into p->extra. */
+void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hashes,
+                            const char *const *known);
+/* For a conda entry with p->url: the build that the URL's file name says (menv_dist_split),
+ * and with `names` its name and version, each where `p` has none; the subdir before the file
+ * name (menv_lock_url_subdir) where `p` has none. Errors: those of menv_dist_split
+ * (MENV_EPARSE: not NAME-VERSION-BUILD.conda or .tar.bz2), `p` then unchanged. */
+int menv_lock_fill_from_url(struct menv_lock_package *p, bool names, struct menv_error *err);
 /* Does entry `p` belong to `platform` (a platform name, or for pixi v7 its subdir)? */
 bool menv_lock_on_platform(const struct menv_lockfile *lf, const struct menv_lock_package *p,
                            const char *platform);

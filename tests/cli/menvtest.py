@@ -11,17 +11,21 @@ part of it (t.skip_part) is missing, 0 otherwise.
 Set MENV_TEST_KEEP=1 to keep the temp dir for inspection.
 """
 
+import functools
 import hashlib
+import http.server
 import io
 import json
 import os
 import shutil
 import socket
+import socketserver
 import stat
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import zipfile
 
@@ -472,6 +476,41 @@ class HttpServer:
                 self.proc.kill()
                 self.proc.wait()
         self._logf.close()
+
+
+class _SlowPackages(http.server.SimpleHTTPRequestHandler):
+    """Package files (.tar.bz2) `chunk` bytes every `delay` seconds, everything else at once;
+    a client that goes away ends the copy; no request log."""
+    chunk, delay = 4096, 0.5
+
+    def log_message(self, *a):
+        pass
+
+    def copyfile(self, src, dst):
+        if not self.path.endswith(".tar.bz2"):
+            return super().copyfile(src, dst)
+        while True:
+            b = src.read(self.chunk)
+            if not b:
+                break
+            try:
+                dst.write(b)
+                dst.flush()
+            except OSError:
+                break
+            time.sleep(self.delay)
+
+
+def serve_slow(directory, chunk, delay):
+    """An HTTP server of `directory` on 127.0.0.1 (a free port: srv.server_address[1]) in a
+    daemon thread, sending package files slowly (_SlowPackages: `chunk` bytes every `delay`
+    seconds), so that a download is seen running or killed half-way. srv.shutdown() stops it."""
+    handler = type("SlowPackages", (_SlowPackages,), {"chunk": chunk, "delay": delay})
+    srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0),
+                                          functools.partial(handler, directory=directory))
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
 
 
 def main(body, name=None):

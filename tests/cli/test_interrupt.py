@@ -12,16 +12,13 @@ create), nothing partial left under a final name in the package cache.
   loaded CI machine stays green.
 """
 import hashlib
-import http.server
 import io
 import json
 import os
 import signal
-import socketserver
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 
 import menvtest
@@ -29,36 +26,6 @@ from menvtest import sha256_file, tree_snapshot, write_json
 
 RATE = 2 << 20  # bytes per second the slow server sends
 MIB = 16  # the package's payload
-
-
-class Slow(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-    def copyfile(self, src, dst):
-        # package files at RATE, everything else at once
-        if not self.path.endswith(".tar.bz2"):
-            return super().copyfile(src, dst)
-        chunk = RATE // 20
-        while True:
-            b = src.read(chunk)
-            if not b:
-                break
-            try:
-                dst.write(b)
-                dst.flush()
-            except OSError:
-                break
-            time.sleep(0.05)
-
-
-def serve(directory):
-    handler = lambda *a, **k: Slow(*a, directory=directory, **k)  # noqa: E731
-    srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-    srv.daemon_threads = True
-    th = threading.Thread(target=srv.serve_forever, daemon=True)
-    th.start()
-    return srv
 
 
 def big_package(path, mib):
@@ -140,7 +107,7 @@ def body(t):
     channel(t, os.path.join(t.tmp, "srv", "chan"), [pkg, small])
     fn = os.path.basename(pkg)
     partial = os.path.join(t.pkgs, fn + ".partial")
-    srv = serve(os.path.join(t.tmp, "srv"))
+    srv = menvtest.serve_slow(os.path.join(t.tmp, "srv"), RATE // 20, 0.05)  # RATE B/s
     try:
         url = "http://127.0.0.1:%d/chan" % srv.server_address[1]
         for sig in (signal.SIGINT, signal.SIGTERM):

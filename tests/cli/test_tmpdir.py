@@ -12,37 +12,14 @@ after a kill (issue 22).
 - a pipe given as -f is copied under $TMPDIR and the copy removed.
 """
 import fcntl
-import functools
-import http.server
 import os
 import signal
-import socketserver
 import subprocess
 import tarfile
-import threading
 import time
 
 import menvtest
 from menvtest import build_tar_bz2, write_text
-
-
-class Slow(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-    def copyfile(self, src, dst):
-        if not self.path.endswith(".tar.bz2"):
-            return super().copyfile(src, dst)
-        while True:
-            b = src.read(4096)
-            if not b:
-                break
-            try:
-                dst.write(b)
-                dst.flush()
-            except OSError:
-                break
-            time.sleep(0.5)
 
 
 def menv_entries(tmpdir):
@@ -59,10 +36,7 @@ def body(t):
                    "depends": [], "subdir": "linux-64"},
                   files={"share/big.bin": os.urandom(256 << 10)})
     t.index(chan)
-    srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0),
-                                          functools.partial(Slow, directory=t.tmp))
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    srv = menvtest.serve_slow(t.tmp, 4096, 0.5)  # package files at 8 KB/s
     url = "http://127.0.0.1:%d/chan" % srv.server_address[1]
 
     # what must survive the sweep: a live process's entries (this test's pid, its lock held),

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
 import sys
 import tarfile
@@ -79,17 +80,19 @@ def pkg(out_dir, name, version, build="0", depends=(), files=None, noarch=None,
     return path
 
 
-def snapshot(top, skip=("conda-meta/.menv.lock",)):
+def snapshot(top, skip=("conda-meta/.menv.lock",), skip_names=(), hardlinks=False):
     """relpath -> (kind, mode, sha256 or link target) for everything under top: two equal
-    snapshots mean byte-identical trees (contents, modes, links)."""
-    snap = {}
+    snapshots mean byte-identical trees (contents, modes, links). Left out: the relpaths in
+    `skip` and every entry named as one of `skip_names`; with `hardlinks`, the key
+    "<hardlinks>" holds the sorted groups of paths that share an inode."""
+    snap, inodes = {}, {}
     if not os.path.lexists(top):
         return snap
     for dirpath, dirnames, filenames in os.walk(top):
         for name in dirnames + filenames:
             p = os.path.join(dirpath, name)
             rel = os.path.relpath(p, top)
-            if rel in skip:
+            if rel in skip or name in skip_names:
                 continue
             st = os.lstat(p)
             if stat.S_ISLNK(st.st_mode):
@@ -100,16 +103,32 @@ def snapshot(top, skip=("conda-meta/.menv.lock",)):
                 with open(p, "rb") as f:
                     snap[rel] = ("f", stat.S_IMODE(st.st_mode),
                                  hashlib.sha256(f.read()).hexdigest())
+                if st.st_nlink > 1:
+                    inodes.setdefault(st.st_ino, []).append(rel)
+    if hardlinks:
+        snap["<hardlinks>"] = sorted(sorted(v) for v in inodes.values() if len(v) > 1)
     return snap
 
 
-def diff(a, b):
-    """A short description of how two snapshots differ."""
+def snapshot_undated(prefix):
+    """The snapshot of a prefix with conda-meta/history's dates masked (a transaction at
+    another second writes the same revision)."""
+    snap = snapshot(prefix)
+    h = os.path.join(prefix, "conda-meta", "history")
+    if os.path.exists(h):
+        text = re.sub(r"==> [0-9: -]+ <==", "==> DATE <==", open(h).read())
+        snap["conda-meta/history"] = ("f", snap["conda-meta/history"][1],
+                                      hashlib.sha256(text.encode()).hexdigest())
+    return snap
+
+
+def diff(a, b, limit=20):
+    """A short description of how two snapshots differ (at most `limit` paths)."""
     out = []
     for k in sorted(set(a) | set(b)):
         if a.get(k) != b.get(k):
             out.append("%s: %r -> %r" % (k, a.get(k), b.get(k)))
-    return "\n".join(out[:20]) + ("\n..." if len(out) > 20 else "")
+    return "\n".join(out[:limit]) + ("\n..." if len(out) > limit else "")
 
 
 def payload(snap):

@@ -5,46 +5,17 @@ the environments folder (every path, kind, mode, sha256 or link target, which fi
 inode) and the registry exactly as before the command or as after it, says which when it
 changed something, and `env list` never shows an environment that is half there. Also: rename
 keeps a hardlinked pair of files no package owns hardlinked (st_ino)."""
-import hashlib
 import os
 import shutil
-import stat
 import subprocess
 
-from insttest import PH, main, pkg
-
-SKIP = (".menv.lock",)
+from insttest import PH, diff, main, pkg, snapshot
 
 
 def full(top):
     """path -> (kind, mode, sha256 | link target) for everything under top (hidden names
-    included), plus the groups of paths that share an inode."""
-    snap, inodes = {}, {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in sorted(dirnames + filenames):
-            p = os.path.join(dirpath, name)
-            rel = os.path.relpath(p, top)
-            if name in SKIP:
-                continue
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                snap[rel] = ("l", 0, os.readlink(p))
-            elif stat.S_ISDIR(st.st_mode):
-                snap[rel] = ("d", stat.S_IMODE(st.st_mode), None)
-            else:
-                with open(p, "rb") as f:
-                    snap[rel] = ("f", stat.S_IMODE(st.st_mode),
-                                 hashlib.sha256(f.read()).hexdigest())
-                if st.st_nlink > 1:
-                    inodes.setdefault(st.st_ino, []).append(rel)
-    snap["<hardlinks>"] = sorted(sorted(v) for v in inodes.values() if len(v) > 1)
-    return snap
-
-
-def diff(a, b):
-    out = ["%s: %r -> %r" % (k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b))
-           if a.get(k) != b.get(k)]
-    return "\n".join(out[:15])
+    included, .menv.lock files left out), plus the groups of paths that share an inode."""
+    return snapshot(top, skip=(), skip_names=(".menv.lock",), hardlinks=True)
 
 
 def body(t):
@@ -121,8 +92,8 @@ def body(t):
             which = "before" if got == before else "after" if got == after else None
             if which is None:
                 t.check(False, "%s: kill at point %d leaves the before or the after state"
-                        % (what, n), "vs before:\n" + diff(before[0], got[0]) +
-                        "\nvs after:\n" + diff(after[0], got[0]) + "\n" + str(nxt) +
+                        % (what, n), "vs before:\n" + diff(before[0], got[0], 15) +
+                        "\nvs after:\n" + diff(after[0], got[0], 15) + "\n" + str(nxt) +
                         "\nregistry: %r" % (got[1],))
             else:
                 seen.append((n, which))
