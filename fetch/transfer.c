@@ -470,10 +470,17 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 		xs[i]->err.code = 0, xs[i]->err.msg[0] = '\0';
 	}
 
+	/* jobs before first_waiting are all running or finished: the scans for a job to start
+	 * begin there, so a run of n jobs costs O(n) in them, not O(n) per round (which made
+	 * sizing a 100,000-entry lock quadratic) */
+	size_t first_waiting = 0;
 	while (finished < n) {
 		double t = now_s(), next_wake = t + 0.1;
 		CURLMsg *msg;
 		int left;
+
+		while (first_waiting < n && jobs[first_waiting].state != WAITING)
+			first_waiting++;
 
 		if (!aborting && o->cancel && *o->cancel) {
 			aborting = true, abort_code = MENV_EINTR, abort_why = "interrupted";
@@ -496,7 +503,7 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 			break;
 		}
 		/* start what may start */
-		for (size_t i = 0; i < n && running < (size_t)limit; i++) {
+		for (size_t i = first_waiting; i < n && running < (size_t)limit; i++) {
 			struct job *j = &jobs[i];
 			if (j->state != WAITING)
 				continue;
@@ -545,6 +552,8 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 				j->x->offset = 0;
 				j->state = WAITING;
 				j->not_before = 0;
+				if ((size_t)(j - jobs) < first_waiting)
+					first_waiting = (size_t)(j - jobs);
 				continue;
 			}
 			if (res != CURLE_OK && retryable(res, status) && !j->sink_errno &&
@@ -557,6 +566,8 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 					j->x->offset = 0;
 				j->state = WAITING;
 				j->not_before = now_s() + (wait > 0 ? wait : 0);
+				if ((size_t)(j - jobs) < first_waiting)
+					first_waiting = (size_t)(j - jobs);
 				continue;
 			}
 			classify(j, res, status);
@@ -568,6 +579,8 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 				j->x->rc = 0;
 				j->state = WAITING;
 				j->not_before = 0;
+				if ((size_t)(j - jobs) < first_waiting)
+					first_waiting = (size_t)(j - jobs);
 				continue;
 			}
 			j->state = FINISHED;
@@ -589,8 +602,9 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 			continue;
 		/* a slot is free and a job may start now: no waiting */
 		bool ready = false;
-		for (size_t i = 0; i < n && running < (size_t)limit && !ready; i++)
-			ready = jobs[i].state == WAITING && jobs[i].not_before <= now_s();
+		double now = now_s();
+		for (size_t i = first_waiting; i < n && running < (size_t)limit && !ready; i++)
+			ready = jobs[i].state == WAITING && jobs[i].not_before <= now;
 		if (ready)
 			continue;
 		double wait_s = next_wake - now_s();
