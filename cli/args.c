@@ -139,24 +139,24 @@ static const struct {
         {"index-cache", 'i', 'i', O_BIT, AT(clean), MENV_CLEAN_INDEX, NULL, "cached repodata"},
         {"locks", 'm', 'l', O_BIT, AT(clean), MENV_CLEAN_TEMP, NULL,
          "leftovers of interrupted downloads and extractions"},
-        {"show", 'w', 0, O_VIEW, AT(config_view), MENV_CLI_CFG_SHOW, NULL,
+        {"show", 'w', 0, O_VIEW, AT(config_view), 1 + MENV_CONFIG_SHOW, NULL,
          "show the settings (all, or KEY...)"},
-        {"show-sources", 'D', 0, O_VIEW, AT(config_view), MENV_CLI_CFG_SOURCES, NULL,
+        {"show-sources", 'D', 0, O_VIEW, AT(config_view), 1 + MENV_CONFIG_SOURCES, NULL,
          "show each settings file"},
-        {"describe", 'J', 0, O_VIEW, AT(config_view), MENV_CLI_CFG_DESCRIBE, NULL,
+        {"describe", 'J', 0, O_VIEW, AT(config_view), 1 + MENV_CONFIG_DESCRIBE, NULL,
          "describe the settings (all, or KEY...)"},
         {"get", 'A', 0, O_VIEW, AT(config_view), MENV_CLI_CFG_GET, NULL,
          "the file's values (all, or KEY...)"},
-        {"set", 'Y', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_SET]), 0, "KEY VALUE", "set a value"},
-        {"add", 'z', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_PREPEND]), 0, "KEY VALUE",
+        {"set", 'Y', 0, O_PAIR, AT(config_ops[MENV_CONFIG_SET]), 0, "KEY VALUE", "set a value"},
+        {"add", 'z', 0, O_PAIR, AT(config_ops[MENV_CONFIG_PREPEND]), 0, "KEY VALUE",
          "add to the front of a list"},
-        {"prepend", 'u', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_PREPEND]), 0, "KEY VALUE",
+        {"prepend", 'u', 0, O_PAIR, AT(config_ops[MENV_CONFIG_PREPEND]), 0, "KEY VALUE",
          "add to the front of a list"},
-        {"append", '@', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_APPEND]), 0, "KEY VALUE",
+        {"append", '@', 0, O_PAIR, AT(config_ops[MENV_CONFIG_APPEND]), 0, "KEY VALUE",
          "add to the end of a list"},
-        {"remove", '#', 0, O_PAIR, AT(config_ops[MENV_CLI_CFG_REMOVE]), 0, "KEY VALUE",
+        {"remove", '#', 0, O_PAIR, AT(config_ops[MENV_CONFIG_REMOVE]), 0, "KEY VALUE",
          "take a value out of a list"},
-        {"remove-key", '%', 0, O_LIST, AT(config_ops[MENV_CLI_CFG_REMOVE_KEY]), 0, "KEY",
+        {"remove-key", '%', 0, O_LIST, AT(config_ops[MENV_CONFIG_REMOVE_KEY]), 0, "KEY",
          "take a key out"},
         {"env", '^', 0, O_FLAG, AT(env_rc), 0, NULL, "edit the active environment's .condarc"},
         {"system", '&', 0, O_FLAG, AT(system_rc), 0, NULL, "edit the root prefix's .condarc"},
@@ -169,21 +169,6 @@ static void probe_add(const char *w)
 {
 	if (!menv_strvec_contains(menv_cli_probe, w))
 		menv_strvec_push(menv_cli_probe, w);
-}
-
-void menv_cli_probe_getopt(const struct option *lo)
-{
-	for (; lo->name; lo++) {
-		char *w = menv_xasprintf("--%s", lo->name);
-		probe_add(w);
-		free(w);
-	}
-}
-
-void menv_cli_probe_words(const char *const *words)
-{
-	for (; *words; words++)
-		probe_add(*words);
 }
 
 void menv_cli_help(FILE *f, const char *usage, const char *accepts)
@@ -306,7 +291,7 @@ void menv_cli_args_release(struct menv_cli_args *a)
 	menv_strvec_clear(&a->args);
 	menv_strvec_clear(&a->platforms);
 	menv_strvec_clear(&a->virtuals);
-	for (size_t i = 0; i < MENV_CLI_CFG_NOPS; i++)
+	for (size_t i = 0; i < MENV_CONFIG_NEDITS; i++)
 		menv_strvec_clear(&a->config_ops[i]);
 }
 

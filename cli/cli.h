@@ -28,21 +28,8 @@ extern volatile sig_atomic_t menv_cli_cancel;
 /* args.c */
 extern int menv_cli_argc; /* main's argc and argv, for menv_cli_cmdline */
 extern char **menv_cli_argv;
-/* config's views and edits (the edits in the order conda applies them). */
-enum menv_cli_config_view {
-	MENV_CLI_CFG_SHOW = 1,
-	MENV_CLI_CFG_SOURCES,
-	MENV_CLI_CFG_DESCRIBE,
-	MENV_CLI_CFG_GET
-};
-enum menv_cli_config_op {
-	MENV_CLI_CFG_PREPEND, /* --add, --prepend */
-	MENV_CLI_CFG_APPEND,
-	MENV_CLI_CFG_SET,
-	MENV_CLI_CFG_REMOVE,
-	MENV_CLI_CFG_REMOVE_KEY,
-	MENV_CLI_CFG_NOPS
-};
+/* config_view: 0 (none), 1 + a library view (enum menv_config_view), or --get */
+#define MENV_CLI_CFG_GET (MENV_CONFIG_DESCRIBE + 2)
 /* What a command's options said (main.c's one table of options). */
 struct menv_cli_args {
 	const char *name, *prefix, *file, *env, *format, *cwd, *shell, *rc_file, *lockfile;
@@ -58,9 +45,9 @@ struct menv_cli_args {
 	int priority;       /* 0: from the settings, 1: --strict-channel-priority, 2: --no-... */
 	unsigned modifiers; /* MENV_MOD_* (--freeze-installed ...) */
 	unsigned clean;     /* clean's MENV_CLEAN_* (--tarballs ...) */
-	int config_view;    /* config's view: enum menv_cli_config_view, 0: none */
-	bool env_rc, system_rc;                           /* config --env, --system */
-	struct menv_strvec config_ops[MENV_CLI_CFG_NOPS]; /* config's edits: KEY VALUE pairs
+	int config_view;    /* config's view: MENV_CLI_CFG_GET's comment */
+	bool env_rc, system_rc;                            /* config --env, --system */
+	struct menv_strvec config_ops[MENV_CONFIG_NEDITS]; /* config's edits: KEY VALUE pairs
 	                                                    (KEY alone for --remove-key) */
 };
 /* Parses argv[1..] for the options whose keys `accepts` lists (a leading '+': options end at
@@ -77,12 +64,8 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 void menv_cli_help(FILE *f, const char *usage, const char *accepts);
 /* Completion probe (cmd_complete.c): while non-NULL, menv_cli_parse appends the options
  * `accepts` names ("--name", then "-n" for a shorthand) to it, each once, and returns 1
- * without parsing or printing; commands that parse by hand push theirs with
- * menv_cli_probe_getopt (a getopt_long table) or menv_cli_probe_words (NULL-terminated). */
+ * without parsing or printing. */
 extern struct menv_strvec *menv_cli_probe;
-struct option;
-void menv_cli_probe_getopt(const struct option *longopts);
-void menv_cli_probe_words(const char *const *words);
 #define MENV_CLI_EXIT(rc) ((rc) > 0 ? MENV_EXIT_OK : MENV_EXIT_USAGE)
 void menv_cli_args_release(struct menv_cli_args *a);
 /* main.c's table of commands: name, entry point, one-line help, its subcommands (words
@@ -125,13 +108,12 @@ size_t menv_cli_term_width(void);
 /* `s` cut to `w` columns by taking out its middle ("file:///srv/...annels/main"); unchanged
  * when it fits or `w` < 8. New string, caller frees. */
 char *menv_cli_fit(const char *s, size_t w);
-/* Prints a header row (`head`, `lead` before its first cell: "# ") and `nrows` rows of `ncol`
- * cells (row-major, borrowed) on stdout: columns sized to their content, one blank apart, no
- * trailing blanks; when a row would be wider than menv_cli_term_width, column `shrink1`
- * gives way first, then `shrink2` (-1: none), each down to 12 columns, their cells shortened
- * in the middle. */
-void menv_cli_table(const char *lead, const char *const *head, const char *const *cells,
-                    size_t nrows, size_t ncol, int shrink1, int shrink2);
+/* The rows of `menv list` and `menv search` (objects with name, version, build_string and
+ * channel, borrowed) as a table on stdout under "# Name Version Build Channel": columns sized
+ * to their content, one blank apart, no trailing blanks; when a row would be wider than
+ * menv_cli_term_width, the channel column gives way first, then the build, each down to 12
+ * columns, their cells shortened in the middle (menv_cli_fit). */
+void menv_cli_packages(json_t *rows);
 
 /* render.c: drawing what the library reports */
 struct menv_cli_draw {
@@ -159,17 +141,8 @@ int menv_cli_smoke_verdict(const struct menv_cli_draw *d, const struct menv_smok
  * Remove, rows sorted by name, columns sized to their content and fitted to the terminal,
  * `Cached` for what the package cache holds, the total download. */
 void menv_cli_print_plan(const struct menv_txn_plan *p);
-/* The plan in conda's --json shape (actions.FETCH/LINK/UNLINK/PREFIX, prefix, dry_run,
- * success; `solved: false` from a lockfile; messages; smoke_check). New reference. */
-json_t *menv_cli_txn_json(const struct menv_txn_plan *p, bool dry_run, json_t *messages,
-                          json_t *smoke);
-/* A record in conda's --json shape. New reference. */
-json_t *menv_cli_record_json(const struct menv_record *r);
 /* Prints `j` indented (keys sorted, or in their order) and releases it. */
 void menv_cli_put_json(json_t *j, bool sort_keys);
-/* With --json, a failure as conda's JSON on stdout: success false, the error's kind and
- * message, and for an unsatisfiable request the problem tree (`t` may be NULL). */
-void menv_cli_print_json_error(const struct menv_error *err, const struct menv_txn *t);
 
 /* The commands: cmd_change.c (create, install, remove, update, env update), one file each
  * for the others */

@@ -197,7 +197,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	fflush(stdout); /* the plan before the fetch's lines on stderr */
 	if (a->dry_run) {
 		if (a->json) {
-			menv_cli_put_json(menv_cli_txn_json(p, true, NULL, NULL), true);
+			menv_cli_put_json(menv_txn_plan_json(p, true, NULL, NULL), true);
 		} else {
 			printf("Dry run: nothing was changed.\n");
 		}
@@ -218,12 +218,12 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	if (res->smoke_ran)
 		code = menv_cli_smoke_verdict(&d, &res->smoke, res->smoke_record_failed);
 	if (a->json)
-		menv_cli_put_json(menv_cli_txn_json(p, false, d.messages, smoke), true);
+		menv_cli_put_json(menv_txn_plan_json(p, false, d.messages, smoke), true);
 	json_decref(smoke);
 out:
 	if (rc) {
 		if (a->json)
-			menv_cli_print_json_error(&err, t);
+			menv_cli_put_json(menv_txn_error_json(&err, t), true);
 		code = menv_cli_fail(&err);
 	}
 	json_decref(d.messages);
@@ -243,7 +243,12 @@ out:
 static int run(enum cmd cmd, int argc, char **argv)
 {
 	struct menv_cli_args a = {0};
-	int rc = menv_cli_parse(argc, argv, accepts[cmd], usages[cmd], 0,
+	/* `env create` (cmd_env.c calls it so) shows its own usage */
+	const char *usage = cmd == C_CREATE && !strcmp(argv[0], "env create")
+	                            ? "usage: menv env create [-f environment.yml] [-n NAME | -p "
+	                              "PREFIX] [options]\n"
+	                            : usages[cmd];
+	int rc = menv_cli_parse(argc, argv, accepts[cmd], usage, 0,
 	                        cmd == C_ENV_REMOVE ? 0 : MENV_CLI_ANY, &a);
 	if (rc)
 		return MENV_CLI_EXIT(rc);

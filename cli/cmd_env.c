@@ -13,20 +13,18 @@
 
 #include "cli.h"
 
+#define CONFIG_VARS                                                                                \
+	"menv env config vars list [-n NAME | -p PREFIX] [--json]\n"                               \
+	"       menv env config vars set [-n NAME | -p PREFIX] VAR=VALUE...\n"                     \
+	"       menv env config vars unset [-n NAME | -p PREFIX] VAR...\n"
+#define CONFIG_VARS_USAGE "usage: " CONFIG_VARS
 #define USAGE                                                                                      \
 	"usage: menv env list [--json]\n"                                                          \
 	"       menv env create [-f environment.yml] [-n NAME | -p PREFIX] [create's options]\n"   \
 	"       menv env export [-n NAME | -p PREFIX] [export's options]\n"                        \
 	"       menv env update [-n NAME | -p PREFIX] -f environment.yml [--prune]\n"              \
 	"       menv env remove [-n NAME | -p PREFIX] [--dry-run] [-y] [--json]\n"                 \
-	"       menv env config vars list [-n NAME | -p PREFIX] [--json]\n"                        \
-	"       menv env config vars set [-n NAME | -p PREFIX] VAR=VALUE...\n"                     \
-	"       menv env config vars unset [-n NAME | -p PREFIX] VAR...\n"
-
-#define CONFIG_VARS_USAGE                                                                          \
-	"usage: menv env config vars list [-n NAME | -p PREFIX] [--json]\n"                        \
-	"       menv env config vars set [-n NAME | -p PREFIX] VAR=VALUE...\n"                     \
-	"       menv env config vars unset [-n NAME | -p PREFIX] VAR...\n"
+	"       " CONFIG_VARS
 
 static void usage(FILE *f)
 {
@@ -89,7 +87,7 @@ static int config_vars(int argc, char **argv)
 	struct menv_strvec names = MENV_STRVEC_INIT, values = MENV_STRVEC_INIT;
 	const char *sub = argc > 1 ? argv[1] : "";
 	char *prefix = NULL;
-	int rc = 0, exit_code = 0, lock_fd = -1;
+	int rc = 0, exit_code = 0;
 
 	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
 		menv_cli_help(stdout, CONFIG_VARS_USAGE, "npjh");
@@ -137,36 +135,16 @@ static int config_vars(int argc, char **argv)
 			for (size_t i = 0; i < names.n; i++)
 				printf("%s = %s\n", names.v[i], values.v[i]);
 		}
-	} else if ((rc = menv_env_lock(prefix, false, menv_cli_on_event, NULL, &lock_fd, &err))) {
-		/* set and unset read-modify-write conda-meta/state under the prefix lock */
-		goto out;
-	} else if (!strcmp(sub, "set")) {
-		struct menv_strvec dropped = MENV_STRVEC_INIT, w = MENV_STRVEC_INIT;
-		rc = menv_env_vars_assignments(args, (size_t)nargs, &names, &values, &err);
-		if (rc)
-			goto out;
-		menv_env_vars_drop_reserved(&names, &values, &dropped);
-		for (size_t i = 0; i < dropped.n; i++)
-			menv_strvec_push_owned(&w,
-			                       menv_xasprintf("env config vars set: '%s' is set "
-			                                      "by activation itself and is ignored",
-			                                      dropped.v[i]));
-		menv_strvec_clear(&dropped);
-		menv_cli_warnings(&w);
-		rc = menv_env_state_vars_set(prefix, &names, &values, &err);
-		if (!rc && !json)
-			fprintf(stderr,
-			        "reactivate the environment for the change to take effect\n");
 	} else {
-		for (int i = 0; i < nargs; i++)
-			menv_strvec_push(&names, args[i]);
-		rc = menv_env_state_vars_unset(prefix, &names, &err);
+		struct menv_strvec w = MENV_STRVEC_INIT;
+		rc = menv_env_config_vars_edit(prefix, !strcmp(sub, "set"), args, (size_t)nargs,
+		                               menv_cli_on_event, NULL, &w, &err);
+		menv_cli_warnings(&w);
 		if (!rc && !json)
 			fprintf(stderr,
 			        "reactivate the environment for the change to take effect\n");
 	}
 out:
-	menv_env_unlock(lock_fd);
 	if (rc)
 		exit_code = menv_cli_fail(&err);
 	menv_strvec_clear(&names);
@@ -191,7 +169,7 @@ static int env_alias(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strncmp(argv[i], opt, strlen(opt)) || !strncmp(argv[i], lng, strlen(lng)))
 			given = true;
-	v[n++] = argv[0];
+	v[n++] = create ? (char *)"env create" : (char *)"env export"; /* their own usage */
 	if (!given) {
 		v[n++] = (char *)opt;
 		v[n++] = create ? (char *)"environment.yml" : (char *)"environment";

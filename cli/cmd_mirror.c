@@ -20,9 +20,6 @@ int menv_cmd_mirror(int argc, char **argv)
 	struct menv_error err = {0};
 	struct menv_fetch_opts fo;
 	struct menv_mirror_stats st = {0};
-	struct menv_lockfile *lf = NULL;
-	struct menv_record *recs = NULL;
-	size_t nrecs = 0;
 	int rc;
 
 	static char platform_opt[] = "--platform";
@@ -42,17 +39,8 @@ int menv_cmd_mirror(int argc, char **argv)
 	menv_fetch_opts_from_config(&fo, &cfg);
 	fo.cancel = MENV_CLI_CANCEL;
 	if (a.file) {
-		rc = menv_lockfile_load(a.file, &lf, &err);
-		if (!rc)
-			rc = menv_mirror_lock_records(lf, (const char *const *)a.platforms.v,
-			                              a.platforms.n, &recs, &nrecs, &err);
-		struct menv_record **ptrs = menv_xcalloc(nrecs + 1, sizeof(*ptrs));
-		for (size_t i = 0; i < nrecs; i++)
-			ptrs[i] = &recs[i];
-		if (!rc)
-			rc = menv_mirror_records(ptrs, nrecs, a.args.v[0], &fo, NULL, NULL, &st,
-			                         &err);
-		free(ptrs);
+		rc = menv_mirror_lock(a.file, (const char *const *)a.platforms.v, a.platforms.n,
+		                      a.args.v[0], &fo, NULL, NULL, &st, &err);
 	} else {
 		if (!a.platforms.n)
 			menv_strvec_push(&a.platforms, cfg.subdir);
@@ -69,10 +57,6 @@ int menv_cmd_mirror(int argc, char **argv)
 		       st.packages, MENV_CLI_S(st.packages), (double)st.bytes / 1e6, st.subdirs,
 		       st.subdirs == 1 ? "" : "es", a.args.v[0]);
 out:
-	for (size_t i = 0; i < nrecs; i++)
-		menv_record_release(&recs[i]);
-	free(recs);
-	menv_lockfile_free(lf);
 	menv_config_release(&cfg);
 	menv_cli_args_release(&a);
 	return rc ? menv_cli_fail(&err) : 0;

@@ -63,20 +63,7 @@ int menv_cmd_run(int argc, char **argv)
 	rc = menv_run_environ(&act, prefix, clean, &envv, &err);
 	if (rc)
 		goto out;
-	/* --env VAR=VALUE: split at the first '=', replacing an existing VAR */
-	for (size_t i = 0; i < sets->n; i++) {
-		size_t nl = strcspn(sets->v[i], "=") + 1;
-		size_t k;
-		for (k = 0; k < envv.n; k++)
-			if (!strncmp(envv.v[k], sets->v[i], nl))
-				break;
-		if (k < envv.n) {
-			free(envv.v[k]);
-			envv.v[k] = menv_xstrdup(sets->v[i]);
-		} else {
-			menv_strvec_push(&envv, sets->v[i]);
-		}
-	}
+	menv_environ_assign(&envv, sets->v, sets->n); /* --env VAR=VALUE */
 	if (cwd && chdir(cwd) < 0) {
 		rc = menv_error_sys(&err, MENV_EIO, "cannot change to directory '%s'", cwd);
 		goto out;

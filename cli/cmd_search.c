@@ -11,24 +11,14 @@
 
 static void print_records(const struct menv_record *const *r, size_t n, bool json)
 {
-	if (json) {
-		json_t *arr = json_array();
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(arr, menv_cli_record_json(r[i]));
-		menv_cli_put_json(arr, false);
-		return;
-	}
-	/* columns sized to their content, fitted to the terminal as `menv list` */
-	const char **cells = menv_xcalloc(4 * n + 1, sizeof(*cells));
-	for (size_t i = 0; i < n; i++) {
-		cells[4 * i] = r[i]->name;
-		cells[4 * i + 1] = r[i]->version;
-		cells[4 * i + 2] = r[i]->build;
-		cells[4 * i + 3] = r[i]->channel ? r[i]->channel->name : "";
-	}
-	menv_cli_table("# ", (const char *const[]){"Name", "Version", "Build", "Channel"}, cells, n,
-	               4, 3, 2);
-	free(cells);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, menv_record_json(r[i]));
+	if (json)
+		menv_cli_put_json(json_incref(arr), false);
+	else
+		menv_cli_packages(arr);
+	json_decref(arr);
 }
 
 int menv_cmd_search(int argc, char **argv)
@@ -158,8 +148,8 @@ int menv_cmd_repoquery(int argc, char **argv)
 	/* the dependencies of the newest matching record */
 	json_t *deps = menv_record_depends(recs[0]);
 	if (o.json) {
-		json_t *j = json_pack("{s:o,s:O}", "package", menv_cli_record_json(recs[0]),
-		                      "depends", deps);
+		json_t *j = json_pack("{s:o,s:O}", "package", menv_record_json(recs[0]), "depends",
+		                      deps);
 		menv_cli_put_json(j, false);
 	} else {
 		size_t i;

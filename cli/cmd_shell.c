@@ -23,6 +23,18 @@ extern char **environ;
 	"       menv shell completion bash|zsh|fish\n"                                             \
 	"\nset-up:  eval \"$(menv shell hook --shell bash)\"   then   menv activate NAME\n"
 
+/* Each subcommand's own usage and options (keys of args.c's table): `shell init --help` shows
+ * init's, not the hook's. */
+static const struct {
+	const char *sub, *usage, *accepts;
+} subs[] = {
+        {"hook", "usage: menv shell hook [--shell bash|zsh|fish|posix]\n", "sh"},
+        {"init", "usage: menv shell init [--shell S] [--rc-file FILE]\n", "sIh"},
+        {"deinit", "usage: menv shell deinit [--shell S] [--rc-file FILE]\n", "sIh"},
+        {"activate", "usage: menv shell activate [--shell S] [--stack] [NAME|PREFIX]\n", "sTh"},
+        {"deactivate", "usage: menv shell deactivate [--shell S]\n", "sh"},
+};
+
 int menv_cmd_shell(int argc, char **argv)
 {
 	struct menv_cli_args a = {0};
@@ -43,9 +55,22 @@ int menv_cmd_shell(int argc, char **argv)
 		return 0;
 	}
 	sub = argv[1];
-	if (!strcmp(sub, "completion"))
+	if (!strcmp(sub, "completion")) {
+		for (int i = 2; i < argc && !menv_cli_probe; i++)
+			if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+				menv_cli_help(stdout,
+				              "usage: menv shell completion bash|zsh|fish\n", "h");
+				return 0;
+			}
 		return menv_cmd_completion(argc - 1, argv + 1);
-	if ((rc = menv_cli_parse(argc - 1, argv + 1, "sITh", USAGE, 0, MENV_CLI_ANY, &a)))
+	}
+	const char *usage = USAGE, *accepts = "sITh";
+	for (size_t i = 0; i < sizeof(subs) / sizeof(*subs); i++)
+		if (!strcmp(sub, subs[i].sub)) {
+			usage = subs[i].usage;
+			accepts = subs[i].accepts;
+		}
+	if ((rc = menv_cli_parse(argc - 1, argv + 1, accepts, usage, 0, MENV_CLI_ANY, &a)))
 		return MENV_CLI_EXIT(rc);
 	if (a.shell && (rc = menv_shell_from_name(a.shell, &sh, &err)) != 0)
 		goto out;

@@ -10,15 +10,11 @@
 
 #include "cli.h"
 
-static void usage(char *out, size_t len)
-{
-	snprintf(out, len,
-	         "usage: menv smoke [-n NAME | -p PREFIX] [--json] [--keep] [-v]\n\n"
-	         "Builds menv's sample CUDA custom operator (ops/) with the environment's nvcc\n"
-	         "and host compiler and runs its tests (host, GPU, python, torch).\n"
-	         "The sources come from $MENV_OPS_DIR, else %s.\n",
-	         MENV_OPS_DIR);
-}
+#define USAGE                                                                                      \
+	"usage: menv smoke [-n NAME | -p PREFIX] [--json] [--keep] [-v]\n\n"                       \
+	"Builds menv's sample CUDA custom operator (ops/) with the environment's nvcc\n"           \
+	"and host compiler and runs its tests (host, GPU, python, torch).\n"                       \
+	"The sources come from $MENV_OPS_DIR, else " MENV_OPS_DIR ".\n"
 
 int menv_cmd_smoke(int argc, char **argv)
 {
@@ -32,9 +28,7 @@ int menv_cmd_smoke(int argc, char **argv)
 	char *prefix = NULL;
 	int rc;
 
-	char use[512];
-	usage(use, sizeof(use));
-	if ((rc = menv_cli_parse(argc, argv, "npjkvh", use, 0, 0, &a)))
+	if ((rc = menv_cli_parse(argc, argv, "npjkvh", USAGE, 0, 0, &a)))
 		return MENV_CLI_EXIT(rc);
 	d.json = a.json;
 	d.verbose = a.verbose;

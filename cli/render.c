@@ -21,81 +21,7 @@ static const char *jstr(json_t *o, const char *k)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* conda's --json transaction                                                                */
-
-json_t *menv_cli_record_json(const struct menv_record *r)
-{
-	char *dist = menv_record_dist(r);
-	const char *sub = r->subdir ? r->subdir : "";
-	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "name", r->name,
-	                      "version", r->version, "build_string", r->build, "build_number",
-	                      (json_int_t)r->build_number, "channel",
-	                      r->channel ? r->channel->name : "", "base_url",
-	                      r->channel ? r->channel->base_url : "", "subdir", sub, "platform",
-	                      sub, "url", r->url ? r->url : "", "fn", r->fn, "dist_name", dist);
-	if (r->md5)
-		json_object_set_new(o, "md5", json_string(r->md5));
-	if (r->sha256)
-		json_object_set_new(o, "sha256", json_string(r->sha256));
-	if (r->size >= 0)
-		json_object_set_new(o, "size", json_integer(r->size));
-	free(dist);
-	return o;
-}
-
-/* An installed PrefixRecord in the same shape (and its `build`, as conda's dump has it). */
-static json_t *installed_json(json_t *rec)
-{
-	json_t *o = json_object(), *bn = json_object_get(rec, "build_number");
-	static const char *const same[] = {"name", "version", "build", "channel", "subdir",
-	                                   "url",  "fn",      "md5",   "sha256"};
-	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
-		json_object_set_new(o, same[i], json_string(jstr(rec, same[i])));
-	json_object_set_new(o, "build_string", json_string(jstr(rec, "build")));
-	json_object_set_new(o, "build_number", json_integer(json_integer_value(bn)));
-	json_object_set_new(o, "platform", json_string(jstr(rec, "subdir")));
-	json_object_set_new(o, "dist_name",
-	                    json_sprintf("%s-%s-%s", jstr(rec, "name"), jstr(rec, "version"),
-	                                 jstr(rec, "build")));
-	return o;
-}
-
-json_t *menv_cli_txn_json(const struct menv_txn_plan *p, bool dry_run, json_t *messages,
-                          json_t *smoke)
-{
-	json_t *root = json_object(), *actions = json_object();
-	json_t *jl = json_array(), *jf = json_array();
-	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
-
-	for (size_t i = 0; i < p->nlink; i++) {
-		json_array_append_new(jl, menv_cli_record_json(p->link[i]));
-		if (!p->cached[i]) /* conda's FETCH: what the package cache lacks */
-			json_array_append_new(jf, menv_cli_record_json(p->link[i]));
-	}
-	json_object_set_new(actions, "LINK", jl);
-	json_object_set_new(actions, "FETCH", jf);
-	if (!create) {
-		json_t *ju = json_array();
-		for (size_t i = 0; i < p->nunlink; i++)
-			json_array_append_new(ju, installed_json(p->unlink[i]));
-		json_object_set_new(actions, "UNLINK", ju);
-	}
-	json_object_set_new(actions, "PREFIX", json_string(p->prefix));
-	json_object_set_new(root, "actions", actions);
-	json_object_set_new(root, "prefix", json_string(p->prefix));
-	json_object_set_new(root, "dry_run", json_boolean(dry_run));
-	json_object_set_new(root, "success", json_true());
-	if (!p->solved)
-		json_object_set_new(root, "solved", json_false());
-	if (!create && !p->nlink && !p->nunlink && !p->remove_env)
-		json_object_set_new(root, "message",
-		                    json_string("All requested packages already installed."));
-	if (messages && json_array_size(messages))
-		json_object_set(root, "messages", messages);
-	if (smoke) /* the smoke check's report (a failed check keeps the environment) */
-		json_object_set(root, "smoke_check", smoke);
-	return root;
-}
+/* JSON                                                                                      */
 
 void menv_cli_put_json(json_t *j, bool sort_keys)
 {
@@ -103,17 +29,6 @@ void menv_cli_put_json(json_t *j, bool sort_keys)
 	printf("%s\n", s ? s : "null");
 	free(s);
 	json_decref(j);
-}
-
-void menv_cli_print_json_error(const struct menv_error *err, const struct menv_txn *t)
-{
-	json_t *j = json_pack("{s:b, s:s, s:s}", "success", 0, "error", menv_error_name(err->code),
-	                      "message", err->msg);
-	if (t && err->code == MENV_EUNSAT && menv_txn_problems_json(t)) {
-		json_object_set(j, "problems", menv_txn_problems_json(t));
-		json_object_set_new(j, "problem_tree", json_string(menv_txn_problems(t)));
-	}
-	menv_cli_put_json(j, true);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -33,8 +33,10 @@ char *menv_cli_fit(const char *s, size_t w)
 /* The narrowest a column is shortened to. */
 #define MIN_W 12
 
-void menv_cli_table(const char *lead, const char *const *head, const char *const *cells,
-                    size_t nrows, size_t ncol, int shrink1, int shrink2)
+/* A header row (`head`, `lead` before its first cell) and `nrows` rows of `ncol` cells
+ * (row-major); when too wide, column `shrink1` gives way first, then `shrink2` (-1: none). */
+static void table(const char *lead, const char *const *head, const char *const *cells, size_t nrows,
+                  size_t ncol, int shrink1, int shrink2)
 {
 	size_t *w = menv_xcalloc(ncol, sizeof(*w)), cols = menv_cli_term_width(), total = 0;
 	for (size_t c = 0; c < ncol; c++) {
@@ -71,4 +73,21 @@ void menv_cli_table(const char *lead, const char *const *head, const char *const
 	}
 	menv_buf_release(&line);
 	free(w);
+}
+
+void menv_cli_packages(json_t *rows)
+{
+	static const char *const keys[] = {"name", "version", "build_string", "channel"};
+	size_t n = json_array_size(rows), i;
+	const char **cells = menv_xcalloc(4 * n + 1, sizeof(*cells));
+	json_t *r;
+	json_array_foreach(rows, i, r)
+	{
+		for (int c = 0; c < 4; c++)
+			cells[4 * i + c] = json_string_value(json_object_get(r, keys[c]));
+	}
+	/* the channel gives way first, then the build */
+	table("# ", (const char *const[]){"Name", "Version", "Build", "Channel"}, cells, n, 4, 3,
+	      2);
+	free(cells);
 }

@@ -1163,6 +1163,21 @@ out:
 	return rc;
 }
 
+void menv_environ_assign(struct menv_strvec *env, char *const *sets, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t nl = strcspn(sets[i], "=") + 1, k = 0;
+		while (k < env->n && strncmp(env->v[k], sets[i], nl))
+			k++;
+		if (k < env->n) {
+			free(env->v[k]);
+			env->v[k] = menv_xstrdup(sets[i]);
+		} else {
+			menv_strvec_push(env, sets[i]);
+		}
+	}
+}
+
 int menv_run_environ(const struct menv_activation *a, const char *prefix, bool clean,
                      struct menv_strvec *out, struct menv_error *err)
 {

@@ -102,6 +102,10 @@ int menv_activate_continue(const struct menv_activation *a, struct menv_buf *out
  * Errors: MENV_EPARSE, MENV_EIO (the scripts' shell could not run or failed). */
 int menv_run_environ(const struct menv_activation *a, const char *prefix, bool clean,
                      struct menv_strvec *out, struct menv_error *err);
+/* `menv run --env VAR=VALUE`: each of the `n` assignments `sets` (checked by
+ * menv_env_vars_assignments) replaces the "VAR=..." entry of `env` (split at its first '=')
+ * or is appended to it. */
+void menv_environ_assign(struct menv_strvec *env, char *const *sets, size_t n);
 
 /* The variables an environment sets on activation, conda's order: each
  * etc/conda/env_vars.d/ *.json object (files in byte order of their names), then `env_vars` of

@@ -406,6 +406,21 @@ out:
 	return rc;
 }
 
+bool menv_env_half_created(const char *prefix)
+{
+	char *dir = menv_xasprintf("%s/" TXN_DIR, prefix);
+	struct menv_buf buf = MENV_BUF_INIT;
+	struct menv_strvec recs = MENV_STRVEC_INIT;
+	bool half = false;
+
+	if (access(dir, F_OK) == 0 && read_journal(dir, &buf, &recs, NULL) == 0)
+		half = recs.n && recs.v[0][0] == 'N' && recs.v[recs.n - 1][0] != 'K';
+	menv_strvec_clear(&recs);
+	menv_buf_release(&buf);
+	free(dir);
+	return half;
+}
+
 bool menv_env_needs_recovery(const char *prefix)
 {
 	char *dir = menv_xasprintf("%s/" TXN_DIR, prefix);

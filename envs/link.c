@@ -274,6 +274,43 @@ static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *re
 	return rc;
 }
 
+/* Whether conda compiles the package path of a noarch python package: CompileMultiPycAction's
+ * `^site-packages[/\\][^\t\n\r\f\v]+\.py$` (python-scripts/ and other .py files are not). */
+static bool compiled_source(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 17 && !strncmp(path, "site-packages/", 14) && !strcmp(path + n - 3, ".py") &&
+	       !strpbrk(path + 14, "\t\n\r\f\v");
+}
+
+/* The modification and access times of `sst` on the new file rel (shutil.copystat, which
+ * conda's copy calls): a .pyc compiled from a copy holds the same mtime as one compiled from
+ * a hard link. */
+static int keep_times(int rootfd, const char *rel, const struct stat *sst, struct menv_error *err)
+{
+	const struct timespec ts[2] = {sst->st_atim, sst->st_mtim};
+	const char *leaf;
+	int dfd, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
+	if (rc)
+		return rc;
+	if (utimensat(dfd, leaf, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		rc = menv_error_sys(err, MENV_EIO, "cannot set the times of '%s'", rel);
+	close(dfd);
+	return rc;
+}
+
+/* chmod of the new file rel (the umask left out of what open(2) gave it). */
+static int set_mode(int rootfd, const char *rel, mode_t mode, struct menv_error *err)
+{
+	int fd, rc = menv_beneath_open(rootfd, rel, O_RDONLY, 0, &fd, err);
+	if (rc)
+		return rc;
+	if (fchmod(fd, mode) < 0)
+		rc = menv_error_sys(err, MENV_EIO, "cannot set the mode of '%s'", rel);
+	close(fd);
+	return rc;
+}
+
 static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json_t *files,
                     json_t *paths, struct menv_error *err)
 {
@@ -284,6 +321,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	int rootfd = ctx->txn->rootfd;
 	struct stat sst;
 	json_t *pd = pe->src ? json_deep_copy(pe->src) : json_object();
+	bool fresh = false; /* a new inode with the package file's bytes: its times too */
 	int rc = check_path(ctx->dist, pe->path, rel, err);
 
 	if (rc)
@@ -328,7 +366,9 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 			st->replaced++;
 			st->copies++;
 			ctx->link_type = 3;
-			if (outb.len != in.len || memcmp(outb.buf, in.buf, in.len)) {
+			/* conda rewrites the file only when the replacement changed it */
+			fresh = outb.len == in.len && !memcmp(outb.buf, in.buf, in.len);
+			if (!fresh) {
 				char hex[65];
 				menv_sha256_hex(outb.buf, outb.len, hex);
 				json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
@@ -343,6 +383,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	if (pe->no_link || o->link_mode == MENV_LINK_COPY) {
 		rc = place_copy(ctx, src, rel, sst.st_mode, err);
 		ctx->link_type = 3;
+		fresh = true;
 		goto record;
 	}
 	if (o->link_mode == MENV_LINK_SOFTLINK) {
@@ -360,6 +401,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 			st->reflinks++;
 			if (ctx->link_type != 3)
 				ctx->link_type = 1;
+			fresh = true;
 			goto record;
 		}
 		if (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY ||
@@ -386,13 +428,18 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	if (!rc)
 		st->copies++;
 	ctx->link_type = 3;
+	fresh = true;
 record:
+	if (!rc && fresh)
+		rc = keep_times(rootfd, rel, &sst, err);
 	if (rc)
 		goto out;
 	st->files++;
 	if (strcmp(pe->path_type, "directory")) {
 		json_array_append_new(files, json_string(rel));
 		json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
+		if (ctx->noarch_python && ctx->py && compiled_source(pe->path))
+			json_array_append_new(ctx->py, json_string(rel));
 	}
 	json_object_set_new(pd, "_path", json_string(rel));
 	if (!json_object_get(pd, "path_type"))
@@ -405,17 +452,47 @@ out:
 	return rc;
 }
 
-char *menv_python_shebang(const char *prefix)
+/* The length of `s` in characters as Python sees the decoded path (UTF-8, each byte of an
+ * invalid sequence one character: surrogateescape). */
+static size_t path_chars(const char *s)
 {
-	char *line = menv_xasprintf("#!%s/bin/python", prefix);
-	if (strlen(line) <= MAX_SHEBANG && !strpbrk(prefix, " \t\n")) {
-		char *r = menv_xasprintf("%s\n", line);
-		free(line);
-		return r;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0;
+	while (*p) {
+		size_t l = 1;
+		unsigned char c = *p, lo = 0x80, hi = 0xbf;
+		if (c >= 0xc2 && c <= 0xdf)
+			l = 2;
+		else if (c >= 0xe0 && c <= 0xef) {
+			l = 3;
+			lo = c == 0xe0 ? 0xa0 : 0x80;
+			hi = c == 0xed ? 0x9f : 0xbf;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			l = 4;
+			lo = c == 0xf0 ? 0x90 : 0x80;
+			hi = c == 0xf4 ? 0x8f : 0xbf;
+		}
+		for (size_t i = 1; i < l; i++)
+			if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf)) {
+				l = 1; /* not a whole character: this byte alone */
+				break;
+			}
+		p += l;
+		n++;
 	}
+	return n;
+}
+
+char *menv_python_shebang(const char *prefix, const char *pyver)
+{
+	char *line = menv_xasprintf("#!%s/bin/python%s\n", prefix, pyver);
+	/* conda: len(shebang) > MAX_SHEBANG_LENGTH or " " in executable (len of the decoded
+	 * string: characters, not bytes) */
+	if (path_chars(line) <= MAX_SHEBANG && !strpbrk(prefix, " \t\n"))
+		return line;
 	free(line);
-	/* sh runs `exec "<python>" "$0" "$@"`; for Python the second and third lines are one
-	 * string expression (distlib's launcher trick, as conda writes it) */
+	/* sh runs `exec "<python>" "$0" "$@"`; for Python the first two lines are a string
+	 * (distlib's launcher trick, as conda writes it) */
 	struct menv_buf b = MENV_BUF_INIT;
 	menv_buf_adds(&b, "#!/bin/sh\n'''exec' \"");
 	for (const char *s = prefix; *s; s++) {
@@ -423,16 +500,36 @@ char *menv_python_shebang(const char *prefix)
 			menv_buf_addch(&b, '\\');
 		menv_buf_addch(&b, *s);
 	}
-	menv_buf_adds(&b, "/bin/python\" \"$0\" \"$@\"\n' '''\n");
+	menv_buf_adds(&b, "/bin/python");
+	menv_buf_adds(&b, pyver);
+	menv_buf_adds(&b, "\" \"$0\" \"$@\" #'''\n");
 	return menv_buf_detach(&b);
 }
 
-/* Entry points of a noarch python package (info/link.json "noarch.entry_points"):
- * "name = module:function" becomes an executable bin/name run by the prefix's python. */
-static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_t *files,
-                              json_t *paths, struct menv_error *err)
+char *menv_python_entry_point(const char *prefix, const char *pyver, const char *module,
+                              const char *func)
 {
-	json_t *eps = json_object_get(json_object_get(linkjson, "noarch"), "entry_points");
+	char *shebang = menv_python_shebang(prefix, pyver);
+	char *body = menv_xasprintf(
+	        "%s"
+	        "# -*- coding: utf-8 -*-\n"
+	        "import re\n"
+	        "import sys\n\n"
+	        "from %s import %.*s\n\n"
+	        "if __name__ == '__main__':\n"
+	        "    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])\n"
+	        "    sys.exit(%s())\n",
+	        shebang, module, (int)strcspn(func, "."), func, func);
+	free(shebang);
+	return body;
+}
+
+/* Entry points of a noarch python package (its package metadata's "noarch.entry_points"):
+ * "name = module:function" becomes an executable bin/name run by the prefix's python
+ * (conda's CreatePythonEntryPointAction), listed in ctx->ep_files and ctx->ep_paths. */
+static int write_entry_points(struct menv_link_ctx *ctx, json_t *meta, struct menv_error *err)
+{
+	json_t *eps = json_object_get(json_object_get(meta, "noarch"), "entry_points");
 	size_t i;
 	json_t *e;
 
@@ -448,25 +545,18 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_
 		    strchr(name, '/'))
 			return menv_error_set(err, MENV_EPARSE, "invalid entry point '%s'",
 			                      json_string_value(e));
-		char imp[256];
-		snprintf(imp, sizeof(imp), "%.*s", (int)strcspn(func, "."), func);
 		char *rel = menv_xasprintf("bin/%s", name);
-		char *shebang = menv_python_shebang(ctx->prefix);
-		char *body = menv_xasprintf(
-		        "%s"
-		        "# -*- coding: utf-8 -*-\n"
-		        "import re\n"
-		        "import sys\n\n"
-		        "from %s import %s\n\n"
-		        "if __name__ == '__main__':\n"
-		        "    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])\n"
-		        "    sys.exit(%s())\n",
-		        shebang, module, imp, func);
+		char *body = menv_python_entry_point(ctx->prefix, ctx->pyver, module, func);
 		int rc = check_path(ctx->dist, rel, rel, err);
 		if (!rc)
 			rc = prepare(ctx, rel, err);
+		/* conda's make_executable: the file's mode (0666 less the umask) plus
+		 * u+x,g+x,o+x */
+		mode_t mode = (0666 & ~menv_start_umask()) | 0111;
 		if (!rc)
-			rc = write_new_file(ctx->txn->rootfd, rel, body, strlen(body), 0755, err);
+			rc = write_new_file(ctx->txn->rootfd, rel, body, strlen(body), mode, err);
+		if (!rc)
+			rc = set_mode(ctx->txn->rootfd, rel, mode, err);
 		if (!rc) {
 			char hex[65];
 			json_t *pd = json_object();
@@ -477,12 +567,11 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *linkjson, json_
 			json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
 			json_object_set_new(pd, "size_in_bytes",
 			                    json_integer((json_int_t)strlen(body)));
-			json_array_append_new(paths, pd);
-			json_array_append_new(files, json_string(rel));
+			json_array_append_new(ctx->ep_paths, pd);
+			json_array_append_new(ctx->ep_files, json_string(rel));
 			json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
 			ctx->st->files++;
 		}
-		free(shebang);
 		free(body);
 		free(rel);
 		if (rc)
@@ -601,31 +690,40 @@ static int link_entry(void *ud, const struct path_entry *pe, struct menv_error *
 int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
                       struct menv_error *err)
 {
-	char *lj = menv_xasprintf("%s/info/link.json", ctx->pkgdir);
-	json_t *linkjson = NULL;
+	json_t *meta = NULL, *py = ctx->py;
 	struct link_ud ud = {ctx, files, paths};
-	int rc;
+	int rc = 0;
 
 	ctx->link_type = 0;
+	/* conda's package_metadata: info/link.json, else info/package_metadata.json (conda-build
+	 * 2's name); its noarch.type "python" is what makes conda compile the .py files and
+	 * write the entry points (the site-packages remapping follows the record's noarch) */
+	for (int i = 0; ctx->noarch_python && !meta && i < 2; i++) {
+		char *f = menv_xasprintf("%s/info/%s", ctx->pkgdir,
+		                         i ? "package_metadata.json" : "link.json");
+		if (access(f, F_OK) == 0) {
+			meta = menv_json_load_file(f, 0, err);
+			if (!meta)
+				rc = err->code;
+		}
+		free(f);
+		if (rc)
+			return rc;
+	}
+	json_t *type = json_object_get(json_object_get(meta, "noarch"), "type");
+	bool meta_python = json_is_string(type) && !strcmp(json_string_value(type), "python");
+	if (!meta_python)
+		ctx->py = NULL; /* nothing to compile */
 	/* a pre-link script ran since the last package: directories are walked again */
 	free(ctx->txn->last_parent);
 	ctx->txn->last_parent = NULL;
 	rc = for_each_entry(ctx->pkgdir, link_entry, &ud, err);
-	if (rc)
-		goto out;
-	if (ctx->noarch_python && access(lj, F_OK) == 0) {
-		linkjson = menv_json_load_file(lj, 0, err);
-		if (!linkjson) {
-			rc = err->code;
-			goto out;
-		}
-		rc = write_entry_points(ctx, linkjson, files, paths, err);
-	}
+	ctx->py = py;
+	if (!rc && meta_python)
+		rc = write_entry_points(ctx, meta, err);
 	if (!ctx->link_type)
 		ctx->link_type = 1;
-out:
-	json_decref(linkjson);
-	free(lj);
+	json_decref(meta);
 	return rc;
 }
 

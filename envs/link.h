@@ -139,6 +139,12 @@ struct menv_link_ctx {
 	const char *dist;          /* "channel::name-version-build" for messages */
 	bool noarch_python;        /* remap site-packages/ and python-scripts/ */
 	const char *site_packages; /* "lib/python3.X/site-packages" for noarch python */
+	const char *pyver;         /* the environment's python, "3.9", for noarch python */
+	/* noarch python only (borrowed JSON arrays, appended to): the prefix paths of the
+	 * package's site-packages/ .py files (conda's CompileMultiPycAction list, for
+	 * menv_compile_pyc), and the files and paths_data of its entry points, which conda's
+	 * PrefixRecord lists after the .pyc */
+	json_t *py, *ep_files, *ep_paths;
 	const struct menv_install_opts *opts;
 	json_t *owners; /* prefix path -> dist that has it now (borrowed, updated) */
 	struct menv_link_caps *caps;
@@ -147,7 +153,11 @@ struct menv_link_ctx {
 };
 
 /* Links the files of ctx->pkgdir into ctx->txn->root, appending prefix-relative paths to
- * `files` and paths_data entries to `paths` (both JSON arrays, borrowed).
+ * `files` and paths_data entries to `paths` (both JSON arrays, borrowed); for a noarch
+ * python package whose package metadata (info/link.json, else info/package_metadata.json,
+ * as conda reads it) has noarch type "python", also ctx->py (what to compile) and its entry
+ * points (ctx->ep_files, ctx->ep_paths). A copy (or reflink) keeps the package file's modification time, as
+ * conda's copy (shutil.copystat) does: a .pyc holds its source's mtime.
  * Errors: MENV_EPARSE, MENV_EUNSAFE, MENV_EUNSUPPORTED, MENV_EEXIST, MENV_EIO. */
 int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
                       struct menv_error *err);
@@ -174,11 +184,19 @@ int menv_mkdirs(const char *path, struct menv_error *err);
 /* sha256 of a memory block as lowercase hex (65 bytes with the NUL). */
 void menv_sha256_hex(const void *data, size_t len, char out[65]);
 
-/* The shebang line for scripts run by `python` of `prefix`: "#!<prefix>/bin/python\n", or,
- * when that line is longer than the kernel's limit or the prefix holds blanks, the
- * `#!/bin/sh` + `'''exec' "<python>" "$0" "$@"` trampoline (valid sh and Python). Caller
- * frees. */
-char *menv_python_shebang(const char *prefix);
+/* The shebang of a noarch python entry point run by bin/python<pyver> of `prefix` (pyver
+ * "3.9"), as conda 26.7.1's generate_shebang_for_entry_point writes it:
+ * "#!<prefix>/bin/python3.9\n", or, when that line with its newline is longer than 127
+ * bytes or the prefix holds a blank, "#!/bin/sh\n'''exec' \"<python>\" \"$0\" \"$@\" #'''\n"
+ * (valid sh and Python). Where conda's bytes would not run, menv differs: a tab or newline in
+ * the prefix also takes the second form, and `"`, `$`, `` ` `` and `\` in it are escaped
+ * there with a backslash. Caller frees. */
+char *menv_python_shebang(const char *prefix, const char *pyver);
+/* The whole entry point file for `module:func` (conda's create_python_entry_point:
+ * menv_python_shebang + python_entry_point_template, importing func's first component).
+ * Caller frees. */
+char *menv_python_entry_point(const char *prefix, const char *pyver, const char *module,
+                              const char *func);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Link scripts and .pyc (scripts.c)                                                         */
@@ -193,18 +211,34 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
                          const char *name, const char *version, int64_t build_number,
                          const char *dist, struct menv_buf *output, struct menv_error *err);
 
-/* Compiles the `.py` files among the `files` of `n` packages (each a JSON array of
- * prefix-relative paths; paths[k] is files[k]'s paths_data list) with <root>/bin/python
- * (python version `pyver`, "3.9") in one compileall process for all `n` packages (CEP-20's
- * .pyc of noarch python packages), journaling each .pyc before it is written; appends each .pyc that exists afterwards to its package's files[k] and paths[k]
- * (path_type pyc_file). No python in the prefix: nothing is done. Errors: MENV_EIO (journal,
- * python not started); a failing compileall is reported through opts->cb as a warning. */
-int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver,
-                     json_t *const *files, json_t *const *paths, size_t n,
-                     const struct menv_install_opts *opts, struct menv_error *err);
+/* conda's pyc_path: "<dir>/__pycache__/<stem>.cpython-39.pyc" for "<dir>/<stem>.py" and
+ * python "3.9" (PEP 3147), "<dir>/<stem>.pyc" for python 2. Caller frees. */
+char *menv_pyc_path(const char *py, const char *pyver);
+
+/* Compiles the .py files of `n` noarch python packages (py[k]: a JSON array of
+ * prefix-relative paths) with the environment's python `pyver` ("3.9") as conda 26.7.1's
+ * compile_multiple_pyc does: `<root>/bin/python3.9 -Wi -m compileall -q -l -i LIST -j 0`
+ * (no -j before python 3.6), in t->root, LIST the relative paths, so that each .pyc names
+ * its source by its prefix-relative path (co_filename "lib/python3.9/site-packages/x.py")
+ * and is the same in every prefix. The list goes through stdin and is dealt to up to 4
+ * pythons (compileall compiles a list one file after the other); PYTHONPYCACHEPREFIX,
+ * PYTHONHOME and PYTHONPATH are unset, PYTHONHASHSEED is 0 (conda leaves it random, and
+ * the .pyc of a module with a set constant then differs from run to run: menv's are
+ * conda's under PYTHONHASHSEED=0, always the same). bin/python stands in when bin/python3.9 is missing.
+ * Each .pyc (menv_pyc_path) is journaled before it is written; pyc[k] (a JSON array,
+ * borrowed) gets a paths_data entry for each of py[k] in order, {_path, path_type
+ * "pyc_file", size_in_bytes}, without size_in_bytes where python wrote none (as conda
+ * records it: a .py the python cannot compile). `written` (may be NULL) counts the .pyc
+ * written. No python: nothing is done. Errors: MENV_EIO (journal, python not started),
+ * MENV_EINTR; a failing compileall is reported through opts->cb as a warning. */
+int menv_compile_pyc(struct menv_journal *t, const char *pyver, json_t *const *py,
+                     json_t *const *pyc, size_t n, const struct menv_install_opts *opts,
+                     size_t *written, struct menv_error *err);
 
 /* In a forked child: the umask the process started with (libraries may have it at 0 for a
  * moment in another thread). */
 void menv_child_umask(void);
+/* The umask the process started with. */
+mode_t menv_start_umask(void);
 
 #endif

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "activate.h"
 #include "prefix.h"
+#include "registry.h"
 #include "solver.h"
 #include "txn.h"
 #include "txnpriv.h"
@@ -562,4 +564,206 @@ json_t *menv_envfile_json(const struct menv_envfile *ef)
 		json_decref(vars);
 	json_object_set_new(j, "prefix", json_string(ef->prefix));
 	return j;
+}
+
+static void lock_event(const struct menv_txn_callbacks *cb, enum menv_env_event ev, char *msg)
+{
+	if (cb->event)
+		cb->event(cb->ud, ev, msg);
+	free(msg);
+}
+
+int menv_lock_env(const struct menv_lock_request *req, struct menv_lockfile **out,
+                  struct menv_strvec *stale, struct menv_error *err)
+{
+	const struct menv_txn_callbacks *cb = req->cb;
+	struct menv_strvec *platforms = req->platforms, declared = MENV_STRVEC_INIT;
+	struct menv_strvec warnings = MENV_STRVEC_INIT;
+	struct menv_config cfg = {0};
+	struct menv_envfile *ef = NULL;
+	struct menv_lockfile *lf = NULL, *old = NULL;
+	struct menv_buf src = MENV_BUF_INIT;
+	int rc = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < req->virtuals->n; i++)
+		if (!menv_virtual_decl_ok(req->virtuals->v[i]))
+			return menv_error_set(err, MENV_EUSAGE,
+			                      "--virtual-package '%s': expected "
+			                      "[PLATFORM:]__NAME=VERSION[=BUILD]",
+			                      req->virtuals->v[i]);
+	rc = menv_config_load(&cfg, err);
+	if (!rc)
+		rc = menv_buf_read_file(&src, req->file, err);
+	if (!rc)
+		rc = menv_envfile_parse(src.buf, src.len, req->file, &ef, err);
+	if (rc)
+		goto out;
+	menv_envfile_check(ef, &warnings);
+	for (size_t i = 0; i < warnings.n; i++)
+		lock_event(cb, MENV_ENV_WARNING, menv_xstrdup(warnings.v[i]));
+	/* the content hash covers the file's section through the source bytes */
+	for (size_t i = 0; i < ef->virtual_packages.n; i++)
+		menv_strvec_push(&declared, ef->virtual_packages.v[i]);
+	for (size_t i = 0; i < req->virtuals->n; i++)
+		menv_strvec_push(&declared, req->virtuals->v[i]);
+	if (!platforms->n)
+		menv_strvec_push(platforms, cfg.subdir);
+	for (size_t i = 0; i < platforms->n; i++)
+		if (!menv_subdir_known(platforms->v[i])) {
+			rc = menv_error_set(err, MENV_EUSAGE,
+			                    "unknown platform '%s' (conda's subdirs: linux-64, "
+			                    "linux-aarch64, osx-64, osx-arm64, win-64, ...)",
+			                    platforms->v[i]);
+			goto out;
+		}
+	if (req->check) {
+		rc = menv_lockfile_load(req->check, &old, err);
+		for (size_t i = 0; !rc && i < platforms->n; i++) {
+			char *h = menv_lock_content_hash(&src, platforms->v[i], req->channels,
+			                                 req->virtuals);
+			const char *have = json_string_value(
+			        json_object_get(old->content_hash, platforms->v[i]));
+			if (!have || strcmp(have, h))
+				menv_strvec_push_owned(
+				        stale,
+				        menv_xasprintf("%s (%s)", platforms->v[i],
+				                       have ? "the source, channels or virtual "
+				                              "packages changed"
+				                            : "the platform is not locked"));
+			free(h);
+		}
+		goto out;
+	}
+	lf = menv_lockfile_new(MENV_LOCK_CONDA_LOCK);
+	menv_strvec_push(&lf->sources, req->file);
+	for (size_t i = 0; i < platforms->n && !rc; i++) {
+		struct menv_strvec virt = MENV_STRVEC_INIT;
+		size_t count = 0;
+		menv_lock_virtuals(platforms->v[i], &declared, &virt);
+		lock_event(cb, MENV_ENV_STATUS,
+		           menv_xasprintf("Solving %s for %s", req->file, platforms->v[i]));
+		menv_strvec_push(&lf->platforms, platforms->v[i]);
+		rc = menv_lock_solve_platform(&cfg, ef, req->channels, req->override_channels,
+		                              platforms->v[i], &virt, cb, lf, &count, err);
+		if (!rc) {
+			lock_event(cb, MENV_ENV_STATUS,
+			           menv_xasprintf("  %s: %zu package%s", platforms->v[i], count,
+			                          count == 1 ? "" : "s"));
+			char *h = menv_lock_content_hash(&src, platforms->v[i], req->channels,
+			                                 req->virtuals);
+			json_object_set_new(lf->content_hash, platforms->v[i], json_string(h));
+			free(h);
+		}
+		menv_strvec_clear(&virt);
+	}
+	if (!rc && ef->pip.n)
+		lock_event(cb, MENV_ENV_WARNING,
+		           menv_xasprintf("the 'pip:' section (%zu line%s) is not locked by "
+		                          "'menv lock'; create the environment and use 'menv "
+		                          "export' to lock its pip packages",
+		                          ef->pip.n, ef->pip.n == 1 ? "" : "s"));
+out:
+	if (rc || req->check)
+		menv_lockfile_free(lf);
+	else
+		*out = lf;
+	menv_lockfile_free(old);
+	menv_envfile_free(ef);
+	menv_buf_release(&src);
+	menv_strvec_clear(&declared);
+	menv_strvec_clear(&warnings);
+	menv_config_release(&cfg);
+	return rc;
+}
+
+static void export_warnings(const struct menv_txn_callbacks *cb, struct menv_strvec *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		lock_event(cb, MENV_ENV_WARNING, menv_xstrdup(w->v[i]));
+	menv_strvec_clear(w);
+}
+
+int menv_env_export(const struct menv_export_request *req, struct menv_buf *out,
+                    struct menv_error *err)
+{
+	struct menv_config cfg = {0};
+	struct menv_lockfile *lf = NULL;
+	struct menv_envfile ef = {0};
+	struct menv_strvec warn = MENV_STRVEC_INIT;
+	const char *fmt = req->format;
+	char *prefix = NULL;
+	int rc = 0;
+
+	/* --no-builds / --from-history / a bare --json mean conda env export's format */
+	if (!fmt)
+		fmt = req->no_builds || req->from_history || req->json ? "environment"
+		                                                       : "conda-lock";
+	if (strcmp(fmt, "conda-lock") && strcmp(fmt, "explicit") && strcmp(fmt, "environment"))
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "unknown export format '%s' (conda-lock, explicit or "
+		                      "environment)",
+		                      fmt);
+	if ((req->no_builds || req->from_history) && strcmp(fmt, "environment"))
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "--no-builds and --from-history apply to --format "
+		                      "environment only");
+	rc = menv_config_load(&cfg, err);
+	if (rc)
+		goto out;
+	prefix = menv_env_prefix_find(&cfg, req->name, req->prefix, err);
+	if (!prefix) {
+		rc = err->code;
+		goto out;
+	}
+	if (access(prefix, F_OK) != 0) {
+		rc = menv_error_set(err, MENV_ENOTFOUND, "environment '%s' does not exist", prefix);
+		goto out;
+	}
+	rc = menv_txn_recover(prefix, req->cb, err);
+	if (rc)
+		goto out;
+	json_t *j = NULL;
+	if (!strcmp(fmt, "environment")) {
+		/* the dist-info folders the export leaves out, named (as the lock formats do) */
+		struct menv_pip_dist *pips = NULL;
+		size_t npip = 0;
+		if (!menv_pip_list_checked(prefix, &pips, &npip, &warn, NULL))
+			menv_pip_dists_free(pips, npip);
+		export_warnings(req->cb, &warn);
+		rc = menv_env_to_envfile(&cfg, prefix, req->name, req->no_builds, req->from_history,
+		                         &ef, err);
+		if (!rc && req->json)
+			j = menv_envfile_json(&ef);
+		else if (!rc)
+			rc = menv_envfile_write(&ef, out, err);
+	} else {
+		rc = menv_env_to_lockfile(&cfg, prefix, &warn, &lf, err);
+		export_warnings(req->cb, &warn);
+		if (!rc && req->json)
+			j = menv_lockfile_to_json(lf);
+		else if (!rc && !strcmp(fmt, "explicit"))
+			menv_lockfile_write_explicit(lf, cfg.subdir, out);
+		else if (!rc)
+			rc = menv_lockfile_write_conda_lock(lf, out, err);
+	}
+	if (j) {
+		char *s = json_dumps(j, JSON_INDENT(2));
+		menv_buf_addf(out, "%s\n", s);
+		free(s);
+		json_decref(j);
+	}
+	menv_buf_redact(out); /* every format: no credentials or tokens */
+out:
+	menv_lockfile_free(lf);
+	free(ef.name);
+	free(ef.prefix);
+	menv_strvec_clear(&ef.channels);
+	menv_strvec_clear(&ef.deps);
+	menv_strvec_clear(&ef.pip);
+	menv_strvec_clear(&ef.var_names);
+	menv_strvec_clear(&ef.var_values);
+	menv_config_release(&cfg);
+	free(prefix);
+	return rc;
 }

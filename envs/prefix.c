@@ -293,8 +293,12 @@ static int script_failed(struct run *r, struct menv_buf *out, int rc)
 static int link_all(struct run *r, const struct menv_record *const *recs, size_t n,
                     struct menv_error *err)
 {
-	json_t **nfiles = menv_xcalloc(n + 1, sizeof(*nfiles));
-	json_t **npaths = menv_xcalloc(n + 1, sizeof(*npaths));
+	/* per noarch python package: its .py to compile, its .pyc, its entry points */
+	json_t **py = menv_xcalloc(n + 1, sizeof(*py));
+	json_t **pyc = menv_xcalloc(n + 1, sizeof(*pyc));
+	json_t **epf = menv_xcalloc(n + 1, sizeof(*epf));
+	json_t **epp = menv_xcalloc(n + 1, sizeof(*epp));
+	struct linked **noarch = menv_xcalloc(n + 1, sizeof(*noarch));
 	size_t nnoarch = 0;
 	int rc = 0;
 
@@ -334,11 +338,19 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		        .dist = l->label,
 		        .noarch_python = rec->noarch_python,
 		        .site_packages = r->site,
+		        .pyver = r->pyver,
 		        .opts = r->opts,
 		        .owners = r->owners,
 		        .caps = &r->caps,
 		        .st = &r->st,
 		};
+		if (rec->noarch_python) {
+			ctx.py = py[nnoarch] = json_array();
+			ctx.ep_files = epf[nnoarch] = json_array();
+			ctx.ep_paths = epp[nnoarch] = json_array();
+			pyc[nnoarch] = json_array();
+			noarch[nnoarch++] = l;
+		}
 		rc = menv_link_package(&ctx, l->files, l->paths, err);
 		if (rc) {
 			if (rc != MENV_EINTR)
@@ -346,25 +358,41 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 			goto out;
 		}
 		l->link_type = ctx.link_type;
-		if (rec->noarch_python) {
-			nfiles[nnoarch] = l->files;
-			npaths[nnoarch++] = l->paths;
-		}
 		r->st.packages++;
 	}
-	/* the .pyc of every noarch python package, in one python process */
-	size_t before = 0;
-	for (size_t k = 0; k < nnoarch; k++)
-		before += json_array_size(nfiles[k]);
-	rc = menv_compile_pyc(&r->txn, r->prefix, r->pyver, nfiles, npaths, nnoarch, r->opts, err);
-	if (rc)
+	/* the .pyc of every noarch python package, in one go (conda's
+	 * AggregateCompileMultiPycAction) */
+	size_t made = 0;
+	rc = menv_compile_pyc(&r->txn, r->pyver, py, pyc, nnoarch, r->opts, &made, err);
+	r->st.pyc += made;
+	if (rc) {
 		menv_error_prefix(err, "while compiling the .pyc files of noarch python packages");
-	for (size_t k = 0; k < nnoarch; k++)
-		r->st.pyc += json_array_size(nfiles[k]);
-	r->st.pyc -= before;
+		goto out;
+	}
+	/* conda's PrefixRecord: the package's files, then its .pyc, then its entry points */
+	for (size_t k = 0; k < nnoarch; k++) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(pyc[k], i, e)
+		{
+			json_array_append(noarch[k]->files, json_object_get(e, "_path"));
+			json_array_append(noarch[k]->paths, e);
+		}
+		json_array_extend(noarch[k]->files, epf[k]);
+		json_array_extend(noarch[k]->paths, epp[k]);
+	}
 out:
-	free(nfiles);
-	free(npaths);
+	for (size_t k = 0; k < nnoarch; k++) {
+		json_decref(py[k]);
+		json_decref(pyc[k]);
+		json_decref(epf[k]);
+		json_decref(epp[k]);
+	}
+	free(py);
+	free(pyc);
+	free(epf);
+	free(epp);
+	free(noarch);
 	return rc;
 }
 
@@ -934,7 +962,13 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 		emit(opts, MENV_ENV_RECOVERED, msg);
 		free(msg);
 	}
-	rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
+	if (opts->whole_env) {
+		struct menv_strvec skipped = MENV_STRVEC_INIT;
+		rc = menv_prefix_records_load_readable(prefix, &inst, &ninst, &skipped, err);
+		menv_strvec_clear(&skipped);
+	} else {
+		rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
+	}
 	if (rc)
 		goto out;
 	if (menv_history_load(prefix, &revs, &nrevs, NULL))
@@ -1066,7 +1100,12 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
 			return rc;
 		o.locked = true;
 	}
-	rc = menv_prefix_records_load(prefix, &inst, &n, err);
+	o.whole_env = true;
+	/* whatever the records hold: one that cannot be read goes with the prefix (the caller
+	 * named it) */
+	struct menv_strvec skipped = MENV_STRVEC_INIT;
+	rc = menv_prefix_records_load_readable(prefix, &inst, &n, &skipped, err);
+	menv_strvec_clear(&skipped);
 	if (rc)
 		goto out;
 	all = menv_xcalloc(n + 1, sizeof(*all));

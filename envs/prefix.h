@@ -87,6 +87,8 @@ struct menv_install_opts {
 	void *staged_ud;
 	bool steps_follow; /* create: a pip step follows; the environment appears marked as not
 	                      yet complete (intent.c `.menv-creating`) until it is done */
+	bool whole_env;    /* menv_env_remove: every package goes, so a record that cannot be
+	                      read is left out instead of stopping the removal */
 };
 
 /* Test hooks (environment variables, read by the transactions; for tests only):
@@ -150,8 +152,8 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 
 /* Removes the whole environment `prefix` (conda remove --all): every package is unlinked as
  * by menv_env_apply (pre-unlink scripts; rolled back on failure), then the prefix with what
- * remains in it (menv's state, files no package owns) is deleted. Errors: as
- * menv_env_apply. */
+ * remains in it (menv's state, files no package owns) is deleted. A record that cannot be
+ * read is no error: its files go with the prefix. Errors: as menv_env_apply. */
 int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
                     struct menv_link_stats *stats, struct menv_error *err);
 
@@ -168,6 +170,11 @@ enum menv_recovery {
 int menv_env_recover(const char *prefix, enum menv_recovery *what, struct menv_error *err);
 /* Is an interrupted transaction waiting in `prefix`? (cheap; no lock) */
 bool menv_env_needs_recovery(const char *prefix);
+/* Is `prefix` a create that has not committed: its journal starts with the create's record and
+ * has no commit record (a create killed after its prefix was renamed into place, or one still
+ * running)? Not an environment yet: the next menv_env_recover removes it. Reads the journal,
+ * no lock; false when there is none or it cannot be read. */
+bool menv_env_half_created(const char *prefix);
 
 /* Whether `prefix` holds the intent record of an interrupted multi-step command (rename, env
  * remove, doctor --fix, a create's pip step; intent.c): then menv_env_intent_recover must run
@@ -268,6 +275,13 @@ struct menv_prefix_record {
  * MENV_ENOTFOUND; an unreadable record is MENV_EPARSE naming the file. */
 int menv_prefix_records_load(const char *prefix, struct menv_prefix_record **out, size_t *n,
                              struct menv_error *err);
+/* As menv_prefix_records_load, but a record that cannot be read (not JSON, or without name,
+ * version and build) is left out and its path pushed to `skipped` (caller's vector): what
+ * removing a whole environment reads, which must work whatever its records hold. Errors:
+ * MENV_ENOTFOUND for a prefix without conda-meta/, MENV_EIO. */
+int menv_prefix_records_load_readable(const char *prefix, struct menv_prefix_record **out,
+                                      size_t *n, struct menv_strvec *skipped,
+                                      struct menv_error *err);
 void menv_prefix_records_free(struct menv_prefix_record *recs, size_t n);
 
 /* Replaces every occurrence of `placeholder` with `prefix` in `data` (CEP-34).

@@ -131,7 +131,11 @@ static int update(const char *prefix, bool add, struct menv_error *err)
 	int fd = -1, rc = 0;
 
 	if (!path) {
-		rc = menv_error_set(err, MENV_EUSAGE, "HOME is not set");
+		/* say what is wrong with HOME: unset, empty, relative or not a directory */
+		const char *h;
+		rc = menv_home(&h, err);
+		if (!rc)
+			rc = menv_error_set(err, MENV_EUSAGE, "no registry path");
 		goto out;
 	}
 	if (prefix[0] != '/') {
@@ -327,12 +331,16 @@ static int strcmp_p(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* An environment as conda's is_conda_environment tells one (conda-meta/history is a file), and
+ * not half there: one being removed, a rename's clone not yet complete, or a create that has
+ * not committed (killed after its prefix was moved into place: the next command that touches
+ * it removes it) is not listed. */
 static bool has_meta(const char *prefix)
 {
-	char *m = menv_xasprintf("%s/conda-meta", prefix);
+	char *m = menv_xasprintf("%s/conda-meta/history", prefix);
 	struct stat sb;
-	/* an environment being removed, or a rename's clone not yet complete, is not listed */
-	bool ok = stat(m, &sb) == 0 && S_ISDIR(sb.st_mode) && !menv_env_leaving(prefix);
+	bool ok = stat(m, &sb) == 0 && S_ISREG(sb.st_mode) && !menv_env_leaving(prefix) &&
+	          !menv_env_half_created(prefix);
 	free(m);
 	return ok;
 }

@@ -36,6 +36,11 @@ void menv_child_umask(void)
 	umask(start_umask);
 }
 
+mode_t menv_start_umask(void)
+{
+	return start_umask;
+}
+
 int menv_run_link_script(const char *prefix, const char *script, const char *action,
                          const char *name, const char *version, int64_t build_number,
                          const char *dist, struct menv_buf *output, struct menv_error *err)
@@ -100,24 +105,35 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
 	return 0;
 }
 
-/* "<dir>/__pycache__/<stem>.cpython-XY.pyc" for "<dir>/<stem>.py" (PEP 3147). */
-static char *pyc_path(const char *py, const char *tag)
+char *menv_pyc_path(const char *py, const char *pyver)
 {
+	/* conda's pyver_string: the version without its dots */
+	char tag[32];
+	size_t t = 0;
+	for (const char *s = pyver; *s && t < sizeof(tag) - 1; s++)
+		if (*s != '.')
+			tag[t++] = *s;
+	tag[t] = '\0';
+	if (tag[0] == '2')
+		return menv_xasprintf("%sc", py);
 	const char *slash = strrchr(py, '/');
 	const char *base = slash ? slash + 1 : py;
+	const char *dot = strrchr(base, '.');
 	int dirlen = slash ? (int)(slash - py) : 0;
-	int stemlen = (int)(strlen(base) - 3);
+	int stemlen = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+	const char *ext = dot && dot != base ? dot : "";
 	if (slash)
-		return menv_xasprintf("%.*s/__pycache__/%.*s.%s.pyc", dirlen, py, stemlen, base,
-		                      tag);
-	return menv_xasprintf("__pycache__/%.*s.%s.pyc", stemlen, base, tag);
+		return menv_xasprintf("%.*s/__pycache__/%.*s.cpython-%s%sc", dirlen, py, stemlen,
+		                      base, tag, ext);
+	return menv_xasprintf("__pycache__/%.*s.cpython-%s%sc", stemlen, base, tag, ext);
 }
 
-/* Starts `python -m compileall -i -` in the staging root and writes it `list` (newline-
- * separated relative paths). Returns its pid, or -1 when it could not be started. */
 #define MENV_PYC_JOBS 4
 
-static pid_t start_compileall(const struct menv_journal *t, const char *python, const char *prefix,
+/* Starts `python -Wi -m compileall -q -l -i - [-j 0]` in the transaction's root and writes
+ * it `list` (newline-separated relative paths). Returns its pid, or -1 when it could not be
+ * started. */
+static pid_t start_compileall(const struct menv_journal *t, const char *python, bool jobs,
                               const struct menv_buf *list)
 {
 	int in[2];
@@ -143,10 +159,19 @@ static pid_t start_compileall(const struct menv_journal *t, const char *python, 
 		unsetenv("PYTHONPYCACHEPREFIX");
 		unsetenv("PYTHONHOME");
 		unsetenv("PYTHONPATH");
-		/* the file names inside the .pyc are the final prefix's, not the staging dir's
-		 * (tracebacks point at real files): the list is relative, -p prepends */
-		execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", "-p", prefix, "-i",
-		      "-", (char *)NULL);
+		/* the order of a frozenset constant in a .pyc follows the string hash (python
+		 * 3.9: 36 of pip's, wheel's and ipython's 1150 .pyc): conda leaves the seed
+		 * random, so its .pyc of such files change from run to run; a fixed seed gives
+		 * one of them, every time */
+		setenv("PYTHONHASHSEED", "0", 1);
+		/* conda's command, from the prefix with relative paths: the file names inside the
+		 * .pyc are prefix-relative, the same in every prefix (and in a staging dir) */
+		if (jobs)
+			execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", "-i", "-",
+			      "-j", "0", (char *)NULL);
+		else
+			execl(python, python, "-Wi", "-m", "compileall", "-q", "-l", "-i", "-",
+			      (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
@@ -170,56 +195,50 @@ static bool compile_failed(int status)
 	return status < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
 }
 
-int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyver,
-                     json_t *const *files, json_t *const *paths, size_t n,
-                     const struct menv_install_opts *opts, struct menv_error *err)
+int menv_compile_pyc(struct menv_journal *t, const char *pyver, json_t *const *py,
+                     json_t *const *pyc, size_t n, const struct menv_install_opts *opts,
+                     size_t *written, struct menv_error *err)
 {
-	char *python = menv_xasprintf("%s/bin/python", t->root);
-	char tag[32] = "cpython-";
+	char *python = NULL;
 	struct menv_strvec pycs = MENV_STRVEC_INIT;
 	struct menv_buf list[MENV_PYC_JOBS];
-	size_t *owner = NULL, nowner = 0;
-	int rc = 0;
+	size_t *owner = NULL, nowner = 0, made = 0;
+	int maj = 0, min = 0, rc = 0;
 
 	for (size_t j = 0; j < MENV_PYC_JOBS; j++)
 		menv_buf_init(&list[j]);
-
-	if (!pyver || access(python, X_OK) < 0)
+	if (!pyver || sscanf(pyver, "%d.%d", &maj, &min) != 2)
 		goto out;
-	for (const char *s = pyver, *dot = NULL; *s && strlen(tag) < sizeof(tag) - 1; s++) {
-		if (*s == '.') {
-			if (dot)
-				break;
-			dot = s;
-			continue;
-		}
-		size_t l = strlen(tag);
-		tag[l] = *s;
-		tag[l + 1] = '\0';
+	/* conda's get_python_short_path: bin/python3.9 */
+	python = menv_xasprintf("%s/bin/python%s", t->root, pyver);
+	if (access(python, X_OK) < 0) {
+		free(python);
+		python = menv_xasprintf("%s/bin/python", t->root);
+		if (access(python, X_OK) < 0)
+			goto out;
 	}
 	for (size_t k = 0; k < n; k++) {
 		size_t i;
 		json_t *f;
-		json_array_foreach(files[k], i, f)
+		json_array_foreach(py[k], i, f)
 		{
 			const char *p = json_string_value(f);
-			size_t l = p ? strlen(p) : 0;
-			if (l < 4 || strcmp(p + l - 3, ".py"))
+			if (!p)
 				continue;
-			char *pyc = pyc_path(p, tag);
+			char *c = menv_pyc_path(p, pyver);
 			/* compileall writes it: its directories must be real ones (python
 			 * replaces the .pyc itself with a rename, never writing through a link
 			 * there) */
-			rc = menv_journal_mkparents(t, pyc, err);
+			rc = menv_journal_mkparents(t, c, err);
 			if (rc)
-				menv_error_prefix(err, "cannot write '%s'", pyc);
+				menv_error_prefix(err, "cannot write '%s'", c);
 			if (!rc)
-				rc = menv_journal_created(t, pyc, err);
+				rc = menv_journal_created(t, c, err);
 			if (rc) {
-				free(pyc);
+				free(c);
 				goto out;
 			}
-			menv_strvec_push_owned(&pycs, pyc);
+			menv_strvec_push_owned(&pycs, c);
 			owner = menv_xrealloc(owner, (nowner + 1) * sizeof(*owner));
 			owner[nowner++] = k;
 			menv_buf_adds(&list[0], p);
@@ -248,10 +267,12 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 		}
 		menv_buf_release(&all);
 	}
+	/* conda: "-j 0" when python is 3.6 or newer */
+	bool j0 = maj >= 3 && min > 5;
 	pid_t pids[MENV_PYC_JOBS];
 	size_t started = 0;
 	for (; started < jobs; started++) {
-		pids[started] = start_compileall(t, python, prefix, &list[started]);
+		pids[started] = start_compileall(t, python, j0, &list[started]);
 		if (pids[started] < 0)
 			break;
 	}
@@ -270,22 +291,24 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 		rc = menv_error_sys(err, MENV_EIO, "cannot run '%s'", python);
 		goto out;
 	}
-	size_t made = 0;
 	for (size_t k = 0; k < pycs.n; k++) {
-		if (menv_beneath_exists(t->rootfd, pycs.v[k])) {
-			json_t *pd = json_object();
-			json_object_set_new(pd, "_path", json_string(pycs.v[k]));
-			json_object_set_new(pd, "path_type", json_string("pyc_file"));
-			json_array_append_new(paths[owner[k]], pd);
-			json_array_append_new(files[owner[k]], json_string(pycs.v[k]));
+		struct stat sb;
+		json_t *pd = json_object();
+		json_object_set_new(pd, "_path", json_string(pycs.v[k]));
+		json_object_set_new(pd, "path_type", json_string("pyc_file"));
+		if (menv_beneath_lstat(t->rootfd, pycs.v[k], &sb, NULL) == 0) {
+			json_object_set_new(pd, "size_in_bytes",
+			                    json_integer((json_int_t)sb.st_size));
 			made++;
-		} else {
-			/* no .pyc: the __pycache__ made for it would outlive the package */
+		} else if (strstr(pycs.v[k], "/__pycache__/")) {
+			/* no .pyc: the __pycache__ made for it would outlive the package (conda
+			 * still lists the .pyc, without a size) */
 			char *dir = menv_xstrdup(pycs.v[k]);
 			*strrchr(dir, '/') = '\0';
 			menv_beneath_unlink(t->rootfd, dir, AT_REMOVEDIR, NULL);
 			free(dir);
 		}
+		json_array_append_new(pyc[owner[k]], pd);
 	}
 	if (failed && opts->cb) {
 		char *msg = menv_xasprintf("could not compile every .py file with '%s' (%zu of %zu "
@@ -295,6 +318,8 @@ int menv_compile_pyc(struct menv_journal *t, const char *prefix, const char *pyv
 		free(msg);
 	}
 out:
+	if (written)
+		*written = made;
 	menv_strvec_clear(&pycs);
 	for (size_t j = 0; j < MENV_PYC_JOBS; j++)
 		menv_buf_release(&list[j]);

@@ -158,7 +158,8 @@ static int recover_locked(const char *prefix, const struct menv_txn_callbacks *c
 	}
 	if (what == MENV_RECOVERY_REMOVED)
 		return menv_error_set(err, MENV_ENOTFOUND,
-		                      "'%s' was an interrupted create and has been removed",
+		                      "environment '%s' not found: an interrupted create left it "
+		                      "incomplete, and it has been removed",
 		                      prefix);
 	return 0;
 }
@@ -180,8 +181,9 @@ int menv_txn_recover(const char *prefix, const struct menv_txn_callbacks *cb,
 	if (!rc)
 		rc = recover_locked(prefix, cb, err);
 	menv_env_unlock(fd);
-	/* an interrupted create that was removed: nothing is left to read, say so */
-	return rc == MENV_ENOTFOUND ? 0 : rc;
+	/* an interrupted create that was removed: nothing is left to read; the caller says so
+	 * (its "not a conda environment" named no cause) */
+	return rc;
 }
 
 /* The specs of the request, parsed: the environment file's (its conda side) or the
@@ -699,7 +701,21 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 			if (rc)
 				return rc;
 		}
-		rc = menv_prefix_records_load(t->o.prefix, &t->inst, &t->ninst, err);
+		if (k == MENV_TXN_REMOVE && t->o.all) {
+			/* removing the whole environment works whatever its records hold: one that
+			 * cannot be read is named, and its files go with the prefix */
+			struct menv_strvec skipped = MENV_STRVEC_INIT;
+			rc = menv_prefix_records_load_readable(t->o.prefix, &t->inst, &t->ninst,
+			                                       &skipped, err);
+			for (size_t i = 0; !rc && i < skipped.n; i++)
+				emit(t, MENV_ENV_WARNING,
+				     "%s: not a readable package record: its package's files are "
+				     "removed with the environment",
+				     skipped.v[i]);
+			menv_strvec_clear(&skipped);
+		} else {
+			rc = menv_prefix_records_load(t->o.prefix, &t->inst, &t->ninst, err);
+		}
 		if (rc)
 			return rc;
 		t->instj = menv_xcalloc(t->ninst + 1, sizeof(*t->instj));
@@ -1314,6 +1330,37 @@ int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *n
 			menv_strvec_push(values, eq + 1);
 	}
 	return 0;
+}
+
+int menv_env_config_vars_edit(const char *prefix, bool set, char *const *args, size_t n,
+                              menv_env_cb cb, void *ud, struct menv_strvec *warnings,
+                              struct menv_error *err)
+{
+	struct menv_strvec names = MENV_STRVEC_INIT, values = MENV_STRVEC_INIT;
+	struct menv_strvec dropped = MENV_STRVEC_INIT;
+	int lock_fd = -1;
+	/* set and unset read-modify-write conda-meta/state under the prefix lock */
+	int rc = menv_env_lock(prefix, false, cb, ud, &lock_fd, err);
+	if (!rc && set)
+		rc = menv_env_vars_assignments(args, n, &names, &values, err);
+	if (!rc && set) {
+		menv_env_vars_drop_reserved(&names, &values, &dropped);
+		for (size_t i = 0; i < dropped.n; i++)
+			menv_strvec_push_owned(warnings,
+			                       menv_xasprintf("env config vars set: '%s' is set by "
+			                                      "activation itself and is ignored",
+			                                      dropped.v[i]));
+		rc = menv_env_state_vars_set(prefix, &names, &values, err);
+	} else if (!rc) {
+		for (size_t i = 0; i < n; i++)
+			menv_strvec_push(&names, args[i]);
+		rc = menv_env_state_vars_unset(prefix, &names, err);
+	}
+	menv_env_unlock(lock_fd);
+	menv_strvec_clear(&names);
+	menv_strvec_clear(&values);
+	menv_strvec_clear(&dropped);
+	return rc;
 }
 
 void menv_envfile_check(struct menv_envfile *ef, struct menv_strvec *warnings)

@@ -244,6 +244,19 @@ const struct menv_txn_result *menv_txn_result(const struct menv_txn *t);
 json_t *menv_txn_problems_json(const struct menv_txn *t);
 const char *menv_txn_problems(const struct menv_txn *t);
 
+/* txnjson.c: the plan in conda's --json shape (conda/cli/install.py): actions.FETCH (the
+ * records the package cache lacks), LINK (menv_record_json), UNLINK (the installed records
+ * in the same shape), PREFIX; prefix, dry_run, success; `solved: false` from a lockfile;
+ * conda's "All requested packages already installed." message for a change that does
+ * nothing; `messages` (the packages' messages, borrowed, left out when NULL or empty) and
+ * `smoke` (the smoke check's report, borrowed, left out when NULL). New reference. */
+json_t *menv_txn_plan_json(const struct menv_txn_plan *p, bool dry_run, json_t *messages,
+                           json_t *smoke);
+/* A failure in conda's --json shape: success false, `error` the kind (menv_error_name),
+ * `message`; after MENV_EUNSAT also `problems` and `problem_tree` from `t` (may be NULL).
+ * New reference. */
+json_t *menv_txn_error_json(const struct menv_error *err, const struct menv_txn *t);
+
 /* Releases the transaction, its plan and the prefix lock. NULL is a no-op. */
 void menv_txn_free(struct menv_txn *t);
 
@@ -271,6 +284,14 @@ void menv_env_vars_drop_reserved(struct menv_strvec *names, struct menv_strvec *
  * Errors: MENV_EUSAGE for one without '=' or with a name a shell cannot export. */
 int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *names,
                               struct menv_strvec *values, struct menv_error *err);
+/* `menv env config vars set|unset` (conda env config vars): under the prefix lock
+ * (menv_env_lock, waiting, `cb`/`ud` told), `set` splits `args` as
+ * menv_env_vars_assignments, leaves out the variables activation owns, a line pushed to
+ * `warnings` for each, and sets the others (menv_env_state_vars_set); else the `args` names
+ * are removed (menv_env_state_vars_unset). Errors: those of the four. */
+int menv_env_config_vars_edit(const char *prefix, bool set, char *const *args, size_t n,
+                              menv_env_cb cb, void *ud, struct menv_strvec *warnings,
+                              struct menv_error *err);
 /* What conda warns about in an environment file, one line each appended to `warnings`:
  * unknown top-level keys (FILE:LINE: a typo such as `dependncies` would otherwise make an
  * empty environment) and `variables:` that activation owns (PATH, ...), which are dropped
@@ -379,6 +400,47 @@ int menv_env_to_envfile(const struct menv_config *cfg, const char *prefix, const
  * dependencies (the pip section as {"pip": [...]}), variables when any, prefix. New
  * reference. */
 json_t *menv_envfile_json(const struct menv_envfile *ef);
+/* records.c: `menv list` (conda list) of an installed environment. */
+struct menv_list_request {
+	const char *name, *prefix; /* -n NAME, -p PREFIX (neither: the active environment) */
+	const char *regex;         /* NULL, or only the names it finds (POSIX ERE, any case) */
+	bool full_name;            /* the regex must match the whole name */
+	bool channel_urls;   /* channels as URLs (menv_channel_url), else menv_channel_display */
+	bool explicit_, md5; /* conda list --explicit [--md5]: the text, not the rows */
+	const struct menv_txn_callbacks *cb; /* event: recovery, MENV_ENV_WARNING lines */
+};
+/* Loads the settings, finds the environment (`*prefix`, caller frees; NULL on error),
+ * recovers it (menv_txn_recover) and reads its records and pip distributions
+ * (menv_pip_list_checked; each skipped dist-info a MENV_ENV_WARNING). With explicit_, the
+ * conda list --explicit file for cfg.subdir is appended to `text`: its header, then each
+ * record's URL (with "#MD5" when md5). Else `*rows` (new reference) is conda list --json's
+ * array, sorted by name (any case) then channel: {name, version, build_string,
+ * build_number, channel, platform} for each record, and for each pip distribution build
+ * "pypi_0" (editable: "dev_0"), channel "pypi" ("<develop>"), platform "pypi". Errors:
+ * MENV_EUSAGE for an invalid regex (before anything is read), those of menv_config_load,
+ * menv_env_prefix_find, menv_txn_recover, menv_prefix_records_load, menv_pip_list. */
+int menv_env_list_packages(const struct menv_list_request *req, char **prefix, json_t **rows,
+                           struct menv_buf *text, struct menv_error *err);
+/* `menv export` of an installed environment (conda env export, conda-lock). */
+struct menv_export_request {
+	const char *name, *prefix; /* -n NAME, -p PREFIX (neither: the active environment) */
+	/* conda-lock, explicit or environment; NULL: environment with no_builds, from_history
+	 * or json, else conda-lock */
+	const char *format;
+	bool no_builds, from_history; /* --format environment only */
+	bool json; /* the environment file as JSON (menv_envfile_json) or the lockfile model */
+	const struct menv_txn_callbacks *cb; /* event: recovery, MENV_ENV_WARNING lines */
+};
+/* Loads the settings, finds the environment, recovers it (menv_txn_recover) and appends it
+ * to `out` in the format asked (menv_env_to_envfile then menv_envfile_write or its JSON;
+ * menv_env_to_lockfile then conda-lock v1, explicit for cfg.subdir or its JSON), every
+ * credential redacted (menv_buf_redact). Pip dist-info folders left out and records only
+ * named by version are MENV_ENV_WARNING events. Errors: MENV_EUSAGE for an unknown format
+ * or --no-builds/--from-history with another than environment (before anything is read),
+ * MENV_ENOTFOUND for a missing environment, those of menv_config_load,
+ * menv_env_prefix_find, menv_txn_recover and the writers. */
+int menv_env_export(const struct menv_export_request *req, struct menv_buf *out,
+                    struct menv_error *err);
 /* A record's channel URL shown as conda does: the subdir dropped, a channel under
  * channel_alias shortened to its name. Caller frees. */
 char *menv_channel_display(const struct menv_config *cfg, const char *channel, const char *subdir);
@@ -418,6 +480,30 @@ int menv_lock_solve_platform(const struct menv_config *cfg, const struct menv_en
                              const char *platform, const struct menv_strvec *virt,
                              const struct menv_txn_callbacks *cb, struct menv_lockfile *lf,
                              size_t *count, struct menv_error *err);
+
+/* `menv lock`: an environment file solved for several platforms into one conda-lock v1. */
+struct menv_lock_request {
+	const char *file;              /* the environment file */
+	const char *check;             /* non-NULL: only compare with this lockfile */
+	struct menv_strvec *platforms; /* --platform; when empty, this machine's is pushed */
+	const struct menv_strvec
+	        *virtuals; /* --virtual-package "[PLATFORM:]NAME=VERSION[=BUILD]" */
+	const struct menv_strvec *channels; /* -c, before the file's */
+	bool override_channels;
+	/* event: MENV_ENV_STATUS "Solving FILE for P" and "  P: N packages" for each platform,
+	 * MENV_ENV_WARNING for the file's unknown keys and its unlocked `pip:` section */
+	const struct menv_txn_callbacks *cb;
+};
+/* Loads the settings and `req->file`, then for each platform either compares the content
+ * hash (menv_lock_content_hash) with the one `req->check` holds, pushing "PLATFORM (why)"
+ * to `stale` for each that differs (`*out` stays NULL), or solves it
+ * (menv_lock_solve_platform with menv_lock_virtuals of the file's `virtual-packages:`, then
+ * req->virtuals) into `*out`, a new conda-lock v1 model with the hashes set (release with
+ * menv_lockfile_free; NULL on error). Errors: MENV_EUSAGE for a malformed --virtual-package
+ * or a platform conda does not know, those of menv_config_load, menv_envfile_parse,
+ * menv_lockfile_load and the solve. */
+int menv_lock_env(const struct menv_lock_request *req, struct menv_lockfile **out,
+                  struct menv_strvec *stale, struct menv_error *err);
 
 /* `menv rename` (conda rename, conda/cli/main_rename.py). */
 struct menv_rename_opts {

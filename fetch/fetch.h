@@ -437,5 +437,11 @@ int menv_mirror_channel(const struct menv_channel *c, const char *const *subdirs
 int menv_mirror_lock_records(const struct menv_lockfile *lf, const char *const *platforms,
                              size_t nplatforms, struct menv_record **out, size_t *n,
                              struct menv_error *err);
+/* Mirrors the packages of the lockfile at `path` for `platforms` (all when nplatforms is 0):
+ * menv_lockfile_load, menv_mirror_lock_records, then menv_mirror_records. Errors: those of
+ * the three. */
+int menv_mirror_lock(const char *path, const char *const *platforms, size_t nplatforms,
+                     const char *dest, const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
+                     struct menv_mirror_stats *st, struct menv_error *err);
 
 #endif

@@ -411,3 +411,26 @@ int menv_mirror_channel(const struct menv_channel *c, const char *const *subdirs
 	free(reqs);
 	return rc;
 }
+
+int menv_mirror_lock(const char *path, const char *const *platforms, size_t nplatforms,
+                     const char *dest, const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
+                     struct menv_mirror_stats *st, struct menv_error *err)
+{
+	struct menv_lockfile *lf = NULL;
+	struct menv_record *recs = NULL;
+	size_t n = 0;
+	int rc = menv_lockfile_load(path, &lf, err);
+	if (!rc)
+		rc = menv_mirror_lock_records(lf, platforms, nplatforms, &recs, &n, err);
+	struct menv_record **ptrs = menv_xcalloc(n + 1, sizeof(*ptrs));
+	for (size_t i = 0; i < n; i++)
+		ptrs[i] = &recs[i];
+	if (!rc)
+		rc = menv_mirror_records(ptrs, n, dest, o, cb, ud, st, err);
+	free(ptrs);
+	for (size_t i = 0; i < n; i++)
+		menv_record_release(&recs[i]);
+	free(recs);
+	menv_lockfile_free(lf);
+	return rc;
+}

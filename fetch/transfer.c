@@ -9,6 +9,7 @@
  * Last-Modified, Cache-Control) are kept for the repodata cache. URLs may hold credentials
  * (user:pass@, /t/<token>): messages only ever show the redacted form.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -216,13 +217,71 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 	return len;
 }
 
+/* Percent-decodes s[0..n) as curl decodes a URL's userinfo ("%40" is '@'; a '%' without two
+ * hex digits stays). Caller frees. */
+static char *pct_decode(const char *s, size_t n)
+{
+	char *out = menv_xmalloc(n + 1), *o = out;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
+		    isxdigit((unsigned char)s[i + 2])) {
+			char hex[3] = {s[i + 1], s[i + 2], '\0'};
+			*o++ = (char)strtol(hex, NULL, 16);
+			i += 2;
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Gives curl `url` without its userinfo, and the userinfo as CURLOPT_USERNAME/PASSWORD
+ * (percent-decoded; cleared when the URL has none). The LAST '@' of the authority ends the
+ * userinfo, as Python's urlparse (conda) and browsers take it, so a password holding a raw
+ * '@' works: curl's own parser stopped at the first one ("bad URL"). The password's copy is
+ * wiped before it is freed; curl keeps its own. */
+static void set_url(CURL *c, const char *url)
+{
+	const char *s = strstr(url, "://"), *auth, *end, *at = NULL, *colon;
+
+	curl_easy_setopt(c, CURLOPT_USERNAME, NULL);
+	curl_easy_setopt(c, CURLOPT_PASSWORD, NULL);
+	if (!s) {
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		return;
+	}
+	auth = s + 3;
+	end = auth + strcspn(auth, "/?#");
+	for (const char *q = auth; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (!at) {
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		return;
+	}
+	colon = memchr(auth, ':', (size_t)(at - auth));
+	char *user = pct_decode(auth, (size_t)((colon ? colon : at) - auth));
+	char *pass = colon ? pct_decode(colon + 1, (size_t)(at - colon - 1)) : NULL;
+	char *bare = menv_xasprintf("%.*s%s", (int)(auth - url), url, at + 1);
+	curl_easy_setopt(c, CURLOPT_URL, bare);
+	curl_easy_setopt(c, CURLOPT_USERNAME, user);
+	if (pass) {
+		curl_easy_setopt(c, CURLOPT_PASSWORD, pass);
+		explicit_bzero(pass, strlen(pass));
+	}
+	free(bare);
+	free(user);
+	free(pass);
+}
+
 static void setup_handle(struct job *j, const struct menv_fetch_opts *o)
 {
 	CURL *c = j->h;
 	struct menv_xfer *x = j->x;
 	const char *netrc = getenv("NETRC");
 
-	curl_easy_setopt(c, CURLOPT_URL, x->url);
+	set_url(c, x->url);
 	curl_easy_setopt(c, CURLOPT_PRIVATE, j);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, j->errbuf);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -282,7 +341,7 @@ static void prepare_attempt(struct job *j)
 
 	curl_slist_free_all(j->hdrs);
 	j->hdrs = NULL;
-	curl_easy_setopt(j->h, CURLOPT_URL, x->url); /* a `done` callback may have moved it */
+	set_url(j->h, x->url); /* a `done` callback may have moved it */
 	j->scheme_http = !strncmp(x->url, "http://", 7) || !strncmp(x->url, "https://", 8);
 	j->ranged = x->offset > 0 && j->scheme_http;
 	j->range_start = x->offset;

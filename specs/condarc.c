@@ -781,3 +781,80 @@ out:
 	menv_config_release(&cfg);
 	return rc;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* --get and the edits of one rc file                                                        */
+
+char *menv_config_rc_path(const char *file, bool system, bool env, struct menv_error *err)
+{
+	const char *active = getenv("CONDA_PREFIX"), *h;
+	char *path = file                       ? menv_xstrdup(file)
+	             : system                   ? menv_config_system_rc()
+	             : env && active && *active ? menv_xasprintf("%s/.condarc", active)
+	                                        : menv_config_user_rc();
+	if (!path) { /* the user's file is under HOME, which is unusable */
+		menv_home(&h, err);
+		menv_error_prefix(err, "no .condarc to use (set MENVRC or use --file FILE)");
+	}
+	return path;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int menv_config_get_edit(const char *path, const struct menv_strvec *get,
+                         const struct menv_strvec edits[MENV_CONFIG_NEDITS], json_t *got,
+                         struct menv_buf *text, struct menv_strvec *warnings,
+                         struct menv_error *err)
+{
+	struct menv_condarc rc = {0};
+	struct menv_strvec all = MENV_STRVEC_INIT;
+	bool edit = false;
+	int r;
+
+	for (int k = 0; k < MENV_CONFIG_NEDITS; k++)
+		edit |= edits[k].n > 0;
+	/* an edit holds the file's lock from reading it to replacing it */
+	r = edit ? menv_condarc_load_locked(path, &rc, err) : menv_condarc_load(path, &rc, err);
+	if (!r && get && !get->n) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(rc.doc, k, v) menv_strvec_push(&all, k);
+		qsort(all.v, all.n, sizeof(*all.v), by_name);
+		get = &all;
+	}
+	for (size_t i = 0; !r && get && i < get->n; i++) {
+		char *n = menv_xstrndup(get->v[i], strcspn(get->v[i], "."));
+		json_t *v = menv_condarc_get(&rc, get->v[i]);
+		if (!menv_config_param(n)) {
+			menv_strvec_push_owned(warnings, menv_xasprintf("unknown key %s", n));
+		} else if (v) {
+			json_object_set(got, get->v[i], v);
+			if (text)
+				menv_config_format_get(get->v[i], v, text);
+		}
+		free(n);
+	}
+	for (int k = 0; !r && k < MENV_CONFIG_NEDITS; k++) {
+		size_t nv = k == MENV_CONFIG_REMOVE_KEY ? 1 : 2;
+		for (size_t i = 0; !r && i + nv <= edits[k].n; i += nv) {
+			const char *key = edits[k].v[i], *val = nv > 1 ? edits[k].v[i + 1] : NULL;
+			if (k == MENV_CONFIG_PREPEND || k == MENV_CONFIG_APPEND)
+				r = menv_condarc_add(&rc, key, val, k == MENV_CONFIG_PREPEND,
+				                     warnings, err);
+			else if (k == MENV_CONFIG_SET)
+				r = menv_condarc_set(&rc, key, val, err);
+			else if (k == MENV_CONFIG_REMOVE)
+				r = menv_condarc_remove(&rc, key, val, err);
+			else
+				r = menv_condarc_remove_key(&rc, key, err);
+		}
+	}
+	if (!r && edit)
+		r = menv_condarc_save(&rc, err);
+	menv_condarc_release(&rc);
+	menv_strvec_clear(&all);
+	return r;
+}

@@ -96,3 +96,26 @@ int menv_config_check_type(const char *path, const char *key, const yaml_node_t 
 	        p->type, !strcmp(t, "int") ? "an" : "a", t, (const char *)v->data.scalar.value,
 	        admits(p->type, "str") ? " (quote it to mean the text)" : "");
 }
+
+int menv_config_check_item(const char *path, const char *key, const yaml_node_t *v,
+                           struct menv_error *err)
+{
+	const char *t = v->type == YAML_SCALAR_NODE     ? scalar_type(v)
+	                : v->type == YAML_SEQUENCE_NODE ? "list"
+	                : v->type == YAML_MAPPING_NODE  ? "mapping"
+	                                                : "null";
+
+	if (!strcmp(t, "str"))
+		return 0;
+	if (v->type != YAML_SCALAR_NODE)
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s:%zu:%zu: %s must be a list of strings, not a %s in it",
+		                      path, (size_t)v->start_mark.line + 1,
+		                      (size_t)v->start_mark.column + 1, key, t);
+	return menv_error_set(err, MENV_EPARSE,
+	                      "%s:%zu:%zu: %s must be a list of strings, not %s %s '%s' in it%s",
+	                      path, (size_t)v->start_mark.line + 1,
+	                      (size_t)v->start_mark.column + 1, key, !strcmp(t, "int") ? "an" : "a",
+	                      t, (const char *)v->data.scalar.value,
+	                      strcmp(t, "null") ? " (quote it to mean the text)" : "");
+}

@@ -58,6 +58,64 @@ static char *url_origin(const char *url)
 	return menv_xasprintf("%.*s://%.*s", (int)(p - url), url, (int)(end - host), host);
 }
 
+/* A pkgs_dirs/envs_dirs entry as conda's context expands it, os.path.abspath(expanduser(
+ * expandvars(p))): $VAR and ${VAR} replaced where VAR is set (kept as written where not), a
+ * leading "~" made HOME (kept when HOME is unusable: check_home refuses it), and a relative
+ * path taken from the current directory with "." and ".." resolved lexically. Caller frees. */
+static char *expand_dir(const char *p)
+{
+	struct menv_buf b = MENV_BUF_INIT, out = MENV_BUF_INIT;
+	char *user;
+
+	for (const char *q = p; *q;) {
+		bool brace = q[0] == '$' && q[1] == '{';
+		const char *n = q + (brace ? 2 : 1);
+		size_t len = strspn(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		                       "0123456789_");
+		if (q[0] != '$' || !len || (brace && n[len] != '}')) {
+			menv_buf_addch(&b, *q++);
+			continue;
+		}
+		char *name = menv_xstrndup(n, len);
+		const char *v = getenv(name);
+		free(name);
+		size_t whole = (size_t)(n - q) + len + (brace ? 1 : 0);
+		if (v)
+			menv_buf_adds(&b, v);
+		else
+			menv_buf_add(&b, q, whole);
+		q += whole;
+	}
+	user = expand_user(b.buf ? b.buf : "");
+	menv_buf_release(&b);
+	char cwd[4096];
+	if (!*user || user[0] == '/' || user[0] == '~' || !getcwd(cwd, sizeof(cwd)))
+		return user;
+	/* os.path.normpath of cwd/user: no "", "." segments, ".." takes one out */
+	char *joined = menv_xasprintf("%s/%s", cwd, user), *save = NULL;
+	size_t *starts = menv_xcalloc(strlen(joined) + 1, sizeof(*starts)), depth = 0;
+	free(user);
+	for (char *seg = strtok_r(joined, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..")) {
+			if (depth) {
+				out.len = starts[--depth];
+				out.buf[out.len] = '\0';
+			}
+			continue;
+		}
+		starts[depth++] = out.len;
+		menv_buf_addch(&out, '/');
+		menv_buf_adds(&out, seg);
+	}
+	if (!out.len)
+		menv_buf_addch(&out, '/');
+	free(starts);
+	free(joined);
+	return menv_buf_detach(&out);
+}
+
 static void strip_slash(char *s)
 {
 	size_t n = strlen(s);
@@ -71,7 +129,7 @@ static void set_pkgs_dirs(struct menv_config *cfg, struct menv_strvec *dirs)
 {
 	menv_strvec_clear(&cfg->pkgs_dirs);
 	for (size_t i = 0; i < dirs->n; i++) {
-		char *d = expand_user(dirs->v[i]);
+		char *d = expand_dir(dirs->v[i]);
 		strip_slash(d);
 		if (*d && !menv_strvec_contains(&cfg->pkgs_dirs, d))
 			menv_strvec_push(&cfg->pkgs_dirs, d);
@@ -522,7 +580,7 @@ static int set_list(struct menv_config *cfg, const char *key, struct menv_strvec
 	} else if (!strcmp(key, "envs_dirs")) {
 		if (items->n) {
 			free(cfg->envs_dir);
-			cfg->envs_dir = expand_user(items->v[0]);
+			cfg->envs_dir = expand_dir(items->v[0]);
 			strip_slash(cfg->envs_dir);
 		}
 		menv_strvec_clear(items);
@@ -565,18 +623,22 @@ static int node_error(struct menv_error *err, const char *path, yaml_node_t *n, 
 	                      n->start_mark.column + 1, what);
 }
 
-static int scalar_list(yaml_document_t *doc, yaml_node_t *n, const char *path,
+/* A list of strings for `key` (conda's SequenceParameter of str): a plain number, bool or
+ * null item is refused with FILE:LINE:COL naming the key (conda: "invalid element"). */
+static int scalar_list(yaml_document_t *doc, yaml_node_t *n, const char *path, const char *key,
                        struct menv_strvec *out, struct menv_error *err)
 {
 	if (n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0)
 		return 0; /* `key:` with nothing: an empty list */
 	if (n->type != YAML_SEQUENCE_NODE)
-		return node_error(err, path, n, "expected a list");
+		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s must be a list of strings",
+		                      path, n->start_mark.line + 1, n->start_mark.column + 1, key);
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
 		yaml_node_t *v = yaml_document_get_node(doc, *it);
-		if (!v || v->type != YAML_SCALAR_NODE)
-			return node_error(err, path, v ? v : n, "expected a string in the list");
+		int rc = menv_config_check_item(path, key, v ? v : n, err);
+		if (rc)
+			return rc;
 		menv_strvec_push(out, (const char *)v->data.scalar.value);
 	}
 	return 0;
@@ -613,7 +675,7 @@ static int mirrored_channels(struct menv_config *cfg, yaml_document_t *doc, cons
 			return node_error(err, path, mv ? mv : v, "expected a channel name");
 		if (mv->type == YAML_SCALAR_NODE && mv->data.scalar.length)
 			return node_error(err, path, mv, "expected a list of mirror URLs");
-		rc = scalar_list(doc, mv, path, &urls, err);
+		rc = scalar_list(doc, mv, path, "mirrored_channels", &urls, err);
 		if (rc) {
 			menv_strvec_clear(&urls);
 			return rc;
@@ -657,7 +719,7 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 
 	if (is_list_key(key)) {
 		struct menv_strvec items = MENV_STRVEC_INIT;
-		rc = scalar_list(doc, v, path, &items, err);
+		rc = scalar_list(doc, v, path, key, &items, err);
 		if (!rc)
 			set_list(cfg, key, &items);
 		menv_strvec_clear(&items);

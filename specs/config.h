@@ -197,6 +197,36 @@ int menv_condarc_remove_key(struct menv_condarc *rc, const char *key, struct men
  * permission bits are kept (0644 for a new one). Errors: MENV_EIO, also when the file (or
  * what its link names) exists and is not a regular file (a device, a pipe). */
 int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err);
+/* The rc file `menv config --get` and the edits use: `file` when given, else with `system`
+ * the root prefix's (menv_config_system_rc), else with `env` and an active environment
+ * $CONDA_PREFIX/.condarc, else menv_config_user_rc. New string, caller frees. NULL when HOME
+ * is unusable: `err` holds menv_home's error, prefixed "no .condarc to use (set MENVRC or use
+ * --file FILE)". */
+char *menv_config_rc_path(const char *file, bool system, bool env, struct menv_error *err);
+/* conda config's edits of one rc file, in the order conda applies them (main_config.py). */
+enum menv_config_edit {
+	MENV_CONFIG_PREPEND,    /* --add, --prepend KEY VALUE */
+	MENV_CONFIG_APPEND,     /* --append KEY VALUE */
+	MENV_CONFIG_SET,        /* --set KEY VALUE */
+	MENV_CONFIG_REMOVE,     /* --remove KEY VALUE */
+	MENV_CONFIG_REMOVE_KEY, /* --remove-key KEY */
+	MENV_CONFIG_NEDITS
+};
+/* conda config --get [KEY...] and the edits of one rc file (main_config.py execute_config):
+ * reads `path`, under its lock (menv_condarc_load_locked) when `edits` holds an edit. With
+ * `get` (NULL: no --get) the values of those keys (empty: every key of the file, sorted by
+ * name; KEY.SUB names a map's entry) are set into `got` (an object, borrowed) and, when
+ * `text` is not NULL, conda's --get lines (menv_config_format_get) appended to it; a key
+ * whose setting menv does not know is skipped with "unknown key NAME" pushed to `warnings`,
+ * one the file lacks is left out. Then edits[k] is applied for each k in enum order, each a
+ * list of KEY VALUE pairs (KEY alone for MENV_CONFIG_REMOVE_KEY), with menv_condarc_add's
+ * warnings pushed to `warnings`, and the file saved when there was an edit. Errors: those
+ * of menv_condarc_load(_locked), the edits and menv_condarc_save; a failed edit saves
+ * nothing. */
+int menv_config_get_edit(const char *path, const struct menv_strvec *get,
+                         const struct menv_strvec edits[MENV_CONFIG_NEDITS], json_t *got,
+                         struct menv_buf *text, struct menv_strvec *warnings,
+                         struct menv_error *err);
 void menv_config_defaults(struct menv_config *cfg);
 void menv_config_release(struct menv_config *cfg);
 

@@ -107,6 +107,19 @@ static int dependencies(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 	return 0;
 }
 
+/* A variable name activation can export: a letter or '_', then letters, digits and '_' (what
+ * envs/activate.c's menv_env_var_name_ok takes when the variables are stored). */
+static bool var_name_ok(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
 static int variables(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 {
 	if (is_null(n))
@@ -119,6 +132,12 @@ static int variables(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 		yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
 		if (!scalar(k) || !v || v->type != YAML_SCALAR_NODE)
 			return fail(c, k ? k : n, "variable values must be %s", "strings");
+		/* refused here, so that --dry-run refuses what the create would (it stored them) */
+		if (!var_name_ok(scalar(k)))
+			return fail(c, k,
+			            "invalid variable name '%s' (letters, digits and '_', not "
+			            "starting with a digit)",
+			            scalar(k));
 		menv_strvec_push(&ef->var_names, scalar(k));
 		menv_strvec_push(&ef->var_values, is_null(v) ? "" : scalar(v));
 	}

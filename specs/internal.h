@@ -61,4 +61,12 @@ int menv_config_check_value(const char *key, const char *val, struct menv_error 
 int menv_config_check_type(const char *path, const char *key, const yaml_node_t *v,
                            struct menv_error *err);
 
+/* Checks an item of the list of strings `key` (channels, pkgs_dirs, ...): a quoted scalar or a
+ * plain one that YAML 1.2's core schema types as a string; a number, bool, null, list or
+ * mapping is refused, as conda's SequenceParameter(str) does. Errors: MENV_EPARSE
+ * "PATH:LINE:COL: KEY must be a list of strings, not an int '42' in it (quote it to mean the
+ * text)". */
+int menv_config_check_item(const char *path, const char *key, const yaml_node_t *v,
+                           struct menv_error *err);
+
 #endif

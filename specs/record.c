@@ -206,3 +206,23 @@ void menv_repodata_free(struct menv_repodata *rd)
 	free(rd->subdir);
 	free(rd);
 }
+
+json_t *menv_record_json(const struct menv_record *r)
+{
+	char *dist = menv_record_dist(r);
+	const char *sub = r->subdir ? r->subdir : "";
+	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "name", r->name,
+	                      "version", r->version, "build_string", r->build, "build_number",
+	                      (json_int_t)r->build_number, "channel",
+	                      r->channel ? r->channel->name : "", "base_url",
+	                      r->channel ? r->channel->base_url : "", "subdir", sub, "platform",
+	                      sub, "url", r->url ? r->url : "", "fn", r->fn, "dist_name", dist);
+	if (r->md5)
+		json_object_set_new(o, "md5", json_string(r->md5));
+	if (r->sha256)
+		json_object_set_new(o, "sha256", json_string(r->sha256));
+	if (r->size >= 0)
+		json_object_set_new(o, "size", json_integer(r->size));
+	free(dist);
+	return o;
+}

@@ -446,6 +446,10 @@ char *menv_record_dist(const struct menv_record *r);
 int menv_record_from_json(struct menv_record *r, json_t *obj, const char *fn, const char *base,
                           const struct menv_channel *ch, struct menv_error *err);
 void menv_record_release(struct menv_record *r);
+/* A record in conda's --json shape (conda search --json, the plan's LINK): name, version,
+ * build_string, build_number, channel (its name), base_url, subdir, platform, url, fn,
+ * dist_name, and md5, sha256 and size when known. New reference. */
+json_t *menv_record_json(const struct menv_record *r);
 /* The record's depends array (borrowed, always an array once parsed) and its constrains
  * array (borrowed, NULL when the record has none). */
 json_t *menv_record_depends(const struct menv_record *r);

@@ -39,5 +39,61 @@ def body(t):
             t.eq(r.json().get(key), want, "%r: config --show --json %s" % (text, key))
 
 
+    # ---- every list-of-strings key: a non-string item is refused with FILE:LINE:COL and the
+    # key (`channels: [1]` was taken, `pkgs_dirs: [42]` made ./42), as conda's
+    # SequenceParameter(str) refuses an "invalid element"
+    import os
+    cwd = os.path.join(t.tmp, "cwd")
+    os.makedirs(cwd)
+    list_keys = ("channels", "default_channels", "migrated_channel_aliases", "pkgs_dirs",
+                 "envs_dirs", "pinned_packages", "aggressive_update_packages")
+    items = [("42", "an int '42'"), ("4.2", "a float '4.2'"), ("true", "a bool 'true'"),
+             ("~", "a null '~'"), ("[a]", "a list"), ("{a: b}", "a mapping")]
+    for key in list_keys:
+        for item, what in items:
+            text = "offline: false\n%s:\n  - x\n  - %s\n" % (key, item)
+            t.set_rc(text)
+            cmds = (("info",), ("config", "--show"), ("env", "list")) if item == "42" \
+                else (("info",),)
+            for cmd in cmds:
+                r = t.menv_run(*cmd, cwd=cwd)
+                t.one_line_error(r, "%s item %s: menv %s" % (key, item, cmd[0]),
+                                 ["%s:4:5:" % t.rc, "%s must be a list of strings, not %s"
+                                  % (key, what)])
+        t.set_rc("%s: [1]\n" % key)  # flow style: the item's own column
+        t.one_line_error(t.menv_run("info", cwd=cwd), "%s: [1]" % key,
+                         ["%s:1:%d:" % (t.rc, len(key) + 4), key])
+    t.set_rc("mirrored_channels:\n  conda-forge: [https://m.example/cf, 7]\n")
+    t.one_line_error(t.menv_run("info", cwd=cwd), "mirrored_channels item 7",
+                     ["%s:2:39:" % t.rc, "mirrored_channels must be a list of strings, not an "
+                      "int '7'"])
+    t.set_rc("pkgs_dirs: [42]\nenvs_dirs: [43]\n")
+    r = t.menv_run("create", "-n", "e", "-c", t.url(t.tmp), "--override-channels", "-y", "x",
+                   cwd=cwd)
+    t.one_line_error(r, "pkgs_dirs: [42]: create", ["%s:1:13:" % t.rc, "pkgs_dirs"])
+    t.eq(os.listdir(cwd), [], "pkgs_dirs: [42], envs_dirs: [43]: no ./42 or ./43 made")
+    # quoted, the same text is a string
+    t.set_rc("channels: ['1', \"2\"]\npinned_packages: ['42']\n")
+    r = t.menv_run("config", "--show", "--json", cwd=cwd)
+    t.eq((r.rc, (r.try_json() or {}).get("channels")), (0, ["1", "2"]),
+         "quoted list items are strings")
+
+    # ---- relative, ~ and $VAR entries of pkgs_dirs/envs_dirs: conda's context expands each
+    # as os.path.abspath(expanduser(expandvars(p))) (conda/base/context.py pkgs_dirs and
+    # envs_dirs), so a relative entry is taken from the current directory; menv does the same
+    # (and an unset $VAR stays as written, as expandvars leaves it)
+    t.set_rc("pkgs_dirs:\n  - rel/pk\n  - ./a/../b/pk2/\n  - $KINDS_T/pk3\n  - ${KINDS_T}/pk4\n"
+             "  - $KINDS_UNSET_9/pk5\n  - ~/pk6\nenvs_dirs:\n  - e/./envs/\n")
+    # (MENV_ROOT_PREFIX, which the harness sets, would move envs_dirs under it: left empty)
+    r = t.menv_run("info", "--json", cwd=cwd, env={"KINDS_T": "/kt", "MENV_ROOT_PREFIX": ""})
+    j = r.try_json() or {}
+    t.eq(j.get("pkgs_dirs"), [os.path.join(cwd, "rel", "pk"), os.path.join(cwd, "b", "pk2"),
+                              "/kt/pk3", "/kt/pk4", os.path.join(cwd, "$KINDS_UNSET_9", "pk5"),
+                              os.path.join(t.home, "pk6")],
+         "pkgs_dirs: relative from the current directory, ~ and $VAR expanded (as conda)")
+    t.eq(j.get("envs_dirs"), [os.path.join(cwd, "e", "envs")],
+         "envs_dirs: relative from the current directory (as conda)")
+
+
 if __name__ == "__main__":
     menvtest.main(body)

@@ -1,7 +1,8 @@
 """menv config edits keep each value's YAML type (issue 22): a value read plain is written back
 plain with its text (a float 30.50, an int, True, ~, an empty null, 0x1F), a quoted one quoted
 (a "1.0" that looks like a number, a string that needs quotes), a flow list as a block list
-of the same scalars; the file after `config --add channels x` is compared byte for byte."""
+of the same scalars (a plain 2.0 in a key menv does not know: default_channels refuses a
+number); the file after `config --add channels x` is compared byte for byte."""
 import menvtest
 
 
@@ -15,7 +16,8 @@ def body(t):
               "channel_alias: \"1.0\"\n"
               "root_prefix: '/opt/a: b'\n"
               "proxy_servers:\n  http: \"http://p:3128 #x\"\n  https: 0x1F\n"
-              "default_channels: [a, \"b\", '1.5', 2.0]\n"
+              "default_channels: [a, \"b\", '1.5']\n"
+              "x_unknown: [2.0, c]\n"
               "channels:\n  - conda-forge\n")
     menvtest.write_text(t.rc, before)
     t.menv_ok("config", "--add", "channels", "x")
@@ -29,7 +31,8 @@ def body(t):
          "channel_alias: \"1.0\"\n"
          "root_prefix: '/opt/a: b'\n"
          "proxy_servers:\n  http: \"http://p:3128 #x\"\n  https: 0x1F\n"
-         "default_channels:\n  - a\n  - \"b\"\n  - '1.5'\n  - 2.0\n"
+         "default_channels:\n  - a\n  - \"b\"\n  - '1.5'\n"
+         "x_unknown:\n  - 2.0\n  - c\n"
          "channels:\n  - x\n  - conda-forge\n",
          "--add keeps every other value as it was written (type and text)")
     j = t.menv_ok("config", "--show", "remote_read_timeout_secs", "--json").json()

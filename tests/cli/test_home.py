@@ -58,6 +58,19 @@ def body(t):
     r = run(env, "create", "-p", os.path.join(t.tmp, "envp"), *C, "dependency")
     t.eq(r.rc, 0, "HOME unset, MENV_ROOT_PREFIX set: create -p works")
     t.check(os.path.isdir(os.path.join(t.tmp, "envp", "conda-meta")), "the environment exists")
+    # the registry warning says what is wrong with HOME (it said "HOME is not set" for all)
+    want = {"unset": "HOME is not set", "empty": "HOME is empty",
+            "relative": "HOME 'rel' is not an absolute path",
+            "a file": "HOME '%s' is not a directory" % afile,
+            "missing": "HOME '%s' is not a directory" % os.path.join(t.tmp, "nohome")}
+    for i, (label, henv) in enumerate(cases):
+        p = os.path.join(t.tmp, "envh%d" % i)
+        r = run(dict(env, **henv), "create", "-p", p, *C, "dependency")
+        t.eq(r.rc, 0, "HOME %s, MENV_ROOT_PREFIX set: create -p works" % label)
+        warn = [l for l in r.err_lines() if "registry" in l]
+        t.eq(len(warn), 1, "HOME %s: one warning about the registry" % label)
+        t.check(bool(warn) and warn[0].startswith("menv: warning: ") and want[label] in warn[0],
+                "HOME %s: the registry warning says %r" % (label, want[label]), r.err)
     r = run(env, "config", "--add", "channels", "x")
     t.eq(r.rc, 0, "HOME unset, MENVRC set: config --add works")
     with open(rc) as f:

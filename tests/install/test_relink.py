@@ -36,8 +36,10 @@ def body(t):
     tag = "cpython-" + real.replace(".", "")
     ch = os.path.join(t.tmp, "chan")
     for ver, pre, patch in ((real, "", ".0"), (real, "", ".1"), (other, NO_PYC, ".0")):
+        # as a real python: bin/pythonX.Y (what conda runs) and bin/python linking to it
         pkg(ch, "python", ver + patch, files={
-            "bin/python": {"data": WRAP % (pre, ver, py), "mode": 0o755},
+            "bin/python%s" % ver: {"data": WRAP % (pre, ver, py), "mode": 0o755},
+            "bin/python": {"symlink": "python" + ver},
             "lib/python%s/site-packages/README" % ver: "site %s\n" % ver})
     pkg(ch, "greetpkg", "1.0", build="py_0", noarch="python", depends=["python"],
         entry_points=["greet = greetpkg.cli:main"],
@@ -129,8 +131,8 @@ def body(t):
     t.check(g.get("url", "").endswith("/noarch/greetpkg-1.0-py_0.tar.bz2"),
             "the relinked record keeps its URL", g.get("url"))
     with open(os.path.join(env, "bin", "greet")) as f:
-        t.check(f.readline().startswith("#!" + env + "/bin/python"),
-                "entry point rewritten for the environment's python")
+        t.eq(f.readline(), "#!%s/bin/python%s\n" % (env, other),
+             "entry point rewritten for the environment's python (conda: bin/pythonX.Y)")
     t.check(all(k in g for k in ("sha256", "depends", "files", "paths_data")),
             "the relinked PrefixRecord is complete", sorted(g))
     t.eq(json.dumps(g["depends"]), json.dumps(["python"]), "depends kept")

@@ -17,6 +17,18 @@ import tempfile
 import time
 
 
+def catches(pid, sig):
+    """Whether process pid has a handler for sig (SigCgt of /proc/PID/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (int(sig) - 1) & 1)
+    except OSError:
+        pass
+    return False
+
+
 def main():
     driver, shared = sys.argv[1], sys.argv[2]
     demo = os.path.join(shared, "corpus", "repodata", "conda-subchannel-demo")
@@ -33,7 +45,13 @@ def main():
             pkgs = os.path.join(tmp, "pkgs-%d" % sig)
             p = subprocess.Popen([driver, "file://" + chan, pkgs, "linux-64", "python"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            time.sleep(0.5)  # libsolv's reader takes seconds over 193 MB
+            # the handlers first (a slow start, under a sanitizer on a loaded machine, took
+            # over 0.5 s: the signal then killed the process before it could catch it), then
+            # half a second into the load: libsolv's reader takes seconds over 193 MB
+            deadline = time.monotonic() + 60
+            while not catches(p.pid, sig) and p.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.5)
             if p.poll() is not None:
                 fails.append(f"{sig.name}: the load ended before the signal ({p.returncode})")
                 continue

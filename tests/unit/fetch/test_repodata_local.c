@@ -120,8 +120,8 @@ static void test_wellformed_accepted_byte_for_byte(void **state)
 	        "\"a\","
 	        "\"version\":\"1\",\"build\":\"0\",\"build_number\":0,\"depends\":[],"
 	        "\"size\":-0.5e+3,\"x\":[true,false,null,{},[],0,1E9,12.25]}}}",
-	        "{\"s\":\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9\\uD83D\\uDE00\","
-	        "\"utf8\":\"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}",
+	        ("{\"s\":\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9\\uD83D\\uDE00\","
+	         "\"utf8\":\"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}"),
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(docs) / sizeof(*docs); i++) {

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""cli.url_userinfo: a channel URL whose password holds a raw '@'
+(`http://alice:s3cr@t-pw@127.0.0.1:PORT/chan`) works: the userinfo ends at the LAST '@' of the
+authority, as Python's urlparse (conda's) and browsers take it; curl's own parser stopped at
+the first one and said "bad URL". The loopback server (http.server, as the other HTTP tests,
+here asking for Basic credentials) gets exactly `alice` / `s3cr@t-pw` on every request
+(repodata and package), a %40-encoded '@' is the same password, a wrong password is a 401
+error; and the password appears in no output line and no file menv wrote (the whole
+password is hidden, not the part after its first '@').
+"""
+import base64
+import http.server
+import os
+import shutil
+import threading
+
+import menvtest
+
+USER, PW = "alice", "s3cr@t-pw"
+SECRETS = (PW, "s3cr", "t-pw", "s3cr%40t-pw")
+
+
+class AuthServer:
+    """Serves `directory` to requests with Basic USER:PW only (401 otherwise); logs each
+    request's path and decoded credentials."""
+
+    def __init__(self, directory):
+        self.log = []
+        srv = self
+
+        class H(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *a, **kw):
+                super().__init__(*a, directory=directory, **kw)
+
+            def log_message(self, *a):
+                pass
+
+            def check(self):
+                h = self.headers.get("Authorization") or ""
+                cred = None
+                if h.startswith("Basic "):
+                    cred = base64.b64decode(h[6:]).decode("utf-8", "replace")
+                srv.log.append((self.command, self.path, cred))
+                if cred != "%s:%s" % (USER, PW):
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="chan"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return False
+                return True
+
+            def do_GET(self):
+                if self.check():
+                    super().do_GET()
+
+            def do_HEAD(self):
+                if self.check():
+                    super().do_HEAD()
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.hostport = "127.0.0.1:%d" % self.httpd.server_address[1]
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def walk_for(top, needles):
+    """Files under top whose name or bytes hold one of needles."""
+    hits = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            if any(n in name for n in needles):
+                hits.append(p)
+            if name in filenames and not os.path.islink(p):
+                with open(p, "rb") as f:
+                    data = f.read()
+                if any(n.encode() in data for n in needles):
+                    hits.append(p)
+    return hits
+
+
+def body(t):
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    srv = os.path.join(t.tmp, "srv")
+    os.makedirs(os.path.join(srv, "chan", "noarch"))
+    shutil.copyfile(os.path.join(P, "dependency-1.0-0.conda"),
+                    os.path.join(srv, "chan", "noarch", "dependency-1.0-0.conda"))
+    t.index(os.path.join(srv, "chan"))
+    s = AuthServer(srv)
+    try:
+        outputs = []
+        for label, pw in (("raw '@'", PW), ("%40-encoded '@'", "s3cr%40t-pw")):
+            url = "http://%s:%s@%s/chan" % (USER, pw, s.hostport)
+            prefix = os.path.join(t.tmp, "env-%d" % len(outputs))
+            del s.log[:]
+            shutil.rmtree(t.pkgs, ignore_errors=True)  # downloaded again, with these credentials
+            r = t.menv_run("create", "-p", prefix, "-c", url, "--override-channels", "-y",
+                           "dependency")
+            outputs.append(r)
+            t.eq(r.rc, 0, "%s: create from the channel works" % label)
+            t.check(os.path.isfile(os.path.join(prefix, "conda-meta",
+                                                "dependency-1.0-0.json")),
+                    "%s: the package is installed" % label, r)
+            t.check(any(p.endswith(".conda") for _, p, _ in s.log),
+                    "%s: the package was downloaded from the server" % label, s.log)
+            t.eq(sorted(set(c for _, _, c in s.log)), ["%s:%s" % (USER, PW)],
+                 "%s: every request carried alice / s3cr@t-pw" % label)
+            r = t.menv_run("search", "-c", url, "--override-channels", "dependency")
+            outputs.append(r)
+            t.eq(r.rc, 0, "%s: search works" % label)
+        # a wrong password: one line naming the 401, the password not in it
+        url = "http://%s:wr@ng-pw@%s/chan2" % (USER, s.hostport)
+        r = t.menv_run("search", "-c", url, "--override-channels", "dependency")
+        t.one_line_error(r, "wrong password", ["401"])
+        t.check("wr@ng" not in r.err and "ng-pw" not in r.err,
+                "wrong password: no part of it in the error", r.err)
+        t.check("'http://%s/chan2/" % s.hostport in r.err,
+                "wrong password: the URL is shown without its user:password (conda's "
+                "remove_auth)", r.err)
+        for r in outputs:
+            for n in SECRETS:
+                t.check(n not in r.out and n not in r.err,
+                        "menv %s: %r in no output line" % (" ".join(r.args[:2]), n), r)
+        t.eq(walk_for(t.root, SECRETS) + walk_for(t.home, SECRETS) +
+             [p for i in range(2) for p in walk_for(os.path.join(t.tmp, "env-%d" % (2 * i)),
+                                                    SECRETS)],
+             [], "no file menv wrote holds the password or a part of it")
+    finally:
+        s.stop()
+
+
+if __name__ == "__main__":
+    menvtest.main(body)
