@@ -64,13 +64,27 @@ static const char *redact_one(struct menv_buf *b, const char *s, bool ssh)
 	return end;
 }
 
+/* The first "://" in [p, end), or NULL. memchr stops at each ':' it finds, so finding every
+ * "://" of a text costs O(its length) in all; a strstr(p, "://") loop measured the rest of
+ * the text at each call under ASan (its interceptor runs strlen on the haystack), which made
+ * the CLI's redaction of a 9 MB --json plan of 10,000 URLs take minutes there. */
+static const char *scheme_sep(const char *p, const char *end)
+{
+	while (end - p >= 3 && (p = memchr(p, ':', (size_t)(end - p - 2))) != NULL) {
+		if (p[1] == '/' && p[2] == '/')
+			return p;
+		p++;
+	}
+	return NULL;
+}
+
 char *menv_text_redact(const char *text)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	const char *p = text, *sep;
+	const char *p = text, *end = text + strlen(text), *sep;
 
 	menv_buf_init(&b);
-	while ((sep = strstr(p, "://")) != NULL) {
+	while ((sep = scheme_sep(p, end)) != NULL) {
 		bool ssh = sep - p >= 3 && !strncmp(sep - 3, "ssh", 3);
 		menv_buf_add(&b, p, (size_t)(sep + 3 - p));
 		p = redact_one(&b, sep + 3, ssh);
