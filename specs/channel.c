@@ -833,6 +833,37 @@ static bool multichannel(const struct ctx *x, const char *name, const char *plat
 	return true;
 }
 
+/* Whether a channel URL's authority, as parse_url splits it (at the first '/', '?' or '#', the
+ * userinfo at its last '@'), is a host[:port]: empty (file:///), "[v6]", or host characters
+ * with a port of digits. "http://usr:S3c/ret@host/c" splits as the host "usr:S3c", which is
+ * a password cut by its raw '/', not a host (urlparse would raise on its port). A value
+ * without a scheme has none to check. */
+static bool authority_ok(const char *s)
+{
+	struct url_parts u;
+	bool ok = true;
+
+	if (!has_scheme(s))
+		return true;
+	parse_url(s, &u);
+	if (u.hostport) {
+		const char *h = u.hostport;
+		if (*h == '[') {
+			const char *c = strchr(h, ']');
+			h = c ? c + 1 : "?";
+		} else {
+			h += strcspn(h, ":");
+			for (const char *q = u.hostport; q < h && ok; q++)
+				ok = *q != ' ' && *q != '\\';
+		}
+		if (ok && *h == ':')
+			h += 1 + strspn(h + 1, "0123456789");
+		ok = ok && *h == '\0';
+	}
+	url_parts_release(&u);
+	return ok;
+}
+
 /* conda's Channel.from_value. */
 static int resolve(const struct ctx *x, const char *value, struct menv_channel ***out, size_t *n,
                    struct menv_error *err)
@@ -849,8 +880,17 @@ static int resolve(const struct ctx *x, const char *value, struct menv_channel *
 	if (len == 0)
 		return menv_error_set(err, MENV_EPARSE, "empty channel name");
 	s = menv_xstrndup(value, len);
-	if (strchr(s, ' ') || strstr(s, "::")) {
-		menv_error_set(err, MENV_EPARSE, "invalid channel '%s'", s);
+	if (strchr(s, ' ') || strstr(s, "::") || !authority_ok(s)) {
+		char *shown = menv_url_redact(s);
+		menv_error_set(
+		        err, MENV_EPARSE,
+		        has_scheme(s) && !authority_ok(s)
+		                ? "invalid channel '%s': its host[:port] is malformed (a '/', "
+		                  "'?', '#', '@' or space in a user name or password must be "
+		                  "%%-encoded)"
+		                : "invalid channel '%s'",
+		        shown);
+		free(shown);
 		free(s);
 		return MENV_EPARSE;
 	}

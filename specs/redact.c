@@ -5,9 +5,17 @@
  * conda-meta/ files, exports, plans, progress, errors and --json goes through it, and the CLI
  * passes everything it prints through menv_text_redact as a last line of defence.
  *
- * The authority is everything after "://" up to the first '/' (or the end of the word): a
- * password holding '?' or '#' is still removed, and with several '@' the LAST one ends the
- * userinfo (as Python's urlparse, which conda uses, takes netloc.rpartition('@')).
+ * The userinfo ends at the LAST '@' of the URL, not of the authority: a password holding a raw
+ * '/', '?', '#', ' ' or '@' (which should have been %-encoded, and which Python's urlparse
+ * would split elsewhere) is still removed whole. The one exception is a VCS URL of pip
+ * ("git+https://host/org/repo@v1.0", a scheme with '+') whose authority is a well-formed
+ * host[:port]: its last '@' names a revision, and only the authority's userinfo goes.
+ *
+ * Where a URL ends in free text: at the matching quote when a quote (' " `) opens it (a
+ * message quoting a channel, a JSON string), so a password holding a space is still inside
+ * it; otherwise at whitespace, a quote, angle brackets, a backslash or a control byte, except
+ * that an authority that is no host[:port] ("usr:S3c ret@host") goes on to the next '@' of
+ * the line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,24 +29,68 @@ static bool url_end(unsigned char c)
 	       c == '\\' || c == '`';
 }
 
-/* Appends the redacted URL that starts at `s` (just after "://") and returns where it ends.
- * `ssh`: an ssh URL ("git+ssh://git@host/..."), whose user name alone is a login, not a
- * secret, and is kept (a password never is). */
-static const char *redact_one(struct menv_buf *b, const char *s, bool ssh)
+/* Whether [h, e) is a well-formed authority without userinfo: empty (file:///), "[v6]" or a
+ * host of unreserved / sub-delim / %-escape characters, either with ":" and a port of digits.
+ * "usr:S3c" (what is left of "usr:S3c/ret@host" before its '/') is not. */
+static bool host_ok(const char *h, const char *e)
 {
-	const char *auth_end = s, *at = NULL, *end, *p;
+	if (h < e && *h == '[') {
+		const char *c = memchr(h, ']', (size_t)(e - h));
+		if (!c)
+			return false;
+		h = c + 1;
+	} else {
+		while (h < e && *h != ':') {
+			unsigned char c = (unsigned char)*h++;
+			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			      (c >= '0' && c <= '9') || strchr("-._~%!$&'()*+,;=", c)))
+				return false;
+		}
+	}
+	if (h == e)
+		return true;
+	if (*h++ != ':')
+		return false;
+	while (h < e && *h >= '0' && *h <= '9')
+		h++;
+	return h == e;
+}
 
-	while (*auth_end && *auth_end != '/' && !url_end((unsigned char)*auth_end)) {
-		if (*auth_end == '@')
-			at = auth_end;
-		auth_end++;
+/* The last '@' in [s, e), or NULL. */
+static const char *last_at(const char *s, const char *e)
+{
+	const char *at = NULL;
+
+	while (s < e && (s = memchr(s, '@', (size_t)(e - s))) != NULL)
+		at = s++;
+	return at;
+}
+
+/* The first '/' in [s, e), or e. */
+static const char *first_slash(const char *s, const char *e)
+{
+	const char *q = memchr(s, '/', (size_t)(e - s));
+	return q ? q : e;
+}
+
+/* Appends the redacted URL [s, end) (`s` just after "://"). `ssh`: an ssh URL
+ * ("git+ssh://git@host/..."), whose user name alone is a login, not a secret, and is kept (a
+ * password never is). `vcs`: a scheme with '+' (pip's "git+https://host/repo@rev"). */
+static void redact_one(struct menv_buf *b, const char *s, const char *end, bool ssh, bool vcs)
+{
+	const char *auth_end = first_slash(s, end), *at = last_at(s, auth_end), *p;
+
+	if (!vcs || !host_ok(at ? at + 1 : s, auth_end)) {
+		const char *last = last_at(s, end);
+		if (last && last >= auth_end) {
+			at = last;
+			auth_end = first_slash(at, end);
+			ssh = false; /* a "user" holding '/' is no login name */
+		}
 	}
 	if (at && !(ssh && !memchr(s, ':', (size_t)(at - s))))
 		s = at + 1;
 	menv_buf_add(b, s, (size_t)(auth_end - s));
-	end = auth_end;
-	while (*end && !url_end((unsigned char)*end))
-		end++;
 	/* every "/t/<token>" segment of the path, not only the first as conda does */
 	p = auth_end;
 	while (p < end) {
@@ -61,7 +113,47 @@ static const char *redact_one(struct menv_buf *b, const char *s, bool ssh)
 			menv_buf_adds(b, "<TOKEN>");
 		p += n;
 	}
-	return end;
+}
+
+/* How far past a space an unquoted URL with a cut password looks for its '@' */
+#define MAX_GAP 256
+
+static bool scheme_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '+' || c == '-' || c == '.';
+}
+
+/* Where the URL whose "://" starts at `sep` ends inside [.., text_end): at the quote that closes
+ * the one before its scheme (`scheme` is where the scheme starts, `lo` the start of the
+ * text), on the same line; without one, at the first url_end byte. */
+static const char *url_stop(const char *lo, const char *scheme, const char *sep,
+                            const char *text_end)
+{
+	const char *e = sep + 3;
+
+	if (scheme > lo && (scheme[-1] == '\'' || scheme[-1] == '"' || scheme[-1] == '`')) {
+		const char *q = e;
+		while (q < text_end && *q != scheme[-1] && *q != '\n' && *q != '\r')
+			q++;
+		if (q < text_end && *q == scheme[-1])
+			return q;
+	}
+	while (e < text_end && !url_end((unsigned char)*e))
+		e++;
+	/* "http://usr:S3c ret@host/c" unquoted: an authority that is no host ("usr:S3c") and no
+	 * '@' before the space is a password cut by it; the URL goes on to the word holding the
+	 * next '@' on the line (looked for in the next MAX_GAP bytes, which keeps this linear) */
+	if (!memchr(sep + 3, '@', (size_t)(e - sep - 3)) &&
+	    !host_ok(sep + 3, first_slash(sep + 3, e))) {
+		const char *q = e, *lim = text_end - e > MAX_GAP ? e + MAX_GAP : text_end;
+		while (q < lim && *q != '@' && *q != '\n' && *q != '\r')
+			q++;
+		if (q < lim && *q == '@')
+			for (e = q; e < text_end && !url_end((unsigned char)*e);)
+				e++;
+	}
+	return e;
 }
 
 /* The first "://" in [p, end), or NULL. memchr stops at each ':' it finds, so finding every
@@ -78,24 +170,38 @@ static const char *scheme_sep(const char *p, const char *end)
 	return NULL;
 }
 
-char *menv_text_redact(const char *text)
+/* Redacts the text [text, end); `whole`: the text is one URL, which ends where the text does. */
+static char *redact(const char *text, const char *end, bool whole)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	const char *p = text, *end = text + strlen(text), *sep;
+	const char *p = text, *sep;
 
 	menv_buf_init(&b);
 	while ((sep = scheme_sep(p, end)) != NULL) {
+		const char *scheme = sep;
+		while (scheme > p && scheme_char((unsigned char)scheme[-1]))
+			scheme--;
 		bool ssh = sep - p >= 3 && !strncmp(sep - 3, "ssh", 3);
+		bool vcs = memchr(scheme, '+', (size_t)(sep - scheme)) != NULL;
+		const char *stop = whole ? end : url_stop(text, scheme, sep, end);
 		menv_buf_add(&b, p, (size_t)(sep + 3 - p));
-		p = redact_one(&b, sep + 3, ssh);
+		redact_one(&b, sep + 3, stop, ssh, vcs);
+		p = stop;
+		if (whole)
+			break;
 	}
-	menv_buf_adds(&b, p);
+	menv_buf_add(&b, p, (size_t)(end - p));
 	return menv_buf_detach(&b);
+}
+
+char *menv_text_redact(const char *text)
+{
+	return redact(text, text + strlen(text), false);
 }
 
 char *menv_url_redact(const char *url)
 {
-	return menv_text_redact(url);
+	return redact(url, url + strlen(url), true);
 }
 
 bool menv_text_needs_redaction(const char *text)

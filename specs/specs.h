@@ -325,16 +325,21 @@ char *menv_channel_subdir_url(const struct menv_channel *c, const char *subdir,
 int menv_home(const char **out, struct menv_error *err);
 
 /* The one redaction of credentials (specs/redact.c): a copy of `url` safe to print or store,
- * as conda's remove_auth + mask_anaconda_token: the userinfo ("user:password@", "user@") of
- * the authority is removed, taking the LAST '@' before the first '/' (so
- * "http://a:s3cr@t-pw@host/c" gives "http://host/c"); every "/t/<token>" path segment becomes
- * "/t/<TOKEN>". An ssh URL ("git+ssh://git@host/...") keeps a user name without a password
- * (a login, not a secret). A string without "://" comes back unchanged. Never fails; caller
- * frees. */
+ * as conda's remove_auth + mask_anaconda_token: the userinfo ("user:password@", "user@") is
+ * removed, taking the LAST '@' of the URL (so "http://a:s3cr@t-pw@host/c" and a password with
+ * a raw '/', '?', '#' or space, "http://u:S3c/r#t@host/c", give "http://host/c"); only a VCS
+ * URL ("git+https://host/repo@rev", a scheme with '+') with a well-formed host[:port] keeps
+ * its "@rev". Every "/t/<token>" path segment becomes "/t/<TOKEN>". An ssh URL
+ * ("git+ssh://git@host/...") keeps a user name without a password (a login, not a secret).
+ * The whole of `url` is one URL. A string without "://" comes back unchanged. Never fails;
+ * caller frees. */
 char *menv_url_redact(const char *url);
 /* menv_url_redact applied to every URL ("scheme://...") inside free text: command lines,
- * messages, pip options, JSON. A URL ends at whitespace, a quote, '<', '>', '\\', '`' or a
- * control byte. Never fails; caller frees. */
+ * messages, pip options, JSON. A URL opened by a quote (' " `) ends at the quote that closes
+ * it on its line (so a password holding a space is inside it); otherwise at whitespace, a
+ * quote, '<', '>', '\\', '`' or a control byte, except that an authority that is no
+ * host[:port] ("http://u:S3c ret@host") goes on to the next '@' of its line (within 256
+ * bytes). Never fails; caller frees. */
 char *menv_text_redact(const char *text);
 /* Whether menv_text_redact(text) would change `text` (it holds credentials or a token). */
 bool menv_text_needs_redaction(const char *text);

@@ -7,9 +7,17 @@ here asking for Basic credentials) gets exactly `alice` / `s3cr@t-pw` on every r
 (repodata and package), a %40-encoded '@' is the same password, a wrong password is a 401
 error; and the password appears in no output line and no file menv wrote (the whole
 password is hidden, not the part after its first '@').
+
+A password holding a raw '/', '#', '?' or space (not %-encoded) is refused as an invalid
+channel, on the command line and in an environment file, and no part of it appears in the
+error, the --json message or any file: the error quotes the URL without its userinfo (the
+userinfo ends at the LAST '@' whatever bytes come before it). Before, "S3c ret" came back
+whole in "invalid channel '...'", "S3c/ret" in "cannot download '...'", and "S3c#ret" left
+"usr:S3c" in the URL menv downloaded from.
 """
 import base64
 import http.server
+import json
 import os
 import shutil
 import threading
@@ -18,6 +26,9 @@ import menvtest
 
 USER, PW = "alice", "s3cr@t-pw"
 SECRETS = (PW, "s3cr", "t-pw", "s3cr%40t-pw")
+# raw bytes a password should have %-encoded; each half of each password is a canary
+BAD_PWS = ("Xq7k Zw9v", "Xq7k/Zw9v", "Xq7k#Zw9v", "Xq7k?Zw9v", "Xq7k/Zw9v#Yp3?Vb6 Rn2@x")
+BAD = ("Xq7k", "Zw9v", "Yp3", "Vb6", "Rn2")
 
 
 class AuthServer:
@@ -82,6 +93,43 @@ def walk_for(top, needles):
     return hits
 
 
+def malformed(t, s):
+    """Channels whose password holds a raw '/', '#', '?' or space: refused, nothing leaks."""
+    for pw in BAD_PWS:
+        url = "http://%s:%s@%s/chan" % (USER, pw, s.hostport)
+        shown = "'http://%s/chan'" % s.hostport
+        envfile = os.path.join(t.tmp, "bad-env.yml")
+        with open(envfile, "w") as f:
+            f.write("name: bad\nchannels:\n  - '%s'\ndependencies:\n  - dependency\n" % url)
+        runs = [
+            t.menv_run("create", "--dry-run", "-n", "x", "-c", url, "--override-channels",
+                       "dependency"),
+            t.menv_run("create", "-y", "-p", os.path.join(t.tmp, "bad-prefix"), "-c", url,
+                       "--override-channels", "dependency"),
+            t.menv_run("search", "-c", url, "--override-channels", "dependency"),
+            t.menv_run("create", "-y", "-p", os.path.join(t.tmp, "bad-prefix"), "-f", envfile),
+        ]
+        for r in runs:
+            t.one_line_error(r, "%r: menv %s" % (pw, " ".join(r.args[:2])),
+                             ["invalid channel", shown])
+        r = t.menv_run("create", "--dry-run", "--json", "-n", "x", "-c", url,
+                       "--override-channels", "dependency")
+        runs.append(r)
+        t.eq(r.rc, 1, "%r: --json exits 1" % pw)
+        try:
+            msg = json.loads(r.out).get("message", "")
+        except ValueError:
+            msg = None
+        t.check(msg and msg.startswith("invalid channel %s" % shown),
+                "%r: the --json message quotes the URL without its userinfo" % pw, r)
+        for r in runs:
+            for n in BAD:
+                t.check(n not in r.out and n not in r.err,
+                        "%r: menv %s: %r in no output line" % (pw, " ".join(r.args[:2]), n), r)
+        t.check(not os.path.exists(os.path.join(t.tmp, "bad-prefix")),
+                "%r: no environment was made" % pw)
+
+
 def body(t):
     P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
     srv = os.path.join(t.tmp, "srv")
@@ -124,7 +172,8 @@ def body(t):
             for n in SECRETS:
                 t.check(n not in r.out and n not in r.err,
                         "menv %s: %r in no output line" % (" ".join(r.args[:2]), n), r)
-        t.eq(walk_for(t.root, SECRETS) + walk_for(t.home, SECRETS) +
+        malformed(t, s)
+        t.eq(walk_for(t.root, SECRETS + BAD) + walk_for(t.home, SECRETS + BAD) +
              [p for i in range(2) for p in walk_for(os.path.join(t.tmp, "env-%d" % (2 * i)),
                                                     SECRETS)],
              [], "no file menv wrote holds the password or a part of it")

@@ -44,6 +44,23 @@ static const struct {
         {"git+ssh://git@github.com/org/repo.git", "git+ssh://git@github.com/org/repo.git"},
         {"ssh://u:pw@host/x", "ssh://host/x"},
         {"git+https://ghp_TOKEN@github.com/org/repo.git", "git+https://github.com/org/repo.git"},
+        /* a raw '/', '#', '?' or ' ' in the password (should have been %-encoded): the
+         * userinfo still ends at the LAST '@', and nothing of the password is left (conda's
+         * urlparse would keep "usr:S3c/ret@..." or cut the host at the '#') */
+        {"http://usr:S3c/ret@127.0.0.1:8080/chan", "http://127.0.0.1:8080/chan"},
+        {"http://usr:S3c#ret@127.0.0.1:8080/chan/linux-64/repodata.json",
+         "http://127.0.0.1:8080/chan/linux-64/repodata.json"},
+        {"http://usr:S3c?ret@127.0.0.1:8080/chan", "http://127.0.0.1:8080/chan"},
+        {"http://usr:S3c ret@127.0.0.1:8080/chan", "http://127.0.0.1:8080/chan"},
+        {"http://usr:a/b?c#d e@f@host/t/tk-1/chan", "http://host/t/<TOKEN>/chan"},
+        {"http://tok/en@host/chan", "http://host/chan"},
+        {"http://u:p/w@[::1]:8080/chan", "http://[::1]:8080/chan"},
+        /* pip's VCS revision after a well-formed host is no userinfo; before it, it is */
+        {"git+https://github.com/dateutil/dateutil@9eaa5de5",
+         "git+https://github.com/dateutil/dateutil@9eaa5de5"},
+        {"git+https://u:pw@github.com/org/repo.git@v1.0#egg=x",
+         "git+https://github.com/org/repo.git@v1.0#egg=x"},
+        {"git+https://u:S3c/ret@github.com/org/repo.git", "git+https://github.com/org/repo.git"},
         {"no url here", "no url here"},
         {"", ""},
 };
@@ -80,6 +97,23 @@ static void test_text(void **state)
 	        {"a: b:/ c:/d :", "a: b:/ c:/d :"},
 	        {"x:y://u:p@h :/ :", "x:y://h :/ :"},
 	        {":", ":"},
+	        /* a quote before the URL: it ends at the closing quote, so a password holding a
+	         * space (or any byte but that quote) is masked whole */
+	        {"invalid channel 'http://usr:S3c ret@127.0.0.1:9/chan': no", "invalid channel "
+	                                                                      "'http://127.0.0.1:9/"
+	                                                                      "chan': no"},
+	        {"\"message\": \"cannot download 'http://usr:S3c/ret@h:9/chan/x.json': 404\"",
+	         "\"message\": \"cannot download 'http://h:9/chan/x.json': 404\""},
+	        {"a \"http://u:p w`x@h/c\" b `http://u:p'q@h/d` c",
+	         "a \"http://h/c\" b `http://h/d` c"},
+	        /* a quote that is not closed on its line: the URL ends at the space as before */
+	        {"'http://u:p@h/c x@y\nz'", "'http://h/c x@y\nz'"},
+	        /* unquoted, a space cuts the password: an authority that is no host goes on to
+	         * the next '@' of the line */
+	        {"menv create -c http://usr:S3c ret@h:9/c python",
+	         "menv create -c http://h:9/c python"},
+	        /* unquoted, a space ends the URL: the '@' of the next word is not its userinfo */
+	        {"see http://h/c or mail me@example.org", "see http://h/c or mail me@example.org"},
 	        {"::://u:p@h", "::://h"},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
