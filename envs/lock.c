@@ -594,7 +594,7 @@ int menv_lock_env(const struct menv_lock_request *req, struct menv_lockfile **ou
 			                      req->virtuals->v[i]);
 	rc = menv_config_load(&cfg, err);
 	if (!rc)
-		rc = menv_buf_read_file(&src, req->file, err);
+		rc = menv_buf_read_stream(&src, req->file, err);
 	if (!rc)
 		rc = menv_envfile_parse(src.buf, src.len, req->file, &ef, err);
 	if (rc)

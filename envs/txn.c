@@ -1276,7 +1276,7 @@ char *menv_file_once(const char *path, struct menv_error *err)
 		return NULL;
 	/* a pipe (`-f /dev/stdin`, `-f <(...)`) can be read once: menv reads a file more than
 	 * once (to tell a lockfile from an environment file, then to load it) */
-	if (menv_buf_read_file(&b, path, err))
+	if (menv_buf_read_stream(&b, path, err))
 		return NULL;
 	int fd = -1;
 	if (menv_tmp_mkfile("file", &tmp, &fd, err) ||

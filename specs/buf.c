@@ -152,17 +152,48 @@ char *menv_buf_detach(struct menv_buf *b)
 	return p;
 }
 
-int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err)
+/* Whether `st` is /dev/null (CONDARC=/dev/null: "no configuration"). */
+static bool is_dev_null(const struct stat *st)
+{
+	struct stat n;
+	return S_ISCHR(st->st_mode) && stat("/dev/null", &n) == 0 && S_ISCHR(n.st_mode) &&
+	       n.st_rdev == st->st_rdev;
+}
+
+static int read_file(struct menv_buf *out, const char *path, bool regular, struct menv_error *err)
 {
 	int fd = -1;
-	/* a FIFO's open waits for its writer: Ctrl-C there is an interruption, not an error */
-	while (!menv_cancelled() && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+	/* a FIFO's open waits for its writer: Ctrl-C there is an interruption, not an error. A
+	 * file that must be regular is opened without waiting (O_NONBLOCK) and refused when it is
+	 * not one: a FIFO there hung every command that read it (conda-meta/x-1-0.json) */
+	int flags = O_RDONLY | O_CLOEXEC | (regular ? O_NONBLOCK : 0);
+	while (!menv_cancelled() && (fd = open(path, flags)) < 0 && errno == EINTR)
 		;
 	if (fd < 0 && (errno == EINTR || menv_cancelled()))
 		return menv_error_set(err, MENV_EINTR, "reading '%s' interrupted", path);
 	if (fd < 0)
 		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
 		                      "cannot open '%s'", path);
+	if (regular) {
+		struct stat st;
+		if (fstat(fd, &st) < 0) {
+			menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
+			close(fd);
+			return MENV_EIO;
+		}
+		if (!S_ISREG(st.st_mode) && !is_dev_null(&st)) {
+			close(fd);
+			return menv_error_set(err, MENV_EIO,
+			                      "'%s' is not a regular file (%s): not read", path,
+			                      S_ISDIR(st.st_mode)    ? "a directory"
+			                      : S_ISFIFO(st.st_mode) ? "a FIFO"
+			                      : S_ISSOCK(st.st_mode) ? "a socket"
+			                                             : "a device");
+		}
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
 	for (;;) {
 		if (menv_cancelled()) {
 			close(fd);
@@ -186,6 +217,16 @@ int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error
 	}
 	close(fd);
 	return 0;
+}
+
+int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err)
+{
+	return read_file(out, path, true, err);
+}
+
+int menv_buf_read_stream(struct menv_buf *out, const char *path, struct menv_error *err)
+{
+	return read_file(out, path, false, err);
 }
 
 int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err)

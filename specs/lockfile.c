@@ -430,7 +430,7 @@ out:
 int menv_lockfile_load(const char *path, struct menv_lockfile **out, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	int rc = menv_buf_read_file(&b, path, err);
+	int rc = menv_buf_read_stream(&b, path, err);
 	if (!rc)
 		rc = menv_lockfile_parse(b.buf, b.len, path, out, err);
 	menv_buf_release(&b);

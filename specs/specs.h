@@ -96,9 +96,15 @@ void menv_buf_addch(struct menv_buf *b, char c);
 void menv_buf_addf(struct menv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *menv_buf_detach(struct menv_buf *b); /* caller frees; b is reset */
 
-/* Reads a whole file into `out` (appended). Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EINTR (the
+/* Reads a whole regular file into `out` (appended); /dev/null reads as empty. Anything else (a
+ * FIFO, a directory, a socket, a device) is refused without waiting on it: MENV_EIO, "cannot
+ * read 'PATH': not a regular file (a FIFO)". Errors: MENV_ENOTFOUND, MENV_EIO, MENV_EINTR (the
  * cancel flag, menv_cancel_flag_set, polled between reads of at most 8 MiB). */
 int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error *err);
+/* menv_buf_read_file for a path the user names on the command line (-f environment.yml, a
+ * lockfile): a pipe is read too (`-f /dev/stdin`, `-f <(...)`), waiting for its writer as cat
+ * does (Ctrl-C interrupts: MENV_EINTR); a directory is still refused by read(2) (MENV_EIO). */
+int menv_buf_read_stream(struct menv_buf *out, const char *path, struct menv_error *err);
 /* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename (a link
  * at `path` is replaced, not followed). Errors: MENV_EIO, also when `path` is there and is
  * neither a regular file nor a link (a device, a pipe, a folder: left as it is). */
