@@ -731,7 +731,11 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 
 	t->plan.solved = true;
 	if (!is_create(k)) {
-		if (k == MENV_TXN_REMOVE && t->o.all && !removable_env(t->o.prefix))
+		const struct menv_config *c = t->o.cfg;
+		/* (the root prefix is refused by name in plan_change) */
+		if (k == MENV_TXN_REMOVE && t->o.all && !removable_env(t->o.prefix) &&
+		    !beneath(c->root_prefix, t->o.prefix) && !beneath(c->envs_dir, t->o.prefix) &&
+		    !beneath(c->pkgs_dir, t->o.prefix))
 			return menv_error_set(err, MENV_ENOTFOUND,
 			                      "'%s' is not a conda environment (no "
 			                      "conda-meta/history): nothing was removed",
