@@ -129,7 +129,9 @@ static void summary(const struct menv_txn_plan *p, const struct menv_txn_result 
 	if (!create)
 		snprintf(removed, sizeof(removed), "%zu package%s removed, ", st->unlinked,
 		         st->unlinked == 1 ? "" : "s");
-	if (p->remove_env)
+	if (p->finished_removal)
+		printf("Removed %s: its interrupted removal was finished\n", p->prefix);
+	else if (p->remove_env)
 		printf("Removed %s: %zu package%s\n", p->prefix, st->unlinked,
 		       MENV_CLI_S(st->unlinked));
 	else
@@ -192,7 +194,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 		        "%zu conda + %zu pip package%s in the lock, no solve\n",
 		        p->lock_file, p->lock_format, cfg.subdir, p->prefix, p->nlink, p->nunlink,
 		        p->lock_conda, p->lock_pip, MENV_CLI_S(p->lock_conda + p->lock_pip));
-	if (!a->json)
+	if (!a->json && !p->finished_removal)
 		menv_cli_print_plan(p);
 	fflush(stdout); /* the plan before the fetch's lines on stderr */
 	if (a->dry_run) {

@@ -118,7 +118,9 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 			fit(&rows[i].col[3], room);
 		width[3] = room;
 	}
-	if (!nrows && !p->pip->n)
+	if (!nrows && !p->pip->n && p->remove_env)
+		printf("  No package records to unlink: the environment's folder is removed\n\n");
+	else if (!nrows && !p->pip->n)
 		printf(p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK
 		               ? "  Nothing to install: an empty environment\n\n"
 		               : "  All requested packages already installed.\n\n");

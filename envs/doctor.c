@@ -302,6 +302,14 @@ static bool same_prefix(const char *line, const char *prefix)
 	return a == b && !strncmp(line, prefix, a);
 }
 
+static bool has_meta(const char *prefix, const char *name)
+{
+	char *p = menv_xasprintf("%s/conda-meta/%s", prefix, name);
+	bool r = access(p, F_OK) == 0;
+	free(p);
+	return r;
+}
+
 int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix, bool all_envs,
                     struct menv_doctor_report *r, struct menv_error *err)
 {
@@ -313,6 +321,17 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 	int rc = 0, fd = -1, users = -1;
 
 	memset(r, 0, sizeof(*r));
+	/* an interrupted env remove: --fix finishes it; the check names it (its records may
+	 * already be gone, so "0 problems" would be wrong) */
+	if (d && has_meta(prefix, ".menv-removing")) {
+		rc = fix ? menv_txn_recover(prefix, NULL, err)
+		         : menv_error_set(err, MENV_ENOTFOUND,
+		                          "'%s' is an interrupted removal: 'menv env remove -p %s' "
+		                          "or 'menv doctor --fix -p %s' finishes it",
+		                          prefix, prefix, prefix);
+		closedir(d);
+		goto out;
+	}
 	if (!d) {
 		rc = menv_error_set(err, MENV_ENOTFOUND, "'%s' is not a conda environment", prefix);
 		goto out;

@@ -248,7 +248,19 @@ static int recover_source(const char *src, char **said, struct menv_error *err)
 		                                 "interrupted create in '%s'",
 		                                 src)
 		                : menv_xasprintf("finished the interrupted removal of '%s'", src);
-		rc = MENV_ENOTFOUND;
+		/* the prefix is gone: a command that wanted it says so (never "error: ok") */
+		rc = renaming ? menv_error_set(err, MENV_ENOTFOUND,
+		                               "environment '%s' not found: it was renamed to '%s'",
+		                               src, dest)
+		     : has_creating
+		             ? menv_error_set(err, MENV_ENOTFOUND,
+		                              "environment '%s' not found: an interrupted create "
+		                              "left it incomplete, and it has been removed",
+		                              src)
+		             : menv_error_set(err, MENV_ENOTFOUND,
+		                              "environment '%s' not found: its interrupted removal "
+		                              "was finished",
+		                              src);
 		goto out;
 	}
 	if (!renaming)

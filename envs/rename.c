@@ -366,8 +366,10 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	menv_cancel_block(true);
 	rc = menv_env_intent_recover(src, NULL, NULL, &said, err);
 	menv_cancel_block(false);
-	if (rc == MENV_ENOTFOUND)
+	if (rc == MENV_ENOTFOUND) { /* the source is gone, as wanted */
 		rc = 0;
+		*err = (struct menv_error){0};
+	}
 	if (rc)
 		menv_error_prefix(err, "'%s' is cloned to '%s', but removing it failed", src, dest);
 	goto out;

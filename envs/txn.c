@@ -367,6 +367,17 @@ static int plan_create(struct menv_txn *t, struct menv_error *err)
 		rc = check_not_nested(t, err);
 	if (rc)
 		return rc;
+	/* an interrupted removal (or create) of this prefix: finished first, then the create
+	 * goes on where the prefix was */
+	if (!t->o.dry_run && menv_env_leaving(t->o.prefix)) {
+		rc = menv_txn_recover(t->o.prefix, &t->o.cb, err);
+		if (rc == MENV_ENOTFOUND && access(t->o.prefix, F_OK) < 0) {
+			*err = (struct menv_error){0};
+			rc = 0;
+		}
+		if (rc)
+			return rc;
+	}
 	if (menv_path_in_use(t->o.prefix)) /* checked again when linking */
 		return exists_error(t, err);
 	rc = parse_specs(t, err);
@@ -683,6 +694,36 @@ static void classify(struct menv_txn *t)
 	t->plan.nchanges = n;
 }
 
+/* remove --all deletes the whole folder: only an environment's (conda's test:
+ * conda-meta/history; or package records, one whose history was lost) or a half-made one
+ * that menv itself left (its journal, its pip or intent marks), never a folder that merely
+ * has a conda-meta/ beside the user's files. */
+static bool removable_env(const char *prefix)
+{
+	static const char *const marks[] = {"history", ".menv-pip-pending"};
+	for (size_t i = 0; i < sizeof(marks) / sizeof(*marks); i++) {
+		char *p = menv_xasprintf("%s/conda-meta/%s", prefix, marks[i]);
+		bool yes = access(p, F_OK) == 0;
+		free(p);
+		if (yes)
+			return true;
+	}
+	if (menv_env_needs_recovery(prefix) || menv_env_intent_pending(prefix))
+		return true;
+	char *meta = menv_xasprintf("%s/conda-meta", prefix);
+	DIR *d = opendir(meta);
+	struct dirent *de;
+	bool recs = false;
+	while (d && !recs && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		recs = de->d_name[0] != '.' && l > 5 && !strcmp(de->d_name + l - 5, ".json");
+	}
+	if (d)
+		closedir(d);
+	free(meta);
+	return recs;
+}
+
 int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 {
 	enum menv_txn_kind k = t->o.kind;
@@ -690,6 +731,15 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 
 	t->plan.solved = true;
 	if (!is_create(k)) {
+		const struct menv_config *c = t->o.cfg;
+		/* (the root prefix is refused by name in plan_change) */
+		if (k == MENV_TXN_REMOVE && t->o.all && !removable_env(t->o.prefix) &&
+		    !beneath(c->root_prefix, t->o.prefix) && !beneath(c->envs_dir, t->o.prefix) &&
+		    !beneath(c->pkgs_dir, t->o.prefix))
+			return menv_error_set(err, MENV_ENOTFOUND,
+			                      "'%s' is not a conda environment (no "
+			                      "conda-meta/history): nothing was removed",
+			                      t->o.prefix);
 		/* hold the prefix lock from reading the installed records until the change is
 		 * applied: a plan made from records another process is changing would break the
 		 * environment */
@@ -699,6 +749,21 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 				                   t->o.cb.ud, &t->lock_fd, err);
 			if (!rc)
 				rc = recover_locked(t->o.prefix, &t->o.cb, err);
+			if (rc == MENV_ENOTFOUND && k == MENV_TXN_REMOVE && t->o.all &&
+			    access(t->o.prefix, F_OK) < 0) {
+				/* an interrupted removal of this environment, finished: what was
+				 * asked is done */
+				*err = (struct menv_error){0};
+				t->plan.kind = k;
+				t->plan.prefix = t->o.prefix;
+				t->plan.pkgs_dir = t->o.cfg->pkgs_dir;
+				t->plan.cfg = t->o.cfg;
+				t->plan.remove_env = true;
+				t->plan.finished_removal = true;
+				t->plan.pip = &t->pip;
+				t->prepared = true;
+				return 0;
+			}
 			if (rc)
 				return rc;
 		}
@@ -1063,7 +1128,7 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 
 	if (!t->prepared)
 		return menv_error_set(err, MENV_EUSAGE, "commit of a transaction not prepared");
-	if (t->o.dry_run || t->committed)
+	if (t->o.dry_run || t->committed || t->plan.finished_removal)
 		return 0;
 	bool empty = !t->nlink && !t->nunlink && !is_create(t->o.kind) && !t->plan.remove_env;
 	if (empty && !t->pip.n)

@@ -138,6 +138,8 @@ struct menv_txn_plan {
 					  lock's pip entries not installed yet); may be empty */
 	bool solved;                   /* false: records from a lockfile or history, no solve */
 	bool remove_env;               /* remove --all: the whole prefix goes */
+	bool finished_removal;         /* remove --all: preparing finished an interrupted
+	                                * removal of the prefix; nothing is left to do */
 	const char *lock_file;         /* *_LOCK: the lockfile, its format name ("conda-lock v1") */
 	const char *lock_format;
 	size_t lock_conda, lock_pip; /* *_LOCK: its conda and pip entries for this platform */
