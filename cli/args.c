@@ -83,7 +83,7 @@ static const struct {
          "fail at once when the environment is locked"},
         {"no-smoke-check", 'K', 0, O_FLAG, AT(no_smoke), 0, NULL,
          "skip the smoke check after the change"},
-        {"smoke-check", 'Y', 0, O_FLAG, AT(smoke_check), 0, NULL,
+        {"smoke-check", '!', 0, O_FLAG, AT(smoke_check), 0, NULL,
          "run the smoke check even when its inputs are unchanged"},
         {"all", 'a', 0, O_FLAG, AT(all), 0, NULL, "every package (clean: everything)"},
         {"prune", 'P', 0, O_FLAG, AT(prune), 0, NULL,
@@ -129,7 +129,7 @@ static const struct {
         {"only-deps", '7', 0, O_BIT, AT(modifiers), MENV_MOD_ONLY_DEPS, NULL,
          "install only the dependencies"},
         {"force", '8', 0, O_BIT, AT(modifiers), MENV_MOD_FORCE, NULL,
-         "replace an existing destination"},
+         "remove: leave what depends on it; rename: replace the destination"},
         {"satisfied-skip-solve", '9', 0, O_BIT, AT(modifiers), MENV_MOD_SATISFIED_SKIP, NULL,
          "skip the solve when the specs are satisfied"},
         {"tarballs", 'b', 't', O_BIT, AT(clean), MENV_CLEAN_TARBALLS, NULL,
@@ -190,6 +190,16 @@ void menv_cli_help(FILE *f, const char *usage, const char *accepts)
 int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage, size_t min,
                    size_t max, struct menv_cli_args *a)
 {
+	/* a key names one option in the commands' accept strings: two options sharing one would
+	 * each be taken where only the other belongs (remove took --set, config --smoke-check) */
+	for (size_t i = 0; i < NOPTIONS; i++)
+		for (size_t k = i + 1; k < NOPTIONS; k++)
+			if (options[i].key == options[k].key) {
+				fprintf(stderr,
+				        "menv: internal error: --%s and --%s share the key '%c'\n",
+				        options[i].name, options[k].name, options[i].key);
+				return 2;
+			}
 	if (menv_cli_probe) {
 		/* completion: the options this command takes, from this same table */
 		for (size_t i = 0; i < NOPTIONS; i++) {

@@ -36,11 +36,11 @@ static const char *const usages[] = {
 
 /* The options each command takes (keys of args.c's table). */
 static const char *const accepts[] = {
-        [C_CREATE] = "npfecOSNdjqvyoKYh",
-        [C_INSTALL] = "npfcOSNdjqvyWKYrh0123456789",
-        [C_REMOVE] = "npdjqvyWKYah8",
-        [C_UPDATE] = "npcOSNdjqvyWKYah0123456",
-        [C_ENV_UPDATE] = "npfdjqvyWPKYh0123456",
+        [C_CREATE] = "npfecOSNdjqvyoK!h",
+        [C_INSTALL] = "npfcOSNdjqvyWK!rh0123456789",
+        [C_REMOVE] = "npdjqvyWK!ah8",
+        [C_UPDATE] = "npcOSNdjqvyWK!ah0123456",
+        [C_ENV_UPDATE] = "npfdjqvyWPK!h0123456",
         [C_ENV_REMOVE] = "npdjqvyWh",
 };
 

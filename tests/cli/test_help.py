@@ -107,6 +107,20 @@ def body(t):
     r = t.menv_run("config", "--show-sources", "extra")
     t.eq(r.rc, 2, "config --show-sources KEY: exit 2")
 
+    # each option belongs to the commands that take it (--smoke-check and --set shared one
+    # key of the table: remove took --set KEY VALUE, config took --smoke-check)
+    r = t.menv_run("remove", "--help")
+    t.check("--set" not in r.out and "--smoke-check" in r.out,
+            "remove --help: --smoke-check, no --set", r.out)
+    t.check("      --force                    remove: leave what depends on it" in r.out,
+            "remove --help: --force says what it does for remove", r.out)
+    r = t.menv_run("remove", "-n", "nothere", "--set", "a", "b", "x")
+    t.eq(r.rc, 2, "remove --set KEY VALUE: a usage error, exit 2")
+    r = t.menv_run("config", "--smoke-check")
+    t.eq(r.rc, 2, "config --smoke-check: a usage error, exit 2")
+    r = t.menv_run("config", "--help")
+    t.check("--smoke-check" not in r.out, "config --help: no --smoke-check", r.out)
+
 
 if __name__ == "__main__":
     menvtest.main(body)
