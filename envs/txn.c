@@ -710,13 +710,28 @@ static bool removable_env(const char *prefix)
 	}
 	if (menv_env_needs_recovery(prefix) || menv_env_intent_pending(prefix))
 		return true;
+	/* or it holds at least one package record: a regular file of conda-meta/ that reads as
+	 * a PrefixRecord (a JSON object with string name, version and build). A name ending in
+	 * .json is not enough: `{}`, a folder, a FIFO or a dangling link in conda-meta/ of a home
+	 * folder made `env remove -p ~` delete it. */
 	char *meta = menv_xasprintf("%s/conda-meta", prefix);
 	DIR *d = opendir(meta);
 	struct dirent *de;
 	bool recs = false;
 	while (d && !recs && (de = readdir(d))) {
 		size_t l = strlen(de->d_name);
-		recs = de->d_name[0] != '.' && l > 5 && !strcmp(de->d_name + l - 5, ".json");
+		if (de->d_name[0] == '.' || l <= 5 || strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		char *p = menv_xasprintf("%s/%s", meta, de->d_name);
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (64 << 20)) {
+			json_t *r = json_load_file(p, 0, NULL);
+			recs = json_is_object(r) && json_is_string(json_object_get(r, "name")) &&
+			       json_is_string(json_object_get(r, "version")) &&
+			       json_is_string(json_object_get(r, "build"));
+			json_decref(r);
+		}
+		free(p);
 	}
 	if (d)
 		closedir(d);

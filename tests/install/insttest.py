@@ -99,6 +99,8 @@ def snapshot(top, skip=("conda-meta/.menv.lock",), skip_names=(), hardlinks=Fals
                 snap[rel] = ("l", 0, os.readlink(p))
             elif stat.S_ISDIR(st.st_mode):
                 snap[rel] = ("d", stat.S_IMODE(st.st_mode), None)
+            elif not stat.S_ISREG(st.st_mode):  # a FIFO, socket or device: never opened
+                snap[rel] = ("o", stat.S_IFMT(st.st_mode), None)
             else:
                 with open(p, "rb") as f:
                     snap[rel] = ("f", stat.S_IMODE(st.st_mode),

@@ -43,6 +43,36 @@ def body(t):
         t.check("Removed" not in r.out, "%s: says nothing was removed" % label, r)
         t.eq(snapshot(top, skip=()), before, "%s: the folder is untouched" % label)
 
+    # conda-meta/ holding names that end in .json but are no package record (`{}` in a home
+    # folder's conda-meta/ made `env remove -p ~` delete the home folder): refused the same
+    for kind in ("empty-object", "folder", "fifo", "dangling-link", "list"):
+        top = os.path.join(t.tmp, "home-" + kind)
+        meta = os.path.join(top, "conda-meta")
+        os.makedirs(meta)
+        with open(os.path.join(top, "notes.txt"), "w") as f:
+            f.write("the user's\n")
+        rec = os.path.join(meta, "a-1-0.json")
+        if kind == "empty-object":
+            with open(rec, "w") as f:
+                f.write("{}")
+        elif kind == "list":
+            with open(rec, "w") as f:
+                f.write('[{"name": "a", "version": "1", "build": "0"}]')
+        elif kind == "folder":
+            os.mkdir(rec)
+        elif kind == "fifo":
+            os.mkfifo(rec)
+        else:
+            os.symlink(os.path.join(t.tmp, "nowhere.json"), rec)
+        for cmd in (["env", "remove", "-y", "-p", top], ["remove", "--all", "-y", "-p", top]):
+            before = snapshot(top, skip=())
+            r = t.menv_run(*cmd, timeout=60)
+            label = "%s with conda-meta/a-1-0.json a %s" % (" ".join(cmd[:2]), kind)
+            t.eq(r.rc, 1, label + ": exit 1")
+            t.check("is not a conda environment" in r.err and len(r.err.splitlines()) == 1,
+                    label + ": one line saying it is not a conda environment", r)
+            t.eq(snapshot(top, skip=()), before, label + ": the folder is untouched")
+
     # ---- 2. an env remove killed after its commit point
     kr = os.path.join(t.envs, "kr")
     removing = os.path.join(kr, "conda-meta", ".menv-removing")
