@@ -75,13 +75,23 @@ static const char *first_slash(const char *s, const char *e)
 
 /* Appends the redacted URL [s, end) (`s` just after "://"). `ssh`: an ssh URL
  * ("git+ssh://git@host/..."), whose user name alone is a login, not a secret, and is kept (a
- * password never is). `vcs`: a scheme with '+' (pip's "git+https://host/repo@rev"). */
-static void redact_one(struct menv_buf *b, const char *s, const char *end, bool ssh, bool vcs)
+ * password never is). */
+static void redact_one(struct menv_buf *b, const char *s, const char *end, bool ssh)
 {
 	const char *auth_end = first_slash(s, end), *at = last_at(s, auth_end), *p;
 
-	if (!vcs || !host_ok(at ? at + 1 : s, auth_end)) {
-		const char *last = last_at(s, end);
+	if (!host_ok(at ? at + 1 : s, auth_end)) {
+		/* the authority up to the first '/' is no host[:port] ("usr:S3c" of
+		 * "usr:S3c/ret@host/chan"): a password holding a raw '/'. The userinfo ends at the
+		 * first later '@' that a well-formed host follows, else at the last '@'. A
+		 * well-formed authority is kept as RFC 3986 cuts it: an '@' in the path
+		 * ("http://host:8080/sub@x", pip's "git+https://host/repo@v1") is no userinfo. */
+		const char *q = auth_end, *last = last_at(s, end);
+		while (q < end && (q = memchr(q, '@', (size_t)(end - q))) != NULL &&
+		       !host_ok(q + 1, first_slash(q + 1, end)))
+			q++;
+		if (q && q < end)
+			last = q;
 		if (last && last >= auth_end) {
 			at = last;
 			auth_end = first_slash(at, end);
@@ -182,10 +192,9 @@ static char *redact(const char *text, const char *end, bool whole)
 		while (scheme > p && scheme_char((unsigned char)scheme[-1]))
 			scheme--;
 		bool ssh = sep - p >= 3 && !strncmp(sep - 3, "ssh", 3);
-		bool vcs = memchr(scheme, '+', (size_t)(sep - scheme)) != NULL;
 		const char *stop = whole ? end : url_stop(text, scheme, sep, end);
 		menv_buf_add(&b, p, (size_t)(sep + 3 - p));
-		redact_one(&b, sep + 3, stop, ssh, vcs);
+		redact_one(&b, sep + 3, stop, ssh);
 		p = stop;
 		if (whole)
 			break;

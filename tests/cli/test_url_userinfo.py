@@ -180,6 +180,21 @@ def body(t):
     finally:
         s.stop()
 
+    # an '@' in the path after a well-formed host is no userinfo (RFC 3986): a channel folder
+    # named "sub@x" is recorded whole (the redaction once cut it to "file://x", so records,
+    # `list --explicit` and exports named a channel that does not exist)
+    at = t.make_channel("sub@x", {"noarch": [os.path.join(P, "dependency-1.0-0.conda")]})
+    prefix = os.path.join(t.tmp, "env-at")
+    t.menv_ok("create", "-p", prefix, "-c", "file://" + at, "--override-channels", "-y",
+              "dependency")
+    with open(os.path.join(prefix, "conda-meta", "dependency-1.0-0.json")) as f:
+        rec = json.load(f)
+    t.eq(rec["url"], "file://%s/noarch/dependency-1.0-0.conda" % at,
+         "a channel under 'sub@x': the record's url names it whole")
+    r = t.menv_run("list", "-p", prefix, "--explicit")
+    t.check("file://%s/noarch/dependency-1.0-0.conda" % at in r.out,
+            "a channel under 'sub@x': list --explicit names it whole", r)
+
 
 if __name__ == "__main__":
     menvtest.main(body)

@@ -53,7 +53,16 @@ static const struct {
         {"http://usr:S3c?ret@127.0.0.1:8080/chan", "http://127.0.0.1:8080/chan"},
         {"http://usr:S3c ret@127.0.0.1:8080/chan", "http://127.0.0.1:8080/chan"},
         {"http://usr:a/b?c#d e@f@host/t/tk-1/chan", "http://host/t/<TOKEN>/chan"},
-        {"http://tok/en@host/chan", "http://host/chan"},
+        /* a well-formed host before the first '/': the '@' is in the path (RFC 3986), and the
+         * URL is kept whole, as records and lockfiles must hold it */
+        {"http://tok/en@host/chan", "http://tok/en@host/chan"},
+        {"http://127.0.0.1:18777/sub@x", "http://127.0.0.1:18777/sub@x"},
+        {"file:///tmp/chan/sub@x/noarch/a-1-0.tar.bz2",
+         "file:///tmp/chan/sub@x/noarch/a-1-0.tar.bz2"},
+        {"https://host.example/path@x/pkg-1.0.tar.gz",
+         "https://host.example/path@x/pkg-1.0.tar.gz"},
+        /* an authority that is no host: the userinfo ends at the first '@' a host follows */
+        {"git+https://tok:KQZ/WVJ@github.com/org/priv@v2", "git+https://github.com/org/priv@v2"},
         {"http://u:p/w@[::1]:8080/chan", "http://[::1]:8080/chan"},
         /* pip's VCS revision after a well-formed host is no userinfo; before it, it is */
         {"git+https://github.com/dateutil/dateutil@9eaa5de5",
