@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""cli.kinds_<case>: kinds of bad or unusual input found by issue 22's last tryout, one case
+each (python3 test_kinds.py MENV SHARED CASE):
+
+- envs_dirs: every entry of envs_dirs is used, as conda's context.envs_dirs: a name is looked
+  up in each in order (locate_prefix_by_name), a create goes to the first writable one
+  (first_writable_envs_dir), env list names the environments of each; config --show and
+  info print the whole pkgs_dirs and envs_dirs lists.
+"""
+import os
+import sys
+
+import menvtest
+from menvtest import write_text
+
+NOARCH = ("packages", "conda", "test-recipes", "noarch")
+
+
+def channel(t):
+    P = os.path.join(t.corpus, *NOARCH)
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, "dependency-1.0-0.conda")]})
+    return ["-c", t.url(chan), "--override-channels", "-q", "-y"]
+
+
+def case_envs_dirs(t):
+    C = channel(t)
+    afile = os.path.join(t.tmp, "afile")
+    write_text(afile, "not a folder\n")
+    e1 = os.path.join(afile, "envs")  # cannot be made: a file is in the way
+    e2 = os.path.join(t.tmp, "e2")
+    e3 = os.path.join(t.tmp, "e3")
+    p1, p2 = os.path.join(t.tmp, "pk1"), os.path.join(t.tmp, "pk2")
+    t.set_rc("envs_dirs: [%s, %s, %s]\npkgs_dirs: [%s, %s]\n" % (e1, e2, e3, p1, p2))
+    j = t.menv_ok("config", "--show", "--json").json()
+    t.eq((j.get("envs_dirs"), j.get("pkgs_dirs")), ([e1, e2, e3], [p1, p2]),
+         "config --show --json: the whole lists")
+    out = t.menv_ok("config", "--show", "envs_dirs", "pkgs_dirs").out
+    t.eq(out, "envs_dirs:\n  - %s\n  - %s\n  - %s\npkgs_dirs:\n  - %s\n  - %s\n"
+         % (e1, e2, e3, p1, p2), "config --show envs_dirs pkgs_dirs (conda's text)")
+    j = t.menv_ok("info", "--json").json()
+    t.eq((j.get("envs_dirs"), j.get("pkgs_dirs")), ([e1, e2, e3], [p1, p2]),
+         "info --json: the whole lists")
+    # a create goes to the first writable entry (e1 cannot be made)
+    t.menv_ok("create", "-n", "made", *C, "dependency")
+    t.check(os.path.isdir(os.path.join(e2, "made", "conda-meta")),
+            "create -n: in the first writable envs dir", sorted(os.listdir(t.tmp)))
+    # an environment of the third entry is found by name
+    t.menv_ok("create", "-p", os.path.join(e3, "third"), *C, "dependency")
+    r = t.menv_ok("list", "-n", "third", "--json")
+    t.eq([p.get("name") for p in r.json()], ["dependency"], "list -n NAME of the third envs dir")
+    r = t.menv_ok("run", "-n", "third", "sh", "-c", "printf %s \"$CONDA_PREFIX\"")
+    t.eq(r.out, os.path.join(e3, "third"), "run -n NAME of the third envs dir")
+    # the first entry that holds the name wins
+    t.menv_ok("create", "-p", os.path.join(e3, "made"), *C, "dependency")
+    r = t.menv_ok("run", "-n", "made", "sh", "-c", "printf %s \"$CONDA_PREFIX\"")
+    t.eq(r.out, os.path.join(e2, "made"), "a name in two envs dirs: the first one's")
+    r = t.menv_ok("env", "list", "--json")
+    t.eq(r.json().get("envs"), [t.root, os.path.join(e2, "made"), os.path.join(e3, "made"),
+                                os.path.join(e3, "third")], "env list --json: every envs dir")
+    rows = [l.split()[0] for l in t.menv_ok("env", "list").out.splitlines()
+            if l and not l.startswith("#")]
+    t.eq(rows, ["base", "made", "made", "third"], "env list: names of every envs dir")
+    r = t.menv_run("list", "-n", "nosuch")
+    t.one_line_error(r, "list -n nosuch", ["'nosuch' not found", e1])
+
+
+def body(t, case):
+    getattr(sys.modules[__name__], "case_" + case)(t)
+
+
+if __name__ == "__main__":
+    menvtest.main(body)
