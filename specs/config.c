@@ -779,10 +779,14 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 		     p < v->data.mapping.pairs.top; p++) {
 			yaml_node_t *mk = yaml_document_get_node(doc, p->key);
 			yaml_node_t *mv = yaml_document_get_node(doc, p->value);
-			if (!mk || !mv || mk->type != YAML_SCALAR_NODE ||
-			    mv->type != YAML_SCALAR_NODE)
+			if (!mk || !mv || mk->type != YAML_SCALAR_NODE)
 				return node_error(err, path, mv ? mv : v,
 				                  "expected a mapping of strings");
+			/* `proxy_servers: {http: 42}` or `{http: [a]}`: no URL */
+			rc = menv_config_check_map_value(
+			        path, key, (const char *)mk->data.scalar.value, mv, err);
+			if (rc)
+				return rc;
 			set_map(cfg, key, (const char *)mk->data.scalar.value,
 			        (const char *)mv->data.scalar.value);
 		}

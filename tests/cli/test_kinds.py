@@ -6,6 +6,9 @@ each (python3 test_kinds.py MENV SHARED CASE):
   up in each in order (locate_prefix_by_name), a create goes to the first writable one
   (first_writable_envs_dir), env list names the environments of each; config --show and
   info print the whole pkgs_dirs and envs_dirs lists.
+- map_values: a value of proxy_servers, custom_channels or migrated_custom_channels that is
+  a number, a bool, a list or a mapping is refused with FILE:LINE:COL and KEY.SUB (conda's
+  MapParameter(str)); quoted, the same text is taken.
 """
 import os
 import sys
@@ -62,6 +65,24 @@ def case_envs_dirs(t):
     t.eq(rows, ["base", "made", "made", "third"], "env list: names of every envs dir")
     r = t.menv_run("list", "-n", "nosuch")
     t.one_line_error(r, "list -n nosuch", ["'nosuch' not found", e1])
+
+
+def case_map_values(t):
+    for key in ("proxy_servers", "custom_channels", "migrated_custom_channels"):
+        for val, what in (("42", "an int '42'"), ("true", "a bool 'true'"),
+                          ("4.5", "a float '4.5'"), ("[a, b]", "a list"),
+                          ("{a: b}", "a mapping")):
+            text = "offline: false\n%s:\n  http: 'http://ok'\n  https: %s\n" % (key, val)
+            t.set_rc(text)
+            for cmd in (("info",), ("config", "--show"), ("config", "--show", key)):
+                r = t.menv_run(*cmd)
+                t.one_line_error(r, "%s.https: %s: menv %s" % (key, val, " ".join(cmd)),
+                                 ["%s:4:10:" % t.rc, "%s.https must be a str, not %s"
+                                  % (key, what)])
+        t.set_rc("%s:\n  https: '42'\n" % key)
+        r = t.menv_run("config", "--show", key, "--json")
+        t.eq((r.rc, (r.try_json() or {}).get(key, {}).get("https")), (0, "42"),
+             "%s.https: '42' quoted is the text" % key)
 
 
 def body(t, case):
