@@ -6,6 +6,13 @@ each (python3 test_kinds.py MENV SHARED CASE):
   up in each in order (locate_prefix_by_name), a create goes to the first writable one
   (first_writable_envs_dir), env list names the environments of each; config --show and
   info print the whole pkgs_dirs and envs_dirs lists.
+- config_add: `config --add/--append/--set/--remove` on a .condarc that menv refuses to read
+  (a mapping, a number or a null in `channels`, a number in proxy_servers) fails with its
+  FILE:LINE:COL and leaves the file byte for byte as it was (it exited 0 and rewrote it);
+  --remove-key, which can take the bad value out, still works.
+- fifo_rc: a FIFO at ~/.condarc (or ~/.config/conda/.condarc, or a link to one, mode 000
+  too) is one line naming it, exit 1, never a wait, for config --show (text and --json),
+  --get and info. (Fixed with cli.fifo_files, which tried --show-sources only.)
 - map_values: a value of proxy_servers, custom_channels or migrated_custom_channels that is
   a number, a bool, a list or a mapping is refused with FILE:LINE:COL and KEY.SUB (conda's
   MapParameter(str)); quoted, the same text is taken.
@@ -65,6 +72,55 @@ def case_envs_dirs(t):
     t.eq(rows, ["base", "made", "made", "third"], "env list: names of every envs dir")
     r = t.menv_run("list", "-n", "nosuch")
     t.one_line_error(r, "list -n nosuch", ["'nosuch' not found", e1])
+
+
+def case_config_add(t):
+    bad = [("channels:\n  - a\n  - {x: y}\n", 3, 5, "channels must be a list of strings, not a mapping"),
+           ("channels:\n  - a\n  - 42\n", 3, 5, "not an int '42'"),
+           ("channels: [a, ~]\n", 1, 15, "not a null '~'"),
+           ("offline: false\nproxy_servers:\n  http: 8080\n", 3, 9,
+            "proxy_servers.http must be a str, not an int '8080'")]
+    edits = [("--add", "channels", "x"), ("--append", "channels", "x"),
+             ("--prepend", "pkgs_dirs", "/p"), ("--set", "offline", "true"),
+             ("--remove", "channels", "a"), ("--set", "proxy_servers.https", "http://p")]
+    for text, line, col, needle in bad:
+        for e in edits:
+            t.set_rc(text)
+            r = t.menv_run("config", *e)
+            t.one_line_error(r, "%r: config %s" % (text, " ".join(e)),
+                             ["%s:%d:%d:" % (t.rc, line, col), needle])
+            t.eq(open(t.rc).read(), text, "%r: config %s leaves the file as it was"
+                 % (text, " ".join(e)))
+    # --remove-key takes the bad value out
+    t.set_rc("offline: false\nchannels:\n  - a\n  - {x: y}\n")
+    t.menv_ok("config", "--remove-key", "channels")
+    t.eq(open(t.rc).read(), "offline: false\n", "--remove-key channels fixes the file")
+    t.menv_ok("config", "--add", "channels", "x")
+    t.eq(open(t.rc).read(), "offline: false\nchannels:\n  - x\n  - defaults\n",
+         "then --add works")
+
+
+def case_fifo_rc(t):
+    home_rc = os.path.join(t.home, ".condarc")
+    xdg_rc = os.path.join(t.home, ".config", "conda", ".condarc")
+    os.makedirs(os.path.dirname(xdg_rc))
+    fifo = os.path.join(t.tmp, "fifo")
+    os.mkfifo(fifo)
+    setups = [("~/.condarc a FIFO", home_rc, lambda: os.mkfifo(home_rc), home_rc),
+              ("~/.condarc a FIFO of mode 000", home_rc, lambda: os.mkfifo(home_rc, 0), home_rc),
+              ("~/.config/conda/.condarc a FIFO", xdg_rc, lambda: os.mkfifo(xdg_rc), xdg_rc),
+              ("~/.condarc a link to a FIFO", home_rc, lambda: os.symlink(fifo, home_rc),
+               home_rc)]
+    for what, path, make, named in setups:
+        make()
+        for cmd in (("config", "--show"), ("config", "--show", "--json"),
+                    ("config", "--show", "channels"), ("config", "--get"), ("info",)):
+            if cmd[-1] == "--get" and path == xdg_rc:
+                continue  # --get reads ~/.condarc alone, as conda's
+            r = t.menv_run(*cmd, env={"MENVRC": ""}, timeout=30)
+            t.one_line_error(r, "%s: menv %s" % (what, " ".join(cmd)),
+                             ["'%s'" % named, "not a regular file (a FIFO)"])
+        os.unlink(path)
 
 
 def case_map_values(t):
