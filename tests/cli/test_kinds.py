@@ -16,6 +16,8 @@ each (python3 test_kinds.py MENV SHARED CASE):
 - map_values: a value of proxy_servers, custom_channels or migrated_custom_channels that is
   a number, a bool, a list or a mapping is refused with FILE:LINE:COL and KEY.SUB (conda's
   MapParameter(str)); quoted, the same text is taken.
+- envfile_nul: a NUL byte in an environment file's text ("A\\0B" as a variables: name, a
+  value, a dependency) is refused with FILE:LINE:COL (the name was cut to "A" and stored).
 """
 import os
 import sys
@@ -139,6 +141,26 @@ def case_map_values(t):
         r = t.menv_run("config", "--show", key, "--json")
         t.eq((r.rc, (r.try_json() or {}).get(key, {}).get("https")), (0, "42"),
              "%s.https: '42' quoted is the text" % key)
+
+
+def case_envfile_nul(t):
+    C = channel(t)
+    cwd = os.path.join(t.tmp, "cwd")
+    os.makedirs(cwd)
+    for what, text, line, col in (
+            ("a variable name", 'variables:\n  "A\\0B": x\n', 3, 3),
+            ("a variable name (\\x00)", 'variables:\n  "PATHX\\x00": x\n', 3, 3),
+            ("a variable value", 'variables:\n  A: "x\\0y"\n', 3, 6),
+            ("a dependency", 'dependencies:\n  - "dependency\\0 >=9"\n', 3, 5)):
+        yml = os.path.join(t.tmp, "env.yml")
+        write_text(yml, "name: nul\n" + text)
+        prefix = os.path.join(t.tmp, "p")
+        for dry in (["--dry-run"], []):
+            r = t.menv_run("create", "-p", prefix, "-f", yml, *dry, *C, cwd=cwd)
+            t.one_line_error(r, "%s with a NUL: create %s" % (what, " ".join(dry)),
+                             ["%s:%d:%d:" % (yml, line, col), "NUL"])
+        t.check(not os.path.exists(prefix), "%s with a NUL: no environment made" % what)
+        t.eq(os.listdir(cwd), [], "%s with a NUL: nothing made in the cwd" % what)
 
 
 def body(t, case):
