@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,11 @@ static char *home_dir(void)
 	return menv_xstrdup(menv_home(&h, NULL) == 0 ? h : "~");
 }
 
+/* A leading "~" made HOME and "~USER" that user's home directory (its passwd entry), as
+ * Python's os.path.expanduser. A "~USER" with no such user is kept as written, and
+ * check_home refuses it: expanduser leaves it too, and conda's abspath() then makes it
+ * <cwd>/~USER/..., a folder named "~USER" in whatever directory the command runs from; menv
+ * never makes anything there on its behalf. Caller frees. */
 static char *expand_user(const char *p)
 {
 	if (p[0] == '~' && (p[1] == '/' || !p[1])) {
@@ -35,6 +41,18 @@ static char *expand_user(const char *p)
 		char *r = menv_xasprintf("%s%s", h, p + 1);
 		free(h);
 		return r;
+	}
+	if (p[0] == '~') {
+		size_t n = strcspn(p + 1, "/");
+		char *user = menv_xstrndup(p + 1, n), buf[4096];
+		struct passwd pw, *found = NULL;
+		char *r = NULL;
+		if (getpwnam_r(user, &pw, buf, sizeof(buf), &found) == 0 && found &&
+		    found->pw_dir && found->pw_dir[0] == '/')
+			r = menv_xasprintf("%s%s", found->pw_dir, p + 1 + n);
+		free(user);
+		if (r)
+			return r;
 	}
 	return menv_xstrdup(p);
 }
@@ -961,19 +979,32 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 	return 0;
 }
 
-/* A place still starting with "~" was to be under HOME, which is unusable: refused. */
+/* A place still starting with "~" was to be under HOME, which is unusable: refused; one
+ * starting with "~USER" names no user (expand_user): refused, never made in the cwd. */
 static int check_home(const struct menv_config *cfg, struct menv_error *err)
 {
-	const char *h, *bad = NULL;
+	const char *h, *bad = NULL, *key = "root_prefix";
 
 	if (cfg->root_prefix && cfg->root_prefix[0] == '~')
 		bad = cfg->root_prefix;
-	for (size_t i = 0; !bad && i < cfg->envs_dirs.n; i++)
-		if (cfg->envs_dirs.v[i][0] == '~')
+	for (size_t i = 0; !bad && i < cfg->envs_dirs.n; i++) {
+		if (cfg->envs_dirs.v[i][0] == '~') {
 			bad = cfg->envs_dirs.v[i];
-	for (size_t i = 0; !bad && i < cfg->pkgs_dirs.n; i++)
-		if (cfg->pkgs_dirs.v[i][0] == '~')
+			key = "envs_dirs";
+		}
+	}
+	for (size_t i = 0; !bad && i < cfg->pkgs_dirs.n; i++) {
+		if (cfg->pkgs_dirs.v[i][0] == '~') {
 			bad = cfg->pkgs_dirs.v[i];
+			key = "pkgs_dirs";
+		}
+	}
+	if (bad && bad[1] && bad[1] != '/')
+		return menv_error_set(
+		        err, MENV_EPARSE,
+		        "%s entry '%s': there is no user '%.*s' (~USER is that user's "
+		        "home; give the full path)",
+		        key, bad, (int)strcspn(bad + 1, "/"), bad + 1);
 	if (!bad || menv_home(&h, err) == 0)
 		return 0;
 	return menv_error_prefix(err, "'%s' is under HOME", bad);

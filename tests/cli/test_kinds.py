@@ -18,8 +18,13 @@ each (python3 test_kinds.py MENV SHARED CASE):
   MapParameter(str)); quoted, the same text is taken.
 - envfile_nul: a NUL byte in an environment file's text ("A\\0B" as a variables: name, a
   value, a dependency) is refused with FILE:LINE:COL (the name was cut to "A" and stored).
+- tilde_user: "~nouser/x" (no such user) in pkgs_dirs, envs_dirs or root_prefix is refused
+  with one line naming the key and the entry, and nothing is made in the current directory
+  (conda's expanduser leaves it and abspath makes it <cwd>/~nouser/x; menv took it as a
+  relative path too); "~root/x" is root's home as expanduser makes it.
 """
 import os
+import pwd
 import sys
 
 import menvtest
@@ -161,6 +166,39 @@ def case_envfile_nul(t):
                              ["%s:%d:%d:" % (yml, line, col), "NUL"])
         t.check(not os.path.exists(prefix), "%s with a NUL: no environment made" % what)
         t.eq(os.listdir(cwd), [], "%s with a NUL: nothing made in the cwd" % what)
+
+
+def case_tilde_user(t):
+    C = channel(t)
+    cwd = os.path.join(t.tmp, "cwd")
+    os.makedirs(cwd)
+    nouser = "nouser-kinds-22"
+    try:
+        pwd.getpwnam(nouser)
+        t.skip_part("a user %s exists here" % nouser)
+        return
+    except KeyError:
+        pass
+    for key, rc, env in (("pkgs_dirs", "pkgs_dirs: ['~%s/p']\n" % nouser, None),
+                         ("envs_dirs", "envs_dirs: ['~%s/e']\n" % nouser, None),
+                         ("pkgs_dirs", "", {"CONDA_PKGS_DIRS": "~%s/p" % nouser}),
+                         ("root_prefix", "", {"MENV_ROOT_PREFIX": "~%s/r" % nouser})):
+        t.set_rc(rc)
+        for cmd in (("info",), ("config", "--show"),
+                    ("create", "-n", "e", *C, "dependency"),
+                    ("create", "-p", os.path.join(t.tmp, "pe"), *C, "dependency"),
+                    ("clean", "--all", "-y")):
+            r = t.menv_run(*cmd, cwd=cwd, env=env)
+            t.one_line_error(r, "%s ~%s: menv %s" % (key, nouser, cmd[0]),
+                             [key, "'~%s/" % nouser, "no user '%s'" % nouser])
+        t.eq(os.listdir(cwd), [], "%s ~%s: nothing made in the cwd" % (key, nouser))
+        t.check(not os.path.exists(os.path.join(t.tmp, "pe")), "%s: no environment" % key)
+    home = pwd.getpwnam("root").pw_dir
+    t.set_rc("pkgs_dirs: ['~root/p']\nenvs_dirs: ['~root/e/']\n")
+    j = t.menv_ok("info", "--json", cwd=cwd).json()
+    t.eq((j.get("pkgs_dirs"), j.get("envs_dirs")),
+         ([os.path.join(home, "p")], [os.path.join(home, "e")]),
+         "~root/x is root's home (os.path.expanduser)")
 
 
 def body(t, case):
