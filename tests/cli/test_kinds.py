@@ -22,6 +22,8 @@ each (python3 test_kinds.py MENV SHARED CASE):
   with one line naming the key and the entry, and nothing is made in the current directory
   (conda's expanduser leaves it and abspath makes it <cwd>/~nouser/x; menv took it as a
   relative path too); "~root/x" is root's home as expanduser makes it.
+- lock_platforms: a conda-lock file of 50,000 platforms, none the current one: the error
+  names the first five and "and 49995 more" (it listed all 50,000 on one line).
 """
 import os
 import pwd
@@ -199,6 +201,23 @@ def case_tilde_user(t):
     t.eq((j.get("pkgs_dirs"), j.get("envs_dirs")),
          ([os.path.join(home, "p")], [os.path.join(home, "e")]),
          "~root/x is root's home (os.path.expanduser)")
+
+
+def case_lock_platforms(t):
+    plats = ["osx-%05d" % i for i in range(50000)]
+    lock = os.path.join(t.tmp, "big.conda-lock.yml")
+    write_text(lock, "version: 1\nmetadata:\n  content_hash: {}\n  channels: []\n"
+               "  platforms:\n" + "".join("  - %s\n" % p for p in plats) +
+               "  sources: [environment.yml]\npackage: []\n")
+    prefix = os.path.join(t.tmp, "p")
+    for dry in (["--dry-run"], []):
+        r = t.menv_run("create", "-p", prefix, "-f", lock, *dry,
+                       env={"CONDA_SUBDIR": "linux-64"})
+        t.one_line_error(r, "50,000 platforms: create %s" % " ".join(dry),
+                         ["has no packages for platform 'linux-64' (it locks osx-00000, "
+                          "osx-00001, osx-00002, osx-00003, osx-00004 and 49995 more)"])
+        t.check(len(r.err) < 400, "50,000 platforms: a short line (%d bytes)" % len(r.err))
+    t.check(not os.path.exists(prefix), "50,000 platforms: no environment")
 
 
 def body(t, case):
