@@ -24,6 +24,9 @@ each (python3 test_kinds.py MENV SHARED CASE):
   relative path too); "~root/x" is root's home as expanduser makes it.
 - lock_platforms: a conda-lock file of 50,000 platforms, none the current one: the error
   names the first five and "and 49995 more" (it listed all 50,000 on one line).
+- stdin_file: errors and warnings of `-f /dev/stdin` (an environment file or a lock piped
+  in) name /dev/stdin, never the temporary copy menv reads it from (they named
+  $TMPDIR/menv-file-...), in text and --json.
 """
 import os
 import pwd
@@ -218,6 +221,33 @@ def case_lock_platforms(t):
                           "osx-00001, osx-00002, osx-00003, osx-00004 and 49995 more)"])
         t.check(len(r.err) < 400, "50,000 platforms: a short line (%d bytes)" % len(r.err))
     t.check(not os.path.exists(prefix), "50,000 platforms: no environment")
+
+
+def case_stdin_file(t):
+    import subprocess
+    tmpdir = os.path.join(t.tmp, "tmpdir")
+    os.makedirs(tmpdir)
+    lock = ("version: 1\nmetadata:\n  content_hash: {}\n  channels: []\n"
+            "  platforms: [osx-arm64]\n  sources: [environment.yml]\npackage: []\n")
+    for what, text, extra, needle, rc in (
+            ("a bad environment file", "name: x\ndependencies:\n  - [a]\n", [],
+             "/dev/stdin:3:5: a dependency must be a string", 1),
+            ("a bad environment file, --json", "name: x\ndependencies:\n  - [a]\n", ["--json"],
+             "/dev/stdin:3:5: a dependency must be a string", 1),
+            ("a lock of another platform", lock, [],
+             "/dev/stdin has no packages for platform 'linux-64'", 1),
+            ("an unknown key (a warning)", "name: x\nfoo: 1\ndependencies: []\n", [],
+             "/dev/stdin:2: unknown key 'foo'", 0)):
+        p = subprocess.run([t.menv, "create", "-p", os.path.join(t.tmp, "p"), "-f",
+                            "/dev/stdin", "--dry-run"] + extra, input=text.encode(), capture_output=True,
+                           env=t.environ({"TMPDIR": tmpdir, "CONDA_SUBDIR": "linux-64"}),
+                           timeout=60)
+        out = (p.stdout + p.stderr).decode()
+        t.check(p.returncode == rc and needle in out,
+                "-f /dev/stdin, %s: names /dev/stdin" % what, out)
+        t.check("menv-file" not in out and tmpdir not in out,
+                "-f /dev/stdin, %s: no temporary file named" % what, out)
+        t.eq(os.listdir(tmpdir), [], "-f /dev/stdin, %s: the copy is removed" % what)
 
 
 def body(t, case):
