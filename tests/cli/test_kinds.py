@@ -27,6 +27,9 @@ each (python3 test_kinds.py MENV SHARED CASE):
 - stdin_file: errors and warnings of `-f /dev/stdin` (an environment file or a lock piped
   in) name /dev/stdin, never the temporary copy menv reads it from (they named
   $TMPDIR/menv-file-...), in text and --json.
+- doctor_pyc: a package's .pyc (and .pyo) rewritten in place, as python rewrites a stale
+  one, is not a changed file for `menv doctor` (conda 26's doctor skips .pyc/.pyo in its
+  altered-files check); a changed .py beside it still is.
 """
 import os
 import pwd
@@ -248,6 +251,40 @@ def case_stdin_file(t):
         t.check("menv-file" not in out and tmpdir not in out,
                 "-f /dev/stdin, %s: no temporary file named" % what, out)
         t.eq(os.listdir(tmpdir), [], "-f /dev/stdin, %s: the copy is removed" % what)
+
+
+def case_doctor_pyc(t):
+    chan = os.path.join(t.tmp, "pycchan")
+    sp = "lib/python3.9/site-packages/m/"
+    files = {sp + "__init__.py": b"X = 1\n",
+             sp + "__pycache__/__init__.cpython-39.pyc": b"\x61\x0d\x0d\x0a" + b"\0" * 12,
+             sp + "old.pyo": b"\x03\xf3\x0d\x0a" + b"\0" * 4}
+    import hashlib
+    import json
+    files["info/paths.json"] = json.dumps({"paths_version": 1, "paths": [
+        {"_path": k, "path_type": "hardlink", "sha256": hashlib.sha256(v).hexdigest(),
+         "size_in_bytes": len(v)} for k, v in files.items()]}).encode()
+    menvtest.build_tar_bz2(os.path.join(chan, "noarch", "pyc-1.0-0.tar.bz2"),
+                           {"name": "pyc", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": [], "subdir": "noarch"}, files)
+    t.index(chan)
+    p = os.path.join(t.tmp, "env")
+    t.menv_ok("create", "-p", p, "-c", t.url(chan), "--override-channels", "-q", "-y", "pyc")
+    r = t.menv_run("doctor", "-p", p, "--json")
+    t.eq((r.rc, (r.try_json() or {}).get("findings")), (0, []), "a healthy environment")
+    # what python does to a stale .pyc: writes a new one (another mtime, other bytes)
+    for rel in (sp + "__pycache__/__init__.cpython-39.pyc", sp + "old.pyo"):
+        with open(os.path.join(p, rel), "wb") as f:
+            f.write(b"\x61\x0d\x0d\x0a" + b"\1" * 40)
+    r = t.menv_run("doctor", "-p", p, "--json")
+    t.eq((r.rc, (r.try_json() or {}).get("findings")), (0, []),
+         "rewritten .pyc and .pyo: no changed file")
+    write_text(os.path.join(p, sp + "__init__.py"), "X = 2\n")
+    r = t.menv_run("doctor", "-p", p, "--json")
+    kinds = sorted((f.get("kind"), os.path.basename(f.get("path", "")))
+                   for f in (r.try_json() or {}).get("findings", []))
+    t.eq((r.rc != 0, kinds), (True, [("changed-file", "__init__.py")]),
+         "a changed .py is still named")
 
 
 def body(t, case):
