@@ -30,6 +30,10 @@ each (python3 test_kinds.py MENV SHARED CASE):
 - doctor_pyc: a package's .pyc (and .pyo) rewritten in place, as python rewrites a stale
   one, is not a changed file for `menv doctor` (conda 26's doctor skips .pyc/.pyo in its
   altered-files check); a changed .py beside it still is.
+- userinfo_slash: "http://Tq4z/Wm8y@127.0.0.1:1/chan" (a token or user name holding a raw
+  '/') is refused as an ambiguous channel, one line quoting it from after the '@', on the
+  command line, in an environment file and in --json; neither half appears (it was kept
+  whole as the host "Tq4z" and a path).
 """
 import os
 import pwd
@@ -285,6 +289,31 @@ def case_doctor_pyc(t):
                    for f in (r.try_json() or {}).get("findings", []))
     t.eq((r.rc != 0, kinds), (True, [("changed-file", "__init__.py")]),
          "a changed .py is still named")
+
+
+def case_userinfo_slash(t):
+    import json
+    for url in ("http://Tq4z/Wm8y@127.0.0.1:1/chan", "https://u:Tq4z/a/Wm8y@h.example/c/x"):
+        host_on = url.split("@", 1)[1]
+        envfile = os.path.join(t.tmp, "env.yml")
+        write_text(envfile, "name: x\nchannels: ['%s']\ndependencies: [dependency]\n" % url)
+        runs = [t.menv_run("create", "--dry-run", "-n", "x", "-c", url, "--override-channels",
+                           "dependency"),
+                t.menv_run("search", "-c", url, "--override-channels", "dependency"),
+                t.menv_run("create", "-y", "-p", os.path.join(t.tmp, "p"), "-f", envfile)]
+        for r in runs:
+            t.one_line_error(r, "%s: menv %s" % (host_on, " ".join(r.args[:2])),
+                             ["invalid channel '%s://%s'" % (url.split(":")[0], host_on),
+                              ("ambiguous", "malformed")])
+        r = t.menv_run("create", "--dry-run", "--json", "-n", "x", "-c", url,
+                       "--override-channels", "dependency")
+        runs.append(r)
+        msg = (r.try_json() or {}).get("message", "")
+        t.check(r.rc == 1 and msg.startswith("invalid channel '"), "--json: the error", r)
+        for r in runs:
+            for n in ("Tq4z", "Wm8y"):
+                t.check(n not in r.out and n not in r.err, "%s: %r in no output" % (url, n), r)
+    t.check(not os.path.exists(os.path.join(t.tmp, "p")), "no environment")
 
 
 def body(t, case):
