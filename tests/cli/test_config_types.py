@@ -2,7 +2,8 @@
 plain with its text (a float 30.50, an int, True, ~, an empty null, 0x1F under a key menv
 does not know: proxy_servers refuses a number), a quoted one quoted (a "1.0" that looks
 like a number, a string that needs quotes), a flow list as a block list of the same scalars
-(a plain 2.0 in a key menv does not know: default_channels refuses a number); the file after `config --add channels x` is compared byte for byte."""
+(a plain 2.0 in a key menv does not know: default_channels refuses a number); the file
+after `config --add channels x` is compared byte for byte."""
 import menvtest
 
 

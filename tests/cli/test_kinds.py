@@ -94,7 +94,8 @@ def case_envs_dirs(t):
 
 
 def case_config_add(t):
-    bad = [("channels:\n  - a\n  - {x: y}\n", 3, 5, "channels must be a list of strings, not a mapping"),
+    bad = [("channels:\n  - a\n  - {x: y}\n", 3, 5,
+            "channels must be a list of strings, not a mapping"),
            ("channels:\n  - a\n  - 42\n", 3, 5, "not an int '42'"),
            ("channels: [a, ~]\n", 1, 15, "not a null '~'"),
            ("offline: false\nproxy_servers:\n  http: 8080\n", 3, 9,
@@ -239,14 +240,15 @@ def case_stdin_file(t):
     for what, text, extra, needle, rc in (
             ("a bad environment file", "name: x\ndependencies:\n  - [a]\n", [],
              "/dev/stdin:3:5: a dependency must be a string", 1),
-            ("a bad environment file, --json", "name: x\ndependencies:\n  - [a]\n", ["--json"],
-             "/dev/stdin:3:5: a dependency must be a string", 1),
+            ("a bad environment file, --json", "name: x\ndependencies:\n  - [a]\n",
+             ["--json"], "/dev/stdin:3:5: a dependency must be a string", 1),
             ("a lock of another platform", lock, [],
              "/dev/stdin has no packages for platform 'linux-64'", 1),
             ("an unknown key (a warning)", "name: x\nfoo: 1\ndependencies: []\n", [],
              "/dev/stdin:2: unknown key 'foo'", 0)):
         p = subprocess.run([t.menv, "create", "-p", os.path.join(t.tmp, "p"), "-f",
-                            "/dev/stdin", "--dry-run"] + extra, input=text.encode(), capture_output=True,
+                            "/dev/stdin", "--dry-run"] + extra, input=text.encode(),
+                           capture_output=True,
                            env=t.environ({"TMPDIR": tmpdir, "CONDA_SUBDIR": "linux-64"}),
                            timeout=60)
         out = (p.stdout + p.stderr).decode()
