@@ -34,6 +34,10 @@ each (python3 test_kinds.py MENV SHARED CASE):
   '/') is refused as an ambiguous channel, one line quoting it from after the '@', on the
   command line, in an environment file and in --json; neither half appears (it was kept
   whole as the host "Tq4z" and a path).
+- removal_json: `remove --all --json` killed at each step (MENV_TEST_CRASH_AFTER=N) and run
+  again: a run that finishes the interrupted removal says so in --json
+  (finished_interrupted_removal, a message naming the prefix) instead of a bare success with
+  an empty UNLINK list; a run that removes the packages itself lists them.
 """
 import os
 import pwd
@@ -316,6 +320,38 @@ def case_userinfo_slash(t):
             for n in ("Tq4z", "Wm8y"):
                 t.check(n not in r.out and n not in r.err, "%s: %r in no output" % (url, n), r)
     t.check(not os.path.exists(os.path.join(t.tmp, "p")), "no environment")
+
+
+def case_removal_json(t):
+    C = channel(t)
+    p = os.path.join(t.tmp, "env")
+    finished = 0
+    for n in range(1, 60):
+        if os.path.exists(p):
+            t.menv_ok("remove", "--all", "-y", "-p", p)
+        t.menv_ok("create", "-y", "-p", p, *C, "dependency")
+        r = t.menv_run("remove", "--all", "-y", "--json", "-p", p,
+                       env={"MENV_TEST_CRASH_AFTER": str(n)})
+        if r.rc == 0:
+            break
+        gone = not os.path.exists(p)
+        r = t.menv_run("remove", "--all", "-y", "--json", "-p", p)
+        j = r.try_json() or {}
+        if gone:  # killed after the removal was whole: nothing is left to remove
+            t.check(r.rc == 1 and "not found" in j.get("message", ""),
+                    "crash after %d, the prefix gone: the rerun finds nothing" % n, r.out)
+            continue
+        unlink = [u.get("name") for u in j.get("actions", {}).get("UNLINK", [])]
+        if j.get("finished_interrupted_removal"):
+            finished += 1
+            t.check(j.get("success") is True and unlink == [] and "finished the interrupted "
+                    "removal of '%s'" % p in j.get("message", ""),
+                    "crash after %d: the finish is reported as such" % n, r.out)
+        else:
+            t.check(r.rc == 0 and unlink == ["dependency"],
+                    "crash after %d: the rerun removes and lists the package" % n, r.out)
+        t.check(not os.path.exists(p), "crash after %d: the rerun removed the prefix" % n)
+    t.check(finished > 0, "some crash point left a removal to finish (%d)" % finished)
 
 
 def body(t, case):
