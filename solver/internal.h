@@ -117,6 +117,9 @@ int menv_solv_sparse_open(struct menv_solver *s, struct filerepo *f, struct menv
  * the sparsely opened files; all of them when a spec has no plain name. */
 int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request *req,
                           struct menv_error *err);
+/* Reads the records named `name` (as written and lower-cased; all of them for a glob or no
+ * name) and those without a readable name, not what they reach (a search by name). */
+int menv_solv_sparse_load_name(struct menv_solver *s, const char *name, struct menv_error *err);
 /* Reads every record of the sparsely opened files (queries over everything). */
 int menv_solv_sparse_load_all(struct menv_solver *s, struct menv_error *err);
 void menv_solv_sparse_free(struct sparse_index *x);

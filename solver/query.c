@@ -76,7 +76,9 @@ int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
 
 	*out = NULL;
 	*n_out = 0;
-	int rc = menv_solv_sparse_load_all(s, err);
+	/* a plain name: only its records (a glob or no name: all of them) */
+	int rc = menv_solv_sparse_load_name(s, ms->name && strcmp(ms->name, "*") ? ms->name : NULL,
+	                                    err);
 	if (rc)
 		return rc;
 	prepare(s);

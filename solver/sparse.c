@@ -523,6 +523,38 @@ int menv_solv_sparse_load_all(struct menv_solver *s, struct menv_error *err)
 	return rc;
 }
 
+int menv_solv_sparse_load_name(struct menv_solver *s, const char *name, struct menv_error *err)
+{
+	int rc = 0;
+	if (!name || strpbrk(name, "*?[^") || !strcmp(name, ""))
+		return menv_solv_sparse_load_all(s, err);
+	char *low = menv_xstrdup(name);
+	for (char *p = low; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p + 'a' - 'A');
+	for (size_t i = 0; i < s->nfiles && !rc; i++) {
+		struct filerepo *f = s->files[i];
+		struct sparse_index *x = f->sparse;
+		if (!x)
+			continue;
+		uint32_t gs[3] = {0, lookup(x, name, strlen(name)), lookup(x, low, strlen(low))};
+		bool any = false;
+		for (int k = 0; k < 3; k++)
+			for (uint32_t r = x->groups[gs[k]].first; (k == 0 || gs[k]) && r != END;
+			     r = x->recs[r].next)
+				if (!x->state[r]) {
+					x->state[r] = 1;
+					any = true;
+				}
+		if (any)
+			rc = read_wanted(s, f, err);
+	}
+	free(low);
+	s->pip_added = false;
+	s->prepared = false;
+	return rc;
+}
+
 int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request *req,
                           struct menv_error *err)
 {
@@ -569,9 +601,12 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 		struct filerepo *f = s->files[w.todo[--w.n]];
 		struct sparse_index *x = f->sparse;
 		for (uint32_t r = x->groups[g].first; r != END && !w.all; r = x->recs[r].next) {
-			if (x->state[r])
+			/* a record a search read (2) is read, but its names are not reached yet
+			 * (the group is visited once per solver) */
+			if (x->state[r] == 1)
 				continue;
-			x->state[r] = 1;
+			if (!x->state[r])
+				x->state[r] = 1;
 			bytes.len = 0;
 			if (!pread_add(f, x->recs[r].off, x->recs[r].len, &bytes) ||
 			    !menv_jsonscan_dep_names(bytes.buf, bytes.len, buf, sizeof(buf), reach,

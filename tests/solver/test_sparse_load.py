@@ -5,8 +5,8 @@ names its request reaches, through depends and constrains (`a` -> `b` -> `c`, `a
 `z`), and those of every record without a readable name; its name index is cached beside the
 .solv (<cache>/*.solv.names) and reused while the JSON is unchanged, rebuilt when it changes;
 the warnings name only the records read (a bad record of `a` is named, one of `q`, which
-nothing reaches, is not); a glob spec, `menv search` and the whole load read everything (and
-write the .solv). Usage: test_sparse_load.py MENV
+nothing reaches, is not); `menv search NAME` reads that name's records; a glob spec, `menv
+search '*'` and the whole load read everything (search writes the .solv). Usage: test_sparse_load.py MENV
 """
 import glob
 import json
@@ -105,6 +105,20 @@ def main():
         p, got = create("x")
         if got != ["c-1.0-0", "x-1.0-0"]:
             fails.append(f"create x after the channel changed: {got} ({p.stderr.strip()})")
+        # a search by name reads that name only (no .solv written: the whole load's, of the
+        # `full` run above, is removed first)
+        for old in glob.glob(os.path.join(cache, "*.solv")):
+            os.unlink(old)
+        s = menv_run("search", "--json", "--override-channels", "-c", "file://" + chan, "b")
+        try:
+            out = json.loads(s.stdout)
+            recs = [r for v in out.values() for r in v] if isinstance(out, dict) else out
+            found = sorted("%s-%s" % (r["name"], r["version"]) for r in recs)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            found = s.stdout[:300]
+        if found != ["b-1.0", "b-2.0"] or glob.glob(os.path.join(cache, "*.solv")):
+            fails.append(f"search b: {found} ({s.stderr.strip()}); cache "
+                         f"{sorted(os.listdir(cache))}")
         # a glob spec reads everything
         p, got = create("[a-b]")
         p2, full = create("[a-b]", mode="full")
