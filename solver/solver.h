@@ -170,8 +170,9 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 /* Every record of the loaded channels that matches `ms` (name globs allowed), sorted by
  * name, then newest version, higher build number, higher channel priority (conda search's
  * order reversed to newest first). `*out` is a new array of `*n_out` borrowed records (free
- * the array only). Errors: those of reading every record of a sparsely added file
- * (menv_solver_add_repodata_file). */
+ * the array only). A sparsely added file (menv_solver_add_repodata_file) gives the records of
+ * a plain name, read then, or all of its records for a glob. Errors: those of that reading
+ * (MENV_EIO, MENV_EPARSE naming the file, MENV_EINTR). */
 int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
                        const struct menv_record ***out, size_t *n_out, struct menv_error *err);
 /* Every record of the loaded channels with a dependency on `name`, sorted as by
