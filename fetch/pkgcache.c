@@ -1011,6 +1011,24 @@ void menv_pkgcache_unuse(int fd)
 		close(fd);
 }
 
+int menv_pkgcache_trylock(const char *pkgs_dir, int *fd, struct menv_error *err)
+{
+	char *path = menv_xasprintf("%s/.menv.lock", pkgs_dir);
+	int rc = 0;
+
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock '%s'", path);
+	else if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = menv_error_set(err, MENV_ELOCKED, "the package cache lock '%s' is busy", path);
+		close(*fd);
+		*fd = -1;
+	} else
+		menv_flock_note_pid(*fd);
+	free(path);
+	return rc;
+}
+
 int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *recs, size_t n,
                              const struct menv_fetch_opts *o_in, menv_fetch_cb cb, void *ud,
                              struct menv_error *err)
