@@ -280,7 +280,8 @@ enum {
 	MENV_CLEAN_TARBALLS = 1, /* package files: <pkgs>/<fn> */
 	MENV_CLEAN_PACKAGES = 2, /* extracted packages (with info/index.json) not in `keep` */
 	MENV_CLEAN_INDEX = 4,    /* cached repodata, its state files, .solv and shards */
-	MENV_CLEAN_TEMP = 8,     /* <fn>.partial, *.tmp-XXXXXX extractions and writes (--locks) */
+	MENV_CLEAN_TEMP = 8,     /* <fn>.partial, *.tmp-XXXXXX extractions and writes, a package's
+	                          * .menv-pyc/.tmp-XXXXXX (--locks) */
 };
 struct menv_clean_stats {
 	size_t removed; /* files and directories removed (or, dry run, to remove) */

@@ -1262,6 +1262,21 @@ static bool is_extracted(const char *dir)
 	return yes;
 }
 
+/* The `.menv-pyc/.tmp-XXXXXX` folders a killed create left in the kept package `dir` (the .pyc
+ * of noarch python packages, envs/pyccache.c), into `out`. */
+static void stale_pyc(const char *dir, struct menv_strvec *out)
+{
+	char *base = menv_xasprintf("%s/.menv-pyc", dir);
+	DIR *d = opendir(base);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, ".tmp-", 5) && strlen(de->d_name) == 11)
+			menv_strvec_push_owned(out, menv_xasprintf("%s/%s", base, de->d_name));
+	if (d)
+		closedir(d);
+	free(base);
+}
+
 int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_strvec *keep,
                         bool dry_run, menv_clean_cb cb, void *ud, struct menv_clean_stats *st,
                         struct menv_error *err)
@@ -1307,7 +1322,9 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 			       !(keep && menv_strvec_contains(keep, n)) && is_extracted(path);
 		if (take)
 			menv_strvec_push_owned(&victims, path);
-		else
+		else if (S_ISDIR(sb.st_mode) && (what & MENV_CLEAN_TEMP) && is_extracted(path))
+			stale_pyc(path, &victims);
+		if (!take)
 			free(path);
 	}
 	closedir(d);
