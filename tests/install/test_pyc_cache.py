@@ -10,6 +10,7 @@ package cache and linked into every later prefix (issue 25; envs/pyccache.c).
   package whose .py a prefix placeholder rewrote. Every .pyc of every prefix is byte for byte
   what conda's command gives in a scratch copy of that prefix's .py (PYTHONHASHSEED=0), and
   the PrefixRecords list the same .pyc with the same sizes.
+- `install` into an environment whose python was linked before: the same.
 - A .py of the cache whose mtime changed is compiled again (the header would be stale).
 - Three creates at once from a cache without .pyc: all succeed, each package's folder is
   whole, the bytes are conda's.
@@ -202,6 +203,18 @@ def body(t):
     found = (r.try_json() or {}).get("findings", [])
     t.eq([f for f in found if f.get("path", "").endswith(".pyc")], [],
          "doctor: nothing to say about the linked .pyc")
+
+    # ---- install into an environment whose python is there already (its PrefixRecord's
+    # extracted_package_dir names where its magic number is noted)
+    p6 = os.path.join(t.tmp, "p6")
+    t.menv_ok("create", "-p", p6, *c, "python")
+    if os.path.exists(log):
+        os.remove(log)
+    t.menv_ok("install", "-p", p6, *c, "greetpkg", env={"PYCLOG": log})
+    t.eq(open(log).read().split() if os.path.exists(log) else [], [],
+         "install into an existing python: greetpkg's .pyc linked, nothing compiled")
+    t.check(os.stat(os.path.join(p6, cli)).st_ino in inos,
+            "install: greetpkg's .pyc is a hard link of the cache's")
 
     # ---- always_copy: copies, same bytes
     p3 = os.path.join(t.tmp, "p3")
