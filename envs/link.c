@@ -839,29 +839,38 @@ struct check_ud {
 	const char *pkgdir, *dist, *prefix, *site_packages;
 	bool noarch_python;
 	json_t *links; /* prefix path -> dist of a link in the transaction, or NULL */
+	int srcfd;     /* menv_link_list_links: the package's directory */
 };
 
 static int list_link(void *ud, const struct path_entry *pe, struct menv_error *err)
 {
 	struct check_ud *c = ud;
-	char *src = menv_xasprintf("%s/%s", c->pkgdir, pe->path);
 	struct stat st;
 	(void)err;
-	if (menv_beneath_relpath_ok(pe->path) && lstat(src, &st) == 0 && S_ISLNK(st.st_mode)) {
+	if (menv_beneath_relpath_ok(pe->path) &&
+	    fstatat(c->srcfd, pe->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
 		char *rel = target_path(pe->path, c->noarch_python, c->site_packages);
 		json_object_set_new(c->links, rel, json_string(c->dist));
 		free(rel);
 	}
-	free(src);
 	return 0;
 }
 
 int menv_link_list_links(const char *pkgdir, const char *dist, bool noarch_python,
                          const char *site_packages, json_t *links, struct menv_error *err)
 {
-	struct check_ud c = {pkgdir, dist, "", site_packages, noarch_python && site_packages,
-	                     links};
-	return for_each_entry(pkgdir, list_link, &c, err);
+	/* each file stat'ed relative to the package's directory: no walk from / for each */
+	struct check_ud c = {pkgdir,
+	                     dist,
+	                     "",
+	                     site_packages,
+	                     noarch_python && site_packages,
+	                     links,
+	                     open(pkgdir, O_PATH | O_DIRECTORY | O_CLOEXEC)};
+	int rc = for_each_entry(pkgdir, list_link, &c, err);
+	if (c.srcfd >= 0)
+		close(c.srcfd);
+	return rc;
 }
 
 /* A link of the transaction that `rel` would be written through, or NULL. */
@@ -913,6 +922,6 @@ int menv_link_check(const char *pkgdir, const char *dist, const char *prefix, bo
                     const char *site_packages, json_t *links, struct menv_error *err)
 {
 	struct check_ud c = {pkgdir, dist, prefix, site_packages, noarch_python && site_packages,
-	                     links};
+	                     links,  -1};
 	return for_each_entry(pkgdir, check_entry, &c, err);
 }
