@@ -327,6 +327,14 @@ struct plan {
 	struct menv_strvec held_text; /* what each of them is, for the problem text */
 };
 
+/* conda's aggressive_update_packages (ca-certificates, certifi, openssl by default): an
+ * installed one updates on every change, whatever the history asked for (conda's classic
+ * Solver._add_specs; never offline). */
+static bool aggressive(const struct menv_solve_request *req, const char *name)
+{
+	return req->aggressive && req->aggressive_update && has_name(req->aggressive, name);
+}
+
 /* conda's business rule: python stays within its installed minor version unless the user asks
  * for python (or the history holds a python spec with a version); freeze_installed keeps the
  * very build. Returns a new spec, or NULL. */
@@ -461,7 +469,9 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		if (!nameid)
 			continue;
 		queue_push2(job, SOLVER_USERINSTALLED | SOLVER_SOLVABLE_NAME, nameid);
-		if (req->update_all || has_name(&pl->closure, h->name) || removing) {
+		/* conda strips the history's constraint of an aggressively updated name */
+		if (req->update_all || has_name(&pl->closure, h->name) || removing ||
+		    aggressive(req, h->name)) {
 			if (!removing)
 				queue_push2(job, SOLVER_INSTALL | SOLVER_SOLVABLE_NAME, nameid);
 			continue;
@@ -515,7 +525,7 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		const char *name = json_str(r, "name");
 		if (has_name(&pl->explicit_names, name) || has_name(&pl->removed, name) || removing)
 			continue;
-		if (has_name(&pl->closure, name)) {
+		if (has_name(&pl->closure, name) || aggressive(req, name)) {
 			queue_push2(job, SOLVER_UPDATE | SOLVER_SOLVABLE, p);
 			continue;
 		}
