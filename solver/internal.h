@@ -7,6 +7,7 @@
  *   pool.c      the solver object; records, installed, virtual packages and pins into the pool
  *   load.c      repodata.json files through libsolv's conda reader, cached as .solv
  *   rank.c      channel/subdir order, strict priority, variant ranking
+ *   features.c  conda's legacy features (track_features switching builds' features on)
  *   request.c   a request as libsolv jobs, relaxation, the transaction
  *   problems.c  a failed solve's problems as text and JSON
  *   query.c     search and whoneeds
@@ -104,6 +105,16 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 /* Strict channel priority: a name only from the highest-priority channel that has it
  * (`chan::pkg` requests exempt), through the pool's considered map (owned by s). */
 void menv_solv_strict_priority(struct menv_solver *s, const struct menv_solve_request *req);
+
+/* ---- features.c ------------------------------------------------------------------------ */
+
+/* conda's legacy features after a solve `solv`: the features its packages track, then for
+ * each name of the solution the builds that lose by conda's feature metric (fewer tracked
+ * features, or a feature nothing tracks; for a `requested` name only at versions a
+ * featured build reaches) as SOLVER_DISFAVOR jobs appended to job. Returns how many were
+ * appended: none when no package of the solution loses (the solution stands). */
+int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct menv_strvec *requested,
+                           Queue *job);
 
 /* ---- request.c ------------------------------------------------------------------------- */
 

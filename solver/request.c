@@ -322,8 +322,9 @@ struct plan {
 	struct menv_strvec closure;        /* update_deps: dependencies of explicit_names */
 	Map unlocked;                      /* installed solvables no longer locked */
 	bool all_unlocked;                 /* every installed solvable only favoured */
-	bool no_best; /* the last resort: explicit names need not reach their best version */
-	Queue held;   /* job index of each spec the request did not name but holds */
+	bool no_best;   /* the last resort: explicit names need not reach their best version */
+	Queue held;     /* job index of each spec the request did not name but holds */
+	Queue featjobs; /* conda's legacy feature metric as DISFAVOR jobs (features.c) */
 	struct menv_strvec held_text; /* what each of them is, for the problem text */
 };
 
@@ -545,6 +546,7 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		if (r && has_name(&pl->explicit_names, json_str(r, "name")))
 			queue_push2(job, SOLVER_ALLOWUNINSTALL | SOLVER_SOLVABLE, p);
 	}
+	queue_insertn(job, job->count, pl->featjobs.count, pl->featjobs.elements);
 	return 0;
 }
 
@@ -922,6 +924,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	menv_solv_rank_variants(s, req);
 	map_init(&pl.unlocked, pool->nsolvables);
 	queue_init(&pl.held);
+	queue_init(&pl.featjobs);
 	for (size_t i = 0; i < req->ninstall; i++)
 		if (req->install[i]->name)
 			menv_strvec_push(&pl.explicit_names, req->install[i]->name);
@@ -979,6 +982,15 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		pl.all_unlocked = false;
 		rc = solve_relaxing(s, req, &pl, &solv, err);
 	}
+	if (!rc && !req->nremove &&
+	    menv_solv_feature_jobs(s, solv, &pl.explicit_names, &pl.featjobs)) {
+		/* conda's feature metric: solve again with the losing builds disfavoured */
+		solver_free(solv);
+		solv = NULL;
+		map_empty(&pl.unlocked);
+		pl.all_unlocked = pl.no_best = false;
+		rc = solve_relaxing(s, req, &pl, &solv, err);
+	}
 	if (rc)
 		goto out;
 	rc = transaction_of(s, solv, out, err);
@@ -1025,6 +1037,7 @@ out:
 		solver_free(solv);
 	map_free(&pl.unlocked);
 	queue_free(&pl.held);
+	queue_free(&pl.featjobs);
 	menv_strvec_clear(&pl.held_text);
 	menv_strvec_clear(&pl.explicit_names);
 	menv_strvec_clear(&pl.removed);
