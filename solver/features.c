@@ -72,7 +72,7 @@ static bool listed(const struct menv_strvec *v, const char *name)
 }
 
 int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct menv_strvec *requested,
-                           Queue *job)
+                           Queue *job, Map *freed)
 {
 	Pool *pool = s->pool;
 	Queue dq;
@@ -137,9 +137,18 @@ int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct men
 			bool lose = off > 0 ||
 			            (on < maxon && (!req || pool_evrcmp(pool, sq->evr, topfeat,
 			                                                EVRCMP_COMPARE) <= 0));
-			if (lose) {
-				queue_push2(job, SOLVER_DISFAVOR | SOLVER_SOLVABLE, q);
-				hit = hit || MAPTST(&in, q);
+			if (!lose)
+				continue;
+			queue_push2(job, SOLVER_DISFAVOR | SOLVER_SOLVABLE, q);
+			hit = hit || MAPTST(&in, q);
+			if (MAPTST(&in, q) && (size_t)q < s->inst_alloc && s->inst_by_id[q]) {
+				/* an installed build that loses is relinked as a winning one
+				 * (conda's feature metric comes before its fewest changes) */
+				MAPSET(freed, q);
+				queue_push2(job, SOLVER_ERASE | SOLVER_SOLVABLE | SOLVER_WEAK, q);
+				queue_push2(job,
+				            SOLVER_INSTALL | SOLVER_SOLVABLE_NAME | SOLVER_WEAK,
+				            name);
 			}
 		}
 	}

@@ -111,10 +111,12 @@ void menv_solv_strict_priority(struct menv_solver *s, const struct menv_solve_re
 /* conda's legacy features after a solve `solv`: the features its packages track, then for
  * each name of the solution the builds that lose by conda's feature metric (fewer tracked
  * features, or a feature nothing tracks; for a `requested` name only at versions a
- * featured build reaches) as SOLVER_DISFAVOR jobs appended to job. Returns how many were
- * appended: none when no package of the solution loses (the solution stands). */
+ * featured build reaches) as SOLVER_DISFAVOR jobs appended to job; an installed build of
+ * the solution that loses is set in `freed` (sized for the pool: the caller no longer locks
+ * it) and weakly erased, its name weakly installed. Returns how many jobs were appended:
+ * none when no package of the solution loses (the solution stands). */
 int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct menv_strvec *requested,
-                           Queue *job);
+                           Queue *job, Map *freed);
 
 /* ---- request.c ------------------------------------------------------------------------- */
 

@@ -325,6 +325,7 @@ struct plan {
 	bool no_best;   /* the last resort: explicit names need not reach their best version */
 	Queue held;     /* job index of each spec the request did not name but holds */
 	Queue featjobs; /* conda's legacy feature metric as DISFAVOR jobs (features.c) */
+	Map featfree;   /* installed solvables the feature metric relinks: not locked */
 	struct menv_strvec held_text; /* what each of them is, for the problem text */
 };
 
@@ -532,6 +533,8 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		}
 		if (req->update_all)
 			continue;
+		if (MAPTST(&pl->featfree, p))
+			continue; /* features.c's jobs relink it */
 		if (pl->all_unlocked || MAPTST(&pl->unlocked, p)) {
 			/* freed: it may change, or go when nothing else works */
 			queue_push2(job, SOLVER_FAVOR | SOLVER_SOLVABLE, p);
@@ -925,6 +928,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	map_init(&pl.unlocked, pool->nsolvables);
 	queue_init(&pl.held);
 	queue_init(&pl.featjobs);
+	map_init(&pl.featfree, pool->nsolvables);
 	for (size_t i = 0; i < req->ninstall; i++)
 		if (req->install[i]->name)
 			menv_strvec_push(&pl.explicit_names, req->install[i]->name);
@@ -983,7 +987,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		rc = solve_relaxing(s, req, &pl, &solv, err);
 	}
 	if (!rc && !req->nremove &&
-	    menv_solv_feature_jobs(s, solv, &pl.explicit_names, &pl.featjobs)) {
+	    menv_solv_feature_jobs(s, solv, &pl.explicit_names, &pl.featjobs, &pl.featfree)) {
 		/* conda's feature metric: solve again with the losing builds disfavoured */
 		solver_free(solv);
 		solv = NULL;
@@ -1038,6 +1042,7 @@ out:
 	map_free(&pl.unlocked);
 	queue_free(&pl.held);
 	queue_free(&pl.featjobs);
+	map_free(&pl.featfree);
 	menv_strvec_clear(&pl.held_text);
 	menv_strvec_clear(&pl.explicit_names);
 	menv_strvec_clear(&pl.removed);
