@@ -661,8 +661,9 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 			break;
 		}
 		bool again = false;
-		if (!frozen && round < 10) {
-			if (relax(s, solv, pl))
+		/* at most 10 rounds of freeing locks, then the two last resorts all the same */
+		if (!frozen) {
+			if (round < 10 && !pl->all_unlocked && relax(s, solv, pl))
 				again = true;
 			else if (!pl->all_unlocked)
 				again = pl->all_unlocked = true;
