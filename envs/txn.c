@@ -494,6 +494,7 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 	        .history = t->hist,
 	        .nhistory = t->nhist,
 	        .aggressive = &t->o.cfg->aggressive_update_packages,
+	        .aggressive_update = !t->o.cfg->offline,
 	};
 	modifiers(t, &req);
 	switch (k) {
