@@ -96,9 +96,6 @@ char *menv_cli_self_exe(void);
 void menv_cli_installed_paths(void);
 /* menv_txn_recover drawn on stderr (every command that reads an environment calls it). */
 int menv_cli_recover(const char *prefix, struct menv_error *err);
-/* One "menv: warning: FILE:LINE: unknown key 'K' is ignored" line for each unknown top-level
- * key of `ef`, and one for each variable activation owns (PATH, ...), which are dropped. */
-void menv_cli_envfile_warnings(struct menv_envfile *ef);
 /* Prints each line as "menv: warning: ..." on stderr and clears the vector. */
 void menv_cli_warnings(struct menv_strvec *warnings);
 

@@ -160,6 +160,31 @@ struct menv_txn_result {
 
 struct menv_txn;
 
+/* txnrequest.c: what a change command was given (create, install, update, remove, env
+ * update), beside the options it fills itself (specs, channels, all, modifiers, revision,
+ * dry_run, ...). */
+struct menv_txn_request {
+	enum menv_txn_kind kind; /* CREATE, INSTALL, UPDATE, REMOVE or ENV_UPDATE */
+	const char *name, *path; /* -n, -p; NULL: the environment file's, else the active one */
+	const char *file;        /* -f: a lockfile or an environment file, or NULL */
+	bool revision;           /* --revision N was given (opts.revision is N) */
+	bool smoke_off;          /* --no-smoke-check */
+};
+/* Checks `rq` and completes `o` (kind, cfg, prefix, envfile, file, smoke): -f FILE is a
+ * lockfile (menv_file_is_lockfile: CREATE_LOCK / INSTALL_LOCK) or an environment file,
+ * loaded into `*ef` (free with menv_envfile_free; what menv_envfile_check says is appended
+ * to `warnings`), whose name or prefix is taken when neither -n nor -p is given (rq->name,
+ * rq->path are then the file's, borrowed from `*ef`); --revision makes a REVISION. The
+ * prefix (menv_env_prefix_new for CREATE, else menv_env_prefix_find) is `*prefix` (caller
+ * frees) and o->prefix. Errors: MENV_EUSAGE (--smoke-check with --no-smoke-check; install -f
+ * of an environment file; specs with a lockfile or --revision; env update without -f;
+ * install, update or remove with no package, file, revision or --all), those of
+ * menv_envfile_load and of the prefix lookups. */
+int menv_txn_request_opts(struct menv_txn_request *rq, const struct menv_config *cfg,
+                          struct menv_txn_opts *o, struct menv_envfile **ef, char **prefix,
+                          struct menv_strvec *warnings, struct menv_error *err);
+
+
 /* A new transaction for `o` (copied; what it points to is borrowed). Nothing is read yet.
  * `*out` is freed with menv_txn_free. Errors: MENV_EUSAGE (a kind that needs a file or
  * specs given none, or the other way round). */
@@ -252,6 +277,34 @@ json_t *menv_txn_plan_json(const struct menv_txn_plan *p, bool dry_run, json_t *
  * `message`; after MENV_EUNSAT also `problems` and `problem_tree` from `t` (may be NULL).
  * New reference. */
 json_t *menv_txn_error_json(const struct menv_error *err, const struct menv_txn *t);
+
+/* txntext.c: the plan as the rows of its text table. Each change is a row ('+' new, 'o' a
+ * reinstall whose build says "(relink)"); an upgrade, downgrade or change also has a '-' row
+ * of the installed record above it (its channel as menv_channel_display, no size); a
+ * removal only that. The columns: name, version, build, channel, size (menv_size_text, or
+ * "Cached" when the package cache holds it). Rows keep the plan's order (by kind, then
+ * name); `counts` are packages per kind, `cached` the links the cache holds, `download` the
+ * bytes of the others. Release with menv_txn_plan_rows_release. */
+#define MENV_PLAN_COLUMNS 5
+struct menv_txn_plan_row {
+	enum menv_change_kind kind;
+	char mark;
+	char *cols[MENV_PLAN_COLUMNS]; /* owned */
+};
+struct menv_txn_plan_rows {
+	struct menv_txn_plan_row *v;
+	size_t n;
+	size_t counts[MENV_CHANGE_REMOVE + 1];
+	size_t cached;
+	int64_t download;
+};
+void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows *out);
+void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows);
+/* A section's title: "Install", "Upgrade", "Downgrade", "Change", "Reinstall", "Remove". */
+const char *menv_change_kind_name(enum menv_change_kind k);
+/* `n` bytes as text into `out`: "512 B", "1.5 kB", "2.3 MB", "1.1 GB" (powers of 1000, as
+ * conda), "-" when negative (unknown). */
+void menv_size_text(int64_t n, char *out, size_t len);
 
 /* Releases the transaction, its plan and the prefix lock. NULL is a no-op. */
 void menv_txn_free(struct menv_txn *t);

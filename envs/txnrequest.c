@@ -1,0 +1,62 @@
+/*
+ * txnrequest.c - what a change command (create, install, update, remove, env update) was
+ * given, checked and made into a transaction's options: a lockfile or an environment file
+ * behind -f, the environment it names, the prefix (new for create, existing otherwise), and
+ * the usage errors conda gives for a request that cannot be carried out.
+ */
+#include "registry.h"
+#include "txn.h"
+
+int menv_txn_request_opts(struct menv_txn_request *rq, const struct menv_config *cfg,
+                          struct menv_txn_opts *o, struct menv_envfile **ef, char **prefix,
+                          struct menv_strvec *warnings, struct menv_error *err)
+{
+	enum menv_txn_kind kind = rq->kind;
+	bool lock = rq->file && menv_file_is_lockfile(rq->file);
+	size_t nspecs = o->specs ? o->specs->n : 0;
+	int rc;
+
+	if (o->smoke_force && rq->smoke_off)
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "--smoke-check and --no-smoke-check contradict each other");
+	if (kind == MENV_TXN_INSTALL && rq->file && !lock)
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "%s: not a lockfile (install -f takes a lockfile; for an "
+		                      "environment file use env update -f)",
+		                      rq->file);
+	if ((lock || rq->revision) && nspecs)
+		return menv_error_set(err, MENV_EUSAGE, "%s takes no package specs",
+		                      lock ? "install -f LOCKFILE" : "--revision");
+	if (rq->file && !lock) {
+		rc = menv_envfile_load(rq->file, ef, err);
+		if (rc)
+			return rc;
+		menv_envfile_check(*ef, warnings);
+		if (!rq->name && !rq->path) {
+			rq->name = (*ef)->name;
+			rq->path = rq->name ? NULL : (*ef)->prefix;
+		}
+	}
+	if (kind == MENV_TXN_ENV_UPDATE && !rq->file)
+		return menv_error_set(err, MENV_EUSAGE, "env update needs -f FILE");
+	if ((kind == MENV_TXN_INSTALL || kind == MENV_TXN_UPDATE || kind == MENV_TXN_REMOVE) &&
+	    !rq->file && !nspecs && !rq->revision && !o->all)
+		return menv_error_set(err, MENV_EUSAGE, "no packages given%s",
+		                      kind == MENV_TXN_INSTALL ? "" : " (or --all)");
+	/* `base`, `root` and names that are not text: menv_env_prefix_new refuses them */
+	*prefix = kind == MENV_TXN_CREATE ? menv_env_prefix_new(cfg, rq->name, rq->path, err)
+	                                  : menv_env_prefix_find(cfg, rq->name, rq->path, err);
+	if (!*prefix)
+		return err->code ? err->code : MENV_EUSAGE;
+	o->kind = kind;
+	o->cfg = cfg;
+	o->prefix = *prefix;
+	o->envfile = *ef;
+	o->file = lock ? rq->file : NULL;
+	o->smoke = !rq->smoke_off;
+	if (lock)
+		o->kind = kind == MENV_TXN_CREATE ? MENV_TXN_CREATE_LOCK : MENV_TXN_INSTALL_LOCK;
+	if (rq->revision)
+		o->kind = MENV_TXN_REVISION;
+	return 0;
+}

@@ -1,0 +1,87 @@
+/*
+ * txntext.c - a transaction's plan as the rows of its text table (mamba's and conda's
+ * "Transaction" summary): one row a package (two for a changed one: the old above the new),
+ * grouped by kind, the download it needs. A front end sizes and draws the columns.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "txn.h"
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+void menv_size_text(int64_t n, char *out, size_t len)
+{
+	if (n < 0)
+		snprintf(out, len, "-");
+	else if (n < 1000)
+		snprintf(out, len, "%lld B", (long long)n);
+	else if (n < 1000 * 1000)
+		snprintf(out, len, "%.1f kB", (double)n / 1e3);
+	else if (n < 1000LL * 1000 * 1000)
+		snprintf(out, len, "%.1f MB", (double)n / 1e6);
+	else
+		snprintf(out, len, "%.1f GB", (double)n / 1e9);
+}
+
+const char *menv_change_kind_name(enum menv_change_kind k)
+{
+	static const char *const names[] = {"Install", "Upgrade",   "Downgrade",
+	                                    "Change",  "Reinstall", "Remove"};
+	return k <= MENV_CHANGE_REMOVE ? names[k] : "";
+}
+
+void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows *out)
+{
+	struct menv_txn_plan_row *rows = menv_xcalloc(2 * p->nchanges + 1, sizeof(*rows));
+	size_t n = 0;
+
+	*out = (struct menv_txn_plan_rows){0};
+	for (size_t i = 0; i < p->nchanges; i++) {
+		const struct menv_txn_change *c = &p->changes[i];
+		const struct menv_record *r = c->link;
+		json_t *u = c->unlink;
+		bool again = c->kind == MENV_CHANGE_REINSTALL;
+		char sz[32];
+
+		out->counts[c->kind]++;
+		if (u && !again) /* the old one above the new, as mamba */
+			rows[n++] = (struct menv_txn_plan_row){
+			        c->kind,
+			        '-',
+			        {menv_xstrdup(c->name), menv_xstrdup(jstr(u, "version")),
+			         menv_xstrdup(jstr(u, "build")),
+			         menv_channel_display(p->cfg, jstr(u, "channel"),
+			                              jstr(u, "subdir")),
+			         menv_xstrdup("")}};
+		if (!r)
+			continue;
+		menv_size_text(r->size, sz, sizeof(sz));
+		rows[n++] = (struct menv_txn_plan_row){
+		        c->kind,
+		        again ? 'o' : '+',
+		        {menv_xstrdup(r->name), menv_xstrdup(r->version),
+		         again ? menv_xasprintf("%s (relink)", r->build) : menv_xstrdup(r->build),
+		         menv_xstrdup(r->channel ? r->channel->name : ""),
+		         menv_xstrdup(c->cached ? "Cached" : sz)}};
+		if (c->cached)
+			out->cached++;
+		else if (r->size > 0)
+			out->download += r->size;
+	}
+	out->v = rows;
+	out->n = n;
+}
+
+void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows)
+{
+	for (size_t i = 0; i < rows->n; i++)
+		for (int c = 0; c < MENV_PLAN_COLUMNS; c++)
+			free(rows->v[i].cols[c]);
+	free(rows->v);
+	*rows = (struct menv_txn_plan_rows){0};
+}
