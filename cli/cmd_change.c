@@ -20,15 +20,17 @@ enum cmd { C_CREATE, C_INSTALL, C_REMOVE, C_UPDATE, C_ENV_UPDATE, C_ENV_REMOVE }
 #define COMMON "[--dry-run] [--json] [-q] [-y] [--no-wait] [--[no-]smoke-check]"
 #define MODS                                                                                       \
 	"\n         [--freeze-installed | --update-deps | --update-specs | --update-all]\n"        \
-	"         [--no-deps | --only-deps] [--force-reinstall] [--satisfied-skip-solve]"
+	"         [--no-deps"
 static const char *const usages[] = {
         [C_CREATE] = "usage: menv create (-n NAME | -p PREFIX) " CHANNELS COMMON " [--offline]"
                      " SPEC...\n       menv create -f environment.yml|LOCKFILE [-e ENV] " ENV
                      "[options]\n",
-        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON MODS " SPEC...\n"
+        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON MODS
+                      " | --only-deps] [--force-reinstall] [--satisfied-skip-solve] SPEC...\n"
                       "       menv install " ENV "--revision N | -f LOCKFILE\n",
         [C_REMOVE] = "usage: menv remove " ENV COMMON " [--force] (NAME... | --all)\n",
-        [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS " (NAME... | --all)\n",
+        [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS
+                     "] [--force-reinstall] (NAME... | --all)\n",
         [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
         [C_ENV_REMOVE] = ("usage: menv env remove [-n NAME | -p PREFIX] [--dry-run] [--json] "
                           "[-q] [-y] [--no-wait]\n"),
@@ -36,65 +38,28 @@ static const char *const usages[] = {
 
 /* The options each command takes (keys of args.c's table). */
 static const char *const accepts[] = {
-        [C_CREATE] = "npfecOSNdjqvyoK!h",
+        [C_CREATE] = "npfecOSNdjqvyWoK!h",
         [C_INSTALL] = "npfcOSNdjqvyWK!rh0123456789",
-        [C_REMOVE] = "npdjqvyWK!ah8",
+        [C_REMOVE] = "npdjqvyWK!*h8",
         [C_UPDATE] = "npcOSNdjqvyWK!ah0123456",
         [C_ENV_UPDATE] = "npfdjqvyWPK!h0123456",
         [C_ENV_REMOVE] = "npdjqvyWh",
 };
 
-/* What the command asks of the transaction engine; `ef` is loaded here for an environment
- * file (its name or prefix picks the environment). */
+/* What the command asks of the transaction engine (menv_txn_request_opts checks it); `ef`
+ * is loaded there for an environment file (its name or prefix picks the environment). */
 static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cfg,
                    struct menv_envfile **ef, struct menv_txn_opts *o, char **prefix,
                    struct menv_error *err)
 {
-	bool lock = a->file && menv_file_is_lockfile(a->file);
-	int rc;
-
-	if (a->smoke_check && a->no_smoke)
-		return menv_error_set(err, MENV_EUSAGE,
-		                      "--smoke-check and --no-smoke-check contradict each other");
-	if (cmd == C_INSTALL && a->file && !lock)
-		return menv_error_set(err, MENV_EUSAGE,
-		                      "%s: not a lockfile (install -f takes a lockfile; for an "
-		                      "environment file use env update -f)",
-		                      a->file);
-	if ((lock || a->has_revision) && a->args.n)
-		return menv_error_set(err, MENV_EUSAGE, "%s takes no package specs",
-		                      lock ? "install -f LOCKFILE" : "--revision");
-	if (a->file && !lock) {
-		rc = menv_envfile_load(a->file, ef, err);
-		if (rc)
-			return rc;
-		menv_cli_envfile_warnings(*ef);
-		if (!a->name && !a->prefix) {
-			a->name = (*ef)->name;
-			a->prefix = a->name ? NULL : (*ef)->prefix;
-		}
-	}
-	if (cmd == C_ENV_UPDATE && !a->file)
-		return menv_error_set(err, MENV_EUSAGE, "env update needs -f FILE");
-	if ((cmd == C_INSTALL || cmd == C_UPDATE || cmd == C_REMOVE) && !a->file && !a->args.n &&
-	    !a->has_revision && !a->all)
-		return menv_error_set(err, MENV_EUSAGE, "no packages given%s",
-		                      cmd == C_INSTALL ? "" : " (or --all)");
-	/* `base`, `root` and names that are not text: menv_env_prefix_new refuses them */
-	*prefix = cmd == C_CREATE ? menv_env_prefix_new(cfg, a->name, a->prefix, err)
-	                          : menv_env_prefix_find(cfg, a->name, a->prefix, err);
-	if (!*prefix)
-		return err->code ? err->code : MENV_EUSAGE;
 	static const enum menv_txn_kind kinds[] = {
 	        [C_CREATE] = MENV_TXN_CREATE,         [C_INSTALL] = MENV_TXN_INSTALL,
 	        [C_REMOVE] = MENV_TXN_REMOVE,         [C_UPDATE] = MENV_TXN_UPDATE,
 	        [C_ENV_UPDATE] = MENV_TXN_ENV_UPDATE, [C_ENV_REMOVE] = MENV_TXN_REMOVE};
+	struct menv_txn_request rq = {kinds[cmd], a->name,         a->prefix,
+	                              a->file,    a->has_revision, a->no_smoke};
+	struct menv_strvec w = MENV_STRVEC_INIT;
 	*o = (struct menv_txn_opts){
-	        .kind = kinds[cmd],
-	        .cfg = cfg,
-	        .prefix = *prefix,
-	        .envfile = *ef,
-	        .file = lock ? a->file : NULL,
 	        .lock_env = a->env,
 	        .specs = &a->args,
 	        .channels = &a->channels,
@@ -105,16 +70,14 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 	        .revision = a->revision,
 	        .dry_run = a->dry_run,
 	        .no_wait = a->no_wait,
-	        .smoke = !a->no_smoke,
 	        .smoke_force = a->smoke_check,
 	        .quiet_pip = a->quiet || a->json,
 	        .cancel = MENV_CLI_CANCEL,
 	};
-	if (lock)
-		o->kind = cmd == C_CREATE ? MENV_TXN_CREATE_LOCK : MENV_TXN_INSTALL_LOCK;
-	if (a->has_revision)
-		o->kind = MENV_TXN_REVISION;
-	return 0;
+	int rc = menv_txn_request_opts(&rq, cfg, o, ef, prefix, &w, err);
+	menv_cli_warnings(&w);
+	a->name = rq.name;
+	return rc;
 }
 
 /* The line that says what was done. */
