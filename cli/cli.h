@@ -82,12 +82,6 @@ int menv_cli_fail(const struct menv_error *err);
 /* The full command line as one string, for conda-meta/history. Caller frees. */
 char *menv_cli_cmdline(void);
 
-/* cli/redact_out.c: replaces stdout and stderr by streams that pass everything through
- * menv_text_redact (credentials and tokens never printed); call first thing in main. */
-void menv_cli_redact_stdio(void);
-/* Writes what the redacting streams still hold (before exec or a child that shares the
- * terminal). */
-void menv_cli_flush_held(void);
 /* The absolute path of the running menv executable (/proc/self/exe). Caller frees. */
 char *menv_cli_self_exe(void);
 /* installed.c: in an installed menv (P/bin/menv), sets MENV_OPS_DIR to P/share/menv/ops when

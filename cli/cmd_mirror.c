@@ -55,7 +55,7 @@ int menv_cmd_mirror(int argc, char **argv)
 	if (!rc && !a.quiet)
 		printf("mirrored %zu package%s (%.1f MB) and %zu subdir index%s to %s\n",
 		       st.packages, MENV_CLI_S(st.packages), (double)st.bytes / 1e6, st.subdirs,
-		       st.subdirs == 1 ? "" : "es", a.args.v[0]);
+		       st.subdirs == 1 ? "" : "es", st.dest);
 out:
 	menv_config_release(&cfg);
 	menv_cli_args_release(&a);

@@ -70,7 +70,7 @@ int menv_cmd_run(int argc, char **argv)
 	}
 	menv_strvec_push_owned(&envv, NULL);
 	environ = envv.v;
-	menv_cli_flush_held();
+	fflush(NULL);
 	execvp(argv[optind], argv + optind);
 	int e = errno;
 	fprintf(stderr, "menv: error: cannot run '%s': %s\n", argv[optind], strerror(e));

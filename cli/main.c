@@ -74,7 +74,6 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa;
 
-	menv_cli_redact_stdio();
 	menv_cli_argc = argc;
 	menv_cli_argv = argv;
 	memset(&sa, 0, sizeof(sa));

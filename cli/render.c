@@ -80,7 +80,7 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 		       MENV_CLI_S(p->pip->n),
 		       p->lock_file ? " of the lock's pip entries" : " of the 'pip:' section");
 		for (size_t i = 0; i < p->pip->n; i++)
-			printf("  + %s  pypi\n", p->pip->v[i]);
+			printf("  + %s  pypi\n", t.pip.v[i]);
 		printf("\n");
 	}
 	menv_size_text(t.download, sz, sizeof(sz));

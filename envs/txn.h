@@ -284,7 +284,8 @@ json_t *menv_txn_error_json(const struct menv_error *err, const struct menv_txn 
  * removal only that. The columns: name, version, build, channel, size (menv_size_text, or
  * "Cached" when the package cache holds it). Rows keep the plan's order (by kind, then
  * name); `counts` are packages per kind, `cached` the links the cache holds, `download` the
- * bytes of the others. Release with menv_txn_plan_rows_release. */
+ * bytes of the others; `pip` the plan's pip lines safe to print. Release with
+ * menv_txn_plan_rows_release. */
 #define MENV_PLAN_COLUMNS 5
 struct menv_txn_plan_row {
 	enum menv_change_kind kind;
@@ -297,6 +298,7 @@ struct menv_txn_plan_rows {
 	size_t counts[MENV_CHANGE_REMOVE + 1];
 	size_t cached;
 	int64_t download;
+	struct menv_strvec pip; /* the plan's pip lines, credentials redacted (menv_text_redact) */
 };
 void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows *out);
 void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows);

@@ -40,7 +40,7 @@ void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows
 	struct menv_txn_plan_row *rows = menv_xcalloc(2 * p->nchanges + 1, sizeof(*rows));
 	size_t n = 0;
 
-	*out = (struct menv_txn_plan_rows){0};
+	*out = (struct menv_txn_plan_rows){.pip = MENV_STRVEC_INIT};
 	for (size_t i = 0; i < p->nchanges; i++) {
 		const struct menv_txn_change *c = &p->changes[i];
 		const struct menv_record *r = c->link;
@@ -75,6 +75,8 @@ void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows
 	}
 	out->v = rows;
 	out->n = n;
+	for (size_t i = 0; i < p->pip->n; i++) /* --index-url http://user:password@... */
+		menv_strvec_push_owned(&out->pip, menv_text_redact(p->pip->v[i]));
 }
 
 void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows)
@@ -83,5 +85,6 @@ void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows)
 		for (int c = 0; c < MENV_PLAN_COLUMNS; c++)
 			free(rows->v[i].cols[c]);
 	free(rows->v);
+	menv_strvec_clear(&rows->pip);
 	*rows = (struct menv_txn_plan_rows){0};
 }

@@ -143,7 +143,8 @@ void menv_config_describe(const struct menv_param *p, json_t *dflt, struct menv_
  * type, description and default (--describe [KEY...]). `keys` (empty: all) must name known
  * settings. `*out`: a new reference, an object (an array of {name, parameter_type,
  * element_types, description, default_value} for DESCRIBE), NULL on error; `text` (may be
- * NULL) gets conda's text appended. Errors: MENV_EUSAGE "invalid configuration parameter
+ * NULL) gets conda's text appended. Both are redacted (menv_json_redact, menv_buf_redact:
+ * no user:password@ or /t/TOKEN/ of a channel is shown). Errors: MENV_EUSAGE "invalid configuration parameter
  * 'KEY'", and those of menv_config_load and menv_condarc_load. */
 enum menv_config_view { MENV_CONFIG_SHOW, MENV_CONFIG_SOURCES, MENV_CONFIG_DESCRIBE };
 int menv_config_view(enum menv_config_view view, const struct menv_strvec *keys, json_t **out,
@@ -216,11 +217,13 @@ enum menv_config_edit {
  * reads `path`, under its lock (menv_condarc_load_locked) when `edits` holds an edit. With
  * `get` (NULL: no --get) the values of those keys (empty: every key of the file, sorted by
  * name; KEY.SUB names a map's entry) are set into `got` (an object, borrowed) and, when
- * `text` is not NULL, conda's --get lines (menv_config_format_get) appended to it; a key
+ * `text` is not NULL, conda's --get lines (menv_config_format_get) appended to it, both
+ * without credentials or tokens (menv_json_redact; the file keeps them); a key
  * whose setting menv does not know is skipped with "unknown key NAME" pushed to `warnings`,
  * one the file lacks is left out. Then edits[k] is applied for each k in enum order, each a
  * list of KEY VALUE pairs (KEY alone for MENV_CONFIG_REMOVE_KEY), with menv_condarc_add's
- * warnings pushed to `warnings`, and the file saved when there was an edit. Errors: those
+ * warnings pushed to `warnings` (every warning redacted), and the file saved when there
+ * was an edit. Errors: those
  * of menv_condarc_load(_locked), the edits and menv_condarc_save; a failed edit saves
  * nothing. */
 int menv_config_get_edit(const char *path, const struct menv_strvec *get,
