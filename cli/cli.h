@@ -132,6 +132,8 @@ int menv_cli_smoke_verdict(const struct menv_cli_draw *d, const struct menv_smok
  * Remove, rows sorted by name, columns sized to their content and fitted to the terminal,
  * `Cached` for what the package cache holds, the total download. */
 void menv_cli_print_plan(const struct menv_txn_plan *p);
+/* Prints `s` (a string the library made) on stdout and frees it. */
+void menv_cli_put_text(char *s);
 /* Prints `j` indented (keys sorted, or in their order) and releases it. */
 void menv_cli_put_json(json_t *j, bool sort_keys);
 

@@ -80,42 +80,6 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 	return rc;
 }
 
-/* The line that says what was done. */
-static void summary(const struct menv_txn_plan *p, const struct menv_txn_result *r,
-                    const char *name)
-{
-	const struct menv_link_stats *st = &r->stats;
-	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
-	char pip[32] = "", removed[48] = "";
-	if (r->pip_installed) /* what pip installed, not the lines it was given */
-		snprintf(pip, sizeof(pip), " (%zu pip)", r->pip_installed);
-	if (!create)
-		snprintf(removed, sizeof(removed), "%zu package%s removed, ", st->unlinked,
-		         st->unlinked == 1 ? "" : "s");
-	if (p->finished_removal)
-		printf("Removed %s: its interrupted removal was finished\n", p->prefix);
-	else if (p->remove_env)
-		printf("Removed %s: %zu package%s\n", p->prefix, st->unlinked,
-		       MENV_CLI_S(st->unlinked));
-	else
-		printf("%s %s%s%s: %s%zu linked%s, %zu file%s (%zu reflinked, "
-		       "%zu hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)%s\n",
-		       create ? "Created" : "Updated", p->prefix,
-		       p->lock_file ? " from lockfile " : "", p->lock_file ? p->lock_file : "",
-		       removed, st->packages + r->pip_installed, pip, st->files,
-		       MENV_CLI_S(st->files), st->reflinks, st->hardlinks, st->softlinks,
-		       st->copies, st->replaced, st->pyc, p->lock_file ? ", no solve" : "");
-	if (st->clobbered)
-		printf("warning: %zu file%s provided by more than one package; the later "
-		       "package's copy was kept\n",
-		       st->clobbered, st->clobbered == 1 ? " was" : "s were");
-	if (create && !p->remove_env) /* as conda ends a create */
-		printf("\n# To activate this environment, use\n#\n#     $ menv activate %s\n#\n# "
-		       "To "
-		       "deactivate an active environment, use\n#\n#     $ menv deactivate\n",
-		       name ? name : p->prefix);
-}
-
 static int change(enum cmd cmd, struct menv_cli_args *a)
 {
 	struct menv_config cfg = {0};
@@ -174,7 +138,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	const struct menv_txn_result *res = menv_txn_result(t);
 	if (!a->json && (p->nlink || p->nunlink || p->pip->n || p->remove_env ||
 	                 o.kind == MENV_TXN_CREATE || o.kind == MENV_TXN_CREATE_LOCK))
-		summary(p, res, a->name);
+		menv_cli_put_text(menv_txn_result_text(p, res, a->name));
 	fflush(stdout);
 	rc = menv_txn_smoke(t, &err);
 	if (rc)

@@ -37,7 +37,6 @@ static int env_list(int argc, char **argv)
 	struct menv_error err = {0};
 	struct menv_strvec envs = MENV_STRVEC_INIT, seen = MENV_STRVEC_INIT;
 	struct menv_cli_args o = {0};
-	const char *active = getenv("CONDA_PREFIX");
 	int rc;
 
 	if ((rc = menv_cli_parse(argc, argv, "jh", "usage: menv env list [--json]\n", 0, 0, &o)))
@@ -55,23 +54,9 @@ static int env_list(int argc, char **argv)
 		json_object_set_new(j, "envs", a);
 		menv_cli_put_json(j, false);
 	} else {
-		size_t dl = strlen(cfg.envs_dir);
-		char *act = !active || !*active ? NULL
-		            : active[0] == '/'  ? menv_envreg_normalize(active)
-		                                : menv_xstrdup(active);
-		printf("# menv environments:\n#\n");
-		for (size_t i = 0; i < envs.n; i++) {
-			const char *p = envs.v[i], *nm = "";
-			if (i == 0)
-				nm = "base";
-			else if (!strncmp(p, cfg.envs_dir, dl) && p[dl] == '/' &&
-			         !strchr(p + dl + 1, '/'))
-				nm = p + dl + 1;
-			/* seen.v[i] is envs.v[i] normalized */
-			printf("%-20s  %s  %s\n", nm, act && !strcmp(act, seen.v[i]) ? "*" : " ",
-			       p);
-		}
-		free(act);
+		struct menv_buf text = MENV_BUF_INIT;
+		menv_env_list_text(&cfg, &envs, &seen, &text);
+		menv_cli_put_text(menv_buf_detach(&text));
 	}
 	menv_strvec_clear(&envs);
 	menv_strvec_clear(&seen);

@@ -26,8 +26,7 @@ int menv_cmd_info(int argc, char **argv)
 	struct menv_buf text = MENV_BUF_INIT;
 	json_t *j = menv_env_info(&cfg, json ? NULL : &text);
 	menv_config_release(&cfg);
-	fputs(text.buf ? text.buf : "", stdout);
-	menv_buf_release(&text);
+	menv_cli_put_text(menv_buf_detach(&text));
 	if (json)
 		menv_cli_put_json(j, false);
 	else

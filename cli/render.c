@@ -17,6 +17,12 @@
 /* ---------------------------------------------------------------------------------------- */
 /* JSON                                                                                      */
 
+void menv_cli_put_text(char *s)
+{
+	fputs(s ? s : "", stdout);
+	free(s);
+}
+
 void menv_cli_put_json(json_t *j, bool sort_keys)
 {
 	char *s = json_dumps(j, JSON_INDENT(2) | (sort_keys ? JSON_SORT_KEYS : 0));

@@ -261,6 +261,13 @@ void menv_revision_diff_release(struct menv_revision_diff *d);
  * remove, upgrade, downgrade, cmd (when the block has one)}. New reference. */
 json_t *menv_revision_json(const struct menv_revision *r, size_t rev,
                            const struct menv_revision_diff *d);
+/* `conda list --revisions` of `prefix` (its conda-meta/history, menv_history_load): `*out`
+ * a new JSON array of menv_revision_json, one per revision; `text` (may be NULL) gets
+ * conda's lines appended: "DATE  (rev N)", the changed packages, then "-label" and
+ * "+label" lines (the channel part before "::" left out), a blank line after each.
+ * Errors: those of menv_history_load. */
+int menv_history_revisions(const char *prefix, json_t **out, struct menv_buf *text,
+                           struct menv_error *err);
 
 /* An installed package (a parsed conda-meta/<dist>.json). */
 struct menv_prefix_record {

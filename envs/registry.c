@@ -469,6 +469,28 @@ static void info_text(json_t *j, struct menv_buf *o)
 	info_lines(o, "virtual packages", json_object_get(j, "virtual_pkgs"));
 }
 
+void menv_env_list_text(const struct menv_config *cfg, const struct menv_strvec *envs,
+                        const struct menv_strvec *normalized, struct menv_buf *out)
+{
+	const char *active = getenv("CONDA_PREFIX");
+	size_t dl = strlen(cfg->envs_dir);
+	char *act = !active || !*active ? NULL
+	            : active[0] == '/'  ? menv_envreg_normalize(active)
+	                                : menv_xstrdup(active);
+
+	menv_buf_adds(out, "# menv environments:\n#\n");
+	for (size_t i = 0; i < envs->n; i++) {
+		const char *p = envs->v[i], *nm = "";
+		if (i == 0)
+			nm = "base";
+		else if (!strncmp(p, cfg->envs_dir, dl) && p[dl] == '/' && !strchr(p + dl + 1, '/'))
+			nm = p + dl + 1;
+		menv_buf_addf(out, "%-20s  %s  %s\n", nm,
+		              act && !strcmp(act, normalized->v[i]) ? "*" : " ", p);
+	}
+	free(act);
+}
+
 json_t *menv_env_info(const struct menv_config *cfg, struct menv_buf *text)
 {
 	struct menv_strvec chans = MENV_STRVEC_INIT, dflt = MENV_STRVEC_INIT;

@@ -47,6 +47,12 @@ int menv_envreg_remove(const char *prefix, struct menv_error *err);
  * (the others are still listed). */
 int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
                   struct menv_strvec *normalized, struct menv_error *err);
+/* `conda env list`'s text for what menv_env_list found, appended to `out`: "# menv
+ * environments:", "#", then a line per environment: its name ("base" for the first, the
+ * folder's name for one directly under cfg->envs_dir, else blank) padded to 20 columns, "*"
+ * for the active one ($CONDA_PREFIX, compared normalized), its path. */
+void menv_env_list_text(const struct menv_config *cfg, const struct menv_strvec *envs,
+                        const struct menv_strvec *normalized, struct menv_buf *out);
 
 /* The extracted packages ("<dist>" folder names of the package cache) that the environments
  * of menv_env_list use, appended to `keep` once each (`conda clean --packages` keeps them).

@@ -191,6 +191,16 @@ struct menv_doctor_report {
 int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix, bool all_envs,
                     struct menv_doctor_report *r, struct menv_error *err);
 void menv_doctor_report_release(struct menv_doctor_report *r);
+/* What `r` (of `prefix`) says: `*faults` the findings that remain problems (TOOLCHAIN and
+ * STALE_OTHER are notes, a fixed finding none), the report as a new JSON object {prefix,
+ * findings: [{kind ("corrupt-record", "missing-file", "changed-file", "link-out",
+ * "stale-registry", "toolchain", "cuda-home", "stale-registry-other", "host-compiler"),
+ * package, path, text, fixed}], problems}, and, when `text` is not NULL, its lines appended:
+ * each finding ("problem: " or "note: " before it, " (fixed)" after), one note counting the
+ * stale registry lines of other environments with the hint to --fix, then "PREFIX: N
+ * package records, M files checked, K problems left". */
+json_t *menv_doctor_report_json(const struct menv_doctor_report *r, const char *prefix,
+                                int *faults, struct menv_buf *text);
 /* cudahome.c: where `prefix` holds an executable bin/nvcc, one line (appended to `problems`,
  * owned by it) for each CUDA_HOME or CUDA_PATH that names another toolkit than that nvcc
  * (neither the prefix nor a folder whose bin/nvcc is the same file): the calling process's

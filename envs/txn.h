@@ -302,6 +302,14 @@ struct menv_txn_plan_rows {
 };
 void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows *out);
 void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows);
+/* What a commit did, as the text conda and menv end a change with (new string, caller frees):
+ * "Created|Updated PREFIX[ from lockfile F]: N packages removed, M linked (K pip), F files
+ * (... reflinked, hardlinked, softlinked, copied, relocated, .pyc)"; "Removed PREFIX: N
+ * packages" for remove --all (or that its interrupted removal was finished); a warning line
+ * for files that more than one package provides; after a create, conda's lines on how to
+ * activate it (`name`, else the prefix). */
+char *menv_txn_result_text(const struct menv_txn_plan *p, const struct menv_txn_result *r,
+                           const char *name);
 /* A section's title: "Install", "Upgrade", "Downgrade", "Change", "Reinstall", "Remove". */
 const char *menv_change_kind_name(enum menv_change_kind k);
 /* `n` bytes as text into `out`: "512 B", "1.5 kB", "2.3 MB", "1.1 GB" (powers of 1000, as
@@ -412,9 +420,11 @@ void menv_query_free(struct menv_query *q);
 void menv_query_tree(struct menv_query *s, const struct menv_record *r, int depth,
                      struct menv_strvec *seen, struct menv_strvec *lines);
 /* The installed packages of `prefix` with a dependency on `name` (repoquery whoneeds -n):
- * `*out` a new JSON array of {name, version, build, depends: the dependency string}.
- * Errors: as menv_prefix_records_load. */
-int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_error *err);
+ * `*out` a new JSON array of {name, version, build, depends: the dependency string};
+ * `text` (may be NULL) gets them as a table appended, under "# Name Version Build Depends
+ * on" (columns of 28, 16 and 28). Errors: as menv_prefix_records_load. */
+int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_buf *text,
+                      struct menv_error *err);
 /* The pins of a solve: `.condarc`'s pinned_packages, then `<prefix>/conda-meta/pinned` (one
  * MatchSpec a line, `#` comments) when `prefix` is given. `*pins` is a new array of `*n`
  * parsed specs (caller frees each with menv_matchspec_free, then the array).

@@ -1,7 +1,8 @@
 /*
  * txntext.c - a transaction's plan as the rows of its text table (mamba's and conda's
  * "Transaction" summary): one row a package (two for a changed one: the old above the new),
- * grouped by kind, the download it needs. A front end sizes and draws the columns.
+ * grouped by kind, the download it needs (a front end sizes and draws the columns); and the
+ * lines that say what a commit did.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,48 @@ void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows
 	out->n = n;
 	for (size_t i = 0; i < p->pip->n; i++) /* --index-url http://user:password@... */
 		menv_strvec_push_owned(&out->pip, menv_text_redact(p->pip->v[i]));
+}
+
+char *menv_txn_result_text(const struct menv_txn_plan *p, const struct menv_txn_result *r,
+                           const char *name)
+{
+	struct menv_buf o = MENV_BUF_INIT;
+	const struct menv_link_stats *st = &r->stats;
+	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
+	char pip[32] = "", removed[48] = "";
+	if (r->pip_installed) /* what pip installed, not the lines it was given */
+		snprintf(pip, sizeof(pip), " (%zu pip)", r->pip_installed);
+	if (!create)
+		snprintf(removed, sizeof(removed), "%zu package%s removed, ", st->unlinked,
+		         st->unlinked == 1 ? "" : "s");
+	if (p->finished_removal)
+		menv_buf_addf(&o, "Removed %s: its interrupted removal was finished\n", p->prefix);
+	else if (p->remove_env)
+		menv_buf_addf(&o, "Removed %s: %zu package%s\n", p->prefix, st->unlinked,
+		              st->unlinked == 1 ? "" : "s");
+	else
+		menv_buf_addf(
+		        &o,
+		        "%s %s%s%s: %s%zu linked%s, %zu file%s (%zu reflinked, "
+		        "%zu hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)%s\n",
+		        create ? "Created" : "Updated", p->prefix,
+		        p->lock_file ? " from lockfile " : "", p->lock_file ? p->lock_file : "",
+		        removed, st->packages + r->pip_installed, pip, st->files,
+		        st->files == 1 ? "" : "s", st->reflinks, st->hardlinks, st->softlinks,
+		        st->copies, st->replaced, st->pyc, p->lock_file ? ", no solve" : "");
+	if (st->clobbered)
+		menv_buf_addf(&o,
+		              "warning: %zu file%s provided by more than one package; the later "
+		              "package's copy was kept\n",
+		              st->clobbered, st->clobbered == 1 ? " was" : "s were");
+	if (create && !p->remove_env) /* as conda ends a create */
+		menv_buf_addf(
+		        &o,
+		        "\n# To activate this environment, use\n#\n#     $ menv activate %s\n#\n# "
+		        "To "
+		        "deactivate an active environment, use\n#\n#     $ menv deactivate\n",
+		        name ? name : p->prefix);
+	return menv_buf_detach(&o);
 }
 
 void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows)
