@@ -115,12 +115,10 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	if (rc)
 		goto out;
 	const struct menv_txn_plan *p = menv_txn_plan(t);
-	if (p->lock_file && !a->quiet && !a->json)
-		fprintf(stderr,
-		        "Installing from lockfile %s (%s, %s) into %s: %zu to link, %zu to unlink, "
-		        "%zu conda + %zu pip package%s in the lock, no solve\n",
-		        p->lock_file, p->lock_format, cfg.subdir, p->prefix, p->nlink, p->nunlink,
-		        p->lock_conda, p->lock_pip, MENV_CLI_S(p->lock_conda + p->lock_pip));
+	char *lock_line = a->quiet || a->json ? NULL : menv_txn_lock_line(p);
+	if (lock_line)
+		fprintf(stderr, "%s\n", lock_line);
+	free(lock_line);
 	if (!a->json && !p->finished_removal)
 		menv_cli_print_plan(p);
 	fflush(stdout); /* the plan before the fetch's lines on stderr */

@@ -85,20 +85,9 @@ static int config_vars(int argc, char **argv)
 	bool json = a.json;
 	int nargs = (int)a.args.n;
 	char **args = a.args.v;
-	if (strcmp(sub, "list") && strcmp(sub, "set") && strcmp(sub, "unset")) {
-		rc = menv_error_set(&err, MENV_EUSAGE,
-		                    "unknown 'env config vars' command '%s' (use "
-		                    "list, set or unset)",
-		                    sub);
+	rc = menv_env_config_vars_check(sub, (size_t)nargs, &err);
+	if (rc)
 		goto out;
-	}
-	if (!strcmp(sub, "list") ? nargs != 0 : nargs == 0) {
-		rc = menv_error_set(&err, MENV_EUSAGE, "'env config vars %s' takes %s", sub,
-		                    !strcmp(sub, "list")  ? "no arguments"
-		                    : !strcmp(sub, "set") ? "VAR=VALUE arguments"
-		                                          : "VAR arguments");
-		goto out;
-	}
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;

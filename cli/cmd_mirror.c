@@ -5,7 +5,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -22,10 +21,6 @@ int menv_cmd_mirror(int argc, char **argv)
 	struct menv_mirror_stats st = {0};
 	int rc;
 
-	static char platform_opt[] = "--platform";
-	for (int i = 1; i < argc; i++) /* -p is --platform here, as in `menv lock` */
-		if (!strcmp(argv[i], "-p"))
-			argv[i] = platform_opt;
 	if ((rc = menv_cli_parse(argc, argv, "fcQqh", USAGE, 1, 1, &a)))
 		return MENV_CLI_EXIT(rc);
 	if ((a.file != NULL) == (a.channels.n > 0) || a.channels.n > 1) {

@@ -52,7 +52,7 @@ int menv_cmd_run(int argc, char **argv)
 	rc = menv_cli_recover(prefix, &err);
 	if (rc)
 		goto out;
-	exe = menv_cli_self_exe();
+	exe = menv_self_exe();
 	struct menv_activation act = {
 	        .shell = MENV_SHELL_POSIX,
 	        .exe = exe,

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	menv_cancel_flag_set(MENV_CLI_CANCEL); /* the parsers poll it too */
-	menv_cli_installed_paths();
+	menv_installed_paths();
 
 	if (argc < 2) {
 		usage(stderr);

@@ -143,7 +143,7 @@ void menv_cli_on_event(void *ud, enum menv_env_event ev, const char *msg)
 	}
 }
 
-void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
+static void on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
 {
 	struct menv_cli_draw *d = ud;
 	if (d && (d->quiet || d->bars))
@@ -248,29 +248,13 @@ void menv_cli_on_smoke(void *ud, enum menv_smoke_event ev, const struct menv_smo
 int menv_cli_smoke_verdict(const struct menv_cli_draw *d, const struct menv_smoke_result *res,
                            bool record_failed)
 {
-	const char *gpu_note = "";
-	if (res->unchanged) {
-		fprintf(d->json ? stderr : stdout,
-		        "Smoke check: toolchain, ops/ sources and driver unchanged since %s, when "
-		        "it passed (--smoke-check runs it again)\n",
-		        res->unchanged_since);
-		return MENV_EXIT_OK;
-	}
-	if (record_failed)
+	char *line = menv_smoke_result_line(res);
+	bool ok = res->unchanged || res->passed;
+	if (record_failed && !res->unchanged)
 		fprintf(stderr, "menv: warning: the smoke check's report could not be written\n");
-	for (size_t i = 0; i < res->n_steps; i++)
-		if (!strcmp(res->steps[i].name, "GPU tests") &&
-		    res->steps[i].verdict == MENV_SMOKE_SKIP)
-			gpu_note = res->steps[i].summary;
-	if (res->passed)
-		fprintf(d->json ? stderr : stdout, "Smoke check passed%s%s%s; log: %s\n",
-		        gpu_note[0] ? " (" : "", gpu_note, gpu_note[0] ? ")" : "", res->log_path);
-	else
-		fprintf(stderr,
-		        "menv: error: smoke check failed (the environment is kept); log: %s%s%s\n",
-		        res->log_path, res->build_dir[0] ? "; build directory kept: " : "",
-		        res->build_dir);
-	return res->passed ? MENV_EXIT_OK : MENV_EXIT_FAIL;
+	fprintf(ok && !d->json ? stdout : stderr, "%s%s\n", ok ? "" : "menv: error: ", line);
+	free(line);
+	return ok ? MENV_EXIT_OK : MENV_EXIT_FAIL;
 }
 
 void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, bool quiet,
@@ -283,7 +267,7 @@ void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, 
 	d->bars = !d->quiet && isatty(STDERR_FILENO);
 	memset(cb, 0, sizeof(*cb));
 	cb->event = menv_cli_on_event;
-	cb->fetch = menv_cli_on_fetch;
+	cb->fetch = on_fetch;
 	cb->progress = d->bars ? on_progress : NULL;
 	cb->smoke = menv_cli_on_smoke;
 	cb->ud = d;

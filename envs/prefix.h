@@ -237,6 +237,10 @@ int menv_history_requested_specs(const char *prefix, const struct menv_strvec *i
 /* Appends `# <action> specs: [...]\n` as conda's History.write_specs writes it (a Python
  * list of the spec strings, each as Python's repr writes a str), so that conda reads it
  * back. `action` is "update", "remove" or "neutered". */
+/* The command line `argv[1..argc)` as conda-meta/history's "# cmd:" holds it: "menv" and
+ * each word after a blank, a word with a blank, tab, quote or '$' in single quotes. New
+ * string, caller frees. */
+char *menv_history_cmdline(int argc, char *const *argv);
 void menv_history_specs_line(struct menv_buf *b, const char *action,
                              const struct menv_strvec *specs);
 /* The dists ("channel/subdir::name-version-build") installed after revision `rev`, sorted.

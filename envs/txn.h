@@ -184,7 +184,6 @@ int menv_txn_request_opts(struct menv_txn_request *rq, const struct menv_config 
                           struct menv_txn_opts *o, struct menv_envfile **ef, char **prefix,
                           struct menv_strvec *warnings, struct menv_error *err);
 
-
 /* A new transaction for `o` (copied; what it points to is borrowed). Nothing is read yet.
  * `*out` is freed with menv_txn_free. Errors: MENV_EUSAGE (a kind that needs a file or
  * specs given none, or the other way round). */
@@ -310,6 +309,10 @@ void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows);
  * activate it (`name`, else the prefix). */
 char *menv_txn_result_text(const struct menv_txn_plan *p, const struct menv_txn_result *r,
                            const char *name);
+/* For a plan from a lockfile, the line that says so (new string, caller frees; NULL for
+ * another plan): "Installing from lockfile F (FORMAT, SUBDIR) into PREFIX: N to link, M to
+ * unlink, C conda + P pip packages in the lock, no solve". */
+char *menv_txn_lock_line(const struct menv_txn_plan *p);
 /* A section's title: "Install", "Upgrade", "Downgrade", "Change", "Reinstall", "Remove". */
 const char *menv_change_kind_name(enum menv_change_kind k);
 /* `n` bytes as text into `out`: "512 B", "1.5 kB", "2.3 MB", "1.1 GB" (powers of 1000, as
@@ -351,6 +354,9 @@ int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *n
 int menv_env_config_vars_edit(const char *prefix, bool set, char *const *args, size_t n,
                               menv_env_cb cb, void *ud, struct menv_strvec *warnings,
                               struct menv_error *err);
+/* txnrequest.c: `menv env config vars SUB ARG...` checked before anything is read: SUB is
+ * list (no ARG), set (VAR=VALUE...) or unset (VAR...). Errors: MENV_EUSAGE saying which. */
+int menv_env_config_vars_check(const char *sub, size_t nargs, struct menv_error *err);
 /* What conda warns about in an environment file, one line each appended to `warnings`:
  * unknown top-level keys (FILE:LINE: a typo such as `dependncies` would otherwise make an
  * empty environment) and `variables:` that activation owns (PATH, ...), which are dropped
@@ -605,5 +611,11 @@ int menv_env_rename_check(const struct menv_config *cfg, const char *src, const 
  * MENV_ECHECKSUM, MENV_EIO, MENV_EINTR, ...). */
 int menv_env_rename(const struct menv_rename_opts *o, const char *src, const char *dest,
                     struct menv_rename_result *res, struct menv_error *err);
+/* What a rename from `src` to `dest` did (`dry_run`: would do), as a new JSON object
+ * {success, source, destination, dry_run, packages, untracked}; `text` (may be NULL) gets
+ * conda's two "Dry run action: clone SRC,DEST" / "rm_rf SRC" lines for a dry run, else
+ * "Renamed SRC to DEST: N packages linked, M files no package owns copied". */
+json_t *menv_rename_report(const char *src, const char *dest, bool dry_run,
+                           const struct menv_rename_result *res, struct menv_buf *text);
 
 #endif

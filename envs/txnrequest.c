@@ -4,6 +4,8 @@
  * behind -f, the environment it names, the prefix (new for create, existing otherwise), and
  * the usage errors conda gives for a request that cannot be carried out.
  */
+#include <string.h>
+
 #include "registry.h"
 #include "txn.h"
 
@@ -58,5 +60,21 @@ int menv_txn_request_opts(struct menv_txn_request *rq, const struct menv_config 
 		o->kind = kind == MENV_TXN_CREATE ? MENV_TXN_CREATE_LOCK : MENV_TXN_INSTALL_LOCK;
 	if (rq->revision)
 		o->kind = MENV_TXN_REVISION;
+	return 0;
+}
+
+int menv_env_config_vars_check(const char *sub, size_t nargs, struct menv_error *err)
+{
+	bool list = !strcmp(sub, "list"), set = !strcmp(sub, "set");
+	if (!list && !set && strcmp(sub, "unset"))
+		return menv_error_set(err, MENV_EUSAGE,
+		                      "unknown 'env config vars' command '%s' (use list, set or "
+		                      "unset)",
+		                      sub);
+	if (list ? nargs != 0 : nargs == 0)
+		return menv_error_set(err, MENV_EUSAGE, "'env config vars %s' takes %s", sub,
+		                      list  ? "no arguments"
+		                      : set ? "VAR=VALUE arguments"
+		                            : "VAR arguments");
 	return 0;
 }

@@ -122,6 +122,17 @@ char *menv_txn_result_text(const struct menv_txn_plan *p, const struct menv_txn_
 	return menv_buf_detach(&o);
 }
 
+char *menv_txn_lock_line(const struct menv_txn_plan *p)
+{
+	if (!p->lock_file)
+		return NULL;
+	return menv_xasprintf("Installing from lockfile %s (%s, %s) into %s: %zu to link, %zu to "
+	                      "unlink, %zu conda + %zu pip package%s in the lock, no solve",
+	                      p->lock_file, p->lock_format, p->cfg->subdir, p->prefix, p->nlink,
+	                      p->nunlink, p->lock_conda, p->lock_pip,
+	                      p->lock_conda + p->lock_pip == 1 ? "" : "s");
+}
+
 void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows)
 {
 	for (size_t i = 0; i < rows->n; i++)

@@ -869,3 +869,12 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 	menv_strvec_clear(&all);
 	return r;
 }
+
+json_t *menv_config_get_json(const char *path, json_t *got, const struct menv_strvec *warnings)
+{
+	json_t *w = json_array();
+	for (size_t i = 0; i < warnings->n; i++)
+		json_array_append_new(w, json_string(warnings->v[i]));
+	return json_pack("{s:s, s:b, s:o, s:O}", "rc_path", path, "success", 1, "warnings", w,
+	                 "get", got);
+}

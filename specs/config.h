@@ -226,6 +226,9 @@ enum menv_config_edit {
  * was an edit. Errors: those
  * of menv_condarc_load(_locked), the edits and menv_condarc_save; a failed edit saves
  * nothing. */
+/* conda config --json's answer to --get and the edits: {rc_path: `path`, success: true,
+ * warnings: `warnings`' lines, get: `got` (borrowed)}. New reference. */
+json_t *menv_config_get_json(const char *path, json_t *got, const struct menv_strvec *warnings);
 int menv_config_get_edit(const char *path, const struct menv_strvec *get,
                          const struct menv_strvec edits[MENV_CONFIG_NEDITS], json_t *got,
                          struct menv_buf *text, struct menv_strvec *warnings,
