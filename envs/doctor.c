@@ -437,6 +437,48 @@ out:
 	return rc;
 }
 
+json_t *menv_doctor_report_json(const struct menv_doctor_report *r, const char *prefix, int *faults,
+                                struct menv_buf *text)
+{
+	static const char *const kinds[] = {
+	        "corrupt-record", "missing-file",         "changed-file",
+	        "link-out",       "stale-registry",       "toolchain",
+	        "cuda-home",      "stale-registry-other", "host-compiler"};
+	json_t *j = json_array();
+	size_t others = 0;
+
+	*faults = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct menv_doctor_finding *f = &r->findings[i];
+		bool note = f->kind == MENV_DOCTOR_TOOLCHAIN || f->kind == MENV_DOCTOR_STALE_OTHER;
+		*faults += !note && !f->fixed;
+		others += f->kind == MENV_DOCTOR_STALE_OTHER && !f->fixed;
+		json_array_append_new(j, json_pack("{s:s,s:s,s:s,s:s,s:b}", "kind", kinds[f->kind],
+		                                   "package", f->package, "path", f->path, "text",
+		                                   f->text, "fixed", f->fixed));
+		if (text)
+			menv_buf_addf(text, "%s%s%s\n",
+			              f->kind == MENV_DOCTOR_TOOLCHAIN     ? ""
+			              : f->kind == MENV_DOCTOR_STALE_OTHER ? "note: "
+			                                                   : "problem: ",
+			              f->text, f->fixed ? " (fixed)" : "");
+	}
+	/* other environments' stale lines are no problem of this one: a note, and the cure */
+	if (text && others)
+		menv_buf_addf(
+		        text,
+		        "note: %zu registry line%s of other environments name%s what is "
+		        "gone; `menv doctor --fix` takes %s out of ~/.conda/environments.txt\n",
+		        others, others == 1 ? "" : "s", others == 1 ? "s" : "",
+		        others == 1 ? "it" : "them");
+	if (text)
+		menv_buf_addf(text,
+		              "%s: %zu package record%s, %zu file%s checked, %d problem%s left\n",
+		              prefix, r->packages, r->packages == 1 ? "" : "s", r->files,
+		              r->files == 1 ? "" : "s", *faults, *faults == 1 ? "" : "s");
+	return json_pack("{s:s,s:o,s:i}", "prefix", prefix, "findings", j, "problems", *faults);
+}
+
 void menv_doctor_report_release(struct menv_doctor_report *r)
 {
 	for (size_t i = 0; i < r->n; i++) {

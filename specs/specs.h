@@ -62,7 +62,7 @@ int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
 /* A short name for a code ("parse error", "not found", ...); static storage. */
 const char *menv_error_name(int code);
 /* Every `from` in err->msg becomes `to` (a temporary copy's path the name the user gave:
- * `-f /dev/stdin`), the message cut at its size. Nothing when err is NULL or from empty. */
+ * `-f /dev/stdin`), the message cut at its size. Nothing when err is NULL or from NULL or empty. */
 void menv_error_rename(struct menv_error *err, const char *from, const char *to);
 
 /* ---------------------------------------------------------------------------------------- */
