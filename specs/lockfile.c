@@ -398,6 +398,16 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 		rc = menv_lock_parse_explicit(lf, bytes, len, src, err);
 		goto out;
 	}
+	if (f == MENV_LOCK_CONDA_LOCK) {
+		/* the usual file without a document model; any other the general way */
+		rc = menv_lock_read_conda_lock(lf, bytes, len, src, err);
+		if (rc != 1)
+			goto out;
+		menv_lockfile_free(lf);
+		lf = menv_lockfile_new(f);
+		lf->path = menv_xstrdup(src);
+		rc = 0;
+	}
 	if (f == MENV_LOCK_MAMBA_JSON) {
 		rc = menv_json_parse(bytes, len, 0, src, &root, err);
 		if (rc)

@@ -206,12 +206,84 @@ static void test_conda_lock_v3(void **state)
 	                             "versions 1 to 3)");
 }
 
+/* conda-lock v1 is read from libyaml's events, an entry at a time (yaml_stream.c); a file that
+ * reader leaves alone (an anchor) is read the general way to the same model, and every error
+ * is the one the general reader gives, in its order: a YAML error anywhere first, then the
+ * header's, then the first bad entry's (issue 22) */
+#define ENTRY(n, dep)                                                                              \
+	"- name: " n "\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"                \
+	"  dependencies: {" dep "}\n  url: https://x.invalid/c/linux-64/" n "-1.0-0.conda\n"       \
+	"  hash: {md5: 0123456789ABCDEF0123456789abcdef}\n  extra_key: [1, {k: v}]\n"
+
+static json_t *model(const char *text, const char *src, struct menv_error *err)
+{
+	struct menv_lockfile *lf = NULL;
+	if (menv_lockfile_parse(text, strlen(text), src, &lf, err))
+		return NULL;
+	json_t *j = menv_lockfile_to_json(lf);
+	menv_lockfile_free(lf);
+	return j;
+}
+
+static void test_conda_lock_streamed(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	/* the metadata after the entries: its platforms still come first */
+	const char *streamed = "version: 1\npackage:\n" ENTRY("a", "b: '>=1'")
+	        ENTRY("b", "") "metadata:\n  platforms: [osx-64]\n  channels: [{url: c}]\n";
+	const char *general = "version: 1\npackage:\n" ENTRY("a", "b: &v '>=1'")
+	        ENTRY("b", "") "metadata:\n  platforms: [osx-64]\n  channels: [{url: c}]\n";
+	json_t *s = model(streamed, "s.yml", &err), *g = model(general, "g.yml", &err);
+	if (!s || !g)
+		fail_msg("%s", err.msg);
+	assert_true(json_equal(s, g));
+	json_t *pk = json_object_get(s, "packages");
+	assert_int_equal(json_array_size(pk), 2);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(s, "platforms"), 1)),
+	                    "linux-64");
+	json_t *a = json_array_get(pk, 0);
+	assert_string_equal(json_string_value(json_object_get(a, "md5")),
+	                    "0123456789abcdef0123456789abcdef");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(a, "depends"), 0)),
+	                    "b >=1");
+	assert_string_equal(
+	        json_string_value(json_object_get(
+	                json_array_get(json_object_get(json_object_get(a, "extra"), "extra_key"),
+	                               1),
+	                "k")),
+	        "v");
+	json_decref(s);
+	json_decref(g);
+
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+	        /* the first bad entry, after good ones */
+	        {"package:\n" ENTRY("a", "") ENTRY("b", "") "- {name: c, version: '1'}\n",
+	         "e.yml: package entry 3 ('c') lacks 'manager'"},
+	        /* the header's error before an entry's */
+	        {"package:\n- {name: c}\nversion: x\n", "e.yml: 'version' must be an integer"},
+	        /* a YAML error after a bad entry wins, with its line */
+	        {"package:\n- {name: c}\n- [\n", "e.yml:4:1: did not find expected node content "
+	                                         "while parsing a flow node"},
+	        /* a duplicate key in a later entry, with its line */
+	        {"package:\n" ENTRY("a", "") "- {name: c, name: d}\n",
+	         "e.yml:10:13: duplicate key 'name'"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_null(model(bad[i].text, "e.yml", &err));
+		assert_string_equal(err.msg, bad[i].msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_v7_valid),
 	        cmocka_unit_test(test_v7_refused),
 	        cmocka_unit_test(test_conda_lock_v3),
+	        cmocka_unit_test(test_conda_lock_streamed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
