@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -277,13 +279,58 @@ static void test_conda_lock_streamed(void **state)
 	}
 }
 
+/* A file's format read in pieces is the format of its whole text: the line that decides may
+ * come after the first MiB, or straddle two pieces */
+static void test_detect_file(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *head, *tail;
+		enum menv_lock_format want;
+	} cases[] = {
+	        {"# platform: linux-64\n", "@EXPLICIT\nhttps://x/linux-64/a-1-0.conda\n",
+	         MENV_LOCK_EXPLICIT},
+	        {"version: 1\npackage: []\n", "dependencies:\n  - a\n", MENV_LOCK_NONE},
+	        {"version: 1\npackage: []\n", "metadata: {}", MENV_LOCK_CONDA_LOCK},
+	        {"\xef\xbb\xbf{\"x\": \"", "\", \"lockVersion\": 1}", MENV_LOCK_MAMBA_JSON},
+	};
+	char path[] = "/tmp/menv-test-detect-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		for (size_t pad = (1u << 20) - 40; pad < (1u << 20) + 40; pad += 7) {
+			struct menv_buf b = MENV_BUF_INIT;
+			struct menv_error err = {0};
+			enum menv_lock_format f;
+			menv_buf_adds(&b, cases[i].head);
+			bool json = cases[i].head[3] == '{';
+			while (b.len < pad)
+				menv_buf_adds(&b, json ? "y" : "# a comment line\n");
+			menv_buf_adds(&b, cases[i].tail);
+			FILE *fp = fopen(path, "wb");
+			assert_non_null(fp);
+			assert_int_equal(fwrite(b.buf, 1, b.len, fp), b.len);
+			fclose(fp);
+			assert_int_equal(menv_lockfile_detect_file(path, &f, &err), 0);
+			assert_int_equal(f, cases[i].want);
+			assert_int_equal(menv_lockfile_detect(b.buf, b.len), cases[i].want);
+			menv_buf_release(&b);
+		}
+	}
+	unlink(path);
+	enum menv_lock_format f;
+	struct menv_error err = {0};
+	assert_int_equal(menv_lockfile_detect_file(path, &f, &err), MENV_ENOTFOUND);
+	assert_int_equal(f, MENV_LOCK_NONE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_v7_valid),
-	        cmocka_unit_test(test_v7_refused),
-	        cmocka_unit_test(test_conda_lock_v3),
-	        cmocka_unit_test(test_conda_lock_streamed),
+	        cmocka_unit_test(test_v7_valid),      cmocka_unit_test(test_v7_refused),
+	        cmocka_unit_test(test_conda_lock_v3), cmocka_unit_test(test_conda_lock_streamed),
+	        cmocka_unit_test(test_detect_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
