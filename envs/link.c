@@ -177,7 +177,8 @@ static int collect(const char *root, size_t rootlen, const char *dir, struct men
 		if (lstat(p, &sb) < 0)
 			rc = menv_error_sys(err, MENV_EIO, "cannot stat '%s'", p);
 		else if (S_ISDIR(sb.st_mode)) {
-			if (strcmp(p + rootlen + 1, "info"))
+			/* info/ and the cache's .pyc of the package (pyccache.c) are no files of it */
+			if (strcmp(p + rootlen + 1, "info") && strcmp(p + rootlen + 1, ".menv-pyc"))
 				rc = collect(root, rootlen, p, out, err);
 		} else {
 			menv_buf_adds(out, p + rootlen + 1);

@@ -903,6 +903,9 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	rc = menv_solv_sparse_load(s, req, err);
+	if (rc)
+		return rc;
 	pool_addfileprovides(pool);
 	menv_solv_add_pip_dependency(s);
 	if (s->prio == MENV_PRIORITY_STRICT)

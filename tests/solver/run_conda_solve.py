@@ -39,6 +39,25 @@ DEPS_FLAGS = {"NO_DEPS": "--no-deps", "ONLY_DEPS": "--only-deps"}
 VIRTUAL_VARS = ("CONDA_OVERRIDE_CUDA", "CONDA_OVERRIDE_GLIBC")
 
 
+
+def log_solve(p, tmp):
+    """With MENV_SOLVE_LOG set (test_sparse_same.py), appends what menv answered: exit code,
+    the LINK and UNLINK records, the first error line (the temporary folder's name removed)."""
+    path = os.environ.get("MENV_SOLVE_LOG")
+    if not path:
+        return
+    acts = {}
+    if p.returncode == 0:
+        out = json.loads(p.stdout)
+        for k in ("LINK", "UNLINK"):
+            acts[k] = sorted("%s %s %s %s" % (r["name"], r["version"], r["build_string"],
+                                              r.get("channel", "")) for r in
+                             out["actions"].get(k, []))
+    err = (p.stderr.strip().splitlines() or [""])[0] if p.returncode else ""
+    line = json.dumps({"rc": p.returncode, "actions": acts, "error": err})
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line.replace(tmp, "<tmp>") + "\n")
+
 def dist_key(d):
     """'channel-1/linux-64::numpy-1.7.1-py33_0' -> 'channel-1::numpy-1.7.1-py33_0'."""
     ch, _, rest = d.partition("::")
@@ -182,6 +201,7 @@ def run_step(menv, step, chans, tmp, verbose):
                 cmd.append("--force-reinstall")
         cmd += step["add"]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    log_solve(p, tmp)
     if verbose:
         print("   $", " ".join(cmd[3:]), "->", p.returncode)
     exp = step["expect"]
