@@ -120,13 +120,9 @@ char *menv_file_once(const char *path, struct menv_error *err)
 
 bool menv_file_is_lockfile(const char *path)
 {
-	struct menv_buf b = MENV_BUF_INIT;
 	struct menv_error err = {0};
-	bool yes = false;
-	if (!menv_buf_read_file(&b, path, &err))
-		yes = menv_lockfile_detect(b.buf, b.len) != MENV_LOCK_NONE;
-	menv_buf_release(&b);
-	return yes;
+	enum menv_lock_format f;
+	return !menv_lockfile_detect_file(path, &f, &err) && f != MENV_LOCK_NONE;
 }
 
 void menv_file_once_drop(char *copy)

@@ -555,7 +555,8 @@ struct menv_lock_package {
 	json_t *deps_map;
 	/* The other record fields the lock carries (build_number, constrains, license, timestamp,
 	 * noarch, track_features, purls, ...) and keys menv does not know, an object (owned
-	 * reference, never NULL once parsed). Written back only into the same format. */
+	 * reference; NULL when there are none: a 100,000-entry lock holds no 100,000 empty objects).
+	 * Written back only into the same format. */
 	json_t *extra;
 	char *source; /* a package to build from source (pixi `conda_source`, a pypi path or
 			      VCS URL), or NULL: such an entry cannot be installed from the lock */
@@ -620,8 +621,13 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 int menv_lockfile_load(const char *path, struct menv_lockfile **out, struct menv_error *err);
 /* An empty lockfile of `format` (for writers). Free with menv_lockfile_free(). */
 struct menv_lockfile *menv_lockfile_new(enum menv_lock_format format);
+/* menv_lockfile_detect of the file at `path`, into *out. A regular file is read in 1 MiB
+ * pieces (a 100,000-entry lock is 20 MB), anything else as menv_buf_read_file reads it.
+ * Errors: menv_buf_read_file's (MENV_ENOTFOUND, MENV_EIO, a FIFO or folder refused),
+ * MENV_EINTR; *out is then MENV_LOCK_NONE. */
+int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, struct menv_error *err);
 void menv_lockfile_free(struct menv_lockfile *lf);
-/* Appends a package (fields zeroed, size -1, category "main", extra {}); the pointer is
+/* Appends a package (fields zeroed, size -1, category "main", extra NULL); the pointer is
  * valid until the next append. */
 struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf);
 
