@@ -241,6 +241,25 @@ def check(menv, channel, datadir):
         total_files += nf
         total_recs += nr
     print("total: %d differing files, %d differing records against conda 26.7.1" % (total_files, total_recs))
+    # menv doctor reads conda's records: a noarch python file is named `site-packages/...` in
+    # paths_data and by its prefix path in `files` (paired by index)
+    doctor = [menv, "doctor", "-p", ROOT + "/env", "--json"]
+
+    def problems():
+        r = subprocess.run(doctor, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        d = json.loads(r.stdout)
+        return d["problems"], [(f["kind"], f["path"]) for f in d["findings"] if f["kind"] != "toolchain"]
+
+    clean = problems()
+    lex = "lib/python3.9/site-packages/ply/lex.py"
+    with open(os.path.join(ROOT, "env", lex), "a") as f:
+        f.write("# changed\n")
+    changed = problems()
+    if clean != (0, []) or changed != (1, [("changed-file", lex)]):
+        print("doctor on the conda-shaped records: %s, then after changing %s: %s" % (clean, lex, changed))
+        total_files += 1
+    else:
+        print("doctor: no problem, then exactly the changed %s" % lex)
     if not os.environ.get("MENV_CONDA_DIFF_KEEP"):
         shutil.rmtree(ROOT, ignore_errors=True)
     return 1 if total_files or total_recs else 0
