@@ -486,6 +486,11 @@ static json_t *conda_record(json_t *rec)
 		                                                          : "noarch_generic"));
 	json_object_del(rec, "arch");
 	json_object_del(rec, "platform");
+	/* conda dumps depends and constrains always (their default is empty) */
+	if (!json_is_array(json_object_get(rec, "depends")))
+		json_object_set_new(rec, "depends", json_array());
+	if (!json_is_array(json_object_get(rec, "constrains")))
+		json_object_set_new(rec, "constrains", json_array());
 	for (size_t k = 0; k < sizeof(pkg) / sizeof(*pkg); k++) {
 		json_t *v = json_object_get(rec, pkg[k]);
 		bool empty = !v || json_is_null(v) ||
@@ -509,6 +514,30 @@ static json_t *conda_record(json_t *rec)
 	json_object_update(o, t);
 	json_decref(t);
 	return o;
+}
+
+/* jansson's ASCII JSON as Python's json.dump writes it: `\u00e9` for jansson's `\u00E9`,
+ * DEL as `\u007f`. Takes `s`; caller frees the result. */
+static char *python_json(char *s)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	for (const char *p = s; *p; p++) {
+		if (*p == 0x7f) {
+			menv_buf_adds(&b, "\\u007f");
+			continue;
+		}
+		menv_buf_addch(&b, *p);
+		if (*p != '\\' || !p[1])
+			continue;
+		p++; /* the escaped character: a `\\` never starts another escape */
+		menv_buf_addch(&b, *p);
+		for (int k = *p == 'u' ? 1 : 5; k < 5 && p[1]; k++) {
+			p++;
+			menv_buf_addch(&b, *p >= 'A' && *p <= 'F' ? (char)(*p - 'A' + 'a') : *p);
+		}
+	}
+	free(s);
+	return menv_buf_detach(&b);
 }
 
 /* conda-meta/<dist>.json for each linked package, as conda 26 writes it (conda_record; JSON
@@ -607,6 +636,7 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		json_t *out = conda_record(rec);
 		char *dump = json_dumps(out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 		json_decref(out);
+		dump = python_json(dump);
 		char *rel = menv_xasprintf("conda-meta/%s.json", l->dist);
 		rc = txn_write(r, rel, dump, strlen(dump), err);
 		free(rel);
