@@ -46,9 +46,9 @@ static const char *const accepts[] = {
 
 /* What the command asks of the transaction engine; `ef` is loaded here for an environment
  * file (its name or prefix picks the environment). */
-static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cfg,
-                   struct menv_envfile **ef, struct menv_txn_opts *o, char **prefix,
-                   struct menv_error *err)
+static int request(enum cmd cmd, struct menv_cli_args *a, const char *given,
+                   struct menv_config *cfg, struct menv_envfile **ef, struct menv_txn_opts *o,
+                   char **prefix, struct menv_error *err)
 {
 	bool lock = a->file && menv_file_is_lockfile(a->file);
 	int rc;
@@ -68,6 +68,8 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 		rc = menv_envfile_load(a->file, ef, err);
 		if (rc)
 			return rc;
+		free((*ef)->path); /* warnings name the file given, not a pipe's copy */
+		(*ef)->path = menv_xstrdup(given);
 		menv_cli_envfile_warnings(*ef);
 		if (!a->name && !a->prefix) {
 			a->name = (*ef)->name;
@@ -117,9 +119,9 @@ static int request(enum cmd cmd, struct menv_cli_args *a, struct menv_config *cf
 	return 0;
 }
 
-/* The line that says what was done. */
+/* The line that says what was done (`lock`: the lockfile's name as given). */
 static void summary(const struct menv_txn_plan *p, const struct menv_txn_result *r,
-                    const char *name)
+                    const char *name, const char *lock)
 {
 	const struct menv_link_stats *st = &r->stats;
 	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
@@ -138,10 +140,10 @@ static void summary(const struct menv_txn_plan *p, const struct menv_txn_result 
 		printf("%s %s%s%s: %s%zu linked%s, %zu file%s (%zu reflinked, "
 		       "%zu hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)%s\n",
 		       create ? "Created" : "Updated", p->prefix,
-		       p->lock_file ? " from lockfile " : "", p->lock_file ? p->lock_file : "",
-		       removed, st->packages + r->pip_installed, pip, st->files,
-		       MENV_CLI_S(st->files), st->reflinks, st->hardlinks, st->softlinks,
-		       st->copies, st->replaced, st->pyc, p->lock_file ? ", no solve" : "");
+		       p->lock_file ? " from lockfile " : "", p->lock_file ? lock : "", removed,
+		       st->packages + r->pip_installed, pip, st->files, MENV_CLI_S(st->files),
+		       st->reflinks, st->hardlinks, st->softlinks, st->copies, st->replaced,
+		       st->pyc, p->lock_file ? ", no solve" : "");
 	if (st->clobbered)
 		printf("warning: %zu file%s provided by more than one package; the later "
 		       "package's copy was kept\n",
@@ -171,9 +173,10 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	if (a->priority)
 		cfg.channel_priority =
 		        a->priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
+	const char *given = a->file; /* what errors name, not once, a pipe's copy */
 	if (a->file && (once = menv_file_once(a->file, &err)) != NULL)
 		a->file = once;
-	rc = err.code ? err.code : request(cmd, a, &cfg, &ef, &o, &prefix, &err);
+	rc = err.code ? err.code : request(cmd, a, given, &cfg, &ef, &o, &prefix, &err);
 	if (rc)
 		goto out;
 	menv_cli_draw_init(&d, &o.cb, a->quiet || a->json, a->json, a->verbose);
@@ -192,7 +195,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 		fprintf(stderr,
 		        "Installing from lockfile %s (%s, %s) into %s: %zu to link, %zu to unlink, "
 		        "%zu conda + %zu pip package%s in the lock, no solve\n",
-		        p->lock_file, p->lock_format, cfg.subdir, p->prefix, p->nlink, p->nunlink,
+		        given, p->lock_format, cfg.subdir, p->prefix, p->nlink, p->nunlink,
 		        p->lock_conda, p->lock_pip, MENV_CLI_S(p->lock_conda + p->lock_pip));
 	if (!a->json && !p->finished_removal)
 		menv_cli_print_plan(p);
@@ -211,7 +214,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	const struct menv_txn_result *res = menv_txn_result(t);
 	if (!a->json && (p->nlink || p->nunlink || p->pip->n || p->remove_env ||
 	                 o.kind == MENV_TXN_CREATE || o.kind == MENV_TXN_CREATE_LOCK))
-		summary(p, res, a->name);
+		summary(p, res, a->name, given);
 	fflush(stdout);
 	rc = menv_txn_smoke(t, &err);
 	if (rc)
@@ -224,6 +227,8 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	json_decref(smoke);
 out:
 	if (rc) {
+		if (once)
+			menv_error_rename(&err, once, given);
 		if (a->json)
 			menv_cli_put_json(menv_txn_error_json(&err, t), true);
 		code = menv_cli_fail(&err);

@@ -55,7 +55,6 @@ static int env_list(int argc, char **argv)
 		json_object_set_new(j, "envs", a);
 		menv_cli_put_json(j, false);
 	} else {
-		size_t dl = strlen(cfg.envs_dir);
 		char *act = !active || !*active ? NULL
 		            : active[0] == '/'  ? menv_envreg_normalize(active)
 		                                : menv_xstrdup(active);
@@ -64,9 +63,12 @@ static int env_list(int argc, char **argv)
 			const char *p = envs.v[i], *nm = "";
 			if (i == 0)
 				nm = "base";
-			else if (!strncmp(p, cfg.envs_dir, dl) && p[dl] == '/' &&
-			         !strchr(p + dl + 1, '/'))
-				nm = p + dl + 1;
+			for (size_t k = 0; i && !*nm && k < cfg.envs_dirs.n; k++) {
+				size_t dl = strlen(cfg.envs_dirs.v[k]);
+				if (!strncmp(p, cfg.envs_dirs.v[k], dl) && p[dl] == '/' &&
+				    !strchr(p + dl + 1, '/'))
+					nm = p + dl + 1;
+			}
 			/* seen.v[i] is envs.v[i] normalized */
 			printf("%-20s  %s  %s\n", nm, act && !strcmp(act, seen.v[i]) ? "*" : " ",
 			       p);

@@ -120,8 +120,8 @@ int menv_cmd_shell(int argc, char **argv)
 			                    nargs);
 			goto out;
 		}
-		rc = menv_env_locate(cfg.root_prefix, cfg.envs_dir, nargs ? args[0] : NULL, &prefix,
-		                     &err);
+		rc = menv_env_locate(cfg.root_prefix, &cfg.envs_dirs, nargs ? args[0] : NULL,
+		                     &prefix, &err);
 		if (!rc)
 			rc = menv_cli_recover(prefix, &err);
 		if (!rc)

@@ -545,8 +545,8 @@ static bool is_dir(const char *p)
 	return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-int menv_env_locate(const char *root_prefix, const char *envs_dir, const char *name_or_path,
-                    char **out, struct menv_error *err)
+int menv_env_locate(const char *root_prefix, const struct menv_strvec *envs_dirs,
+                    const char *name_or_path, char **out, struct menv_error *err)
 {
 	char *p = NULL;
 	int rc = 0;
@@ -572,15 +572,26 @@ int menv_env_locate(const char *root_prefix, const char *envs_dir, const char *n
 		if (!p)
 			return err ? err->code : MENV_EIO;
 	} else {
-		p = menv_xasprintf("%s/%s", envs_dir, name_or_path);
+		/* the first envs dir in order that holds it; none does, the first is named */
+		for (size_t i = 0; !p && i < envs_dirs->n; i++) {
+			char *q = menv_xasprintf("%s/%s", envs_dirs->v[i], name_or_path);
+			char *m = menv_xasprintf("%s/conda-meta", q);
+			if (is_dir(m))
+				p = q;
+			else
+				free(q);
+			free(m);
+		}
+		if (!p)
+			p = menv_xasprintf("%s/%s", envs_dirs->v[0], name_or_path);
 	}
 	char *meta = menv_xasprintf("%s/conda-meta", p);
 	bool ok = is_dir(meta);
 	free(meta);
 	if (!ok) {
+		bool path = strchr(name_or_path, '/');
 		rc = menv_error_set(err, MENV_ENOTFOUND, "environment '%s' not found%s%s",
-		                    name_or_path, strchr(name_or_path, '/') ? "" : " in ",
-		                    strchr(name_or_path, '/') ? "" : envs_dir);
+		                    name_or_path, path ? "" : " in ", path ? "" : envs_dirs->v[0]);
 		goto out;
 	}
 out:

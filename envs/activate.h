@@ -63,11 +63,12 @@ bool menv_config_changeps1(const struct menv_config *cfg);
 
 /* Finds an environment like conda activate: NULL, "", "base" or "root" is the root prefix (a
  * directory); a string with '/' (or "." / "..") a path made absolute against the working
- * directory without resolving symlinks; anything else `<envs_dir>/NAME`. Except for the root,
- * the directory must hold conda-meta/. `*out` is owned by the caller.
- * Errors: MENV_ENOTFOUND naming the environment, MENV_EIO. */
-int menv_env_locate(const char *root_prefix, const char *envs_dir, const char *name_or_path,
-                    char **out, struct menv_error *err);
+ * directory without resolving symlinks; anything else `<dir>/NAME` for the first entry of
+ * `envs_dirs` (the config's, in order: conda's locate_prefix_by_name) that holds it. Except
+ * for the root, the directory must hold conda-meta/. `*out` is owned by the caller.
+ * Errors: MENV_ENOTFOUND naming the environment (and the first envs dir), MENV_EIO. */
+int menv_env_locate(const char *root_prefix, const struct menv_strvec *envs_dirs,
+                    const char *name_or_path, char **out, struct menv_error *err);
 
 /* Appends to `out` the shell code that activates `prefix` (absolute) in the calling shell, as
  * conda's `activate`: CONDA_SHLVL + 1, CONDA_PREFIX, CONDA_PREFIX_<old level> (the previous

@@ -51,6 +51,15 @@ static const char *jstr(json_t *o, const char *k)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+/* A .pyc or .pyo: python rewrites one whose source is newer (or whose interpreter differs),
+ * so its bytes are no sign of damage; conda 26's doctor skips them alike
+ * (health_checks/altered_files.py, excluded_files_check). */
+static bool bytecode(const char *rel)
+{
+	size_t n = strlen(rel);
+	return n >= 4 && (!strcmp(rel + n - 4, ".pyc") || !strcmp(rel + n - 4, ".pyo"));
+}
+
 /* Each file of one record against its paths_data. */
 static void check_files(const char *prefix, json_t *rec, const char *dist,
                         struct menv_doctor_report *r)
@@ -95,7 +104,8 @@ static void check_files(const char *prefix, json_t *rec, const char *dist,
 					            "'%s' of %s links out of the prefix, to '%s'",
 					            rel, dist, target));
 			}
-		} else if (S_ISREG(sb.st_mode) && (!type || strcmp(type, "softlink"))) {
+		} else if (S_ISREG(sb.st_mode) && (!type || strcmp(type, "softlink")) &&
+		           !bytecode(rel)) {
 			struct menv_hashes h;
 			bool bad = json_is_integer(size) &&
 			           (int64_t)sb.st_size != (int64_t)json_integer_value(size) &&

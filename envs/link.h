@@ -54,6 +54,9 @@ int menv_journal_begin(struct menv_journal *t, char kind, struct menv_error *err
 int menv_journal_created(struct menv_journal *t, const char *rel, struct menv_error *err);
 int menv_journal_mkdirs(struct menv_journal *t, const char *rel, struct menv_error *err);
 int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_error *err);
+/* The 'D' record of mkdirs (a menv_beneath_mkdir_cb, `t` the journal): the directory rel is
+ * about to be created. For a caller that makes directories itself (menv_beneath_subdir). */
+int menv_journal_log_mkdir(void *t, const char *rel, struct menv_error *err);
 int menv_journal_move_aside(struct menv_journal *t, const char *rel, struct menv_error *err);
 int menv_journal_rmdir(struct menv_journal *t, const char *rel, struct menv_error *err);
 /* Commit (fsync'd) then drop the backup; rollback undoes every journaled change. */
@@ -100,6 +103,13 @@ int menv_beneath_open(int rootfd, const char *rel, int flags, mode_t mode, int *
 /* Creates rel (O_CREAT | `extra_flags`, e.g. O_EXCL or O_TRUNC) holding `len` bytes. */
 int menv_beneath_write(int rootfd, const char *rel, const void *data, size_t len, mode_t mode,
                        int extra_flags, struct menv_error *err);
+/* menv_beneath_open and menv_beneath_write of the entry `leaf` (one component) of `dirfd`, a
+ * directory descriptor from menv_beneath_dir, menv_beneath_subdir or the root itself:
+ * `shown` (the path relative to the root) names it in errors. */
+int menv_beneath_open_at(int dirfd, const char *leaf, const char *shown, int flags, mode_t mode,
+                         int *fd, struct menv_error *err);
+int menv_beneath_write_at(int dirfd, const char *leaf, const char *shown, const void *data,
+                          size_t len, mode_t mode, int extra_flags, struct menv_error *err);
 /* mkdir of rel (its parent must exist). MENV_EEXIST when rel exists. */
 int menv_beneath_mkdir(int rootfd, const char *rel, mode_t mode, struct menv_error *err);
 /* mkdir -p of rel: `cb` (may be NULL) is called with the path so far before each directory
@@ -107,6 +117,18 @@ int menv_beneath_mkdir(int rootfd, const char *rel, mode_t mode, struct menv_err
 typedef int (*menv_beneath_mkdir_cb)(void *ud, const char *rel, struct menv_error *err);
 int menv_beneath_mkdirs(int rootfd, const char *rel, menv_beneath_mkdir_cb cb, void *ud,
                         struct menv_error *err);
+/* menv_beneath_dir in one openat2(2) call and without a message: 0, or -1 with errno (ENOENT
+ * a component is missing, ELOOP or EXDEV a link is in the way, ENOTDIR a file is; ENOSYS when
+ * openat2 is not in use, and then the caller walks, e.g. with menv_beneath_subdir). `rel`
+ * must be menv_beneath_relpath_ok; *out belongs to the caller. */
+int menv_beneath_dir_fast(int rootfd, const char *rel, int *out);
+/* The directory `name` (one component, no '/') of `dirfd` (a directory descriptor beneath a
+ * root, or the root) as a new O_PATH descriptor (*out, caller closes), never following a
+ * link there; created with mode 0755 when missing, `cb` (may be NULL) called first with
+ * `shown` (the directory's path relative to the root, for the journal and messages).
+ * Errors: MENV_EUNSAFE (a link, or a bad name), MENV_EEXIST (not a directory), MENV_EIO. */
+int menv_beneath_subdir(int dirfd, const char *name, const char *shown, menv_beneath_mkdir_cb cb,
+                        void *ud, int *out, struct menv_error *err);
 /* symlinkat(target, rel): `target` is stored as given. */
 int menv_beneath_symlink(const char *target, int rootfd, const char *rel, struct menv_error *err);
 /* A hard link at rel of `src` (a file outside the prefix, e.g. in the package cache). */
@@ -150,6 +172,10 @@ struct menv_link_ctx {
 	struct menv_link_caps *caps;
 	struct menv_link_stats *st;
 	int link_type; /* out: conda's link type of the package (1 hard, 2 soft, 3 copy) */
+	/* set by menv_link_package while it links: the package's directory and the prefix's
+	 * directories it writes into, each opened once (link.c) */
+	int srcfd;
+	struct menv_link_dirs *dirs;
 };
 
 /* Links the files of ctx->pkgdir into ctx->txn->root, appending prefix-relative paths to
@@ -215,6 +241,51 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
  * python "3.9" (PEP 3147), "<dir>/<stem>.pyc" for python 2. Caller frees. */
 char *menv_pyc_path(const char *py, const char *pyver);
 
+/* ---------------------------------------------------------------------------------------- */
+/* The .pyc of noarch python packages in the package cache (pyccache.c)                      */
+
+/* One noarch python package of a compile. */
+struct menv_pyc_pkg {
+	const char *pkgdir; /* its extracted folder in a package cache */
+	bool cacheable;     /* no .py of it was rewritten by prefix replacement */
+};
+
+/* Where menv_compile_pyc looks for .pyc compiled before and keeps the ones it compiles. */
+struct menv_pyc_cache {
+	const char *pkgs_dir; /* the writable package cache: only its packages get .pyc kept */
+	const char *pydir;    /* the extracted package of the prefix's python, or NULL */
+	bool note_magic;      /* that python was linked from pydir by this transaction: its
+	                       * magic number may be noted there */
+	const char *site;     /* "lib/python3.9/site-packages" */
+	const struct menv_pyc_pkg *pkgs; /* one per package, parallel to py of menv_compile_pyc */
+};
+
+/* The magic number of the python of `pydir` as noted there (`.menv-pyc/magic`): true with
+ * magic[0..3] set, false when none is noted. */
+bool menv_pyccache_magic(const char *pydir, unsigned char magic[4]);
+/* The .pyc kept for the package `pkgdir` under python `magic` and `site`, when its MANIFEST
+ * lists exactly the prefix paths `py` (a JSON array of strings) in order and each of them in
+ * the prefix (rootfd, links followed as python follows them) has the mtime and size it lists:
+ * true with src[i] (caller frees; NULL where python wrote no .pyc) and size[i] (bytes) for
+ * each; false, nothing set, otherwise. Reads only. */
+bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const char *site,
+                        int rootfd, json_t *py, char **src, int64_t *size);
+/* Puts the kept .pyc `src` at rel beneath rootfd as package files are put: a symbolic link
+ * (MENV_LINK_SOFTLINK), a copy (MENV_LINK_COPY, or once a hard link failed across devices:
+ * *no_hardlink), else a hard link (python replaces a .pyc by rename, never in place, so the
+ * cache's file cannot change through the prefix). 0, or -1 with errno. */
+int menv_pyccache_link(int rootfd, const char *src, const char *rel, enum menv_link_mode mode,
+                       bool *no_hardlink);
+/* Keeps in the package cache the .pyc python just wrote in the prefix (rootfd) for each
+ * package k with keep[k]: py[k] the prefix paths of its .py, pyc[k][i] that of py[k][i]'s .pyc.
+ * Only packages in c->pkgs_dir that are cacheable, each only when every .pyc read back has
+ * the header of its .py in the prefix and one magic number; under the cache lock taken
+ * without waiting (busy: nothing kept); notes the magic number in c->pydir (c->note_magic).
+ * Best effort, never fails: what cannot be written is compiled again next time. Crash
+ * point (menv_crash_point) before each package's folder is renamed into place. */
+void menv_pyccache_publish(const struct menv_pyc_cache *c, int rootfd, json_t *const *py,
+                           char *const *const *pyc, const bool *keep, size_t n);
+
 /* Compiles the .py files of `n` noarch python packages (py[k]: a JSON array of
  * prefix-relative paths) with the environment's python `pyver` ("3.9") as conda 26.7.1's
  * compile_multiple_pyc does: `<root>/bin/python3.9 -Wi -m compileall -q -l -i LIST -j 0`
@@ -229,11 +300,13 @@ char *menv_pyc_path(const char *py, const char *pyver);
  * borrowed) gets a paths_data entry for each of py[k] in order, {_path, path_type
  * "pyc_file", size_in_bytes}, without size_in_bytes where python wrote none (as conda
  * records it: a .py the python cannot compile). `written` (may be NULL) counts the .pyc
- * written. No python: nothing is done. Errors: MENV_EIO (journal, python not started),
+ * written. With `cache` (may be NULL; c->pkgs[k] for py[k]), the .pyc kept in the package
+ * cache for a package and this python (pyccache.c) are linked instead of compiled (the same
+ * bytes), and those compiled are kept there for the next prefix. No python: nothing is done. Errors: MENV_EIO (journal, python not started),
  * MENV_EINTR; a failing compileall is reported through opts->cb as a warning. */
 int menv_compile_pyc(struct menv_journal *t, const char *pyver, json_t *const *py,
-                     json_t *const *pyc, size_t n, const struct menv_install_opts *opts,
-                     size_t *written, struct menv_error *err);
+                     json_t *const *pyc, size_t n, const struct menv_pyc_cache *cache,
+                     const struct menv_install_opts *opts, size_t *written, struct menv_error *err);
 
 /* In a forked child: the umask the process started with (libraries may have it at 0 for a
  * moment in another thread). */

@@ -60,6 +60,8 @@ struct run {
 	json_t *owners; /* prefix path -> label of the package that has it */
 	char *site;     /* "lib/pythonX.Y/site-packages", or NULL without python */
 	char *pyver;    /* "X.Y", or NULL */
+	char *pydir;    /* python's extracted package (where its .pyc magic is noted), or NULL */
+	bool pylinked;  /* python is linked from pydir by this transaction */
 	struct linked *pk;
 	size_t npk;
 };
@@ -77,6 +79,7 @@ static void run_release(struct run *r)
 	json_decref(r->owners);
 	free(r->site);
 	free(r->pyver);
+	free(r->pydir);
 	menv_journal_release(&r->txn);
 }
 
@@ -187,17 +190,24 @@ static char *json_dist(json_t *rec)
 }
 
 /* python's version and site-packages from its record (CEP-20; python_site_packages_path
- * when the record has it). */
-static void set_python(struct run *r, json_t *rec)
+ * when the record has it), and the extracted package it is (`linked`: by this transaction;
+ * else the record's extracted_package_dir). */
+static void set_python(struct run *r, json_t *rec, const struct menv_record *linked)
 {
 	const char *ver = jstr(rec, "version");
 	const char *sp = jstr(rec, "python_site_packages_path");
+	const char *epd = jstr(rec, "extracted_package_dir");
 	int maj = 0, min = 0;
 
 	if (!ver || sscanf(ver, "%d.%d", &maj, &min) != 2)
 		return;
 	free(r->pyver);
 	free(r->site);
+	free(r->pydir);
+	r->pylinked = linked != NULL;
+	r->pydir = linked ? menv_pkgcache_locate(r->opts->pkgs_dir, r->opts->pkgs_dirs, linked)
+	           : epd && epd[0] == '/' ? menv_xstrdup(epd)
+	                                  : NULL;
 	r->pyver = menv_xasprintf("%d.%d", maj, min);
 	r->site = sp && *sp && sp[0] != '/' && !strstr(sp, "..")
 	                  ? menv_xstrdup(sp)
@@ -289,6 +299,24 @@ static int script_failed(struct run *r, struct menv_buf *out, int rc)
 	return rc;
 }
 
+/* Whether prefix replacement may have rewritten a .py of a package's paths_data (a
+ * placeholder, or bytes changed): its .pyc are not the package cache's. */
+static bool relocated_py(json_t *paths)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(paths, i, e)
+	{
+		const char *p = jstr(e, "_path");
+		size_t l = p ? strlen(p) : 0;
+		if (l > 3 && !strcmp(p + l - 3, ".py") &&
+		    (json_object_get(e, "prefix_placeholder") ||
+		     json_object_get(e, "sha256_in_prefix")))
+			return true;
+	}
+	return false;
+}
+
 /* Links every record into r->txn.root (pre-link scripts, files, entry points, .pyc). */
 static int link_all(struct run *r, const struct menv_record *const *recs, size_t n,
                     struct menv_error *err)
@@ -361,9 +389,14 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		r->st.packages++;
 	}
 	/* the .pyc of every noarch python package, in one go (conda's
-	 * AggregateCompileMultiPycAction) */
+	 * AggregateCompileMultiPycAction), those kept in the package cache linked */
 	size_t made = 0;
-	rc = menv_compile_pyc(&r->txn, r->pyver, py, pyc, nnoarch, r->opts, &made, err);
+	struct menv_pyc_pkg *cpk = menv_xcalloc(nnoarch + 1, sizeof(*cpk));
+	for (size_t k = 0; k < nnoarch; k++)
+		cpk[k] = (struct menv_pyc_pkg){noarch[k]->pkgdir, !relocated_py(noarch[k]->paths)};
+	struct menv_pyc_cache cache = {r->opts->pkgs_dir, r->pydir, r->pylinked, r->site, cpk};
+	rc = menv_compile_pyc(&r->txn, r->pyver, py, pyc, nnoarch, &cache, r->opts, &made, err);
+	free(cpk);
 	r->st.pyc += made;
 	if (rc) {
 		menv_error_prefix(err, "while compiling the .pyc files of noarch python packages");
@@ -932,7 +965,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(recs[i]->name, "python"))
-			set_python(&r, recs[i]->json);
+			set_python(&r, recs[i]->json, recs[i]);
 	rc = check_all(&r, recs, n, err);
 	if (rc)
 		goto out;
@@ -1220,13 +1253,13 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 			                            json_string(label));
 			free(label);
 			if (!strcmp(inst[k].name, "python"))
-				set_python(&r, inst[k].json);
+				set_python(&r, inst[k].json, NULL);
 		}
 		free(dk);
 	}
 	for (size_t i = 0; i < nlink; i++)
 		if (!strcmp(link[i]->name, "python"))
-			set_python(&r, link[i]->json);
+			set_python(&r, link[i]->json, link[i]);
 	rc = check_all(&r, link, nlink, err);
 	if (rc)
 		goto out;

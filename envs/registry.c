@@ -320,7 +320,7 @@ char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, cons
 			return NULL;
 		}
 	}
-	if (menv_env_locate(cfg->root_prefix, cfg->envs_dir, name ? name : path, &out, err))
+	if (menv_env_locate(cfg->root_prefix, &cfg->envs_dirs, name ? name : path, &out, err))
 		out = NULL;
 	free(rel);
 	return out;
@@ -364,23 +364,29 @@ int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
 	int rc;
 
 	add_env(envs, normalized, cfg->root_prefix);
-	/* what killed creates, renames and removals left there */
-	menv_env_remove_stale(cfg->envs_dir);
-	DIR *d = opendir(cfg->envs_dir);
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char *p = menv_xasprintf("%s/%s", cfg->envs_dir, de->d_name);
-		if (has_meta(p))
-			menv_strvec_push_owned(&named, p);
-		else
-			free(p);
+	/* the named environments of every envs dir, in order (conda's
+	 * list_all_known_prefixes), each dir sorted; what killed creates, renames and removals
+	 * left there removed first */
+	for (size_t k = 0; k < cfg->envs_dirs.n; k++) {
+		const char *dir = cfg->envs_dirs.v[k];
+		size_t from = named.n;
+		menv_env_remove_stale(dir);
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			char *p = menv_xasprintf("%s/%s", dir, de->d_name);
+			if (has_meta(p))
+				menv_strvec_push_owned(&named, p);
+			else
+				free(p);
+		}
+		if (d)
+			closedir(d);
+		if (named.n > from)
+			qsort(named.v + from, named.n - from, sizeof(*named.v), strcmp_p);
 	}
-	if (d)
-		closedir(d);
-	if (named.n)
-		qsort(named.v, named.n, sizeof(*named.v), strcmp_p);
 	for (size_t i = 0; i < named.n; i++)
 		add_env(envs, normalized, named.v[i]);
 	/* registered prefixes (created with -p, or by conda), in the order they were made;
@@ -459,7 +465,10 @@ json_t *menv_env_info(const struct menv_config *cfg)
 	for (size_t i = 0; i < cfg->pkgs_dirs.n; i++)
 		json_array_append_new(jp, json_string(cfg->pkgs_dirs.v[i]));
 	json_object_set_new(j, "pkgs_dirs", jp);
-	json_object_set_new(j, "envs_dirs", json_pack("[s]", cfg->envs_dir));
+	json_t *je = json_array();
+	for (size_t i = 0; i < cfg->envs_dirs.n; i++)
+		json_array_append_new(je, json_string(cfg->envs_dirs.v[i]));
+	json_object_set_new(j, "envs_dirs", je);
 	json_object_set_new(j, "platform", json_string(cfg->subdir));
 	json_object_set_new(j, "channels", jc);
 	json_object_set_new(j, "config_files", jf);

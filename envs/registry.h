@@ -40,9 +40,9 @@ int menv_envreg_add(const char *prefix, struct menv_error *err);
 int menv_envreg_remove(const char *prefix, struct menv_error *err);
 
 /* Every environment menv knows, as `conda env list` lists them, each once: the root prefix,
- * the named environments of envs_dir (sorted), the registry's prefixes that still hold
- * conda-meta/ (in their order), then active ones ($CONDA_PREFIX, $CONDA_PREFIX_<n>) not
- * listed yet. Appended to `envs` as found and to `normalized` as compared
+ * the named environments of each envs_dirs entry (in order, each sorted), the registry's
+ * prefixes that still hold conda-meta/ (in their order), then active ones ($CONDA_PREFIX,
+ * $CONDA_PREFIX_<n>) not listed yet. Appended to `envs` as found and to `normalized` as compared
  * (menv_envreg_normalize), in the same order. Errors: MENV_EIO for an unreadable registry
  * (the others are still listed). */
 int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,

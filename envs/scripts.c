@@ -196,13 +196,18 @@ static bool compile_failed(int status)
 }
 
 int menv_compile_pyc(struct menv_journal *t, const char *pyver, json_t *const *py,
-                     json_t *const *pyc, size_t n, const struct menv_install_opts *opts,
-                     size_t *written, struct menv_error *err)
+                     json_t *const *pyc, size_t n, const struct menv_pyc_cache *cache,
+                     const struct menv_install_opts *opts, size_t *written, struct menv_error *err)
 {
 	char *python = NULL;
 	struct menv_strvec pycs = MENV_STRVEC_INIT;
 	struct menv_buf list[MENV_PYC_JOBS];
-	size_t *owner = NULL, nowner = 0, made = 0;
+	size_t *owner = NULL, nowner = 0, made = 0, ncompile = 0;
+	size_t *first = menv_xcalloc(n + 1, sizeof(*first));
+	char **src = NULL;     /* per .pyc: the package cache's copy linked, or NULL */
+	int64_t *csize = NULL; /* its size */
+	bool *keep = NULL;     /* per package: compiled here, to be kept in the cache */
+	char ***pyck = NULL;   /* per package: its .pyc paths (into pycs) */
 	int maj = 0, min = 0, rc = 0;
 
 	for (size_t j = 0; j < MENV_PYC_JOBS; j++)
@@ -220,11 +225,14 @@ int menv_compile_pyc(struct menv_journal *t, const char *pyver, json_t *const *p
 	for (size_t k = 0; k < n; k++) {
 		size_t i;
 		json_t *f;
+		first[k] = pycs.n;
 		json_array_foreach(py[k], i, f)
 		{
 			const char *p = json_string_value(f);
-			if (!p)
-				continue;
+			if (!p) {
+				rc = menv_error_set(err, MENV_EPARSE, "a .py path is not a string");
+				goto out;
+			}
 			char *c = menv_pyc_path(p, pyver);
 			/* compileall writes it: its directories must be real ones (python
 			 * replaces the .pyc itself with a rename, never writing through a link
@@ -241,18 +249,44 @@ int menv_compile_pyc(struct menv_journal *t, const char *pyver, json_t *const *p
 			menv_strvec_push_owned(&pycs, c);
 			owner = menv_xrealloc(owner, (nowner + 1) * sizeof(*owner));
 			owner[nowner++] = k;
-			menv_buf_adds(&list[0], p);
-			menv_buf_addch(&list[0], '\n');
 		}
 	}
+	first[n] = pycs.n;
 	if (!pycs.n)
 		goto out;
+
+	/* the .pyc kept in the package cache for this python, linked as they are */
+	src = menv_xcalloc(pycs.n, sizeof(*src));
+	csize = menv_xcalloc(pycs.n, sizeof(*csize));
+	keep = menv_xcalloc(n + 1, sizeof(*keep));
+	unsigned char magic[4];
+	bool known = cache && cache->pydir && menv_pyccache_magic(cache->pydir, magic);
+	bool no_hardlink = false;
+	for (size_t k = 0; k < n; k++) {
+		keep[k] = !known || !cache->pkgs[k].cacheable ||
+		          !menv_pyccache_find(cache->pkgs[k].pkgdir, magic, cache->site, t->rootfd,
+		                              py[k], src + first[k], csize + first[k]);
+		for (size_t j = first[k]; j < first[k + 1]; j++)
+			if (src[j] && menv_pyccache_link(t->rootfd, src[j], pycs.v[j],
+			                                 opts->link_mode, &no_hardlink) < 0) {
+				/* compiled instead (python replaces what a failed copy left) */
+				free(src[j]);
+				src[j] = NULL;
+			}
+	}
+	for (size_t j = 0; j < pycs.n; j++)
+		if (!src[j]) {
+			menv_buf_adds(&list[0], json_string_value(json_array_get(
+			                                py[owner[j]], j - first[owner[j]])));
+			menv_buf_addch(&list[0], '\n');
+			ncompile++;
+		}
 
 	/* compileall's -j spreads the files of directories, not of a list: the list is dealt
 	 * round-robin to one python per core (at most MENV_PYC_JOBS, and one per 64 files), each
 	 * start costing about 0.05 s of CPU; the files stay the same, only who writes them */
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t jobs = pycs.n / 64 + 1;
+	size_t jobs = ncompile ? ncompile / 64 + 1 : 0;
 	if (jobs > (size_t)(cpus > 0 ? cpus : 1))
 		jobs = (size_t)(cpus > 0 ? cpus : 1);
 	if (jobs > MENV_PYC_JOBS)
@@ -296,7 +330,11 @@ int menv_compile_pyc(struct menv_journal *t, const char *pyver, json_t *const *p
 		json_t *pd = json_object();
 		json_object_set_new(pd, "_path", json_string(pycs.v[k]));
 		json_object_set_new(pd, "path_type", json_string("pyc_file"));
-		if (menv_beneath_lstat(t->rootfd, pycs.v[k], &sb, NULL) == 0) {
+		if (src[k]) {
+			json_object_set_new(pd, "size_in_bytes",
+			                    json_integer((json_int_t)csize[k]));
+			made++;
+		} else if (menv_beneath_lstat(t->rootfd, pycs.v[k], &sb, NULL) == 0) {
 			json_object_set_new(pd, "size_in_bytes",
 			                    json_integer((json_int_t)sb.st_size));
 			made++;
@@ -317,9 +355,23 @@ int menv_compile_pyc(struct menv_journal *t, const char *pyver, json_t *const *p
 		opts->cb(opts->ud, MENV_ENV_WARNING, msg);
 		free(msg);
 	}
+	/* what was compiled here, kept for the next prefix */
+	if (cache && ncompile) {
+		pyck = menv_xcalloc(n + 1, sizeof(*pyck));
+		for (size_t k = 0; k < n; k++)
+			pyck[k] = pycs.v + first[k];
+		menv_pyccache_publish(cache, t->rootfd, py, (char *const *const *)pyck, keep, n);
+	}
 out:
 	if (written)
 		*written = made;
+	for (size_t j = 0; src && j < pycs.n; j++)
+		free(src[j]);
+	free(src);
+	free(csize);
+	free(keep);
+	free(pyck);
+	free(first);
 	menv_strvec_clear(&pycs);
 	for (size_t j = 0; j < MENV_PYC_JOBS; j++)
 		menv_buf_release(&list[j]);

@@ -210,6 +210,23 @@ static int parse_specs(struct menv_txn *t, struct menv_error *err)
 	return 0;
 }
 
+static void emit_skipped(struct menv_txn *t) /* what the loads skipped, each once */
+{
+	const struct menv_strvec *w = menv_solver_warnings(t->solver);
+	for (size_t i = 0; i < w->n; i++)
+		emit(t, MENV_ENV_WARNING, "%s", w->v[i]);
+	menv_solver_clear_warnings(t->solver);
+}
+
+/* A solve's warnings (a sparse load's), then a failed one's problem tree go to cb.event. */
+static int solved(struct menv_txn *t, int rc)
+{
+	emit_skipped(t);
+	if (rc == MENV_EUNSAT && t->o.cb.event)
+		t->o.cb.event(t->o.cb.ud, MENV_ENV_PROBLEMS, menv_solver_problems(t->solver));
+	return rc;
+}
+
 /* The channels of the request and a solver over them, with pins (`prefix` for its
  * conda-meta/pinned, or NULL) and this machine's virtual packages. */
 static int load_solver(struct menv_txn *t, const char *pins_prefix, struct menv_error *err)
@@ -231,11 +248,7 @@ static int load_solver(struct menv_txn *t, const char *pins_prefix, struct menv_
 	menv_solver_set_add_pip(t->solver, cfg->add_pip_as_python_dependency);
 	menv_solver_set_cancel(t->solver, t->o.cancel); /* Ctrl-C while libsolv reads */
 	rc = menv_channel_set_to_solver(&t->ch, t->solver, err);
-	/* records a channel's repodata lacks a name, version or build of, or whose version conda
-	 * refuses, are skipped */
-	const struct menv_strvec *skipped = menv_solver_warnings(t->solver);
-	for (size_t i = 0; i < skipped->n; i++)
-		emit(t, MENV_ENV_WARNING, "%s", skipped->v[i]);
+	emit_skipped(t); /* records without name, version or build, or a version conda refuses */
 	if (rc)
 		return rc;
 	rc = menv_pins_load(cfg, pins_prefix, &pins, &npins, err);
@@ -293,14 +306,6 @@ static void modifiers(const struct menv_txn *t, struct menv_solve_request *req)
 		req->satisfied_skip_solve =
 		        req->satisfied_skip_solve || um == MENV_UPDATE_SATISFIED_SKIP;
 	}
-}
-
-/* A failed solve: the problem tree goes to cb.event first. */
-static int solved(struct menv_txn *t, int rc)
-{
-	if (rc == MENV_EUNSAT && t->o.cb.event)
-		t->o.cb.event(t->o.cb.ud, MENV_ENV_PROBLEMS, menv_solver_problems(t->solver));
-	return rc;
 }
 
 /* Is `inner` (absolute) `outer` or a path beneath it? Lexically, after normalizing both. */
@@ -489,6 +494,7 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 	        .history = t->hist,
 	        .nhistory = t->nhist,
 	        .aggressive = &t->o.cfg->aggressive_update_packages,
+	        .aggressive_update = !t->o.cfg->offline,
 	};
 	modifiers(t, &req);
 	switch (k) {

@@ -61,6 +61,17 @@ json_t *menv_txn_plan_json(const struct menv_txn_plan *p, bool dry_run, json_t *
 	if (!create && !p->nlink && !p->nunlink && !p->remove_env)
 		json_object_set_new(root, "message",
 		                    json_string("All requested packages already installed."));
+	if (p->finished_removal) {
+		/* the records went with the interrupted command's prefix: UNLINK cannot list what
+		 * it removed, so say what happened instead of an empty success */
+		json_object_set_new(root, "finished_interrupted_removal", json_true());
+		char *m =
+		        menv_xasprintf("finished the interrupted removal of '%s' (the packages it "
+		                       "removed are not known: their records went with it)",
+		                       p->prefix);
+		json_object_set_new(root, "message", json_string(m));
+		free(m);
+	}
 	if (messages && json_array_size(messages))
 		json_object_set(root, "messages", messages);
 	if (smoke) /* the smoke check's report (a failed check keeps the environment) */

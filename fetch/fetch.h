@@ -260,6 +260,11 @@ int menv_pkgcache_use(const char *pkgs_dir, bool exclusive, volatile int *cancel
                       void (*waiting)(void *ud, const char *msg), void *ud, int *fd,
                       struct menv_error *err);
 void menv_pkgcache_unuse(int fd);
+/* The cache lock (`<pkgs>/.menv.lock`, the one menv_pkgcache_fetch and clean hold) taken
+ * without waiting, for a short write into the cache (the .pyc of noarch python packages,
+ * envs/pyccache.c): 0 with `*fd` holding it (close it to release), MENV_ELOCKED when another
+ * process holds it, MENV_EIO when it cannot be opened. Never creates `pkgs_dir`. */
+int menv_pkgcache_trylock(const char *pkgs_dir, int *fd, struct menv_error *err);
 
 /* The id of a process that holds a flock(2) on the file open as `fd` (the lock files of the
  * package cache and of environments), as /proc/locks (Linux, proc(5)) names the holders of
@@ -275,7 +280,8 @@ enum {
 	MENV_CLEAN_TARBALLS = 1, /* package files: <pkgs>/<fn> */
 	MENV_CLEAN_PACKAGES = 2, /* extracted packages (with info/index.json) not in `keep` */
 	MENV_CLEAN_INDEX = 4,    /* cached repodata, its state files, .solv and shards */
-	MENV_CLEAN_TEMP = 8,     /* <fn>.partial, *.tmp-XXXXXX extractions and writes (--locks) */
+	MENV_CLEAN_TEMP = 8,     /* <fn>.partial, *.tmp-XXXXXX extractions and writes, a package's
+	                          * .menv-pyc/.tmp-XXXXXX (--locks) */
 };
 struct menv_clean_stats {
 	size_t removed; /* files and directories removed (or, dry run, to remove) */

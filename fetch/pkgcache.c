@@ -1011,6 +1011,24 @@ void menv_pkgcache_unuse(int fd)
 		close(fd);
 }
 
+int menv_pkgcache_trylock(const char *pkgs_dir, int *fd, struct menv_error *err)
+{
+	char *path = menv_xasprintf("%s/.menv.lock", pkgs_dir);
+	int rc = 0;
+
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock '%s'", path);
+	else if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = menv_error_set(err, MENV_ELOCKED, "the package cache lock '%s' is busy", path);
+		close(*fd);
+		*fd = -1;
+	} else
+		menv_flock_note_pid(*fd);
+	free(path);
+	return rc;
+}
+
 int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *recs, size_t n,
                              const struct menv_fetch_opts *o_in, menv_fetch_cb cb, void *ud,
                              struct menv_error *err)
@@ -1244,6 +1262,21 @@ static bool is_extracted(const char *dir)
 	return yes;
 }
 
+/* The `.menv-pyc/.tmp-XXXXXX` folders a killed create left in the kept package `dir` (the .pyc
+ * of noarch python packages, envs/pyccache.c), into `out`. */
+static void stale_pyc(const char *dir, struct menv_strvec *out)
+{
+	char *base = menv_xasprintf("%s/.menv-pyc", dir);
+	DIR *d = opendir(base);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, ".tmp-", 5) && strlen(de->d_name) == 11)
+			menv_strvec_push_owned(out, menv_xasprintf("%s/%s", base, de->d_name));
+	if (d)
+		closedir(d);
+	free(base);
+}
+
 int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_strvec *keep,
                         bool dry_run, menv_clean_cb cb, void *ud, struct menv_clean_stats *st,
                         struct menv_error *err)
@@ -1289,7 +1322,9 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 			       !(keep && menv_strvec_contains(keep, n)) && is_extracted(path);
 		if (take)
 			menv_strvec_push_owned(&victims, path);
-		else
+		else if (S_ISDIR(sb.st_mode) && (what & MENV_CLEAN_TEMP) && is_extracted(path))
+			stale_pyc(path, &victims);
+		if (!take)
 			free(path);
 	}
 	closedir(d);

@@ -6,7 +6,9 @@
  *
  *   pool.c      the solver object; records, installed, virtual packages and pins into the pool
  *   load.c      repodata.json files through libsolv's conda reader, cached as .solv
+ *   sparse.c    a large repodata.json indexed by name; only the names a request reaches read
  *   rank.c      channel/subdir order, strict priority, variant ranking
+ *   features.c  conda's legacy features (track_features switching builds' features on)
  *   request.c   a request as libsolv jobs, relaxation, the transaction
  *   problems.c  a failed solve's problems as text and JSON
  *   query.c     search and whoneeds
@@ -73,7 +75,12 @@ struct filerepo {
 	const char *map; /* the repodata.json, mapped read-only */
 	size_t size;
 	Repo *repo;
-	struct menv_record **recs; /* lazily made, indexed by p - repo->start */
+	struct menv_record **recs;   /* lazily made, indexed by p - repo->start */
+	size_t nrecs;                /* entries of recs (repo->end - repo->start when made) */
+	char *path, *solv_path;      /* the JSON, its .solv cache (or NULL) */
+	char *key;                   /* the JSON's cache key (size, mtime, inode) */
+	int fd;                      /* the JSON, open while sparse (-1: closed) */
+	struct sparse_index *sparse; /* sparse.c's index while not every record is read */
 };
 
 /* ---- pool.c ---------------------------------------------------------------------------- */
@@ -90,6 +97,38 @@ void menv_solv_add_pip_dependency(struct menv_solver *s);
 
 /* ---- load.c ---------------------------------------------------------------------------- */
 
+/* Loads every record of f (its .solv when current, else the JSON, then writes the .solv). */
+int menv_solv_load_full(struct menv_solver *s, struct filerepo *f, struct menv_error *err);
+/* Reads the records of doc[0..len) (a repodata.json document holding some of f's records)
+ * into f's repo as menv_solv_load_full reads the whole file: records conda cannot take are
+ * dropped with a warning (into s->warnings), each kept one gets its byte offset in f's JSON
+ * from `sorted` ("fn\0offset" strings sorted by fn, `n` of them). */
+int menv_solv_add_json_records(struct menv_solver *s, struct filerepo *f, const char *doc,
+                               size_t len, char **sorted, size_t n, struct menv_error *err);
+/* The base URL of f's packages from its "info" JSON (info[0..len), or NULL). New string. */
+char *menv_solv_base_url(const struct filerepo *f, const char *info, size_t len);
+
+/* ---- sparse.c -------------------------------------------------------------------------- */
+
+/* Indexes f's JSON by package name (from its index cache beside the .solv when current,
+ * else one scan, then the cache written) and reads no record yet. */
+int menv_solv_sparse_open(struct menv_solver *s, struct filerepo *f, struct menv_error *err);
+/* Reads the records of every name `req` can reach (its specs, the installed, virtual and
+ * pinned packages, then the depends and constrains of each record read, until closed) from
+ * the sparsely opened files; all of them when a spec has no plain name. */
+int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request *req,
+                          struct menv_error *err);
+/* Reads the records named `name` (as written and lower-cased; all of them for a glob or no
+ * name) and those without a readable name, not what they reach (a search by name). */
+int menv_solv_sparse_load_name(struct menv_solver *s, const char *name, struct menv_error *err);
+/* Reads every record of the sparsely opened files (queries over everything). */
+int menv_solv_sparse_load_all(struct menv_solver *s, struct menv_error *err);
+void menv_solv_sparse_free(struct sparse_index *x);
+/* The bytes of f's record at byte offset `off` into `out` (read, not mapped: a request's
+ * records lie all over a large file, whose mapped pages would all count as this process's).
+ * False when f is not sparse or has no record there. */
+bool menv_solv_sparse_record(struct filerepo *f, size_t off, struct menv_buf *out);
+
 /* Has the caller's cancel flag (menv_solver_set_cancel; NULL: never) been raised? */
 bool menv_solv_cancelled(volatile int *cancel);
 
@@ -104,6 +143,18 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 /* Strict channel priority: a name only from the highest-priority channel that has it
  * (`chan::pkg` requests exempt), through the pool's considered map (owned by s). */
 void menv_solv_strict_priority(struct menv_solver *s, const struct menv_solve_request *req);
+
+/* ---- features.c ------------------------------------------------------------------------ */
+
+/* conda's legacy features after a solve `solv`: the features its packages track, then for
+ * each name of the solution the builds that lose by conda's feature metric (fewer tracked
+ * features, or a feature nothing tracks; for a `requested` name only at versions a
+ * featured build reaches) as SOLVER_DISFAVOR jobs appended to job; an installed build of
+ * the solution that loses is set in `freed` (sized for the pool: the caller no longer locks
+ * it) and weakly erased, its name weakly installed. Returns how many jobs were appended:
+ * none when no package of the solution loses (the solution stands). */
+int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct menv_strvec *requested,
+                           Queue *job, Map *freed);
 
 /* ---- request.c ------------------------------------------------------------------------- */
 

@@ -32,22 +32,23 @@ struct scan_ctx {
 	size_t n, alloc;
 };
 
-static void on_scan(void *ud, enum menv_jsonscan_kind kind, const char *key, size_t keylen,
-                    size_t off)
+static void on_scan(void *ud, const struct menv_jsonscan_item *it)
 {
 	struct scan_ctx *c = ud;
-	if (kind == MENV_JSONSCAN_INFO) {
-		c->info_off = off;
+	if (it->kind == MENV_JSONSCAN_INFO) {
+		c->info_off = it->off;
 		c->has_info = true;
 		return;
 	}
+	if (it->kind == MENV_JSONSCAN_OTHER)
+		return;
 	if (c->n == c->alloc) {
 		c->alloc = c->alloc ? c->alloc * 2 : 1024;
 		c->fns = menv_xrealloc(c->fns, c->alloc * sizeof(*c->fns));
 		c->offs = menv_xrealloc(c->offs, c->alloc * sizeof(*c->offs));
 	}
-	c->fns[c->n] = menv_xstrndup(key, keylen);
-	c->offs[c->n] = off;
+	c->fns[c->n] = menv_xstrndup(it->key, it->keylen);
+	c->offs[c->n] = it->off;
 	c->n++;
 }
 
@@ -151,13 +152,16 @@ static int interrupted(const char *path, struct menv_error *err)
 /* Drops the records conda cannot name (no name, version or build string: conda's
  * PackageRecord requires all three), each with a warning naming the file and its key (into
  * `all`, `*n` counting them). */
-static void drop_unnamed(struct filerepo *f, const char *path, struct menv_buf *all, size_t *n)
+static void drop_unnamed(struct filerepo *f, Id from, const char *path, struct menv_buf *all,
+                         size_t *n)
 {
 	Id p;
 	Solvable *sv;
 
 	FOR_REPO_SOLVABLES(f->repo, p, sv)
 	{
+		if (p < from)
+			continue;
 		const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
 		const char *what = sv->name <= ID_EMPTY  ? "name"
 		                   : sv->evr <= ID_EMPTY ? "version"
@@ -180,7 +184,8 @@ static void drop_unnamed(struct filerepo *f, const char *path, struct menv_buf *
  * warning naming the file, its key and the reason (into `all`, `*n` counting them). conda
  * fails the load of the whole file on the first one; menv solves with the rest. Each distinct
  * version string is parsed once. */
-static void drop_bad_versions(struct filerepo *f, const char *path, struct menv_buf *all, size_t *n)
+static void drop_bad_versions(struct filerepo *f, Id from, const char *path, struct menv_buf *all,
+                              size_t *n)
 {
 	Pool *pool = f->repo->pool;
 	Map seen, bad;
@@ -191,7 +196,8 @@ static void drop_bad_versions(struct filerepo *f, const char *path, struct menv_
 	map_init(&bad, pool->ss.nstrings);
 	FOR_REPO_SOLVABLES(f->repo, p, sv)
 	{
-		if (sv->evr <= ID_EMPTY || ISRELDEP(sv->evr) || sv->evr >= pool->ss.nstrings)
+		if (p < from || sv->evr <= ID_EMPTY || ISRELDEP(sv->evr) ||
+		    sv->evr >= pool->ss.nstrings)
 			continue;
 		if (MAPTST(&seen, sv->evr) && !MAPTST(&bad, sv->evr))
 			continue;
@@ -238,8 +244,8 @@ static bool depends_ok(json_t *rec)
  * runs only when the JSON is new, not on a .solv load) is read at `off`, and one whose
  * "depends" is something else, or that cannot be read (nested too deep), is dropped with a
  * warning, as a record without a version is. True when it was dropped. */
-static bool drop_bad_depends(struct filerepo *f, Id p, size_t off, const char *path,
-                             struct menv_buf *all, size_t *n)
+static bool drop_bad_depends(struct filerepo *f, Id p, const char *doc, size_t size, size_t off,
+                             const char *path, struct menv_buf *all, size_t *n)
 {
 	struct menv_error e = {0};
 	json_t *rec = NULL;
@@ -247,10 +253,10 @@ static bool drop_bad_depends(struct filerepo *f, Id p, size_t off, const char *p
 	Solvable *sv = pool_id2solvable(f->repo->pool, p);
 	const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
 
-	if (sv->requires || off >= f->size)
+	if (sv->requires || off >= size)
 		return false;
-	if (menv_json_parse(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, loc ? loc : "?",
-	                    &rec, &e))
+	if (menv_json_parse(doc + off, size - off, JSON_DISABLE_EOF_CHECK, loc ? loc : "?", &rec,
+	                    &e))
 		why = e.code == MENV_EINTR ? NULL : "it cannot be read";
 	else if (!depends_ok(rec))
 		why = "its 'depends' is not a list of strings";
@@ -276,51 +282,24 @@ static void collect_warnings(struct menv_solver *s, Repo *repo)
 	}
 }
 
-static int build_from_json(struct menv_solver *s, struct filerepo *f, const char *path,
-                           const char *key, struct menv_error *err)
+/* After libsolv's reader added the solvables from `from` on out of doc[0..size): drops the
+ * records conda cannot take (with warnings, into `warn`), names each by its key and sets its
+ * byte offset in the file, from `sorted` ("fn\0fileoffset:docoffset" strings sorted by fn,
+ * `n` of them), into `data`. */
+static void finish_records(struct menv_solver *s, struct filerepo *f, Id from, char **sorted,
+                           size_t n, const char *doc, size_t size, Repodata *data, const char *path,
+                           struct menv_buf *warn, size_t *nwarn)
 {
 	Pool *pool = s->pool;
-	struct scan_ctx c = {.s = s, .map = f->map, .size = f->size};
-	struct cstream cs = {.map = f->map, .size = f->size, .cancel = s->cancel};
-	FILE *fp = cs_open(&cs, "r");
-	int rc = 0;
-
-	if (!fp)
-		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
-	if (repo_add_conda(f->repo, fp, 0)) {
-		rc = menv_solv_cancelled(s->cancel)
-		             ? interrupted(path, err)
-		             : menv_error_set(err, MENV_EPARSE, "%s: %s", path, pool_errstr(pool));
-		fclose(fp);
-		return rc;
-	}
-	fclose(fp);
-	if (menv_solv_cancelled(s->cancel))
-		return interrupted(path, err);
-	if (menv_jsonscan_repodata(f->map, f->size, on_scan, &c) < 0) {
-		rc = menv_error_set(err, MENV_EPARSE, "%s: not a repodata object", path);
-		goto out;
-	}
-	/* sort (fn, offset) pairs by name to look them up per solvable */
-	size_t *idx = menv_xcalloc(c.n + 1, sizeof(*idx));
-	char **sorted = menv_xcalloc(c.n + 1, sizeof(*sorted));
-	for (size_t i = 0; i < c.n; i++) {
-		char *k = menv_xasprintf("%s%c%zu", c.fns[i], '\0', c.offs[i]);
-		sorted[i] = k; /* "fn\0offset": strcmp sees only fn */
-		(void)idx;
-	}
-	qsort(sorted, c.n, sizeof(*sorted), cmp_fn);
-	/* menv's attributes go into a second repodata: lookups prefer the newest one */
-	Repodata *data = repo_add_repodata(f->repo, 0);
-	repodata_extend_block(data, f->repo->start, f->repo->end - f->repo->start);
-	struct menv_buf warn = MENV_BUF_INIT;
-	size_t nwarn = 0;
-	drop_unnamed(f, path, &warn, &nwarn);
-	drop_bad_versions(f, path, &warn, &nwarn);
 	Id p;
 	Solvable *sv;
+
+	drop_unnamed(f, from, path, warn, nwarn);
+	drop_bad_versions(f, from, path, warn, nwarn);
 	FOR_REPO_SOLVABLES(f->repo, p, sv)
 	{
+		if (p < from)
+			continue;
 		if ((p & 4095) == 0 && menv_solv_cancelled(s->cancel))
 			break;
 		const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
@@ -338,31 +317,119 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 		if (ext && flavor) {
 			char *k = menv_xasprintf("%s-%s-%s%s", pool_id2str(pool, sv->name),
 			                         pool_id2str(pool, sv->evr), flavor, ext);
-			hit = bsearch(&k, sorted, c.n, sizeof(*sorted), cmp_fn);
+			hit = bsearch(&k, sorted, n, sizeof(*sorted), cmp_fn);
 			if (hit && strcmp(k, loc))
 				repodata_set_str(data, p, SOLVABLE_MEDIAFILE, k);
 			free(k);
 		}
 		char *want = (char *)loc;
 		if (!hit)
-			hit = bsearch(&want, sorted, c.n, sizeof(*sorted), cmp_fn);
+			hit = bsearch(&want, sorted, n, sizeof(*sorted), cmp_fn);
 		if (hit) {
-			size_t off = strtoull(*hit + strlen(*hit) + 1, NULL, 10);
-			if (drop_bad_depends(f, p, off, path, &warn, &nwarn))
+			char *end;
+			size_t off = strtoull(*hit + strlen(*hit) + 1, &end, 10);
+			size_t at = *end == ':' ? strtoull(end + 1, NULL, 10) : off;
+			if (drop_bad_depends(f, p, doc, size, at, path, warn, nwarn))
 				continue;
 			repodata_set_num(data, p, s->offkey, off);
 		}
 		/* the build-version key ("build_number.rank.timestamp", conda's order after the
 		 * version) is written by menv_solv_rank_variants for the names a solve reaches */
 	}
+	if (*nwarn > MAX_WARNINGS)
+		menv_buf_addf(warn, "\n'%s': skipped %zu more records", path,
+		              *nwarn - MAX_WARNINGS);
+}
+
+/* Runs libsolv's conda reader over the JSON doc[0..len) into f's repo. */
+static int read_conda(struct menv_solver *s, struct filerepo *f, const char *doc, size_t len,
+                      const char *path, struct menv_error *err)
+{
+	struct cstream cs = {.map = doc, .size = len, .cancel = s->cancel};
+	FILE *fp = cs_open(&cs, "r");
+	int rc = 0;
+
+	if (!fp)
+		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
+	if (repo_add_conda(f->repo, fp, 0))
+		rc = menv_solv_cancelled(s->cancel) ? interrupted(path, err)
+		                                    : menv_error_set(err, MENV_EPARSE, "%s: %s",
+		                                                     path, pool_errstr(s->pool));
+	fclose(fp);
+	if (!rc && menv_solv_cancelled(s->cancel))
+		rc = interrupted(path, err);
+	return rc;
+}
+
+/* f->recs sized to the repo's solvables (new entries NULL). */
+static void grow_recs(struct filerepo *f)
+{
+	size_t n = (size_t)(f->repo->end - f->repo->start);
+	if (f->recs && n <= f->nrecs)
+		return;
+	f->recs = menv_xrealloc(f->recs, (n + 1) * sizeof(*f->recs));
+	memset(f->recs + f->nrecs, 0, (n + 1 - f->nrecs) * sizeof(*f->recs));
+	f->nrecs = n;
+}
+
+int menv_solv_add_json_records(struct menv_solver *s, struct filerepo *f, const char *doc,
+                               size_t len, char **sorted, size_t n, struct menv_error *err)
+{
+	Id from = s->pool->nsolvables;
+	int rc = read_conda(s, f, doc, len, f->path, err);
+	if (rc)
+		return rc;
+	Repodata *data = repo_add_repodata(f->repo, 0);
+	if (f->repo->end > from)
+		repodata_extend_block(data, from, f->repo->end - from);
+	struct menv_buf warn = MENV_BUF_INIT;
+	size_t nwarn = 0;
+	finish_records(s, f, from, sorted, n, doc, len, data, f->path, &warn, &nwarn);
+	repodata_internalize(data);
+	for (const char *w = warn.buf; w && *w;) {
+		const char *e = strchr(w, '\n');
+		size_t l = e ? (size_t)(e - w) : strlen(w);
+		menv_strvec_push_owned(&s->warnings, menv_xstrndup(w, l));
+		w += l + (e ? 1 : 0);
+	}
+	menv_buf_release(&warn);
+	grow_recs(f);
+	if (menv_solv_cancelled(s->cancel))
+		return interrupted(f->path, err);
+	return 0;
+}
+
+static int build_from_json(struct menv_solver *s, struct filerepo *f, const char *path,
+                           const char *key, struct menv_error *err)
+{
+	struct scan_ctx c = {.s = s, .map = f->map, .size = f->size};
+	int rc = read_conda(s, f, f->map, f->size, path, err);
+
+	if (rc)
+		return rc;
+	if (menv_jsonscan_repodata(f->map, f->size, on_scan, &c) < 0) {
+		rc = menv_error_set(err, MENV_EPARSE, "%s: not a repodata object", path);
+		goto out;
+	}
+	/* sort (fn, offset) pairs by name to look them up per solvable */
+	char **sorted = menv_xcalloc(c.n + 1, sizeof(*sorted));
+	for (size_t i = 0; i < c.n; i++)
+		sorted[i] = menv_xasprintf("%s%c%zu", c.fns[i], '\0', c.offs[i]);
+	qsort(sorted, c.n, sizeof(*sorted), cmp_fn); /* "fn\0offset": strcmp sees only fn */
+	if (!f->base)
+		f->base = base_url_of(f->ch, f->subdir, c.has_info ? f->map + c.info_off : NULL,
+		                      c.has_info ? f->size - c.info_off : 0);
+	/* menv's attributes go into a second repodata: lookups prefer the newest one */
+	Repodata *data = repo_add_repodata(f->repo, 0);
+	repodata_extend_block(data, f->repo->start, f->repo->end - f->repo->start);
+	struct menv_buf warn = MENV_BUF_INIT;
+	size_t nwarn = 0;
+	finish_records(s, f, f->repo->start, sorted, c.n, f->map, f->size, data, path, &warn,
+	               &nwarn);
 	for (size_t i = 0; i < c.n; i++)
 		free(sorted[i]);
 	free(sorted);
-	free(idx);
 	/* the warnings stay in the repo's SOLVID_META for .solv loads */
-	if (nwarn > MAX_WARNINGS)
-		menv_buf_addf(&warn, "\n'%s': skipped %zu more records", path,
-		              nwarn - MAX_WARNINGS);
 	if (warn.len)
 		repodata_set_str(data, SOLVID_META, s->warnkey, warn.buf);
 	menv_buf_release(&warn);
@@ -370,8 +437,6 @@ static int build_from_json(struct menv_solver *s, struct filerepo *f, const char
 		rc = interrupted(path, err);
 		goto out;
 	}
-	f->base = base_url_of(f->ch, f->subdir, c.has_info ? f->map + c.info_off : NULL,
-	                      c.has_info ? f->size - c.info_off : 0);
 	repodata_set_str(data, SOLVID_META, s->cachekey, key);
 	repodata_set_str(data, SOLVID_META, s->baseurlkey, f->base);
 	repodata_internalize(data);
@@ -383,51 +448,18 @@ out:
 	return rc;
 }
 
-int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_channel *ch,
-                                  const char *subdir, const char *path, const char *solv_path,
-                                  struct menv_error *err)
+char *menv_solv_base_url(const struct filerepo *f, const char *info, size_t len)
 {
-	Pool *pool = s->pool;
-	struct filerepo *f = menv_xcalloc(1, sizeof(*f));
-	struct stat st;
-	char key[128];
-	int fd, rc = 0;
+	return base_url_of(f->ch, f->subdir, info, len);
+}
+
+/* Loads every record of f: its .solv when the key matches, else libsolv's reader over the
+ * JSON, then the .solv written. */
+int menv_solv_load_full(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
+{
+	const char *path = f->path, *solv_path = f->solv_path, *key = f->key;
 	bool cached = false;
-
-	f->ch = ch;
-	f->subdir = menv_xstrdup(subdir);
-	s->files = menv_xrealloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
-	s->files[s->nfiles++] = f;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-		                      "cannot open '%s'", path);
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", path);
-	}
-	f->size = (size_t)st.st_size;
-	if (f->size) {
-		f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (f->map == MAP_FAILED) {
-			f->map = NULL;
-			close(fd);
-			return menv_error_sys(err, MENV_EIO, "cannot map '%s'", path);
-		}
-	}
-	close(fd);
-	/* conda's and micromamba's key of a local file: size, mtime (ns) and inode */
-	snprintf(key, sizeof(key), "menv-solv-3:%lld:%lld.%09ld:%llu", (long long)st.st_size,
-	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
-
-	char *rname = menv_xasprintf("%s/%s", ch ? ch->name : "?", subdir);
-	f->repo = repo_create(pool, rname);
-	free(rname);
-	f->repo->appdata = f;
-	if (s->prio != MENV_PRIORITY_DISABLED)
-		f->repo->priority = ch ? ch->priority : -s->nrepos;
-	f->repo->subpriority = strcmp(subdir, "noarch") ? 1 : 0;
-	s->nrepos++;
+	int rc;
 
 	if (solv_path) {
 		struct cstream cs = {.fd = open(solv_path, O_RDONLY | O_CLOEXEC),
@@ -441,8 +473,10 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 				const char *b =
 				        repo_lookup_str(f->repo, SOLVID_META, s->baseurlkey);
 				cached = k && b && !strcmp(k, key);
-				if (cached)
+				if (cached) {
+					free(f->base);
 					f->base = menv_xstrdup(b);
+				}
 			}
 			fclose(fp);
 			close(cs.fd);
@@ -479,6 +513,70 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 		}
 	}
 	collect_warnings(s, f->repo);
-	f->recs = menv_xcalloc((size_t)(f->repo->end - f->repo->start) + 1, sizeof(*f->recs));
+	grow_recs(f);
 	return 0;
+}
+
+/* Files from this size on are loaded sparsely by default (MENV_SOLVER_LOAD=full|sparse
+ * decides for every file): below it, a whole load from the .solv takes a few milliseconds. */
+#define SPARSE_MIN_BYTES (4u << 20)
+
+int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_channel *ch,
+                                  const char *subdir, const char *path, const char *solv_path,
+                                  struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	struct filerepo *f = menv_xcalloc(1, sizeof(*f));
+	struct stat st;
+	char key[128];
+	int fd;
+
+	f->ch = ch;
+	f->fd = -1;
+	f->subdir = menv_xstrdup(subdir);
+	f->path = menv_xstrdup(path);
+	f->solv_path = solv_path ? menv_xstrdup(solv_path) : NULL;
+	s->files = menv_xrealloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
+	s->files[s->nfiles++] = f;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
+		                      "cannot open '%s'", path);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", path);
+	}
+	f->size = (size_t)st.st_size;
+	if (f->size) {
+		f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (f->map == MAP_FAILED) {
+			f->map = NULL;
+			close(fd);
+			return menv_error_sys(err, MENV_EIO, "cannot map '%s'", path);
+		}
+	}
+	f->fd = fd; /* a sparse load reads records with pread, the full one closes it */
+	/* conda's and micromamba's key of a local file: size, mtime (ns) and inode */
+	snprintf(key, sizeof(key), "menv-solv-3:%lld:%lld.%09ld:%llu", (long long)st.st_size,
+	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
+	f->key = menv_xstrdup(key);
+
+	char *rname = menv_xasprintf("%s/%s", ch ? ch->name : "?", subdir);
+	f->repo = repo_create(pool, rname);
+	free(rname);
+	f->repo->appdata = f;
+	if (s->prio != MENV_PRIORITY_DISABLED)
+		f->repo->priority = ch ? ch->priority : -s->nrepos;
+	f->repo->subpriority = strcmp(subdir, "noarch") ? 1 : 0;
+	s->nrepos++;
+
+	const char *mode = getenv("MENV_SOLVER_LOAD");
+	bool sparse = mode && !strcmp(mode, "sparse") ? true
+	              : mode && !strcmp(mode, "full") ? false
+	                                              : f->size >= SPARSE_MIN_BYTES;
+	if (sparse && f->size)
+		return menv_solv_sparse_open(s, f, err);
+	close(f->fd);
+	f->fd = -1;
+	return menv_solv_load_full(s, f, err);
 }

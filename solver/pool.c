@@ -5,6 +5,7 @@
  */
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <solv/conda.h>
 #include <solv/repo_conda.h>
@@ -41,6 +42,12 @@ void menv_solver_free(struct menv_solver *s)
 			free(f->recs[k]);
 		}
 		free(f->recs);
+		menv_solv_sparse_free(f->sparse);
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f->path);
+		free(f->solv_path);
+		free(f->key);
 		if (f->map)
 			munmap((void *)f->map, f->size);
 		free(f->subdir);
@@ -77,6 +84,11 @@ void menv_solver_set_cancel(struct menv_solver *s, volatile int *cancel)
 const struct menv_strvec *menv_solver_warnings(const struct menv_solver *s)
 {
 	return &s->warnings;
+}
+
+void menv_solver_clear_warnings(struct menv_solver *s)
+{
+	menv_strvec_clear(&s->warnings);
 }
 
 static void remember(struct menv_solver *s, Id p, const struct menv_record *r)
@@ -207,8 +219,11 @@ const struct menv_record *menv_solv_record_of(struct menv_solver *s, Id p)
 	                           f->ch && f->ch->name ? f->ch->name : "?", f->subdir,
 	                           loc ? loc : "?");
 	/* the depth limit of every JSON menv reads: a record nested deeper is not taken */
-	int rc = menv_json_parse(f->map + off, f->size - off, JSON_DISABLE_EOF_CHECK, src, &obj,
-	                         &err);
+	struct menv_buf bytes = MENV_BUF_INIT;
+	bool own = menv_solv_sparse_record(f, off, &bytes);
+	int rc = menv_json_parse(own ? bytes.buf : f->map + off, own ? bytes.len : f->size - off,
+	                         JSON_DISABLE_EOF_CHECK, src, &obj, &err);
+	menv_buf_release(&bytes);
 	if (!rc && (!loc || menv_record_from_json(r, obj, loc, f->base, f->ch, &err)))
 		rc = loc ? err.code : menv_error_set(&err, MENV_EPARSE, "%s: no file name", src);
 	free(src);

@@ -76,6 +76,11 @@ int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
 
 	*out = NULL;
 	*n_out = 0;
+	/* a plain name: only its records (a glob or no name: all of them) */
+	int rc = menv_solv_sparse_load_name(s, ms->name && strcmp(ms->name, "*") ? ms->name : NULL,
+	                                    err);
+	if (rc)
+		return rc;
 	prepare(s);
 	for (Id p = 2; p < pool->nsolvables; p++) {
 		Solvable *sv = pool_id2solvable(pool, p);
@@ -90,7 +95,6 @@ int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
 			continue;
 		push_ranked(s, &v, &n, &alloc, p);
 	}
-	(void)err;
 	return finish_query(s, v, n, out, n_out);
 }
 
@@ -98,12 +102,15 @@ int menv_solver_whoneeds(struct menv_solver *s, const char *name, const struct m
                          size_t *n_out, struct menv_error *err)
 {
 	Pool *pool = s->pool;
-	Id want = pool_str2id(pool, name, 0);
 	struct ranked *v = NULL;
 	size_t n = 0, alloc = 0;
 
 	*out = NULL;
 	*n_out = 0;
+	int rc = menv_solv_sparse_load_all(s, err);
+	if (rc)
+		return rc;
+	Id want = pool_str2id(pool, name, 0);
 	prepare(s);
 	for (Id p = 2; want && p < pool->nsolvables; p++) {
 		Solvable *sv = pool_id2solvable(pool, p);
@@ -119,6 +126,5 @@ int menv_solver_whoneeds(struct menv_solver *s, const char *name, const struct m
 			}
 		}
 	}
-	(void)err;
 	return finish_query(s, v, n, out, n_out);
 }

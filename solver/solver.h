@@ -24,7 +24,11 @@ void menv_solver_free(struct menv_solver *s);
 void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata *rd);
 
 /* Adds the records of one channel subdir from a repodata.json file (CEP-36) through
- * libsolv's conda reader. The file is mapped for the solver's lifetime and only the records
+ * libsolv's conda reader. A file of 4 MiB or more (MENV_SOLVER_LOAD=sparse: any file;
+ * =full: none) is only indexed by package name here (one scan, cached beside the .solv as
+ * `<solv_path>.names`): a solve reads the records of the names its request reaches
+ * (rattler's SparseRepoData), a search or repoquery every record; the warnings of such a
+ * file name the records read and come at that solve. The file is mapped for the solver's lifetime and only the records
  * a solve returns are parsed into menv_records (owned by the solver). When `solv_path` is
  * given, the pool is cached there as a .solv file keyed to the JSON's size and mtime and
  * reused while they match (a stale or unreadable cache is rebuilt; one that cannot be
@@ -53,6 +57,9 @@ void menv_solver_set_cancel(struct menv_solver *s, volatile int *cancel);
  * has no 'version' ..."), at most 20 per file plus a count (borrowed, valid until the next
  * load or menv_solver_free). The library never prints them: the caller shows them. */
 const struct menv_strvec *menv_solver_warnings(const struct menv_solver *s);
+/* Forgets the warnings shown (a sparse load adds its own at the solve, for the records the
+ * request reaches). */
+void menv_solver_clear_warnings(struct menv_solver *s);
 
 /* Adds a virtual package (CEP-30), e.g. ("__glibc", "2.36", "0"). Strings are copied. */
 void menv_solver_add_virtual(struct menv_solver *s, const char *name, const char *version,
@@ -125,6 +132,9 @@ struct menv_solve_request {
 	size_t nhistory;
 	/* names a remove never prunes as orphans (conda's aggressive_update_packages), or NULL */
 	const struct menv_strvec *aggressive;
+	/* the installed ones of `aggressive` update on every install or update, the history's
+	 * constraints on them dropped (conda, unless offline) */
+	bool aggressive_update;
 	bool update_all;           /* update --all / update_modifier update_all: everything may
 	                              update; history keeps only its names */
 	bool freeze_installed;     /* --freeze-installed: installed packages never move */
@@ -163,7 +173,9 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 /* Every record of the loaded channels that matches `ms` (name globs allowed), sorted by
  * name, then newest version, higher build number, higher channel priority (conda search's
  * order reversed to newest first). `*out` is a new array of `*n_out` borrowed records (free
- * the array only). Errors: none today (0). */
+ * the array only). A sparsely added file (menv_solver_add_repodata_file) gives the records of
+ * a plain name, read then, or all of its records for a glob. Errors: those of that reading
+ * (MENV_EIO, MENV_EPARSE naming the file, MENV_EINTR). */
 int menv_solver_search(struct menv_solver *s, const struct menv_matchspec *ms,
                        const struct menv_record ***out, size_t *n_out, struct menv_error *err);
 /* Every record of the loaded channels with a dependency on `name`, sorted as by

@@ -864,6 +864,33 @@ static bool authority_ok(const char *s)
 	return ok;
 }
 
+/* The '@' of a channel URL's path that could end a userinfo holding a raw '/'
+ * ("http://tok/en@host/chan": the host "tok" and the path "/en@host/chan" as RFC 3986 and
+ * urlparse cut it, or the user "tok/en" of "host"): an '@' in the path of a URL with a host
+ * (not file://) followed by host characters up to the next '/'. Such a URL is refused as
+ * ambiguous rather than guessed at: redacted either way, one reading leaves a secret in the
+ * text. NULL when there is none. */
+static const char *ambiguous_at(const char *s)
+{
+	const char *p = strstr(s, "://");
+	if (!p || !has_scheme(s) || !strncmp(s, "file:", 5))
+		return NULL;
+	const char *auth = p + 3, *end = auth + strcspn(auth, "/?#");
+	if (end == auth || *end != '/')
+		return NULL;
+	const char *path_end = end + strcspn(end, "?#");
+	for (const char *q = end; q < path_end; q++) {
+		if (*q != '@')
+			continue;
+		size_t n = strcspn(q + 1, "/?#@");
+		size_t h = strspn(q + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		                         "0123456789.-_[]:");
+		if (n && h == n)
+			return q;
+	}
+	return NULL;
+}
+
 /* conda's Channel.from_value. */
 static int resolve(const struct ctx *x, const char *value, struct menv_channel ***out, size_t *n,
                    struct menv_error *err)
@@ -891,6 +918,21 @@ static int resolve(const struct ctx *x, const char *value, struct menv_channel *
 		                : "invalid channel '%s'",
 		        shown);
 		free(shown);
+		free(s);
+		return MENV_EPARSE;
+	}
+	const char *at = ambiguous_at(s);
+	if (at) {
+		/* shown from after that '@': no part of what may be a userinfo */
+		char *cut = menv_xasprintf("%.*s://%s", (int)(strstr(s, "://") - s), s, at + 1);
+		char *shown = menv_url_redact(cut);
+		menv_error_set(err, MENV_EPARSE,
+		               "invalid channel '%s': an '@' in its path is ambiguous (a '/' in a "
+		               "user name or password must be %%-encoded as %%2F, an '@' in a path "
+		               "as %%40)",
+		               shown);
+		free(shown);
+		free(cut);
 		free(s);
 		return MENV_EPARSE;
 	}

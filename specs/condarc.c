@@ -176,14 +176,14 @@ json_t *menv_config_json(const struct menv_config *cfg)
 	                    strmap(&cfg->custom_channel_names, &cfg->custom_channel_urls));
 	json_object_set_new(j, "default_channels", strvec(&cfg->default_channels));
 	json_object_set_new(j, "download_threads", json_integer(cfg->download_threads));
-	json_object_set_new(j, "envs_dirs", json_pack("[s]", cfg->envs_dir));
+	json_object_set_new(j, "envs_dirs", strvec(&cfg->envs_dirs));
 	json_object_set_new(j, "local_repodata_ttl", json_integer(cfg->local_repodata_ttl));
 	json_object_set_new(j, "migrated_channel_aliases", strvec(&cfg->migrated_channel_aliases));
 	json_object_set_new(j, "migrated_custom_channels",
 	                    strmap(&cfg->migrated_custom_names, &cfg->migrated_custom_urls));
 	json_object_set_new(j, "offline", json_boolean(cfg->offline));
 	json_object_set_new(j, "pinned_packages", strvec(&cfg->pinned_packages));
-	json_object_set_new(j, "pkgs_dirs", json_pack("[s]", cfg->pkgs_dir));
+	json_object_set_new(j, "pkgs_dirs", strvec(&cfg->pkgs_dirs));
 	json_object_set_new(j, "proxy_servers", proxy);
 	json_object_set_new(j, "remote_backoff_factor", json_real(cfg->remote_backoff_factor));
 	json_object_set_new(j, "remote_connect_timeout_secs",
@@ -818,6 +818,18 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 		edit |= edits[k].n > 0;
 	/* an edit holds the file's lock from reading it to replacing it */
 	r = edit ? menv_condarc_load_locked(path, &rc, err) : menv_condarc_load(path, &rc, err);
+	/* an edit other than --remove-key (which may take a bad value out) keeps a file that
+	 * menv would refuse refused: its values are checked as menv_config_load checks them
+	 * (FILE:LINE:COL), and the file is left as it is */
+	bool only_remove_key = true;
+	for (int k = 0; k < MENV_CONFIG_NEDITS; k++)
+		only_remove_key &= k == MENV_CONFIG_REMOVE_KEY || !edits[k].n;
+	if (!r && edit && !only_remove_key && access(path, F_OK) == 0) {
+		struct menv_config chk;
+		menv_config_defaults(&chk);
+		r = menv_config_apply_file(&chk, path, err);
+		menv_config_release(&chk);
+	}
 	if (!r && get && !get->n) {
 		const char *k;
 		json_t *v;

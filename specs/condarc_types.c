@@ -119,3 +119,22 @@ int menv_config_check_item(const char *path, const char *key, const yaml_node_t 
 	                      t, (const char *)v->data.scalar.value,
 	                      strcmp(t, "null") ? " (quote it to mean the text)" : "");
 }
+
+int menv_config_check_map_value(const char *path, const char *key, const char *sub,
+                                const yaml_node_t *v, struct menv_error *err)
+{
+	const char *t = v->type == YAML_SCALAR_NODE     ? scalar_type(v)
+	                : v->type == YAML_SEQUENCE_NODE ? "list"
+	                : v->type == YAML_MAPPING_NODE  ? "mapping"
+	                                                : "alias";
+	bool scalar = v->type == YAML_SCALAR_NODE;
+
+	if (!strcmp(t, "str") || (scalar && !strcmp(t, "null")))
+		return 0; /* null: the entry is empty, as before (no proxy) */
+	return menv_error_set(err, MENV_EPARSE,
+	                      "%s:%zu:%zu: %s.%s must be a str, not %s %s%s%s%s%s", path,
+	                      (size_t)v->start_mark.line + 1, (size_t)v->start_mark.column + 1, key,
+	                      sub, !strcmp(t, "int") ? "an" : "a", t, scalar ? " '" : "",
+	                      scalar ? (const char *)v->data.scalar.value : "", scalar ? "'" : "",
+	                      scalar ? " (quote it to mean the text)" : "");
+}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,11 @@ static char *home_dir(void)
 	return menv_xstrdup(menv_home(&h, NULL) == 0 ? h : "~");
 }
 
+/* A leading "~" made HOME and "~USER" that user's home directory (its passwd entry), as
+ * Python's os.path.expanduser. A "~USER" with no such user is kept as written, and
+ * check_home refuses it: expanduser leaves it too, and conda's abspath() then makes it
+ * <cwd>/~USER/..., a folder named "~USER" in whatever directory the command runs from; menv
+ * never makes anything there on its behalf. Caller frees. */
 static char *expand_user(const char *p)
 {
 	if (p[0] == '~' && (p[1] == '/' || !p[1])) {
@@ -35,6 +41,18 @@ static char *expand_user(const char *p)
 		char *r = menv_xasprintf("%s%s", h, p + 1);
 		free(h);
 		return r;
+	}
+	if (p[0] == '~') {
+		size_t n = strcspn(p + 1, "/");
+		char *user = menv_xstrndup(p + 1, n), buf[4096];
+		struct passwd pw, *found = NULL;
+		char *r = NULL;
+		if (getpwnam_r(user, &pw, buf, sizeof(buf), &found) == 0 && found &&
+		    found->pw_dir && found->pw_dir[0] == '/')
+			r = menv_xasprintf("%s%s", found->pw_dir, p + 1 + n);
+		free(user);
+		if (r)
+			return r;
 	}
 	return menv_xstrdup(p);
 }
@@ -144,30 +162,58 @@ static void set_pkgs_dirs(struct menv_config *cfg, struct menv_strvec *dirs)
 	cfg->pkgs_dir_writable = true;
 }
 
+/* envs_dirs becomes `dirs` (each expanded, no trailing slash; taken over, emptied), every
+ * entry kept in order (conda looks a name up in each); envs_dir its first entry until
+ * menv_config_load picks the first writable one. */
+static void set_envs_dirs(struct menv_config *cfg, struct menv_strvec *dirs)
+{
+	menv_strvec_clear(&cfg->envs_dirs);
+	for (size_t i = 0; i < dirs->n; i++) {
+		char *d = expand_dir(dirs->v[i]);
+		strip_slash(d);
+		if (*d && !menv_strvec_contains(&cfg->envs_dirs, d))
+			menv_strvec_push(&cfg->envs_dirs, d);
+		free(d);
+	}
+	menv_strvec_clear(dirs);
+	if (!cfg->envs_dirs.n)
+		menv_strvec_push_owned(&cfg->envs_dirs,
+		                       menv_xasprintf("%s/envs", cfg->root_prefix));
+	free(cfg->envs_dir);
+	cfg->envs_dir = menv_xstrdup(cfg->envs_dirs.v[0]);
+}
+
 static void set_root(struct menv_config *cfg, const char *root)
 {
-	struct menv_strvec none = MENV_STRVEC_INIT;
+	struct menv_strvec none = MENV_STRVEC_INIT, none2 = MENV_STRVEC_INIT;
 
 	free(cfg->root_prefix);
-	free(cfg->envs_dir);
 	cfg->root_prefix = expand_user(root);
 	strip_slash(cfg->root_prefix);
-	cfg->envs_dir = menv_xasprintf("%s/envs", cfg->root_prefix);
+	set_envs_dirs(cfg, &none2);
 	set_pkgs_dirs(cfg, &none);
 }
 
-/* Moves the root prefix; pkgs_dirs set explicitly (not [<root>/pkgs]) are kept. */
+/* Moves the root prefix; pkgs_dirs and envs_dirs set explicitly (not [<root>/pkgs],
+ * [<root>/envs]) are kept. */
 static void change_root(struct menv_config *cfg, const char *root)
 {
 	char *def = menv_xasprintf("%s/pkgs", cfg->root_prefix);
+	char *edef = menv_xasprintf("%s/envs", cfg->root_prefix);
 	bool dflt = cfg->pkgs_dirs.n == 1 && !strcmp(def, cfg->pkgs_dirs.v[0]);
-	struct menv_strvec keep = cfg->pkgs_dirs;
+	bool edflt = cfg->envs_dirs.n == 1 && !strcmp(edef, cfg->envs_dirs.v[0]);
+	struct menv_strvec keep = cfg->pkgs_dirs, ekeep = cfg->envs_dirs;
 
 	memset(&cfg->pkgs_dirs, 0, sizeof(cfg->pkgs_dirs));
+	memset(&cfg->envs_dirs, 0, sizeof(cfg->envs_dirs));
 	set_root(cfg, root);
 	if (!dflt)
 		set_pkgs_dirs(cfg, &keep);
+	if (!edflt)
+		set_envs_dirs(cfg, &ekeep);
 	menv_strvec_clear(&keep);
+	menv_strvec_clear(&ekeep);
+	free(edef);
 	free(def);
 }
 
@@ -221,6 +267,23 @@ static void pick_pkgs_dir(struct menv_config *cfg)
 	cfg->pkgs_dir_writable = false;
 }
 
+/* envs_dir: the first entry of envs_dirs that exists as a writable directory or could be
+ * made (its nearest existing parent a writable directory), as conda's
+ * first_writable_envs_dir (which makes it and writes a test file: here nothing is made
+ * until a create needs it); none such, the first entry (the create then fails there). */
+static void pick_envs_dir(struct menv_config *cfg)
+{
+	for (size_t i = 0; i < cfg->envs_dirs.n; i++) {
+		if (cache_writable(cfg->envs_dirs.v[i])) {
+			free(cfg->envs_dir);
+			cfg->envs_dir = menv_xstrdup(cfg->envs_dirs.v[i]);
+			return;
+		}
+	}
+	free(cfg->envs_dir);
+	cfg->envs_dir = menv_xstrdup(cfg->envs_dirs.v[0]);
+}
+
 void menv_config_defaults(struct menv_config *cfg)
 {
 	char *h = home_dir();
@@ -264,6 +327,7 @@ void menv_config_release(struct menv_config *cfg)
 	free(cfg->root_prefix);
 	free(cfg->pkgs_dir);
 	menv_strvec_clear(&cfg->pkgs_dirs);
+	menv_strvec_clear(&cfg->envs_dirs);
 	free(cfg->envs_dir);
 	free(cfg->channel_alias);
 	free(cfg->subdir);
@@ -578,11 +642,8 @@ static int set_list(struct menv_config *cfg, const char *key, struct menv_strvec
 			set_pkgs_dirs(cfg, items);
 		menv_strvec_clear(items);
 	} else if (!strcmp(key, "envs_dirs")) {
-		if (items->n) {
-			free(cfg->envs_dir);
-			cfg->envs_dir = expand_dir(items->v[0]);
-			strip_slash(cfg->envs_dir);
-		}
+		if (items->n)
+			set_envs_dirs(cfg, items);
 		menv_strvec_clear(items);
 	} else {
 		return 1;
@@ -736,10 +797,14 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 		     p < v->data.mapping.pairs.top; p++) {
 			yaml_node_t *mk = yaml_document_get_node(doc, p->key);
 			yaml_node_t *mv = yaml_document_get_node(doc, p->value);
-			if (!mk || !mv || mk->type != YAML_SCALAR_NODE ||
-			    mv->type != YAML_SCALAR_NODE)
+			if (!mk || !mv || mk->type != YAML_SCALAR_NODE)
 				return node_error(err, path, mv ? mv : v,
 				                  "expected a mapping of strings");
+			/* `proxy_servers: {http: 42}` or `{http: [a]}`: no URL */
+			rc = menv_config_check_map_value(
+			        path, key, (const char *)mk->data.scalar.value, mv, err);
+			if (rc)
+				return rc;
 			set_map(cfg, key, (const char *)mk->data.scalar.value,
 			        (const char *)mv->data.scalar.value);
 		}
@@ -914,18 +979,32 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 	return 0;
 }
 
-/* A place still starting with "~" was to be under HOME, which is unusable: refused. */
+/* A place still starting with "~" was to be under HOME, which is unusable: refused; one
+ * starting with "~USER" names no user (expand_user): refused, never made in the cwd. */
 static int check_home(const struct menv_config *cfg, struct menv_error *err)
 {
-	const char *h, *bad = NULL;
+	const char *h, *bad = NULL, *key = "root_prefix";
 
 	if (cfg->root_prefix && cfg->root_prefix[0] == '~')
 		bad = cfg->root_prefix;
-	else if (cfg->envs_dir && cfg->envs_dir[0] == '~')
-		bad = cfg->envs_dir;
-	for (size_t i = 0; !bad && i < cfg->pkgs_dirs.n; i++)
-		if (cfg->pkgs_dirs.v[i][0] == '~')
+	for (size_t i = 0; !bad && i < cfg->envs_dirs.n; i++) {
+		if (cfg->envs_dirs.v[i][0] == '~') {
+			bad = cfg->envs_dirs.v[i];
+			key = "envs_dirs";
+		}
+	}
+	for (size_t i = 0; !bad && i < cfg->pkgs_dirs.n; i++) {
+		if (cfg->pkgs_dirs.v[i][0] == '~') {
 			bad = cfg->pkgs_dirs.v[i];
+			key = "pkgs_dirs";
+		}
+	}
+	if (bad && bad[1] && bad[1] != '/')
+		return menv_error_set(
+		        err, MENV_EPARSE,
+		        "%s entry '%s': there is no user '%.*s' (~USER is that user's "
+		        "home; give the full path)",
+		        key, bad, (int)strcspn(bad + 1, "/"), bad + 1);
 	if (!bad || menv_home(&h, err) == 0)
 		return 0;
 	return menv_error_prefix(err, "'%s' is under HOME", bad);
@@ -975,8 +1054,10 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 		set_pkgs_dirs(cfg, &dirs);
 	}
 	rc = check_home(cfg, err);
-	if (!rc)
+	if (!rc) {
 		pick_pkgs_dir(cfg);
+		pick_envs_dir(cfg);
+	}
 out:
 	if (rc) /* nothing for a caller to release after a failure (menv_config_release is idempotent) */
 		menv_config_release(cfg);

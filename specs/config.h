@@ -36,7 +36,12 @@ struct menv_config {
 				         in order; only pkgs_dir is written */
 	bool pkgs_dir_writable;       /* false: no entry of pkgs_dirs is writable (read-only
 				         modes or mounts) and pkgs_dir is merely the first */
-	char *envs_dir;               /* first of envs_dirs, default <root>/envs */
+	struct menv_strvec envs_dirs; /* `envs_dirs` (CONDA_ENVS_DIRS=a,b), each expanded,
+				         default [<root>/envs]: a name is looked up in each, in
+				         order (conda's locate_prefix_by_name) */
+	char *envs_dir;               /* where a named environment is created: after
+				         menv_config_load the first writable entry of envs_dirs
+				         (conda's first_writable_envs_dir), else its first */
 	char *channel_alias;          /* default https://conda.anaconda.org, no trailing slash; may
 				     hold credentials and a /t/<token> (never print it) */
 	struct menv_strvec channels;  /* `channels:`; default ["defaults"] */
@@ -220,9 +225,11 @@ enum menv_config_edit {
  * whose setting menv does not know is skipped with "unknown key NAME" pushed to `warnings`,
  * one the file lacks is left out. Then edits[k] is applied for each k in enum order, each a
  * list of KEY VALUE pairs (KEY alone for MENV_CONFIG_REMOVE_KEY), with menv_condarc_add's
- * warnings pushed to `warnings`, and the file saved when there was an edit. Errors: those
- * of menv_condarc_load(_locked), the edits and menv_condarc_save; a failed edit saves
- * nothing. */
+ * warnings pushed to `warnings`, and the file saved when there was an edit. Before an edit
+ * other than --remove-key the file's values are checked as menv_config_load reads them.
+ * Errors: those of menv_condarc_load(_locked), MENV_EPARSE with FILE:LINE:COL for a value of
+ * the wrong type (`channels: [{a: b}]`), the edits' and menv_condarc_save's; a failed edit
+ * saves nothing. */
 int menv_config_get_edit(const char *path, const struct menv_strvec *get,
                          const struct menv_strvec edits[MENV_CONFIG_NEDITS], json_t *got,
                          struct menv_buf *text, struct menv_strvec *warnings,

@@ -197,6 +197,15 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 		rc = menv_error_set(err, MENV_EPARSE, "%s: the environment file is empty", src);
 		goto out;
 	}
+	/* a NUL byte ("A\0B", "\x00") would cut the text where C reads it: a variable name "A"
+	 * exported instead of the "A\0B" refused, a spec shortened; refused wherever it is */
+	for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top; n++)
+		if (n->type == YAML_SCALAR_NODE &&
+		    memchr(n->data.scalar.value, '\0', n->data.scalar.length)) {
+			rc = fail(&c, n, "a NUL byte in the text after '%s' (text cannot hold one)",
+			          (const char *)n->data.scalar.value);
+			goto out;
+		}
 	if (root->type != YAML_MAPPING_NODE) {
 		rc = fail(&c, root, "expected a mapping with '%s' and other keys", "dependencies");
 		goto out;

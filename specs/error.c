@@ -63,6 +63,28 @@ int menv_error_sys(struct menv_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
+void menv_error_rename(struct menv_error *err, const char *from, const char *to)
+{
+	char out[sizeof(err->msg)];
+	size_t n = 0, fl = from ? strlen(from) : 0, tl = strlen(to);
+
+	if (!err || !fl)
+		return;
+	for (const char *p = err->msg; *p && n < sizeof(out) - 1;) {
+		if (!strncmp(p, from, fl)) {
+			size_t k = tl < sizeof(out) - 1 - n ? tl : sizeof(out) - 1 - n;
+			memcpy(out + n, to, k);
+			n += k;
+			p += fl;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n] = '\0';
+	memcpy(err->msg, out, n + 1);
+	sanitize(err->msg, sizeof(err->msg));
+}
+
 int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
 {
 	char head[1024], old[sizeof(err->msg)];

@@ -69,4 +69,11 @@ int menv_config_check_type(const char *path, const char *key, const yaml_node_t 
 int menv_config_check_item(const char *path, const char *key, const yaml_node_t *v,
                            struct menv_error *err);
 
+/* Checks the value of entry `sub` of the map of strings `key` (custom_channels,
+ * migrated_custom_channels, proxy_servers), as conda's MapParameter(str) does: a string as
+ * menv_config_check_item judges one. Errors: MENV_EPARSE "PATH:LINE:COL: KEY.SUB must be a
+ * str, not an int '42' (quote it to mean the text)" (or "not a list"). */
+int menv_config_check_map_value(const char *path, const char *key, const char *sub,
+                                const yaml_node_t *v, struct menv_error *err);
+
 #endif

@@ -503,9 +503,13 @@ int menv_lockfile_select(const struct menv_lockfile *lf, const char *env, const 
 		v[(*n)++] = p;
 	}
 	if (!*n && !known_platform) {
+		/* the first few named, as an error is one line (a lock of 50,000 platforms) */
+		enum { SHOWN = 5 };
 		struct menv_buf b = MENV_BUF_INIT;
-		for (size_t i = 0; i < lf->platforms.n; i++)
+		for (size_t i = 0; i < lf->platforms.n && i < SHOWN; i++)
 			menv_buf_addf(&b, "%s%s", i ? ", " : "", lf->platforms.v[i]);
+		if (lf->platforms.n > SHOWN)
+			menv_buf_addf(&b, " and %zu more", lf->platforms.n - SHOWN);
 		menv_error_set(err, MENV_ENOTFOUND,
 		               "%s has no packages for platform '%s' (it "
 		               "locks %s)",

@@ -61,6 +61,9 @@ int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 /* A short name for a code ("parse error", "not found", ...); static storage. */
 const char *menv_error_name(int code);
+/* Every `from` in err->msg becomes `to` (a temporary copy's path the name the user gave:
+ * `-f /dev/stdin`), the message cut at its size. Nothing when err is NULL or from empty. */
+void menv_error_rename(struct menv_error *err, const char *from, const char *to);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Memory                                                                                   */

@@ -1,8 +1,9 @@
 """menv config edits keep each value's YAML type (issue 22): a value read plain is written back
-plain with its text (a float 30.50, an int, True, ~, an empty null, 0x1F), a quoted one quoted
-(a "1.0" that looks like a number, a string that needs quotes), a flow list as a block list
-of the same scalars (a plain 2.0 in a key menv does not know: default_channels refuses a
-number); the file after `config --add channels x` is compared byte for byte."""
+plain with its text (a float 30.50, an int, True, ~, an empty null, 0x1F under a key menv
+does not know: proxy_servers refuses a number), a quoted one quoted (a "1.0" that looks
+like a number, a string that needs quotes), a flow list as a block list of the same scalars
+(a plain 2.0 in a key menv does not know: default_channels refuses a number); the file
+after `config --add channels x` is compared byte for byte."""
 import menvtest
 
 
@@ -15,7 +16,8 @@ def body(t):
               "client_ssl_cert_key:\n"
               "channel_alias: \"1.0\"\n"
               "root_prefix: '/opt/a: b'\n"
-              "proxy_servers:\n  http: \"http://p:3128 #x\"\n  https: 0x1F\n"
+              "proxy_servers:\n  http: \"http://p:3128 #x\"\n"
+              "x_hex: 0x1F\n"
               "default_channels: [a, \"b\", '1.5']\n"
               "x_unknown: [2.0, c]\n"
               "channels:\n  - conda-forge\n")
@@ -30,7 +32,8 @@ def body(t):
          "client_ssl_cert_key:\n"
          "channel_alias: \"1.0\"\n"
          "root_prefix: '/opt/a: b'\n"
-         "proxy_servers:\n  http: \"http://p:3128 #x\"\n  https: 0x1F\n"
+         "proxy_servers:\n  http: \"http://p:3128 #x\"\n"
+         "x_hex: 0x1F\n"
          "default_channels:\n  - a\n  - \"b\"\n  - '1.5'\n"
          "x_unknown:\n  - 2.0\n  - c\n"
          "channels:\n  - x\n  - conda-forge\n",

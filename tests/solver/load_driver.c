@@ -81,7 +81,8 @@ int main(int argc, char **argv)
 		free(url);
 	}
 	const struct menv_strvec *w = menv_solver_warnings(s);
-	for (size_t i = 0; i < w->n; i++)
+	size_t nw = w->n;
+	for (size_t i = 0; i < nw; i++)
 		fprintf(stderr, "warning: %s\n", w->v[i]);
 	if (!rc) {
 		struct menv_matchspec **specs = menv_xcalloc((size_t)argc, sizeof(*specs));
@@ -93,6 +94,9 @@ int main(int argc, char **argv)
 			rc = menv_solver_solve(s, specs, ns, &out, &n, &err);
 		for (size_t i = 0; !rc && i < n; i++)
 			printf("%s=%s=%s\n", out[i]->name, out[i]->version, out[i]->build);
+		/* a sparse load's warnings come with the solve */
+		for (size_t i = nw; i < w->n; i++)
+			fprintf(stderr, "warning: %s\n", w->v[i]);
 		free(out);
 		for (size_t i = 0; i < ns; i++)
 			menv_matchspec_free(specs[i]);

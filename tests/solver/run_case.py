@@ -25,6 +25,25 @@ import tempfile
 VIRTUALS = ("__unix", "__linux", "__glibc", "__archspec", "__cuda")
 
 
+
+def log_solve(p, tmp):
+    """With MENV_SOLVE_LOG set (test_sparse_same.py), appends what menv answered: exit code,
+    the LINK and UNLINK records, the first error line (the temporary folder's name removed)."""
+    path = os.environ.get("MENV_SOLVE_LOG")
+    if not path:
+        return
+    acts = {}
+    if p.returncode == 0:
+        out = json.loads(p.stdout)
+        for k in ("LINK", "UNLINK"):
+            acts[k] = sorted("%s %s %s %s" % (r["name"], r["version"], r["build_string"],
+                                              r.get("channel", "")) for r in
+                             out["actions"].get(k, []))
+    err = (p.stderr.strip().splitlines() or [""])[0] if p.returncode else ""
+    line = json.dumps({"rc": p.returncode, "actions": acts, "error": err})
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line.replace(tmp, "<tmp>") + "\n")
+
 def lines(path):
     if not os.path.exists(path):
         return []
@@ -113,6 +132,7 @@ def main():
             cmd += ["-c", ch]
         cmd += specs
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        log_solve(p, tmp)
         expected = lines(os.path.join(case, "expected.txt"))
         if expected == ["UNSAT"]:
             if p.returncode == 0:

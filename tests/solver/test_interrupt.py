@@ -43,8 +43,10 @@ def main():
                            stdout=subprocess.DEVNULL)
         for sig in (signal.SIGINT, signal.SIGTERM):
             pkgs = os.path.join(tmp, "pkgs-%d" % sig)
+            # the whole load (a solve's sparse load of this file takes a fraction of a second)
             p = subprocess.Popen([driver, "file://" + chan, pkgs, "linux-64", "python"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=dict(os.environ, MENV_SOLVER_LOAD="full"))
             # the handlers first (a slow start, under a sanitizer on a loaded machine, took
             # over 0.5 s: the signal then killed the process before it could catch it), then
             # half a second into the load: libsolv's reader takes seconds over 193 MB

@@ -1,0 +1,341 @@
+/*
+ * pyccache.c - the .pyc of noarch python packages kept in the package cache, so that each is
+ * compiled once per package and python, not once per environment (issue 25).
+ *
+ * With conda's compile command as scripts.c runs it (relative paths from the prefix,
+ * PYTHONHASHSEED=0), a .pyc depends only on its source's bytes, the source's prefix-relative
+ * path (co_filename, under site-packages), the interpreter (its magic number) and, in its
+ * header, the source's mtime and size (PEP 552 timestamp .pyc). The .py of a noarch package
+ * is the package cache's file (hardlinked, reflinked or softlinked, or copied with its times
+ * kept) unless a prefix placeholder rewrote it, so the .pyc compiled in one prefix is the
+ * .pyc of every other one: it is kept beside the package and linked into the next prefix
+ * like any file of the package.
+ *
+ * Layout, inside the extracted package (its lifetime: `menv clean` of the package, or a new
+ * extraction, takes them along; conda and micromamba ignore a dot folder there):
+ *   <pkgs>/<dist>/.menv-pyc/<magic>-<site>/MANIFEST  "menv-pyc 1 <magic> <site>", then one
+ *       line per compiled .py, in the order of the package's file list:
+ *       "<c|-> <mtime s> <size> <pyc size> <prefix path of the .py>" ('-': python wrote no
+ *       .pyc for it; it is compiled in the prefix each time)
+ *   <pkgs>/<dist>/.menv-pyc/<magic>-<site>/<i>.pyc  the .pyc of the i-th line
+ *   <pkgs>/<python dist>/.menv-pyc/magic  the magic number of the python linked from there
+ *       (8 hex digits), noted from a .pyc it compiled
+ * <magic> is importlib.util.MAGIC_NUMBER in hex, <site> the first 12 hex digits of the
+ * sha256 of the site-packages path (lib/python3.13t/site-packages has 3.13's magic).
+ *
+ * Written only into the writable cache (pkgs_dir), under its lock taken without waiting (a
+ * busy lock: nothing is kept this time), each folder built as `.menv-pyc/.tmp-XXXXXX` and
+ * renamed into place whole: a killed create leaves a temporary folder (removed by the next
+ * writer, under the lock, or `menv clean`), never a half folder under its final name. A
+ * folder is used only when its MANIFEST lists exactly the package's .py in order and each
+ * .py in the prefix has the mtime and size its .pyc's header holds. Everything here is best
+ * effort: what cannot be read or written is compiled in the prefix, as without the cache.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fetch.h"
+#include "link.h"
+
+#define MANIFEST_TAG "menv-pyc 1"
+
+static void hex4(const unsigned char m[4], char out[9])
+{
+	snprintf(out, 9, "%02x%02x%02x%02x", m[0], m[1], m[2], m[3]);
+}
+
+/* A magic number as python's: two bytes of version, then "\r\n". */
+static bool magic_ok(const unsigned char m[4])
+{
+	return m[2] == '\r' && m[3] == '\n';
+}
+
+bool menv_pyccache_magic(const char *pydir, unsigned char magic[4])
+{
+	char *p = menv_xasprintf("%s/.menv-pyc/magic", pydir);
+	char buf[16] = {0};
+	unsigned v[4];
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	ssize_t got = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	bool ok = got == 9 && buf[8] == '\n' &&
+	          sscanf(buf, "%2x%2x%2x%2x", &v[0], &v[1], &v[2], &v[3]) == 4;
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	for (int i = 0; ok && i < 4; i++)
+		magic[i] = (unsigned char)v[i];
+	return ok && magic_ok(magic);
+}
+
+/* "<pkgdir>/.menv-pyc/<magic>-<site hash>". Caller frees. */
+static char *entry_dir(const char *pkgdir, const unsigned char magic[4], const char *site)
+{
+	char mh[9], sh[65];
+	hex4(magic, mh);
+	menv_sha256_hex(site, strlen(site), sh);
+	return menv_xasprintf("%s/.menv-pyc/%s-%.12s", pkgdir, mh, sh);
+}
+
+static char *manifest_head(const unsigned char magic[4], const char *site)
+{
+	char mh[9];
+	hex4(magic, mh);
+	return menv_xasprintf("%s %s %s\n", MANIFEST_TAG, mh, site);
+}
+
+bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const char *site,
+                        int rootfd, json_t *py, char **src, int64_t *size)
+{
+	char *dir = entry_dir(pkgdir, magic, site);
+	char *mf = menv_xasprintf("%s/MANIFEST", dir);
+	char *head = manifest_head(magic, site);
+	struct menv_buf b = MENV_BUF_INIT;
+	size_t n = json_array_size(py), i = 0;
+	bool ok = menv_buf_read_file(&b, mf, NULL) == 0 && b.len > strlen(head) &&
+	          !memcmp(b.buf, head, strlen(head));
+	const char *line = ok ? b.buf + strlen(head) : NULL;
+
+	for (; ok && i < n; i++) {
+		const char *want = json_string_value(json_array_get(py, i));
+		const char *nl = strchr(line, '\n');
+		char state;
+		long long mtime, bytes, pycsize;
+		int off = 0;
+		struct stat sb;
+		ok = want && nl &&
+		     sscanf(line, "%c %lld %lld %lld %n", &state, &mtime, &bytes, &pycsize, &off) ==
+		             4 &&
+		     off > 0 && (state == 'c' || state == '-') &&
+		     (size_t)(nl - line - off) == strlen(want) &&
+		     !memcmp(line + off, want, strlen(want));
+		/* the .py of this prefix is the one the .pyc was compiled from (its header) */
+		ok = ok && fstatat(rootfd, want, &sb, 0) == 0 && S_ISREG(sb.st_mode) &&
+		     (long long)sb.st_mtim.tv_sec == mtime && (long long)sb.st_size == bytes;
+		if (ok && state == 'c') {
+			src[i] = menv_xasprintf("%s/%zu.pyc", dir, i);
+			size[i] = pycsize;
+		}
+		if (ok)
+			line = nl + 1;
+	}
+	ok = ok && !*line;
+	if (!ok)
+		for (size_t k = 0; k < i && k < n; k++) {
+			free(src[k]);
+			src[k] = NULL;
+		}
+	menv_buf_release(&b);
+	free(head);
+	free(mf);
+	free(dir);
+	return ok;
+}
+
+int menv_pyccache_link(int rootfd, const char *src, const char *rel, enum menv_link_mode mode,
+                       bool *no_hardlink)
+{
+	if (mode == MENV_LINK_SOFTLINK)
+		return menv_beneath_symlink(src, rootfd, rel, NULL);
+	if (mode != MENV_LINK_COPY && !*no_hardlink) {
+		if (menv_beneath_link(src, rootfd, rel, NULL) == 0)
+			return 0;
+		if (errno != EXDEV && errno != EPERM && errno != EMLINK)
+			return -1;
+		*no_hardlink = true;
+	}
+	struct menv_buf b = MENV_BUF_INIT;
+	struct stat sb;
+	int rc = stat(src, &sb) < 0 || menv_buf_read_file(&b, src, NULL) ? -1 : 0;
+	if (!rc && menv_beneath_write(rootfd, rel, b.buf, b.len, sb.st_mode & 07777, O_EXCL, NULL))
+		rc = -1;
+	menv_buf_release(&b);
+	return rc;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The .pyc at rel of the prefix into b when it is a regular file whose header holds a
+ * magic number, no flags (a timestamp .pyc) and `py`'s mtime and size; `magic` is set
+ * from the first one read (magic[3] == 0 while unknown), later ones must agree. */
+static bool read_pyc(int rootfd, const char *rel, const struct stat *py, unsigned char magic[4],
+                     struct menv_buf *b, mode_t *mode)
+{
+	int fd;
+	struct stat sb;
+	if (menv_beneath_open(rootfd, rel, O_RDONLY, 0, &fd, NULL))
+		return false;
+	bool ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 16 &&
+	          sb.st_size < (1 << 30);
+	menv_buf_reset(b);
+	if (ok) {
+		menv_buf_grow(b, (size_t)sb.st_size);
+		ssize_t got = read(fd, b->buf, (size_t)sb.st_size);
+		ok = got == sb.st_size;
+		if (ok) {
+			b->len = (size_t)got;
+			b->buf[b->len] = '\0';
+		}
+	}
+	close(fd);
+	const unsigned char *h = (const unsigned char *)b->buf;
+	ok = ok && b->len >= 16 && magic_ok(h) && le32(h + 4) == 0 &&
+	     le32(h + 8) == (uint32_t)py->st_mtim.tv_sec && le32(h + 12) == (uint32_t)py->st_size;
+	if (ok && !magic[3])
+		memcpy(magic, h, 4);
+	ok = ok && !memcmp(magic, h, 4);
+	*mode = sb.st_mode & 07777;
+	return ok;
+}
+
+/* Removes the temporary folders killed writers left in `<pkgdir>/.menv-pyc` (under the cache
+ * lock no other writer is running). */
+static void remove_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, ".tmp-", 5))
+			continue;
+		char *p = menv_xasprintf("%s/%s", base, de->d_name);
+		menv_remove_tree(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Whether `dir` is `<pkgs_dir>/<one name>`. */
+static bool in_cache(const char *pkgs_dir, const char *dir)
+{
+	size_t l = strlen(pkgs_dir);
+	return dir && !strncmp(dir, pkgs_dir, l) && dir[l] == '/' && dir[l + 1] &&
+	       !strchr(dir + l + 1, '/');
+}
+
+/* Keeps one package's .pyc: py the prefix paths of its .py, pyc those of their .pyc. */
+static void publish_one(const char *pkgdir, const char *site, int rootfd, json_t *py,
+                        char *const *pyc, unsigned char magic[4])
+{
+	char *base = menv_xasprintf("%s/.menv-pyc", pkgdir);
+	char *final = NULL, *tmp = NULL;
+	struct menv_buf man = MENV_BUF_INIT, b = MENV_BUF_INIT;
+	size_t n = json_array_size(py);
+	bool ok = true;
+
+	if (mkdir(base, 0755) < 0 && errno != EEXIST)
+		goto out;
+	remove_stale(base);
+	final = entry_dir(pkgdir, magic, site);
+	if (access(final, F_OK) == 0)
+		goto out; /* kept by another create */
+	tmp = menv_xasprintf("%s/.tmp-XXXXXX", base);
+	if (!mkdtemp(tmp)) {
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	char *head = manifest_head(magic, site);
+	menv_buf_adds(&man, head);
+	free(head);
+	for (size_t i = 0; ok && i < n; i++) {
+		const char *rel = json_string_value(json_array_get(py, i));
+		struct stat ps;
+		mode_t mode = 0644;
+		ok = rel && fstatat(rootfd, rel, &ps, 0) == 0 && S_ISREG(ps.st_mode);
+		if (!ok)
+			break;
+		struct stat cs;
+		bool have = menv_beneath_lstat(rootfd, pyc[i], &cs, NULL) == 0;
+		if (have) {
+			ok = read_pyc(rootfd, pyc[i], &ps, magic, &b, &mode);
+			char *dst = menv_xasprintf("%s/%zu.pyc", tmp, i);
+			int fd = ok ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) : -1;
+			ok = fd >= 0 && write(fd, b.buf, b.len) == (ssize_t)b.len;
+			if (fd >= 0 && close(fd) < 0)
+				ok = false;
+			free(dst);
+		}
+		char line[96];
+		snprintf(line, sizeof(line), "%c %lld %lld %lld ", have ? 'c' : '-',
+		         (long long)ps.st_mtim.tv_sec, (long long)ps.st_size,
+		         have ? (long long)b.len : 0LL);
+		menv_buf_adds(&man, line);
+		menv_buf_adds(&man, rel);
+		menv_buf_addch(&man, '\n');
+	}
+	if (ok) {
+		char *mf = menv_xasprintf("%s/MANIFEST", tmp);
+		int fd = open(mf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		ok = fd >= 0 && write(fd, man.buf, man.len) == (ssize_t)man.len;
+		if (fd >= 0 && close(fd) < 0)
+			ok = false;
+		free(mf);
+	}
+	/* a kill here leaves the temporary folder, never a half one under its final name */
+	menv_crash_point();
+	if (ok && rename(tmp, final) == 0) {
+		free(tmp);
+		tmp = NULL;
+	}
+out:
+	if (tmp)
+		menv_remove_tree(tmp);
+	menv_buf_release(&man);
+	menv_buf_release(&b);
+	free(tmp);
+	free(final);
+	free(base);
+}
+
+void menv_pyccache_publish(const struct menv_pyc_cache *c, int rootfd, json_t *const *py,
+                           char *const *const *pyc, const bool *keep, size_t n)
+{
+	unsigned char magic[4] = {0}, noted[4];
+	struct menv_buf b = MENV_BUF_INIT;
+	int lockfd = -1;
+	bool any = false;
+
+	/* the python's magic number, from the first .pyc it wrote */
+	for (size_t k = 0; k < n && !magic[3]; k++)
+		for (size_t i = 0; i < json_array_size(py[k]) && !magic[3]; i++) {
+			struct stat ps;
+			mode_t mode;
+			const char *rel = json_string_value(json_array_get(py[k], i));
+			if (rel && fstatat(rootfd, rel, &ps, 0) == 0)
+				read_pyc(rootfd, pyc[k][i], &ps, magic, &b, &mode);
+		}
+	menv_buf_release(&b);
+	if (!magic[3] || !c->pkgs_dir)
+		return;
+	bool note = c->note_magic && in_cache(c->pkgs_dir, c->pydir) &&
+	            !(menv_pyccache_magic(c->pydir, noted) && !memcmp(noted, magic, 4));
+	for (size_t k = 0; k < n; k++)
+		any |= keep[k] && c->pkgs[k].cacheable && in_cache(c->pkgs_dir, c->pkgs[k].pkgdir);
+	if ((!any && !note) || menv_pkgcache_trylock(c->pkgs_dir, &lockfd, NULL))
+		return;
+	for (size_t k = 0; k < n; k++)
+		if (keep[k] && c->pkgs[k].cacheable && in_cache(c->pkgs_dir, c->pkgs[k].pkgdir))
+			publish_one(c->pkgs[k].pkgdir, c->site, rootfd, py[k], pyc[k], magic);
+	if (note) {
+		char *base = menv_xasprintf("%s/.menv-pyc", c->pydir);
+		char *p = menv_xasprintf("%s/magic", base);
+		char mh[9], line[10];
+		hex4(magic, mh);
+		snprintf(line, sizeof(line), "%s\n", mh);
+		if (mkdir(base, 0755) == 0 || errno == EEXIST)
+			menv_write_file_atomic(p, line, 9, NULL);
+		free(p);
+		free(base);
+	}
+	close(lockfd);
+}

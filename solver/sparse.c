@@ -1,0 +1,627 @@
+/*
+ * sparse.c - a large repodata.json read as rattler's SparseRepoData reads it: one pass finds
+ * each record's bytes and name (jsonscan.c), grouped by name, and a solve reads only the
+ * records of the names its request reaches (its specs, the installed, virtual and pinned
+ * packages, then the depends and constrains of every record read, until closed) through
+ * libsolv's conda reader, as the whole file would be read. The index is cached beside the
+ * .solv (keyed like it), so that a second solve maps it instead of scanning; a query over
+ * everything (search, a glob spec) reads every record (menv_solv_load_full: the .solv).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "jsonscan.h"
+
+#define END       UINT32_MAX
+#define CONDA_BIT 0x80000000u /* in srec.keylen: a record of "packages.conda" */
+
+/* A record: its key and value bytes in the JSON, its name group, the next of that group. */
+struct srec {
+	uint64_t keyoff, off;
+	uint32_t keylen, len, group, next;
+};
+/* A name: its bytes in the index's name blob and its first record. Group 0: records without a readable
+ * name, read by every sparse load (libsolv's reader then names them or they are dropped). */
+struct sgroup {
+	uint64_t nameoff;
+	uint32_t namelen, first;
+};
+struct shead {
+	char magic[16];
+	char key[128];
+	uint64_t nrecs, ngroups, nnames, info_off, info_end, has_info;
+};
+#define MAGIC "menv-sparse-2"
+
+struct sparse_index {
+	struct srec *recs;
+	size_t nrecs, rcap;
+	struct sgroup *groups;
+	size_t ngroups, gcap;
+	char *names; /* the names' bytes, one after another (not NUL-terminated) */
+	size_t nnames, ncap;
+	uint32_t *table; /* open addressing: group + 1, 0 empty */
+	size_t tcap;
+	uint8_t *state;   /* per record: 0 unread, 1 wanted, 2 read */
+	uint8_t *visited; /* per group */
+	void *cmap;       /* the mapped cache (recs and groups point into it), or NULL */
+	size_t csize;
+	struct shead head;
+};
+
+void menv_solv_sparse_free(struct sparse_index *x)
+{
+	if (!x)
+		return;
+	if (x->cmap) {
+		munmap(x->cmap, x->csize);
+	} else {
+		free(x->recs);
+		free(x->groups);
+		free(x->names);
+	}
+	free(x->table);
+	free(x->state);
+	free(x->visited);
+	free(x);
+}
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+/* The group of name s[0..n), or 0. */
+static uint32_t lookup(const struct sparse_index *x, const char *s, size_t n)
+{
+	if (!x->tcap)
+		return 0;
+	for (size_t i = hash_bytes(s, n) & (x->tcap - 1);; i = (i + 1) & (x->tcap - 1)) {
+		uint32_t g = x->table[i];
+		if (!g)
+			return 0;
+		const struct sgroup *gr = &x->groups[g - 1];
+		if (gr->namelen == n && !memcmp(x->names + gr->nameoff, s, n))
+			return g - 1;
+	}
+}
+
+static void table_put(struct sparse_index *x, uint32_t g)
+{
+	const struct sgroup *gr = &x->groups[g];
+	size_t i = hash_bytes(x->names + gr->nameoff, gr->namelen) & (x->tcap - 1);
+	while (x->table[i])
+		i = (i + 1) & (x->tcap - 1);
+	x->table[i] = g + 1;
+}
+
+static void table_build(struct sparse_index *x, size_t cap)
+{
+	free(x->table);
+	x->tcap = cap;
+	x->table = menv_xcalloc(cap, sizeof(*x->table));
+	for (uint32_t g = 1; g < x->ngroups; g++)
+		table_put(x, g);
+}
+
+struct scan {
+	struct sparse_index *x;
+	const char *map;
+	size_t dropped; /* pages below this were handed back (madvise) */
+	bool unindexed; /* a section the index cannot hold: the whole load reads the file */
+};
+
+static void on_item(void *ud, const struct menv_jsonscan_item *it)
+{
+	struct scan *c = ud;
+	struct sparse_index *x = c->x;
+
+	if (it->kind == MENV_JSONSCAN_INFO) {
+		x->head.info_off = it->off;
+		x->head.info_end = it->end;
+		x->head.has_info = 1;
+		return;
+	}
+	if (it->kind == MENV_JSONSCAN_OTHER) {
+		c->unindexed = true;
+		return;
+	}
+	/* the scan only moves forward: the pages behind it leave this process's RSS (they stay
+	 * in the page cache), so a 200 MB file never counts whole */
+	if (it->off - c->dropped > (8u << 20)) {
+		size_t to = it->off & ~(size_t)4095;
+		madvise((char *)c->map + c->dropped, to - c->dropped, MADV_DONTNEED);
+		c->dropped = to;
+	}
+	uint32_t g = 0;
+	if (it->name && it->namelen) {
+		g = lookup(x, it->name, it->namelen);
+		if (!g) {
+			/* a copy: looking names up never touches the pages scanned */
+			while (x->nnames + it->namelen > x->ncap) {
+				x->ncap *= 2;
+				x->names = menv_xrealloc(x->names, x->ncap);
+			}
+			memcpy(x->names + x->nnames, it->name, it->namelen);
+			if (x->ngroups == x->gcap) {
+				x->gcap *= 2;
+				x->groups = menv_xrealloc(x->groups, x->gcap * sizeof(*x->groups));
+			}
+			g = (uint32_t)x->ngroups++;
+			x->groups[g] = (struct sgroup){x->nnames, (uint32_t)it->namelen, END};
+			x->nnames += it->namelen;
+			if (x->ngroups * 2 > x->tcap)
+				table_build(x, x->tcap * 2);
+			else
+				table_put(x, g);
+		}
+	}
+	if (x->nrecs == x->rcap) {
+		x->rcap *= 2;
+		x->recs = menv_xrealloc(x->recs, x->rcap * sizeof(*x->recs));
+	}
+	x->recs[x->nrecs++] = (struct srec){
+	        (uint64_t)(it->key - c->map),
+	        it->off,
+	        (uint32_t)it->keylen | (it->kind == MENV_JSONSCAN_CONDA ? CONDA_BIT : 0),
+	        (uint32_t)(it->end - it->off),
+	        g,
+	        END};
+}
+
+/* The index of f's JSON from one scan; 1 when the index cannot hold it (a list of records). */
+static int scan_file(struct filerepo *f, struct sparse_index *x, struct menv_error *err)
+{
+	struct scan c = {x, f->map, 0, false};
+	x->rcap = 4096;
+	x->recs = menv_xcalloc(x->rcap, sizeof(*x->recs));
+	x->gcap = 1024;
+	x->groups = menv_xcalloc(x->gcap, sizeof(*x->groups));
+	x->ngroups = 1;
+	x->groups[0] = (struct sgroup){0, 0, END};
+	x->ncap = 64 * 1024;
+	x->names = menv_xcalloc(x->ncap, 1);
+	table_build(x, 1024);
+	if (menv_jsonscan_repodata(f->map, f->size, on_item, &c) < 0)
+		return menv_error_set(err, MENV_EPARSE, "%s: not a repodata object", f->path);
+	if (c.unindexed)
+		return 1;
+	if ((uint64_t)x->nrecs >= END || f->size > UINT32_MAX * (uint64_t)1024)
+		return menv_error_set(err, MENV_EPARSE, "%s: too many records", f->path);
+	/* each group's records in file order */
+	for (size_t i = x->nrecs; i-- > 0;) {
+		struct sgroup *g = &x->groups[x->recs[i].group];
+		x->recs[i].next = g->first;
+		g->first = (uint32_t)i;
+	}
+	x->head.nrecs = x->nrecs;
+	x->head.ngroups = x->ngroups;
+	x->head.nnames = x->nnames;
+	return 0;
+}
+
+static char *cache_path(const struct filerepo *f)
+{
+	return f->solv_path ? menv_xasprintf("%s.names", f->solv_path) : NULL;
+}
+
+/* Best effort, as the .solv: whole (a temporary file renamed) or not at all. */
+static void write_cache(const struct filerepo *f, const struct sparse_index *x)
+{
+	char *path = cache_path(f);
+	if (!path)
+		return;
+	char *tmp = menv_xasprintf("%s.tmp-%d", path, (int)getpid());
+	FILE *fp = fopen(tmp, "we");
+	bool ok = fp && fwrite(&x->head, sizeof(x->head), 1, fp) == 1 &&
+	          fwrite(x->recs, sizeof(*x->recs), x->nrecs, fp) == x->nrecs &&
+	          fwrite(x->groups, sizeof(*x->groups), x->ngroups, fp) == x->ngroups &&
+	          fwrite(x->names, 1, x->nnames, fp) == x->nnames;
+	ok = fp && fclose(fp) == 0 && ok;
+	if (ok)
+		rename(tmp, path);
+	unlink(tmp);
+	free(tmp);
+	free(path);
+}
+
+/* The cached index when its key is f's and every offset lies inside the JSON. */
+static bool read_cache(const struct filerepo *f, struct sparse_index *x)
+{
+	char *path = cache_path(f);
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	struct stat st;
+	free(path);
+	if (fd < 0)
+		return false;
+	void *m = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct shead)
+	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+	                  : MAP_FAILED;
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	const struct shead *h = m;
+	size_t size = (size_t)st.st_size;
+	bool ok = !memcmp(h->magic, MAGIC, sizeof(MAGIC)) && h->key[sizeof(h->key) - 1] == '\0' &&
+	          !strcmp(h->key, f->key) && h->nrecs < END && h->ngroups >= 1 &&
+	          h->ngroups <= h->nrecs + 1 &&
+	          size == sizeof(*h) + h->nrecs * sizeof(struct srec) +
+	                          h->ngroups * sizeof(struct sgroup) + h->nnames &&
+	          (!h->has_info || (h->info_off <= h->info_end && h->info_end <= f->size));
+	struct srec *recs = (struct srec *)(h + 1);
+	struct sgroup *groups = (struct sgroup *)(recs + (ok ? h->nrecs : 0));
+	for (size_t i = 0; ok && i < h->nrecs; i++) {
+		const struct srec *r = &recs[i];
+		ok = r->off + r->len <= f->size && r->keyoff + (r->keylen & ~CONDA_BIT) <= r->off &&
+		     r->group < h->ngroups && (r->next == END || r->next < h->nrecs);
+	}
+	for (size_t g = 0; ok && g < h->ngroups; g++)
+		ok = groups[g].nameoff + groups[g].namelen <= h->nnames &&
+		     (groups[g].first == END || groups[g].first < h->nrecs);
+	if (!ok) {
+		munmap(m, size);
+		return false;
+	}
+	x->cmap = m;
+	x->csize = size;
+	x->head = *h;
+	x->recs = recs;
+	x->nrecs = h->nrecs;
+	x->groups = groups;
+	x->ngroups = h->ngroups;
+	x->names = (char *)(groups + h->ngroups);
+	x->nnames = h->nnames;
+	size_t cap = 1024;
+	while (cap < x->ngroups * 2)
+		cap *= 2;
+	table_build(x, cap);
+	return true;
+}
+
+int menv_solv_sparse_open(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
+{
+	struct sparse_index *x = menv_xcalloc(1, sizeof(*x));
+	int rc = 0;
+
+	if (!read_cache(f, x)) {
+		menv_solv_sparse_free(x);
+		x = menv_xcalloc(1, sizeof(*x));
+		rc = scan_file(f, x, err);
+		if (rc) {
+			menv_solv_sparse_free(x);
+			return rc < 0 ? rc : menv_solv_load_full(s, f, err);
+		}
+		memcpy(x->head.magic, MAGIC, sizeof(MAGIC));
+		snprintf(x->head.key, sizeof(x->head.key), "%s", f->key);
+		if (menv_solv_cancelled(s->cancel)) {
+			menv_solv_sparse_free(x);
+			return menv_error_set(err, MENV_EINTR, "interrupted while loading '%s'",
+			                      f->path);
+		}
+		write_cache(f, x);
+	}
+	/* a request reaches records all over the file: each read maps its own page only (not
+	 * the kernel's fault-around of 64 KiB and more, which made the whole file resident) */
+	madvise((void *)f->map, f->size, MADV_RANDOM);
+	x->state = menv_xcalloc(x->nrecs + 1, 1);
+	x->visited = menv_xcalloc(x->ngroups + 1, 1);
+	f->sparse = x;
+	f->base = menv_solv_base_url(f, x->head.has_info ? f->map + x->head.info_off : NULL,
+	                             x->head.has_info ? x->head.info_end - x->head.info_off : 0);
+	return 0;
+}
+
+/* Appends len bytes of f at off to out (pread: see menv_solv_sparse_record). */
+static bool pread_add(const struct filerepo *f, uint64_t off, size_t len, struct menv_buf *out)
+{
+	size_t at = out->len, got = 0;
+	menv_buf_grow(out, len + 1);
+	while (got < len) {
+		ssize_t r = pread(f->fd, out->buf + at + got, len - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	out->len = at + got;
+	out->buf[out->len] = '\0';
+	return got == len;
+}
+
+bool menv_solv_sparse_record(struct filerepo *f, size_t off, struct menv_buf *out)
+{
+	const struct sparse_index *x = f->sparse;
+	size_t lo = 0, hi = x ? x->nrecs : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->recs[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!x || lo >= x->nrecs || x->recs[lo].off != off || f->fd < 0)
+		return false;
+	return pread_add(f, off, x->recs[lo].len, out);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The closure of a request's names                                                          */
+
+struct walk {
+	struct menv_solver *s;
+	uint32_t *todo; /* (file, group) pairs */
+	size_t n, cap;
+	bool all; /* some name cannot be known: read everything */
+};
+
+static void visit(struct walk *w, size_t fi, uint32_t g)
+{
+	struct sparse_index *x = w->s->files[fi]->sparse;
+	if (x->visited[g])
+		return;
+	x->visited[g] = 1;
+	if (w->n + 2 > w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 256;
+		w->todo = menv_xrealloc(w->todo, w->cap * sizeof(*w->todo));
+	}
+	w->todo[w->n++] = (uint32_t)fi;
+	w->todo[w->n++] = g;
+}
+
+static void reach(void *ud, const char *name)
+{
+	struct walk *w = ud;
+	size_t len = strlen(name);
+	for (size_t i = 0; len && i < w->s->nfiles; i++) {
+		struct filerepo *f = w->s->files[i];
+		uint32_t g = f->sparse ? lookup(f->sparse, name, len) : 0;
+		if (g)
+			visit(w, i, g);
+	}
+}
+
+/* A requested name as written and lower-cased (libsolv lower-cases dependency names). */
+static void reach_spec(struct walk *w, const char *name)
+{
+	if (!name || strpbrk(name, "*?[^")) {
+		w->all = true;
+		return;
+	}
+	reach(w, name);
+	char *low = menv_xstrdup(name);
+	for (char *p = low; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p + 'a' - 'A');
+	reach(w, low);
+	free(low);
+}
+
+/* The package names of a libsolv dependency (both sides of and/or/with/if). */
+static void reach_dep(struct walk *w, Pool *pool, Id dep)
+{
+	while (ISRELDEP(dep)) {
+		Reldep *rd = GETRELDEP(pool, dep);
+		if (rd->flags == REL_AND || rd->flags == REL_OR || rd->flags == REL_WITH ||
+		    rd->flags == REL_WITHOUT || rd->flags == REL_COND || rd->flags == REL_UNLESS ||
+		    rd->flags == REL_ELSE)
+			reach_dep(w, pool, rd->evr);
+		dep = rd->name;
+	}
+	if (dep > 1)
+		reach_spec(w, pool_id2str(pool, dep));
+}
+
+static void reach_specs(struct walk *w, struct menv_matchspec *const *specs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		reach_spec(w, specs[i]->name);
+}
+
+/* Reads the wanted records of file fi (state 1) in one pass of libsolv's reader. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
+{
+	struct sparse_index *x = f->sparse;
+	struct menv_buf doc = MENV_BUF_INIT;
+	char **sorted = NULL;
+	size_t n = 0, cap = 0;
+	int section = -1, rc = 0;
+	bool ok = true;
+
+	menv_buf_add(&doc, "{", 1);
+	if (x->head.has_info) {
+		menv_buf_add(&doc, "\"info\":", 7);
+		ok = pread_add(f, x->head.info_off, x->head.info_end - x->head.info_off, &doc);
+		menv_buf_add(&doc, ",", 1);
+	}
+	for (size_t i = 0; i < x->nrecs && ok; i++) {
+		const struct srec *r = &x->recs[i];
+		if (x->state[i] != 1)
+			continue;
+		x->state[i] = 2;
+		int sec = (r->keylen & CONDA_BIT) ? 1 : 0;
+		size_t kl = r->keylen & ~CONDA_BIT;
+		if (sec != section) {
+			if (section >= 0)
+				menv_buf_add(&doc, "},", 2);
+			menv_buf_addf(&doc, "\"%s\":{", sec ? "packages.conda" : "packages");
+			section = sec;
+		} else {
+			menv_buf_add(&doc, ",", 1);
+		}
+		/* `key": value` as the file has it, in one read */
+		menv_buf_add(&doc, "\"", 1);
+		size_t at = doc.len;
+		ok = pread_add(f, r->keyoff, (size_t)(r->off - r->keyoff) + r->len, &doc);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			sorted = menv_xrealloc(sorted, cap * sizeof(*sorted));
+		}
+		sorted[n++] = menv_xasprintf("%.*s%c%llu:%llu", (int)kl, doc.buf + at, '\0',
+		                             (unsigned long long)r->off,
+		                             (unsigned long long)(at + (r->off - r->keyoff)));
+	}
+	if (section >= 0)
+		menv_buf_add(&doc, "}", 1);
+	menv_buf_add(&doc, "}", 1);
+	if (!ok)
+		rc = menv_error_sys(err, MENV_EIO, "cannot read '%s'", f->path);
+	if (n && !rc) {
+		qsort(sorted, n, sizeof(*sorted), cmp_str);
+		rc = menv_solv_add_json_records(s, f, doc.buf, doc.len, sorted, n, err);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(sorted[i]);
+	free(sorted);
+	menv_buf_release(&doc);
+	return rc;
+}
+
+int menv_solv_sparse_load_all(struct menv_solver *s, struct menv_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < s->nfiles && !rc; i++) {
+		struct filerepo *f = s->files[i];
+		struct sparse_index *x = f->sparse;
+		if (!x)
+			continue;
+		bool some = false;
+		for (size_t k = 0; k < x->nrecs && !some; k++)
+			some = x->state[k] != 0;
+		if (!some) {
+			/* nothing read yet: the whole file, through its .solv */
+			f->sparse = NULL;
+			menv_solv_sparse_free(x);
+			rc = menv_solv_load_full(s, f, err);
+			continue;
+		}
+		for (size_t k = 0; k < x->nrecs; k++)
+			if (!x->state[k])
+				x->state[k] = 1;
+		rc = read_wanted(s, f, err);
+		f->sparse = NULL;
+		menv_solv_sparse_free(x);
+	}
+	s->pip_added = false; /* python's records may be new */
+	s->prepared = false;  /* and whatprovides stale */
+	return rc;
+}
+
+int menv_solv_sparse_load_name(struct menv_solver *s, const char *name, struct menv_error *err)
+{
+	int rc = 0;
+	if (!name || strpbrk(name, "*?[^") || !strcmp(name, ""))
+		return menv_solv_sparse_load_all(s, err);
+	char *low = menv_xstrdup(name);
+	for (char *p = low; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p + 'a' - 'A');
+	for (size_t i = 0; i < s->nfiles && !rc; i++) {
+		struct filerepo *f = s->files[i];
+		struct sparse_index *x = f->sparse;
+		if (!x)
+			continue;
+		uint32_t gs[3] = {0, lookup(x, name, strlen(name)), lookup(x, low, strlen(low))};
+		bool any = false;
+		for (int k = 0; k < 3; k++)
+			for (uint32_t r = x->groups[gs[k]].first; (k == 0 || gs[k]) && r != END;
+			     r = x->recs[r].next)
+				if (!x->state[r]) {
+					x->state[r] = 1;
+					any = true;
+				}
+		if (any)
+			rc = read_wanted(s, f, err);
+	}
+	free(low);
+	s->pip_added = false;
+	s->prepared = false;
+	return rc;
+}
+
+int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request *req,
+                          struct menv_error *err)
+{
+	Pool *pool = s->pool;
+	struct walk w = {.s = s};
+	struct menv_buf bytes = MENV_BUF_INIT;
+	char buf[512];
+	bool any = false;
+	int rc = 0;
+
+	for (size_t i = 0; i < s->nfiles; i++)
+		any = any || s->files[i]->sparse;
+	if (!any)
+		return 0;
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i]->sparse && s->files[i]->sparse->groups[0].first != END)
+			visit(&w, i, 0);
+	reach_specs(&w, req->install, req->ninstall);
+	reach_specs(&w, req->update, req->nupdate);
+	reach_specs(&w, req->remove, req->nremove);
+	reach_specs(&w, req->history, req->nhistory);
+	for (size_t i = 0; req->aggressive && i < req->aggressive->n; i++)
+		reach_spec(&w, req->aggressive->v[i]);
+	if (s->add_pip)
+		reach_spec(&w, "pip");
+	/* installed, virtual and pinned packages: their names, depends and constrains */
+	Queue q;
+	queue_init(&q);
+	for (Id p = s->virt->start; p < s->virt->end; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo != s->virt)
+			continue;
+		reach_dep(&w, pool, sv->name);
+		for (Id *dp = sv->requires ? sv->repo->idarraydata + sv->requires : NULL; dp && *dp;
+		     dp++)
+			reach_dep(&w, pool, *dp);
+		solvable_lookup_idarray(sv, SOLVABLE_CONSTRAINS, &q);
+		for (int k = 0; k < q.count; k++)
+			reach_dep(&w, pool, q.elements[k]);
+	}
+	queue_free(&q);
+	while (w.n && !w.all) {
+		uint32_t g = w.todo[--w.n];
+		struct filerepo *f = s->files[w.todo[--w.n]];
+		struct sparse_index *x = f->sparse;
+		for (uint32_t r = x->groups[g].first; r != END && !w.all; r = x->recs[r].next) {
+			/* a record a search read (2) is read, but its names are not reached yet
+			 * (the group is visited once per solver) */
+			if (x->state[r] == 1)
+				continue;
+			if (!x->state[r])
+				x->state[r] = 1;
+			bytes.len = 0;
+			if (!pread_add(f, x->recs[r].off, x->recs[r].len, &bytes) ||
+			    !menv_jsonscan_dep_names(bytes.buf, bytes.len, buf, sizeof(buf), reach,
+			                             &w))
+				w.all = true; /* read everything: the whole load says what is wrong */
+		}
+	}
+	free(w.todo);
+	menv_buf_release(&bytes);
+	if (w.all)
+		return menv_solv_sparse_load_all(s, err);
+	for (size_t i = 0; i < s->nfiles && !rc; i++)
+		if (s->files[i]->sparse)
+			rc = read_wanted(s, s->files[i], err);
+	s->pip_added = false; /* python's records may be new */
+	s->prepared = false;  /* and whatprovides stale */
+	return rc;
+}

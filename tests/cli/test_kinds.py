@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""cli.kinds_<case>: kinds of bad or unusual input found by issue 22's last tryout, one case
+each (python3 test_kinds.py MENV SHARED CASE):
+
+- envs_dirs: every entry of envs_dirs is used, as conda's context.envs_dirs: a name is looked
+  up in each in order (locate_prefix_by_name), a create goes to the first writable one
+  (first_writable_envs_dir), env list names the environments of each; config --show and
+  info print the whole pkgs_dirs and envs_dirs lists.
+- config_add: `config --add/--append/--set/--remove` on a .condarc that menv refuses to read
+  (a mapping, a number or a null in `channels`, a number in proxy_servers) fails with its
+  FILE:LINE:COL and leaves the file byte for byte as it was (it exited 0 and rewrote it);
+  --remove-key, which can take the bad value out, still works.
+- fifo_rc: a FIFO at ~/.condarc (or ~/.config/conda/.condarc, or a link to one, mode 000
+  too) is one line naming it, exit 1, never a wait, for config --show (text and --json),
+  --get and info. (Fixed with cli.fifo_files, which tried --show-sources only.)
+- map_values: a value of proxy_servers, custom_channels or migrated_custom_channels that is
+  a number, a bool, a list or a mapping is refused with FILE:LINE:COL and KEY.SUB (conda's
+  MapParameter(str)); quoted, the same text is taken.
+- envfile_nul: a NUL byte in an environment file's text ("A\\0B" as a variables: name, a
+  value, a dependency) is refused with FILE:LINE:COL (the name was cut to "A" and stored).
+- tilde_user: "~nouser/x" (no such user) in pkgs_dirs, envs_dirs or root_prefix is refused
+  with one line naming the key and the entry, and nothing is made in the current directory
+  (conda's expanduser leaves it and abspath makes it <cwd>/~nouser/x; menv took it as a
+  relative path too); "~root/x" is root's home as expanduser makes it.
+- lock_platforms: a conda-lock file of 50,000 platforms, none the current one: the error
+  names the first five and "and 49995 more" (it listed all 50,000 on one line).
+- stdin_file: errors and warnings of `-f /dev/stdin` (an environment file or a lock piped
+  in) name /dev/stdin, never the temporary copy menv reads it from (they named
+  $TMPDIR/menv-file-...), in text and --json.
+- doctor_pyc: a package's .pyc (and .pyo) rewritten in place, as python rewrites a stale
+  one, is not a changed file for `menv doctor` (conda 26's doctor skips .pyc/.pyo in its
+  altered-files check); a changed .py beside it still is.
+- userinfo_slash: "http://Tq4z/Wm8y@127.0.0.1:1/chan" (a token or user name holding a raw
+  '/') is refused as an ambiguous channel, one line quoting it from after the '@', on the
+  command line, in an environment file and in --json; neither half appears (it was kept
+  whole as the host "Tq4z" and a path).
+- removal_json: `remove --all --json` killed at each step (MENV_TEST_CRASH_AFTER=N) and run
+  again: a run that finishes the interrupted removal says so in --json
+  (finished_interrupted_removal, a message naming the prefix) instead of a bare success with
+  an empty UNLINK list; a run that removes the packages itself lists them.
+"""
+import os
+import pwd
+import sys
+
+import menvtest
+from menvtest import write_text
+
+NOARCH = ("packages", "conda", "test-recipes", "noarch")
+
+
+def channel(t):
+    P = os.path.join(t.corpus, *NOARCH)
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, "dependency-1.0-0.conda")]})
+    return ["-c", t.url(chan), "--override-channels", "-q", "-y"]
+
+
+def case_envs_dirs(t):
+    C = channel(t)
+    afile = os.path.join(t.tmp, "afile")
+    write_text(afile, "not a folder\n")
+    e1 = os.path.join(afile, "envs")  # cannot be made: a file is in the way
+    e2 = os.path.join(t.tmp, "e2")
+    e3 = os.path.join(t.tmp, "e3")
+    p1, p2 = os.path.join(t.tmp, "pk1"), os.path.join(t.tmp, "pk2")
+    t.set_rc("envs_dirs: [%s, %s, %s]\npkgs_dirs: [%s, %s]\n" % (e1, e2, e3, p1, p2))
+    j = t.menv_ok("config", "--show", "--json").json()
+    t.eq((j.get("envs_dirs"), j.get("pkgs_dirs")), ([e1, e2, e3], [p1, p2]),
+         "config --show --json: the whole lists")
+    out = t.menv_ok("config", "--show", "envs_dirs", "pkgs_dirs").out
+    t.eq(out, "envs_dirs:\n  - %s\n  - %s\n  - %s\npkgs_dirs:\n  - %s\n  - %s\n"
+         % (e1, e2, e3, p1, p2), "config --show envs_dirs pkgs_dirs (conda's text)")
+    j = t.menv_ok("info", "--json").json()
+    t.eq((j.get("envs_dirs"), j.get("pkgs_dirs")), ([e1, e2, e3], [p1, p2]),
+         "info --json: the whole lists")
+    # a create goes to the first writable entry (e1 cannot be made)
+    t.menv_ok("create", "-n", "made", *C, "dependency")
+    t.check(os.path.isdir(os.path.join(e2, "made", "conda-meta")),
+            "create -n: in the first writable envs dir", sorted(os.listdir(t.tmp)))
+    # an environment of the third entry is found by name
+    t.menv_ok("create", "-p", os.path.join(e3, "third"), *C, "dependency")
+    r = t.menv_ok("list", "-n", "third", "--json")
+    t.eq([p.get("name") for p in r.json()], ["dependency"], "list -n NAME of the third envs dir")
+    r = t.menv_ok("run", "-n", "third", "sh", "-c", "printf %s \"$CONDA_PREFIX\"")
+    t.eq(r.out, os.path.join(e3, "third"), "run -n NAME of the third envs dir")
+    # the first entry that holds the name wins
+    t.menv_ok("create", "-p", os.path.join(e3, "made"), *C, "dependency")
+    r = t.menv_ok("run", "-n", "made", "sh", "-c", "printf %s \"$CONDA_PREFIX\"")
+    t.eq(r.out, os.path.join(e2, "made"), "a name in two envs dirs: the first one's")
+    r = t.menv_ok("env", "list", "--json")
+    t.eq(r.json().get("envs"), [t.root, os.path.join(e2, "made"), os.path.join(e3, "made"),
+                                os.path.join(e3, "third")], "env list --json: every envs dir")
+    rows = [l.split()[0] for l in t.menv_ok("env", "list").out.splitlines()
+            if l and not l.startswith("#")]
+    t.eq(rows, ["base", "made", "made", "third"], "env list: names of every envs dir")
+    r = t.menv_run("list", "-n", "nosuch")
+    t.one_line_error(r, "list -n nosuch", ["'nosuch' not found", e1])
+
+
+def case_config_add(t):
+    bad = [("channels:\n  - a\n  - {x: y}\n", 3, 5,
+            "channels must be a list of strings, not a mapping"),
+           ("channels:\n  - a\n  - 42\n", 3, 5, "not an int '42'"),
+           ("channels: [a, ~]\n", 1, 15, "not a null '~'"),
+           ("offline: false\nproxy_servers:\n  http: 8080\n", 3, 9,
+            "proxy_servers.http must be a str, not an int '8080'")]
+    edits = [("--add", "channels", "x"), ("--append", "channels", "x"),
+             ("--prepend", "pkgs_dirs", "/p"), ("--set", "offline", "true"),
+             ("--remove", "channels", "a"), ("--set", "proxy_servers.https", "http://p")]
+    for text, line, col, needle in bad:
+        for e in edits:
+            t.set_rc(text)
+            r = t.menv_run("config", *e)
+            t.one_line_error(r, "%r: config %s" % (text, " ".join(e)),
+                             ["%s:%d:%d:" % (t.rc, line, col), needle])
+            t.eq(open(t.rc).read(), text, "%r: config %s leaves the file as it was"
+                 % (text, " ".join(e)))
+    # --remove-key takes the bad value out
+    t.set_rc("offline: false\nchannels:\n  - a\n  - {x: y}\n")
+    t.menv_ok("config", "--remove-key", "channels")
+    t.eq(open(t.rc).read(), "offline: false\n", "--remove-key channels fixes the file")
+    t.menv_ok("config", "--add", "channels", "x")
+    t.eq(open(t.rc).read(), "offline: false\nchannels:\n  - x\n  - defaults\n",
+         "then --add works")
+
+
+def case_fifo_rc(t):
+    home_rc = os.path.join(t.home, ".condarc")
+    xdg_rc = os.path.join(t.home, ".config", "conda", ".condarc")
+    os.makedirs(os.path.dirname(xdg_rc))
+    fifo = os.path.join(t.tmp, "fifo")
+    os.mkfifo(fifo)
+    setups = [("~/.condarc a FIFO", home_rc, lambda: os.mkfifo(home_rc), home_rc),
+              ("~/.condarc a FIFO of mode 000", home_rc, lambda: os.mkfifo(home_rc, 0), home_rc),
+              ("~/.config/conda/.condarc a FIFO", xdg_rc, lambda: os.mkfifo(xdg_rc), xdg_rc),
+              ("~/.condarc a link to a FIFO", home_rc, lambda: os.symlink(fifo, home_rc),
+               home_rc)]
+    for what, path, make, named in setups:
+        make()
+        for cmd in (("config", "--show"), ("config", "--show", "--json"),
+                    ("config", "--show", "channels"), ("config", "--get"), ("info",)):
+            if cmd[-1] == "--get" and path == xdg_rc:
+                continue  # --get reads ~/.condarc alone, as conda's
+            r = t.menv_run(*cmd, env={"MENVRC": ""}, timeout=30)
+            t.one_line_error(r, "%s: menv %s" % (what, " ".join(cmd)),
+                             ["'%s'" % named, "not a regular file (a FIFO)"])
+        os.unlink(path)
+
+
+def case_map_values(t):
+    for key in ("proxy_servers", "custom_channels", "migrated_custom_channels"):
+        for val, what in (("42", "an int '42'"), ("true", "a bool 'true'"),
+                          ("4.5", "a float '4.5'"), ("[a, b]", "a list"),
+                          ("{a: b}", "a mapping")):
+            text = "offline: false\n%s:\n  http: 'http://ok'\n  https: %s\n" % (key, val)
+            t.set_rc(text)
+            for cmd in (("info",), ("config", "--show"), ("config", "--show", key)):
+                r = t.menv_run(*cmd)
+                t.one_line_error(r, "%s.https: %s: menv %s" % (key, val, " ".join(cmd)),
+                                 ["%s:4:10:" % t.rc, "%s.https must be a str, not %s"
+                                  % (key, what)])
+        t.set_rc("%s:\n  https: '42'\n" % key)
+        r = t.menv_run("config", "--show", key, "--json")
+        t.eq((r.rc, (r.try_json() or {}).get(key, {}).get("https")), (0, "42"),
+             "%s.https: '42' quoted is the text" % key)
+
+
+def case_envfile_nul(t):
+    C = channel(t)
+    cwd = os.path.join(t.tmp, "cwd")
+    os.makedirs(cwd)
+    for what, text, line, col in (
+            ("a variable name", 'variables:\n  "A\\0B": x\n', 3, 3),
+            ("a variable name (\\x00)", 'variables:\n  "PATHX\\x00": x\n', 3, 3),
+            ("a variable value", 'variables:\n  A: "x\\0y"\n', 3, 6),
+            ("a dependency", 'dependencies:\n  - "dependency\\0 >=9"\n', 3, 5)):
+        yml = os.path.join(t.tmp, "env.yml")
+        write_text(yml, "name: nul\n" + text)
+        prefix = os.path.join(t.tmp, "p")
+        for dry in (["--dry-run"], []):
+            r = t.menv_run("create", "-p", prefix, "-f", yml, *dry, *C, cwd=cwd)
+            t.one_line_error(r, "%s with a NUL: create %s" % (what, " ".join(dry)),
+                             ["%s:%d:%d:" % (yml, line, col), "NUL"])
+        t.check(not os.path.exists(prefix), "%s with a NUL: no environment made" % what)
+        t.eq(os.listdir(cwd), [], "%s with a NUL: nothing made in the cwd" % what)
+
+
+def case_tilde_user(t):
+    C = channel(t)
+    cwd = os.path.join(t.tmp, "cwd")
+    os.makedirs(cwd)
+    nouser = "nouser-kinds-22"
+    try:
+        pwd.getpwnam(nouser)
+        t.skip_part("a user %s exists here" % nouser)
+        return
+    except KeyError:
+        pass
+    for key, rc, env in (("pkgs_dirs", "pkgs_dirs: ['~%s/p']\n" % nouser, None),
+                         ("envs_dirs", "envs_dirs: ['~%s/e']\n" % nouser, None),
+                         ("pkgs_dirs", "", {"CONDA_PKGS_DIRS": "~%s/p" % nouser}),
+                         ("root_prefix", "", {"MENV_ROOT_PREFIX": "~%s/r" % nouser})):
+        t.set_rc(rc)
+        for cmd in (("info",), ("config", "--show"),
+                    ("create", "-n", "e", *C, "dependency"),
+                    ("create", "-p", os.path.join(t.tmp, "pe"), *C, "dependency"),
+                    ("clean", "--all", "-y")):
+            r = t.menv_run(*cmd, cwd=cwd, env=env)
+            t.one_line_error(r, "%s ~%s: menv %s" % (key, nouser, cmd[0]),
+                             [key, "'~%s/" % nouser, "no user '%s'" % nouser])
+        t.eq(os.listdir(cwd), [], "%s ~%s: nothing made in the cwd" % (key, nouser))
+        t.check(not os.path.exists(os.path.join(t.tmp, "pe")), "%s: no environment" % key)
+    home = pwd.getpwnam("root").pw_dir
+    t.set_rc("pkgs_dirs: ['~root/p']\nenvs_dirs: ['~root/e/']\n")
+    j = t.menv_ok("info", "--json", cwd=cwd).json()
+    t.eq((j.get("pkgs_dirs"), j.get("envs_dirs")),
+         ([os.path.join(home, "p")], [os.path.join(home, "e")]),
+         "~root/x is root's home (os.path.expanduser)")
+
+
+def case_lock_platforms(t):
+    plats = ["osx-%05d" % i for i in range(50000)]
+    lock = os.path.join(t.tmp, "big.conda-lock.yml")
+    write_text(lock, "version: 1\nmetadata:\n  content_hash: {}\n  channels: []\n"
+               "  platforms:\n" + "".join("  - %s\n" % p for p in plats) +
+               "  sources: [environment.yml]\npackage: []\n")
+    prefix = os.path.join(t.tmp, "p")
+    for dry in (["--dry-run"], []):
+        r = t.menv_run("create", "-p", prefix, "-f", lock, *dry,
+                       env={"CONDA_SUBDIR": "linux-64"})
+        t.one_line_error(r, "50,000 platforms: create %s" % " ".join(dry),
+                         ["has no packages for platform 'linux-64' (it locks osx-00000, "
+                          "osx-00001, osx-00002, osx-00003, osx-00004 and 49995 more)"])
+        t.check(len(r.err) < 400, "50,000 platforms: a short line (%d bytes)" % len(r.err))
+    t.check(not os.path.exists(prefix), "50,000 platforms: no environment")
+
+
+def case_stdin_file(t):
+    import subprocess
+    tmpdir = os.path.join(t.tmp, "tmpdir")
+    os.makedirs(tmpdir)
+    lock = ("version: 1\nmetadata:\n  content_hash: {}\n  channels: []\n"
+            "  platforms: [osx-arm64]\n  sources: [environment.yml]\npackage: []\n")
+    for what, text, extra, needle, rc in (
+            ("a bad environment file", "name: x\ndependencies:\n  - [a]\n", [],
+             "/dev/stdin:3:5: a dependency must be a string", 1),
+            ("a bad environment file, --json", "name: x\ndependencies:\n  - [a]\n",
+             ["--json"], "/dev/stdin:3:5: a dependency must be a string", 1),
+            ("a lock of another platform", lock, [],
+             "/dev/stdin has no packages for platform 'linux-64'", 1),
+            ("an unknown key (a warning)", "name: x\nfoo: 1\ndependencies: []\n", [],
+             "/dev/stdin:2: unknown key 'foo'", 0)):
+        p = subprocess.run([t.menv, "create", "-p", os.path.join(t.tmp, "p"), "-f",
+                            "/dev/stdin", "--dry-run"] + extra, input=text.encode(),
+                           capture_output=True,
+                           env=t.environ({"TMPDIR": tmpdir, "CONDA_SUBDIR": "linux-64"}),
+                           timeout=60)
+        out = (p.stdout + p.stderr).decode()
+        t.check(p.returncode == rc and needle in out,
+                "-f /dev/stdin, %s: names /dev/stdin" % what, out)
+        t.check("menv-file" not in out and tmpdir not in out,
+                "-f /dev/stdin, %s: no temporary file named" % what, out)
+        t.eq(os.listdir(tmpdir), [], "-f /dev/stdin, %s: the copy is removed" % what)
+
+
+def case_doctor_pyc(t):
+    chan = os.path.join(t.tmp, "pycchan")
+    sp = "lib/python3.9/site-packages/m/"
+    files = {sp + "__init__.py": b"X = 1\n",
+             sp + "__pycache__/__init__.cpython-39.pyc": b"\x61\x0d\x0d\x0a" + b"\0" * 12,
+             sp + "old.pyo": b"\x03\xf3\x0d\x0a" + b"\0" * 4}
+    import hashlib
+    import json
+    files["info/paths.json"] = json.dumps({"paths_version": 1, "paths": [
+        {"_path": k, "path_type": "hardlink", "sha256": hashlib.sha256(v).hexdigest(),
+         "size_in_bytes": len(v)} for k, v in files.items()]}).encode()
+    menvtest.build_tar_bz2(os.path.join(chan, "noarch", "pyc-1.0-0.tar.bz2"),
+                           {"name": "pyc", "version": "1.0", "build": "0", "build_number": 0,
+                            "depends": [], "subdir": "noarch"}, files)
+    t.index(chan)
+    p = os.path.join(t.tmp, "env")
+    t.menv_ok("create", "-p", p, "-c", t.url(chan), "--override-channels", "-q", "-y", "pyc")
+    r = t.menv_run("doctor", "-p", p, "--json")
+    t.eq((r.rc, (r.try_json() or {}).get("findings")), (0, []), "a healthy environment")
+    # what python does to a stale .pyc: writes a new one (another mtime, other bytes)
+    for rel in (sp + "__pycache__/__init__.cpython-39.pyc", sp + "old.pyo"):
+        with open(os.path.join(p, rel), "wb") as f:
+            f.write(b"\x61\x0d\x0d\x0a" + b"\1" * 40)
+    r = t.menv_run("doctor", "-p", p, "--json")
+    t.eq((r.rc, (r.try_json() or {}).get("findings")), (0, []),
+         "rewritten .pyc and .pyo: no changed file")
+    write_text(os.path.join(p, sp + "__init__.py"), "X = 2\n")
+    r = t.menv_run("doctor", "-p", p, "--json")
+    kinds = sorted((f.get("kind"), os.path.basename(f.get("path", "")))
+                   for f in (r.try_json() or {}).get("findings", []))
+    t.eq((r.rc != 0, kinds), (True, [("changed-file", "__init__.py")]),
+         "a changed .py is still named")
+
+
+def case_userinfo_slash(t):
+    import json
+    for url in ("http://Tq4z/Wm8y@127.0.0.1:1/chan", "https://u:Tq4z/a/Wm8y@h.example/c/x"):
+        host_on = url.split("@", 1)[1]
+        envfile = os.path.join(t.tmp, "env.yml")
+        write_text(envfile, "name: x\nchannels: ['%s']\ndependencies: [dependency]\n" % url)
+        runs = [t.menv_run("create", "--dry-run", "-n", "x", "-c", url, "--override-channels",
+                           "dependency"),
+                t.menv_run("search", "-c", url, "--override-channels", "dependency"),
+                t.menv_run("create", "-y", "-p", os.path.join(t.tmp, "p"), "-f", envfile)]
+        for r in runs:
+            t.one_line_error(r, "%s: menv %s" % (host_on, " ".join(r.args[:2])),
+                             ["invalid channel '%s://%s'" % (url.split(":")[0], host_on),
+                              ("ambiguous", "malformed")])
+        r = t.menv_run("create", "--dry-run", "--json", "-n", "x", "-c", url,
+                       "--override-channels", "dependency")
+        runs.append(r)
+        msg = (r.try_json() or {}).get("message", "")
+        t.check(r.rc == 1 and msg.startswith("invalid channel '"), "--json: the error", r)
+        for r in runs:
+            for n in ("Tq4z", "Wm8y"):
+                t.check(n not in r.out and n not in r.err, "%s: %r in no output" % (url, n), r)
+    t.check(not os.path.exists(os.path.join(t.tmp, "p")), "no environment")
+
+
+def case_removal_json(t):
+    C = channel(t)
+    p = os.path.join(t.tmp, "env")
+    finished = 0
+    for n in range(1, 60):
+        if os.path.exists(p):
+            t.menv_ok("remove", "--all", "-y", "-p", p)
+        t.menv_ok("create", "-y", "-p", p, *C, "dependency")
+        r = t.menv_run("remove", "--all", "-y", "--json", "-p", p,
+                       env={"MENV_TEST_CRASH_AFTER": str(n)})
+        if r.rc == 0:
+            break
+        gone = not os.path.exists(p)
+        r = t.menv_run("remove", "--all", "-y", "--json", "-p", p)
+        j = r.try_json() or {}
+        if gone:  # killed after the removal was whole: nothing is left to remove
+            t.check(r.rc == 1 and "not found" in j.get("message", ""),
+                    "crash after %d, the prefix gone: the rerun finds nothing" % n, r.out)
+            continue
+        unlink = [u.get("name") for u in j.get("actions", {}).get("UNLINK", [])]
+        if j.get("finished_interrupted_removal"):
+            finished += 1
+            t.check(j.get("success") is True and unlink == [] and "finished the interrupted "
+                    "removal of '%s'" % p in j.get("message", ""),
+                    "crash after %d: the finish is reported as such" % n, r.out)
+        else:
+            t.check(r.rc == 0 and unlink == ["dependency"],
+                    "crash after %d: the rerun removes and lists the package" % n, r.out)
+        t.check(not os.path.exists(p), "crash after %d: the rerun removed the prefix" % n)
+    t.check(finished > 0, "some crash point left a removal to finish (%d)" % finished)
+
+
+def body(t, case):
+    getattr(sys.modules[__name__], "case_" + case)(t)
+
+
+if __name__ == "__main__":
+    menvtest.main(body)
