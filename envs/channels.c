@@ -241,6 +241,7 @@ void menv_install_opts_link_settings(const struct menv_config *cfg, struct menv_
 	                : cfg->always_softlink ? MENV_LINK_SOFTLINK
 	                                       : MENV_LINK_AUTO;
 	io->allow_softlinks = cfg->allow_softlinks;
+	io->add_pip = cfg->add_pip_as_python_dependency;
 	io->pkgs_dirs = &cfg->pkgs_dirs;
 }
 

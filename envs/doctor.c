@@ -65,10 +65,16 @@ static void check_files(const char *prefix, json_t *rec, const char *dist,
                         struct menv_doctor_report *r)
 {
 	size_t i;
-	json_t *p;
-	json_array_foreach(json_object_get(json_object_get(rec, "paths_data"), "paths"), i, p)
+	json_t *p, *paths = json_object_get(json_object_get(rec, "paths_data"), "paths");
+	json_t *files = json_object_get(rec, "files");
+	/* conda's paths_data names a linked file by its package path (noarch python's
+	 * `site-packages/...`); `files`, one entry per path in the same order, by the prefix's */
+	bool aligned = json_array_size(files) == json_array_size(paths);
+	json_array_foreach(paths, i, p)
 	{
-		const char *rel = jstr(p, "_path"), *type = jstr(p, "path_type");
+		const char *rel =
+		        aligned ? json_string_value(json_array_get(files, i)) : jstr(p, "_path");
+		const char *type = jstr(p, "path_type");
 		const char *want = jstr(p, "sha256_in_prefix") ? jstr(p, "sha256_in_prefix")
 		                                               : jstr(p, "sha256");
 		json_t *size = json_object_get(p, "size_in_bytes");

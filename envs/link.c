@@ -461,15 +461,13 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		if (!rc) {
 			st->replaced++;
 			st->copies++;
-			ctx->link_type = 3;
-			/* conda rewrites the file only when the replacement changed it */
+			/* conda rewrites the file only when the replacement changed it; its
+			 * record keeps the package's size_in_bytes and the package's link type */
 			fresh = outb.len == in.len && !memcmp(outb.buf, in.buf, in.len);
 			if (!fresh) {
 				char hex[65];
 				menv_sha256_hex(outb.buf, outb.len, hex);
 				json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
-				json_object_set_new(pd, "size_in_bytes",
-				                    json_integer((json_int_t)outb.len));
 			}
 		}
 		menv_buf_release(&in);
@@ -537,9 +535,16 @@ record:
 		if (ctx->noarch_python && ctx->py && compiled_source(pe->path))
 			json_array_append_new(ctx->py, json_string(rel));
 	}
-	json_object_set_new(pd, "_path", json_string(rel));
+	/* conda's PathDataV1 of a linked file: the package's path (noarch python's
+	 * `site-packages/...`; `files` has the prefix's), sha256_in_prefix on every hardlink */
+	json_object_set_new(pd, "_path", json_string(pe->path));
 	if (!json_object_get(pd, "path_type"))
 		json_object_set_new(pd, "path_type", json_string(pe->path_type));
+	json_t *sha = json_object_get(pd, "sha256");
+	const char *pt = json_string_value(json_object_get(pd, "path_type"));
+	if (pt && !strcmp(pt, "hardlink") && json_is_string(sha) &&
+	    !json_object_get(pd, "sha256_in_prefix"))
+		json_object_set(pd, "sha256_in_prefix", sha);
 	json_array_append(paths, pd);
 out:
 	json_decref(pd);
@@ -655,13 +660,11 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *meta, struct me
 		if (!rc)
 			rc = set_mode(&d, mode, err);
 		if (!rc) {
-			char hex[65];
+			/* conda writes no sha256_in_prefix for an entry point */
 			json_t *pd = json_object();
-			menv_sha256_hex(body, strlen(body), hex);
 			json_object_set_new(pd, "_path", json_string(rel));
 			json_object_set_new(pd, "path_type",
 			                    json_string("unix_python_entry_point"));
-			json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
 			json_object_set_new(pd, "size_in_bytes",
 			                    json_integer((json_int_t)strlen(body)));
 			json_array_append_new(ctx->ep_paths, pd);

@@ -72,6 +72,8 @@ struct menv_install_opts {
 	volatile int *cancel;                /* set non-zero (by a signal handler) to stop */
 	enum menv_link_mode link_mode;       /* always_copy / always_softlink */
 	bool allow_softlinks;                /* softlink where a hardlink is impossible */
+	bool add_pip;                        /* add_pip_as_python_dependency: python's record
+	                                        in conda-meta/ depends on pip, as conda's */
 	bool no_wait;   /* a busy prefix lock is MENV_ELOCKED, not waited for */
 	bool locked;    /* the caller already holds the prefix lock (it read
 					      the records its plan was made from under it) */

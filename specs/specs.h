@@ -433,6 +433,12 @@ bool menv_matchspec_build_number_ok(const char *spec, long long have);
 char *menv_matchspec_str(const struct menv_matchspec *ms);
 /* As menv_matchspec_str with the "channel::" prefix where there is one. Caller frees. */
 char *menv_matchspec_str_full(const struct menv_matchspec *ms);
+/* The spec as conda's str(MatchSpec) writes it (conda 26's MatchSpec.__str__), the form of
+ * conda-meta/history's spec lists and of a PrefixRecord's requested_spec: "python=3.9" for
+ * `python 3.9*`, "python==3.9.2=h1_0", "numpy[version='>=1.19']", "foo[build=*py*]",
+ * "chan/linux-64::foo=1", other fields in brackets in conda's FIELD_NAMES order. Caller
+ * frees. */
+char *menv_matchspec_conda_str(const struct menv_matchspec *ms);
 
 /* ---------------------------------------------------------------------------------------- */
 /* PackageRecord (repodata.json entries, CEP-36; repodata_record.json)                       */

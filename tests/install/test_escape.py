@@ -107,7 +107,8 @@ def meta_only_menv(t, prefix, names, what):
             with open(os.path.join(meta, n)) as f:
                 recs.append(json.load(f)["name"])
     t.eq(sorted(recs), sorted(names), "%s: conda-meta/ records only what menv linked" % what)
-    t.eq(sorted(n for n in got if not n.endswith(".json")), [".menv-request", ".menv.lock", "history"],
+    t.eq(sorted(n for n in got if not n.endswith(".json")),
+         [".menv-request", ".menv.lock", "created_at", "history"],
          "%s: conda-meta/ has no other file" % what)
 
 
