@@ -30,6 +30,8 @@ def history_specs(t, prefix, what):
     t.check(bool(lines) and lines[0].startswith("==> ") and lines[0].endswith(" <=="),
             "%s: history starts with '==> DATE <=='" % what, lines[:1])
     upd = [l[len("# update specs: "):] for l in lines if l.startswith("# update specs: ")]
+    if not upd:     # conda's History.write_specs writes no line for no specs
+        return []
     if not t.check(len(upd) == 1, "%s: one '# update specs:' line" % what, lines):
         return None
     return ast.literal_eval(upd[0])   # conda writes a Python list literal; JSON is one too
