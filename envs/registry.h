@@ -86,4 +86,13 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, const char *path,
                            struct menv_error *err);
 
+/* May `prefix` (absolute) be removed whole (remove --all, env remove)? Not when it is, or is
+ * an ancestor of, the root prefix, an entry of envs_dirs or of pkgs_dirs (or envs_dir,
+ * pkgs_dir): compared lexically (menv_envreg_normalize) and, where they exist, by device and
+ * inode of `prefix` against each such directory and each of its parents, the path as given
+ * and its realpath, so that links and ".." do not get around it. Returns 0, or MENV_EUSAGE
+ * with one line naming the directory `prefix` is or holds and its setting. */
+int menv_env_check_not_config_dir(const struct menv_config *cfg, const char *prefix,
+                                  struct menv_error *err);
+
 #endif
