@@ -276,6 +276,14 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 			free(shown);
 			return NULL;
 		}
+		/* conda's target_prefix: an environment of that name in any envs_dirs entry
+		 * (locate_prefix_by_name) is the one meant; a second one of the same name in the
+		 * first writable dir would make -n NAME name the other */
+		char *found = NULL;
+		struct menv_error ign = {0};
+		if (!menv_env_locate(cfg->root_prefix, &cfg->envs_dirs, name, &found, &ign))
+			return found;
+		free(found);
 		return menv_xasprintf("%s/%s", cfg->envs_dir, name);
 	}
 	if (prefix) {

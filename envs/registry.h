@@ -71,7 +71,9 @@ int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, m
                    menv_env_cb events, void *ud, struct menv_clean_stats *st,
                    struct menv_error *err);
 
-/* The prefix of a new environment: `<envs_dir>/NAME`, or PREFIX made absolute against the
+/* The prefix of a new environment: for a NAME, the environment of that name in the first
+ * envs_dirs entry that holds one (menv_env_locate, conda's target_prefix: the caller then
+ * finds it exists), else `<envs_dir>/NAME`; or PREFIX made absolute against the
  * working directory (trailing '/' dropped). A name may not be empty, ".", "..", start with
  * '-' or hold '/', ' ', ':' or '#' (conda's rule). Caller frees; NULL with MENV_EUSAGE when
  * neither or both are given or the name is refused, MENV_EIO without a working directory. */

@@ -47,13 +47,17 @@ each (python3 test_kinds.py MENV SHARED CASE):
   removal finished (at the first two steps it exited 1 with "'dependency-1.0-0' is no longer
   installed": the interrupted parse of the records read as unreadable records), and the next
   command finds it whole or gone.
+- create_later_dir: `create -n NAME` (and env create) when NAME is an environment of a later
+  envs_dirs entry is refused as existing, naming that prefix, as conda's target_prefix finds
+  it there (locate_prefix_by_name); it made a second NAME in the first writable envs dir,
+  after which -n NAME still named the other. A new name still goes to the first writable dir.
 """
 import os
 import pwd
 import sys
 
 import menvtest
-from menvtest import write_text
+from menvtest import tree_snapshot, write_text
 
 NOARCH = ("packages", "conda", "test-recipes", "noarch")
 
@@ -432,6 +436,42 @@ def case_removal_sigint(t):
                     "Ctrl-C at %d: the next remove finds no environment" % n, r)
         t.check(not os.path.exists(p), "Ctrl-C at %d: removed in the end" % n)
     t.eq(states, {"old", "new"}, "Ctrl-C points before and after the commit point")
+
+
+def case_create_later_dir(t):
+    C = channel(t)
+    e1, e2 = os.path.join(t.tmp, "e1"), os.path.join(t.tmp, "e2")
+    t.set_rc("envs_dirs: [%s, %s]\npkgs_dirs: [%s]\n" % (e1, e2, t.pkgs))
+    dup = os.path.join(e2, "dup")
+    t.menv_ok("create", "-p", dup, *C, "dependency")
+    before = tree_snapshot(dup)
+    ef = os.path.join(t.tmp, "env.yml")
+    write_text(ef, "name: dup\nchannels: [%s]\ndependencies: [dependency]\n" % t.url(
+        os.path.join(t.tmp, "chan")))
+    for args in (["create", "-n", "dup", *C, "dependency"],
+                 ["create", "-n", "dup", *C, "--json", "dependency"],
+                 ["env", "create", "-q", "-f", ef], ["env", "create", "-q", "-n", "dup", "-f", ef],
+                 ["create", "-n", "dup", *C, "--dry-run", "dependency"]):
+        r = t.menv_run(*args)
+        if "--json" in args:
+            t.check(r.rc != 0 and dup in (r.try_json() or {}).get("message", ""),
+                    "%s: refused naming %s" % (" ".join(args), dup), r)
+        else:
+            t.one_line_error(r, " ".join(args), ["'%s' already exists" % dup],
+                             nonzero_only=True)
+        t.check(not os.path.exists(os.path.join(e1, "dup")),
+                "%s: no second 'dup' in the first envs dir" % " ".join(args), os.listdir(t.tmp))
+        t.eq(tree_snapshot(dup), before, "%s: the existing one untouched" % " ".join(args))
+    r = t.menv_ok("run", "-n", "dup", "sh", "-c", "printf %s \"$CONDA_PREFIX\"")
+    t.eq(r.out, dup, "-n dup still names the one of the second envs dir")
+    t.menv_ok("create", "-n", "fresh", *C, "dependency")
+    t.check(os.path.isdir(os.path.join(e1, "fresh", "conda-meta")),
+            "a new name still goes to the first writable envs dir")
+    r = t.menv_run("rename", "-n", "fresh", "dup")
+    t.one_line_error(r, "rename to a name of the second envs dir", ["'dup' already exists"],
+                     nonzero_only=True)
+    t.check(os.path.isdir(os.path.join(e1, "fresh", "conda-meta"))
+            and not os.path.exists(os.path.join(e1, "dup")), "rename: nothing moved")
 
 
 def body(t, case):
