@@ -1361,11 +1361,11 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
 	/* the commit point (intent.c): from here a kill is finished by the next command, which
 	 * removes the whole prefix; `env list` no longer shows it */
 	menv_crash_point();
-	rc = menv_intent_removing(prefix, err);
+	rc = cancelled(&o) ? MENV_EINTR : menv_intent_removing(prefix, err);
 	if (rc)
 		goto out;
 	menv_crash_point();
-	rc = menv_env_apply(prefix, NULL, 0, all, n, &o, stats, err);
+	rc = cancelled(&o) ? MENV_EINTR : menv_env_apply(prefix, NULL, 0, all, n, &o, stats, err);
 	if (rc) {
 		/* rolled back (a pre-unlink script failed, Ctrl-C): the environment stays */
 		char *mark = menv_xasprintf("%s/conda-meta/.menv-removing", prefix);
@@ -1377,7 +1377,15 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
 	menv_envreg_remove(prefix, &ignored);
 	menv_crash_point();
 	rc = menv_intent_remove_whole(prefix, err);
+	/* Ctrl-C after every package was unlinked: the removal was finished, and says so */
+	if (!rc && cancelled(&o))
+		rc = menv_error_set(err, MENV_EINTR,
+		                    "interrupted after its packages were unlinked; the removal of "
+		                    "'%s' was finished",
+		                    prefix);
 out:
+	if (rc == MENV_EINTR && !strchr(err ? err->msg : ";", ';'))
+		menv_error_set(err, MENV_EINTR, "interrupted; '%s' was left as it was", prefix);
 	menv_env_unlock(lock_fd);
 	free(all);
 	menv_prefix_records_free(inst, n);

@@ -59,7 +59,7 @@ static int load(const char *prefix, struct menv_prefix_record **out, size_t *n,
 		json_t *j = menv_json_load_file(path, 0, &jerr);
 		if (!j || !str_field(j, "name") || !str_field(j, "version") ||
 		    !str_field(j, "build")) {
-			if (skipped) {
+			if (skipped && jerr.code != MENV_EINTR) { /* Ctrl-C is no bad record */
 				menv_strvec_push_owned(skipped, path);
 				json_decref(j);
 				continue;

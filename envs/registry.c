@@ -276,6 +276,14 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 			free(shown);
 			return NULL;
 		}
+		/* conda's target_prefix: an environment of that name in any envs_dirs entry
+		 * (locate_prefix_by_name) is the one meant; a second one of the same name in the
+		 * first writable dir would make -n NAME name the other */
+		char *found = NULL;
+		struct menv_error ign = {0};
+		if (!menv_env_locate(cfg->root_prefix, &cfg->envs_dirs, name, &found, &ign))
+			return found;
+		free(found);
 		return menv_xasprintf("%s/%s", cfg->envs_dir, name);
 	}
 	if (prefix) {
@@ -587,4 +595,76 @@ int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, m
 	menv_pkgcache_unuse(fd);
 	menv_strvec_clear(&keep);
 	return rc;
+}
+
+/* Is `dir` (absolute), or one of its parents, the directory `pre` (stat of the prefix)? The
+ * path as written is walked up (each component stat'ed, so a link in it is followed), then
+ * its realpath. */
+static bool holds_by_inode(const struct stat *pre, const char *dir)
+{
+	char real[PATH_MAX];
+	const char *paths[2] = {dir, realpath(dir, real) ? real : NULL};
+	bool yes = false;
+	for (int k = 0; k < 2 && !yes && paths[k]; k++) {
+		char *q = menv_envreg_normalize(paths[k]);
+		for (char *slash = NULL;; *slash = '\0') {
+			struct stat sb;
+			if (stat(*q ? q : "/", &sb) == 0 && sb.st_dev == pre->st_dev &&
+			    sb.st_ino == pre->st_ino) {
+				yes = true;
+				break;
+			}
+			if (!*q || (slash = strrchr(q, '/')) == NULL)
+				break;
+		}
+		free(q);
+	}
+	return yes;
+}
+
+/* Is `dir` `prefix` or beneath it, lexically or by inode (`pre`: NULL when `prefix` does not
+ * exist)? */
+static bool config_dir_in(const char *dir, const char *prefix, const struct stat *pre)
+{
+	if (!dir || dir[0] != '/')
+		return false;
+	char *a = menv_envreg_normalize(dir), *b = menv_envreg_normalize(prefix);
+	size_t n = strlen(b);
+	bool yes = !strncmp(a, b, n) && (a[n] == '/' || !a[n] || (n == 1 && b[0] == '/'));
+	free(a);
+	free(b);
+	return yes || (pre && holds_by_inode(pre, dir));
+}
+
+int menv_env_check_not_config_dir(const struct menv_config *cfg, const char *prefix,
+                                  struct menv_error *err)
+{
+	struct stat sb;
+	const struct stat *pre = stat(prefix, &sb) == 0 ? &sb : NULL;
+	if (config_dir_in(cfg->root_prefix, prefix, pre))
+		return menv_env_same_prefix(cfg->root_prefix, prefix)
+		               ? menv_error_set(err, MENV_EUSAGE,
+		                                "'%s' is the root environment (it holds the "
+		                                "environments and the package cache): it cannot be "
+		                                "removed",
+		                                prefix)
+		               : menv_error_set(err, MENV_EUSAGE,
+		                                "'%s' holds the root environment '%s': it cannot "
+		                                "be removed",
+		                                prefix, cfg->root_prefix);
+	const struct menv_strvec *lists[2] = {&cfg->envs_dirs, &cfg->pkgs_dirs};
+	const char *ones[2] = {cfg->envs_dir, cfg->pkgs_dir};
+	static const char *const what[2] = {"the environments directory", "the package cache"};
+	static const char *const key[2] = {"envs_dirs", "pkgs_dirs"};
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i <= lists[k]->n; i++) {
+			const char *d = i < lists[k]->n ? lists[k]->v[i] : ones[k];
+			if (config_dir_in(d, prefix, pre))
+				return menv_error_set(
+				        err, MENV_EUSAGE,
+				        "'%s' %s %s '%s' (%s): it cannot be removed", prefix,
+				        menv_env_same_prefix(d, prefix) ? "is" : "holds", what[k],
+				        d, key[k]);
+		}
+	return 0;
 }

@@ -79,7 +79,9 @@ int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, m
                    menv_env_cb events, void *ud, struct menv_clean_stats *st,
                    struct menv_error *err);
 
-/* The prefix of a new environment: `<envs_dir>/NAME`, or PREFIX made absolute against the
+/* The prefix of a new environment: for a NAME, the environment of that name in the first
+ * envs_dirs entry that holds one (menv_env_locate, conda's target_prefix: the caller then
+ * finds it exists), else `<envs_dir>/NAME`; or PREFIX made absolute against the
  * working directory (trailing '/' dropped). A name may not be empty, ".", "..", start with
  * '-' or hold '/', ' ', ':' or '#' (conda's rule). Caller frees; NULL with MENV_EUSAGE when
  * neither or both are given or the name is refused, MENV_EIO without a working directory. */
@@ -93,5 +95,14 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
  * (nothing given, both given, a bad name) or menv_env_locate's error. */
 char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, const char *path,
                            struct menv_error *err);
+
+/* May `prefix` (absolute) be removed whole (remove --all, env remove)? Not when it is, or is
+ * an ancestor of, the root prefix, an entry of envs_dirs or of pkgs_dirs (or envs_dir,
+ * pkgs_dir): compared lexically (menv_envreg_normalize) and, where they exist, by device and
+ * inode of `prefix` against each such directory and each of its parents, the path as given
+ * and its realpath, so that links and ".." do not get around it. Returns 0, or MENV_EUSAGE
+ * with one line naming the directory `prefix` is or holds and its setting. */
+int menv_env_check_not_config_dir(const struct menv_config *cfg, const char *prefix,
+                                  struct menv_error *err);
 
 #endif

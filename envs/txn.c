@@ -308,17 +308,6 @@ static void modifiers(const struct menv_txn *t, struct menv_solve_request *req)
 	}
 }
 
-/* Is `inner` (absolute) `outer` or a path beneath it? Lexically, after normalizing both. */
-static bool beneath(const char *inner, const char *outer)
-{
-	char *a = menv_envreg_normalize(inner), *b = menv_envreg_normalize(outer);
-	size_t n = strlen(b);
-	bool yes = !strncmp(a, b, n) && (a[n] == '/' || !a[n] || (n == 1 && b[0] == '/'));
-	free(a);
-	free(b);
-	return yes;
-}
-
 /* conda refuses an environment inside another one (but the root's envs/ holds them): the
  * nearest parent with conda-meta/ must be the root prefix, or none. */
 static int check_not_nested(const struct menv_txn *t, struct menv_error *err)
@@ -437,14 +426,8 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 	if (k == MENV_TXN_REMOVE && t->o.all) {
 		/* the whole environment, but never one that holds others or the package cache
 		 * (the root prefix: conda refuses to remove it) */
-		const struct menv_config *c = t->o.cfg;
-		if (beneath(c->root_prefix, t->o.prefix) || beneath(c->envs_dir, t->o.prefix) ||
-		    beneath(c->pkgs_dir, t->o.prefix))
-			return menv_error_set(
-			        err, MENV_EUSAGE,
-			        "'%s' is the root environment (it holds the environments "
-			        "and the package cache): it cannot be removed",
-			        t->o.prefix);
+		if (menv_env_check_not_config_dir(t->o.cfg, t->o.prefix, err))
+			return err->code;
 		/* conda: "cannot remove current environment" */
 		const char *act = getenv("CONDA_PREFIX");
 		if (act && *act && menv_env_same_prefix(act, t->o.prefix))
@@ -752,11 +735,10 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 
 	t->plan.solved = true;
 	if (!is_create(k)) {
-		const struct menv_config *c = t->o.cfg;
-		/* (the root prefix is refused by name in plan_change) */
+		/* (the root prefix and the config's folders are refused in plan_change) */
+		struct menv_error ign = {0};
 		if (k == MENV_TXN_REMOVE && t->o.all && !removable_env(t->o.prefix) &&
-		    !beneath(c->root_prefix, t->o.prefix) && !beneath(c->envs_dir, t->o.prefix) &&
-		    !beneath(c->pkgs_dir, t->o.prefix))
+		    !menv_env_check_not_config_dir(t->o.cfg, t->o.prefix, &ign))
 			return menv_error_set(err, MENV_ENOTFOUND,
 			                      "'%s' is not a conda environment (no "
 			                      "conda-meta/history): nothing was removed",

@@ -38,13 +38,26 @@ each (python3 test_kinds.py MENV SHARED CASE):
   again: a run that finishes the interrupted removal says so in --json
   (finished_interrupted_removal, a message naming the prefix) instead of a bare success with
   an empty UNLINK list; a run that removes the packages itself lists them.
+- remove_config_dirs: `remove --all -p P` and `env remove -p P` refuse a P that is, or holds,
+  any entry of envs_dirs or pkgs_dirs (only the root prefix, the first writable envs dir and
+  the package cache written were guarded), also through a link or "..", with one line
+  naming the entry and its key; an environment holding none of them is still removed.
+- removal_sigint: `remove --all --json` with Ctrl-C at each step (MENV_TEST_CRASH_SIGNAL=INT)
+  exits 130 saying it was interrupted and whether the environment was left as it was or its
+  removal finished (at the first two steps it exited 1 with "'dependency-1.0-0' is no longer
+  installed": the interrupted parse of the records read as unreadable records), and the next
+  command finds it whole or gone.
+- create_later_dir: `create -n NAME` (and env create) when NAME is an environment of a later
+  envs_dirs entry is refused as existing, naming that prefix, as conda's target_prefix finds
+  it there (locate_prefix_by_name); it made a second NAME in the first writable envs dir,
+  after which -n NAME still named the other. A new name still goes to the first writable dir.
 """
 import os
 import pwd
 import sys
 
 import menvtest
-from menvtest import write_text
+from menvtest import tree_snapshot, write_text
 
 NOARCH = ("packages", "conda", "test-recipes", "noarch")
 
@@ -352,6 +365,113 @@ def case_removal_json(t):
                     "crash after %d: the rerun removes and lists the package" % n, r.out)
         t.check(not os.path.exists(p), "crash after %d: the rerun removed the prefix" % n)
     t.check(finished > 0, "some crash point left a removal to finish (%d)" % finished)
+
+
+def case_remove_config_dirs(t):
+    C = channel(t)
+    big = os.path.join(t.tmp, "big")  # an environment that holds later envs/pkgs dirs
+    t.menv_ok("create", "-p", big, *C, "dependency")
+    link = os.path.join(t.tmp, "lnk")
+    os.symlink(big, link)
+    own = os.path.join(t.tmp, "own")  # an environment that is itself an entry
+    t.menv_ok("create", "-p", own, *C, "dependency")
+    inner = os.path.join(big, "inner")
+    cases = [  # (envs_dirs second entry, pkgs_dirs second entry, prefix given, dir named)
+        (os.path.join(big, "envs2"), None, big, "envs_dirs"),
+        (None, os.path.join(big, "pk2"), big, "pkgs_dirs"),
+        (os.path.join(link, "envs2"), None, big, "envs_dirs"),  # through a link
+        (None, os.path.join(link, "a", "b"), big, "pkgs_dirs"),
+        (os.path.join(big, "envs2"), None, link, "envs_dirs"),  # the link given
+        (os.path.join(big, "envs2"), None, os.path.join(big, "x", ".."), "envs_dirs"),
+        (own, None, own, "envs_dirs"),  # the entry itself
+        (None, own, own, "pkgs_dirs"),
+    ]
+    for ed, pd, given, key in cases:
+        t.set_rc("envs_dirs: [%s%s]\npkgs_dirs: [%s%s]\n"
+                 % (t.envs, ", " + ed if ed else "", t.pkgs, ", " + pd if pd else ""))
+        for cmd in (["remove", "--all"], ["env", "remove"]):
+            what = "%s -p %s with %s %s" % (" ".join(cmd), given, key, ed or pd)
+            r = t.menv_run(*cmd, "-y", "-p", given)
+            t.one_line_error(r, what, ["cannot be removed", "(%s)" % key], nonzero_only=True)
+            for p in (big, own):
+                t.check(os.path.isfile(os.path.join(p, "conda-meta", "history")),
+                        "%s: %s is still there" % (what, p))
+    os.makedirs(inner)
+    t.set_rc("envs_dirs: [%s]\npkgs_dirs: [%s, %s]\n" % (t.envs, t.pkgs, inner))
+    t.menv_ok("remove", "--all", "-y", "-p", own)  # an unrelated one still goes
+    t.check(not os.path.exists(own), "an environment holding no config dir is removed")
+
+
+def case_removal_sigint(t):
+    C = channel(t)
+    p = os.path.join(t.tmp, "env")
+    states = set()
+    for n in range(1, 60):
+        if not os.path.exists(p):
+            t.menv_ok("create", "-y", "-p", p, *C, "dependency")
+        r = t.menv_run("remove", "--all", "-y", "--json", "-p", p,
+                       env={"MENV_TEST_CRASH_AFTER": str(n), "MENV_TEST_CRASH_SIGNAL": "INT"})
+        if r.rc == 0:
+            t.check(n > 8, "Ctrl-C at %d: not ignored (rc 0)" % n, r.out)
+            break
+        msg = (r.try_json() or {}).get("message", "")
+        t.check(r.rc == 130 and msg.startswith("interrupted") and p in msg,
+                "Ctrl-C at %d: exit 130, the interruption and the prefix reported" % n, r)
+        if os.path.exists(p):  # the old state, whole: the next command lists and removes it
+            states.add("old")
+            t.check("left as it was" in msg or "rolled back" in msg,
+                    "Ctrl-C at %d: says the environment stays" % n, msg)
+            r = t.menv_ok("list", "-p", p, "--json")
+            t.eq([x.get("name") for x in r.json()], ["dependency"],
+                 "Ctrl-C at %d: the next list shows the package" % n)
+            r = t.menv_run("remove", "--all", "-y", "--json", "-p", p)
+            t.eq([u.get("name") for u in (r.try_json() or {}).get("actions", {})
+                  .get("UNLINK", [])], ["dependency"],
+                 "Ctrl-C at %d: the next remove removes and lists it" % n)
+        else:  # the new state: removed, and the next command finds nothing
+            states.add("new")
+            t.check("was finished" in msg, "Ctrl-C at %d: says the removal finished" % n, msg)
+            r = t.menv_run("remove", "--all", "-y", "--json", "-p", p)
+            t.check(r.rc == 1 and "not found" in (r.try_json() or {}).get("message", ""),
+                    "Ctrl-C at %d: the next remove finds no environment" % n, r)
+        t.check(not os.path.exists(p), "Ctrl-C at %d: removed in the end" % n)
+    t.eq(states, {"old", "new"}, "Ctrl-C points before and after the commit point")
+
+
+def case_create_later_dir(t):
+    C = channel(t)
+    e1, e2 = os.path.join(t.tmp, "e1"), os.path.join(t.tmp, "e2")
+    t.set_rc("envs_dirs: [%s, %s]\npkgs_dirs: [%s]\n" % (e1, e2, t.pkgs))
+    dup = os.path.join(e2, "dup")
+    t.menv_ok("create", "-p", dup, *C, "dependency")
+    before = tree_snapshot(dup)
+    ef = os.path.join(t.tmp, "env.yml")
+    write_text(ef, "name: dup\nchannels: [%s]\ndependencies: [dependency]\n" % t.url(
+        os.path.join(t.tmp, "chan")))
+    for args in (["create", "-n", "dup", *C, "dependency"],
+                 ["create", "-n", "dup", *C, "--json", "dependency"],
+                 ["env", "create", "-q", "-f", ef], ["env", "create", "-q", "-n", "dup", "-f", ef],
+                 ["create", "-n", "dup", *C, "--dry-run", "dependency"]):
+        r = t.menv_run(*args)
+        if "--json" in args:
+            t.check(r.rc != 0 and dup in (r.try_json() or {}).get("message", ""),
+                    "%s: refused naming %s" % (" ".join(args), dup), r)
+        else:
+            t.one_line_error(r, " ".join(args), ["'%s' already exists" % dup],
+                             nonzero_only=True)
+        t.check(not os.path.exists(os.path.join(e1, "dup")),
+                "%s: no second 'dup' in the first envs dir" % " ".join(args), os.listdir(t.tmp))
+        t.eq(tree_snapshot(dup), before, "%s: the existing one untouched" % " ".join(args))
+    r = t.menv_ok("run", "-n", "dup", "sh", "-c", "printf %s \"$CONDA_PREFIX\"")
+    t.eq(r.out, dup, "-n dup still names the one of the second envs dir")
+    t.menv_ok("create", "-n", "fresh", *C, "dependency")
+    t.check(os.path.isdir(os.path.join(e1, "fresh", "conda-meta")),
+            "a new name still goes to the first writable envs dir")
+    r = t.menv_run("rename", "-n", "fresh", "dup")
+    t.one_line_error(r, "rename to a name of the second envs dir", ["'dup' already exists"],
+                     nonzero_only=True)
+    t.check(os.path.isdir(os.path.join(e1, "fresh", "conda-meta"))
+            and not os.path.exists(os.path.join(e1, "dup")), "rename: nothing moved")
 
 
 def body(t, case):
