@@ -38,6 +38,10 @@ each (python3 test_kinds.py MENV SHARED CASE):
   again: a run that finishes the interrupted removal says so in --json
   (finished_interrupted_removal, a message naming the prefix) instead of a bare success with
   an empty UNLINK list; a run that removes the packages itself lists them.
+- ipv6_channel: "http://[::1]:PORT/chan" (an IPv6 host, as urlparse reads it) is a channel:
+  it was refused as "invalid channel" with no reason (its "::" taken for a channel::package
+  spec); a create through it records the package's URL under that host. "::" outside the
+  brackets ("http://[::1]:1/a::b", "chan::x") is still refused.
 """
 import os
 import pwd
@@ -352,6 +356,52 @@ def case_removal_json(t):
                     "crash after %d: the rerun removes and lists the package" % n, r.out)
         t.check(not os.path.exists(p), "crash after %d: the rerun removed the prefix" % n)
     t.check(finished > 0, "some crash point left a removal to finish (%d)" % finished)
+
+
+def case_ipv6_channel(t):
+    import http.server
+    import socket
+    import threading
+    # always: the URL reaches the downloader (nothing listens on port 1)
+    t.set_rc("remote_max_retries: 0\n")
+    r = t.menv_run("create", "-n", "v6", "-c", "http://[::1]:1/chan", "--override-channels",
+                   "--dry-run", "-q", "dependency")
+    t.one_line_error(r, "http://[::1]:1/chan", ["cannot download 'http://[::1]:1/chan/"])
+    for bad in ("http://[::1]:1/a::b", "chan::x"):
+        r = t.menv_run("create", "-n", "v6", "-c", bad, "--override-channels", "--dry-run",
+                       "-q", "dependency")
+        t.one_line_error(r, bad, ["invalid channel '%s'" % bad])
+    P = os.path.join(t.corpus, *NOARCH)
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, "dependency-1.0-0.conda")]})
+    os.makedirs(os.path.join(chan, "linux-64"), exist_ok=True)
+    t.write_repodata(chan, "linux-64")
+
+    class V6(http.server.ThreadingHTTPServer):
+        address_family = socket.AF_INET6
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=t.tmp, **kw)
+
+        def log_message(self, *a):
+            pass
+    try:
+        srv = V6(("::1", 0), Quiet)
+    except OSError as e:  # no IPv6 loopback here (some containers): the checks above ran
+        t.note("no IPv6 loopback here (%s): the create through it is not tried" % e)
+        return
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = "http://[::1]:%d/chan" % srv.server_address[1]
+        p = os.path.join(t.tmp, "p6")
+        t.menv_ok("create", "-p", p, "-c", url, "--override-channels", "-q", "-y",
+                  "dependency")
+        rec = menvtest.read_json(os.path.join(p, "conda-meta", "dependency-1.0-0.json"))
+        t.eq(rec.get("url"), url + "/noarch/dependency-1.0-0.conda",
+             "the record's url is under the IPv6 host")
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 def body(t, case):
