@@ -42,6 +42,10 @@ each (python3 test_kinds.py MENV SHARED CASE):
   it was refused as "invalid channel" with no reason (its "::" taken for a channel::package
   spec); a create through it records the package's URL under that host. "::" outside the
   brackets ("http://[::1]:1/a::b", "chan::x") is still refused.
+- registry_sigint: a Ctrl-C while create or env remove updates ~/.conda/environments.txt
+  (the prefix made or removed already; MENV_TEST_PAUSE_REGISTRY holds the update): the
+  update is finished. It stopped there: create exited 0 with a warning and the new
+  environment missing from `env list`; env remove left the removed one listed.
 """
 import os
 import pwd
@@ -402,6 +406,36 @@ def case_ipv6_channel(t):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def case_registry_sigint(t):
+    import signal
+    import subprocess
+    import time
+    C = channel(t)
+    reg = os.path.join(t.home, ".conda", "environments.txt")
+    lock = reg + ".lock"
+    p = os.path.join(t.tmp, "made")
+    for args, listed in ((["create", "-p", p] + C + ["dependency"], True),
+                         (["env", "remove", "-p", p, "-y"], False)):
+        if os.path.exists(lock):
+            os.unlink(lock)
+        proc = subprocess.Popen([t.menv] + args, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=t.tmp,
+                                env=t.environ({"MENV_TEST_PAUSE_REGISTRY": "2"}))
+        deadline = time.time() + 60
+        while not os.path.exists(lock) and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        what = "Ctrl-C in the registry update of %s" % args[0:2]
+        t.eq((proc.returncode, err.decode()), (0, ""), "%s: exit 0, no warning" % what)
+        lines = open(reg).read().splitlines() if os.path.exists(reg) else []
+        t.eq(p in lines, listed, "%s: the registry %s the prefix"
+             % (what, "names" if listed else "no longer names"))
+        t.eq(os.path.isdir(os.path.join(p, "conda-meta")), listed,
+             "%s: the prefix is %s" % (what, "made" if listed else "removed"))
 
 
 def body(t, case):
