@@ -26,20 +26,6 @@ int menv_cli_fail(const struct menv_error *err)
 	}
 }
 
-char *menv_cli_cmdline(void)
-{
-	struct menv_buf b = MENV_BUF_INIT;
-	menv_buf_adds(&b, "menv");
-	for (int i = 1; i < menv_cli_argc; i++) {
-		menv_buf_addch(&b, ' ');
-		if (strpbrk(menv_cli_argv[i], " \t'\"$"))
-			menv_buf_addf(&b, "'%s'", menv_cli_argv[i]);
-		else
-			menv_buf_adds(&b, menv_cli_argv[i]);
-	}
-	return menv_buf_detach(&b);
-}
-
 /* Every option of the commands, once: long name, the key a command lists in its `accepts`
  * string, the short form (-n NAME; 0: none), where its value goes in struct menv_cli_args (a
  * string, a flag, a list, `value` into an int or as a bit, a KEY VALUE pair onto a list),
@@ -85,7 +71,11 @@ static const struct {
          "skip the smoke check after the change"},
         {"smoke-check", '!', 0, O_FLAG, AT(smoke_check), 0, NULL,
          "run the smoke check even when its inputs are unchanged"},
-        {"all", 'a', 0, O_FLAG, AT(all), 0, NULL, "every package (clean: everything)"},
+        {"all", 'a', 0, O_FLAG, AT(all), 0, NULL, "every package"},
+        {"all", '*', 0, O_FLAG, AT(all), 0, NULL, "every package: the whole environment"},
+        {"all", '$', 0, O_BIT, AT(clean),
+         MENV_CLEAN_TARBALLS | MENV_CLEAN_PACKAGES | MENV_CLEAN_INDEX | MENV_CLEAN_TEMP, NULL,
+         "tarballs, packages, index cache and locks"},
         {"prune", 'P', 0, O_FLAG, AT(prune), 0, NULL,
          "remove packages the environment file no longer needs"},
         {"revision", 'r', 0, O_REV, AT(revision), 0, "N", "revision N of the history"},
@@ -106,8 +96,8 @@ static const struct {
         {"explicit", 'x', 0, O_FLAG, AT(explicit_), 0, NULL, "list URLs as an explicit lockfile"},
         {"md5", 'M', 0, O_FLAG, AT(md5), 0, NULL, "add #md5 to the --explicit URLs"},
         {"fix", 'Z', 0, O_FLAG, AT(fix), 0, NULL, "repair what can be repaired"},
-        {"platform", 'Q', 0, O_LIST, AT(platforms), 0, "PLATFORM",
-         "a platform to lock for (repeatable)"},
+        {"platform", 'Q', 'p', O_LIST, AT(platforms), 0, "PLATFORM",
+         "a platform (subdir) to lock or mirror (repeatable)"},
         {"virtual-package", 'V', 0, O_LIST, AT(virtuals), 0, "SPEC",
          "a virtual package to solve with (repeatable)"},
         {"lockfile", 'l', 'l', O_STR, AT(lockfile), 0, "FILE", "the lockfile to write"},
@@ -303,14 +293,4 @@ void menv_cli_args_release(struct menv_cli_args *a)
 	menv_strvec_clear(&a->virtuals);
 	for (size_t i = 0; i < MENV_CONFIG_NEDITS; i++)
 		menv_strvec_clear(&a->config_ops[i]);
-}
-
-char *menv_cli_self_exe(void)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return menv_xstrdup("menv");
-	buf[n] = '\0';
-	return menv_xstrdup(buf);
 }

@@ -80,25 +80,10 @@ const struct menv_cli_command *menv_cli_commands(size_t *n);
 /* Prints "menv: <msg>" (one line) on stderr and returns the exit code for err->code. */
 int menv_cli_fail(const struct menv_error *err);
 /* The full command line as one string, for conda-meta/history. Caller frees. */
-char *menv_cli_cmdline(void);
+#define menv_cli_cmdline() menv_history_cmdline(menv_cli_argc, menv_cli_argv)
 
-/* cli/redact_out.c: replaces stdout and stderr by streams that pass everything through
- * menv_text_redact (credentials and tokens never printed); call first thing in main. */
-void menv_cli_redact_stdio(void);
-/* Writes what the redacting streams still hold (before exec or a child that shares the
- * terminal). */
-void menv_cli_flush_held(void);
-/* The absolute path of the running menv executable (/proc/self/exe). Caller frees. */
-char *menv_cli_self_exe(void);
-/* installed.c: in an installed menv (P/bin/menv), sets MENV_OPS_DIR to P/share/menv/ops when
- * that holds the ops/ sources and the variable is unset or empty (the build tree's menv keeps
- * the path fixed at build time). Called once by main before any command. */
-void menv_cli_installed_paths(void);
 /* menv_txn_recover drawn on stderr (every command that reads an environment calls it). */
 int menv_cli_recover(const char *prefix, struct menv_error *err);
-/* One "menv: warning: FILE:LINE: unknown key 'K' is ignored" line for each unknown top-level
- * key of `ef`, and one for each variable activation owns (PATH, ...), which are dropped. */
-void menv_cli_envfile_warnings(struct menv_envfile *ef);
 /* Prints each line as "menv: warning: ..." on stderr and clears the vector. */
 void menv_cli_warnings(struct menv_strvec *warnings);
 
@@ -131,7 +116,6 @@ void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, 
 void menv_cli_on_event(void *ud, enum menv_env_event ev, const char *msg);
 /* The txn's confirm callback: asks "Proceed ([y]/n)?" on stdout, reads stdin. */
 bool menv_cli_confirm(void *ud, const struct menv_txn_plan *plan);
-void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r);
 void menv_cli_on_smoke(void *ud, enum menv_smoke_event ev, const struct menv_smoke_step *st,
                        const char *line);
 /* The line after a smoke check; returns the exit code (0 passed, 1 failed). */
@@ -141,6 +125,8 @@ int menv_cli_smoke_verdict(const struct menv_cli_draw *d, const struct menv_smok
  * Remove, rows sorted by name, columns sized to their content and fitted to the terminal,
  * `Cached` for what the package cache holds, the total download. */
 void menv_cli_print_plan(const struct menv_txn_plan *p);
+/* Prints `s` (a string the library made) on stdout and frees it. */
+void menv_cli_put_text(char *s);
 /* Prints `j` indented (keys sorted, or in their order) and releases it. */
 void menv_cli_put_json(json_t *j, bool sort_keys);
 

@@ -20,15 +20,17 @@ enum cmd { C_CREATE, C_INSTALL, C_REMOVE, C_UPDATE, C_ENV_UPDATE, C_ENV_REMOVE }
 #define COMMON "[--dry-run] [--json] [-q] [-y] [--no-wait] [--[no-]smoke-check]"
 #define MODS                                                                                       \
 	"\n         [--freeze-installed | --update-deps | --update-specs | --update-all]\n"        \
-	"         [--no-deps | --only-deps] [--force-reinstall] [--satisfied-skip-solve]"
+	"         [--no-deps"
 static const char *const usages[] = {
         [C_CREATE] = "usage: menv create (-n NAME | -p PREFIX) " CHANNELS COMMON " [--offline]"
                      " SPEC...\n       menv create -f environment.yml|LOCKFILE [-e ENV] " ENV
                      "[options]\n",
-        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON MODS " SPEC...\n"
+        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON MODS
+                      " | --only-deps] [--force-reinstall] [--satisfied-skip-solve] SPEC...\n"
                       "       menv install " ENV "--revision N | -f LOCKFILE\n",
         [C_REMOVE] = "usage: menv remove " ENV COMMON " [--force] (NAME... | --all)\n",
-        [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS " (NAME... | --all)\n",
+        [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS
+                     "] [--force-reinstall] (NAME... | --all)\n",
         [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
         [C_ENV_REMOVE] = ("usage: menv env remove [-n NAME | -p PREFIX] [--dry-run] [--json] "
                           "[-q] [-y] [--no-wait]\n"),
@@ -36,67 +38,29 @@ static const char *const usages[] = {
 
 /* The options each command takes (keys of args.c's table). */
 static const char *const accepts[] = {
-        [C_CREATE] = "npfecOSNdjqvyoK!h",
+        [C_CREATE] = "npfecOSNdjqvyWoK!h",
         [C_INSTALL] = "npfcOSNdjqvyWK!rh0123456789",
-        [C_REMOVE] = "npdjqvyWK!ah8",
+        [C_REMOVE] = "npdjqvyWK!*h8",
         [C_UPDATE] = "npcOSNdjqvyWK!ah0123456",
         [C_ENV_UPDATE] = "npfdjqvyWPK!h0123456",
         [C_ENV_REMOVE] = "npdjqvyWh",
 };
 
-/* What the command asks of the transaction engine; `ef` is loaded here for an environment
- * file (its name or prefix picks the environment). */
-static int request(enum cmd cmd, struct menv_cli_args *a, const char *given,
-                   struct menv_config *cfg, struct menv_envfile **ef, struct menv_txn_opts *o,
-                   char **prefix, struct menv_error *err)
+/* What the command asks of the transaction engine (menv_txn_request_opts checks it; `ef`: an
+ * environment file, read from `once`, a pipe's copy, if not NULL; errors name a->file). */
+static int request(enum cmd cmd, struct menv_cli_args *a, const char *once, struct menv_config *cfg,
+                   struct menv_envfile **ef, struct menv_txn_opts *o, char **prefix,
+                   struct menv_error *err)
 {
-	bool lock = a->file && menv_file_is_lockfile(a->file);
-	int rc;
-
-	if (a->smoke_check && a->no_smoke)
-		return menv_error_set(err, MENV_EUSAGE,
-		                      "--smoke-check and --no-smoke-check contradict each other");
-	if (cmd == C_INSTALL && a->file && !lock)
-		return menv_error_set(err, MENV_EUSAGE,
-		                      "%s: not a lockfile (install -f takes a lockfile; for an "
-		                      "environment file use env update -f)",
-		                      a->file);
-	if ((lock || a->has_revision) && a->args.n)
-		return menv_error_set(err, MENV_EUSAGE, "%s takes no package specs",
-		                      lock ? "install -f LOCKFILE" : "--revision");
-	if (a->file && !lock) {
-		rc = menv_envfile_load(a->file, ef, err);
-		if (rc)
-			return rc;
-		free((*ef)->path); /* warnings name the file given, not a pipe's copy */
-		(*ef)->path = menv_xstrdup(given);
-		menv_cli_envfile_warnings(*ef);
-		if (!a->name && !a->prefix) {
-			a->name = (*ef)->name;
-			a->prefix = a->name ? NULL : (*ef)->prefix;
-		}
-	}
-	if (cmd == C_ENV_UPDATE && !a->file)
-		return menv_error_set(err, MENV_EUSAGE, "env update needs -f FILE");
-	if ((cmd == C_INSTALL || cmd == C_UPDATE || cmd == C_REMOVE) && !a->file && !a->args.n &&
-	    !a->has_revision && !a->all)
-		return menv_error_set(err, MENV_EUSAGE, "no packages given%s",
-		                      cmd == C_INSTALL ? "" : " (or --all)");
-	/* `base`, `root` and names that are not text: menv_env_prefix_new refuses them */
-	*prefix = cmd == C_CREATE ? menv_env_prefix_new(cfg, a->name, a->prefix, err)
-	                          : menv_env_prefix_find(cfg, a->name, a->prefix, err);
-	if (!*prefix)
-		return err->code ? err->code : MENV_EUSAGE;
 	static const enum menv_txn_kind kinds[] = {
 	        [C_CREATE] = MENV_TXN_CREATE,         [C_INSTALL] = MENV_TXN_INSTALL,
 	        [C_REMOVE] = MENV_TXN_REMOVE,         [C_UPDATE] = MENV_TXN_UPDATE,
 	        [C_ENV_UPDATE] = MENV_TXN_ENV_UPDATE, [C_ENV_REMOVE] = MENV_TXN_REMOVE};
+	struct menv_txn_request rq = {
+	        kinds[cmd], a->name,         a->prefix,  once ? once : a->file,
+	        a->file,    a->has_revision, a->no_smoke};
+	struct menv_strvec w = MENV_STRVEC_INIT;
 	*o = (struct menv_txn_opts){
-	        .kind = kinds[cmd],
-	        .cfg = cfg,
-	        .prefix = *prefix,
-	        .envfile = *ef,
-	        .file = lock ? a->file : NULL,
 	        .lock_env = a->env,
 	        .specs = &a->args,
 	        .channels = &a->channels,
@@ -107,52 +71,14 @@ static int request(enum cmd cmd, struct menv_cli_args *a, const char *given,
 	        .revision = a->revision,
 	        .dry_run = a->dry_run,
 	        .no_wait = a->no_wait,
-	        .smoke = !a->no_smoke,
 	        .smoke_force = a->smoke_check,
 	        .quiet_pip = a->quiet || a->json,
 	        .cancel = MENV_CLI_CANCEL,
 	};
-	if (lock)
-		o->kind = cmd == C_CREATE ? MENV_TXN_CREATE_LOCK : MENV_TXN_INSTALL_LOCK;
-	if (a->has_revision)
-		o->kind = MENV_TXN_REVISION;
-	return 0;
-}
-
-/* The line that says what was done (`lock`: the lockfile's name as given). */
-static void summary(const struct menv_txn_plan *p, const struct menv_txn_result *r,
-                    const char *name, const char *lock)
-{
-	const struct menv_link_stats *st = &r->stats;
-	bool create = p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK;
-	char pip[32] = "", removed[48] = "";
-	if (r->pip_installed) /* what pip installed, not the lines it was given */
-		snprintf(pip, sizeof(pip), " (%zu pip)", r->pip_installed);
-	if (!create)
-		snprintf(removed, sizeof(removed), "%zu package%s removed, ", st->unlinked,
-		         st->unlinked == 1 ? "" : "s");
-	if (p->finished_removal)
-		printf("Removed %s: its interrupted removal was finished\n", p->prefix);
-	else if (p->remove_env)
-		printf("Removed %s: %zu package%s\n", p->prefix, st->unlinked,
-		       MENV_CLI_S(st->unlinked));
-	else
-		printf("%s %s%s%s: %s%zu linked%s, %zu file%s (%zu reflinked, "
-		       "%zu hardlinked, %zu softlinked, %zu copied, %zu relocated, %zu .pyc)%s\n",
-		       create ? "Created" : "Updated", p->prefix,
-		       p->lock_file ? " from lockfile " : "", p->lock_file ? lock : "", removed,
-		       st->packages + r->pip_installed, pip, st->files, MENV_CLI_S(st->files),
-		       st->reflinks, st->hardlinks, st->softlinks, st->copies, st->replaced,
-		       st->pyc, p->lock_file ? ", no solve" : "");
-	if (st->clobbered)
-		printf("warning: %zu file%s provided by more than one package; the later "
-		       "package's copy was kept\n",
-		       st->clobbered, st->clobbered == 1 ? " was" : "s were");
-	if (create && !p->remove_env) /* as conda ends a create */
-		printf("\n# To activate this environment, use\n#\n#     $ menv activate %s\n#\n# "
-		       "To "
-		       "deactivate an active environment, use\n#\n#     $ menv deactivate\n",
-		       name ? name : p->prefix);
+	int rc = menv_txn_request_opts(&rq, cfg, o, ef, prefix, &w, err);
+	menv_cli_warnings(&w);
+	a->name = rq.name;
+	return rc;
 }
 
 static int change(enum cmd cmd, struct menv_cli_args *a)
@@ -173,10 +99,9 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	if (a->priority)
 		cfg.channel_priority =
 		        a->priority == 1 ? MENV_PRIORITY_STRICT : MENV_PRIORITY_DISABLED;
-	const char *given = a->file; /* what errors name, not once, a pipe's copy */
-	if (a->file && (once = menv_file_once(a->file, &err)) != NULL)
-		a->file = once;
-	rc = err.code ? err.code : request(cmd, a, given, &cfg, &ef, &o, &prefix, &err);
+	if (a->file)
+		once = menv_file_once(a->file, &err);
+	rc = err.code ? err.code : request(cmd, a, once, &cfg, &ef, &o, &prefix, &err);
 	if (rc)
 		goto out;
 	menv_cli_draw_init(&d, &o.cb, a->quiet || a->json, a->json, a->verbose);
@@ -191,12 +116,10 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	if (rc)
 		goto out;
 	const struct menv_txn_plan *p = menv_txn_plan(t);
-	if (p->lock_file && !a->quiet && !a->json)
-		fprintf(stderr,
-		        "Installing from lockfile %s (%s, %s) into %s: %zu to link, %zu to unlink, "
-		        "%zu conda + %zu pip package%s in the lock, no solve\n",
-		        given, p->lock_format, cfg.subdir, p->prefix, p->nlink, p->nunlink,
-		        p->lock_conda, p->lock_pip, MENV_CLI_S(p->lock_conda + p->lock_pip));
+	char *lock_line = a->quiet || a->json ? NULL : menv_txn_lock_line(p);
+	if (lock_line)
+		fprintf(stderr, "%s\n", lock_line);
+	free(lock_line);
 	if (!a->json && !p->finished_removal)
 		menv_cli_print_plan(p);
 	fflush(stdout); /* the plan before the fetch's lines on stderr */
@@ -214,7 +137,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	const struct menv_txn_result *res = menv_txn_result(t);
 	if (!a->json && (p->nlink || p->nunlink || p->pip->n || p->remove_env ||
 	                 o.kind == MENV_TXN_CREATE || o.kind == MENV_TXN_CREATE_LOCK))
-		summary(p, res, a->name, given);
+		menv_cli_put_text(menv_txn_result_text(p, res, a->name));
 	fflush(stdout);
 	rc = menv_txn_smoke(t, &err);
 	if (rc)
@@ -227,8 +150,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	json_decref(smoke);
 out:
 	if (rc) {
-		if (once)
-			menv_error_rename(&err, once, given);
+		menv_error_rename(&err, once, a->file);
 		if (a->json)
 			menv_cli_put_json(menv_txn_error_json(&err, t), true);
 		code = menv_cli_fail(&err);
@@ -238,10 +160,7 @@ out:
 	menv_envfile_free(ef);
 	menv_config_release(&cfg);
 	menv_cli_args_release(a);
-	if (once) {
-		unlink(once);
-		free(once);
-	}
+	menv_file_once_drop(once);
 	free(prefix);
 	free(cmdline);
 	return code;

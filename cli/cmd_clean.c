@@ -41,11 +41,9 @@ int menv_cmd_clean(int argc, char **argv)
 	int rc;
 
 	/* -y and -q are accepted as conda does; clean's output is a list */
-	if ((rc = menv_cli_parse(argc, argv, "abgimdjyqh", use, 0, 0, &a)))
+	if ((rc = menv_cli_parse(argc, argv, "$bgimdjyqh", use, 0, 0, &a)))
 		return MENV_CLI_EXIT(rc);
-	unsigned what = a.clean | (a.all ? MENV_CLEAN_TARBALLS | MENV_CLEAN_PACKAGES |
-	                                           MENV_CLEAN_INDEX | MENV_CLEAN_TEMP
-	                                 : 0);
+	unsigned what = a.clean; /* --all: every bit (args.c) */
 	bool dry = a.dry_run, json = a.json;
 	menv_cli_args_release(&a);
 	if (!what) {

@@ -19,7 +19,7 @@ static void probe(const struct menv_cli_command *c, const char *sub, struct menv
 	char *argv[] = {(char *)c->name, (char *)(sub ? sub : "--help"), (char *)"--help", NULL};
 	int out = dup(STDOUT_FILENO), errfd = dup(STDERR_FILENO);
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	menv_cli_flush_held(); /* stdout and stderr, held words included */
+	fflush(NULL);
 	if (null >= 0) {
 		dup2(null, STDOUT_FILENO);
 		dup2(null, STDERR_FILENO);
@@ -28,7 +28,7 @@ static void probe(const struct menv_cli_command *c, const char *sub, struct menv
 	menv_cli_probe = opts;
 	c->fn(sub ? 3 : 2, argv);
 	menv_cli_probe = NULL;
-	menv_cli_flush_held(); /* stdout and stderr, held words included */
+	fflush(NULL);
 	if (out >= 0) {
 		dup2(out, STDOUT_FILENO);
 		close(out);

@@ -63,12 +63,7 @@ int menv_cmd_config(int argc, char **argv)
 	          : menv_config_get_edit(path, mode == MENV_CLI_CFG_GET ? keys : NULL, ops, got,
 	                                 json ? NULL : &o, &warnings, &err);
 	if (!r && json) {
-		json_t *w = json_array();
-		for (size_t i = 0; i < warnings.n; i++)
-			json_array_append_new(w, json_string(warnings.v[i]));
-		menv_cli_put_json(json_pack("{s:s, s:b, s:o, s:O}", "rc_path", path, "success", 1,
-		                            "warnings", w, "get", got),
-		                  true);
+		menv_cli_put_json(menv_config_get_json(path, got, &warnings), true);
 	} else {
 		for (size_t i = 0; i < warnings.n; i++)
 			fprintf(stderr, "%s%s\n",

@@ -37,7 +37,6 @@ static int env_list(int argc, char **argv)
 	struct menv_error err = {0};
 	struct menv_strvec envs = MENV_STRVEC_INIT, seen = MENV_STRVEC_INIT;
 	struct menv_cli_args o = {0};
-	const char *active = getenv("CONDA_PREFIX");
 	int rc;
 
 	if ((rc = menv_cli_parse(argc, argv, "jh", "usage: menv env list [--json]\n", 0, 0, &o)))
@@ -55,25 +54,9 @@ static int env_list(int argc, char **argv)
 		json_object_set_new(j, "envs", a);
 		menv_cli_put_json(j, false);
 	} else {
-		char *act = !active || !*active ? NULL
-		            : active[0] == '/'  ? menv_envreg_normalize(active)
-		                                : menv_xstrdup(active);
-		printf("# menv environments:\n#\n");
-		for (size_t i = 0; i < envs.n; i++) {
-			const char *p = envs.v[i], *nm = "";
-			if (i == 0)
-				nm = "base";
-			for (size_t k = 0; i && !*nm && k < cfg.envs_dirs.n; k++) {
-				size_t dl = strlen(cfg.envs_dirs.v[k]);
-				if (!strncmp(p, cfg.envs_dirs.v[k], dl) && p[dl] == '/' &&
-				    !strchr(p + dl + 1, '/'))
-					nm = p + dl + 1;
-			}
-			/* seen.v[i] is envs.v[i] normalized */
-			printf("%-20s  %s  %s\n", nm, act && !strcmp(act, seen.v[i]) ? "*" : " ",
-			       p);
-		}
-		free(act);
+		struct menv_buf text = MENV_BUF_INIT;
+		menv_env_list_text(&cfg, &envs, &seen, &text);
+		menv_cli_put_text(menv_buf_detach(&text));
 	}
 	menv_strvec_clear(&envs);
 	menv_strvec_clear(&seen);
@@ -102,20 +85,9 @@ static int config_vars(int argc, char **argv)
 	bool json = a.json;
 	int nargs = (int)a.args.n;
 	char **args = a.args.v;
-	if (strcmp(sub, "list") && strcmp(sub, "set") && strcmp(sub, "unset")) {
-		rc = menv_error_set(&err, MENV_EUSAGE,
-		                    "unknown 'env config vars' command '%s' (use "
-		                    "list, set or unset)",
-		                    sub);
+	rc = menv_env_config_vars_check(sub, (size_t)nargs, &err);
+	if (rc)
 		goto out;
-	}
-	if (!strcmp(sub, "list") ? nargs != 0 : nargs == 0) {
-		rc = menv_error_set(&err, MENV_EUSAGE, "'env config vars %s' takes %s", sub,
-		                    !strcmp(sub, "list")  ? "no arguments"
-		                    : !strcmp(sub, "set") ? "VAR=VALUE arguments"
-		                                          : "VAR arguments");
-		goto out;
-	}
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;

@@ -2,28 +2,13 @@
  * cmd_info.c - `menv index DIR` (a folder of packages made a channel, as conda-index does)
  * and `menv info [--json]`: version, locations, settings files, channels, this
  * machine's virtual packages (CEP-30) and the active environment, as menv_env_info reports
- * them.
+ * and writes them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-/* Every line of `menv info` is a key, right-aligned to the longest one (as conda info), and
- * its value; a list's further values under the first. */
-#define KEY_WIDTH ((int)sizeof("active env location") - 1)
-static void kv(const char *label, const char *value)
-{
-	printf("%*s : %s\n", KEY_WIDTH, label, value);
-}
-
-static void lines(const char *label, json_t *a)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(a, i, v) kv(i ? "" : label, json_string_value(v));
-}
 
 int menv_cmd_info(int argc, char **argv)
 {
@@ -38,32 +23,14 @@ int menv_cmd_info(int argc, char **argv)
 	menv_cli_args_release(&a);
 	if (menv_config_load(&cfg, &err))
 		return menv_cli_fail(&err);
-	json_t *j = menv_env_info(&cfg);
+	struct menv_buf text = MENV_BUF_INIT;
+	json_t *j = menv_env_info(&cfg, json ? NULL : &text);
 	menv_config_release(&cfg);
-	if (json) {
+	menv_cli_put_text(menv_buf_detach(&text));
+	if (json)
 		menv_cli_put_json(j, false);
-		return 0;
-	}
-	const char *active = json_string_value(json_object_get(j, "active_prefix"));
-	const char *name = json_string_value(json_object_get(j, "active_prefix_name"));
-	json_int_t shlvl = json_integer_value(json_object_get(j, "shlvl"));
-	kv("active environment", active ? (name ? name : active) : "None");
-	if (active)
-		kv("active env location", active);
-	if (shlvl >= 0) {
-		char lvl[24];
-		snprintf(lvl, sizeof(lvl), "%lld", (long long)shlvl);
-		kv("shell level", lvl);
-	}
-	kv("menv version", MENV_VERSION);
-	kv("root prefix", json_string_value(json_object_get(j, "root_prefix")));
-	lines("package cache", json_object_get(j, "pkgs_dirs"));
-	lines("envs directories", json_object_get(j, "envs_dirs"));
-	kv("platform", json_string_value(json_object_get(j, "platform")));
-	lines("config files", json_object_get(j, "config_files"));
-	lines("channels", json_object_get(j, "channels"));
-	lines("virtual packages", json_object_get(j, "virtual_pkgs"));
-	json_decref(j);
+	else
+		json_decref(j);
 	return 0;
 }
 

@@ -12,37 +12,16 @@
 static int list_revisions(const char *prefix, bool json)
 {
 	struct menv_error err = {0};
-	struct menv_revision *revs = NULL;
-	size_t n = 0;
-	json_t *all = json_array();
+	struct menv_buf text = MENV_BUF_INIT;
+	json_t *all = NULL;
 
-	if (menv_history_load(prefix, &revs, &n, &err)) {
-		json_decref(all);
+	if (menv_history_revisions(prefix, &all, json ? NULL : &text, &err))
 		return menv_cli_fail(&err);
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct menv_revision_diff d = {0};
-		const struct menv_revision *r = &revs[i];
-		menv_revision_diff(r, &d);
-		json_array_append_new(all, menv_revision_json(r, i, &d));
-		if (!json) {
-			printf("%s  (rev %zu)\n", r->date, i);
-			for (size_t m = 0; m < d.changed.n; m++)
-				printf("     %s\n", d.changed.v[m]);
-			for (size_t m = 0; m < d.remove.n + d.install.n; m++) {
-				bool rm = m < d.remove.n;
-				const char *l = rm ? d.remove.v[m] : d.install.v[m - d.remove.n];
-				printf("    %c%s\n", rm ? '-' : '+',
-				       strstr(l, "::") ? strstr(l, "::") + 2 : l);
-			}
-			printf("\n");
-		}
-		menv_revision_diff_release(&d);
-	}
+	menv_cli_put_text(menv_buf_detach(&text));
 	if (json)
-		menv_cli_put_json(json_incref(all), false);
-	json_decref(all);
-	menv_history_free(revs, n);
+		menv_cli_put_json(all, false);
+	else
+		json_decref(all);
 	return 0;
 }
 

@@ -25,10 +25,6 @@ int menv_cmd_lock(int argc, char **argv)
 	struct menv_txn_callbacks cb;
 	int rc = 0, code = 0;
 
-	static char platform_opt[] = "--platform";
-	for (int i = 1; i < argc; i++) /* -p is --platform here, as in conda-lock */
-		if (!strcmp(argv[i], "-p"))
-			argv[i] = platform_opt;
 	if ((rc = menv_cli_parse(argc, argv, "fQVcOlGqh", USAGE, 0, 0, &a)))
 		return MENV_CLI_EXIT(rc);
 	const char *file = a.file ? a.file : "environment.yml";

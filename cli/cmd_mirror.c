@@ -5,7 +5,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -22,10 +21,6 @@ int menv_cmd_mirror(int argc, char **argv)
 	struct menv_mirror_stats st = {0};
 	int rc;
 
-	static char platform_opt[] = "--platform";
-	for (int i = 1; i < argc; i++) /* -p is --platform here, as in `menv lock` */
-		if (!strcmp(argv[i], "-p"))
-			argv[i] = platform_opt;
 	if ((rc = menv_cli_parse(argc, argv, "fcQqh", USAGE, 1, 1, &a)))
 		return MENV_CLI_EXIT(rc);
 	if ((a.file != NULL) == (a.channels.n > 0) || a.channels.n > 1) {
@@ -55,7 +50,7 @@ int menv_cmd_mirror(int argc, char **argv)
 	if (!rc && !a.quiet)
 		printf("mirrored %zu package%s (%.1f MB) and %zu subdir index%s to %s\n",
 		       st.packages, MENV_CLI_S(st.packages), (double)st.bytes / 1e6, st.subdirs,
-		       st.subdirs == 1 ? "" : "es", a.args.v[0]);
+		       st.subdirs == 1 ? "" : "es", st.dest);
 out:
 	menv_config_release(&cfg);
 	menv_cli_args_release(&a);

@@ -50,19 +50,14 @@ int menv_cmd_rename(int argc, char **argv)
 	rc = menv_env_rename(&o, src, dest, &res, &err);
 	if (rc)
 		goto out;
+	struct menv_buf text = MENV_BUF_INIT; /* -q: only a dry run's lines */
+	bool draw = !a.json && (a.dry_run || !a.quiet);
+	json_t *j = menv_rename_report(src, dest, a.dry_run, &res, draw ? &text : NULL);
+	menv_cli_put_text(menv_buf_detach(&text));
 	if (a.json)
-		menv_cli_put_json(json_pack("{s:b, s:s, s:s, s:b, s:I, s:I}", "success", 1,
-		                            "source", src, "destination", dest, "dry_run",
-		                            a.dry_run, "packages", (json_int_t)res.packages,
-		                            "untracked", (json_int_t)res.untracked),
-		                  false);
-	else if (a.dry_run) /* conda's lines */
-		printf("Dry run action: clone %s,%s\nDry run action: rm_rf %s\n", src, dest, src);
-	else if (!a.quiet)
-		printf("Renamed %s to %s: %zu package%s linked, %zu file%s no package owns "
-		       "copied\n",
-		       src, dest, res.packages, MENV_CLI_S(res.packages), res.untracked,
-		       MENV_CLI_S(res.untracked));
+		menv_cli_put_json(j, false);
+	else
+		json_decref(j);
 out:
 	if (rc)
 		code = menv_cli_fail(&err);

@@ -52,7 +52,7 @@ int menv_cmd_run(int argc, char **argv)
 	rc = menv_cli_recover(prefix, &err);
 	if (rc)
 		goto out;
-	exe = menv_cli_self_exe();
+	exe = menv_self_exe();
 	struct menv_activation act = {
 	        .shell = MENV_SHELL_POSIX,
 	        .exe = exe,
@@ -70,7 +70,7 @@ int menv_cmd_run(int argc, char **argv)
 	}
 	menv_strvec_push_owned(&envv, NULL);
 	environ = envv.v;
-	menv_cli_flush_held();
+	fflush(NULL);
 	execvp(argv[optind], argv + optind);
 	int e = errno;
 	fprintf(stderr, "menv: error: cannot run '%s': %s\n", argv[optind], strerror(e));

@@ -99,22 +99,13 @@ int menv_cmd_repoquery(int argc, char **argv)
 	if (whoneeds &&
 	    (o.name || o.prefix || (active && *active && !o.channels.n && !o.override_channels))) {
 		char *prefix = menv_env_prefix_find(&cfg, o.name, o.prefix, &err);
+		struct menv_buf text = MENV_BUF_INIT;
 		json_t *arr = NULL;
-		rc = prefix ? menv_env_whoneeds(prefix, ms->name, &arr, &err) : err.code;
-		if (!rc && o.json) {
+		rc = prefix ? menv_env_whoneeds(prefix, ms->name, &arr, o.json ? NULL : &text, &err)
+		            : err.code;
+		if (!rc && o.json)
 			menv_cli_put_json(json_incref(arr), false);
-		} else if (!rc) {
-			size_t k;
-			json_t *e;
-			printf("%-28s %-16s %-28s %s\n", "# Name", "Version", "Build",
-			       "Depends on");
-			json_array_foreach(arr, k, e)
-			        printf("%-28s %-16s %-28s %s\n",
-			               json_string_value(json_object_get(e, "name")),
-			               json_string_value(json_object_get(e, "version")),
-			               json_string_value(json_object_get(e, "build")),
-			               json_string_value(json_object_get(e, "depends")));
-		}
+		menv_cli_put_text(menv_buf_detach(&text));
 		json_decref(arr);
 		free(prefix);
 		goto out;

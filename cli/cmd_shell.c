@@ -81,7 +81,7 @@ int menv_cmd_shell(int argc, char **argv)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;
-	exe = menv_cli_self_exe();
+	exe = menv_self_exe();
 	struct menv_activation act = {
 	        .shell = sh,
 	        .exe = exe,

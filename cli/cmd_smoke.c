@@ -42,8 +42,7 @@ int menv_cmd_smoke(int argc, char **argv)
 		menv_config_release(&cfg);
 		return menv_cli_fail(&err);
 	}
-	fprintf(d.json ? stderr : stdout,
-	        "Smoke check of %s (ops/ built with the environment's toolchain)\n", prefix);
+	menv_cli_on_event(&d, MENV_ENV_SMOKE, prefix); /* "Smoke check of PREFIX ..." */
 	rc = menv_env_smoke(prefix, &so, &res, &record_failed, &err);
 	if (rc) {
 		rc = menv_cli_fail(&err);

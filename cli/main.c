@@ -74,7 +74,6 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa;
 
-	menv_cli_redact_stdio();
 	menv_cli_argc = argc;
 	menv_cli_argv = argv;
 	memset(&sa, 0, sizeof(sa));
@@ -83,7 +82,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	menv_cancel_flag_set(MENV_CLI_CANCEL); /* the parsers poll it too */
-	menv_cli_installed_paths();
+	menv_installed_paths();
 
 	if (argc < 2) {
 		usage(stderr);

@@ -14,14 +14,14 @@
 
 #include "cli.h"
 
-static const char *jstr(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_string(v) ? json_string_value(v) : "";
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* JSON                                                                                      */
+
+void menv_cli_put_text(char *s)
+{
+	fputs(s ? s : "", stdout);
+	free(s);
+}
 
 void menv_cli_put_json(json_t *j, bool sort_keys)
 {
@@ -32,137 +32,72 @@ void menv_cli_put_json(json_t *j, bool sort_keys)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The plan as text: sections sorted by name, columns sized to their content                 */
-
-static void human_size(int64_t n, char *out, size_t len)
-{
-	if (n < 0)
-		snprintf(out, len, "-");
-	else if (n < 1000)
-		snprintf(out, len, "%lld B", (long long)n);
-	else if (n < 1000 * 1000)
-		snprintf(out, len, "%.1f kB", (double)n / 1e3);
-	else if (n < 1000LL * 1000 * 1000)
-		snprintf(out, len, "%.1f MB", (double)n / 1e6);
-	else
-		snprintf(out, len, "%.1f GB", (double)n / 1e9);
-}
-
-static const char *const section_names[] = {"Install", "Upgrade",   "Downgrade",
-                                            "Change",  "Reinstall", "Remove"};
-
-struct row {
-	enum menv_change_kind s;
-	char mark;    /* '+' new, '-' old (a changed package has both), 'o' a relink */
-	char *col[5]; /* name, version, build, channel, size */
-};
-
-/* `*s` cut to `w` columns by taking out its middle (table.c's menv_cli_fit). */
-static void fit(char **s, size_t w)
-{
-	char *c = menv_cli_fit(*s, w);
-	free(*s);
-	*s = c;
-}
+/* The plan as text: the library's rows (menv_txn_plan_rows), columns sized to their content */
 
 void menv_cli_print_plan(const struct menv_txn_plan *p)
 {
-	struct row *rows = menv_xcalloc(2 * p->nchanges + 1, sizeof(*rows));
-	size_t nrows = 0, counts[MENV_CHANGE_REMOVE + 1] = {0}, width[5] = {0}, cached = 0;
-	int64_t total = 0;
+	struct menv_txn_plan_rows t;
+	size_t width[MENV_PLAN_COLUMNS] = {0};
 	char sz[32];
 
+	menv_txn_plan_rows(p, &t);
 	printf("\nTransaction%s\n\n  Prefix: %s\n\n",
 	       p->solved ? "" : " (from lockfile, not solved)", p->prefix);
-	for (size_t i = 0; i < p->nchanges; i++) {
-		const struct menv_txn_change *c = &p->changes[i];
-		const struct menv_record *r = c->link;
-		json_t *u = c->unlink;
-		counts[c->kind]++;
-		if (u && c->kind != MENV_CHANGE_REINSTALL) /* the old one above the new, as mamba */
-			rows[nrows++] = (struct row){
-			        c->kind,
-			        '-',
-			        {menv_xstrdup(c->name), menv_xstrdup(jstr(u, "version")),
-			         menv_xstrdup(jstr(u, "build")),
-			         menv_channel_display(p->cfg, jstr(u, "channel"),
-			                              jstr(u, "subdir")),
-			         menv_xstrdup("")}};
-		if (!r)
-			continue;
-		human_size(r->size, sz, sizeof(sz));
-		rows[nrows++] = (struct row){c->kind,
-		                             c->kind == MENV_CHANGE_REINSTALL ? 'o' : '+',
-		                             {menv_xstrdup(r->name), menv_xstrdup(r->version),
-		                              c->kind == MENV_CHANGE_REINSTALL
-		                                      ? menv_xasprintf("%s (relink)", r->build)
-		                                      : menv_xstrdup(r->build),
-		                              menv_xstrdup(r->channel ? r->channel->name : ""),
-		                              menv_xstrdup(c->cached ? "Cached" : sz)}};
-		if (c->cached)
-			cached++;
-		else if (r->size > 0)
-			total += r->size;
-	}
-	for (size_t i = 0; i < nrows; i++) {
-		for (int c = 0; c < 5; c++)
-			if (strlen(rows[i].col[c]) > width[c])
-				width[c] = strlen(rows[i].col[c]);
-	}
+	for (size_t i = 0; i < t.n; i++)
+		for (int c = 0; c < MENV_PLAN_COLUMNS; c++)
+			if (strlen(t.v[i].cols[c]) > width[c])
+				width[c] = strlen(t.v[i].cols[c]);
 	/* fitted to the terminal: the channel column gives way, shortened in its middle */
 	size_t cols = menv_cli_term_width(),
 	       used = 4 + width[0] + width[1] + width[2] + width[4] + 8;
 	if (cols && used + width[3] > cols) {
 		size_t room = cols > used + 8 ? cols - used : 8;
-		for (size_t i = 0; i < nrows; i++)
-			fit(&rows[i].col[3], room);
+		for (size_t i = 0; i < t.n; i++) {
+			char *f = menv_cli_fit(t.v[i].cols[3], room);
+			free(t.v[i].cols[3]);
+			t.v[i].cols[3] = f;
+		}
 		width[3] = room;
 	}
-	if (!nrows && !p->pip->n && p->remove_env)
+	if (!t.n && !p->pip->n && p->remove_env)
 		printf("  No package records to unlink: the environment's folder is removed\n\n");
-	else if (!nrows && !p->pip->n)
+	else if (!t.n && !p->pip->n)
 		printf(p->kind == MENV_TXN_CREATE || p->kind == MENV_TXN_CREATE_LOCK
 		               ? "  Nothing to install: an empty environment\n\n"
 		               : "  All requested packages already installed.\n\n");
-	for (size_t i = 0; i < nrows; i++) {
-		const struct row *w = &rows[i];
-		if (!i || rows[i - 1].s != w->s)
-			printf("  %s (%zu package%s):\n\n", section_names[w->s], counts[w->s],
-			       counts[w->s] == 1 ? "" : "s");
+	for (size_t i = 0; i < t.n; i++) {
+		const struct menv_txn_plan_row *w = &t.v[i];
+		if (!i || t.v[i - 1].kind != w->kind)
+			printf("  %s (%zu package%s):\n\n", menv_change_kind_name(w->kind),
+			       t.counts[w->kind], MENV_CLI_S(t.counts[w->kind]));
 		char line[2048];
-		int len =
-		        snprintf(line, sizeof(line), "  %c %-*s  %-*s  %-*s  %-*s  %*s", w->mark,
-		                 (int)width[0], w->col[0], (int)width[1], w->col[1], (int)width[2],
-		                 w->col[2], (int)width[3], w->col[3], (int)width[4], w->col[4]);
+		int len = snprintf(line, sizeof(line), "  %c %-*s  %-*s  %-*s  %-*s  %*s", w->mark,
+		                   (int)width[0], w->cols[0], (int)width[1], w->cols[1],
+		                   (int)width[2], w->cols[2], (int)width[3], w->cols[3],
+		                   (int)width[4], w->cols[4]);
 		while (len > 0 && (size_t)len < sizeof(line) && line[len - 1] == ' ')
 			line[--len] = '\0'; /* no trailing blanks on rows without a size */
 		puts(line);
-		if (i + 1 == nrows || rows[i + 1].s != w->s)
+		if (i + 1 == t.n || t.v[i + 1].kind != w->kind)
 			printf("\n");
 	}
 	if (p->pip->n) {
 		printf("  pip (after the conda packages): %zu line%s%s\n\n", p->pip->n,
-		       p->pip->n == 1 ? "" : "s",
+		       MENV_CLI_S(p->pip->n),
 		       p->lock_file ? " of the lock's pip entries" : " of the 'pip:' section");
 		for (size_t i = 0; i < p->pip->n; i++)
-			printf("  + %s  pypi\n", p->pip->v[i]);
+			printf("  + %s  pypi\n", t.pip.v[i]);
 		printf("\n");
 	}
-	if (p->nlink) {
-		human_size(total, sz, sizeof(sz));
-		/* as conda: only what is not in the package cache is downloaded */
-		if (cached == p->nlink) /* the cache's path where it fits */
-			printf("  Total download: nothing (every package is in %s)\n\n",
-			       cols && strlen(p->pkgs_dir) + 47 > cols ? "the package cache"
-			                                               : p->pkgs_dir);
-		else
-			printf("  Total download: %s%s\n\n", sz,
-			       cached ? " (the others are in the package cache)" : "");
-	}
-	for (size_t i = 0; i < nrows; i++)
-		for (int c = 0; c < 5; c++)
-			free(rows[i].col[c]);
-	free(rows);
+	menv_size_text(t.download, sz, sizeof(sz));
+	/* as conda: only what is not in the package cache is downloaded */
+	if (p->nlink && t.cached == p->nlink) /* the cache's path where it fits */
+		printf("  Total download: nothing (every package is in %s)\n\n",
+		       cols && strlen(p->pkgs_dir) + 47 > cols ? "the package cache" : p->pkgs_dir);
+	else if (p->nlink)
+		printf("  Total download: %s%s\n\n", sz,
+		       t.cached ? " (the others are in the package cache)" : "");
+	menv_txn_plan_rows_release(&t);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -208,7 +143,7 @@ void menv_cli_on_event(void *ud, enum menv_env_event ev, const char *msg)
 	}
 }
 
-void menv_cli_on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
+static void on_fetch(void *ud, enum menv_fetch_event ev, const struct menv_record *r)
 {
 	struct menv_cli_draw *d = ud;
 	if (d && (d->quiet || d->bars))
@@ -313,29 +248,13 @@ void menv_cli_on_smoke(void *ud, enum menv_smoke_event ev, const struct menv_smo
 int menv_cli_smoke_verdict(const struct menv_cli_draw *d, const struct menv_smoke_result *res,
                            bool record_failed)
 {
-	const char *gpu_note = "";
-	if (res->unchanged) {
-		fprintf(d->json ? stderr : stdout,
-		        "Smoke check: toolchain, ops/ sources and driver unchanged since %s, when "
-		        "it passed (--smoke-check runs it again)\n",
-		        res->unchanged_since);
-		return MENV_EXIT_OK;
-	}
-	if (record_failed)
+	char *line = menv_smoke_result_line(res);
+	bool ok = res->unchanged || res->passed;
+	if (record_failed && !res->unchanged)
 		fprintf(stderr, "menv: warning: the smoke check's report could not be written\n");
-	for (size_t i = 0; i < res->n_steps; i++)
-		if (!strcmp(res->steps[i].name, "GPU tests") &&
-		    res->steps[i].verdict == MENV_SMOKE_SKIP)
-			gpu_note = res->steps[i].summary;
-	if (res->passed)
-		fprintf(d->json ? stderr : stdout, "Smoke check passed%s%s%s; log: %s\n",
-		        gpu_note[0] ? " (" : "", gpu_note, gpu_note[0] ? ")" : "", res->log_path);
-	else
-		fprintf(stderr,
-		        "menv: error: smoke check failed (the environment is kept); log: %s%s%s\n",
-		        res->log_path, res->build_dir[0] ? "; build directory kept: " : "",
-		        res->build_dir);
-	return res->passed ? MENV_EXIT_OK : MENV_EXIT_FAIL;
+	fprintf(ok && !d->json ? stdout : stderr, "%s%s\n", ok ? "" : "menv: error: ", line);
+	free(line);
+	return ok ? MENV_EXIT_OK : MENV_EXIT_FAIL;
 }
 
 void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, bool quiet,
@@ -348,7 +267,7 @@ void menv_cli_draw_init(struct menv_cli_draw *d, struct menv_txn_callbacks *cb, 
 	d->bars = !d->quiet && isatty(STDERR_FILENO);
 	memset(cb, 0, sizeof(*cb));
 	cb->event = menv_cli_on_event;
-	cb->fetch = menv_cli_on_fetch;
+	cb->fetch = on_fetch;
 	cb->progress = d->bars ? on_progress : NULL;
 	cb->smoke = menv_cli_on_smoke;
 	cb->ud = d;
@@ -386,17 +305,9 @@ int menv_cli_recover(const char *prefix, struct menv_error *err)
 	return menv_txn_recover(prefix, &cb, err);
 }
 
-/* Reserved variables out of `names` / `values`, each said in a warning naming `where`. */
 void menv_cli_warnings(struct menv_strvec *warnings)
 {
 	for (size_t i = 0; i < warnings->n; i++)
 		fprintf(stderr, "menv: warning: %s\n", warnings->v[i]);
 	menv_strvec_clear(warnings);
-}
-
-void menv_cli_envfile_warnings(struct menv_envfile *ef)
-{
-	struct menv_strvec w = MENV_STRVEC_INIT;
-	menv_envfile_check(ef, &w);
-	menv_cli_warnings(&w);
 }

@@ -143,4 +143,8 @@ void menv_shell_hook(enum menv_shell sh, const char *exe, bool changeps1, struct
 int menv_shell_rc_edit(const char *path, enum menv_shell sh, const char *exe, bool add,
                        bool *changed, struct menv_error *err);
 
+/* installed.c: the absolute path of the running executable (/proc/self/exe; "menv" when it
+ * cannot be read), for the shell hook and `menv run`'s activation. Caller frees. */
+char *menv_self_exe(void);
+
 #endif

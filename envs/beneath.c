@@ -173,6 +173,76 @@ static int open_dir(int rootfd, const char *rel, size_t len, int *out, struct me
 	return walk(rootfd, rel, len, out, err);
 }
 
+int menv_beneath_dir_fast(int rootfd, const char *rel, int *out)
+{
+	*out = -1;
+	if (!want_openat2()) {
+		errno = ENOSYS;
+		return -1;
+	}
+	struct open_how how = {
+	        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	        .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+	};
+	long fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+	if (fd < 0) {
+		if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
+			use_openat2 = 0;
+		return -1;
+	}
+	*out = (int)fd;
+	return 0;
+}
+
+/* The directory `name` (one component) of dirfd, not followed when it is a link: -1 with
+ * errno (ELOOP for a link, ENOTDIR for another file) when it cannot be opened. */
+static int open_child(int dirfd, const char *name)
+{
+	if (want_openat2()) {
+		struct open_how how = {
+		        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		        .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+		};
+		long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		if (errno != ENOSYS && errno != EPERM && errno != E2BIG)
+			return -1;
+		use_openat2 = 0;
+	}
+	int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))) {
+		close(fd); /* O_PATH|O_NOFOLLOW can open a link itself */
+		errno = ELOOP;
+		return -1;
+	}
+	return fd;
+}
+
+int menv_beneath_subdir(int dirfd, const char *name, const char *shown, menv_beneath_mkdir_cb cb,
+                        void *ud, int *out, struct menv_error *err)
+{
+	int rc, fd;
+
+	*out = -1;
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return menv_error_set(err, MENV_EUNSAFE, "path '%s' leaves the prefix", shown);
+	fd = open_child(dirfd, name);
+	if (fd < 0 && errno == ENOENT) {
+		rc = cb ? cb(ud, shown, err) : 0;
+		if (rc)
+			return rc;
+		if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+			return menv_error_sys(err, MENV_EIO, "cannot create directory '%s'", shown);
+		fd = open_child(dirfd, name);
+	}
+	if (fd < 0)
+		return diagnose(dirfd, name, shown, errno, err);
+	*out = fd;
+	return 0;
+}
+
 int menv_beneath_dir(int rootfd, const char *rel, int *out, struct menv_error *err)
 {
 	*out = -1;
@@ -214,6 +284,28 @@ bool menv_beneath_exists(int rootfd, const char *rel)
 	return menv_beneath_lstat(rootfd, rel, &st, NULL) == 0;
 }
 
+int menv_beneath_open_at(int dirfd, const char *leaf, const char *shown, int flags, mode_t mode,
+                         int *fd, struct menv_error *err)
+{
+	int rc = 0;
+	*fd = openat(dirfd, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	int e = errno;
+	if (*fd < 0) {
+		if (e == ELOOP)
+			rc = menv_error_set(err, MENV_EUNSAFE,
+			                    "'%s' is a symbolic link (menv writes nothing through "
+			                    "links in a prefix)",
+			                    shown);
+		else
+			rc = menv_error_sys(err, e == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
+			                    "cannot open '%s'", shown);
+		if (err)
+			err->sys_errno = e;
+	}
+	errno = e;
+	return rc;
+}
+
 int menv_beneath_open(int rootfd, const char *rel, int flags, mode_t mode, int *fd,
                       struct menv_error *err)
 {
@@ -223,20 +315,8 @@ int menv_beneath_open(int rootfd, const char *rel, int flags, mode_t mode, int *
 	*fd = -1;
 	if (rc)
 		return rc;
-	*fd = openat(dfd, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	rc = menv_beneath_open_at(dfd, leaf, rel, flags, mode, fd, err);
 	int e = errno;
-	if (*fd < 0) {
-		if (e == ELOOP)
-			rc = menv_error_set(err, MENV_EUNSAFE,
-			                    "'%s' is a symbolic link (menv writes nothing through "
-			                    "links in a prefix)",
-			                    rel);
-		else
-			rc = menv_error_sys(err, e == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
-			                    "cannot open '%s'", rel);
-		if (err)
-			err->sys_errno = e;
-	}
 	close(dfd);
 	errno = e;
 	return rc;
@@ -256,17 +336,31 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int menv_beneath_write(int rootfd, const char *rel, const void *data, size_t len, mode_t mode,
-                       int extra_flags, struct menv_error *err)
+int menv_beneath_write_at(int dirfd, const char *leaf, const char *shown, const void *data,
+                          size_t len, mode_t mode, int extra_flags, struct menv_error *err)
 {
-	int fd, rc = menv_beneath_open(rootfd, rel, O_WRONLY | O_CREAT | extra_flags, mode & 07777,
-	                               &fd, err);
+	int fd, rc = menv_beneath_open_at(dirfd, leaf, shown, O_WRONLY | O_CREAT | extra_flags,
+	                                  mode & 07777, &fd, err);
 	if (rc)
 		return rc;
 	if (write_all(fd, data, len) < 0)
-		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", rel);
+		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", shown);
 	if (close(fd) < 0 && !rc)
-		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", rel);
+		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", shown);
+	return rc;
+}
+
+int menv_beneath_write(int rootfd, const char *rel, const void *data, size_t len, mode_t mode,
+                       int extra_flags, struct menv_error *err)
+{
+	const char *leaf = NULL;
+	int dfd = -1, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
+	if (rc)
+		return rc;
+	rc = menv_beneath_write_at(dfd, leaf, rel, data, len, mode, extra_flags, err);
+	int e = errno;
+	close(dfd);
+	errno = e;
 	return rc;
 }
 

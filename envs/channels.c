@@ -241,6 +241,7 @@ void menv_install_opts_link_settings(const struct menv_config *cfg, struct menv_
 	                : cfg->always_softlink ? MENV_LINK_SOFTLINK
 	                                       : MENV_LINK_AUTO;
 	io->allow_softlinks = cfg->allow_softlinks;
+	io->add_pip = cfg->add_pip_as_python_dependency;
 	io->pkgs_dirs = &cfg->pkgs_dirs;
 }
 
@@ -337,13 +338,17 @@ void menv_query_free(struct menv_query *q)
 	free(q);
 }
 
-int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_error *err)
+int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_buf *text,
+                      struct menv_error *err)
 {
 	struct menv_prefix_record *pr = NULL;
 	size_t np = 0, nl = strlen(name);
 	int rc = menv_prefix_records_load(prefix, &pr, &np, err);
 
 	*out = json_array();
+	if (text && !rc)
+		menv_buf_addf(text, "%-28s %-16s %-28s %s\n", "# Name", "Version", "Build",
+		              "Depends on");
 	for (size_t i = 0; !rc && i < np; i++) {
 		json_t *deps = json_object_get(pr[i].json, "depends"), *d;
 		size_t k;
@@ -356,6 +361,9 @@ int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct
 				                                      pr[i].name, "version",
 				                                      pr[i].version, "build",
 				                                      pr[i].build, "depends", ds));
+				if (text)
+					menv_buf_addf(text, "%-28s %-16s %-28s %s\n", pr[i].name,
+					              pr[i].version, pr[i].build, ds);
 				break;
 			}
 		}

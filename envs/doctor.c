@@ -65,10 +65,16 @@ static void check_files(const char *prefix, json_t *rec, const char *dist,
                         struct menv_doctor_report *r)
 {
 	size_t i;
-	json_t *p;
-	json_array_foreach(json_object_get(json_object_get(rec, "paths_data"), "paths"), i, p)
+	json_t *p, *paths = json_object_get(json_object_get(rec, "paths_data"), "paths");
+	json_t *files = json_object_get(rec, "files");
+	/* conda's paths_data names a linked file by its package path (noarch python's
+	 * `site-packages/...`); `files`, one entry per path in the same order, by the prefix's */
+	bool aligned = json_array_size(files) == json_array_size(paths);
+	json_array_foreach(paths, i, p)
 	{
-		const char *rel = jstr(p, "_path"), *type = jstr(p, "path_type");
+		const char *rel =
+		        aligned ? json_string_value(json_array_get(files, i)) : jstr(p, "_path");
+		const char *type = jstr(p, "path_type");
 		const char *want = jstr(p, "sha256_in_prefix") ? jstr(p, "sha256_in_prefix")
 		                                               : jstr(p, "sha256");
 		json_t *size = json_object_get(p, "size_in_bytes");
@@ -435,6 +441,48 @@ out:
 	menv_strvec_clear(&setaside);
 	free(meta);
 	return rc;
+}
+
+json_t *menv_doctor_report_json(const struct menv_doctor_report *r, const char *prefix, int *faults,
+                                struct menv_buf *text)
+{
+	static const char *const kinds[] = {
+	        "corrupt-record", "missing-file",         "changed-file",
+	        "link-out",       "stale-registry",       "toolchain",
+	        "cuda-home",      "stale-registry-other", "host-compiler"};
+	json_t *j = json_array();
+	size_t others = 0;
+
+	*faults = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct menv_doctor_finding *f = &r->findings[i];
+		bool note = f->kind == MENV_DOCTOR_TOOLCHAIN || f->kind == MENV_DOCTOR_STALE_OTHER;
+		*faults += !note && !f->fixed;
+		others += f->kind == MENV_DOCTOR_STALE_OTHER && !f->fixed;
+		json_array_append_new(j, json_pack("{s:s,s:s,s:s,s:s,s:b}", "kind", kinds[f->kind],
+		                                   "package", f->package, "path", f->path, "text",
+		                                   f->text, "fixed", f->fixed));
+		if (text)
+			menv_buf_addf(text, "%s%s%s\n",
+			              f->kind == MENV_DOCTOR_TOOLCHAIN     ? ""
+			              : f->kind == MENV_DOCTOR_STALE_OTHER ? "note: "
+			                                                   : "problem: ",
+			              f->text, f->fixed ? " (fixed)" : "");
+	}
+	/* other environments' stale lines are no problem of this one: a note, and the cure */
+	if (text && others)
+		menv_buf_addf(
+		        text,
+		        "note: %zu registry line%s of other environments name%s what is "
+		        "gone; `menv doctor --fix` takes %s out of ~/.conda/environments.txt\n",
+		        others, others == 1 ? "" : "s", others == 1 ? "s" : "",
+		        others == 1 ? "it" : "them");
+	if (text)
+		menv_buf_addf(text,
+		              "%s: %zu package record%s, %zu file%s checked, %d problem%s left\n",
+		              prefix, r->packages, r->packages == 1 ? "" : "s", r->files,
+		              r->files == 1 ? "" : "s", *faults, *faults == 1 ? "" : "s");
+	return json_pack("{s:s,s:o,s:i}", "prefix", prefix, "findings", j, "problems", *faults);
 }
 
 void menv_doctor_report_release(struct menv_doctor_report *r)

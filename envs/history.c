@@ -383,3 +383,17 @@ void menv_history_specs_line(struct menv_buf *b, const char *action,
 	}
 	menv_buf_addf(b, "]\n");
 }
+
+char *menv_history_cmdline(int argc, char *const *argv)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	menv_buf_adds(&b, "menv");
+	for (int i = 1; i < argc; i++) {
+		menv_buf_addch(&b, ' ');
+		if (strpbrk(argv[i], " \t'\"$"))
+			menv_buf_addf(&b, "'%s'", argv[i]);
+		else
+			menv_buf_adds(&b, argv[i]);
+	}
+	return menv_buf_detach(&b);
+}

@@ -162,16 +162,16 @@ int menv_journal_created(struct menv_journal *t, const char *rel, struct menv_er
 	return log_rec(t, 'C', rel, err);
 }
 
-static int log_mkdir(void *ud, const char *rel, struct menv_error *err)
+int menv_journal_log_mkdir(void *t, const char *rel, struct menv_error *err)
 {
-	return log_rec(ud, 'D', rel, err);
+	return log_rec(t, 'D', rel, err);
 }
 
 int menv_journal_mkdirs(struct menv_journal *t, const char *rel, struct menv_error *err)
 {
 	int rc = root_fd(t, err);
 	if (!rc)
-		rc = menv_beneath_mkdirs(t->rootfd, rel, log_mkdir, t, err);
+		rc = menv_beneath_mkdirs(t->rootfd, rel, menv_journal_log_mkdir, t, err);
 	return rc;
 }
 

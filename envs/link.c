@@ -87,45 +87,53 @@ out:
 	return rc;
 }
 
-static int write_new_file(int rootfd, const char *rel, const char *data, size_t len, mode_t mode,
+/* Where a new file goes: the directory descriptor (menv_link_dirs), its name there, and its
+ * path relative to the prefix (for the journal and messages). */
+struct dest {
+	int dfd;
+	const char *leaf, *rel;
+};
+
+static int write_new_file(const struct dest *d, const char *data, size_t len, mode_t mode,
                           struct menv_error *err)
 {
-	return menv_beneath_write(rootfd, rel, data, len, mode, O_EXCL, err);
+	return menv_beneath_write_at(d->dfd, d->leaf, d->rel, data, len, mode, O_EXCL, err);
 }
 
-/* FICLONE: 0, or -1 with errno (the destination is removed again). */
-static int reflink(const char *src, int rootfd, const char *rel, mode_t mode)
+/* FICLONE of the package file `path` (relative to srcfd): 0, or -1 with errno (the
+ * destination is removed again). */
+static int reflink(int srcfd, const char *path, const struct dest *d, mode_t mode)
 {
-	int d, s = open(src, O_RDONLY | O_CLOEXEC);
+	int fd, s = openat(srcfd, path, O_RDONLY | O_CLOEXEC);
 	if (s < 0)
 		return -1;
-	if (menv_beneath_open(rootfd, rel, O_WRONLY | O_CREAT | O_EXCL, mode & 07777, &d, NULL)) {
+	if (menv_beneath_open_at(d->dfd, d->leaf, d->rel, O_WRONLY | O_CREAT | O_EXCL, mode & 07777,
+	                         &fd, NULL)) {
 		int e = errno;
 		close(s);
 		errno = e;
 		return -1;
 	}
-	int r = ioctl(d, FICLONE, s);
+	int r = ioctl(fd, FICLONE, s);
 	int e = errno;
 	close(s);
-	if (close(d) < 0 && r == 0) {
+	if (close(fd) < 0 && r == 0) {
 		r = -1;
 		e = errno;
 	}
 	if (r < 0) {
-		menv_beneath_unlink(rootfd, rel, 0, NULL);
+		unlinkat(d->dfd, d->leaf, 0);
 		errno = e;
 	}
 	return r;
 }
 
-static int copy_file(const char *src, int rootfd, const char *rel, mode_t mode,
-                     struct menv_error *err)
+static int copy_file(const char *src, const struct dest *d, mode_t mode, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
 	int rc = menv_buf_read_file(&b, src, err);
 	if (!rc)
-		rc = write_new_file(rootfd, rel, b.buf, b.len, mode, err);
+		rc = write_new_file(d, b.buf, b.len, mode, err);
 	menv_buf_release(&b);
 	return rc;
 }
@@ -224,44 +232,128 @@ static void report_clobber(struct menv_link_ctx *ctx, const char *rel)
 	free(msg);
 }
 
-/* Makes room for a new file at rel: creates its parents, moves an existing file aside
- * (a clobber), and journals the creation. */
-static int prepare(struct menv_link_ctx *ctx, const char *rel, struct menv_error *err)
-{
-	struct stat sb;
-	int rc = menv_journal_mkparents(ctx->txn, rel, err);
+/* The prefix's directories one package writes into: prefix-relative path -> an O_PATH
+ * descriptor, each opened once beneath the root (one openat2 call, no link followed) or made
+ * there a component at a time, journaled before it is made (menv_beneath_subdir, as
+ * menv_journal_mkdirs does), so that a file costs the calls that make it and no walk from the
+ * root. They live while one package is linked (menv_link_package): nothing but menv writes
+ * into the prefix then (a pre-link script, which could put a link where a directory was, runs
+ * between packages), and menv neither removes a directory nor puts anything where one is
+ * (prepare refuses), so each stays the directory beneath the root it was when opened. */
+struct menv_link_dirs {
+	struct menv_journal *txn;
+	struct menv_strmap map; /* directory -> descriptor */
+	char *last;             /* the directory looked up last, and its descriptor */
+	size_t last_len;
+	int last_fd;
+};
 
-	if (rc) {
-		menv_error_prefix(err, "cannot write '%s'", rel);
-		goto out;
+static void dirs_release(struct menv_link_dirs *d)
+{
+	for (size_t i = 0; i < d->map.cap; i++)
+		if (d->map.slots[i].key)
+			close((int)d->map.slots[i].val);
+	menv_strmap_clear(&d->map);
+	free(d->last);
+}
+
+/* The descriptor of the directory dir[0..len) ("" the root), made where missing; it belongs
+ * to d. */
+static int dir_open(struct menv_link_dirs *d, const char *dir, size_t len, int *out,
+                    struct menv_error *err)
+{
+	int fd = -1, parent = -1, rc = 0;
+	char *key;
+	size_t *v;
+
+	if (!len) {
+		*out = d->txn->rootfd;
+		return d->txn->rootfd < 0
+		               ? menv_error_sys(err, MENV_EIO, "cannot open directory '%s'",
+		                                d->txn->root)
+		               : 0;
 	}
-	rc = menv_beneath_lstat(ctx->txn->rootfd, rel, &sb, err);
-	if (rc && rc != MENV_ENOTFOUND)
-		goto out;
+	key = menv_xstrndup(dir, len);
+	v = menv_strmap_get(&d->map, key);
+	if (v) {
+		*out = (int)*v;
+		free(key);
+		return 0;
+	}
+	/* one call when it exists (the common case), else its parent first, then it */
+	if (menv_beneath_dir_fast(d->txn->rootfd, key, &fd) < 0) {
+		const char *slash = strrchr(key, '/');
+		rc = dir_open(d, key, slash ? (size_t)(slash - key) : 0, &parent, err);
+		if (!rc)
+			rc = menv_beneath_subdir(parent, slash ? slash + 1 : key, key,
+			                         menv_journal_log_mkdir, d->txn, &fd, err);
+	}
 	if (!rc) {
-		if (S_ISDIR(sb.st_mode)) {
-			rc = menv_error_set(err, MENV_EEXIST,
-			                    "cannot link '%s': a directory of that "
-			                    "name exists in the prefix",
-			                    rel);
-			goto out;
-		}
-		report_clobber(ctx, rel);
-		rc = menv_journal_move_aside(ctx->txn, rel, err);
-		if (rc)
-			goto out;
+		menv_strmap_put(&d->map, key, (size_t)fd);
+		*out = fd;
 	}
-	rc = menv_journal_created(ctx->txn, rel, err);
-out:
+	free(key);
 	return rc;
 }
 
-static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *rel, mode_t mode,
-                      struct menv_error *err)
+/* The directory of the prefix path rel (made where missing) and rel's last component. */
+static int dest_of(struct menv_link_ctx *ctx, const char *rel, struct dest *out,
+                   struct menv_error *err)
 {
-	int rootfd = ctx->txn->rootfd;
+	struct menv_link_dirs *d = ctx->dirs;
+	const char *slash = strrchr(rel, '/');
+	size_t len = slash ? (size_t)(slash - rel) : 0;
+	int rc = 0;
+
+	out->rel = rel;
+	out->leaf = slash ? slash + 1 : rel;
+	if (d->last && d->last_len == len && !memcmp(d->last, rel, len)) {
+		out->dfd = d->last_fd;
+		return 0;
+	}
+	rc = dir_open(d, rel, len, &out->dfd, err);
+	if (!rc) {
+		free(d->last);
+		d->last = menv_xstrndup(rel, len);
+		d->last_len = len;
+		d->last_fd = out->dfd;
+	}
+	return rc;
+}
+
+/* Makes room for a new file at rel: creates its parents, moves an existing file aside
+ * (a clobber), and journals the creation; *d is where it goes. */
+static int prepare(struct menv_link_ctx *ctx, const char *rel, struct dest *d,
+                   struct menv_error *err)
+{
+	struct stat sb;
+	int rc = dest_of(ctx, rel, d, err);
+
+	if (rc) {
+		menv_error_prefix(err, "cannot write '%s'", rel);
+		return rc;
+	}
+	if (fstatat(d->dfd, d->leaf, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(sb.st_mode))
+			return menv_error_set(err, MENV_EEXIST,
+			                      "cannot link '%s': a directory of that "
+			                      "name exists in the prefix",
+			                      rel);
+		report_clobber(ctx, rel);
+		rc = menv_journal_move_aside(ctx->txn, rel, err);
+		if (rc)
+			return rc;
+	} else if (errno != ENOENT) {
+		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", rel);
+	}
+	return menv_journal_created(ctx->txn, rel, err);
+}
+
+static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *path,
+                      const struct dest *d, mode_t mode, struct menv_error *err)
+{
 	if (!ctx->caps->no_reflink) {
-		if (reflink(src, rootfd, rel, mode) == 0) {
+		if (reflink(ctx->srcfd, path, d, mode) == 0) {
 			ctx->st->reflinks++;
 			return 0;
 		}
@@ -269,7 +361,7 @@ static int place_copy(struct menv_link_ctx *ctx, const char *src, const char *re
 		    errno == ENOSYS)
 			ctx->caps->no_reflink = true;
 	}
-	int rc = copy_file(src, rootfd, rel, mode, err);
+	int rc = copy_file(src, d, mode, err);
 	if (!rc)
 		ctx->st->copies++;
 	return rc;
@@ -287,29 +379,31 @@ static bool compiled_source(const char *path)
 /* The modification and access times of `sst` on the new file rel (shutil.copystat, which
  * conda's copy calls): a .pyc compiled from a copy holds the same mtime as one compiled from
  * a hard link. */
-static int keep_times(int rootfd, const char *rel, const struct stat *sst, struct menv_error *err)
+static int keep_times(const struct dest *d, const struct stat *sst, struct menv_error *err)
 {
 	const struct timespec ts[2] = {sst->st_atim, sst->st_mtim};
-	const char *leaf;
-	int dfd, rc = menv_beneath_parent(rootfd, rel, &dfd, &leaf, err);
-	if (rc)
-		return rc;
-	if (utimensat(dfd, leaf, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		rc = menv_error_sys(err, MENV_EIO, "cannot set the times of '%s'", rel);
-	close(dfd);
-	return rc;
+	if (utimensat(d->dfd, d->leaf, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return menv_error_sys(err, MENV_EIO, "cannot set the times of '%s'", d->rel);
+	return 0;
 }
 
-/* chmod of the new file rel (the umask left out of what open(2) gave it). */
-static int set_mode(int rootfd, const char *rel, mode_t mode, struct menv_error *err)
+/* chmod of the new file (the umask left out of what open(2) gave it). */
+static int set_mode(const struct dest *d, mode_t mode, struct menv_error *err)
 {
-	int fd, rc = menv_beneath_open(rootfd, rel, O_RDONLY, 0, &fd, err);
+	int fd, rc = menv_beneath_open_at(d->dfd, d->leaf, d->rel, O_RDONLY, 0, &fd, err);
 	if (rc)
 		return rc;
 	if (fchmod(fd, mode) < 0)
-		rc = menv_error_sys(err, MENV_EIO, "cannot set the mode of '%s'", rel);
+		rc = menv_error_sys(err, MENV_EIO, "cannot set the mode of '%s'", d->rel);
 	close(fd);
 	return rc;
+}
+
+static int make_symlink(const char *target, const struct dest *d, struct menv_error *err)
+{
+	if (symlinkat(target, d->dfd, d->leaf) < 0)
+		return menv_error_sys(err, MENV_EIO, "cannot create link '%s'", d->rel);
+	return 0;
 }
 
 static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json_t *files,
@@ -319,7 +413,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	struct menv_link_stats *st = ctx->st;
 	char *rel = target_path(pe->path, ctx->noarch_python, ctx->site_packages);
 	char *src = menv_xasprintf("%s/%s", ctx->pkgdir, pe->path);
-	int rootfd = ctx->txn->rootfd;
+	struct dest d = {-1, NULL, rel};
 	struct stat sst;
 	json_t *pd = pe->src ? json_deep_copy(pe->src) : json_object();
 	bool fresh = false; /* a new inode with the package file's bytes: its times too */
@@ -328,28 +422,29 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	if (rc)
 		goto out;
 	if (!strcmp(pe->path_type, "directory")) {
-		rc = menv_journal_mkdirs(ctx->txn, rel, err);
+		int dfd;
+		rc = dir_open(ctx->dirs, rel, strlen(rel), &dfd, err);
 		if (rc == MENV_EUNSAFE || rc == MENV_EEXIST)
 			menv_error_prefix(err, "cannot create directory '%s'", rel);
 		goto record;
 	}
-	if (lstat(src, &sst) < 0) {
+	if (fstatat(ctx->srcfd, pe->path, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "package file '%s' is missing from the cache",
 		                    pe->path);
 		goto out;
 	}
-	rc = prepare(ctx, rel, err);
+	rc = prepare(ctx, rel, &d, err);
 	if (rc)
 		goto out;
 	if (S_ISLNK(sst.st_mode)) {
 		char target[4096];
-		ssize_t n = readlink(src, target, sizeof(target) - 1);
+		ssize_t n = readlinkat(ctx->srcfd, pe->path, target, sizeof(target) - 1);
 		if (n < 0) {
 			rc = menv_error_sys(err, MENV_EIO, "cannot read link '%s'", src);
 			goto out;
 		}
 		target[n] = '\0';
-		rc = menv_beneath_symlink(target, rootfd, rel, err);
+		rc = make_symlink(target, &d, err);
 		json_object_set_new(pd, "path_type", json_string("softlink"));
 		goto record;
 	}
@@ -362,19 +457,17 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		if (rc == MENV_EUNSUPPORTED)
 			menv_error_prefix(err, "cannot relocate '%s'", pe->path);
 		if (!rc)
-			rc = write_new_file(rootfd, rel, outb.buf, outb.len, sst.st_mode, err);
+			rc = write_new_file(&d, outb.buf, outb.len, sst.st_mode, err);
 		if (!rc) {
 			st->replaced++;
 			st->copies++;
-			ctx->link_type = 3;
-			/* conda rewrites the file only when the replacement changed it */
+			/* conda rewrites the file only when the replacement changed it; its
+			 * record keeps the package's size_in_bytes and the package's link type */
 			fresh = outb.len == in.len && !memcmp(outb.buf, in.buf, in.len);
 			if (!fresh) {
 				char hex[65];
 				menv_sha256_hex(outb.buf, outb.len, hex);
 				json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
-				json_object_set_new(pd, "size_in_bytes",
-				                    json_integer((json_int_t)outb.len));
 			}
 		}
 		menv_buf_release(&in);
@@ -382,13 +475,13 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		goto record;
 	}
 	if (pe->no_link || o->link_mode == MENV_LINK_COPY) {
-		rc = place_copy(ctx, src, rel, sst.st_mode, err);
+		rc = place_copy(ctx, src, pe->path, &d, sst.st_mode, err);
 		ctx->link_type = 3;
 		fresh = true;
 		goto record;
 	}
 	if (o->link_mode == MENV_LINK_SOFTLINK) {
-		rc = menv_beneath_symlink(src, rootfd, rel, err);
+		rc = make_symlink(src, &d, err);
 		if (rc)
 			goto out;
 		st->softlinks++;
@@ -398,7 +491,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	}
 	/* AUTO: reflink, else hardlink, else softlink (allow_softlinks), else copy */
 	if (!ctx->caps->no_reflink) {
-		if (reflink(src, rootfd, rel, sst.st_mode) == 0) {
+		if (reflink(ctx->srcfd, pe->path, &d, sst.st_mode) == 0) {
 			st->reflinks++;
 			if (ctx->link_type != 3)
 				ctx->link_type = 1;
@@ -410,7 +503,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 			ctx->caps->no_reflink = true;
 	}
 	if (!ctx->caps->no_hardlink) {
-		if (menv_beneath_link(src, rootfd, rel, NULL) == 0) {
+		if (linkat(ctx->srcfd, pe->path, d.dfd, d.leaf, 0) == 0) {
 			st->hardlinks++;
 			if (!ctx->link_type)
 				ctx->link_type = 1;
@@ -419,20 +512,20 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		if (errno == EXDEV || errno == EPERM || errno == EMLINK)
 			ctx->caps->no_hardlink = true;
 	}
-	if (o->allow_softlinks && menv_beneath_symlink(src, rootfd, rel, NULL) == 0) {
+	if (o->allow_softlinks && make_symlink(src, &d, NULL) == 0) {
 		st->softlinks++;
 		ctx->link_type = 2;
 		json_object_set_new(pd, "path_type", json_string("softlink"));
 		goto record;
 	}
-	rc = copy_file(src, rootfd, rel, sst.st_mode, err);
+	rc = copy_file(src, &d, sst.st_mode, err);
 	if (!rc)
 		st->copies++;
 	ctx->link_type = 3;
 	fresh = true;
 record:
 	if (!rc && fresh)
-		rc = keep_times(rootfd, rel, &sst, err);
+		rc = keep_times(&d, &sst, err);
 	if (rc)
 		goto out;
 	st->files++;
@@ -442,9 +535,16 @@ record:
 		if (ctx->noarch_python && ctx->py && compiled_source(pe->path))
 			json_array_append_new(ctx->py, json_string(rel));
 	}
-	json_object_set_new(pd, "_path", json_string(rel));
+	/* conda's PathDataV1 of a linked file: the package's path (noarch python's
+	 * `site-packages/...`; `files` has the prefix's), sha256_in_prefix on every hardlink */
+	json_object_set_new(pd, "_path", json_string(pe->path));
 	if (!json_object_get(pd, "path_type"))
 		json_object_set_new(pd, "path_type", json_string(pe->path_type));
+	json_t *sha = json_object_get(pd, "sha256");
+	const char *pt = json_string_value(json_object_get(pd, "path_type"));
+	if (pt && !strcmp(pt, "hardlink") && json_is_string(sha) &&
+	    !json_object_get(pd, "sha256_in_prefix"))
+		json_object_set(pd, "sha256_in_prefix", sha);
 	json_array_append(paths, pd);
 out:
 	json_decref(pd);
@@ -548,24 +648,23 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *meta, struct me
 			                      json_string_value(e));
 		char *rel = menv_xasprintf("bin/%s", name);
 		char *body = menv_python_entry_point(ctx->prefix, ctx->pyver, module, func);
+		struct dest d;
 		int rc = check_path(ctx->dist, rel, rel, err);
 		if (!rc)
-			rc = prepare(ctx, rel, err);
+			rc = prepare(ctx, rel, &d, err);
 		/* conda's make_executable: the file's mode (0666 less the umask) plus
 		 * u+x,g+x,o+x */
 		mode_t mode = (0666 & ~menv_start_umask()) | 0111;
 		if (!rc)
-			rc = write_new_file(ctx->txn->rootfd, rel, body, strlen(body), mode, err);
+			rc = write_new_file(&d, body, strlen(body), mode, err);
 		if (!rc)
-			rc = set_mode(ctx->txn->rootfd, rel, mode, err);
+			rc = set_mode(&d, mode, err);
 		if (!rc) {
-			char hex[65];
+			/* conda writes no sha256_in_prefix for an entry point */
 			json_t *pd = json_object();
-			menv_sha256_hex(body, strlen(body), hex);
 			json_object_set_new(pd, "_path", json_string(rel));
 			json_object_set_new(pd, "path_type",
 			                    json_string("unix_python_entry_point"));
-			json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
 			json_object_set_new(pd, "size_in_bytes",
 			                    json_integer((json_int_t)strlen(body)));
 			json_array_append_new(ctx->ep_paths, pd);
@@ -718,13 +817,25 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 	/* a pre-link script ran since the last package: directories are walked again */
 	free(ctx->txn->last_parent);
 	ctx->txn->last_parent = NULL;
-	rc = for_each_entry(ctx->pkgdir, link_entry, &ud, err);
+	struct menv_link_dirs dirs = {.txn = ctx->txn, .map = MENV_STRMAP_INIT};
+	ctx->dirs = &dirs;
+	ctx->srcfd = open(ctx->pkgdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->srcfd < 0)
+		rc = menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
+		                    "cannot open the package '%s'", ctx->pkgdir);
+	if (!rc)
+		rc = for_each_entry(ctx->pkgdir, link_entry, &ud, err);
 	ctx->py = py;
 	if (!rc && meta_python)
 		rc = write_entry_points(ctx, meta, err);
 	if (!ctx->link_type)
 		ctx->link_type = 1;
 	json_decref(meta);
+	dirs_release(&dirs);
+	if (ctx->srcfd >= 0)
+		close(ctx->srcfd);
+	ctx->srcfd = -1;
+	ctx->dirs = NULL;
 	return rc;
 }
 
@@ -732,29 +843,38 @@ struct check_ud {
 	const char *pkgdir, *dist, *prefix, *site_packages;
 	bool noarch_python;
 	json_t *links; /* prefix path -> dist of a link in the transaction, or NULL */
+	int srcfd;     /* menv_link_list_links: the package's directory */
 };
 
 static int list_link(void *ud, const struct path_entry *pe, struct menv_error *err)
 {
 	struct check_ud *c = ud;
-	char *src = menv_xasprintf("%s/%s", c->pkgdir, pe->path);
 	struct stat st;
 	(void)err;
-	if (menv_beneath_relpath_ok(pe->path) && lstat(src, &st) == 0 && S_ISLNK(st.st_mode)) {
+	if (menv_beneath_relpath_ok(pe->path) &&
+	    fstatat(c->srcfd, pe->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
 		char *rel = target_path(pe->path, c->noarch_python, c->site_packages);
 		json_object_set_new(c->links, rel, json_string(c->dist));
 		free(rel);
 	}
-	free(src);
 	return 0;
 }
 
 int menv_link_list_links(const char *pkgdir, const char *dist, bool noarch_python,
                          const char *site_packages, json_t *links, struct menv_error *err)
 {
-	struct check_ud c = {pkgdir, dist, "", site_packages, noarch_python && site_packages,
-	                     links};
-	return for_each_entry(pkgdir, list_link, &c, err);
+	/* each file stat'ed relative to the package's directory: no walk from / for each */
+	struct check_ud c = {pkgdir,
+	                     dist,
+	                     "",
+	                     site_packages,
+	                     noarch_python && site_packages,
+	                     links,
+	                     open(pkgdir, O_PATH | O_DIRECTORY | O_CLOEXEC)};
+	int rc = for_each_entry(pkgdir, list_link, &c, err);
+	if (c.srcfd >= 0)
+		close(c.srcfd);
+	return rc;
 }
 
 /* A link of the transaction that `rel` would be written through, or NULL. */
@@ -806,6 +926,6 @@ int menv_link_check(const char *pkgdir, const char *dist, const char *prefix, bo
                     const char *site_packages, json_t *links, struct menv_error *err)
 {
 	struct check_ud c = {pkgdir, dist, prefix, site_packages, noarch_python && site_packages,
-	                     links};
+	                     links,  -1};
 	return for_each_entry(pkgdir, check_entry, &c, err);
 }

@@ -54,6 +54,9 @@ int menv_journal_begin(struct menv_journal *t, char kind, struct menv_error *err
 int menv_journal_created(struct menv_journal *t, const char *rel, struct menv_error *err);
 int menv_journal_mkdirs(struct menv_journal *t, const char *rel, struct menv_error *err);
 int menv_journal_mkparents(struct menv_journal *t, const char *rel, struct menv_error *err);
+/* The 'D' record of mkdirs (a menv_beneath_mkdir_cb, `t` the journal): the directory rel is
+ * about to be created. For a caller that makes directories itself (menv_beneath_subdir). */
+int menv_journal_log_mkdir(void *t, const char *rel, struct menv_error *err);
 int menv_journal_move_aside(struct menv_journal *t, const char *rel, struct menv_error *err);
 int menv_journal_rmdir(struct menv_journal *t, const char *rel, struct menv_error *err);
 /* Commit (fsync'd) then drop the backup; rollback undoes every journaled change. */
@@ -100,6 +103,13 @@ int menv_beneath_open(int rootfd, const char *rel, int flags, mode_t mode, int *
 /* Creates rel (O_CREAT | `extra_flags`, e.g. O_EXCL or O_TRUNC) holding `len` bytes. */
 int menv_beneath_write(int rootfd, const char *rel, const void *data, size_t len, mode_t mode,
                        int extra_flags, struct menv_error *err);
+/* menv_beneath_open and menv_beneath_write of the entry `leaf` (one component) of `dirfd`, a
+ * directory descriptor from menv_beneath_dir, menv_beneath_subdir or the root itself:
+ * `shown` (the path relative to the root) names it in errors. */
+int menv_beneath_open_at(int dirfd, const char *leaf, const char *shown, int flags, mode_t mode,
+                         int *fd, struct menv_error *err);
+int menv_beneath_write_at(int dirfd, const char *leaf, const char *shown, const void *data,
+                          size_t len, mode_t mode, int extra_flags, struct menv_error *err);
 /* mkdir of rel (its parent must exist). MENV_EEXIST when rel exists. */
 int menv_beneath_mkdir(int rootfd, const char *rel, mode_t mode, struct menv_error *err);
 /* mkdir -p of rel: `cb` (may be NULL) is called with the path so far before each directory
@@ -107,6 +117,18 @@ int menv_beneath_mkdir(int rootfd, const char *rel, mode_t mode, struct menv_err
 typedef int (*menv_beneath_mkdir_cb)(void *ud, const char *rel, struct menv_error *err);
 int menv_beneath_mkdirs(int rootfd, const char *rel, menv_beneath_mkdir_cb cb, void *ud,
                         struct menv_error *err);
+/* menv_beneath_dir in one openat2(2) call and without a message: 0, or -1 with errno (ENOENT
+ * a component is missing, ELOOP or EXDEV a link is in the way, ENOTDIR a file is; ENOSYS when
+ * openat2 is not in use, and then the caller walks, e.g. with menv_beneath_subdir). `rel`
+ * must be menv_beneath_relpath_ok; *out belongs to the caller. */
+int menv_beneath_dir_fast(int rootfd, const char *rel, int *out);
+/* The directory `name` (one component, no '/') of `dirfd` (a directory descriptor beneath a
+ * root, or the root) as a new O_PATH descriptor (*out, caller closes), never following a
+ * link there; created with mode 0755 when missing, `cb` (may be NULL) called first with
+ * `shown` (the directory's path relative to the root, for the journal and messages).
+ * Errors: MENV_EUNSAFE (a link, or a bad name), MENV_EEXIST (not a directory), MENV_EIO. */
+int menv_beneath_subdir(int dirfd, const char *name, const char *shown, menv_beneath_mkdir_cb cb,
+                        void *ud, int *out, struct menv_error *err);
 /* symlinkat(target, rel): `target` is stored as given. */
 int menv_beneath_symlink(const char *target, int rootfd, const char *rel, struct menv_error *err);
 /* A hard link at rel of `src` (a file outside the prefix, e.g. in the package cache). */
@@ -150,6 +172,10 @@ struct menv_link_ctx {
 	struct menv_link_caps *caps;
 	struct menv_link_stats *st;
 	int link_type; /* out: conda's link type of the package (1 hard, 2 soft, 3 copy) */
+	/* set by menv_link_package while it links: the package's directory and the prefix's
+	 * directories it writes into, each opened once (link.c) */
+	int srcfd;
+	struct menv_link_dirs *dirs;
 };
 
 /* Links the files of ctx->pkgdir into ctx->txn->root, appending prefix-relative paths to

@@ -550,3 +550,36 @@ json_t *menv_revision_json(const struct menv_revision *r, size_t rev,
 		json_object_set_new(o, "cmd", json_string(r->cmd));
 	return o;
 }
+
+int menv_history_revisions(const char *prefix, json_t **out, struct menv_buf *text,
+                           struct menv_error *err)
+{
+	struct menv_revision *revs = NULL;
+	size_t n = 0;
+
+	*out = NULL;
+	if (menv_history_load(prefix, &revs, &n, err))
+		return err->code;
+	*out = json_array();
+	for (size_t i = 0; i < n; i++) {
+		struct menv_revision_diff d = {0};
+		const struct menv_revision *r = &revs[i];
+		menv_revision_diff(r, &d);
+		json_array_append_new(*out, menv_revision_json(r, i, &d));
+		if (text) {
+			menv_buf_addf(text, "%s  (rev %zu)\n", r->date, i);
+			for (size_t m = 0; m < d.changed.n; m++)
+				menv_buf_addf(text, "     %s\n", d.changed.v[m]);
+			for (size_t m = 0; m < d.remove.n + d.install.n; m++) {
+				bool rm = m < d.remove.n;
+				const char *l = rm ? d.remove.v[m] : d.install.v[m - d.remove.n];
+				menv_buf_addf(text, "    %c%s\n", rm ? '-' : '+',
+				              strstr(l, "::") ? strstr(l, "::") + 2 : l);
+			}
+			menv_buf_adds(text, "\n");
+		}
+		menv_revision_diff_release(&d);
+	}
+	menv_history_free(revs, n);
+	return 0;
+}

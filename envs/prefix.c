@@ -155,14 +155,14 @@ static void requested_map(const struct menv_strvec *req, struct menv_strmap *out
 	}
 }
 
-/* The spec of `req` (mapped by requested_map) that asked for package `name`, or NULL. */
-static const char *requested_for(const struct menv_strvec *req, const struct menv_strmap *map,
-                                 const char *name)
+/* The index in the requested specs (mapped by requested_map) of the spec that asked for
+ * package `name`, or NULL. */
+static const size_t *requested_at(const struct menv_strmap *map, const char *name)
 {
 	char *l = lower_n(name, strlen(name));
 	const size_t *at = menv_strmap_get(map, l);
 	free(l);
-	return at ? req->v[*at] : NULL;
+	return at;
 }
 
 static char *record_label(const struct menv_record *r)
@@ -429,13 +429,161 @@ out:
 	return rc;
 }
 
-/* conda-meta/<dist>.json for each linked package. `old` (may be NULL): records leaving, whose
+static int by_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each spec of `in` (may be NULL) as conda's str(MatchSpec) writes it, into `out`; one that
+ * does not parse as it is. */
+static void conda_specs(const struct menv_strvec *in, struct menv_strvec *out)
+{
+	for (size_t i = 0; in && i < in->n; i++) {
+		struct menv_matchspec *ms = NULL;
+		if (menv_matchspec_parse(in->v[i], &ms, NULL) == 0)
+			menv_strvec_push_owned(out, menv_matchspec_conda_str(ms));
+		else
+			menv_strvec_push(out, in->v[i]);
+		menv_matchspec_free(ms);
+	}
+}
+
+/* conda's PathDataV1 keys in its order; others after them */
+static json_t *conda_path_data(json_t *p)
+{
+	static const char *const keys[] = {
+	        "_path",  "prefix_placeholder", "file_mode",   "no_link",         "path_type",
+	        "sha256", "size_in_bytes",      "inode_paths", "sha256_in_prefix"};
+	json_t *o = json_object();
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+		json_t *v = json_object_get(p, keys[k]);
+		if (v && !json_is_null(v))
+			json_object_set(o, keys[k], v);
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(p, key, v) if (!json_object_get(o, key)) json_object_set(o, key, v);
+	return o;
+}
+
+/* `rec` (the record with menv's additions) as conda 26's PrefixRecord.dump() orders and
+ * leaves out its keys: PackageRecord's fields in their order (no legacy arch/platform; empty
+ * flags/features left out), package_type from noarch, then the keys conda does not know
+ * (kept: menv keeps every repodata key), then SolvedRecord's and PrefixRecord's fields, with
+ * `requested_specs` last as dump() adds it. */
+static json_t *conda_record(json_t *rec)
+{
+	static const char *const pkg[] = {"name",
+	                                  "version",
+	                                  "build",
+	                                  "build_number",
+	                                  "channel",
+	                                  "subdir",
+	                                  "fn",
+	                                  "md5",
+	                                  "legacy_bz2_md5",
+	                                  "legacy_bz2_size",
+	                                  "url",
+	                                  "sha256",
+	                                  "metadata_signature_status",
+	                                  "depends",
+	                                  "constrains",
+	                                  "flags",
+	                                  "track_features",
+	                                  "features",
+	                                  "noarch",
+	                                  "preferred_env",
+	                                  "python_site_packages_path",
+	                                  "license",
+	                                  "license_family",
+	                                  "package_type",
+	                                  "timestamp",
+	                                  "date",
+	                                  "size"};
+	static const char *const tail[] = {"requested_spec",
+	                                   "_requested_specs",
+	                                   "package_tarball_full_path",
+	                                   "extracted_package_dir",
+	                                   "files",
+	                                   "paths_data",
+	                                   "link",
+	                                   "auth",
+	                                   "requested_specs"};
+	json_t *o = json_object();
+	const char *noarch = json_string_value(json_object_get(rec, "noarch"));
+	if (json_is_true(json_object_get(rec, "noarch")))
+		noarch = "generic";
+	if (noarch && !json_object_get(rec, "package_type"))
+		json_object_set_new(rec, "package_type",
+		                    json_string(!strcmp(noarch, "python") ? "noarch_python"
+		                                                          : "noarch_generic"));
+	json_object_del(rec, "arch");
+	json_object_del(rec, "platform");
+	/* conda dumps depends and constrains always (their default is empty) */
+	if (!json_is_array(json_object_get(rec, "depends")))
+		json_object_set_new(rec, "depends", json_array());
+	if (!json_is_array(json_object_get(rec, "constrains")))
+		json_object_set_new(rec, "constrains", json_array());
+	for (size_t k = 0; k < sizeof(pkg) / sizeof(*pkg); k++) {
+		json_t *v = json_object_get(rec, pkg[k]);
+		bool empty = !v || json_is_null(v) ||
+		             (k >= 15 && k <= 17 &&
+		              ((json_is_string(v) && !*json_string_value(v)) ||
+		               (json_is_array(v) && !json_array_size(v))));
+		if (!strcmp(pkg[k], "flags") && json_is_array(v) && !json_array_size(v))
+			empty = true;
+		if (!empty)
+			json_object_set(o, pkg[k], v);
+		json_object_del(rec, pkg[k]);
+	}
+	json_t *t = json_object();
+	for (size_t k = 0; k < sizeof(tail) / sizeof(*tail); k++) {
+		json_t *v = json_object_get(rec, tail[k]);
+		if (v)
+			json_object_set(t, tail[k], v);
+		json_object_del(rec, tail[k]);
+	}
+	json_object_update(o, rec); /* the keys conda does not know */
+	json_object_update(o, t);
+	json_decref(t);
+	return o;
+}
+
+/* jansson's ASCII JSON as Python's json.dump writes it: `\u00e9` for jansson's `\u00E9`,
+ * DEL as `\u007f`. Takes `s`; caller frees the result. */
+static char *python_json(char *s)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	for (const char *p = s; *p; p++) {
+		if (*p == 0x7f) {
+			menv_buf_adds(&b, "\\u007f");
+			continue;
+		}
+		menv_buf_addch(&b, *p);
+		if (*p != '\\' || !p[1])
+			continue;
+		p++; /* the escaped character: a `\\` never starts another escape */
+		menv_buf_addch(&b, *p);
+		for (int k = *p == 'u' ? 1 : 5; k < 5 && p[1]; k++) {
+			p++;
+			menv_buf_addch(&b, *p >= 'A' && *p <= 'F' ? (char)(*p - 'A' + 'a') : *p);
+		}
+	}
+	free(s);
+	return menv_buf_detach(&b);
+}
+
+/* conda-meta/<dist>.json for each linked package, as conda 26 writes it (conda_record; JSON
+ * of 2-space indent, ASCII, no final newline). `old` (may be NULL): records leaving, whose
  * requested_spec carries over to a new build of the same name. */
 static int write_records(struct run *r, json_t *const *old, size_t nold, struct menv_error *err)
 {
 	struct menv_strmap req_map = MENV_STRMAP_INIT, was = MENV_STRMAP_INIT; /* name -> index */
+	struct menv_strvec conda_req = MENV_STRVEC_INIT;
 	int rc = 0;
 
+	/* conda's requested_spec: str(MatchSpec) of the spec that asked for the package */
+	conda_specs(r->opts->requested, &conda_req);
 	requested_map(r->opts->requested, &req_map);
 	for (size_t k = 0; k < nold; k++) {
 		const char *nm = jstr(old[k], "name");
@@ -456,29 +604,61 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		/* the record the solver or the lock chose wins over the cache's copy, which may
 		 * predate a repodata patch (conda writes conda-meta from the solver's record) */
 		json_object_update(rec, l->r->json);
-		const char *req = requested_for(r->opts->requested, &req_map, l->r->name);
+		const size_t *at = requested_at(&req_map, l->r->name);
+		const char *req = at ? conda_req.v[*at] : NULL;
 		const size_t *w = req ? NULL : menv_strmap_get(&was, l->r->name);
 		if (w)
 			req = jstr(old[*w], "requested_spec");
+		/* conda's index: python depends on pip when add_pip_as_python_dependency */
+		json_t *deps = json_object_get(rec, "depends");
+		if (r->opts->add_pip && !strcmp(l->r->name, "python") && json_is_array(deps)) {
+			bool has = false;
+			size_t k;
+			json_t *d;
+			json_array_foreach(deps, k, d)
+			{
+				const char *ds = json_string_value(d);
+				has |= ds && !strncmp(ds, "pip", 3) && (!ds[3] || ds[3] == ' ');
+			}
+			if (!has) {
+				json_t *nd = json_deep_copy(deps);
+				json_array_append_new(nd, json_string("pip"));
+				json_object_set_new(rec, "depends", nd);
+			}
+		}
 		/* redacted: conda-meta never holds credentials or tokens */
 		char *url = menv_url_redact(l->r->url ? l->r->url : "");
 		char *chan = menv_url_redact(l->r->channel_url ? l->r->channel_url : "");
-		char *reqr = menv_text_redact(req ? req : "");
 		json_object_set_new(rec, "url", json_string(url));
 		json_object_set_new(rec, "channel", json_string(chan));
 		free(url);
 		free(chan);
 		json_object_set(rec, "files", l->files);
-		json_t *pd = json_object();
-		json_object_set(pd, "paths", l->paths);
+		json_t *pd = json_object(), *paths = json_array();
+		size_t k;
+		json_t *e;
+		json_array_foreach(l->paths, k, e) json_array_append_new(paths, conda_path_data(e));
 		json_object_set_new(pd, "paths_version", json_integer(1));
+		json_object_set_new(pd, "paths", paths);
 		json_object_set_new(rec, "paths_data", pd);
 		json_t *link = json_object();
 		json_object_set_new(link, "source", json_string(l->pkgdir));
 		json_object_set_new(link, "type", json_integer(l->link_type ? l->link_type : 1));
 		json_object_set_new(rec, "link", link);
-		json_object_set_new(rec, "requested_spec", json_string(reqr));
-		free(reqr);
+		/* conda: requested_spec and requested_specs on what was asked for,
+		 * `_requested_specs: []` on the rest */
+		json_object_del(rec, "requested_spec");
+		json_object_del(rec, "requested_specs");
+		if (req && *req) {
+			char *reqr = menv_text_redact(req);
+			json_object_set_new(rec, "requested_spec", json_string(reqr));
+			json_t *list = json_array();
+			json_array_append_new(list, json_string(reqr));
+			json_object_set_new(rec, "requested_specs", list);
+			free(reqr);
+		} else {
+			json_object_set_new(rec, "_requested_specs", json_array());
+		}
 		json_object_set_new(rec, "extracted_package_dir", json_string(l->pkgdir));
 		/* the package file beside the extracted directory, in the cache it came from */
 		const char *slash = strrchr(l->pkgdir, '/');
@@ -486,13 +666,17 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		                               l->pkgdir, l->r->fn);
 		json_object_set_new(rec, "package_tarball_full_path", json_string(tarball));
 		free(tarball);
-		char *dump = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
+		json_t *out = conda_record(rec);
+		char *dump = json_dumps(out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		json_decref(out);
+		dump = python_json(dump);
 		char *rel = menv_xasprintf("conda-meta/%s.json", l->dist);
 		rc = txn_write(r, rel, dump, strlen(dump), err);
 		free(rel);
 		free(dump);
 		json_decref(rec);
 	}
+	menv_strvec_clear(&conda_req);
 	menv_strmap_clear(&req_map);
 	menv_strmap_clear(&was);
 	return rc;
@@ -543,6 +727,24 @@ static char *installed_label(json_t *rec, const struct menv_strmap *map, const c
 	return l;
 }
 
+/* conda-meta/created_at as conda's PrefixData.set_creation_time writes it when a history
+ * is first written: the time in seconds as Python's str(float) (shortest round trip). */
+static int write_created_at(struct run *r, struct menv_error *err)
+{
+	struct timespec ts;
+	char text[64];
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	for (int p = 10; p <= 17; p++) {
+		snprintf(text, sizeof(text), "%.*g", p, now);
+		if (strtod(text, NULL) == now)
+			break;
+	}
+	if (!strpbrk(text, ".e"))
+		strcat(text, ".0");
+	return txn_write(r, "conda-meta/created_at", text, strlen(text), err);
+}
+
 static int write_history(struct run *r, const struct menv_strvec *minus, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
@@ -558,6 +760,10 @@ static int write_history(struct run *r, const struct menv_strvec *minus, struct 
 			goto out;
 		if (b.len && b.buf[b.len - 1] != '\n')
 			menv_buf_addch(&b, '\n');
+	} else {
+		rc = write_created_at(r, err);
+		if (rc)
+			goto out;
 	}
 	size_t start = b.len; /* the new block, redacted below */
 	localtime_r(&now, &tm);
@@ -569,20 +775,28 @@ static int write_history(struct run *r, const struct menv_strvec *minus, struct 
 	menv_buf_addf(&b, "# cmd: %s\n", cmd);
 	free(cmd);
 	menv_buf_addf(&b, "# menv version: %s\n", MENV_VERSION);
-	for (size_t i = 0; minus && i < minus->n; i++) {
-		char *l = menv_utf8_escape(minus->v[i]);
-		menv_buf_addf(&b, "-%s\n", l);
-		free(l);
-	}
-	for (size_t i = 0; i < r->npk; i++) {
-		char *l = menv_utf8_escape(r->pk[i].label);
-		menv_buf_addf(&b, "+%s\n", l);
-		free(l);
-	}
-	/* conda's History.write_specs: a Python list, which conda reads back */
-	struct menv_strvec none = MENV_STRVEC_INIT;
-	menv_history_specs_line(&b, r->opts->remove_specs ? "remove" : "update",
-	                        r->opts->requested ? r->opts->requested : &none);
+	/* conda's History.write_changes: the unlinked, then the linked, each sorted */
+	struct menv_strvec plus = MENV_STRVEC_INIT, min = MENV_STRVEC_INIT;
+	for (size_t i = 0; minus && i < minus->n; i++)
+		menv_strvec_push_owned(&min, menv_utf8_escape(minus->v[i]));
+	for (size_t i = 0; i < r->npk; i++)
+		menv_strvec_push_owned(&plus, menv_utf8_escape(r->pk[i].label));
+	if (min.n)
+		qsort(min.v, min.n, sizeof(*min.v), by_strcmp);
+	if (plus.n)
+		qsort(plus.v, plus.n, sizeof(*plus.v), by_strcmp);
+	for (size_t i = 0; i < min.n; i++)
+		menv_buf_addf(&b, "-%s\n", min.v[i]);
+	for (size_t i = 0; i < plus.n; i++)
+		menv_buf_addf(&b, "+%s\n", plus.v[i]);
+	menv_strvec_clear(&min);
+	menv_strvec_clear(&plus);
+	/* conda's History.write_specs: str(MatchSpec) of each, a Python list (none: no line) */
+	struct menv_strvec specs = MENV_STRVEC_INIT;
+	conda_specs(r->opts->requested, &specs);
+	if (specs.n)
+		menv_history_specs_line(&b, r->opts->remove_specs ? "remove" : "update", &specs);
+	menv_strvec_clear(&specs);
 	/* no credentials or tokens on disk: channel URLs in the command, labels and specs */
 	char *block = menv_text_redact(b.buf + start);
 	b.len = start;

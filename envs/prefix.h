@@ -72,6 +72,8 @@ struct menv_install_opts {
 	volatile int *cancel;                /* set non-zero (by a signal handler) to stop */
 	enum menv_link_mode link_mode;       /* always_copy / always_softlink */
 	bool allow_softlinks;                /* softlink where a hardlink is impossible */
+	bool add_pip;                        /* add_pip_as_python_dependency: python's record
+	                                        in conda-meta/ depends on pip, as conda's */
 	bool no_wait;   /* a busy prefix lock is MENV_ELOCKED, not waited for */
 	bool locked;    /* the caller already holds the prefix lock (it read
 					      the records its plan was made from under it) */
@@ -239,6 +241,10 @@ int menv_history_requested_specs(const char *prefix, const struct menv_strvec *i
 /* Appends `# <action> specs: [...]\n` as conda's History.write_specs writes it (a Python
  * list of the spec strings, each as Python's repr writes a str), so that conda reads it
  * back. `action` is "update", "remove" or "neutered". */
+/* The command line `argv[1..argc)` as conda-meta/history's "# cmd:" holds it: "menv" and
+ * each word after a blank, a word with a blank, tab, quote or '$' in single quotes. New
+ * string, caller frees. */
+char *menv_history_cmdline(int argc, char *const *argv);
 void menv_history_specs_line(struct menv_buf *b, const char *action,
                              const struct menv_strvec *specs);
 /* The dists ("channel/subdir::name-version-build") installed after revision `rev`, sorted.
@@ -263,6 +269,13 @@ void menv_revision_diff_release(struct menv_revision_diff *d);
  * remove, upgrade, downgrade, cmd (when the block has one)}. New reference. */
 json_t *menv_revision_json(const struct menv_revision *r, size_t rev,
                            const struct menv_revision_diff *d);
+/* `conda list --revisions` of `prefix` (its conda-meta/history, menv_history_load): `*out`
+ * a new JSON array of menv_revision_json, one per revision; `text` (may be NULL) gets
+ * conda's lines appended: "DATE  (rev N)", the changed packages, then "-label" and
+ * "+label" lines (the channel part before "::" left out), a blank line after each.
+ * Errors: those of menv_history_load. */
+int menv_history_revisions(const char *prefix, json_t **out, struct menv_buf *text,
+                           struct menv_error *err);
 
 /* An installed package (a parsed conda-meta/<dist>.json). */
 struct menv_prefix_record {

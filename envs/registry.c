@@ -448,7 +448,69 @@ int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *ke
 	return rc;
 }
 
-json_t *menv_env_info(const struct menv_config *cfg)
+/* One line of `menv info`: the key right-aligned to the longest one (as conda info). */
+#define INFO_KEY_WIDTH ((int)sizeof("active env location") - 1)
+static void info_kv(struct menv_buf *o, const char *key, const char *value)
+{
+	menv_buf_addf(o, "%*s : %s\n", INFO_KEY_WIDTH, key, value);
+}
+
+static void info_lines(struct menv_buf *o, const char *key, json_t *a)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v) info_kv(o, i ? "" : key, json_string_value(v));
+}
+
+static void info_text(json_t *j, struct menv_buf *o)
+{
+	const char *active = json_string_value(json_object_get(j, "active_prefix"));
+	const char *name = json_string_value(json_object_get(j, "active_prefix_name"));
+	json_int_t shlvl = json_integer_value(json_object_get(j, "shlvl"));
+	char lvl[24];
+
+	snprintf(lvl, sizeof(lvl), "%lld", (long long)shlvl);
+	info_kv(o, "active environment", active ? (name ? name : active) : "None");
+	if (active)
+		info_kv(o, "active env location", active);
+	if (shlvl >= 0)
+		info_kv(o, "shell level", lvl);
+	info_kv(o, "menv version", MENV_VERSION);
+	info_kv(o, "root prefix", json_string_value(json_object_get(j, "root_prefix")));
+	info_lines(o, "package cache", json_object_get(j, "pkgs_dirs"));
+	info_lines(o, "envs directories", json_object_get(j, "envs_dirs"));
+	info_kv(o, "platform", json_string_value(json_object_get(j, "platform")));
+	info_lines(o, "config files", json_object_get(j, "config_files"));
+	info_lines(o, "channels", json_object_get(j, "channels"));
+	info_lines(o, "virtual packages", json_object_get(j, "virtual_pkgs"));
+}
+
+void menv_env_list_text(const struct menv_config *cfg, const struct menv_strvec *envs,
+                        const struct menv_strvec *normalized, struct menv_buf *out)
+{
+	const char *active = getenv("CONDA_PREFIX");
+	char *act = !active || !*active ? NULL
+	            : active[0] == '/'  ? menv_envreg_normalize(active)
+	                                : menv_xstrdup(active);
+
+	menv_buf_adds(out, "# menv environments:\n#\n");
+	for (size_t i = 0; i < envs->n; i++) {
+		const char *p = envs->v[i], *nm = "";
+		if (i == 0)
+			nm = "base";
+		for (size_t k = 0; i && !*nm && k < cfg->envs_dirs.n; k++) {
+			size_t dl = strlen(cfg->envs_dirs.v[k]);
+			if (!strncmp(p, cfg->envs_dirs.v[k], dl) && p[dl] == '/' &&
+			    !strchr(p + dl + 1, '/'))
+				nm = p + dl + 1;
+		}
+		menv_buf_addf(out, "%-20s  %s  %s\n", nm,
+		              act && !strcmp(act, normalized->v[i]) ? "*" : " ", p);
+	}
+	free(act);
+}
+
+json_t *menv_env_info(const struct menv_config *cfg, struct menv_buf *text)
 {
 	struct menv_strvec chans = MENV_STRVEC_INIT, dflt = MENV_STRVEC_INIT;
 	struct menv_virtual virt[8];
@@ -460,8 +522,11 @@ json_t *menv_env_info(const struct menv_config *cfg)
 	for (size_t i = 0; i < nv; i++)
 		json_array_append_new(
 		        jv, json_sprintf("%s=%s=%s", virt[i].name, virt[i].version, virt[i].build));
-	for (size_t i = 0; i < chans.n; i++)
-		json_array_append_new(jc, json_string(chans.v[i]));
+	for (size_t i = 0; i < chans.n; i++) { /* user:password@ and /t/TOKEN/ never shown */
+		char *safe = menv_url_redact(chans.v[i]);
+		json_array_append_new(jc, json_string(safe));
+		free(safe);
+	}
 	for (size_t i = 0; i < cfg->files.n; i++)
 		json_array_append_new(jf, json_string(cfg->files.v[i]));
 	/* the active environment, from the variables activation sets (as conda info) */
@@ -489,6 +554,8 @@ json_t *menv_env_info(const struct menv_config *cfg)
 	json_object_set_new(j, "shlvl", json_integer(shlvl ? atoi(shlvl) : -1));
 	menv_strvec_clear(&chans);
 	menv_strvec_clear(&dflt);
+	if (text)
+		info_text(j, text);
 	return j;
 }
 

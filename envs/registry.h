@@ -47,6 +47,12 @@ int menv_envreg_remove(const char *prefix, struct menv_error *err);
  * (the others are still listed). */
 int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
                   struct menv_strvec *normalized, struct menv_error *err);
+/* `conda env list`'s text for what menv_env_list found, appended to `out`: "# menv
+ * environments:", "#", then a line per environment: its name ("base" for the first, the
+ * folder's name for one directly under an entry of cfg->envs_dirs, else blank) padded to 20
+ * columns, "*" for the active one ($CONDA_PREFIX, compared normalized), its path. */
+void menv_env_list_text(const struct menv_config *cfg, const struct menv_strvec *envs,
+                        const struct menv_strvec *normalized, struct menv_buf *out);
 
 /* The extracted packages ("<dist>" folder names of the package cache) that the environments
  * of menv_env_list use, appended to `keep` once each (`conda clean --packages` keeps them).
@@ -54,10 +60,12 @@ int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
 int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *keep,
                            struct menv_error *err);
 /* What `conda info --json` shows, as a new JSON object: menv_version, root_prefix,
- * pkgs_dirs, envs_dirs, platform, channels (the configured ones expanded), config_files,
- * virtual_pkgs ("name=version=build", menv_virtual_detect), active_prefix,
- * active_prefix_name (null when none) and shlvl (-1 when unset). */
-json_t *menv_env_info(const struct menv_config *cfg);
+ * pkgs_dirs, envs_dirs, platform, channels (the configured ones expanded, credentials and
+ * tokens redacted: menv_url_redact), config_files, virtual_pkgs ("name=version=build",
+ * menv_virtual_detect), active_prefix, active_prefix_name (null when none) and shlvl (-1
+ * when unset). `text` (may be NULL) gets `conda info`'s text appended: one "key : value"
+ * line each, keys right-aligned, a list's further values under the first. */
+json_t *menv_env_info(const struct menv_config *cfg, struct menv_buf *text);
 
 /* `conda clean`: what `what` selects (MENV_CLEAN_*) removed from cfg->pkgs_dir (the writable
  * cache; the read-only entries of pkgs_dirs are never cleaned, and with none writable nothing

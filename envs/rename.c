@@ -395,3 +395,20 @@ out:
 	menv_lockfile_free(lf);
 	return rc;
 }
+
+json_t *menv_rename_report(const char *src, const char *dest, bool dry_run,
+                           const struct menv_rename_result *res, struct menv_buf *text)
+{
+	if (text && dry_run) /* conda's lines */
+		menv_buf_addf(text, "Dry run action: clone %s,%s\nDry run action: rm_rf %s\n", src,
+		              dest, src);
+	else if (text)
+		menv_buf_addf(text,
+		              "Renamed %s to %s: %zu package%s linked, %zu file%s no package owns "
+		              "copied\n",
+		              src, dest, res->packages, res->packages == 1 ? "" : "s",
+		              res->untracked, res->untracked == 1 ? "" : "s");
+	return json_pack("{s:b, s:s, s:s, s:b, s:I, s:I}", "success", 1, "source", src,
+	                 "destination", dest, "dry_run", dry_run, "packages",
+	                 (json_int_t)res->packages, "untracked", (json_int_t)res->untracked);
+}

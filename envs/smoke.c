@@ -965,3 +965,22 @@ int menv_smoke_write_record(const char *prefix, const struct menv_smoke_result *
 	json_decref(j);
 	return rc;
 }
+
+char *menv_smoke_result_line(const struct menv_smoke_result *res)
+{
+	const char *gpu = "";
+	if (res->unchanged)
+		return menv_xasprintf("Smoke check: toolchain, ops/ sources and driver unchanged "
+		                      "since %s, when it passed (--smoke-check runs it again)",
+		                      res->unchanged_since);
+	for (size_t i = 0; i < res->n_steps; i++)
+		if (!strcmp(res->steps[i].name, "GPU tests") &&
+		    res->steps[i].verdict == MENV_SMOKE_SKIP)
+			gpu = res->steps[i].summary;
+	if (res->passed)
+		return menv_xasprintf("Smoke check passed%s%s%s; log: %s", gpu[0] ? " (" : "", gpu,
+		                      gpu[0] ? ")" : "", res->log_path);
+	return menv_xasprintf("smoke check failed (the environment is kept); log: %s%s%s",
+	                      res->log_path, res->build_dir[0] ? "; build directory kept: " : "",
+	                      res->build_dir);
+}

@@ -92,6 +92,11 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 /* The result as JSON (status, steps, versions of nvcc/g++/driver, GPU, timings, GB/s,
  * hints, log). New reference. */
 json_t *menv_smoke_result_json(const struct menv_smoke_result *res);
+/* The line that ends a smoke check (new string, caller frees): "Smoke check: toolchain, ops/
+ * sources and driver unchanged since DATE, when it passed (--smoke-check runs it again)";
+ * "Smoke check passed[ (why the GPU tests were skipped)]; log: LOG"; or "smoke check failed
+ * (the environment is kept); log: LOG[; build directory kept: DIR]". */
+char *menv_smoke_result_line(const struct menv_smoke_result *res);
 
 /* Where the smoke check reads the ops/ sources: `ops_dir` when not NULL, else $MENV_OPS_DIR
  * when set and not empty, else MENV_OPS_DIR (fixed at build time). Borrowed. */
@@ -191,6 +196,16 @@ struct menv_doctor_report {
 int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix, bool all_envs,
                     struct menv_doctor_report *r, struct menv_error *err);
 void menv_doctor_report_release(struct menv_doctor_report *r);
+/* What `r` (of `prefix`) says: `*faults` the findings that remain problems (TOOLCHAIN and
+ * STALE_OTHER are notes, a fixed finding none), the report as a new JSON object {prefix,
+ * findings: [{kind ("corrupt-record", "missing-file", "changed-file", "link-out",
+ * "stale-registry", "toolchain", "cuda-home", "stale-registry-other", "host-compiler"),
+ * package, path, text, fixed}], problems}, and, when `text` is not NULL, its lines appended:
+ * each finding ("problem: " or "note: " before it, " (fixed)" after), one note counting the
+ * stale registry lines of other environments with the hint to --fix, then "PREFIX: N
+ * package records, M files checked, K problems left". */
+json_t *menv_doctor_report_json(const struct menv_doctor_report *r, const char *prefix, int *faults,
+                                struct menv_buf *text);
 /* cudahome.c: where `prefix` holds an executable bin/nvcc, one line (appended to `problems`,
  * owned by it) for each CUDA_HOME or CUDA_PATH that names another toolkit than that nvcc
  * (neither the prefix nor a folder whose bin/nvcc is the same file): the calling process's
@@ -199,5 +214,11 @@ void menv_doctor_report_release(struct menv_doctor_report *r);
  * are no problem (builds then find nvcc on PATH). Never fails: an unreadable state file is
  * doctor's to report. */
 void menv_env_cuda_home_check(const char *prefix, struct menv_strvec *problems);
+
+/* installed.c: in an installed menv (P/bin/menv, menv_self_exe), sets MENV_OPS_DIR to
+ * P/share/menv/ops when that holds the ops/ sources (an executable `configure`) and the
+ * variable is unset or empty (the build tree's menv keeps the path fixed at build time). A
+ * front end calls it once, before any command. */
+void menv_installed_paths(void);
 
 #endif

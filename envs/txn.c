@@ -494,6 +494,7 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 	        .history = t->hist,
 	        .nhistory = t->nhist,
 	        .aggressive = &t->o.cfg->aggressive_update_packages,
+	        .aggressive_update = !t->o.cfg->offline,
 	};
 	modifiers(t, &req);
 	switch (k) {
@@ -560,7 +561,7 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	if (rc)
 		return rc;
 	t->plan.solved = false;
-	t->plan.lock_file = t->o.file;
+	t->plan.lock_file = t->o.file_shown ? t->o.file_shown : t->o.file;
 	t->plan.lock_format = menv_lock_format_name(t->lf->format);
 	t->plan.lock_conda = t->lr.n;
 	/* the pip entries: those the prefix does not hold at that version */
@@ -1349,47 +1350,6 @@ void menv_txn_free(struct menv_txn *t)
 	menv_lockrecs_release(&t->lr);
 	menv_lockfile_free(t->lf);
 	free(t);
-}
-
-char *menv_file_once(const char *path, struct menv_error *err)
-{
-	struct stat sb;
-	struct menv_buf b = MENV_BUF_INIT;
-	char *tmp = NULL;
-
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-		return NULL;
-	/* a pipe (`-f /dev/stdin`, `-f <(...)`) can be read once: menv reads a file more than
-	 * once (to tell a lockfile from an environment file, then to load it) */
-	if (menv_buf_read_stream(&b, path, err))
-		return NULL;
-	int fd = -1;
-	if (menv_tmp_mkfile("file", &tmp, &fd, err) ||
-	    (b.len && write(fd, b.buf, b.len) != (ssize_t)b.len)) {
-		if (fd >= 0)
-			menv_error_sys(err, MENV_EIO, "cannot keep a copy of '%s'", path);
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
-		tmp = NULL;
-	} else {
-		close(fd);
-	}
-	menv_buf_release(&b);
-	return tmp;
-}
-
-bool menv_file_is_lockfile(const char *path)
-{
-	struct menv_buf b = MENV_BUF_INIT;
-	struct menv_error err = {0};
-	bool yes = false;
-	if (!menv_buf_read_file(&b, path, &err))
-		yes = menv_lockfile_detect(b.buf, b.len) != MENV_LOCK_NONE;
-	menv_buf_release(&b);
-	return yes;
 }
 
 bool menv_path_in_use(const char *path)

@@ -80,7 +80,9 @@ struct menv_txn_opts {
 	const struct menv_envfile *envfile; /* CREATE, ENV_UPDATE: the environment file, or NULL
 					       (its deps, channels, variables, `pip:` section) */
 	const char *file;                   /* *_LOCK: the lockfile */
-	const char *lock_env;               /* a pixi lock's environment (-e), NULL: "default" */
+	const char *file_shown; /* the lockfile's name as the user gave it (NULL: `file`), which
+				   the plan's lock_file names: /dev/stdin, not a pipe's copy */
+	const char *lock_env;   /* a pixi lock's environment (-e), NULL: "default" */
 	const struct menv_strvec *specs;    /* MatchSpecs of the command line, or NULL */
 	const struct menv_strvec *channels; /* -c channels, or NULL */
 	bool override_channels;             /* --override-channels */
@@ -160,6 +162,33 @@ struct menv_txn_result {
 
 struct menv_txn;
 
+/* txnrequest.c: what a change command was given (create, install, update, remove, env
+ * update), beside the options it fills itself (specs, channels, all, modifiers, revision,
+ * dry_run, ...). */
+struct menv_txn_request {
+	enum menv_txn_kind kind; /* CREATE, INSTALL, UPDATE, REMOVE or ENV_UPDATE */
+	const char *name, *path; /* -n, -p; NULL: the environment file's, else the active one */
+	const char *file;        /* -f: a lockfile or an environment file, or NULL */
+	const char *given;       /* -f as the user gave it (NULL: `file`): what warnings, the
+				    environment file's path and the plan name; `file` may be a
+				    pipe's copy (menv_file_once) */
+	bool revision;           /* --revision N was given (opts.revision is N) */
+	bool smoke_off;          /* --no-smoke-check */
+};
+/* Checks `rq` and completes `o` (kind, cfg, prefix, envfile, file, smoke): -f FILE is a
+ * lockfile (menv_file_is_lockfile: CREATE_LOCK / INSTALL_LOCK) or an environment file,
+ * loaded into `*ef` (free with menv_envfile_free; what menv_envfile_check says is appended
+ * to `warnings`), whose name or prefix is taken when neither -n nor -p is given (rq->name,
+ * rq->path are then the file's, borrowed from `*ef`); --revision makes a REVISION. The
+ * prefix (menv_env_prefix_new for CREATE, else menv_env_prefix_find) is `*prefix` (caller
+ * frees) and o->prefix. Errors: MENV_EUSAGE (--smoke-check with --no-smoke-check; install -f
+ * of an environment file; specs with a lockfile or --revision; env update without -f;
+ * install, update or remove with no package, file, revision or --all), those of
+ * menv_envfile_load and of the prefix lookups. */
+int menv_txn_request_opts(struct menv_txn_request *rq, const struct menv_config *cfg,
+                          struct menv_txn_opts *o, struct menv_envfile **ef, char **prefix,
+                          struct menv_strvec *warnings, struct menv_error *err);
+
 /* A new transaction for `o` (copied; what it points to is borrowed). Nothing is read yet.
  * `*out` is freed with menv_txn_free. Errors: MENV_EUSAGE (a kind that needs a file or
  * specs given none, or the other way round). */
@@ -226,6 +255,8 @@ int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
  * returns that file's path (the caller unlinks and frees it); NULL for a regular file (use
  * PATH itself) or on an error (err set: MENV_ENOTFOUND, MENV_EIO). */
 char *menv_file_once(const char *path, struct menv_error *err);
+/* Unlinks and frees what menv_file_once returned; NULL: nothing. */
+void menv_file_once_drop(char *copy);
 /* Does the file hold a lockfile (menv_lockfile_detect: conda-lock, explicit, pixi, micromamba
  * JSON)? False for an environment file and for a file that cannot be read. */
 bool menv_file_is_lockfile(const char *path);
@@ -252,6 +283,48 @@ json_t *menv_txn_plan_json(const struct menv_txn_plan *p, bool dry_run, json_t *
  * `message`; after MENV_EUNSAT also `problems` and `problem_tree` from `t` (may be NULL).
  * New reference. */
 json_t *menv_txn_error_json(const struct menv_error *err, const struct menv_txn *t);
+
+/* txntext.c: the plan as the rows of its text table. Each change is a row ('+' new, 'o' a
+ * reinstall whose build says "(relink)"); an upgrade, downgrade or change also has a '-' row
+ * of the installed record above it (its channel as menv_channel_display, no size); a
+ * removal only that. The columns: name, version, build, channel, size (menv_size_text, or
+ * "Cached" when the package cache holds it). Rows keep the plan's order (by kind, then
+ * name); `counts` are packages per kind, `cached` the links the cache holds, `download` the
+ * bytes of the others; `pip` the plan's pip lines safe to print. Release with
+ * menv_txn_plan_rows_release. */
+#define MENV_PLAN_COLUMNS 5
+struct menv_txn_plan_row {
+	enum menv_change_kind kind;
+	char mark;
+	char *cols[MENV_PLAN_COLUMNS]; /* owned */
+};
+struct menv_txn_plan_rows {
+	struct menv_txn_plan_row *v;
+	size_t n;
+	size_t counts[MENV_CHANGE_REMOVE + 1];
+	size_t cached;
+	int64_t download;
+	struct menv_strvec pip; /* the plan's pip lines, credentials redacted (menv_text_redact) */
+};
+void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows *out);
+void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows);
+/* What a commit did, as the text conda and menv end a change with (new string, caller frees):
+ * "Created|Updated PREFIX[ from lockfile F]: N packages removed, M linked (K pip), F files
+ * (... reflinked, hardlinked, softlinked, copied, relocated, .pyc)"; "Removed PREFIX: N
+ * packages" for remove --all (or that its interrupted removal was finished); a warning line
+ * for files that more than one package provides; after a create, conda's lines on how to
+ * activate it (`name`, else the prefix). */
+char *menv_txn_result_text(const struct menv_txn_plan *p, const struct menv_txn_result *r,
+                           const char *name);
+/* For a plan from a lockfile, the line that says so (new string, caller frees; NULL for
+ * another plan): "Installing from lockfile F (FORMAT, SUBDIR) into PREFIX: N to link, M to
+ * unlink, C conda + P pip packages in the lock, no solve". */
+char *menv_txn_lock_line(const struct menv_txn_plan *p);
+/* A section's title: "Install", "Upgrade", "Downgrade", "Change", "Reinstall", "Remove". */
+const char *menv_change_kind_name(enum menv_change_kind k);
+/* `n` bytes as text into `out`: "512 B", "1.5 kB", "2.3 MB", "1.1 GB" (powers of 1000, as
+ * conda), "-" when negative (unknown). */
+void menv_size_text(int64_t n, char *out, size_t len);
 
 /* Releases the transaction, its plan and the prefix lock. NULL is a no-op. */
 void menv_txn_free(struct menv_txn *t);
@@ -288,6 +361,9 @@ int menv_env_vars_assignments(char *const *args, size_t n, struct menv_strvec *n
 int menv_env_config_vars_edit(const char *prefix, bool set, char *const *args, size_t n,
                               menv_env_cb cb, void *ud, struct menv_strvec *warnings,
                               struct menv_error *err);
+/* txnrequest.c: `menv env config vars SUB ARG...` checked before anything is read: SUB is
+ * list (no ARG), set (VAR=VALUE...) or unset (VAR...). Errors: MENV_EUSAGE saying which. */
+int menv_env_config_vars_check(const char *sub, size_t nargs, struct menv_error *err);
 /* What conda warns about in an environment file, one line each appended to `warnings`:
  * unknown top-level keys (FILE:LINE: a typo such as `dependncies` would otherwise make an
  * empty environment) and `variables:` that activation owns (PATH, ...), which are dropped
@@ -357,9 +433,11 @@ void menv_query_free(struct menv_query *q);
 void menv_query_tree(struct menv_query *s, const struct menv_record *r, int depth,
                      struct menv_strvec *seen, struct menv_strvec *lines);
 /* The installed packages of `prefix` with a dependency on `name` (repoquery whoneeds -n):
- * `*out` a new JSON array of {name, version, build, depends: the dependency string}.
- * Errors: as menv_prefix_records_load. */
-int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_error *err);
+ * `*out` a new JSON array of {name, version, build, depends: the dependency string};
+ * `text` (may be NULL) gets them as a table appended, under "# Name Version Build Depends
+ * on" (columns of 28, 16 and 28). Errors: as menv_prefix_records_load. */
+int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct menv_buf *text,
+                      struct menv_error *err);
 /* The pins of a solve: `.condarc`'s pinned_packages, then `<prefix>/conda-meta/pinned` (one
  * MatchSpec a line, `#` comments) when `prefix` is given. `*pins` is a new array of `*n`
  * parsed specs (caller frees each with menv_matchspec_free, then the array).
@@ -540,5 +618,11 @@ int menv_env_rename_check(const struct menv_config *cfg, const char *src, const 
  * MENV_ECHECKSUM, MENV_EIO, MENV_EINTR, ...). */
 int menv_env_rename(const struct menv_rename_opts *o, const char *src, const char *dest,
                     struct menv_rename_result *res, struct menv_error *err);
+/* What a rename from `src` to `dest` did (`dry_run`: would do), as a new JSON object
+ * {success, source, destination, dry_run, packages, untracked}; `text` (may be NULL) gets
+ * conda's two "Dry run action: clone SRC,DEST" / "rm_rf SRC" lines for a dry run, else
+ * "Renamed SRC to DEST: N packages linked, M files no package owns copied". */
+json_t *menv_rename_report(const char *src, const char *dest, bool dry_run,
+                           const struct menv_rename_result *res, struct menv_buf *text);
 
 #endif

@@ -424,6 +424,8 @@ struct menv_mirror_stats {
 	size_t packages; /* package files copied */
 	size_t subdirs;  /* subdir indexes written or pushed */
 	int64_t bytes;   /* bytes of the package files */
+	char dest[4096]; /* where they went, as it may be shown: oci://user:password@ redacted
+	                  * (menv_url_redact) */
 };
 
 /* Copies the package files of `recs` (each with url, fn, subdir, and sha256 or md5) to `dest`:

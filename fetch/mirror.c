@@ -221,8 +221,12 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 	struct menv_index_stats is = {0};
 	int rc = 0;
 
-	if (st)
+	if (st) {
+		char *safe = menv_url_redact(dest);
 		memset(st, 0, sizeof(*st));
+		snprintf(st->dest, sizeof(st->dest), "%s", safe);
+		free(safe);
+	}
 	/* under $TMPDIR; what a killed mirror left there goes with the next run's */
 	rc = menv_tmp_mkdir("mirror", &stage, err);
 	if (rc)

@@ -8,6 +8,7 @@
  *   load.c      repodata.json files through libsolv's conda reader, cached as .solv
  *   sparse.c    a large repodata.json indexed by name; only the names a request reaches read
  *   rank.c      channel/subdir order, strict priority, variant ranking
+ *   features.c  conda's legacy features (track_features switching builds' features on)
  *   request.c   a request as libsolv jobs, relaxation, the transaction
  *   problems.c  a failed solve's problems as text and JSON
  *   query.c     search and whoneeds
@@ -142,6 +143,18 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 /* Strict channel priority: a name only from the highest-priority channel that has it
  * (`chan::pkg` requests exempt), through the pool's considered map (owned by s). */
 void menv_solv_strict_priority(struct menv_solver *s, const struct menv_solve_request *req);
+
+/* ---- features.c ------------------------------------------------------------------------ */
+
+/* conda's legacy features after a solve `solv`: the features its packages track, then for
+ * each name of the solution the builds that lose by conda's feature metric (fewer tracked
+ * features, or a feature nothing tracks; for a `requested` name only at versions a
+ * featured build reaches) as SOLVER_DISFAVOR jobs appended to job; an installed build of
+ * the solution that loses is set in `freed` (sized for the pool: the caller no longer locks
+ * it) and weakly erased, its name weakly installed. Returns how many jobs were appended:
+ * none when no package of the solution loses (the solution stands). */
+int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct menv_strvec *requested,
+                           Queue *job, Map *freed);
 
 /* ---- request.c ------------------------------------------------------------------------- */
 

@@ -322,10 +322,20 @@ struct plan {
 	struct menv_strvec closure;        /* update_deps: dependencies of explicit_names */
 	Map unlocked;                      /* installed solvables no longer locked */
 	bool all_unlocked;                 /* every installed solvable only favoured */
-	bool no_best; /* the last resort: explicit names need not reach their best version */
-	Queue held;   /* job index of each spec the request did not name but holds */
+	bool no_best;   /* the last resort: explicit names need not reach their best version */
+	Queue held;     /* job index of each spec the request did not name but holds */
+	Queue featjobs; /* conda's legacy feature metric as DISFAVOR jobs (features.c) */
+	Map featfree;   /* installed solvables the feature metric relinks: not locked */
 	struct menv_strvec held_text; /* what each of them is, for the problem text */
 };
+
+/* conda's aggressive_update_packages (ca-certificates, certifi, openssl by default): an
+ * installed one updates on every change, whatever the history asked for (conda's classic
+ * Solver._add_specs; never offline). */
+static bool aggressive(const struct menv_solve_request *req, const char *name)
+{
+	return req->aggressive && req->aggressive_update && has_name(req->aggressive, name);
+}
 
 /* conda's business rule: python stays within its installed minor version unless the user asks
  * for python (or the history holds a python spec with a version); freeze_installed keeps the
@@ -461,7 +471,9 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		if (!nameid)
 			continue;
 		queue_push2(job, SOLVER_USERINSTALLED | SOLVER_SOLVABLE_NAME, nameid);
-		if (req->update_all || has_name(&pl->closure, h->name) || removing) {
+		/* conda strips the history's constraint of an aggressively updated name */
+		if (req->update_all || has_name(&pl->closure, h->name) || removing ||
+		    aggressive(req, h->name)) {
 			if (!removing)
 				queue_push2(job, SOLVER_INSTALL | SOLVER_SOLVABLE_NAME, nameid);
 			continue;
@@ -515,12 +527,14 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		const char *name = json_str(r, "name");
 		if (has_name(&pl->explicit_names, name) || has_name(&pl->removed, name) || removing)
 			continue;
-		if (has_name(&pl->closure, name)) {
+		if (has_name(&pl->closure, name) || aggressive(req, name)) {
 			queue_push2(job, SOLVER_UPDATE | SOLVER_SOLVABLE, p);
 			continue;
 		}
 		if (req->update_all)
 			continue;
+		if (MAPTST(&pl->featfree, p))
+			continue; /* features.c's jobs relink it */
 		if (pl->all_unlocked || MAPTST(&pl->unlocked, p)) {
 			/* freed: it may change, or go when nothing else works */
 			queue_push2(job, SOLVER_FAVOR | SOLVER_SOLVABLE, p);
@@ -535,6 +549,7 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		if (r && has_name(&pl->explicit_names, json_str(r, "name")))
 			queue_push2(job, SOLVER_ALLOWUNINSTALL | SOLVER_SOLVABLE, p);
 	}
+	queue_insertn(job, job->count, pl->featjobs.count, pl->featjobs.elements);
 	return 0;
 }
 
@@ -646,8 +661,9 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 			break;
 		}
 		bool again = false;
-		if (!frozen && round < 10) {
-			if (relax(s, solv, pl))
+		/* at most 10 rounds of freeing locks, then the two last resorts all the same */
+		if (!frozen) {
+			if (round < 10 && !pl->all_unlocked && relax(s, solv, pl))
 				again = true;
 			else if (!pl->all_unlocked)
 				again = pl->all_unlocked = true;
@@ -915,6 +931,8 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	menv_solv_rank_variants(s, req);
 	map_init(&pl.unlocked, pool->nsolvables);
 	queue_init(&pl.held);
+	queue_init(&pl.featjobs);
+	map_init(&pl.featfree, pool->nsolvables);
 	for (size_t i = 0; i < req->ninstall; i++)
 		if (req->install[i]->name)
 			menv_strvec_push(&pl.explicit_names, req->install[i]->name);
@@ -972,6 +990,15 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 		pl.all_unlocked = false;
 		rc = solve_relaxing(s, req, &pl, &solv, err);
 	}
+	if (!rc && !req->nremove &&
+	    menv_solv_feature_jobs(s, solv, &pl.explicit_names, &pl.featjobs, &pl.featfree)) {
+		/* conda's feature metric: solve again with the losing builds disfavoured */
+		solver_free(solv);
+		solv = NULL;
+		map_empty(&pl.unlocked);
+		pl.all_unlocked = pl.no_best = false;
+		rc = solve_relaxing(s, req, &pl, &solv, err);
+	}
 	if (rc)
 		goto out;
 	rc = transaction_of(s, solv, out, err);
@@ -1018,6 +1045,8 @@ out:
 		solver_free(solv);
 	map_free(&pl.unlocked);
 	queue_free(&pl.held);
+	queue_free(&pl.featjobs);
+	map_free(&pl.featfree);
 	menv_strvec_clear(&pl.held_text);
 	menv_strvec_clear(&pl.explicit_names);
 	menv_strvec_clear(&pl.removed);

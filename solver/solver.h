@@ -132,6 +132,9 @@ struct menv_solve_request {
 	size_t nhistory;
 	/* names a remove never prunes as orphans (conda's aggressive_update_packages), or NULL */
 	const struct menv_strvec *aggressive;
+	/* the installed ones of `aggressive` update on every install or update, the history's
+	 * constraints on them dropped (conda, unless offline) */
+	bool aggressive_update;
 	bool update_all;           /* update --all / update_modifier update_all: everything may
 	                              update; history keeps only its names */
 	bool freeze_installed;     /* --freeze-installed: installed packages never move */

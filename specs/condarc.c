@@ -777,6 +777,10 @@ out:
 		json_decref(j);
 		j = NULL;
 	}
+	if (j) /* channels with user:password@ or /t/TOKEN/ are shown without them */
+		menv_json_redact(j);
+	if (o)
+		menv_buf_redact(o);
 	*out = j;
 	menv_config_release(&cfg);
 	return rc;
@@ -842,10 +846,12 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 		json_t *v = menv_condarc_get(&rc, get->v[i]);
 		if (!menv_config_param(n)) {
 			menv_strvec_push_owned(warnings, menv_xasprintf("unknown key %s", n));
-		} else if (v) {
-			json_object_set(got, get->v[i], v);
+		} else if (v) { /* shown without credentials or tokens */
+			json_t *safe = json_deep_copy(v);
+			menv_json_redact(safe);
+			json_object_set_new(got, get->v[i], safe);
 			if (text)
-				menv_config_format_get(get->v[i], v, text);
+				menv_config_format_get(get->v[i], safe, text);
 		}
 		free(n);
 	}
@@ -866,7 +872,21 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 	}
 	if (!r && edit)
 		r = menv_condarc_save(&rc, err);
+	for (size_t i = 0; i < warnings->n; i++) { /* a warning may quote a value */
+		char *safe = menv_text_redact(warnings->v[i]);
+		free(warnings->v[i]);
+		warnings->v[i] = safe;
+	}
 	menv_condarc_release(&rc);
 	menv_strvec_clear(&all);
 	return r;
+}
+
+json_t *menv_config_get_json(const char *path, json_t *got, const struct menv_strvec *warnings)
+{
+	json_t *w = json_array();
+	for (size_t i = 0; i < warnings->n; i++)
+		json_array_append_new(w, json_string(warnings->v[i]));
+	return json_pack("{s:s, s:b, s:o, s:O}", "rc_path", path, "success", 1, "warnings", w,
+	                 "get", got);
 }

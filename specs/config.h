@@ -148,7 +148,8 @@ void menv_config_describe(const struct menv_param *p, json_t *dflt, struct menv_
  * type, description and default (--describe [KEY...]). `keys` (empty: all) must name known
  * settings. `*out`: a new reference, an object (an array of {name, parameter_type,
  * element_types, description, default_value} for DESCRIBE), NULL on error; `text` (may be
- * NULL) gets conda's text appended. Errors: MENV_EUSAGE "invalid configuration parameter
+ * NULL) gets conda's text appended. Both are redacted (menv_json_redact, menv_buf_redact:
+ * no user:password@ or /t/TOKEN/ of a channel is shown). Errors: MENV_EUSAGE "invalid configuration parameter
  * 'KEY'", and those of menv_config_load and menv_condarc_load. */
 enum menv_config_view { MENV_CONFIG_SHOW, MENV_CONFIG_SOURCES, MENV_CONFIG_DESCRIBE };
 int menv_config_view(enum menv_config_view view, const struct menv_strvec *keys, json_t **out,
@@ -217,19 +218,24 @@ enum menv_config_edit {
 	MENV_CONFIG_REMOVE_KEY, /* --remove-key KEY */
 	MENV_CONFIG_NEDITS
 };
+/* conda config --json's answer to --get and the edits: {rc_path: `path`, success: true,
+ * warnings: `warnings`' lines, get: `got` (borrowed)}. New reference. */
+json_t *menv_config_get_json(const char *path, json_t *got, const struct menv_strvec *warnings);
+
 /* conda config --get [KEY...] and the edits of one rc file (main_config.py execute_config):
  * reads `path`, under its lock (menv_condarc_load_locked) when `edits` holds an edit. With
  * `get` (NULL: no --get) the values of those keys (empty: every key of the file, sorted by
  * name; KEY.SUB names a map's entry) are set into `got` (an object, borrowed) and, when
- * `text` is not NULL, conda's --get lines (menv_config_format_get) appended to it; a key
+ * `text` is not NULL, conda's --get lines (menv_config_format_get) appended to it, both
+ * without credentials or tokens (menv_json_redact; the file keeps them); a key
  * whose setting menv does not know is skipped with "unknown key NAME" pushed to `warnings`,
  * one the file lacks is left out. Then edits[k] is applied for each k in enum order, each a
  * list of KEY VALUE pairs (KEY alone for MENV_CONFIG_REMOVE_KEY), with menv_condarc_add's
- * warnings pushed to `warnings`, and the file saved when there was an edit. Before an edit
- * other than --remove-key the file's values are checked as menv_config_load reads them.
- * Errors: those of menv_condarc_load(_locked), MENV_EPARSE with FILE:LINE:COL for a value of
- * the wrong type (`channels: [{a: b}]`), the edits' and menv_condarc_save's; a failed edit
- * saves nothing. */
+ * warnings pushed to `warnings` (every warning redacted), and the file saved when there
+ * was an edit. Before an edit other than --remove-key the file's values are checked as
+ * menv_config_load reads them. Errors: those of menv_condarc_load(_locked), MENV_EPARSE with
+ * FILE:LINE:COL for a value of the wrong type (`channels: [{a: b}]`), the edits' and
+ * menv_condarc_save's; a failed edit saves nothing. */
 int menv_config_get_edit(const char *path, const struct menv_strvec *get,
                          const struct menv_strvec edits[MENV_CONFIG_NEDITS], json_t *got,
                          struct menv_buf *text, struct menv_strvec *warnings,

@@ -66,10 +66,11 @@ int menv_error_sys(struct menv_error *err, int code, const char *fmt, ...)
 void menv_error_rename(struct menv_error *err, const char *from, const char *to)
 {
 	char out[sizeof(err->msg)];
-	size_t n = 0, fl = from ? strlen(from) : 0, tl = strlen(to);
+	size_t n = 0, fl = from ? strlen(from) : 0, tl;
 
 	if (!err || !fl)
 		return;
+	tl = strlen(to);
 	for (const char *p = err->msg; *p && n < sizeof(out) - 1;) {
 		if (!strncmp(p, from, fl)) {
 			size_t k = tl < sizeof(out) - 1 - n ? tl : sizeof(out) - 1 - n;

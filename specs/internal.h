@@ -23,6 +23,25 @@ int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
  * MENV_EPARSE "SRC:LINE:COL: ..." (duplicate keys too), MENV_EINTR. */
 int menv_yaml_to_json(const char *bytes, size_t len, const char *src, json_t **out,
                       struct menv_error *err);
+/* A scalar's JSON value as menv_yaml_to_json types it: a plain scalar by YAML 1.2's core
+ * schema (null, true/false, integers), anything else a string. New reference, NULL where
+ * `v` is not UTF-8. */
+json_t *menv_yaml_scalar_json(const char *v, yaml_scalar_style_t style);
+
+/* The first document of a YAML file read straight from libyaml's events into JSON, for files
+ * that may be large (lockfiles: yaml_stream.c): no yaml_document_t in between, and each item
+ * of the sequence under the root mapping's key `key` handed to `item` as soon as it ends
+ * (`item` takes the reference) instead of being kept, so the file is never held whole; in
+ * *out, the document with that sequence left empty. `item` returns 0, or non-zero to stop.
+ * It reads the usual shape of such files only: returns 0, or 1 (*out NULL, nothing to free)
+ * where the file needs menv_yaml_to_json, which then gives the same value or the error it
+ * always gave — anchors and aliases, a duplicate or non-scalar key, nesting past
+ * MENV_PARSE_MAX_DEPTH, an empty file, a YAML error, or `item` refusing an item. Errors:
+ * MENV_EINTR "SRC: reading interrupted" (the cancel flag, polled at every event). */
+int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
+                          int (*item)(void *ud, json_t *item, size_t index), void *ud, json_t **out,
+                          struct menv_error *err);
+
 /* How each scalar of a document was written in its file (plain and its text, single- or
  * double-quoted), as menv_yaml_to_json_styled read it, so that menv_yaml_write writes each
  * value it still holds the same way: a float stays a float (30.50), a quoted "1.0" a string.

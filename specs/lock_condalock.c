@@ -210,6 +210,36 @@ int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const cha
 	return 0;
 }
 
+struct stream {
+	struct menv_lockfile *lf;
+	const char *src;
+	struct menv_error *err;
+};
+
+static int stream_entry(void *ud, json_t *e, size_t idx)
+{
+	struct stream *st = ud;
+	int rc = conda_lock_entry(st->lf, e, idx, st->src, st->err);
+	json_decref(e);
+	return rc;
+}
+
+int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
+                              const char *src, struct menv_error *err)
+{
+	struct stream st = {lf, src, err};
+	json_t *root = NULL;
+	int rc = menv_yaml_stream_json(bytes, len, src, "package", stream_entry, &st, &root, err);
+	if (rc)
+		return rc;
+	if (!json_is_object(root))
+		rc = 1; /* menv_lockfile_parse says what it is */
+	else
+		rc = menv_lock_parse_conda_lock(lf, root, src, err);
+	json_decref(root);
+	return rc;
+}
+
 /* Joins two conda-lock dependency values of one name ("VERSION[ BUILD]") into one: the
  * version constraints joined by ',' ("*" dropped), the first build pattern that is not "*". */
 static char *join_dep_values(const char *a, const char *b)

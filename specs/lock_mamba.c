@@ -61,6 +61,8 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 			free(p->category);
 			p->category = menv_xstrdup(menv_lock_jstr(e, "category"));
 		}
+		if (!p->extra)
+			p->extra = json_object();
 		json_object_set_new(p->extra, "channel", json_string(ch));
 	}
 	json_object_foreach(json_object_get(root, "pipPackages"), fn, e)

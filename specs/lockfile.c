@@ -8,11 +8,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "lockfile.h"
@@ -221,7 +224,6 @@ struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf)
 	memset(p, 0, sizeof(*p));
 	p->size = -1;
 	p->category = menv_xstrdup("main");
-	p->extra = json_object();
 	return p;
 }
 
@@ -243,8 +245,11 @@ void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hash
 	menv_lock_set_hash(&p->sha256, menv_lock_jstr(hashes, "sha256"));
 	json_object_foreach(e, k, v)
 	{
-		if (!menv_lock_in_list(known, k))
-			json_object_set(p->extra, k, v);
+		if (menv_lock_in_list(known, k))
+			continue;
+		if (!p->extra)
+			p->extra = json_object();
+		json_object_set(p->extra, k, v);
 	}
 }
 
@@ -273,12 +278,13 @@ int menv_lock_fill_from_url(struct menv_lock_package *p, bool names, struct menv
 /* ---------------------------------------------------------------------------------------- */
 /* Detection                                                                                */
 
-/* The first line that is neither blank nor a comment, trimmed, into `out`. */
-static void first_content_line(const char *bytes, size_t len, char *out, size_t cap)
+/* The first line that is neither blank nor a comment, trimmed, into `out`; a byte order mark
+ * skipped where `bytes` start the file. */
+static void first_content_line(const char *bytes, size_t len, bool start, char *out, size_t cap)
 {
 	size_t i = 0;
 	out[0] = '\0';
-	if (len >= 3 && !memcmp(bytes, "\xef\xbb\xbf", 3))
+	if (start && len >= 3 && !memcmp(bytes, "\xef\xbb\xbf", 3))
 		i = 3;
 	while (i < len) {
 		size_t e = i;
@@ -345,17 +351,14 @@ static unsigned scan_lines(const char *bytes, size_t len)
 	return seen;
 }
 
-enum menv_lock_format menv_lockfile_detect(const char *bytes, size_t len)
+/* The format what one pass found says: the lines' keys, the first content line, whether the
+ * text holds "lockVersion". */
+static enum menv_lock_format detected(unsigned seen, const char *first, bool lock_version)
 {
-	char first[256];
-	unsigned seen = scan_lines(bytes, len);
-
 	if (seen & SEEN_EXPLICIT)
 		return MENV_LOCK_EXPLICIT;
-	first_content_line(bytes, len, first, sizeof(first));
 	if (first[0] == '{')
-		return memmem(bytes, len, "\"lockVersion\"", 13) ? MENV_LOCK_MAMBA_JSON
-		                                                 : MENV_LOCK_NONE;
+		return lock_version ? MENV_LOCK_MAMBA_JSON : MENV_LOCK_NONE;
 	if (seen & SEEN_DEPENDENCIES)
 		return MENV_LOCK_NONE; /* an environment.yml */
 	if ((seen & SEEN_ENVIRONMENTS) && (seen & SEEN_VERSION))
@@ -363,6 +366,73 @@ enum menv_lock_format menv_lockfile_detect(const char *bytes, size_t len)
 	if (seen & (SEEN_PACKAGE | SEEN_METADATA | SEEN_VERSION))
 		return MENV_LOCK_CONDA_LOCK;
 	return MENV_LOCK_NONE;
+}
+
+enum menv_lock_format menv_lockfile_detect(const char *bytes, size_t len)
+{
+	char first[256];
+	first_content_line(bytes, len, true, first, sizeof(first));
+	return detected(scan_lines(bytes, len), first,
+	                first[0] == '{' && memmem(bytes, len, "\"lockVersion\"", 13) != NULL);
+}
+
+int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, struct menv_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		/* what menv_buf_read_file says of it (a FIFO, /dev/null, a missing file) */
+		struct menv_buf b = MENV_BUF_INIT;
+		if (fd >= 0)
+			close(fd);
+		int rc = menv_buf_read_file(&b, path, err);
+		*out = rc ? MENV_LOCK_NONE : menv_lockfile_detect(b.buf, b.len);
+		menv_buf_release(&b);
+		return rc;
+	}
+	/* a regular file in 1 MiB pieces, whole lines at a time: a 100,000-entry lock is read
+	 * here only to be read again, whole, by menv_lockfile_load */
+	struct menv_buf b = MENV_BUF_INIT;
+	char first[256] = "";
+	unsigned seen = 0;
+	bool lock_version = false, at_start = true, eof = false;
+	int rc = 0;
+	while (!eof) {
+		if (menv_cancelled()) {
+			rc = menv_error_set(err, MENV_EINTR, "reading '%s' interrupted", path);
+			break;
+		}
+		menv_buf_grow(&b, 1u << 20);
+		ssize_t r = read(fd, b.buf + b.len, b.alloc - b.len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = menv_error_sys(err, MENV_EIO, "cannot read '%s'", path);
+			break;
+		}
+		eof = r == 0;
+		b.len += (size_t)r;
+		b.buf[b.len] = '\0';
+		/* the whole lines read so far (all of it at the end) */
+		const char *nl = eof ? NULL : memrchr(b.buf, '\n', b.len);
+		size_t n = eof ? b.len : nl ? (size_t)(nl - b.buf) + 1 : 0;
+		if (!n)
+			continue;
+		seen |= scan_lines(b.buf, n);
+		if (!first[0])
+			first_content_line(b.buf, n, at_start, first, sizeof(first));
+		/* looked for only where the text may be JSON (its first content line yet to come) */
+		if (!lock_version && (!first[0] || first[0] == '{'))
+			lock_version = memmem(b.buf, n, "\"lockVersion\"", 13) != NULL;
+		at_start = false;
+		memmove(b.buf, b.buf + n, b.len - n);
+		b.len -= n;
+	}
+	close(fd);
+	menv_buf_release(&b);
+	*out = rc ? MENV_LOCK_NONE : detected(seen, first, lock_version);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -379,7 +449,7 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 	*out = NULL;
 	if (f == MENV_LOCK_NONE) {
 		char first[256];
-		first_content_line(bytes, len, first, sizeof(first));
+		first_content_line(bytes, len, true, first, sizeof(first));
 		if (strstr(first, "://"))
 			return menv_error_set(
 			        err, MENV_EPARSE,
@@ -397,6 +467,16 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 	if (f == MENV_LOCK_EXPLICIT) {
 		rc = menv_lock_parse_explicit(lf, bytes, len, src, err);
 		goto out;
+	}
+	if (f == MENV_LOCK_CONDA_LOCK) {
+		/* the usual file without a document model; any other the general way */
+		rc = menv_lock_read_conda_lock(lf, bytes, len, src, err);
+		if (rc != 1)
+			goto out;
+		menv_lockfile_free(lf);
+		lf = menv_lockfile_new(f);
+		lf->path = menv_xstrdup(src);
+		rc = 0;
 	}
 	if (f == MENV_LOCK_MAMBA_JSON) {
 		rc = menv_json_parse(bytes, len, 0, src, &root, err);
@@ -566,7 +646,7 @@ json_t *menv_lockfile_to_json(const struct menv_lockfile *lf)
 		json_object_set_new(e, "optional", json_boolean(p->optional));
 		json_object_set(e, "depends", p->depends ? p->depends : json_null());
 		json_object_set(e, "dependencies", p->deps_map ? p->deps_map : json_null());
-		json_object_set(e, "extra", p->extra);
+		json_object_set_new(e, "extra", p->extra ? json_incref(p->extra) : json_object());
 		json_object_set_new(e, "source", menv_lock_jstr_or_null(p->source));
 		json_object_set_new(e, "environment", menv_lock_jstr_or_null(p->env));
 		json_array_append_new(pk, e);

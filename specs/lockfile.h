@@ -25,6 +25,12 @@
 /* conda-lock v1: `root` is the YAML document as JSON (menv_yaml_to_json). */
 int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *src,
                                struct menv_error *err);
+/* conda-lock v1 from the file's bytes, its entries read one at a time as libyaml's events
+ * come (menv_yaml_stream_json): 0, an error of menv_lock_parse_conda_lock's, MENV_EINTR, or
+ * 1 where the file needs the general reader (menv_yaml_to_json, then
+ * menv_lock_parse_conda_lock on a new `lf`: this one may hold entries already). */
+int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
+                              const char *src, struct menv_error *err);
 /* explicit: the file's bytes, line by line. */
 int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len,
                              const char *src, struct menv_error *err);

@@ -531,6 +531,83 @@ char *menv_matchspec_str_full(const struct menv_matchspec *ms)
 	return menv_buf_detach(&b);
 }
 
+/* one bracket item of conda's MatchSpec.__str__: quoted when the value holds ", =" */
+static void conda_bracket(struct menv_buf *b, bool *open, const char *key, const char *val,
+                          const char *quote_if)
+{
+	menv_buf_adds(b, *open ? "," : "[");
+	*open = true;
+	if (strpbrk(val, quote_if))
+		menv_buf_addf(b, "%s='%s'", key, val);
+	else
+		menv_buf_addf(b, "%s=%s", key, val);
+}
+
+char *menv_matchspec_conda_str(const struct menv_matchspec *ms)
+{
+	struct menv_buf b = MENV_BUF_INIT, br = MENV_BUF_INIT;
+	bool open = false, exact = false;
+	const char *v = ms->version && strcmp(ms->version, "*") ? ms->version : NULL;
+	const char *bs = ms->build && strcmp(ms->build, "*") ? ms->build : NULL;
+
+	if (ms->channel) {
+		menv_buf_adds(&b, ms->channel);
+		if (ms->subdir)
+			menv_buf_addf(&b, "/%s", ms->subdir);
+		menv_buf_adds(&b, "::");
+	} else if (ms->subdir) {
+		conda_bracket(&br, &open, "subdir", ms->subdir, "");
+	}
+	menv_buf_adds(&b, ms->name ? ms->name : "*");
+	if (v) {
+		size_t n = strlen(v);
+		if (strpbrk(v, "><$^|,"))
+			conda_bracket(&br, &open, "version", v, "><$^|,");
+		else if (!strncmp(v, "!=", 2) || !strncmp(v, "~=", 2)) {
+			if (bs)
+				conda_bracket(&br, &open, "version", v, "!~");
+			else
+				menv_buf_adds(&b, v);
+		} else if (n >= 2 && !strcmp(v + n - 2, ".*"))
+			menv_buf_addf(&b, "=%.*s", (int)(n - 2), v);
+		else if (v[n - 1] == '*')
+			menv_buf_addf(&b, "=%.*s", (int)(n - 1), v);
+		else if (!strncmp(v, "==", 2)) {
+			menv_buf_adds(&b, v);
+			exact = true;
+		} else {
+			menv_buf_addf(&b, "==%s", v);
+			exact = true;
+		}
+	}
+	if (bs) {
+		if (strpbrk(bs, "><$^|,"))
+			conda_bracket(&br, &open, "build", bs, bs);
+		else if (strchr(bs, '*'))
+			conda_bracket(&br, &open, "build", bs, "");
+		else if (exact)
+			menv_buf_addf(&b, "=%s", bs);
+		else
+			conda_bracket(&br, &open, "build", bs, "");
+	}
+	const char *keys[] = {"build_number", "track_features", "url", "md5", "sha256",
+	                      "license",      "license_family", "fn"};
+	const char *vals[] = {ms->build_number, ms->track_features, ms->url, ms->md5, ms->sha256,
+	                      ms->license,      ms->license_family, ms->fn};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		/* conda leaves fn out when url is there, and url when a channel is */
+		if (!vals[i] || (i == 7 && ms->url) || (i == 2 && ms->channel))
+			continue;
+		conda_bracket(&br, &open, keys[i], vals[i], ", =");
+	}
+	if (open) {
+		menv_buf_adds(&b, br.buf);
+		menv_buf_addch(&b, ']');
+	}
+	menv_buf_release(&br);
+	return menv_buf_detach(&b);
+}
+
 static const char *jstr(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);

@@ -62,7 +62,7 @@ int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
 /* A short name for a code ("parse error", "not found", ...); static storage. */
 const char *menv_error_name(int code);
 /* Every `from` in err->msg becomes `to` (a temporary copy's path the name the user gave:
- * `-f /dev/stdin`), the message cut at its size. Nothing when err is NULL or from empty. */
+ * `-f /dev/stdin`), the message cut at its size. Nothing when err is NULL or from NULL or empty. */
 void menv_error_rename(struct menv_error *err, const char *from, const char *to);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -433,6 +433,12 @@ bool menv_matchspec_build_number_ok(const char *spec, long long have);
 char *menv_matchspec_str(const struct menv_matchspec *ms);
 /* As menv_matchspec_str with the "channel::" prefix where there is one. Caller frees. */
 char *menv_matchspec_str_full(const struct menv_matchspec *ms);
+/* The spec as conda's str(MatchSpec) writes it (conda 26's MatchSpec.__str__), the form of
+ * conda-meta/history's spec lists and of a PrefixRecord's requested_spec: "python=3.9" for
+ * `python 3.9*`, "python==3.9.2=h1_0", "numpy[version='>=1.19']", "foo[build=*py*]",
+ * "chan/linux-64::foo=1", other fields in brackets in conda's FIELD_NAMES order. Caller
+ * frees. */
+char *menv_matchspec_conda_str(const struct menv_matchspec *ms);
 
 /* ---------------------------------------------------------------------------------------- */
 /* PackageRecord (repodata.json entries, CEP-36; repodata_record.json)                       */
@@ -555,7 +561,8 @@ struct menv_lock_package {
 	json_t *deps_map;
 	/* The other record fields the lock carries (build_number, constrains, license, timestamp,
 	 * noarch, track_features, purls, ...) and keys menv does not know, an object (owned
-	 * reference, never NULL once parsed). Written back only into the same format. */
+	 * reference; NULL when there are none: a 100,000-entry lock holds no 100,000 empty objects).
+	 * Written back only into the same format. */
 	json_t *extra;
 	char *source; /* a package to build from source (pixi `conda_source`, a pypi path or
 			      VCS URL), or NULL: such an entry cannot be installed from the lock */
@@ -620,8 +627,13 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 int menv_lockfile_load(const char *path, struct menv_lockfile **out, struct menv_error *err);
 /* An empty lockfile of `format` (for writers). Free with menv_lockfile_free(). */
 struct menv_lockfile *menv_lockfile_new(enum menv_lock_format format);
+/* menv_lockfile_detect of the file at `path`, into *out. A regular file is read in 1 MiB
+ * pieces (a 100,000-entry lock is 20 MB), anything else as menv_buf_read_file reads it.
+ * Errors: menv_buf_read_file's (MENV_ENOTFOUND, MENV_EIO, a FIFO or folder refused),
+ * MENV_EINTR; *out is then MENV_LOCK_NONE. */
+int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, struct menv_error *err);
 void menv_lockfile_free(struct menv_lockfile *lf);
-/* Appends a package (fields zeroed, size -1, category "main", extra {}); the pointer is
+/* Appends a package (fields zeroed, size -1, category "main", extra NULL); the pointer is
  * valid until the next append. */
 struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf);
 

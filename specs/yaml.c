@@ -50,12 +50,11 @@ static bool plain_int(const char *s, json_int_t *out)
 	return true;
 }
 
-static json_t *yaml_scalar_json(yaml_node_t *n)
+json_t *menv_yaml_scalar_json(const char *v, yaml_scalar_style_t style)
 {
-	const char *v = (const char *)n->data.scalar.value;
 	json_int_t iv;
 
-	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+	if (style != YAML_PLAIN_SCALAR_STYLE)
 		return json_string(v);
 	if (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
 	    !strcmp(v, "NULL"))
@@ -93,7 +92,8 @@ static json_t *yaml_json(struct yctx *c, yaml_node_t *n, int depth, json_t *pare
 	}
 	switch (n->type) {
 	case YAML_SCALAR_NODE: {
-		json_t *v = yaml_scalar_json(n);
+		json_t *v = menv_yaml_scalar_json((const char *)n->data.scalar.value,
+		                                  n->data.scalar.style);
 		if (c->styles)
 			style_record(c->styles, parent, pkey, v, n);
 		return v;

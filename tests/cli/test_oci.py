@@ -179,7 +179,7 @@ http {
 
 # fields that differ between two creates of the same packages from two places
 VOLATILE = {"channel", "url", "extracted_package_dir", "package_tarball_full_path", "link",
-            "requested_spec", "time", "timestamp"}
+            "requested_spec", "requested_specs", "_requested_specs", "time", "timestamp"}
 
 
 def records(prefix):

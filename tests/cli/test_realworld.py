@@ -115,9 +115,11 @@ def br001(t):
     # a real create against corpus packages: spaced specs are written normalised
     chan = recipes_channel(t, "chan", "dependency-1.0-0.conda", "dependency-2.0-0.conda",
                            "dependent-1.0-0.conda", "dependent-2.0-0.conda")
-    cases = [("dependent >= 2.0", "dependent>=2.0", ["dependency-2.0-0", "dependent-2.0-0"]),
-             ("dependent < 2.0", "dependent<2.0", ["dependency-1.0-0", "dependent-1.0-0"]),
-             ("dependent >=1.0, <2.0", "dependent>=1.0,<2.0", ["dependency-1.0-0", "dependent-1.0-0"])]
+    # (normalised as conda 26.7.1's str(MatchSpec) writes them)
+    cases = [("dependent >= 2.0", "dependent[version='>=2.0']", ["dependency-2.0-0", "dependent-2.0-0"]),
+             ("dependent < 2.0", "dependent[version='<2.0']", ["dependency-1.0-0", "dependent-1.0-0"]),
+             ("dependent >=1.0, <2.0", "dependent[version='>=1.0,<2.0']",
+              ["dependency-1.0-0", "dependent-1.0-0"])]
     for i, (spec, norm, dists) in enumerate(cases):
         env = os.path.join(t.tmp, "real%d.yml" % i)
         write_text(env, "name: real%d\nchannels:\n  - %s\n  - nodefaults\ndependencies:\n  - %s\n"

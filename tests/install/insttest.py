@@ -101,6 +101,10 @@ def snapshot(top, skip=("conda-meta/.menv.lock",), skip_names=(), hardlinks=Fals
                 snap[rel] = ("d", stat.S_IMODE(st.st_mode), None)
             elif not stat.S_ISREG(st.st_mode):  # a FIFO, socket or device: never opened
                 snap[rel] = ("o", stat.S_IFMT(st.st_mode), None)
+            elif rel.endswith("conda-meta/created_at") and name == "created_at":  # a time
+                with open(p, "rb") as f:
+                    ok = re.fullmatch(rb"[0-9]+\.[0-9]+", f.read()) is not None
+                snap[rel] = ("f", stat.S_IMODE(st.st_mode), "<a time>" if ok else "<not a time>")
             else:
                 with open(p, "rb") as f:
                     snap[rel] = ("f", stat.S_IMODE(st.st_mode),

@@ -107,7 +107,8 @@ def meta_only_menv(t, prefix, names, what):
             with open(os.path.join(meta, n)) as f:
                 recs.append(json.load(f)["name"])
     t.eq(sorted(recs), sorted(names), "%s: conda-meta/ records only what menv linked" % what)
-    t.eq(sorted(n for n in got if not n.endswith(".json")), [".menv-request", ".menv.lock", "history"],
+    t.eq(sorted(n for n in got if not n.endswith(".json")),
+         [".menv-request", ".menv.lock", "created_at", "history"],
          "%s: conda-meta/ has no other file" % what)
 
 
@@ -148,6 +149,14 @@ def chain_packages(ch):
         pkg(ch, n, "1.0", files={"u/%s.txt" % n: "1.0\n"})
         pkg(ch, n, "2.0", depends=[dep + " 2.0"] if dep else [], files=f2)
     pkg(ch, "failpost", "1.0", files={"bin/.failpost-post-link.sh": "exit 3\n"})
+    # a pre-link script that moves a directory an earlier package of the transaction linked
+    # into out of the prefix and leaves a link to it there (issue 25: each package opens the
+    # prefix's directories again, none is kept from one package to the next)
+    pkg(ch, "pdir", "1.0", files={"share/pd/a.txt": "a\n"})
+    pkg(ch, "pswap", "1.0", depends=["pdir"], files={
+        "bin/.pswap-pre-link.sh": 'mv "$PREFIX/share/pd" "$PREFIX/../MOVED" && '
+                                  'ln -s ../../MOVED "$PREFIX/share/pd"\n',
+        "share/pd/b.txt": "b\n"})
     # conda-meta payloads and menv's own names
     fake = json.dumps({"name": "fake", "version": "6.6.6", "build": "0", "build_number": 0,
                        "files": [], "channel": "x", "subdir": "linux-64"})
@@ -248,6 +257,19 @@ def body(t):
             not os.path.lexists(os.path.join(ar.prefix, "s")),
             "remove: the links and their directories are gone", os.listdir(ar.prefix))
     ar.untouched("remove of links pointing out")
+
+    # --- a directory swapped for a link out by a pre-link script between two packages
+    ar = Area(t, "prelink")
+    t.menv_ok("create", "-p", ar.prefix, *c, "base")
+    pre = snapshot(ar.prefix)
+    r = t.menv_run("install", "-p", ar.prefix, *c, "pdir", "pswap")
+    refused(t, r, "pre-link swap", ["pswap", "share/pd", "symbolic link"])
+    moved = os.path.join(ar.area, "MOVED")
+    t.eq(sorted(os.listdir(moved)) if os.path.isdir(moved) else None, ["a.txt"],
+         "pre-link swap: the script moved pdir's directory out; menv wrote nothing into it")
+    now = snapshot(ar.prefix)
+    t.check(now == pre, "pre-link swap: the prefix is rolled back (the script's link removed "
+            "as a link)", diff(pre, now))
 
     # --- remove: records (as another tool left them) listing paths through the chain
     ar = Area(t, "remove")

@@ -20,7 +20,8 @@ def channel(t):
     pkg(ch, "app", "1.0", depends=["base"], files={"share/app/app.txt": "app\n",
                                                   "etc/app.conf": {"data": "prefix=%s\n" % PH,
                                                                    "placeholder": PH}})
-    pkg(ch, "other", "1.0", files={"share/other/o.txt": "other\n"})
+    pkg(ch, "other", "1.0", files={"share/other/o.txt": "other\n"},
+        extra_index={"license": "Caf\u00e9 \u221e \"q\" \\u00C9 \x7f"})
     pkg(ch, "lonely", "1.0", files={"share/lonely/l.txt": "lonely\n"})
     t.index(ch)
     return t.url(ch)
@@ -49,10 +50,20 @@ def body(t):
     conf = [e for e in recs["app"]["paths_data"]["paths"] if e["_path"] == "etc/app.conf"][0]
     t.eq(conf.get("sha256_in_prefix"), menv_sha(os.path.join(p, "etc/app.conf")),
          "paths_data: sha256_in_prefix of a relocated file")
-    t.check("sha256_in_prefix" not in [e for e in recs["app"]["paths_data"]["paths"]
-                                       if e["_path"] == "share/app/app.txt"][0],
-            "paths_data: no sha256_in_prefix for an unchanged file")
+    plain = [e for e in recs["app"]["paths_data"]["paths"] if e["_path"] == "share/app/app.txt"][0]
+    t.eq(plain.get("sha256_in_prefix"), plain.get("sha256"),
+         "paths_data: an unchanged file's sha256_in_prefix is its sha256 (conda 26 writes both)")
     rev1 = snapshot(p)
+
+    # conda-meta/*.json byte for byte as conda's json.dump(record, indent=2) writes it: ASCII,
+    # Python's lower-case \u escapes, no final newline (a license with non-ASCII, quotes and a
+    # literal backslash-u)
+    q = os.path.join(t.tmp, "ascii")
+    t.menv_ok("create", "-p", q, *c, "other")
+    raw = open(os.path.join(q, "conda-meta", "other-1.0-0.json"), "rb").read()
+    t.eq(raw, json.dumps(json.loads(raw), indent=2).encode(),
+         "PrefixRecord bytes: Python's json.dumps(indent=2) of its own content")
+    t.eq(json.loads(raw)["license"], "Caf\u00e9 \u221e \"q\" \\u00C9 \x7f", "PrefixRecord: license kept")
 
     # a second install of the same thing changes nothing
     r = t.menv_ok("install", "-p", p, *c, "app", "--json")

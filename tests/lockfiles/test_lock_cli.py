@@ -35,7 +35,8 @@ SUBDIR = "linux-64"
 
 # fields of a PrefixRecord that name where it was installed (the prefix or the cache)
 PLACE_FIELDS = {"paths_data", "files", "link", "extracted_package_dir",
-                "package_tarball_full_path", "requested_spec"}
+                "package_tarball_full_path", "requested_spec", "requested_specs",
+                "_requested_specs"}
 
 
 # --------------------------------------------------------------------------

@@ -2,7 +2,11 @@
 """Runs conda's own solver tests (tests/solver/conda_solve_cases.json, made by
 extract_conda_solve.py from conda's tests/core/test_solve.py) through menv's CLI.
 
-    run_conda_solve.py MENV SHARED_DIR CASES_JSON EXCEPTIONS [-k NAME] [-v]
+    run_conda_solve.py MENV SHARED_DIR CASES_JSON EXCEPTIONS [--also CASES_JSON]... [-k NAME] [-v]
+
+--also adds cases of the same schema: conda_change_cases.json holds conda's own answers
+(conda_oracle.py, conda's classic solver) to changes of existing environments on the same
+indexes, each test named for the conda command it stands for.
 
 Channels are made as conda/testing/helpers.py makes them: each index file of
 SHARED/corpus/repodata/conda/ becomes <channel>/<subdir>/repodata.json (records with
@@ -257,11 +261,12 @@ def main():
     ap.add_argument("shared")
     ap.add_argument("cases")
     ap.add_argument("exceptions")
+    ap.add_argument("--also", action="append", default=[],
+                    help="more cases in the same schema (conda_change_cases.json: conda's "
+                         "answers to changes on the same indexes, made by conda_oracle.py)")
     ap.add_argument("-k", default=None, help="only tests whose name contains this")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
-    with open(a.cases, encoding="utf-8") as f:
-        data = json.load(f)
     exceptions = {}
     with open(a.exceptions, encoding="utf-8") as f:
         for line in f:
@@ -269,61 +274,30 @@ def main():
             if line and not line.startswith("#"):
                 key, _, why = line.partition(" ")
                 exceptions[key] = why.strip()
-    src = data["source"]
-    print(f"conda {src['path']} @ {src['commit'][:12]}")
-    totals = {"new": [0, 0], "change": [0, 0]}
     unexpressible = 0
     bad, stale, libmamba = [], [], []
     seen = set()
+    grand = {"new": [0, 0], "change": [0, 0]}
     with tempfile.TemporaryDirectory() as tmp:
         chans = Channels(a.shared, tmp)
-        for t in data["tests"]:
-            if a.k and a.k not in t["name"]:
-                continue
-            skip = [m for m in t["marks"] if m["mark"] == "skip"]
-            ok = n = 0
-            lines = []
-            for s in t["steps"]:
-                key = f"{t['name']}:{s['line']}"
-                kind = "change" if (s["installed"] or s["remove"]) else "new"
-                why = why_not(s, chans)
-                if skip:
-                    why = why or ("conda skips it: " + skip[0].get("reason", ""))
-                if why:
-                    unexpressible += 1
-                    lines.append(f"   L{s['line']} not expressible: {why}")
-                    continue
-                n += 1
-                totals[kind][1] += 1
-                passed, detail = run_step(a.menv, s, chans, tmp, a.v)
-                seen.add(key)
-                if passed:
-                    ok += 1
-                    totals[kind][0] += 1
-                    if key in exceptions:
-                        stale.append(key)
-                    if a.v:
-                        lines.append(f"   L{s['line']} ok {detail}")
-                else:
-                    listed = key in exceptions
-                    lines.append(f"   L{s['line']} {'known' if listed else 'FAIL'} ({kind}): "
-                                 f"{detail}" + (f" [{exceptions[key]}]" if listed else ""))
-                    if not listed:
-                        bad.append(key)
-            if t["libmamba_differs"]:
-                libmamba.append(f"{t['name']}: {t['libmamba_differs']}")
-            if t["steps"]:
-                print(f"{t['name']}: {ok}/{n} steps pass"
-                      + (f" ({len(t['steps']) - n} not expressible)" if len(t['steps']) > n
-                         else ""))
-                for l in lines:
-                    print(l)
-            else:
-                print(f"{t['name']}: no solver step the data expresses "
-                      f"({'; '.join(t.get('notes', []))})")
+        for path in [a.cases] + a.also:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            src = data["source"]
+            print(f"conda {src['path']} @ {src['commit'][:12]} ({os.path.basename(path)})")
+            totals = {"new": [0, 0], "change": [0, 0]}
+            unexpressible += run_file(a, data, chans, tmp, exceptions, totals, bad, stale,
+                                      libmamba, seen)
+            for kind, (ok, n) in totals.items():
+                label = "new environments" if kind == "new" else \
+                    "changes to existing environments"
+                print(f"{os.path.basename(path)}: {label}: {ok}/{n} pass")
+                grand[kind][0] += ok
+                grand[kind][1] += n
+    totals = grand
     for kind, (ok, n) in totals.items():
         label = "new environments" if kind == "new" else "changes to existing environments"
-        print(f"{label}: {ok}/{n} pass")
+        print(f"all: {label}: {ok}/{n} pass")
     print(f"not expressible: {unexpressible} steps")
     print("libmamba marked as expected to differ: " + ("; ".join(libmamba) if libmamba
                                                         else "no test of this source"))
@@ -339,6 +313,57 @@ def main():
     print(f"{npass} passed, {len(bad)} failed ({nall - npass - len(bad)} known differences, "
           "listed in the exceptions file)")
     return 1 if bad or stale else 0
+
+
+def run_file(a, data, chans, tmp, exceptions, totals, bad, stale, libmamba, seen):
+    """Runs one cases file's tests, printing a line per test; returns the steps not
+    expressible."""
+    unexpressible = 0
+    for t in data["tests"]:
+        if a.k and a.k not in t["name"]:
+            continue
+        skip = [m for m in t["marks"] if m["mark"] == "skip"]
+        ok = n = 0
+        lines = []
+        for s in t["steps"]:
+            key = f"{t['name']}:{s['line']}"
+            kind = "change" if (s["installed"] or s["remove"]) else "new"
+            why = why_not(s, chans)
+            if skip:
+                why = why or ("conda skips it: " + skip[0].get("reason", ""))
+            if why:
+                unexpressible += 1
+                lines.append(f"   L{s['line']} not expressible: {why}")
+                continue
+            n += 1
+            totals[kind][1] += 1
+            passed, detail = run_step(a.menv, s, chans, tmp, a.v)
+            seen.add(key)
+            if passed:
+                ok += 1
+                totals[kind][0] += 1
+                if key in exceptions:
+                    stale.append(key)
+                if a.v:
+                    lines.append(f"   L{s['line']} ok {detail}")
+            else:
+                listed = key in exceptions
+                lines.append(f"   L{s['line']} {'known' if listed else 'FAIL'} ({kind}): "
+                             f"{detail}" + (f" [{exceptions[key]}]" if listed else ""))
+                if not listed:
+                    bad.append(key)
+        if t["libmamba_differs"]:
+            libmamba.append(f"{t['name']}: {t['libmamba_differs']}")
+        if t["steps"]:
+            print(f"{t['name']}: {ok}/{n} steps pass"
+                  + (f" ({len(t['steps']) - n} not expressible)" if len(t['steps']) > n
+                     else "") + (f" [{t['command']}]" if t.get("command") else ""))
+            for l in lines:
+                print(l)
+        else:
+            print(f"{t['name']}: no solver step the data expresses "
+                  f"({'; '.join(t.get('notes', []))})")
+    return unexpressible
 
 
 if __name__ == "__main__":

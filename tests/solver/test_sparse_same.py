@@ -30,7 +30,8 @@ def main():
     runs.append(("conda's test_solve.py",
                  [sys.executable, os.path.join(here, "run_conda_solve.py"), menv, shared,
                   os.path.join(here, "conda_solve_cases.json"),
-                  os.path.join(here, "conda_solve_exceptions.txt")]))
+                  os.path.join(here, "conda_solve_exceptions.txt"),
+                  "--also", os.path.join(here, "conda_change_cases.json")]))
     fails, solves = [], 0
     with tempfile.TemporaryDirectory() as tmp:
         for what, cmd in runs:

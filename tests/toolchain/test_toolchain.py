@@ -1215,7 +1215,7 @@ def day_tree(prefix):
 
 
 DAY_PLACE = {"paths_data", "files", "link", "extracted_package_dir", "package_tarball_full_path",
-             "requested_spec"}
+             "requested_spec", "requested_specs", "_requested_specs"}
 
 
 def day_records(prefix):

@@ -245,7 +245,66 @@ static void cases(struct fixture *fx)
 	assert_string_equal(slurp(at(fx, "root/f")), "file\n");
 	outside_untouched(fx);
 
+	/* one component at a time (the link of a package, envs/link.c): made where missing, the
+	 * callback first, opened where there; a link or a file in the way refused, nothing made */
+	int dfd = -1, sub = -1;
+	seen[0] = '\0';
+	assert_int_equal(menv_beneath_dir(fx->rootfd, "d", &dfd, &err), 0);
+	assert_int_equal(menv_beneath_subdir(dfd, "n", "d/n", cb, seen, &sub, &err), 0);
+	assert_string_equal(seen, "d/n;");
+	assert_true(sub >= 0);
+	assert_int_equal(menv_beneath_write_at(sub, "w", "d/n/w", "w\n", 2, 0644, O_EXCL, &err), 0);
+	assert_string_equal(slurp(at(fx, "root/d/n/w")), "w\n");
+	assert_int_equal(menv_beneath_write_at(sub, "w", "d/n/w", "v\n", 2, 0644, O_EXCL, &err),
+	                 MENV_EIO);
+	close(sub);
+	assert_int_equal(menv_beneath_subdir(dfd, "n", "d/n", cb, seen, &sub, &err), 0);
+	assert_string_equal(seen, "d/n;"); /* there already: no callback */
+	close(sub);
+	const char *bad[][2] = {{"in", "MENV_EUNSAFE"},  {"up", "MENV_EUNSAFE"},
+	                        {"abs", "MENV_EUNSAFE"}, {"leaf", "MENV_EUNSAFE"},
+	                        {"f", "MENV_EEXIST"},    {"..", "MENV_EUNSAFE"},
+	                        {"d/n", "MENV_EUNSAFE"}, {".", "MENV_EUNSAFE"}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		memset(&err, 0, sizeof(err));
+		sub = -1;
+		int rc =
+		        menv_beneath_subdir(fx->rootfd, bad[i][0], bad[i][0], cb, seen, &sub, &err);
+		assert_int_equal(rc, bad[i][1][6] == 'U' ? MENV_EUNSAFE : MENV_EEXIST);
+		assert_int_equal(sub, -1);
+	}
+	memset(&err, 0, sizeof(err));
+	menv_beneath_subdir(fx->rootfd, "up", "up", cb, seen, &sub, &err);
+	assert_string_equal(err.msg, "'up' is a symbolic link (menv writes nothing through links "
+	                             "in a prefix)");
+	assert_string_equal(seen, "d/n;");
+	/* the last component of write_at is never followed either */
+	assert_int_equal(
+	        menv_beneath_write_at(fx->rootfd, "leaf", "leaf", "z", 1, 0644, O_TRUNC, &err),
+	        MENV_EUNSAFE);
+	outside_untouched(fx);
+	/* the one-call open: a directory, or -1 with errno for a link, a file or nothing */
+	int ffd = -1;
+	if (menv_beneath_uses_openat2()) {
+		assert_int_equal(menv_beneath_dir_fast(fx->rootfd, "d/deep", &ffd), 0);
+		assert_true(ffd >= 0);
+		close(ffd);
+		const char *no[] = {"in", "up", "d/deep/L", "d/deep/L/d", "f", "nope", "nope/x"};
+		for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++) {
+			assert_int_equal(menv_beneath_dir_fast(fx->rootfd, no[i], &ffd), -1);
+			assert_int_equal(ffd, -1);
+		}
+		menv_beneath_dir_fast(fx->rootfd, "nope/x", &ffd);
+		assert_int_equal(errno, ENOENT);
+	} else {
+		assert_int_equal(menv_beneath_dir_fast(fx->rootfd, "d/deep", &ffd), -1);
+		assert_int_equal(errno, ENOSYS);
+	}
+	close(dfd);
+
 	/* clean up for the next run */
+	assert_int_equal(menv_beneath_unlink(fx->rootfd, "d/n/w", 0, &err), 0);
+	assert_int_equal(menv_beneath_unlink(fx->rootfd, "d/n", AT_REMOVEDIR, &err), 0);
 	assert_int_equal(menv_beneath_unlink(fx->rootfd, "d/x", 0, &err), 0);
 }
 

@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -206,12 +208,129 @@ static void test_conda_lock_v3(void **state)
 	                             "versions 1 to 3)");
 }
 
+/* conda-lock v1 is read from libyaml's events, an entry at a time (yaml_stream.c); a file that
+ * reader leaves alone (an anchor) is read the general way to the same model, and every error
+ * is the one the general reader gives, in its order: a YAML error anywhere first, then the
+ * header's, then the first bad entry's (issue 22) */
+#define ENTRY(n, dep)                                                                              \
+	"- name: " n "\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"                \
+	"  dependencies: {" dep "}\n  url: https://x.invalid/c/linux-64/" n "-1.0-0.conda\n"       \
+	"  hash: {md5: 0123456789ABCDEF0123456789abcdef}\n  extra_key: [1, {k: v}]\n"
+
+static json_t *model(const char *text, const char *src, struct menv_error *err)
+{
+	struct menv_lockfile *lf = NULL;
+	if (menv_lockfile_parse(text, strlen(text), src, &lf, err))
+		return NULL;
+	json_t *j = menv_lockfile_to_json(lf);
+	menv_lockfile_free(lf);
+	return j;
+}
+
+static void test_conda_lock_streamed(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	/* the metadata after the entries: its platforms still come first */
+	const char *streamed = "version: 1\npackage:\n" ENTRY("a", "b: '>=1'")
+	        ENTRY("b", "") "metadata:\n  platforms: [osx-64]\n  channels: [{url: c}]\n";
+	const char *general = "version: 1\npackage:\n" ENTRY("a", "b: &v '>=1'")
+	        ENTRY("b", "") "metadata:\n  platforms: [osx-64]\n  channels: [{url: c}]\n";
+	json_t *s = model(streamed, "s.yml", &err), *g = model(general, "g.yml", &err);
+	if (!s || !g)
+		fail_msg("%s", err.msg);
+	assert_true(json_equal(s, g));
+	json_t *pk = json_object_get(s, "packages");
+	assert_int_equal(json_array_size(pk), 2);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(s, "platforms"), 1)),
+	                    "linux-64");
+	json_t *a = json_array_get(pk, 0);
+	assert_string_equal(json_string_value(json_object_get(a, "md5")),
+	                    "0123456789abcdef0123456789abcdef");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(a, "depends"), 0)),
+	                    "b >=1");
+	assert_string_equal(
+	        json_string_value(json_object_get(
+	                json_array_get(json_object_get(json_object_get(a, "extra"), "extra_key"),
+	                               1),
+	                "k")),
+	        "v");
+	json_decref(s);
+	json_decref(g);
+
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+	        /* the first bad entry, after good ones */
+	        {"package:\n" ENTRY("a", "") ENTRY("b", "") "- {name: c, version: '1'}\n",
+	         "e.yml: package entry 3 ('c') lacks 'manager'"},
+	        /* the header's error before an entry's */
+	        {"package:\n- {name: c}\nversion: x\n", "e.yml: 'version' must be an integer"},
+	        /* a YAML error after a bad entry wins, with its line */
+	        {"package:\n- {name: c}\n- [\n", "e.yml:4:1: did not find expected node content "
+	                                         "while parsing a flow node"},
+	        /* a duplicate key in a later entry, with its line */
+	        {"package:\n" ENTRY("a", "") "- {name: c, name: d}\n",
+	         "e.yml:10:13: duplicate key 'name'"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_null(model(bad[i].text, "e.yml", &err));
+		assert_string_equal(err.msg, bad[i].msg);
+	}
+}
+
+/* A file's format read in pieces is the format of its whole text: the line that decides may
+ * come after the first MiB, or straddle two pieces */
+static void test_detect_file(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *head, *tail;
+		enum menv_lock_format want;
+	} cases[] = {
+	        {"# platform: linux-64\n", "@EXPLICIT\nhttps://x/linux-64/a-1-0.conda\n",
+	         MENV_LOCK_EXPLICIT},
+	        {"version: 1\npackage: []\n", "dependencies:\n  - a\n", MENV_LOCK_NONE},
+	        {"version: 1\npackage: []\n", "metadata: {}", MENV_LOCK_CONDA_LOCK},
+	        {"\xef\xbb\xbf{\"x\": \"", "\", \"lockVersion\": 1}", MENV_LOCK_MAMBA_JSON},
+	};
+	char path[] = "/tmp/menv-test-detect-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		for (size_t pad = (1u << 20) - 40; pad < (1u << 20) + 40; pad += 7) {
+			struct menv_buf b = MENV_BUF_INIT;
+			struct menv_error err = {0};
+			enum menv_lock_format f;
+			menv_buf_adds(&b, cases[i].head);
+			bool json = cases[i].head[3] == '{';
+			while (b.len < pad)
+				menv_buf_adds(&b, json ? "y" : "# a comment line\n");
+			menv_buf_adds(&b, cases[i].tail);
+			FILE *fp = fopen(path, "wb");
+			assert_non_null(fp);
+			assert_int_equal(fwrite(b.buf, 1, b.len, fp), b.len);
+			fclose(fp);
+			assert_int_equal(menv_lockfile_detect_file(path, &f, &err), 0);
+			assert_int_equal(f, cases[i].want);
+			assert_int_equal(menv_lockfile_detect(b.buf, b.len), cases[i].want);
+			menv_buf_release(&b);
+		}
+	}
+	unlink(path);
+	enum menv_lock_format f;
+	struct menv_error err = {0};
+	assert_int_equal(menv_lockfile_detect_file(path, &f, &err), MENV_ENOTFOUND);
+	assert_int_equal(f, MENV_LOCK_NONE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_v7_valid),
-	        cmocka_unit_test(test_v7_refused),
-	        cmocka_unit_test(test_conda_lock_v3),
+	        cmocka_unit_test(test_v7_valid),      cmocka_unit_test(test_v7_refused),
+	        cmocka_unit_test(test_conda_lock_v3), cmocka_unit_test(test_conda_lock_streamed),
+	        cmocka_unit_test(test_detect_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,6 +114,61 @@ static void test_url_spec(void **state)
 	menv_matchspec_free(ms);
 }
 
+/* str(MatchSpec(s)) as conda 26.7.1 answers it (python3 -m conda's MatchSpec, classic) */
+static void test_conda_str(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+	        {"python=3.9", "python=3.9"},
+	        {"python 3.9*", "python=3.9"},
+	        {"gxx_linux-64=11", "gxx_linux-64=11"},
+	        {"numpy", "numpy"},
+	        {"numpy>=1.19", "numpy[version='>=1.19']"},
+	        {"numpy >=1.19,<2", "numpy[version='>=1.19,<2']"},
+	        {"python==3.9.2", "python==3.9.2"},
+	        {"python 3.9.2 h1_0", "python==3.9.2=h1_0"},
+	        {"python=3.9=h1", "python==3.9=h1"},
+	        {"foo=1.2.*", "foo=1.2"},
+	        {"foo 1.2.*", "foo=1.2"},
+	        {"foo[build_number=3]", "foo[build_number=3]"},
+	        {"c::foo=1", "c::foo=1"},
+	        {"foo !=1.0", "foo!=1.0"},
+	        {"foo ~=1.2", "foo~=1.2"},
+	        {"foo 1.2|1.3", "foo[version='1.2|1.3']"},
+	        {"foo *", "foo"},
+	        {"foo * h1", "foo[build=h1]"},
+	        {"foo=1.0=*py*", "foo==1.0[build=*py*]"},
+	        {"foo[md5=abc]", "foo[md5=abc]"},
+	        {"foo >=1 *cpu*", "foo[version='>=1',build=*cpu*]"},
+	        {"foo[version=\">=1\"]", "foo[version='>=1']"},
+	        {"foo 1.2", "foo==1.2"},
+	        {"foo==1.2=h1", "foo==1.2=h1"},
+	        {"foo 1.2.* *_0", "foo=1.2[build=*_0]"},
+	        {"foo[build_number=\">=3\"]", "foo[build_number='>=3']"},
+	        {"foo[track_features=mkl]", "foo[track_features=mkl]"},
+	        {"file:///x/linux-64::foo=1", "file:///x/linux-64::foo=1"},
+	        {"foo[subdir=linux-64]", "foo[subdir=linux-64]"},
+	        {"conda-forge/linux-64::foo", "conda-forge/linux-64::foo"},
+	        {"foo >1.0", "foo[version='>1.0']"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct menv_matchspec *ms = NULL;
+		assert_int_equal(menv_matchspec_parse(cases[i][0], &ms, NULL), 0);
+		char *s = menv_matchspec_conda_str(ms);
+		if (strcmp(s, cases[i][1]))
+			fail_msg("'%s': conda writes '%s', menv '%s'", cases[i][0], cases[i][1], s);
+		/* what menv writes into a history reads back as the same spec */
+		struct menv_matchspec *again = NULL;
+		assert_int_equal(menv_matchspec_parse(s, &again, NULL), 0);
+		char *s2 = menv_matchspec_conda_str(again);
+		assert_string_equal(s2, s);
+		free(s2);
+		menv_matchspec_free(again);
+		free(s);
+		menv_matchspec_free(ms);
+	}
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -195,7 +250,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_rows),     cmocka_unit_test(test_brackets_keys),
 	        cmocka_unit_test(test_url_spec), cmocka_unit_test(test_errors),
-	        cmocka_unit_test(test_channels),
+	        cmocka_unit_test(test_channels), cmocka_unit_test(test_conda_str),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

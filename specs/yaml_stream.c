@@ -1,0 +1,155 @@
+/*
+ * yaml_stream.c - a YAML document read straight from libyaml's event stream into JSON, for
+ * the files that grow with the user (a 100,000-entry lockfile is 20 MB of YAML): no
+ * yaml_document_t between the events and the JSON, and the items of one top-level sequence
+ * handed to the caller one at a time, so the file is never held whole (issue 22). It reads
+ * the shape such files have; for anything else (anchors and aliases, a bad key, an error of
+ * any kind) it says so and the caller reads the file with menv_yaml_to_json, which gives the
+ * same value or the error with its FILE:LINE:COL as it always has.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "internal.h"
+#include "specs.h"
+
+struct frame {
+	json_t *v;     /* the mapping or sequence being filled (owned) */
+	char *key;     /* a mapping's key waiting for its value, or NULL */
+	bool streamed; /* the sequence whose items go to the caller */
+	size_t items;  /* items handed to the caller */
+};
+
+struct reader {
+	struct frame *stack;
+	size_t depth, alloc;
+	const char *key; /* the root mapping's key whose sequence is streamed */
+	int (*item)(void *ud, json_t *item, size_t index);
+	void *ud;
+	json_t *root;
+};
+
+enum { READ_OK = 0, READ_FALLBACK = 1 };
+
+/* Puts the finished value `v` (a new reference) where it belongs. READ_FALLBACK where the
+ * general reader must decide (a non-scalar key, a duplicate key, the caller refusing). */
+static int attach(struct reader *r, json_t *v, const char *scalar)
+{
+	if (!r->depth) {
+		r->root = v;
+		return READ_OK;
+	}
+	struct frame *f = &r->stack[r->depth - 1];
+	if (json_is_array(f->v)) {
+		if (f->streamed)
+			return r->item(r->ud, v, f->items++) ? READ_FALLBACK : READ_OK;
+		json_array_append_new(f->v, v);
+		return READ_OK;
+	}
+	if (!f->key) {
+		/* a key: its text as written, never typed (yaml.c's reader does the same) */
+		json_decref(v);
+		if (!scalar || json_object_get(f->v, scalar))
+			return READ_FALLBACK;
+		f->key = menv_xstrdup(scalar);
+		return READ_OK;
+	}
+	json_object_set_new(f->v, f->key, v);
+	free(f->key);
+	f->key = NULL;
+	return READ_OK;
+}
+
+static void push(struct reader *r, json_t *v)
+{
+	if (r->depth == r->alloc) {
+		r->alloc = r->alloc ? 2 * r->alloc : 16;
+		r->stack = menv_xrealloc(r->stack, r->alloc * sizeof(*r->stack));
+	}
+	struct frame *parent = r->depth ? &r->stack[r->depth - 1] : NULL;
+	/* the root mapping's `key`, a sequence: its items go to the caller */
+	bool streamed = r->depth == 1 && json_is_array(v) && json_is_object(parent->v) &&
+	                parent->key && !strcmp(parent->key, r->key);
+	r->stack[r->depth++] = (struct frame){v, NULL, streamed, 0};
+}
+
+/* One event; READ_OK, READ_FALLBACK, or 2 once the document has ended. */
+static int event(struct reader *r, yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_STREAM_START_EVENT:
+	case YAML_DOCUMENT_START_EVENT: return READ_OK;
+	case YAML_DOCUMENT_END_EVENT: return 2;
+	case YAML_SCALAR_EVENT: {
+		if (ev->data.scalar.anchor || ev->data.scalar.length > INT_MAX)
+			return READ_FALLBACK;
+		const char *s = (const char *)ev->data.scalar.value;
+		json_t *v = menv_yaml_scalar_json(s, ev->data.scalar.style);
+		if (!v)
+			return READ_FALLBACK;
+		return attach(r, v, s);
+	}
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT: {
+		bool seq = ev->type == YAML_SEQUENCE_START_EVENT;
+		if ((seq ? ev->data.sequence_start.anchor : ev->data.mapping_start.anchor) ||
+		    r->depth >= MENV_PARSE_MAX_DEPTH)
+			return READ_FALLBACK;
+		/* a collection as a key */
+		if (r->depth && json_is_object(r->stack[r->depth - 1].v) &&
+		    !r->stack[r->depth - 1].key)
+			return READ_FALLBACK;
+		push(r, seq ? json_array() : json_object());
+		return READ_OK;
+	}
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT: {
+		struct frame f = r->stack[--r->depth];
+		free(f.key);
+		return attach(r, f.v, NULL);
+	}
+	default: return READ_FALLBACK; /* an alias, the stream's end before a document */
+	}
+}
+
+int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
+                          int (*item)(void *ud, json_t *item, size_t index), void *ud, json_t **out,
+                          struct menv_error *err)
+{
+	struct reader r = {.key = key, .item = item, .ud = ud};
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int rc = READ_OK;
+
+	*out = NULL;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
+	while (rc == READ_OK) {
+		if (menv_cancelled()) {
+			rc = menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
+			break;
+		}
+		if (!yaml_parser_parse(&parser, &ev)) {
+			rc = READ_FALLBACK;
+			break;
+		}
+		rc = event(&r, &ev);
+		yaml_event_delete(&ev);
+	}
+	while (r.depth) {
+		r.depth--;
+		json_decref(r.stack[r.depth].v);
+		free(r.stack[r.depth].key);
+	}
+	free(r.stack);
+	yaml_parser_delete(&parser);
+	if (rc == 2 && r.root) {
+		*out = r.root;
+		return 0;
+	}
+	json_decref(r.root);
+	return rc == 2 ? READ_FALLBACK : rc;
+}
