@@ -309,9 +309,11 @@ static bool relocated_py(json_t *paths)
 	{
 		const char *p = jstr(e, "_path");
 		size_t l = p ? strlen(p) : 0;
+		/* sha256_in_prefix is in every path as conda 26 writes it: a rewrite is a value
+		 * other than the package's sha256 */
+		const char *in = jstr(e, "sha256_in_prefix"), *sha = jstr(e, "sha256");
 		if (l > 3 && !strcmp(p + l - 3, ".py") &&
-		    (json_object_get(e, "prefix_placeholder") ||
-		     json_object_get(e, "sha256_in_prefix")))
+		    (json_object_get(e, "prefix_placeholder") || (in && (!sha || strcmp(in, sha)))))
 			return true;
 	}
 	return false;

@@ -105,7 +105,9 @@ struct menv_install_opts {
  *   MENV_TEST_GATE_RELINK=FIFO            doctor --fix, holding the cache's users lock,
  *                                         reads FIFO to its end before it relinks;
  *   MENV_TEST_PAUSE_BEFORE_LINK=SECONDS   sleep in menv_txn_commit after the fetch, holding
- *                                         the cache's users lock (clean-vs-create tests). */
+ *                                         the cache's users lock (clean-vs-create tests);
+ *   MENV_TEST_PAUSE_REGISTRY=SECONDS      sleep in an update of environments.txt, holding
+ *                                         its lock (Ctrl-C-after-commit tests). */
 
 /* Refuses prefix paths that would break the programs installed in them: quotes,
  * backslashes and control characters (they end up in shebangs, Python's sysconfig and

@@ -28,7 +28,9 @@
  * renamed into place whole: a killed create leaves a temporary folder (removed by the next
  * writer, under the lock, or `menv clean`), never a half folder under its final name. A
  * folder is used only when its MANIFEST lists exactly the package's .py in order and each
- * .py in the prefix has the mtime and size its .pyc's header holds. Everything here is best
+ * .py in the prefix has the mtime and size its .pyc's header holds, and each kept .pyc is a
+ * regular file of its MANIFEST size with that header (a cut one or a link is compiled again;
+ * a rewrite of the same size inside the code is not seen). Everything here is best
  * effort: what cannot be read or written is compiled in the prefix, as without the cache.
  */
 #include <dirent.h>
@@ -90,6 +92,31 @@ static char *manifest_head(const unsigned char magic[4], const char *site)
 	return menv_xasprintf("%s %s %s\n", MANIFEST_TAG, mh, site);
 }
 
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A kept .pyc is linked only when it is a regular file (not a link to elsewhere) of the size
+ * its MANIFEST line gives, with the header of a timestamp .pyc of `py` (magic, no flags, its
+ * mtime and size): a cut or rewritten one (a full disk, a hand edit) is compiled again in the
+ * prefix instead of breaking the import there. */
+static bool kept_pyc_ok(const char *path, long long pycsize, const unsigned char magic[4],
+                        const struct stat *py)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat cs;
+	unsigned char h[16];
+	bool ok = fd >= 0 && fstat(fd, &cs) == 0 && S_ISREG(cs.st_mode) &&
+	          (long long)cs.st_size == pycsize && pycsize >= 16 &&
+	          pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, magic, 4) &&
+	          le32(h + 4) == 0 && le32(h + 8) == (uint32_t)py->st_mtim.tv_sec &&
+	          le32(h + 12) == (uint32_t)py->st_size;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const char *site,
                         int rootfd, json_t *py, char **src, int64_t *size)
 {
@@ -121,6 +148,7 @@ bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const 
 		if (ok && state == 'c') {
 			src[i] = menv_xasprintf("%s/%zu.pyc", dir, i);
 			size[i] = pycsize;
+			ok = kept_pyc_ok(src[i], pycsize, magic, &sb);
 		}
 		if (ok)
 			line = nl + 1;
@@ -157,11 +185,6 @@ int menv_pyccache_link(int rootfd, const char *src, const char *rel, enum menv_l
 		rc = -1;
 	menv_buf_release(&b);
 	return rc;
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* The .pyc at rel of the prefix into b when it is a regular file whose header holds a

@@ -126,7 +126,7 @@ static int update(const char *prefix, bool add, struct menv_error *err)
 	struct menv_error rerr = {0};
 	char *path = menv_envreg_path(), *lockpath = NULL, *dir = NULL, *target = NULL;
 	char *want = NULL;
-	bool found = false, changed = false;
+	bool found = false, changed = false, blocked = false;
 	struct stat sb;
 	int fd = -1, rc = 0;
 
@@ -163,6 +163,14 @@ static int update(const char *prefix, bool add, struct menv_error *err)
 			goto out;
 		}
 	}
+	/* the lock is held: a Ctrl-C now (after the prefix was made or removed) no longer stops
+	 * the update, which would leave the environment out of the registry (or a removed one
+	 * in it) while the command succeeds; a regular file's read cannot wait */
+	menv_cancel_block(true);
+	blocked = true;
+	const char *pause = getenv("MENV_TEST_PAUSE_REGISTRY");
+	if (pause && atoi(pause) > 0) /* test hook: a Ctrl-C lands here (envs.h) */
+		sleep((unsigned)atoi(pause));
 	/* a registry that is a symbolic link (kept in a dotfiles repository): write its target */
 	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
 		char real[PATH_MAX];
@@ -197,6 +205,8 @@ static int update(const char *prefix, bool add, struct menv_error *err)
 	if (changed)
 		rc = menv_write_file_atomic(target ? target : path, neu.buf, neu.len, err);
 out:
+	if (blocked)
+		menv_cancel_block(false);
 	if (fd >= 0)
 		close(fd); /* releases the lock */
 	menv_buf_release(&old);

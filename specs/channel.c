@@ -891,6 +891,30 @@ static const char *ambiguous_at(const char *s)
 	return NULL;
 }
 
+/* Whether s holds "::" (a "channel::package" spec, not a channel) outside the "[v6]" host of
+ * a URL's authority: "http://[::1]:8000/chan" is a channel, as urlparse reads it. */
+static bool double_colon(const char *s)
+{
+	const char *p = has_scheme(s) ? strstr(s, "://") : NULL;
+	if (!p)
+		return strstr(s, "::") != NULL;
+	const char *auth = p + 3, *end = auth + strcspn(auth, "/?#");
+	const char *at = NULL;
+	for (const char *q = auth; q < end; q++)
+		if (*q == '@')
+			at = q;
+	const char *host = at ? at + 1 : auth, *close = NULL;
+	if (*host == '[')
+		close = memchr(host, ']', (size_t)(end - host));
+	for (const char *q = s; *q; q++) {
+		if (close && q == host)
+			q = close;
+		else if (q[0] == ':' && q[1] == ':')
+			return true;
+	}
+	return false;
+}
+
 /* conda's Channel.from_value. */
 static int resolve(const struct ctx *x, const char *value, struct menv_channel ***out, size_t *n,
                    struct menv_error *err)
@@ -907,7 +931,7 @@ static int resolve(const struct ctx *x, const char *value, struct menv_channel *
 	if (len == 0)
 		return menv_error_set(err, MENV_EPARSE, "empty channel name");
 	s = menv_xstrndup(value, len);
-	if (strchr(s, ' ') || strstr(s, "::") || !authority_ok(s)) {
+	if (strchr(s, ' ') || double_colon(s) || !authority_ok(s)) {
 		char *shown = menv_url_redact(s);
 		menv_error_set(
 		        err, MENV_EPARSE,

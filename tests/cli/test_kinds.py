@@ -51,6 +51,14 @@ each (python3 test_kinds.py MENV SHARED CASE):
   envs_dirs entry is refused as existing, naming that prefix, as conda's target_prefix finds
   it there (locate_prefix_by_name); it made a second NAME in the first writable envs dir,
   after which -n NAME still named the other. A new name still goes to the first writable dir.
+- ipv6_channel: "http://[::1]:PORT/chan" (an IPv6 host, as urlparse reads it) is a channel:
+  it was refused as "invalid channel" with no reason (its "::" taken for a channel::package
+  spec); a create through it records the package's URL under that host. "::" outside the
+  brackets ("http://[::1]:1/a::b", "chan::x") is still refused.
+- registry_sigint: a Ctrl-C while create or env remove updates ~/.conda/environments.txt
+  (the prefix made or removed already; MENV_TEST_PAUSE_REGISTRY holds the update): the
+  update is finished. It stopped there: create exited 0 with a warning and the new
+  environment missing from `env list`; env remove left the removed one listed.
 """
 import os
 import pwd
@@ -472,6 +480,82 @@ def case_create_later_dir(t):
                      nonzero_only=True)
     t.check(os.path.isdir(os.path.join(e1, "fresh", "conda-meta"))
             and not os.path.exists(os.path.join(e1, "dup")), "rename: nothing moved")
+
+
+def case_ipv6_channel(t):
+    import http.server
+    import socket
+    import threading
+    # always: the URL reaches the downloader (nothing listens on port 1)
+    t.set_rc("remote_max_retries: 0\n")
+    r = t.menv_run("create", "-n", "v6", "-c", "http://[::1]:1/chan", "--override-channels",
+                   "--dry-run", "-q", "dependency")
+    t.one_line_error(r, "http://[::1]:1/chan", ["cannot download 'http://[::1]:1/chan/"])
+    for bad in ("http://[::1]:1/a::b", "chan::x"):
+        r = t.menv_run("create", "-n", "v6", "-c", bad, "--override-channels", "--dry-run",
+                       "-q", "dependency")
+        t.one_line_error(r, bad, ["invalid channel '%s'" % bad])
+    P = os.path.join(t.corpus, *NOARCH)
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, "dependency-1.0-0.conda")]})
+    os.makedirs(os.path.join(chan, "linux-64"), exist_ok=True)
+    t.write_repodata(chan, "linux-64")
+
+    class V6(http.server.ThreadingHTTPServer):
+        address_family = socket.AF_INET6
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=t.tmp, **kw)
+
+        def log_message(self, *a):
+            pass
+    try:
+        srv = V6(("::1", 0), Quiet)
+    except OSError as e:  # no IPv6 loopback here (some containers): the checks above ran
+        t.note("no IPv6 loopback here (%s): the create through it is not tried" % e)
+        return
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = "http://[::1]:%d/chan" % srv.server_address[1]
+        p = os.path.join(t.tmp, "p6")
+        t.menv_ok("create", "-p", p, "-c", url, "--override-channels", "-q", "-y",
+                  "dependency")
+        rec = menvtest.read_json(os.path.join(p, "conda-meta", "dependency-1.0-0.json"))
+        t.eq(rec.get("url"), url + "/noarch/dependency-1.0-0.conda",
+             "the record's url is under the IPv6 host")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def case_registry_sigint(t):
+    import signal
+    import subprocess
+    import time
+    C = channel(t)
+    reg = os.path.join(t.home, ".conda", "environments.txt")
+    lock = reg + ".lock"
+    p = os.path.join(t.tmp, "made")
+    for args, listed in ((["create", "-p", p] + C + ["dependency"], True),
+                         (["env", "remove", "-p", p, "-y"], False)):
+        if os.path.exists(lock):
+            os.unlink(lock)
+        proc = subprocess.Popen([t.menv] + args, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=t.tmp,
+                                env=t.environ({"MENV_TEST_PAUSE_REGISTRY": "2"}))
+        deadline = time.time() + 60
+        while not os.path.exists(lock) and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        what = "Ctrl-C in the registry update of %s" % args[0:2]
+        t.eq((proc.returncode, err.decode()), (0, ""), "%s: exit 0, no warning" % what)
+        lines = open(reg).read().splitlines() if os.path.exists(reg) else []
+        t.eq(p in lines, listed, "%s: the registry %s the prefix"
+             % (what, "names" if listed else "no longer names"))
+        t.eq(os.path.isdir(os.path.join(p, "conda-meta")), listed,
+             "%s: the prefix is %s" % (what, "made" if listed else "removed"))
 
 
 def body(t, case):

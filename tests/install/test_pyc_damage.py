@@ -1,0 +1,93 @@
+"""install.pyc_damage: a damaged .pyc kept in the package cache (envs/pyccache.c) is never
+linked into a prefix: the package's .py are compiled in the prefix instead, as without the
+cache, and the environment imports them.
+
+Each damage of the cache's <pkgs>/<dist>/.menv-pyc/<magic>-<site>/<i>.pyc, made after a first
+create kept it there (found by the tryout of issue 25's cache):
+- cut to 10 bytes (a full disk, a copy cut short): it was hardlinked into the next prefix
+  (python ignores a header cut short, and compiles at every import);
+- cut inside its code (16 bytes of header kept, the MANIFEST's size no longer its size): it
+  was hardlinked and `greet` failed there (EOFError: marshal data too short);
+- a header whose source mtime is not the .py's: python had to compile it at every import in a
+  read-only prefix;
+- a symbolic link to a file outside the cache: the link itself was hardlinked into the prefix
+  (its __pycache__ pointed at /etc/hostname).
+Each time the second prefix's .pyc is a regular file that is byte for byte what the first
+prefix's compile wrote, and `greet` runs.
+"""
+import os
+import shutil
+import subprocess
+
+from insttest import Skip, main, menvtest, pkg
+
+WRAP = ('#!/bin/sh\nhere=$(cd "$(dirname "$0")/.." && pwd)\n'
+        'PYTHONPATH="$here/lib/python%s/site-packages" exec %s "$@"\n')
+
+
+def body(t):
+    py = shutil.which("python3")
+    if not py:
+        raise Skip("no python3 for the noarch python tests")
+    out = subprocess.run([py, "-c", "import sys, importlib.util; print('%d.%d' % "
+                          "sys.version_info[:2], importlib.util.MAGIC_NUMBER.hex())"],
+                         capture_output=True, text=True).stdout.split()
+    pyver, magic = out[0], out[1]
+    tag = pyver.replace(".", "")
+    site = "lib/python%s/site-packages" % pyver
+    ch = os.path.join(t.tmp, "chan")
+    pkg(ch, "python", pyver + ".0", files={
+        "bin/python" + pyver: {"data": WRAP % (pyver, py), "mode": 0o755},
+        "bin/python": {"symlink": "python" + pyver},
+        site + "/README": "site\n"})
+    pkg(ch, "greetpkg", "1.0", build="py_0", noarch="python", depends=["python"],
+        entry_points=["greet = greetpkg.cli:main"], files={
+            "site-packages/greetpkg/__init__.py": "",
+            "site-packages/greetpkg/cli.py": "def main():\n    print('hello' * 3)\n"})
+    t.index(ch)
+    c = ["-q", "-y", "-c", t.url(ch), "--override-channels"]
+    rel = site + "/greetpkg/__pycache__/cli.cpython-%s.pyc" % tag
+    p1 = os.path.join(t.tmp, "p1")
+    t.menv_ok("create", "-p", p1, *c, "greetpkg")
+    good = open(os.path.join(p1, rel), "rb").read()
+    kept = os.path.join(t.pkgs, "greetpkg-1.0-py_0", ".menv-pyc")
+    folders = [n for n in os.listdir(kept) if n.startswith(magic + "-")]
+    t.eq(len(folders), 1, "first create keeps greetpkg's .pyc")
+    folder = os.path.join(kept, folders[0])
+    names = [l.split(" ", 4)[4] for l in
+             open(os.path.join(folder, "MANIFEST")).read().splitlines()[1:]]
+    cached = os.path.join(folder, "%d.pyc" % names.index(site + "/greetpkg/cli.py"))
+    t.eq(open(cached, "rb").read(), good, "the kept .pyc is the first prefix's")
+
+    def header_mtime(b):
+        return b[:8] + bytes([b[8] ^ 1]) + b[9:]
+
+    damages = [("cut to 10 bytes", lambda: good[:10]),
+               ("cut inside its code", lambda: good[:len(good) - 7]),
+               ("a header with another mtime", lambda: header_mtime(good)),
+               ("a link to /etc/hostname", None)]
+    for i, (what, data) in enumerate(damages):
+        os.unlink(cached)
+        if data:
+            with open(cached, "wb") as f:
+                f.write(data())
+        else:
+            os.symlink("/etc/hostname", cached)
+        p = os.path.join(t.tmp, "p%d" % (i + 2))
+        t.menv_ok("create", "-p", p, *c, "greetpkg")
+        dst = os.path.join(p, rel)
+        t.check(os.path.isfile(dst) and not os.path.islink(dst),
+                "%s: the prefix's .pyc is a regular file" % what, os.path.lexists(dst))
+        got = open(dst, "rb").read() if os.path.isfile(dst) else None
+        t.eq(got and menvtest.sha256_bytes(got), menvtest.sha256_bytes(good),
+             "%s: the prefix's .pyc is what compiling the .py gives" % what)
+        r = subprocess.run([os.path.join(p, "bin", "greet")], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+        t.eq((r.returncode, r.stdout), (0, "hellohellohello\n"),
+             "%s: greet runs in the prefix" % what)
+    os.unlink(cached)
+    shutil.copyfile(os.path.join(p1, rel), cached)
+
+
+if __name__ == "__main__":
+    main(body)
