@@ -70,6 +70,11 @@ each (python3 test_kinds.py MENV SHARED CASE):
 - ssl_verify: `ssl_verify: 5` (a number other than the bools 0 and 1) is refused with
   FILE:LINE:COL (it was read as the CA bundle file "5"); so are `--set ssl_verify 5` and
   CONDA_SSL_VERIFY=5; true, false, 0, 1, truststore and a full path are taken.
+- late_sigint: Ctrl-C (MENV_TEST_CRASH_SIGNAL=INT) at each crash point of create, install,
+  remove, remove --all, env remove, rename and doctor --fix: before the commit point the
+  command exits 130 with the environment as it was; after it the change runs to its end and
+  the command exits 130 saying "interrupted after ...; the ACTION of 'PREFIX' was finished"
+  in one line (create, install and remove exited 0, env remove 130: every command agrees).
 - env_list_width: `env list` pads names by terminal columns, not bytes: the prefixes of
   "ümlaut", "環境" (two wide characters) and an ASCII name start in one column.
 """
@@ -549,10 +554,12 @@ def case_registry_sigint(t):
     reg = os.path.join(t.home, ".conda", "environments.txt")
     lock = reg + ".lock"
     p = os.path.join(t.tmp, "made")
-    # create has made the environment: it finishes and exits 0; env remove has unlinked every
+    # create has made the environment: it finishes, exits 130 and says so; env remove has unlinked every
     # package: it finishes the removal and exits 130 saying so (case removal_sigint)
     for args, listed, answer in (
-            (["create", "-p", p] + C + ["dependency"], True, (0, "")),
+            (["create", "-p", p] + C + ["dependency"], True,
+             (130, "menv: error: interrupted after its packages were linked; the create of "
+              "'%s' was finished\n" % p)),
             (["env", "remove", "-p", p, "-y"], False,
              (130, "menv: error: interrupted after its packages were unlinked; the removal "
               "of '%s' was finished\n" % p))):
@@ -696,6 +703,90 @@ def case_ssl_verify(t):
         r = t.menv_run("config", "--show", "ssl_verify", "--json")
         t.eq((r.rc, (r.try_json() or {}).get("ssl_verify")), (0, shown),
              "ssl_verify: %s is taken" % val)
+
+
+def case_late_sigint(t):
+    P = os.path.join(t.corpus, *NOARCH)
+    chan = t.make_channel("lchan", {"noarch": [os.path.join(P, n) for n in (
+        "dependency-2.0-0.conda", "dependent-2.0-0.conda")], "linux-64": []})
+    C = ["-c", t.url(chan), "--override-channels", "-q", "-y"]
+    p = os.path.join(t.envs, "a")
+
+    def names(prefix):
+        r = t.menv_run("list", "-p", prefix, "--json")
+        return sorted(x.get("name") for x in (r.try_json() or [])) if r.rc == 0 else None
+
+    def fresh(*pkgs):
+        t.menv_run("env", "remove", "-y", "-p", p)
+        if pkgs:
+            t.menv_ok("create", "-p", p, *C, *pkgs)
+
+    dst = os.path.join(t.envs, "b")
+    cmds = [  # (what, setup, argv, old state, new state, action, prefix named)
+        ("create", lambda: fresh(), ["create", "-p", p, *C, "dependent"],
+         None, ["dependency", "dependent"], "create", p),
+        ("install", lambda: fresh("dependency"), ["install", "-p", p, *C, "dependent"],
+         ["dependency"], ["dependency", "dependent"], "change", p),
+        ("remove", lambda: fresh("dependent"), ["remove", "-p", p, "-y", "dependent"],
+         ["dependency", "dependent"], [], "change", p),  # dependency goes with it
+        ("remove --all", lambda: fresh("dependent"), ["remove", "--all", "-y", "-p", p],
+         ["dependency", "dependent"], None, "removal", p),
+        ("env remove", lambda: fresh("dependent"), ["env", "remove", "-y", "-p", p],
+         ["dependency", "dependent"], None, "removal", p),
+        ("rename", lambda: (fresh("dependent"), t.menv_run("env", "remove", "-y", "-p", dst)),
+         ["rename", "-y", "-n", "a", "b"], ["dependency", "dependent"], None, "rename", p),
+    ]
+    for what, setup, argv, old, new, action, named in cmds:
+        setup()
+        t.menv_ok(*argv)
+        t.eq(names(p), new, "%s: uninterrupted, the new state" % what)
+        finished = 0
+        for n in range(1, 80):
+            setup()
+            r = t.menv_run(*argv, env={"MENV_TEST_CRASH_SIGNAL": "INT",
+                                       "MENV_TEST_CRASH_AFTER": str(n)})
+            if r.rc == 0:
+                t.check(n > 1, "%s: Ctrl-C at %d not ignored" % (what, n), r)
+                break
+            got = names(p)
+            if "was finished" in r.err:
+                finished += 1
+                last = (r.err_lines() or [""])[-1]  # after rename's progress lines
+                t.check(last.startswith("menv: error: interrupted after ") and
+                        last.endswith("; the %s of '%s' was finished" % (action, named)) and
+                        (what == "rename" or len(r.err_lines()) == 1),
+                        "%s: Ctrl-C at %d past the commit point: one line says so"
+                        % (what, n), r.err)
+                t.eq((r.rc, got), (130, new), "%s: Ctrl-C at %d: exit 130, the change whole"
+                     % (what, n))
+                if what == "rename":
+                    t.eq(names(dst), ["dependency", "dependent"], "rename: b is a")
+            else:
+                t.eq((r.rc, got), (130, old), "%s: Ctrl-C at %d: exit 130, as it was"
+                     % (what, n))
+        t.check(finished > 0, "%s: some Ctrl-C came past the commit point" % what)
+    # doctor --fix: the repair past its relink
+    finished = 0
+    rec = os.path.join(p, "conda-meta", "dependent-2.0-0.json")
+    for n in range(1, 40):
+        import shutil
+        shutil.rmtree(p, ignore_errors=True)
+        t.menv_ok("create", "-p", p, *C, "dependent")
+        write_text(rec, "{bad\n")
+        r = t.menv_run("doctor", "-p", p, "--fix", env={"MENV_TEST_CRASH_SIGNAL": "INT",
+                                                       "MENV_TEST_CRASH_AFTER": str(n)})
+        if r.rc == 0:
+            break
+        text = open(rec).read()
+        t.eq(r.rc, 130, "doctor --fix: Ctrl-C at %d: exit 130" % n)
+        if "was finished" in r.err:
+            finished += 1
+            t.one_line_error(r, "doctor --fix: Ctrl-C at %d" % n,
+                             ["the repair of '%s' was finished" % p], nonzero_only=True)
+            t.check('"dependent"' in text, "doctor --fix: Ctrl-C at %d: repaired" % n)
+        else:
+            t.eq(text, "{bad\n", "doctor --fix: Ctrl-C at %d: the record as it was" % n)
+    t.check(finished > 0, "doctor --fix: some Ctrl-C came past the repair")
 
 
 def case_env_list_width(t):
