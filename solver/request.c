@@ -84,7 +84,7 @@ static bool provides_match(struct menv_solver *s, Id p, const struct menv_matchs
 
 	m.name = (char *)name;
 	str = menv_matchspec_str(&m);
-	dep = pool_conda_matchspec(pool, str);
+	dep = menv_solv_matchspec(pool, str);
 	free(str);
 	if (!dep)
 		return false;
@@ -133,7 +133,7 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 	if (ms->name && strchr(ms->name, '*'))
 		plain.name = NULL;
 	str = menv_matchspec_str(&plain);
-	dep = pool_conda_matchspec(pool, str);
+	dep = menv_solv_matchspec(pool, str);
 	free(str);
 	if (!dep)
 		return menv_error_set(err, MENV_EPARSE, "cannot read match spec for '%s'",
@@ -717,6 +717,9 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 		menv_solv_describe_problems(s, solv, req, &line, &tree, s->problems_json,
 		                            &needs_cuda);
 		held_specs(s, solv, pl, &held);
+		menv_solv_conda_display(line.buf);
+		menv_solv_conda_display(tree.buf);
+		menv_solv_conda_display_json(s->problems_json);
 		rc = menv_error_set(
 		        err, MENV_EUNSAT, "could not solve for the requested packages: %s%s%s%s",
 		        line.buf ? line.buf : "", held.len ? "; the environment holds " : "",
@@ -961,6 +964,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	menv_solv_add_pip_dependency(s);
 	if (s->prio == MENV_PRIORITY_STRICT)
 		menv_solv_strict_priority(s, req);
+	menv_solv_conda_underscores(s);
 	pool_createwhatprovides(pool);
 	menv_solv_order_repos(s);
 	menv_solv_rank_variants(s, req);
