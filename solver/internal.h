@@ -44,6 +44,8 @@ struct menv_solver {
 	bool ranked;         /* menv_solv_rank_variants ran for every name */
 	Map *ranked_names;   /* names (string Ids) whose variants are ranked */
 	bool prepared;       /* whatprovides made for queries */
+	Id canon_solvables;  /* evr.c: solvables below this Id have conda's underscore order */
+	Id canon_rels;       /* evr.c: reldeps below this Id too */
 	Map *considered;     /* strict priority: the installable solvables */
 	Map *pruned;         /* prune.c: considered less the builds no solution holds, or NULL */
 	Map *unpruned;       /* the pool's considered map before (borrowed), while pruned */
@@ -134,6 +136,20 @@ bool menv_solv_sparse_record(struct filerepo *f, size_t off, struct menv_buf *ou
 
 /* Has the caller's cancel flag (menv_solver_set_cancel; NULL: never) been raised? */
 bool menv_solv_cancelled(volatile int *cancel);
+
+/* ---- evr.c ----------------------------------------------------------------------------- */
+
+/* conda's VersionOrder puts "1.1_" (a trailing underscore) below "1.1a1"; libsolv reads it as
+ * "1.1". Rewrites the libsolv strings of the solvables and conda reldeps added since the last
+ * call (a trailing '_' of a version as '^', which libsolv orders as conda orders "_"), and
+ * remakes whatprovides if it existed. Call before pool_createwhatprovides. */
+void menv_solv_conda_underscores(struct menv_solver *s);
+/* pool_conda_matchspec of str with the same rewriting: for specs parsed after the call above. */
+Id menv_solv_matchspec(Pool *pool, const char *str);
+/* Text made from libsolv's strings (problems) as conda writes versions: each '^' back to '_'
+ * (in place; text may be NULL). The _json form does it in every string of j. */
+void menv_solv_conda_display(char *text);
+void menv_solv_conda_display_json(json_t *j);
 
 /* ---- rank.c ---------------------------------------------------------------------------- */
 

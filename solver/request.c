@@ -65,7 +65,7 @@ static bool provides_match(struct menv_solver *s, Id p, const struct menv_matchs
 
 	m.name = (char *)name;
 	str = menv_matchspec_str(&m);
-	dep = pool_conda_matchspec(pool, str);
+	dep = menv_solv_matchspec(pool, str);
 	free(str);
 	if (!dep)
 		return false;
@@ -114,7 +114,7 @@ static int add_spec_job(struct menv_solver *s, Queue *job, Queue *q, Id how,
 	if (ms->name && strchr(ms->name, '*'))
 		plain.name = NULL;
 	str = menv_matchspec_str(&plain);
-	dep = pool_conda_matchspec(pool, str);
+	dep = menv_solv_matchspec(pool, str);
 	free(str);
 	if (!dep)
 		return menv_error_set(err, MENV_EPARSE, "cannot read match spec for '%s'",
@@ -318,6 +318,36 @@ static bool aggressive(const struct menv_solve_request *req, const char *name)
 	return req->aggressive && req->aggressive_update && has_name(req->aggressive, name);
 }
 
+/* conda's classic Solver._add_specs gives a target (keep it unless the request needs it
+ * changed) only to the names of the history, aggressive_update_packages, a few names it
+ * always keeps (anaconda, conda, conda-build, python.app, console_shortcut,
+ * powershell_shortcut) and pip's records. With a history, every other installed package has
+ * no spec at all: it floats, and Resolve.solve maximizes its version after the targets'
+ * update count (update_flask: werkzeug 0.9 -> 0.12.2 beside flask). Without a history every
+ * installed package is targeted. That is update_specs (`update`, `install --update-specs`);
+ * a bare `conda install` first solves with update_modifier freeze_installed, which keeps
+ * them, as the locks here do. */
+static bool floats(const struct menv_solve_request *req, json_t *r)
+{
+	static const char *const kept[] = {"anaconda",         "conda",
+	                                   "conda-build",      "python.app",
+	                                   "console_shortcut", "powershell_shortcut"};
+	const char *name = json_str(r, "name");
+	if (!(req->update_specs || req->nupdate) || !req->nhistory || req->freeze_installed ||
+	    req->no_update_deps || !name)
+		return false;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++)
+		if (!strcmp(name, kept[i]))
+			return false;
+	const char *subdir = json_str(r, "subdir");
+	if (subdir && !strcmp(subdir, "pypi"))
+		return false;
+	for (size_t i = 0; i < req->nhistory; i++)
+		if (req->history[i]->name && !strcmp(req->history[i]->name, name))
+			return false;
+	return true;
+}
+
 /* conda's business rule: python stays within its installed minor version unless the user asks
  * for python (or the history holds a python spec with a version); freeze_installed keeps the
  * very build. Returns a new spec, or NULL. */
@@ -516,6 +546,11 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 			continue;
 		if (MAPTST(&pl->featfree, p))
 			continue; /* features.c's jobs relink it */
+		if (floats(req, r)) {
+			/* no target: the newest the targets allow */
+			queue_push2(job, SOLVER_UPDATE | SOLVER_SOLVABLE, p);
+			continue;
+		}
 		if (pl->all_unlocked || MAPTST(&pl->unlocked, p)) {
 			/* freed: it may change, or go when nothing else works */
 			queue_push2(job, SOLVER_FAVOR | SOLVER_SOLVABLE, p);
@@ -688,6 +723,9 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 		menv_solv_describe_problems(s, solv, req, &line, &tree, s->problems_json,
 		                            &needs_cuda);
 		held_specs(s, solv, pl, &held);
+		menv_solv_conda_display(line.buf);
+		menv_solv_conda_display(tree.buf);
+		menv_solv_conda_display_json(s->problems_json);
 		rc = menv_error_set(
 		        err, MENV_EUNSAT, "could not solve for the requested packages: %s%s%s%s",
 		        line.buf ? line.buf : "", held.len ? "; the environment holds " : "",
@@ -984,6 +1022,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	menv_solv_add_pip_dependency(s);
 	if (s->prio == MENV_PRIORITY_STRICT)
 		menv_solv_strict_priority(s, req);
+	menv_solv_conda_underscores(s);
 	pool_createwhatprovides(pool);
 	menv_solv_order_repos(s);
 	menv_solv_rank_variants(s, req);
