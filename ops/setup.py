@@ -16,11 +16,13 @@ from torch.utils import cpp_extension
 here = os.path.dirname(os.path.abspath(__file__))
 os.chdir(here)
 sources = ["torch/menv_ops_torch.cpp", "src/reference.c"]
+# MENV_OPS_PYTHON_MODULE: the pybind11 module `import menv_ops_torch` needs (see the .cpp)
 kw = dict(include_dirs=[os.path.join(here, "include")],
+          define_macros=[("MENV_OPS_PYTHON_MODULE", "1")],
           extra_compile_args={"cxx": ["-O2"], "nvcc": ["-O3"]})
 if torch.version.cuda and cpp_extension.CUDA_HOME:
     sources += ["torch/menv_ops_torch_cuda.cpp", "src/bias_gelu.cu"]
-    kw["define_macros"] = [("MENV_OPS_WITH_CUDA", "1")]
+    kw["define_macros"].append(("MENV_OPS_WITH_CUDA", "1"))
     ext = cpp_extension.CUDAExtension("menv_ops_torch", sources, **kw)
 else:
     ext = cpp_extension.CppExtension("menv_ops_torch", sources, **kw)

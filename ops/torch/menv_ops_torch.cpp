@@ -6,8 +6,18 @@
  * menv_ops_torch_cuda.cpp (built against a CUDA build of PyTorch only). Autograd is
  * registered from Python (test_torch.py). Built as a Python module (setup.py) or loaded with
  * torch.ops.load_library (cpp_extension.load); the module's one function tells which.
+ *
+ * Loaded as a library (the smoke check's cpp_extension.load, is_python_module=False) it needs
+ * only ATen and torch/library.h: <torch/extension.h> (all of libtorch's C++ API and pybind11)
+ * is included for the Python module alone (setup.py defines MENV_OPS_PYTHON_MODULE), which
+ * makes the smoke check's compile about a third of the CPU time (37 s -> 13 s, g++ 11 -O2).
  */
+#ifdef MENV_OPS_PYTHON_MODULE
 #include <torch/extension.h>
+#else
+#include <ATen/ATen.h>
+#include <torch/library.h>
+#endif
 
 #include "menv_ops.h"
 
@@ -65,6 +75,7 @@ TORCH_LIBRARY_IMPL(menv_ops, CPU, m)
 	m.impl("bias_gelu_backward", &bias_gelu_backward_cpu);
 }
 
+#ifdef MENV_OPS_PYTHON_MODULE
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
 	m.doc() = "menv's sample operator: importing this registers torch.ops.menv_ops";
@@ -76,3 +87,4 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 #endif
 	});
 }
+#endif
