@@ -5,8 +5,14 @@
 - error_secret: an error message quoting what the user gave (a `config --remove channels`
   value that is not in the list) held its password: every error's text is redacted where it
   is made (menv_error_set), so no message of any command can carry one.
+- lock_cache_secret: a lockfile whose URLs hold user:password (and /t/TOKEN/) put them into
+  the package cache: <pkgs>/<dist>/info/repodata_record.json (written at extraction, and
+  rewritten when the package was already cached from a solve) and <pkgs>/urls.txt. The
+  cache keeps the URLs redacted, as conda-meta does; the same lock installs again from it.
 """
 import os
+import re
+import shutil
 import sys
 
 import menvtest
@@ -35,6 +41,64 @@ def case_error_secret(t):
         t.check(r.rc == 1, "config --remove of a value not listed fails %s" % js, r)
         t.check("127.0.0.1:1/zzz" in r.err + r.out, "the error names the value %s" % js, r)
         no_canary(t, r, "config --remove %s" % js)
+
+
+def grep_tree(top, needle):
+    """Files under top whose bytes or name hold needle."""
+    hits = []
+    for dirpath, _, files in os.walk(top):
+        for n in files:
+            p = os.path.join(dirpath, n)
+            if needle in p:
+                hits.append(p)
+                continue
+            try:
+                with open(p, "rb") as f:
+                    if needle.encode() in f.read():
+                        hits.append(p)
+            except OSError:
+                pass
+    return hits
+
+
+def case_lock_cache_secret(t):
+    P = os.path.join(t.corpus, *NOARCH)
+    srv = os.path.join(t.tmp, "srv")
+    chan = os.path.join(srv, "t", "tk-%sTok" % CANARY, "chan")
+    os.makedirs(os.path.join(chan, "noarch"))
+    for fn in ("dependency-2.0-0.conda", "dependent-2.0-0.conda"):
+        shutil.copyfile(os.path.join(P, fn), os.path.join(chan, "noarch", fn))
+    t.index(chan)
+    http = t.http_server(srv)
+    try:
+        host = http.base.replace("http://", "http://u:%sPw@" % CANARY)
+        url = host + "/t/tk-%sTok/chan" % CANARY
+        plain = http.base + "/t/tk-%sTok/chan" % CANARY
+        # the lock: exported from an environment of the plain channel, its URLs given the
+        # credentials the user's lock holds
+        t.menv_ok("create", "-p", os.path.join(t.tmp, "src"), "-c", plain,
+                  "--override-channels", "-y", "-q", "dependent")
+        lock = t.menv_ok("export", "-p", os.path.join(t.tmp, "src")).out
+        lock = re.sub(re.escape(http.base) + r"(/t/[^/\s]*)?/chan", url, lock)
+        t.check(lock.count(CANARY) >= 4, "the lock holds the credentials", lock)
+        write_text(os.path.join(t.tmp, "lock.yml"), lock)
+        for i, what in enumerate(("cached from the solve", "fetched from the lock",
+                                  "cached from the lock")):
+            if what == "fetched from the lock":
+                shutil.rmtree(t.pkgs)
+            p = os.path.join(t.tmp, "env-%d" % i)
+            r = t.menv_run("create", "-p", p, "-f", os.path.join(t.tmp, "lock.yml"), "-y")
+            t.check(r.rc == 0, "%s: the lock installs" % what, r)
+            no_canary(t, r, what)
+            t.eq(grep_tree(t.root, CANARY) + grep_tree(p, CANARY) + grep_tree(t.home, CANARY),
+                 [], "%s: no file menv wrote holds the credentials or token" % what)
+            rec = os.path.join(t.pkgs, "dependent-2.0-0", "info", "repodata_record.json")
+            if os.path.exists(rec):
+                t.eq(menvtest.read_json(rec).get("url"),
+                     http.base + "/t/<TOKEN>/chan/noarch/dependent-2.0-0.conda",
+                     "%s: the cache's record names the URL redacted" % what)
+    finally:
+        http.stop()
 
 
 def body(t, case):
