@@ -9,6 +9,10 @@
   the package cache: <pkgs>/<dist>/info/repodata_record.json (written at extraction, and
   rewritten when the package was already cached from a solve) and <pkgs>/urls.txt. The
   cache keeps the URLs redacted, as conda-meta does; the same lock installs again from it.
+- yaml_nul: a NUL byte in a conda-lock file's text ("depend\\0ent" as a name) or a .condarc
+  value ("a\\0b" as a channel) is refused with FILE:LINE:COL (the streaming lock reader
+  and the .condarc reader cut the text at it: the plan showed a package "depend", config
+  --show a channel "a"); menv_yaml_load refuses it for every YAML file.
 """
 import os
 import re
@@ -99,6 +103,26 @@ def case_lock_cache_secret(t):
                      "%s: the cache's record names the URL redacted" % what)
     finally:
         http.stop()
+
+
+def case_yaml_nul(t):
+    C = channel(t)
+    src = os.path.join(t.tmp, "src")
+    t.menv_ok("create", "-p", src, *C, "dependency")
+    lock = t.menv_ok("export", "-p", src).out
+    t.check("name: dependency\n" in lock, "the export names the package", lock)
+    bad = os.path.join(t.tmp, "nul.yml")
+    write_text(bad, lock.replace("name: dependency\n", 'name: "depend\\0ency"\n'))
+    line = [i + 1 for i, x in enumerate(open(bad).read().splitlines()) if "depend\\0" in x][0]
+    for args in (["--dry-run"], []):
+        p = os.path.join(t.tmp, "new")
+        r = t.menv_run("create", "-p", p, "-f", bad, "-y", *args)
+        t.one_line_error(r, "lock with a NUL %s" % args, [bad + ":%d:" % line, "NUL"])
+        t.no_prefix_left(p, "lock with a NUL %s" % args)
+    write_text(t.rc, 'channels:\n  - "a\\0b"\n')
+    for args in (["config", "--show", "channels"], ["info"]):
+        r = t.menv_run(*args)
+        t.one_line_error(r, " ".join(args), [t.rc + ":2:5:", "NUL"])
 
 
 def body(t, case):
