@@ -13,6 +13,9 @@
   value ("a\\0b" as a channel) is refused with FILE:LINE:COL (the streaming lock reader
   and the .condarc reader cut the text at it: the plan showed a package "depend", config
   --show a channel "a"); menv_yaml_load refuses it for every YAML file.
+- lock_control: a control character in a lock entry's text (a name "dep\\e[31mendent" or
+  "dependent\\nevil", an url) is refused naming the entry, in every lock format (the plan
+  drew the name raw: an escape sequence to the terminal, a newline splitting its row).
 """
 import os
 import re
@@ -123,6 +126,36 @@ def case_yaml_nul(t):
     for args in (["config", "--show", "channels"], ["info"]):
         r = t.menv_run(*args)
         t.one_line_error(r, " ".join(args), [t.rc + ":2:5:", "NUL"])
+
+
+def case_lock_control(t):
+    C = channel(t)
+    src = os.path.join(t.tmp, "src")
+    t.menv_ok("create", "-p", src, *C, "dependency")
+    lock = t.menv_ok("export", "-p", src).out
+    explicit = t.menv_ok("list", "-p", src, "--explicit", "--md5").out
+    cases = [("conda-lock name ESC", lock.replace("name: dependency\n",
+                                                 'name: "depen\\e[31mdency"\n'), "name"),
+             ("conda-lock name newline", lock.replace("name: dependency\n",
+                                                     'name: "dependency\\nevil"\n'), "name"),
+             ("conda-lock url", re.sub(r"url: (\S*dependency-1.0-0.conda)\n",
+                                       r'url: "\1\\t"\n', lock), ""),
+             ("explicit url", explicit.replace("dependency-1.0-0.conda",
+                                               "dependency-1.0-0.conda\x1b[2J"), "")]
+    for what, text, field in cases:
+        t.check(text not in (lock, explicit), "%s: the lock was changed" % what, text)
+        f = os.path.join(t.tmp, "bad.lock")
+        write_text(f, text)
+        for args in (["--dry-run"], []):
+            p = os.path.join(t.tmp, "new")
+            r = t.menv_run("create", "-p", p, "-f", f, "-y", *args)
+            t.one_line_error(r, "%s %s" % (what, args), [f])
+            t.check("\x1b" not in r.out + r.err and "evil" not in r.out,
+                    "%s %s: no control character reaches the output" % (what, args), r)
+            if field:
+                t.check("its %s holds a control character" % field in r.err,
+                        "%s %s: the error names the field" % (what, args), r.err)
+            t.no_prefix_left(p, "%s %s" % (what, args))
 
 
 def body(t, case):
