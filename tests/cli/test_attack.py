@@ -16,6 +16,10 @@
 - lock_control: a control character in a lock entry's text (a name "dep\\e[31mendent" or
   "dependent\\nevil", an url) is refused naming the entry, in every lock format (the plan
   drew the name raw: an escape sequence to the terminal, a newline splitting its row).
+- repodata_control: a channel's record whose depends hold a control character
+  ("x\\u001b[2Jy") is skipped with a warning; its dependency reached the terminal raw in the
+  solve's problem tree and in repoquery depends. A record key with one is shown escaped in
+  the warning that skips it (it was printed raw), from the JSON and from the .solv cache.
 """
 import os
 import re
@@ -156,6 +160,27 @@ def case_lock_control(t):
                 t.check("its %s holds a control character" % field in r.err,
                         "%s %s: the error names the field" % (what, args), r.err)
             t.no_prefix_left(p, "%s %s" % (what, args))
+
+
+def case_repodata_control(t):
+    chan = os.path.join(t.tmp, "rd")
+    t.write_repodata(chan, "noarch", packages={
+        "evil-1.0-0.tar.bz2": {"name": "evil", "version": "1.0", "build": "0",
+                               "depends": ["x\x1b[2Jy"], "md5": "0" * 32},
+        "e\x1b[31mvil-1.0-0.tar.bz2": {"name": "e\x1b[31mvil", "version": "1.0\x1b[0m",
+                                       "build": "0"}})
+    C = ["-c", t.url(chan), "--override-channels"]
+    for run in ("from the JSON", "from the cache"):
+        for args in (["create", "-p", os.path.join(t.tmp, "x"), "-y", "--dry-run", "evil"],
+                     ["repoquery", "depends", "evil"], ["search", "*"]):
+            r = t.menv_run(*(args + C))
+            what = "%s %s" % (" ".join(args[:2]), run)
+            t.check("\x1b" not in r.out + r.err, "%s: no control character in the output"
+                    % what, r)
+            if args[0] == "create":
+                t.check(r.rc != 0, "%s: evil is not available" % what, r)
+                t.check("holds a control character" in r.err, "%s: the warning says why"
+                        % what, r.err)
 
 
 def body(t, case):
