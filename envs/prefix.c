@@ -1381,10 +1381,7 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
 	rc = menv_intent_remove_whole(prefix, err);
 	/* Ctrl-C after every package was unlinked: the removal was finished, and says so */
 	if (!rc && cancelled(&o))
-		rc = menv_error_set(err, MENV_EINTR,
-		                    "interrupted after its packages were unlinked; the removal of "
-		                    "'%s' was finished",
-		                    prefix);
+		rc = menv_intent_late_cancel("its packages were unlinked", "removal", prefix, err);
 out:
 	if (rc == MENV_EINTR && !strchr(err ? err->msg : ";", ';'))
 		menv_error_set(err, MENV_EINTR, "interrupted; '%s' was left as it was", prefix);
