@@ -265,11 +265,16 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		json_object_set_new(m, "channel", json_string(r->channel_url));
 		if (!json_object_get(m, "depends"))
 			json_object_set_new(m, "depends", json_array());
-		if (writable && !json_equal(m, have)) {
-			char *text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
+		/* on disk without the credentials or token a lock's URLs may hold */
+		json_t *disk = json_deep_copy(m);
+		menv_json_set_url(disk, "url", r->url);
+		menv_json_set_url(disk, "channel", r->channel_url);
+		if (writable && !json_equal(disk, have)) {
+			char *text = json_dumps(disk, JSON_INDENT(2) | JSON_SORT_KEYS);
 			rc = menv_write_file_atomic(rpath, text, strlen(text), err);
 			free(text);
 		}
+		json_decref(disk);
 		if (!rc) {
 			char *url = menv_xstrdup(r->url);
 			const struct menv_channel *ch = r->channel;

@@ -227,9 +227,13 @@ static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete
 	if (!checked) {
 		if (r->sha256 || r->md5)
 			return false;
-		/* no checksum to compare: trust an entry made from the same URL */
+		/* no checksum to compare: trust an entry made from the same URL (the cache keeps
+		 * it redacted, write_record) */
 		const char *url = json_str(j, "url");
-		return !r->url || (url && !strcmp(url, r->url));
+		char *want = r->url ? menv_url_redact(r->url) : NULL;
+		bool same = !want || (url && !strcmp(url, want));
+		free(want);
+		return same;
 	}
 	*complete = (r->sha256 && !sha256) || (r->md5 && !md5) ||
 	            (r->size >= 0 && !json_is_integer(size));
@@ -350,7 +354,8 @@ static int verify(const struct menv_record *r, const struct menv_hashes *h, stru
 static int append_url(const char *pkgs, const char *url, struct menv_error *err)
 {
 	char *path = menv_xasprintf("%s/urls.txt", pkgs);
-	char *line = menv_xasprintf("%s\n", url);
+	char *safe = menv_url_redact(url); /* no credentials or tokens in the cache */
+	char *line = menv_xasprintf("%s\n", safe);
 	size_t len = strlen(line);
 	int rc = 0;
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -360,11 +365,13 @@ static int append_url(const char *pkgs, const char *url, struct menv_error *err)
 	if (fd >= 0)
 		close(fd);
 	free(line);
+	free(safe);
 	free(path);
 	return rc;
 }
 
-/* repodata_record.json: the record's keys plus where the file came from and its hashes. */
+/* repodata_record.json: the record's keys plus where the file came from (redacted: a lock's
+ * URL may hold the user's credentials or token, which never go to disk) and its hashes. */
 static int write_record(const char *dir, const struct menv_record *r, const struct menv_hashes *h,
                         struct menv_error *err)
 {
@@ -381,8 +388,8 @@ static int write_record(const char *dir, const struct menv_record *r, const stru
 	if (!json_object_get(j, "build"))
 		set_str(j, "build", r->build);
 	set_str(j, "fn", r->fn);
-	set_str(j, "url", r->url);
-	set_str(j, "channel", r->channel_url);
+	menv_json_set_url(j, "url", r->url);
+	menv_json_set_url(j, "channel", r->channel_url);
 	set_str(j, "subdir", r->subdir);
 	set_str(j, "md5", r->md5 ? r->md5 : h->md5);
 	set_str(j, "sha256", r->sha256 ? r->sha256 : h->sha256);

@@ -270,6 +270,46 @@ static bool drop_bad_depends(struct filerepo *f, Id p, const char *doc, size_t s
 	return true;
 }
 
+/* Whether `t` holds a control character (a newline, ESC). */
+static bool has_control(const char *t)
+{
+	for (; t && *t; t++)
+		if ((unsigned char)*t < 0x20 || *t == 0x7f)
+			return true;
+	return false;
+}
+
+/* A record whose depends or constrains hold a control character ("x\u001b[2Jy") is dropped
+ * with a warning: its text would reach the terminal raw in a solve's problem tree and in
+ * repoquery (conda's MatchSpec refuses it). Only looked at when the file holds a backslash
+ * at all (JSON writes control characters as escapes), so a usual repodata costs one memchr.
+ * True when it was dropped. */
+static bool drop_control_deps(struct filerepo *f, Id p, const char *path, struct menv_buf *all,
+                              size_t *n)
+{
+	Pool *pool = f->repo->pool;
+	Solvable *sv = pool_id2solvable(pool, p);
+	const Offset offs[2] = {sv->requires, sv->conflicts};
+	const char *bad = NULL;
+	for (int k = 0; k < 2 && !bad; k++)
+		for (Id *d = offs[k] ? f->repo->idarraydata + offs[k] : NULL; d && *d && !bad; d++)
+			if (has_control(pool_dep2str(pool, *d)))
+				bad = pool_dep2str(pool, *d);
+	if (!bad)
+		return false;
+	const char *loc = solvable_lookup_str(sv, SOLVABLE_MEDIAFILE);
+	if ((*n)++ < MAX_WARNINGS) {
+		char *shown = menv_utf8_escape(bad);
+		menv_buf_addf(all,
+		              "%s'%s': skipped the record '%s': its dependency '%s' holds a "
+		              "control character",
+		              all->len ? "\n" : "", path, loc ? loc : "?", shown);
+		free(shown);
+	}
+	repo_free_solvable(f->repo, p, 1);
+	return true;
+}
+
 /* Adds the warnings a repo's SOLVID_META holds (after a .solv load or a build). */
 static void collect_warnings(struct menv_solver *s, Repo *repo)
 {
@@ -277,7 +317,10 @@ static void collect_warnings(struct menv_solver *s, Repo *repo)
 	while (w && *w) {
 		const char *e = strchr(w, '\n');
 		size_t len = e ? (size_t)(e - w) : strlen(w);
-		menv_strvec_push_owned(&s->warnings, menv_xstrndup(w, len));
+		/* one line of text: a record's key from the file may hold control characters */
+		char *line = menv_xstrndup(w, len);
+		menv_strvec_push_owned(&s->warnings, menv_utf8_escape(line));
+		free(line);
 		w += len + (e ? 1 : 0);
 	}
 }
@@ -296,9 +339,12 @@ static void finish_records(struct menv_solver *s, struct filerepo *f, Id from, c
 
 	drop_unnamed(f, from, path, warn, nwarn);
 	drop_bad_versions(f, from, path, warn, nwarn);
+	bool escapes = memchr(doc, '\\', size) != NULL;
 	FOR_REPO_SOLVABLES(f->repo, p, sv)
 	{
 		if (p < from)
+			continue;
+		if (escapes && drop_control_deps(f, p, path, warn, nwarn))
 			continue;
 		if ((p & 4095) == 0 && menv_solv_cancelled(s->cancel))
 			break;

@@ -11,10 +11,15 @@
 
 /* Makes a message one line of valid UTF-8 (jansson refuses anything else, and a terminal
  * must not get raw control bytes): bad bytes and control characters become "\xNN", cut at a
- * character boundary to fit. Idempotent. */
+ * character boundary to fit; and without credentials or tokens (menv_text_redact): a message
+ * quotes what the user gave (a channel, a spec, a .condarc value), and every error is shown
+ * or written as its message, so this is where an error's text is redacted, whatever made
+ * it. Idempotent. */
 static void sanitize(char *msg, size_t cap)
 {
-	char *e = menv_utf8_escape(msg);
+	char *r = menv_text_redact(msg);
+	char *e = menv_utf8_escape(r);
+	free(r);
 	size_t len = strlen(e), keep = 0;
 
 	while (keep < len) {

@@ -440,6 +440,18 @@ int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
 				rc = yaml_at(src, ev.start_mark, "scalar too long", err);
 				break;
 			}
+			/* a NUL byte ("A\0B", "\x00") would cut the text where C reads it (a
+			 * lock's "depend\0ent" taken as "depend", a .condarc channel shortened):
+			 * refused in every YAML file menv reads */
+			if (memchr(ev.data.scalar.value, '\0', ev.data.scalar.length)) {
+				char m[160];
+				snprintf(m, sizeof(m),
+				         "a NUL byte in the text after '%.80s' (text cannot hold "
+				         "one)",
+				         (const char *)ev.data.scalar.value);
+				rc = yaml_at(src, ev.start_mark, m, err);
+				break;
+			}
 			id = yaml_document_add_scalar(doc, ev.data.scalar.tag, ev.data.scalar.value,
 			                              (int)ev.data.scalar.length,
 			                              ev.data.scalar.style);

@@ -438,6 +438,34 @@ int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, stru
 /* ---------------------------------------------------------------------------------------- */
 /* Entry points                                                                             */
 
+/* A control character (a newline, ESC) in an entry's text would reach the plan, the records
+ * and the history as it is: a package "dep\e[31mendent" drawn raw on the terminal. Refused
+ * for every format, naming the entry. */
+static int check_entry_text(const struct menv_lockfile *lf, const char *src, struct menv_error *err)
+{
+	for (size_t i = 0; i < lf->npkgs; i++) {
+		const struct menv_lock_package *p = &lf->pkgs[i];
+		const char *const field[] = {p->name,     p->version, p->build, p->platform,
+		                             p->subdir,   p->url,     p->md5,   p->sha256,
+		                             p->category, p->source,  p->env};
+		static const char *const what[] = {"name",     "version", "build",      "platform",
+		                                   "subdir",   "url",     "md5",        "sha256",
+		                                   "category", "source",  "environment"};
+		for (size_t k = 0; k < sizeof(field) / sizeof(*field); k++) {
+			const unsigned char *c = (const unsigned char *)field[k];
+			while (c && *c && *c >= 0x20 && *c != 0x7f)
+				c++;
+			if (c && *c)
+				return menv_error_set(
+				        err, MENV_EPARSE,
+				        "%s: package entry %zu ('%s'): its %s holds a "
+				        "control character",
+				        src, i + 1, p->name ? p->name : "?", what[k]);
+		}
+	}
+	return 0;
+}
+
 int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
                         struct menv_error *err)
 {
@@ -502,6 +530,8 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 		rc = menv_lock_parse_mamba_json(lf, root, src, err);
 out:
 	json_decref(root);
+	if (!rc)
+		rc = check_entry_text(lf, src, err);
 	if (rc) {
 		menv_lockfile_free(lf);
 		return rc;

@@ -213,6 +213,15 @@ char *menv_url_redact(const char *url)
 	return redact(url, url + strlen(url), true);
 }
 
+void menv_json_set_url(json_t *obj, const char *key, const char *url)
+{
+	if (!url)
+		return;
+	char *safe = menv_url_redact(url);
+	json_object_set_new(obj, key, json_string(safe));
+	free(safe);
+}
+
 bool menv_text_needs_redaction(const char *text)
 {
 	char *r = menv_text_redact(text);

@@ -350,6 +350,9 @@ int menv_home(const char **out, struct menv_error *err);
  * The whole of `url` is one URL. A string without "://" comes back unchanged. Never fails;
  * caller frees. */
 char *menv_url_redact(const char *url);
+/* obj[key] = menv_url_redact(url), for a record that goes to disk (the package cache's
+ * repodata_record.json); a NULL url leaves obj as it is. */
+void menv_json_set_url(json_t *obj, const char *key, const char *url);
 /* menv_url_redact applied to every URL ("scheme://...") inside free text: command lines,
  * messages, pip options, JSON. A URL opened by a quote (' " `) ends at the quote that closes
  * it on its line (so a password holding a space is inside it); otherwise at whitespace, a

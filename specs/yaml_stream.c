@@ -90,7 +90,9 @@ static int event(struct reader *r, yaml_event_t *ev)
 	case YAML_DOCUMENT_START_EVENT: return READ_OK;
 	case YAML_DOCUMENT_END_EVENT: return 2;
 	case YAML_SCALAR_EVENT: {
-		if (ev->data.scalar.anchor || ev->data.scalar.length > INT_MAX)
+		/* a NUL byte: menv_yaml_to_json refuses it with its FILE:LINE:COL */
+		if (ev->data.scalar.anchor || ev->data.scalar.length > INT_MAX ||
+		    memchr(ev->data.scalar.value, '\0', ev->data.scalar.length))
 			return READ_FALLBACK;
 		const char *s = (const char *)ev->data.scalar.value;
 		json_t *v = menv_yaml_scalar_json(s, ev->data.scalar.style);
