@@ -444,7 +444,11 @@ char *menv_matchspec_conda_str(const struct menv_matchspec *ms);
 /* PackageRecord (repodata.json entries, CEP-36; repodata_record.json)                       */
 
 struct menv_record {
-	json_t *json; /* the record as a JSON object (owned reference); unknown keys kept */
+	/* the record as a JSON object (owned reference); unknown keys kept. NULL in a light
+	 * record: a lockfile's entry planned without JSON (envs/lockplan.c), whose strings and
+	 * `url`/`channel_url` are borrowed from the lock and its owner (issue 22) */
+	json_t *json;
+	json_t *depends;                    /* a light record's depends array (borrowed), or NULL */
 	const char *name, *version, *build; /* borrowed from json */
 	int64_t build_number;
 	const char *subdir;       /* borrowed */
@@ -470,8 +474,8 @@ void menv_record_release(struct menv_record *r);
  * build_string, build_number, channel (its name), base_url, subdir, platform, url, fn,
  * dist_name, and md5, sha256 and size when known. New reference. */
 json_t *menv_record_json(const struct menv_record *r);
-/* The record's depends array (borrowed, always an array once parsed) and its constrains
- * array (borrowed, NULL when the record has none). */
+/* The record's depends array (borrowed, always an array once parsed; a light record's may
+ * be NULL: none) and its constrains array (borrowed, NULL when the record has none). */
 json_t *menv_record_depends(const struct menv_record *r);
 json_t *menv_record_constrains(const struct menv_record *r);
 
