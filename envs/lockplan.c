@@ -181,9 +181,14 @@ static int light_record(struct menv_lockrecs *l, struct menv_strmap *urls,
 	r->noarch_python = json_is_string(v) && !strcmp(json_string_value(v), "python");
 	r->channel = ch;
 	r->url = p->url;
-	/* the channel URL of a package folder's records, built once */
-	char *cu = menv_xasprintf("%s/%s", ch->base_url, subdir ? subdir : "noarch");
-	r->channel_url = pooled(l, urls, cu);
+	/* the channel URL of a package folder's records, built once (the record before is most
+	 * often of the same folder) */
+	const char *sd = subdir ? subdir : "noarch";
+	const struct menv_record *prev = r > l->recs ? r - 1 : NULL;
+	if (prev && prev->channel == ch && !strcmp(prev->subdir ? prev->subdir : "noarch", sd))
+		r->channel_url = prev->channel_url;
+	else
+		r->channel_url = pooled(l, urls, menv_xasprintf("%s/%s", ch->base_url, sd));
 	return 0;
 }
 
