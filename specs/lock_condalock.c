@@ -3,6 +3,7 @@
  * model (keys menv does not know kept in each entry's `extra`), and the model written back
  * as conda-lock v1 YAML.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +23,15 @@ static json_t *deps_from_map(json_t *map)
 		if (!spec || !*spec || !strcmp(spec, "*"))
 			json_array_append_new(a, json_string(k));
 		else {
-			char *s = menv_xasprintf("%s %s", k, spec);
+			/* "name spec", made on the stack where it fits */
+			char buf[256];
+			int n = snprintf(buf, sizeof(buf), "%s %s", k, spec);
+			char *s = n >= 0 && (size_t)n < sizeof(buf)
+			                  ? buf
+			                  : menv_xasprintf("%s %s", k, spec);
 			json_array_append_new(a, json_string(s));
-			free(s);
+			if (s != buf)
+				free(s);
 		}
 		free(spec);
 	}

@@ -337,11 +337,15 @@ static unsigned scan_lines(const char *bytes, size_t len)
 		size_t s = i, t = e;
 		while (s < t && isspace((unsigned char)bytes[s]))
 			s++;
-		while (t > s && isspace((unsigned char)bytes[t - 1]))
-			t--;
-		if (t - s == 9 && !memcmp(bytes + s, "@EXPLICIT", 9))
-			seen |= SEEN_EXPLICIT;
-		for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+		if (s < t && bytes[s] == '@') {
+			while (t > s && isspace((unsigned char)bytes[t - 1]))
+				t--;
+			if (t - s == 9 && !memcmp(bytes + s, "@EXPLICIT", 9))
+				seen |= SEEN_EXPLICIT;
+		}
+		/* the keys start a line (100,000 entries' lines start with ' ' or '-') */
+		for (size_t k = 0; e > i && bytes[i] >= 'a' && k < sizeof(keys) / sizeof(*keys);
+		     k++) {
 			size_t kl = strlen(keys[k].key);
 			if (e - i >= kl && !memcmp(bytes + i, keys[k].key, kl))
 				seen |= keys[k].bit;
