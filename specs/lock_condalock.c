@@ -236,6 +236,8 @@ int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_
 {
 	struct stream st = {lf, src, err};
 	json_t *root = NULL;
+	/* every entry names its manager */
+	menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "manager:"));
 	int rc = menv_yaml_stream_json(bytes, len, src, "package", stream_entry, &st, &root, err);
 	if (rc)
 		return rc;

@@ -32,6 +32,8 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: not valid UTF-8", src, ln,
 		                      col);
 	}
+	/* each package line holds a URL */
+	menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "://"));
 	for (size_t i = 0; i < len && !rc;) {
 		if (!(lineno & 4095) && menv_cancelled()) {
 			rc = menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);

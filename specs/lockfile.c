@@ -212,6 +212,23 @@ void menv_lockfile_free(struct menv_lockfile *lf)
 	free(lf);
 }
 
+void menv_lockfile_reserve(struct menv_lockfile *lf, size_t n)
+{
+	if (lf->npkgs + n <= lf->pkgs_alloc)
+		return;
+	lf->pkgs_alloc = lf->npkgs + n;
+	lf->pkgs = menv_xrealloc(lf->pkgs, lf->pkgs_alloc * sizeof(*lf->pkgs));
+}
+
+size_t menv_lock_count(const char *bytes, size_t len, const char *needle)
+{
+	size_t n = 0, nl = strlen(needle);
+	for (const char *p = bytes, *end = bytes + len;
+	     (p = memmem(p, (size_t)(end - p), needle, nl)); p += nl)
+		n++;
+	return n;
+}
+
 struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf)
 {
 	if (lf->npkgs >= lf->pkgs_alloc) {

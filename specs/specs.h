@@ -167,6 +167,7 @@ void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, c
 struct menv_strmap_slot {
 	char *key; /* owned; NULL = empty */
 	size_t val;
+	size_t hash; /* the key's hash: growing rehashes no key, probes compare it first */
 };
 struct menv_strmap {
 	struct menv_strmap_slot *slots; /* open addressing, `cap` a power of two */
