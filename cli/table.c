@@ -24,7 +24,7 @@ size_t menv_cli_term_width(void)
 char *menv_cli_fit(const char *s, size_t w)
 {
 	size_t n = strlen(s);
-	if (w < 8 || n <= w)
+	if (w < 8 || menv_utf8_width(s) <= w) /* fits in w columns */
 		return menv_xstrdup(s);
 	size_t head = (w - 3) / 2, tail = w - 3 - head;
 	return menv_xasprintf("%.*s...%s", (int)head, s, s + n - tail);
@@ -40,10 +40,10 @@ static void table(const char *lead, const char *const *head, const char *const *
 {
 	size_t *w = menv_xcalloc(ncol, sizeof(*w)), cols = menv_cli_term_width(), total = 0;
 	for (size_t c = 0; c < ncol; c++) {
-		w[c] = strlen(head[c]) + (c ? 0 : strlen(lead));
+		w[c] = strlen(head[c]) + (c ? 0 : strlen(lead)); /* columns, not bytes */
 		for (size_t r = 0; r < nrows; r++)
-			if (strlen(cells[r * ncol + c]) > w[c])
-				w[c] = strlen(cells[r * ncol + c]);
+			if (menv_utf8_width(cells[r * ncol + c]) > w[c])
+				w[c] = menv_utf8_width(cells[r * ncol + c]);
 		total += w[c] + (c ? 1 : 0);
 	}
 	/* fitted to the terminal: `shrink1` gives way first, then `shrink2` */
@@ -60,11 +60,8 @@ static void table(const char *lead, const char *const *head, const char *const *
 		for (size_t c = 0; c < ncol; c++) {
 			const char *cell = r ? cells[(r - 1) * ncol + c] : head[c];
 			char *fitted = menv_cli_fit(cell, w[c]);
-			if (!r && !c)
-				menv_buf_addf(&line, "%s%-*s", lead, (int)(w[c] - strlen(lead)),
-				              fitted);
-			else
-				menv_buf_addf(&line, "%s%-*s", c ? " " : "", (int)w[c], fitted);
+			menv_buf_adds(&line, !r && !c ? lead : c ? " " : "");
+			menv_buf_add_padded(&line, fitted, w[c] - (!r && !c ? strlen(lead) : 0));
 			free(fitted);
 		}
 		while (line.len && line.buf[line.len - 1] == ' ')

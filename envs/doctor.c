@@ -299,6 +299,10 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 			free(dist);
 		}
 		menv_strvec_clear(&relinked);
+		/* a Ctrl-C while the packages were linked again: the repair settled, and says so */
+		if (!rc)
+			rc = menv_intent_late_cancel("its packages were linked again", "repair",
+			                             prefix, err);
 	}
 	for (size_t i = 0; i < n; i++)
 		menv_record_release(&recs[i]);

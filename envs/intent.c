@@ -329,3 +329,12 @@ out:
 	free(l[1]);
 	return rc;
 }
+
+int menv_intent_late_cancel(const char *done, const char *action, const char *prefix,
+                            struct menv_error *err)
+{
+	if (!menv_cancelled())
+		return 0;
+	return menv_error_set(err, MENV_EINTR, "interrupted after %s; the %s of '%s' was finished",
+	                      done, action, prefix);
+}

@@ -31,5 +31,12 @@ int menv_intent_doctor_begin(const char *prefix, const struct menv_strvec *dists
  * of the name also cleans) with one rename, then removes that tree: `path` is there whole or
  * not at all. Errors: MENV_EIO when the rename fails. */
 int menv_intent_remove_whole(const char *path, struct menv_error *err);
+/* The end of every changing command (create, install, update, remove, env update, env remove,
+ * rename, doctor --fix): a SIGINT/SIGTERM (the cancel flag, menv_cancelled) that came after
+ * its commit point let the change run to its end, and the command says so and exits 130 as
+ * for any Ctrl-C: MENV_EINTR "interrupted after DONE; the ACTION of 'PREFIX' was finished".
+ * 0 when no signal came. */
+int menv_intent_late_cancel(const char *done, const char *action, const char *prefix,
+                            struct menv_error *err);
 
 #endif

@@ -576,23 +576,18 @@ static char *python_json(char *s)
 }
 
 /* conda-meta/<dist>.json for each linked package, as conda 26 writes it (conda_record; JSON
- * of 2-space indent, ASCII, no final newline). `old` (may be NULL): records leaving, whose
- * requested_spec carries over to a new build of the same name. */
-static int write_records(struct run *r, json_t *const *old, size_t nold, struct menv_error *err)
+ * of 2-space indent, ASCII, no final newline). requested_spec comes only from this command's
+ * specs (conda's match_specs_to_dists of the transaction's update specs): a package relinked
+ * as a dependency gets `_requested_specs: []`, whatever its old record said. */
+static int write_records(struct run *r, struct menv_error *err)
 {
-	struct menv_strmap req_map = MENV_STRMAP_INIT, was = MENV_STRMAP_INIT; /* name -> index */
+	struct menv_strmap req_map = MENV_STRMAP_INIT; /* name -> index */
 	struct menv_strvec conda_req = MENV_STRVEC_INIT;
 	int rc = 0;
 
 	/* conda's requested_spec: str(MatchSpec) of the spec that asked for the package */
 	conda_specs(r->opts->requested, &conda_req);
 	requested_map(r->opts->requested, &req_map);
-	for (size_t k = 0; k < nold; k++) {
-		const char *nm = jstr(old[k], "name");
-		const char *rs = jstr(old[k], "requested_spec");
-		if (nm && rs && *rs)
-			menv_strmap_add(&was, nm, k);
-	}
 	for (size_t i = 0; !rc && i < r->npk; i++) {
 		struct linked *l = &r->pk[i];
 		char *rrpath = menv_xasprintf("%s/info/repodata_record.json", l->pkgdir);
@@ -608,9 +603,6 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 		json_object_update(rec, l->r->json);
 		const size_t *at = requested_at(&req_map, l->r->name);
 		const char *req = at ? conda_req.v[*at] : NULL;
-		const size_t *w = req ? NULL : menv_strmap_get(&was, l->r->name);
-		if (w)
-			req = jstr(old[*w], "requested_spec");
 		/* conda's index: python depends on pip when add_pip_as_python_dependency */
 		json_t *deps = json_object_get(rec, "depends");
 		if (r->opts->add_pip && !strcmp(l->r->name, "python") && json_is_array(deps)) {
@@ -680,7 +672,6 @@ static int write_records(struct run *r, json_t *const *old, size_t nold, struct 
 	}
 	menv_strvec_clear(&conda_req);
 	menv_strmap_clear(&req_map);
-	menv_strmap_clear(&was);
 	return rc;
 }
 
@@ -997,7 +988,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		goto out;
 	rc = link_all(&r, recs, n, err);
 	if (!rc)
-		rc = write_records(&r, NULL, 0, err);
+		rc = write_records(&r, err);
 	if (!rc)
 		rc = write_history(&r, NULL, err);
 	if (!rc && opts->var_names && opts->var_values && opts->var_names->n)
@@ -1293,7 +1284,7 @@ int menv_env_apply(const char *prefix, const struct menv_record *const *link, si
 	}
 	rc = link_all(&r, link, nlink, err);
 	if (!rc)
-		rc = write_records(&r, unlink, nunlink, err);
+		rc = write_records(&r, err);
 	if (!rc)
 		rc = write_history(&r, &minus, err);
 	if (!rc)
@@ -1381,10 +1372,7 @@ int menv_env_remove(const char *prefix, const struct menv_install_opts *opts,
 	rc = menv_intent_remove_whole(prefix, err);
 	/* Ctrl-C after every package was unlinked: the removal was finished, and says so */
 	if (!rc && cancelled(&o))
-		rc = menv_error_set(err, MENV_EINTR,
-		                    "interrupted after its packages were unlinked; the removal of "
-		                    "'%s' was finished",
-		                    prefix);
+		rc = menv_intent_late_cancel("its packages were unlinked", "removal", prefix, err);
 out:
 	if (rc == MENV_EINTR && !strchr(err ? err->msg : ";", ';'))
 		menv_error_set(err, MENV_EINTR, "interrupted; '%s' was left as it was", prefix);

@@ -13,10 +13,11 @@
  *
  * Layout, inside the extracted package (its lifetime: `menv clean` of the package, or a new
  * extraction, takes them along; conda and micromamba ignore a dot folder there):
- *   <pkgs>/<dist>/.menv-pyc/<magic>-<site>/MANIFEST  "menv-pyc 1 <magic> <site>", then one
+ *   <pkgs>/<dist>/.menv-pyc/<magic>-<site>/MANIFEST  "menv-pyc 2 <magic> <site>", then one
  *       line per compiled .py, in the order of the package's file list:
- *       "<c|-> <mtime s> <size> <pyc size> <prefix path of the .py>" ('-': python wrote no
- *       .pyc for it; it is compiled in the prefix each time)
+ *       "<c|-> <mtime s> <size> <pyc size> <pyc sha256|-> <prefix path of the .py>" ('-':
+ *       python wrote no .pyc for it; it is compiled in the prefix each time), then
+ *       "end <sha256 of every byte before this line>"
  *   <pkgs>/<dist>/.menv-pyc/<magic>-<site>/<i>.pyc  the .pyc of the i-th line
  *   <pkgs>/<python dist>/.menv-pyc/magic  the magic number of the python linked from there
  *       (8 hex digits), noted from a .pyc it compiled
@@ -29,9 +30,11 @@
  * writer, under the lock, or `menv clean`), never a half folder under its final name. A
  * folder is used only when its MANIFEST lists exactly the package's .py in order and each
  * .py in the prefix has the mtime and size its .pyc's header holds, and each kept .pyc is a
- * regular file of its MANIFEST size with that header (a cut one or a link is compiled again;
- * a rewrite of the same size inside the code is not seen). Everything here is best
- * effort: what cannot be read or written is compiled in the prefix, as without the cache.
+ * regular file of its MANIFEST size and sha256 with that header. A folder that does not
+ * verify (a MANIFEST cut or altered: its end line's sha256; a .pyc cut, altered or made a
+ * link) is compiled in the prefix and rebuilt from that compile under the cache lock, never
+ * left in place. Everything here is best effort: what cannot be read or written is compiled
+ * in the prefix, as without the cache.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,7 +49,7 @@
 #include "fetch.h"
 #include "link.h"
 
-#define MANIFEST_TAG "menv-pyc 1"
+#define MANIFEST_TAG "menv-pyc 2"
 
 static void hex4(const unsigned char m[4], char out[9])
 {
@@ -101,20 +104,50 @@ static uint32_t le32(const unsigned char *p)
  * its MANIFEST line gives, with the header of a timestamp .pyc of `py` (magic, no flags, its
  * mtime and size): a cut or rewritten one (a full disk, a hand edit) is compiled again in the
  * prefix instead of breaking the import there. */
-static bool kept_pyc_ok(const char *path, long long pycsize, const unsigned char magic[4],
-                        const struct stat *py)
+static bool kept_pyc_ok(const char *path, long long pycsize, const char *sha,
+                        const unsigned char magic[4], const struct stat *py)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat cs;
-	unsigned char h[16];
+	struct menv_buf b = MENV_BUF_INIT;
+	char got[65];
 	bool ok = fd >= 0 && fstat(fd, &cs) == 0 && S_ISREG(cs.st_mode) &&
-	          (long long)cs.st_size == pycsize && pycsize >= 16 &&
-	          pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, magic, 4) &&
-	          le32(h + 4) == 0 && le32(h + 8) == (uint32_t)py->st_mtim.tv_sec &&
-	          le32(h + 12) == (uint32_t)py->st_size;
+	          (long long)cs.st_size == pycsize && pycsize >= 16 && pycsize < (1 << 30);
+	if (ok) { /* the whole file: its sha256 is the MANIFEST's */
+		menv_buf_grow(&b, (size_t)pycsize);
+		ok = pread(fd, b.buf, (size_t)pycsize, 0) == (ssize_t)pycsize;
+		if (ok)
+			menv_sha256_hex(b.buf, (size_t)pycsize, got);
+		ok = ok && !strcmp(got, sha);
+	}
+	const unsigned char *h = (const unsigned char *)b.buf;
+	ok = ok && !memcmp(h, magic, 4) &&
+	     (!py || (le32(h + 4) == 0 && le32(h + 8) == (uint32_t)py->st_mtim.tv_sec &&
+	              le32(h + 12) == (uint32_t)py->st_size));
+	menv_buf_release(&b);
 	if (fd >= 0)
 		close(fd);
 	return ok;
+}
+
+/* The MANIFEST `b` ends with "end <sha256 of the bytes before it>\n" at `at`. */
+static bool manifest_end_ok(const struct menv_buf *b, const char *at)
+{
+	char want[65];
+	size_t before = (size_t)(at - b->buf);
+	menv_sha256_hex(b->buf, before, want);
+	return b->len == before + 4 + 64 + 1 && !memcmp(at, "end ", 4) &&
+	       !memcmp(at + 4, want, 64) && at[68] == '\n';
+}
+
+/* One MANIFEST line: its state, the .py's mtime and size, the .pyc's size and sha256, and
+ * where the path starts (*off); false when it is not one. */
+static bool manifest_line(const char *line, char *state, long long v[3], char sha[65], int *off)
+{
+	*off = 0;
+	return sscanf(line, "%c %lld %lld %lld %64s %n", state, &v[0], &v[1], &v[2], sha, off) ==
+	               5 &&
+	       *off > 0 && (*state == 'c' || *state == '-');
 }
 
 bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const char *site,
@@ -132,28 +165,25 @@ bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const 
 	for (; ok && i < n; i++) {
 		const char *want = json_string_value(json_array_get(py, i));
 		const char *nl = strchr(line, '\n');
-		char state;
-		long long mtime, bytes, pycsize;
+		char state, sha[65];
+		long long v[3];
 		int off = 0;
 		struct stat sb;
-		ok = want && nl &&
-		     sscanf(line, "%c %lld %lld %lld %n", &state, &mtime, &bytes, &pycsize, &off) ==
-		             4 &&
-		     off > 0 && (state == 'c' || state == '-') &&
+		ok = want && nl && manifest_line(line, &state, v, sha, &off) &&
 		     (size_t)(nl - line - off) == strlen(want) &&
 		     !memcmp(line + off, want, strlen(want));
 		/* the .py of this prefix is the one the .pyc was compiled from (its header) */
 		ok = ok && fstatat(rootfd, want, &sb, 0) == 0 && S_ISREG(sb.st_mode) &&
-		     (long long)sb.st_mtim.tv_sec == mtime && (long long)sb.st_size == bytes;
+		     (long long)sb.st_mtim.tv_sec == v[0] && (long long)sb.st_size == v[1];
 		if (ok && state == 'c') {
 			src[i] = menv_xasprintf("%s/%zu.pyc", dir, i);
-			size[i] = pycsize;
-			ok = kept_pyc_ok(src[i], pycsize, magic, &sb);
+			size[i] = v[2];
+			ok = kept_pyc_ok(src[i], v[2], sha, magic, &sb);
 		}
 		if (ok)
 			line = nl + 1;
 	}
-	ok = ok && !*line;
+	ok = ok && manifest_end_ok(&b, line);
 	if (!ok)
 		for (size_t k = 0; k < i && k < n; k++) {
 			free(src[k]);
@@ -245,7 +275,37 @@ static bool in_cache(const char *pkgs_dir, const char *dir)
 	       !strchr(dir + l + 1, '/');
 }
 
-/* Keeps one package's .pyc: py the prefix paths of its .py, pyc those of their .pyc. */
+/* Whether the folder `dir` is whole as written: its MANIFEST's head and end line, and each
+ * kept .pyc of the size and sha256 its line gives (whichever prefix it is for). */
+static bool folder_ok(const char *dir, const unsigned char magic[4], const char *site)
+{
+	char *mf = menv_xasprintf("%s/MANIFEST", dir), *head = manifest_head(magic, site);
+	struct menv_buf b = MENV_BUF_INIT;
+	bool ok = menv_buf_read_file(&b, mf, NULL) == 0 && b.len > strlen(head) &&
+	          !memcmp(b.buf, head, strlen(head));
+	const char *line = ok ? b.buf + strlen(head) : NULL;
+	for (size_t i = 0; ok && strncmp(line, "end ", 4); i++) {
+		const char *nl = strchr(line, '\n');
+		char state, sha[65];
+		long long v[3];
+		int off;
+		ok = nl && manifest_line(line, &state, v, sha, &off);
+		if (ok && state == 'c') {
+			char *p = menv_xasprintf("%s/%zu.pyc", dir, i);
+			ok = kept_pyc_ok(p, v[2], sha, magic, NULL);
+			free(p);
+		}
+		line = ok ? nl + 1 : line;
+	}
+	ok = ok && manifest_end_ok(&b, line);
+	menv_buf_release(&b);
+	free(head);
+	free(mf);
+	return ok;
+}
+
+/* Keeps one package's .pyc: py the prefix paths of its .py, pyc those of their .pyc. A
+ * folder there that does not verify (folder_ok) is replaced. */
 static void publish_one(const char *pkgdir, const char *site, int rootfd, json_t *py,
                         char *const *pyc, unsigned char magic[4])
 {
@@ -259,8 +319,17 @@ static void publish_one(const char *pkgdir, const char *site, int rootfd, json_t
 		goto out;
 	remove_stale(base);
 	final = entry_dir(pkgdir, magic, site);
-	if (access(final, F_OK) == 0)
-		goto out; /* kept by another create */
+	if (access(final, F_OK) == 0 && folder_ok(final, magic, site))
+		goto out;               /* kept by another create, whole */
+	if (access(final, F_OK) == 0) { /* damaged: moved aside whole, then rebuilt */
+		char *old = menv_xasprintf("%s/.tmp-damaged-%ld", base, (long)getpid());
+		bool moved = rename(final, old) == 0;
+		if (moved)
+			menv_remove_tree(old);
+		free(old);
+		if (!moved)
+			goto out;
+	}
 	tmp = menv_xasprintf("%s/.tmp-XXXXXX", base);
 	if (!mkdtemp(tmp)) {
 		free(tmp);
@@ -288,15 +357,20 @@ static void publish_one(const char *pkgdir, const char *site, int rootfd, json_t
 				ok = false;
 			free(dst);
 		}
-		char line[96];
-		snprintf(line, sizeof(line), "%c %lld %lld %lld ", have ? 'c' : '-',
+		char line[192], sha[65] = "-";
+		if (have)
+			menv_sha256_hex(b.buf, b.len, sha);
+		snprintf(line, sizeof(line), "%c %lld %lld %lld %s ", have ? 'c' : '-',
 		         (long long)ps.st_mtim.tv_sec, (long long)ps.st_size,
-		         have ? (long long)b.len : 0LL);
+		         have ? (long long)b.len : 0LL, sha);
 		menv_buf_adds(&man, line);
 		menv_buf_adds(&man, rel);
 		menv_buf_addch(&man, '\n');
 	}
 	if (ok) {
+		char sum[65];
+		menv_sha256_hex(man.buf, man.len, sum);
+		menv_buf_addf(&man, "end %s\n", sum);
 		char *mf = menv_xasprintf("%s/MANIFEST", tmp);
 		int fd = open(mf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		ok = fd >= 0 && write(fd, man.buf, man.len) == (ssize_t)man.len;

@@ -512,8 +512,10 @@ void menv_env_list_text(const struct menv_config *cfg, const struct menv_strvec 
 			    !strchr(p + dl + 1, '/'))
 				nm = p + dl + 1;
 		}
-		menv_buf_addf(out, "%-20s  %s  %s\n", nm,
-		              act && !strcmp(act, normalized->v[i]) ? "*" : " ", p);
+		/* padded by columns, not bytes: "ümlaut" and "環境" keep the prefixes aligned */
+		menv_buf_add_padded(out, nm, 20);
+		menv_buf_addf(out, "  %s  %s\n", act && !strcmp(act, normalized->v[i]) ? "*" : " ",
+		              p);
 	}
 	free(act);
 }

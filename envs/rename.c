@@ -372,6 +372,8 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	}
 	if (rc)
 		menv_error_prefix(err, "'%s' is cloned to '%s', but removing it failed", src, dest);
+	else /* a Ctrl-C past the commit point: the rename was finished, and says so */
+		rc = menv_intent_late_cancel("it was cloned", "rename", src, err);
 	goto out;
 undo : {
 	struct menv_error ignored = {0};

@@ -1168,7 +1168,17 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 	if (is_create(t->o.kind) || t->plan.remove_env)
 		registry(t, !t->plan.remove_env);
 	t->committed = true;
-	return 0;
+	/* a Ctrl-C past the commit point (link_unlink's) let the change finish: said, 130; a
+	 * clone staged for rename is a step before rename's own commit point: rename says it */
+	return t->o.staged ? 0
+	                   : menv_intent_late_cancel(
+	                             t->nlink && !t->nunlink   ? "its packages were linked"
+	                             : !t->nlink && t->nunlink ? "its packages were unlinked"
+	                                                       : "its packages were changed",
+	                             is_create(t->o.kind) ? "create"
+	                             : t->plan.remove_env ? "removal"
+	                                                  : "change",
+	                             t->o.prefix, err);
 }
 
 const struct menv_txn_result *menv_txn_result(const struct menv_txn *t)

@@ -9,6 +9,7 @@
  *   sparse.c    a large repodata.json indexed by name; only the names a request reaches read
  *   rank.c      channel/subdir order, strict priority, variant ranking
  *   features.c  conda's legacy features (track_features switching builds' features on)
+ *   prune.c     builds no solution can hold, out of a first solve
  *   request.c   a request as libsolv jobs, relaxation, the transaction
  *   problems.c  a failed solve's problems as text and JSON
  *   query.c     search and whoneeds
@@ -43,7 +44,11 @@ struct menv_solver {
 	bool ranked;         /* menv_solv_rank_variants ran for every name */
 	Map *ranked_names;   /* names (string Ids) whose variants are ranked */
 	bool prepared;       /* whatprovides made for queries */
+	Id canon_solvables;  /* evr.c: solvables below this Id have conda's underscore order */
+	Id canon_rels;       /* evr.c: reldeps below this Id too */
 	Map *considered;     /* strict priority: the installable solvables */
+	Map *pruned;         /* prune.c: considered less the builds no solution holds, or NULL */
+	Map *unpruned;       /* the pool's considered map before (borrowed), while pruned */
 	json_t **inst_by_id; /* solvable Id -> installed PrefixRecord (borrowed) */
 	size_t inst_alloc;
 	size_t by_id_alloc;
@@ -132,6 +137,20 @@ bool menv_solv_sparse_record(struct filerepo *f, size_t off, struct menv_buf *ou
 /* Has the caller's cancel flag (menv_solver_set_cancel; NULL: never) been raised? */
 bool menv_solv_cancelled(volatile int *cancel);
 
+/* ---- evr.c ----------------------------------------------------------------------------- */
+
+/* conda's VersionOrder puts "1.1_" (a trailing underscore) below "1.1a1"; libsolv reads it as
+ * "1.1". Rewrites the libsolv strings of the solvables and conda reldeps added since the last
+ * call (a trailing '_' of a version as '^', which libsolv orders as conda orders "_"), and
+ * remakes whatprovides if it existed. Call before pool_createwhatprovides. */
+void menv_solv_conda_underscores(struct menv_solver *s);
+/* pool_conda_matchspec of str with the same rewriting: for specs parsed after the call above. */
+Id menv_solv_matchspec(Pool *pool, const char *str);
+/* Text made from libsolv's strings (problems) as conda writes versions: each '^' back to '_'
+ * (in place; text may be NULL). The _json form does it in every string of j. */
+void menv_solv_conda_display(char *text);
+void menv_solv_conda_display_json(json_t *j);
+
 /* ---- rank.c ---------------------------------------------------------------------------- */
 
 /* conda's order between channels and subdirs as libsolv's repo subpriorities (the build
@@ -146,15 +165,33 @@ void menv_solv_strict_priority(struct menv_solver *s, const struct menv_solve_re
 
 /* ---- features.c ------------------------------------------------------------------------ */
 
+/* Adds the features of v to set (a JSON object, feature -> true): a string of them, as conda
+ * writes track_features and features ("a b", "a,b"), or a list of such strings; anything
+ * else adds none. */
+void menv_solv_add_features(json_t *v, json_t *set);
 /* conda's legacy features after a solve `solv`: the features its packages track, then for
  * each name of the solution the builds that lose by conda's feature metric (fewer tracked
  * features, or a feature nothing tracks; for a `requested` name only at versions a
  * featured build reaches) as SOLVER_DISFAVOR jobs appended to job; an installed build of
  * the solution that loses is set in `freed` (sized for the pool: the caller no longer locks
  * it) and weakly erased, its name weakly installed. Returns how many jobs were appended:
- * none when no package of the solution loses (the solution stands). */
+ * none when no package of the solution loses (the solution stands); -1 on a pruned pool
+ * (prune.c) where a feature is tracked or carried: the builds pruning left out count too. */
 int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct menv_strvec *requested,
                            Queue *job, Map *freed);
+
+/* ---- prune.c --------------------------------------------------------------------------- */
+
+/* Leaves out of the pool (its considered map, then whatprovides made again) every channel
+ * build that no solution can hold: one of its dependencies has no provider, or only such
+ * builds. Not when installed packages are in the pool. After pool_createwhatprovides and the
+ * variant ranking; returns how many builds it left out (0: the pool is as it was; always with
+ * MENV_SOLVER_PRUNE=0, the tests' reference). A solve
+ * on the pruned pool answers as on the full one unless it fails, relaxes, has best-version
+ * jobs or legacy features to weigh: then menv_solv_prune_undo and solve again. */
+int menv_solv_prune(struct menv_solver *s);
+/* The full pool back (no-op when not pruned); whatprovides made again. */
+void menv_solv_prune_undo(struct menv_solver *s);
 
 /* ---- request.c ------------------------------------------------------------------------- */
 

@@ -16,6 +16,7 @@ static void prepare(struct menv_solver *s)
 	if (s->prepared)
 		return;
 	pool_addfileprovides(s->pool);
+	menv_solv_conda_underscores(s);
 	pool_createwhatprovides(s->pool);
 	s->prepared = true;
 }

@@ -139,7 +139,11 @@ struct menv_solve_request {
 	                              update; history keeps only its names */
 	bool freeze_installed;     /* --freeze-installed: installed packages never move */
 	bool no_update_deps;       /* --no-update-deps: conda's other name for freeze_installed */
-	bool update_specs;         /* --update-specs: the default, stated */
+	bool update_specs;         /* --update-specs: conda's solve_final_state default; with
+	                              it (and for every update request) installed packages the
+	                              history does not name float to their newest, as conda's
+	                              classic Solver does (a bare install keeps them: the
+	                              frozen solve conda's command line tries first) */
 	bool update_deps;          /* --update-deps: the requested names' dependencies update too */
 	bool force_reinstall;      /* unlink and link the requested names again even unchanged */
 	bool no_deps;              /* --no-deps: only the requested names change */

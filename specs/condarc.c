@@ -541,7 +541,11 @@ int menv_condarc_add(struct menv_condarc *rc, const char *key, const char *value
 	char *name;
 	const char *sub;
 	const struct menv_param *p = lookup(key, &name, &sub, err);
-	json_t *l = p ? rc_list(rc, p, name, sub, key, err) : NULL;
+	/* a path list's entry as the reader would take it (no '~nouser/x', no relative path) */
+	int r = p && !sub && p->kind == MENV_PARAM_SEQUENCE
+	                ? menv_config_check_value(name, value, err)
+	                : 0;
+	json_t *l = p && r >= 0 ? rc_list(rc, p, name, sub, key, err) : NULL;
 	free(name);
 	if (!l)
 		return err->code;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,9 +79,10 @@ static char *url_origin(const char *url)
 
 /* A pkgs_dirs/envs_dirs entry as conda's context expands it, os.path.abspath(expanduser(
  * expandvars(p))): $VAR and ${VAR} replaced where VAR is set (kept as written where not), a
- * leading "~" made HOME (kept when HOME is unusable: check_home refuses it), and a relative
- * path taken from the current directory with "." and ".." resolved lexically. Caller frees. */
-static char *expand_dir(const char *p)
+ * leading "~" made HOME (kept when HOME is unusable: check_home refuses it), "." and ".."
+ * resolved lexically (a relative path, which check_path refuses wherever a value comes in,
+ * taken from the current directory). `vars_only`: $VAR and ~ alone. Caller frees. */
+static char *expand_dir_as(const char *p, bool vars_only)
 {
 	struct menv_buf b = MENV_BUF_INIT, out = MENV_BUF_INIT;
 	char *user;
@@ -106,11 +108,14 @@ static char *expand_dir(const char *p)
 	}
 	user = expand_user(b.buf ? b.buf : "");
 	menv_buf_release(&b);
-	char cwd[4096];
-	if (!*user || user[0] == '/' || user[0] == '~' || !getcwd(cwd, sizeof(cwd)))
+	if (vars_only)
 		return user;
-	/* os.path.normpath of cwd/user: no "", "." segments, ".." takes one out */
-	char *joined = menv_xasprintf("%s/%s", cwd, user), *save = NULL;
+	char cwd[4096];
+	if (!*user || user[0] == '~' || (user[0] != '/' && !getcwd(cwd, sizeof(cwd))))
+		return user;
+	/* os.path.normpath of user (cwd/user): no "", "." segments, ".." takes one out */
+	char *joined = user[0] == '/' ? menv_xstrdup(user) : menv_xasprintf("%s/%s", cwd, user);
+	char *save = NULL;
 	size_t *starts = menv_xcalloc(strlen(joined) + 1, sizeof(*starts)), depth = 0;
 	free(user);
 	for (char *seg = strtok_r(joined, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
@@ -134,6 +139,11 @@ static char *expand_dir(const char *p)
 	return menv_buf_detach(&out);
 }
 
+static char *expand_dir(const char *p)
+{
+	return expand_dir_as(p, false);
+}
+
 static void strip_slash(char *s)
 {
 	size_t n = strlen(s);
@@ -141,46 +151,37 @@ static void strip_slash(char *s)
 		s[--n] = '\0';
 }
 
-/* pkgs_dirs becomes `dirs` (each expanded, no trailing slash; taken over, emptied);
- * pkgs_dir its first entry until menv_config_load picks the first writable one. */
-static void set_pkgs_dirs(struct menv_config *cfg, struct menv_strvec *dirs)
+/* A list of folders (pkgs_dirs or envs_dirs) becomes `dirs` (each expanded, no trailing
+ * slash, repeats dropped; taken over, emptied), every entry kept in order (conda looks a
+ * package or a name up in each); [<root>/SUB] when none is left. `*first` becomes its first
+ * entry until menv_config_load picks the first writable one. */
+static void set_dirs(struct menv_config *cfg, struct menv_strvec *list, char **first,
+                     const char *sub, struct menv_strvec *dirs)
 {
-	menv_strvec_clear(&cfg->pkgs_dirs);
+	menv_strvec_clear(list);
 	for (size_t i = 0; i < dirs->n; i++) {
 		char *d = expand_dir(dirs->v[i]);
 		strip_slash(d);
-		if (*d && !menv_strvec_contains(&cfg->pkgs_dirs, d))
-			menv_strvec_push(&cfg->pkgs_dirs, d);
+		if (*d && !menv_strvec_contains(list, d))
+			menv_strvec_push(list, d);
 		free(d);
 	}
 	menv_strvec_clear(dirs);
-	if (!cfg->pkgs_dirs.n)
-		menv_strvec_push_owned(&cfg->pkgs_dirs,
-		                       menv_xasprintf("%s/pkgs", cfg->root_prefix));
-	free(cfg->pkgs_dir);
-	cfg->pkgs_dir = menv_xstrdup(cfg->pkgs_dirs.v[0]);
+	if (!list->n)
+		menv_strvec_push_owned(list, menv_xasprintf("%s/%s", cfg->root_prefix, sub));
+	free(*first);
+	*first = menv_xstrdup(list->v[0]);
+}
+
+static void set_pkgs_dirs(struct menv_config *cfg, struct menv_strvec *dirs)
+{
+	set_dirs(cfg, &cfg->pkgs_dirs, &cfg->pkgs_dir, "pkgs", dirs);
 	cfg->pkgs_dir_writable = true;
 }
 
-/* envs_dirs becomes `dirs` (each expanded, no trailing slash; taken over, emptied), every
- * entry kept in order (conda looks a name up in each); envs_dir its first entry until
- * menv_config_load picks the first writable one. */
 static void set_envs_dirs(struct menv_config *cfg, struct menv_strvec *dirs)
 {
-	menv_strvec_clear(&cfg->envs_dirs);
-	for (size_t i = 0; i < dirs->n; i++) {
-		char *d = expand_dir(dirs->v[i]);
-		strip_slash(d);
-		if (*d && !menv_strvec_contains(&cfg->envs_dirs, d))
-			menv_strvec_push(&cfg->envs_dirs, d);
-		free(d);
-	}
-	menv_strvec_clear(dirs);
-	if (!cfg->envs_dirs.n)
-		menv_strvec_push_owned(&cfg->envs_dirs,
-		                       menv_xasprintf("%s/envs", cfg->root_prefix));
-	free(cfg->envs_dir);
-	cfg->envs_dir = menv_xstrdup(cfg->envs_dirs.v[0]);
+	set_dirs(cfg, &cfg->envs_dirs, &cfg->envs_dir, "envs", dirs);
 }
 
 static void set_root(struct menv_config *cfg, const char *root)
@@ -375,6 +376,45 @@ static int bad(struct menv_error *err, const struct where *w, const char *fmt, c
 	return menv_error_set(err, MENV_EPARSE, "$%s: %s", w->var ? w->var : "?", what);
 }
 
+static bool is_path_list(const char *key)
+{
+	return !strcmp(key, "pkgs_dirs") || !strcmp(key, "envs_dirs");
+}
+
+/* A path-typed value (a pkgs_dirs or envs_dirs entry, root_prefix, ssl_verify's CA bundle,
+ * client_ssl_cert, client_ssl_cert_key) as menv_config_load will use it: $VAR and ~ expanded,
+ * then refused when it is empty (list entries), names a "~USER" with no such user, or is
+ * relative (conda's abspath would take it from whatever directory the command runs in: a
+ * folder of packages or environments made there, a CA bundle found or not by where one stands).
+ * A "~" kept because HOME is unusable is check_home's to refuse. */
+static int check_path(const char *key, const char *val, const struct where *w,
+                      struct menv_error *err)
+{
+	char *x = expand_dir_as(val, true);
+	const char *entry = is_path_list(key) ? " entry" : "";
+	char what[512];
+	int rc = 0;
+
+	if (!*val)
+		snprintf(what, sizeof(what), "%s%s '' is empty (give a full path)", key, entry);
+	else if (x[0] == '~' && x[1] && x[1] != '/')
+		snprintf(what, sizeof(what),
+		         "%s%s '%s': there is no user '%.*s' (~USER is that user's home; give "
+		         "the full path)",
+		         key, entry, val, (int)strcspn(x + 1, "/"), x + 1);
+	else if (x[0] != '/' && x[0] != '~')
+		snprintf(what, sizeof(what),
+		         "%s%s '%s' is a relative path (give the full path: it would depend on "
+		         "the directory menv runs in)",
+		         key, entry, val);
+	else
+		what[0] = '\0';
+	free(x);
+	if (what[0])
+		rc = bad(err, w, "%s", what);
+	return rc;
+}
+
 static int parse_bool(const char *v, bool *out)
 {
 	static const char *const yes[] = {"true", "yes", "on", "1", "True", "TRUE", "Yes"};
@@ -513,6 +553,8 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 			strip_slash(cfg->channel_alias);
 		}
 	} else if (!strcmp(key, "root_prefix")) {
+		if (*val && check_path(key, val, w, err))
+			return err->code;
 		if (*val)
 			change_root(cfg, val);
 	} else if (!strcmp(key, "channel_priority")) {
@@ -599,20 +641,37 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 			return bad(err, w, "%s must be true or false", key);
 		cfg->add_pip_as_python_dependency = b;
 	} else if (!strcmp(key, "ssl_verify")) {
+		/* conda's (str, bool): true, false, "truststore" or a CA bundle; a number other
+		 * than the bools 0 and 1 is neither (`ssl_verify: 5` was read as a file "5") */
+		char *end;
+		(void)strtod(val, &end);
+		if (*val && !*end && parse_bool(val, &b))
+			return bad(err, w,
+			           "%s must be true, false, truststore or the path of a CA bundle, "
+			           "not a number",
+			           key);
+		if (strcmp(val, "truststore") && parse_bool(val, &b) &&
+		    check_path(key, val, w, err))
+			return err->code;
 		free(cfg->ssl_ca_bundle);
 		cfg->ssl_ca_bundle = NULL;
 		if (!strcmp(val, "truststore")) {
 			b = true;
 		} else if (parse_bool(val, &b)) {
-			cfg->ssl_ca_bundle = expand_user(val); /* a CA bundle file or directory */
+			cfg->ssl_ca_bundle =
+			        expand_dir_as(val, true); /* a CA bundle file or folder */
 			b = true;
 		}
 		cfg->ssl_verify = b;
 	} else if (!strcmp(key, "client_ssl_cert") || !strcmp(key, "client_ssl_cert_key")) {
 		char **dst = !strcmp(key, "client_ssl_cert") ? &cfg->client_ssl_cert
 		                                             : &cfg->client_ssl_cert_key;
+		if (!strcasecmp(val, "none")) /* conda's (str, NoneType): "none" is None */
+			val = "";
+		if (*val && check_path(key, val, w, err))
+			return err->code;
 		free(*dst);
-		*dst = *val ? expand_user(val) : NULL;
+		*dst = *val ? expand_dir_as(val, true) : NULL;
 	} else {
 		return 1;
 	}
@@ -781,6 +840,13 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 	if (is_list_key(key)) {
 		struct menv_strvec items = MENV_STRVEC_INIT;
 		rc = scalar_list(doc, v, path, key, &items, err);
+		if (!rc && is_path_list(key)) /* each entry where it stands */
+			for (size_t i = 0; i < items.n && !rc; i++) {
+				yaml_node_t *it = yaml_document_get_node(
+				        doc, v->data.sequence.items.start[i]);
+				struct where iw = node_where(path, it);
+				rc = check_path(key, items.v[i], &iw, err);
+			}
 		if (!rc)
 			set_list(cfg, key, &items);
 		menv_strvec_clear(&items);
@@ -886,7 +952,8 @@ int menv_config_check_value(const char *key, const char *val, struct menv_error 
 	struct menv_config cfg;
 	struct where w = {NULL, key, 0, 0};
 	menv_config_defaults(&cfg);
-	int rc = set_scalar(&cfg, key, val, &w, err);
+	int rc = is_path_list(key) ? check_path(key, val, &w, err)
+	                           : set_scalar(&cfg, key, val, &w, err);
 	menv_config_release(&cfg);
 	if (rc < 0) {
 		const char *sp = strchr(err->msg, ' ');
@@ -973,6 +1040,12 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 			split_on(v, '&', &items);
 		else
 			split_commas(v, &items);
+		struct where w = {NULL, name, 0, 0};
+		for (size_t k = 0; k < items.n && is_path_list(lists[i]); k++)
+			if ((rc = check_path(lists[i], items.v[k], &w, err))) {
+				menv_strvec_clear(&items);
+				return rc;
+			}
 		set_list(cfg, lists[i], &items);
 		menv_strvec_clear(&items);
 	}
@@ -1046,11 +1119,22 @@ int menv_config_load(struct menv_config *cfg, struct menv_error *err)
 		rc = apply_env(cfg, err);
 	if (rc)
 		goto out;
-	if ((env = getenv("MENV_ROOT_PREFIX")) && *env)
+	struct where root_w = {NULL, "MENV_ROOT_PREFIX", 0, 0};
+	if ((env = getenv("MENV_ROOT_PREFIX")) && *env &&
+	    (rc = check_path("root_prefix", env, &root_w, err)))
+		goto out;
+	if (env && *env)
 		change_root(cfg, env);
 	if ((env = getenv("CONDA_PKGS_DIRS")) && *env) {
 		struct menv_strvec dirs = MENV_STRVEC_INIT;
+		struct where w = {NULL, "CONDA_PKGS_DIRS", 0, 0};
 		split_commas(env, &dirs);
+		for (size_t k = 0; k < dirs.n && !rc; k++)
+			rc = check_path("pkgs_dirs", dirs.v[k], &w, err);
+		if (rc) {
+			menv_strvec_clear(&dirs);
+			goto out;
+		}
 		set_pkgs_dirs(cfg, &dirs);
 	}
 	rc = check_home(cfg, err);

@@ -48,12 +48,41 @@ static const char *scalar(yaml_node_t *n)
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/* A dependency is a MatchSpec and a channel a channel: a bad one is refused here, where the
+ * file's line and column are known ("numpy>>1" named no line when the plan parsed it). The
+ * channel is resolved with the default settings: what it would name is the plan's business
+ * (custom_channels and the alias come from .condarc), only whether it can name one is asked. */
+static int check_value(struct ctx *c, yaml_node_t *v, bool channel)
+{
+	struct menv_error e = {0};
+	int rc;
+
+	if (channel) {
+		struct menv_config cfg;
+		struct menv_channel **chans = NULL;
+		size_t n = 0;
+		if (!strcmp(scalar(v), "nodefaults"))
+			return 0;
+		menv_config_defaults(&cfg);
+		rc = menv_channel_resolve(scalar(v), &cfg, &chans, &n, &e);
+		menv_channels_free(chans, n);
+		menv_config_release(&cfg);
+	} else {
+		struct menv_matchspec *ms = NULL;
+		rc = menv_matchspec_parse(scalar(v), &ms, &e);
+		menv_matchspec_free(ms);
+	}
+	return rc ? fail(c, v, "%s", e.msg) : 0;
+}
+
 static int string_list(struct ctx *c, yaml_node_t *n, const char *key, struct menv_strvec *out)
 {
 	if (is_null(n))
 		return 0;
 	if (n->type == YAML_SCALAR_NODE) {
 		/* a single string where a list is expected: accepted like conda */
+		if (!strcmp(key, "channels") && check_value(c, n, true))
+			return c->err->code;
 		menv_strvec_push(out, scalar(n));
 		return 0;
 	}
@@ -66,6 +95,8 @@ static int string_list(struct ctx *c, yaml_node_t *n, const char *key, struct me
 			return fail(c, v ? v : n, "items of '%s' must be strings", key);
 		if (is_null(v))
 			continue;
+		if (!strcmp(key, "channels") && check_value(c, v, true))
+			return c->err->code;
 		menv_strvec_push(out, scalar(v));
 	}
 	return 0;
@@ -83,8 +114,12 @@ static int dependencies(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 		if (!v)
 			continue;
 		if (v->type == YAML_SCALAR_NODE) {
-			if (!is_null(v))
-				menv_strvec_push(&ef->deps, scalar(v));
+			if (is_null(v))
+				continue;
+			int rc = check_value(c, v, false);
+			if (rc)
+				return rc;
+			menv_strvec_push(&ef->deps, scalar(v));
 			continue;
 		}
 		if (v->type != YAML_MAPPING_NODE)

@@ -36,11 +36,12 @@ json_t *menv_yaml_scalar_json(const char *v, yaml_scalar_style_t style);
  * It reads the usual shape of such files only: returns 0, or 1 (*out NULL, nothing to free)
  * where the file needs menv_yaml_to_json, which then gives the same value or the error it
  * always gave — anchors and aliases, a duplicate or non-scalar key, nesting past
- * MENV_PARSE_MAX_DEPTH, an empty file, a YAML error, or `item` refusing an item. Errors:
- * MENV_EINTR "SRC: reading interrupted" (the cancel flag, polled at every event). */
+ * MENV_PARSE_MAX_DEPTH, an empty file, a YAML error, or `item` refusing an item (non-zero).
+ * `item` gets each item of the sequence with its index and the 1-based line where it starts.
+ * Errors: MENV_EINTR "SRC: reading interrupted" (the cancel flag, polled at every event). */
 int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
-                          int (*item)(void *ud, json_t *item, size_t index), void *ud, json_t **out,
-                          struct menv_error *err);
+                          int (*item)(void *ud, json_t *item, size_t index, size_t line), void *ud,
+                          json_t **out, struct menv_error *err);
 
 /* How each scalar of a document was written in its file (plain and its text, single- or
  * double-quoted), as menv_yaml_to_json_styled read it, so that menv_yaml_write writes each
@@ -69,8 +70,9 @@ int menv_yaml_write_str(struct menv_buf *out, const char *s, struct menv_error *
  * libyaml will not write as a simple key (over 128 bytes, a line break) as "? KEY", a newline,
  * `indent` spaces, ":". Errors: as menv_yaml_write's. */
 int menv_yaml_write_key(struct menv_buf *out, const char *k, int indent, struct menv_error *err);
-/* Would `val` be accepted for the scalar setting `key` (config.c's reader)? 0, 1 when `key`
- * is not a scalar setting, MENV_EUSAGE naming the key and what it must be. */
+/* Would `val` be accepted for the scalar setting `key`, or as an entry of the path list
+ * pkgs_dirs or envs_dirs (config.c's reader: no "~USER" of no user, no relative or empty
+ * path)? 0, 1 when `key` is neither, MENV_EUSAGE naming the key and what it must be. */
 int menv_config_check_value(const char *key, const char *val, struct menv_error *err);
 
 /* Checks a .condarc value node against the type of setting `key` (menv_config_param's

@@ -93,6 +93,57 @@ bool menv_utf8_valid(const char *s, size_t len, size_t *bad)
 	return true;
 }
 
+/* The columns code point `cp` takes on a terminal: 0 for combining marks and zero-width
+ * characters, 2 for East Asian Wide and Fullwidth ones (Unicode's EastAsianWidth W/F, the
+ * ranges of Markus Kuhn's wcwidth), 1 otherwise. */
+static size_t cp_width(unsigned long cp)
+{
+	static const unsigned long zero[][2] = {
+	        {0x0300, 0x036f}, {0x0483, 0x0489},  {0x0591, 0x05bd}, {0x0610, 0x061a},
+	        {0x064b, 0x065f}, {0x1ab0, 0x1aff},  {0x1dc0, 0x1dff}, {0x200b, 0x200f},
+	        {0x2060, 0x2064}, {0x20d0, 0x20ff},  {0xfe00, 0xfe0f}, {0xfe20, 0xfe2f},
+	        {0xfeff, 0xfeff}, {0xe0100, 0xe01ef}};
+	static const unsigned long wide[][2] = {
+	        {0x1100, 0x115f},   {0x2329, 0x232a},  {0x2e80, 0x303e},   {0x3040, 0xa4cf},
+	        {0xac00, 0xd7a3},   {0xf900, 0xfaff},  {0xfe10, 0xfe19},   {0xfe30, 0xfe6f},
+	        {0xff00, 0xff60},   {0xffe0, 0xffe6},  {0x1f300, 0x1f64f}, {0x1f900, 0x1f9ff},
+	        {0x20000, 0x2fffd}, {0x30000, 0x3fffd}};
+	for (size_t i = 0; i < sizeof(zero) / sizeof(*zero); i++)
+		if (cp >= zero[i][0] && cp <= zero[i][1])
+			return 0;
+	for (size_t i = 0; i < sizeof(wide) / sizeof(*wide); i++)
+		if (cp >= wide[i][0] && cp <= wide[i][1])
+			return 2;
+	return 1;
+}
+
+size_t menv_utf8_width(const char *s)
+{
+	size_t w = 0, len = strlen(s);
+	for (size_t i = 0; i < len;) {
+		size_t n = menv_utf8_seq(s + i, len - i);
+		if (n <= 1) { /* ASCII, or a byte that is not UTF-8: one column */
+			w++;
+			i++;
+			continue;
+		}
+		const unsigned char *p = (const unsigned char *)s + i;
+		unsigned long cp = p[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+		for (size_t k = 1; k < n; k++)
+			cp = (cp << 6) | (p[k] & 0x3f);
+		w += cp_width(cp);
+		i += n;
+	}
+	return w;
+}
+
+void menv_buf_add_padded(struct menv_buf *b, const char *s, size_t width)
+{
+	menv_buf_adds(b, s);
+	for (size_t w = menv_utf8_width(s); w < width; w++)
+		menv_buf_addch(b, ' ');
+}
+
 char *menv_utf8_escape(const char *s)
 {
 	struct menv_buf b = MENV_BUF_INIT;

@@ -220,21 +220,38 @@ int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const cha
 struct stream {
 	struct menv_lockfile *lf;
 	const char *src;
+	size_t *bad; /* the refused entry's number and line */
 	struct menv_error *err;
 };
 
-static int stream_entry(void *ud, json_t *e, size_t idx)
+static int stream_entry(void *ud, json_t *e, size_t idx, size_t line)
 {
 	struct stream *st = ud;
 	int rc = conda_lock_entry(st->lf, e, idx, st->src, st->err);
+	if (rc) {
+		st->bad[0] = idx + 1;
+		st->bad[1] = line;
+	}
 	json_decref(e);
 	return rc;
 }
 
-int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
-                              const char *src, struct menv_error *err)
+void menv_lock_entry_line(struct menv_error *err, const char *src, const size_t bad[2])
 {
-	struct stream st = {lf, src, err};
+	char *head = menv_xasprintf("%s: package entry %zu ", src, bad[0]);
+	if (bad[1] && !strncmp(err->msg, head, strlen(head))) {
+		char *rest = menv_xstrdup(err->msg + strlen(src) + 1);
+		menv_error_set(err, err->code, "%s:%zu:%s", src, bad[1], rest);
+		free(rest);
+	}
+	free(head);
+}
+
+int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
+                              const char *src, size_t bad[2], struct menv_error *err)
+{
+	struct stream st = {lf, src, bad, err};
+	bad[0] = bad[1] = 0;
 	json_t *root = NULL;
 	/* every entry names its manager */
 	menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "manager:"));

@@ -465,6 +465,7 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 	enum menv_lock_format f = menv_lockfile_detect(bytes, len);
 	struct menv_lockfile *lf = NULL;
 	json_t *root = NULL;
+	size_t bad[2] = {0, 0}; /* a conda-lock entry refused, and its line */
 	int rc = 0;
 
 	*out = NULL;
@@ -491,7 +492,7 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 	}
 	if (f == MENV_LOCK_CONDA_LOCK) {
 		/* the usual file without a document model; any other the general way */
-		rc = menv_lock_read_conda_lock(lf, bytes, len, src, err);
+		rc = menv_lock_read_conda_lock(lf, bytes, len, src, bad, err);
 		if (rc != 1)
 			goto out;
 		menv_lockfile_free(lf);
@@ -512,9 +513,11 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 		rc = menv_error_set(err, MENV_EPARSE, "%s: a lockfile must be a mapping", src);
 		goto out;
 	}
-	if (f == MENV_LOCK_CONDA_LOCK)
+	if (f == MENV_LOCK_CONDA_LOCK) {
 		rc = menv_lock_parse_conda_lock(lf, root, src, err);
-	else if (f == MENV_LOCK_PIXI)
+		if (rc)
+			menv_lock_entry_line(err, src, bad);
+	} else if (f == MENV_LOCK_PIXI)
 		rc = menv_lock_parse_pixi(lf, root, src, err);
 	else
 		rc = menv_lock_parse_mamba_json(lf, root, src, err);

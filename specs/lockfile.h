@@ -28,9 +28,15 @@ int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const cha
 /* conda-lock v1 from the file's bytes, its entries read one at a time as libyaml's events
  * come (menv_yaml_stream_json): 0, an error of menv_lock_parse_conda_lock's, MENV_EINTR, or
  * 1 where the file needs the general reader (menv_yaml_to_json, then
- * menv_lock_parse_conda_lock on a new `lf`: this one may hold entries already). */
+ * menv_lock_parse_conda_lock on a new `lf`: this one may hold entries already). `bad` gets
+ * the number (1-based) and line of an entry this reader refused, {0, 0} when none: the
+ * general reader, which knows no lines, finds it again (a header or YAML error may come
+ * first), and menv_lock_entry_line then puts the line into its message. */
 int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
-                              const char *src, struct menv_error *err);
+                              const char *src, size_t bad[2], struct menv_error *err);
+/* "SRC: package entry N ..." in `err` becomes "SRC:LINE: package entry N ..." when N is
+ * bad[0] (menv_lock_read_conda_lock's) and its line bad[1] is known; any other message stays. */
+void menv_lock_entry_line(struct menv_error *err, const char *src, const size_t bad[2]);
 /* explicit: the file's bytes, line by line. */
 int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len,
                              const char *src, struct menv_error *err);

@@ -228,6 +228,13 @@ size_t menv_utf8_seq(const char *s, size_t len);
 /* Whether `len` bytes are valid UTF-8 (RFC 3629); if not, *bad (may be NULL) is the offset of
  * the first bad byte. jansson refuses strings that are not (json_string() returns NULL). */
 bool menv_utf8_valid(const char *s, size_t len, size_t *bad);
+/* The columns `s` takes on a terminal: each code point 1, East Asian Wide/Fullwidth ones 2
+ * (CJK, Hangul, fullwidth forms, emoji), combining marks and zero-width ones 0, a byte that
+ * is not UTF-8 1. What text tables pad by: "ümlaut" is 6 columns of 7 bytes, "環境" 4 of 6. */
+size_t menv_utf8_width(const char *s);
+/* Appends `s` and then blanks up to `width` columns (menv_utf8_width; none past it): a table
+ * cell padded as printf's "%-*s" pads ASCII. */
+void menv_buf_add_padded(struct menv_buf *b, const char *s, size_t width);
 /* A printable copy of `s` (NULL is ""): each byte that is not valid UTF-8, and each control
  * character (newline, escape, ...), becomes "\xNN"; the rest is kept. Caller frees. Every
  * menv_error message goes through it, so messages are one line of valid UTF-8. */

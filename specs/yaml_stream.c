@@ -27,9 +27,10 @@ struct reader {
 	struct frame *stack;
 	size_t depth, alloc;
 	const char *key; /* the root mapping's key whose sequence is streamed */
-	int (*item)(void *ud, json_t *item, size_t index);
+	int (*item)(void *ud, json_t *item, size_t index, size_t line);
 	void *ud;
 	json_t *root;
+	size_t item_line; /* 1-based line where the streamed item being read starts */
 };
 
 enum { READ_OK = 0, READ_FALLBACK = 1 };
@@ -45,7 +46,8 @@ static int attach(struct reader *r, json_t *v, const char *scalar)
 	struct frame *f = &r->stack[r->depth - 1];
 	if (json_is_array(f->v)) {
 		if (f->streamed)
-			return r->item(r->ud, v, f->items++) ? READ_FALLBACK : READ_OK;
+			return r->item(r->ud, v, f->items++, r->item_line) ? READ_FALLBACK
+			                                                   : READ_OK;
 		json_array_append_new(f->v, v);
 		return READ_OK;
 	}
@@ -79,6 +81,10 @@ static void push(struct reader *r, json_t *v)
 /* One event; READ_OK, READ_FALLBACK, or 2 once the document has ended. */
 static int event(struct reader *r, yaml_event_t *ev)
 {
+	if (r->depth && r->stack[r->depth - 1].streamed &&
+	    (ev->type == YAML_SCALAR_EVENT || ev->type == YAML_SEQUENCE_START_EVENT ||
+	     ev->type == YAML_MAPPING_START_EVENT))
+		r->item_line = ev->start_mark.line + 1;
 	switch (ev->type) {
 	case YAML_STREAM_START_EVENT:
 	case YAML_DOCUMENT_START_EVENT: return READ_OK;
@@ -127,8 +133,8 @@ static int event(struct reader *r, yaml_event_t *ev)
 }
 
 int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
-                          int (*item)(void *ud, json_t *item, size_t index), void *ud, json_t **out,
-                          struct menv_error *err)
+                          int (*item)(void *ud, json_t *item, size_t index, size_t line), void *ud,
+                          json_t **out, struct menv_error *err)
 {
 	struct reader r = {.key = key, .item = item, .ud = ud};
 	yaml_parser_t parser;

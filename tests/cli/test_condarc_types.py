@@ -78,22 +78,29 @@ def body(t):
     t.eq((r.rc, (r.try_json() or {}).get("channels")), (0, ["1", "2"]),
          "quoted list items are strings")
 
-    # ---- relative, ~ and $VAR entries of pkgs_dirs/envs_dirs: conda's context expands each
-    # as os.path.abspath(expanduser(expandvars(p))) (conda/base/context.py pkgs_dirs and
-    # envs_dirs), so a relative entry is taken from the current directory; menv does the same
-    # (and an unset $VAR stays as written, as expandvars leaves it)
-    t.set_rc("pkgs_dirs:\n  - rel/pk\n  - ./a/../b/pk2/\n  - $KINDS_T/pk3\n  - ${KINDS_T}/pk4\n"
-             "  - $KINDS_UNSET_9/pk5\n  - ~/pk6\nenvs_dirs:\n  - e/./envs/\n")
+    # ---- ~ and $VAR entries of pkgs_dirs/envs_dirs are expanded as conda's context does
+    # (os.path.expanduser(expandvars(p))); a relative entry (also one left relative by an
+    # unset $VAR) is refused with FILE:LINE:COL: conda's abspath would take it from whatever
+    # directory the command runs in (issue 22, "Kinds, not instances")
+    t.set_rc("pkgs_dirs:\n  - $KINDS_T/pk3\n  - ${KINDS_T}/pk4/\n  - ~/pk6\n"
+             "envs_dirs:\n  - /e/./envs/\n")
     # (MENV_ROOT_PREFIX, which the harness sets, would move envs_dirs under it: left empty)
     r = t.menv_run("info", "--json", cwd=cwd, env={"KINDS_T": "/kt", "MENV_ROOT_PREFIX": ""})
     j = r.try_json() or {}
-    t.eq(j.get("pkgs_dirs"), [os.path.join(cwd, "rel", "pk"), os.path.join(cwd, "b", "pk2"),
-                              "/kt/pk3", "/kt/pk4", os.path.join(cwd, "$KINDS_UNSET_9", "pk5"),
-                              os.path.join(t.home, "pk6")],
-         "pkgs_dirs: relative from the current directory, ~ and $VAR expanded (as conda)")
-    t.eq(j.get("envs_dirs"), [os.path.join(cwd, "e", "envs")],
-         "envs_dirs: relative from the current directory (as conda)")
-
+    t.eq(j.get("pkgs_dirs"), ["/kt/pk3", "/kt/pk4", os.path.join(t.home, "pk6")],
+         "pkgs_dirs: ~ and $VAR expanded (as conda)")
+    t.eq(j.get("envs_dirs"), ["/e/envs"], "envs_dirs: '.' resolved")
+    for key in ("pkgs_dirs", "envs_dirs"):
+        for entry, col in (("rel/pk", 5), ("./a/../b/pk2/", 5), ("$KINDS_UNSET_9/pk5", 5),
+                           ("''", 5)):
+            text = "%s:\n  - /ok\n  - %s\n" % (key, entry)
+            t.set_rc(text)
+            for cmd in (("info",), ("config", "--show"), ("create", "-n", "x", "--dry-run")):
+                r = t.menv_run(*cmd, cwd=cwd, env={"MENV_ROOT_PREFIX": ""})
+                t.one_line_error(r, "%s entry %s: menv %s" % (key, entry, cmd[0]),
+                                 ["%s:3:%d: %s entry " % (t.rc, col, key),
+                                  "is empty" if entry == "''" else "is a relative path"])
+            t.eq(os.listdir(cwd), [], "%s entry %s: nothing made in the cwd" % (key, entry))
 
 if __name__ == "__main__":
     menvtest.main(body)

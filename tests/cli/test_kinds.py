@@ -59,6 +59,24 @@ each (python3 test_kinds.py MENV SHARED CASE):
   (the prefix made or removed already; MENV_TEST_PAUSE_REGISTRY holds the update): the
   update is finished. It stopped there: create exited 0 with a warning and the new
   environment missing from `env list`; env remove left the removed one listed.
+- spec_lines: a bad value in an environment file (a MatchSpec "numpy>>1", block or flow
+  style, a channel) is refused with FILE:LINE:COL (the MatchSpec error named no line); a
+  conda-lock entry with FILE:LINE where the entry starts; an explicit file with FILE:LINE.
+- path_keys: a path-typed setting (pkgs_dirs and envs_dirs entries, root_prefix, ssl_verify's
+  CA bundle, client_ssl_cert, client_ssl_cert_key) that is "~nouser/x", relative or (an
+  entry) empty is refused with FILE:LINE:COL from .condarc, $VAR from the environment, and
+  one line from config --add/--append/--prepend/--set, the file left as it was (`config
+  --add envs_dirs '~nouser/x'` was written and took effect as <cwd>/~nouser/x).
+- ssl_verify: `ssl_verify: 5` (a number other than the bools 0 and 1) is refused with
+  FILE:LINE:COL (it was read as the CA bundle file "5"); so are `--set ssl_verify 5` and
+  CONDA_SSL_VERIFY=5; true, false, 0, 1, truststore and a full path are taken.
+- late_sigint: Ctrl-C (MENV_TEST_CRASH_SIGNAL=INT) at each crash point of create, install,
+  remove, remove --all, env remove, rename and doctor --fix: before the commit point the
+  command exits 130 with the environment as it was; after it the change runs to its end and
+  the command exits 130 saying "interrupted after ...; the ACTION of 'PREFIX' was finished"
+  in one line (create, install and remove exited 0, env remove 130: every command agrees).
+- env_list_width: `env list` pads names by terminal columns, not bytes: the prefixes of
+  "ümlaut", "環境" (two wide characters) and an ASCII name start in one column.
 """
 import os
 import pwd
@@ -536,10 +554,12 @@ def case_registry_sigint(t):
     reg = os.path.join(t.home, ".conda", "environments.txt")
     lock = reg + ".lock"
     p = os.path.join(t.tmp, "made")
-    # create has made the environment: it finishes and exits 0; env remove has unlinked every
+    # create has made the environment: it finishes, exits 130 and says so; env remove has unlinked every
     # package: it finishes the removal and exits 130 saying so (case removal_sigint)
     for args, listed, answer in (
-            (["create", "-p", p] + C + ["dependency"], True, (0, "")),
+            (["create", "-p", p] + C + ["dependency"], True,
+             (130, "menv: error: interrupted after its packages were linked; the create of "
+              "'%s' was finished\n" % p)),
             (["env", "remove", "-p", p, "-y"], False,
              (130, "menv: error: interrupted after its packages were unlinked; the removal "
               "of '%s' was finished\n" % p))):
@@ -561,6 +581,234 @@ def case_registry_sigint(t):
              % (what, "names" if listed else "no longer names"))
         t.eq(os.path.isdir(os.path.join(p, "conda-meta")), listed,
              "%s: the prefix is %s" % (what, "made" if listed else "removed"))
+
+
+def case_spec_lines(t):
+    C = channel(t)
+    prefix = os.path.join(t.tmp, "p")
+    yml = os.path.join(t.tmp, "env.yml")
+    for what, text, where, needle in (
+            ("a MatchSpec, block style", "name: x\ndependencies:\n  - dependency\n"
+             "  - numpy>>1\n", "4:5", "invalid match spec 'numpy>>1'"),
+            ("a MatchSpec, flow style", 'name: x\ndependencies: [ "numpy>>1" ]\n', "2:17",
+             "invalid match spec 'numpy>>1'"),
+            ("a MatchSpec, an empty version", "dependencies:\n  - 'numpy =='\n", "2:5",
+             "'numpy =='"),
+            ("a channel", "channels:\n  - ok\n  - 'http://u/p@h.example/c'\n"
+             "dependencies: [dependency]\n", "3:5", "invalid channel")):
+        write_text(yml, text)
+        for extra in (["--dry-run"], [], ["--dry-run", "--json"]):
+            r = t.menv_run("create", "-p", prefix, "-f", yml, *extra, *C)
+            if "--json" in extra:
+                msg = (r.try_json() or {}).get("message", "")
+                t.check(r.rc == 1 and msg.startswith("%s:%s: " % (yml, where))
+                        and needle in msg, "%s: --json names FILE:LINE:COL" % what, r)
+                continue
+            t.one_line_error(r, "%s: create %s" % (what, " ".join(extra)),
+                             ["%s:%s: " % (yml, where), needle])
+        t.check(not os.path.exists(prefix), "%s: no environment" % what)
+    # conda-lock: an entry's error names the line where the entry starts
+    lock = os.path.join(t.tmp, "x.conda-lock.yml")
+    write_text(lock, "version: 1\nmetadata:\n  content_hash: {}\n  channels: []\n"
+               "  platforms: [linux-64]\n  sources: [environment.yml]\npackage:\n"
+               "- name: a\n  version: '1'\n  manager: conda\n  platform: linux-64\n"
+               "  dependencies: {}\n  url: https://x.example/c/linux-64/a-1-0.conda\n"
+               "  hash: {md5: 0123456789abcdef0123456789abcdef}\n"
+               "- name: b\n  version: '1'\n  manager: apt\n  platform: linux-64\n"
+               "  url: https://x.example/c/linux-64/b-1-0.conda\n  hash: {md5: x}\n")
+    r = t.menv_run("create", "-p", prefix, "-f", lock, "--dry-run",
+                   env={"CONDA_SUBDIR": "linux-64"})
+    t.one_line_error(r, "conda-lock entry", ["%s:15: package entry 2 ('b')" % lock, "apt"])
+    # explicit: the line of the bad URL
+    exp = os.path.join(t.tmp, "x.txt")
+    write_text(exp, "# comment\n@EXPLICIT\nnot a url\n")
+    r = t.menv_run("create", "-p", prefix, "-f", exp, "--dry-run")
+    t.one_line_error(r, "explicit file", ["%s:3" % exp])
+    t.check(not os.path.exists(prefix), "lockfiles: no environment")
+
+
+def case_path_keys(t):
+    nouser = "nouser-kinds-22"
+    try:
+        pwd.getpwnam(nouser)
+        t.skip_part("a user %s exists here" % nouser)
+        return
+    except KeyError:
+        pass
+    cwd = os.path.join(t.tmp, "cwd")
+    os.makedirs(cwd)
+    bad = (("~%s/x" % nouser, "no user '%s'" % nouser), ("rel/x", "is a relative path"),
+           ("./x", "is a relative path"), ("$KINDS_UNSET_22/x", "is a relative path"))
+    before = "channels: [a]\n"
+    for key in ("envs_dirs", "pkgs_dirs"):
+        for val, needle in bad + (("", "is empty"),):
+            for op in ("--add", "--append", "--prepend"):
+                t.set_rc(before)
+                r = t.menv_run("config", op, key, val, cwd=cwd)
+                t.one_line_error(r, "config %s %s %r" % (op, key, val),
+                                 ["invalid value '%s'" % val, key, needle], nonzero_only=True)
+                t.eq(open(t.rc).read(), before, "config %s %s %r: the file unchanged"
+                     % (op, key, val))
+            # read from .condarc: FILE:LINE:COL of the entry
+            t.set_rc("offline: false\n%s:\n  - /ok\n  - '%s'\n" % (key, val))
+            for cmd in (("info",), ("config", "--show"), ("env", "list")):
+                r = t.menv_run(*cmd, cwd=cwd)
+                t.one_line_error(r, "%s: [%r] %s" % (key, val, " ".join(cmd)),
+                                 ["%s:4:5: %s entry '%s'" % (t.rc, key, val), needle])
+    for key in ("root_prefix", "ssl_verify", "client_ssl_cert", "client_ssl_cert_key"):
+        for val, needle in bad:
+            t.set_rc(before)
+            r = t.menv_run("config", "--set", key, val, cwd=cwd)
+            t.one_line_error(r, "config --set %s %r" % (key, val),
+                             ["invalid value '%s'" % val, key, needle], nonzero_only=True)
+            t.eq(open(t.rc).read(), before, "config --set %s %r: unchanged" % (key, val))
+            t.set_rc("offline: false\n%s: '%s'\n" % (key, val))
+            r = t.menv_run("info", cwd=cwd, env={"MENV_ROOT_PREFIX": ""}
+                           if key == "root_prefix" else None)
+            t.one_line_error(r, "%s: %r info" % (key, val),
+                             ["%s:2:%d: %s '%s'" % (t.rc, len(key) + 3, key, val), needle])
+    t.set_rc("")
+    for var, key in (("CONDA_ENVS_DIRS", "envs_dirs"), ("CONDA_PKGS_DIRS", "pkgs_dirs"),
+                     ("MENV_ROOT_PREFIX", "root_prefix")):
+        r = t.menv_run("info", cwd=cwd, env={var: "rel/x"})
+        t.one_line_error(r, "%s=rel/x" % var, ["$%s: %s" % (var, key), "relative"])
+    t.eq(os.listdir(cwd), [], "nothing made in the cwd")
+    # what is still taken
+    t.set_rc("envs_dirs: ['/e/./x/']\npkgs_dirs: ['$KINDS_T/p', '~/p']\n"
+             "client_ssl_cert: None\nssl_verify: /etc/ssl/certs\n")
+    j = t.menv_ok("info", "--json", env={"KINDS_T": "/kt"}).json()
+    t.eq((j.get("envs_dirs"), j.get("pkgs_dirs")),
+         (["/e/x"], ["/kt/p", os.path.join(t.home, "p")]), "full paths, $VAR and ~ expanded")
+
+
+def case_ssl_verify(t):
+    for val, what in (("5", "5"), ("4.5", "4.5"), ("-1", "-1"), ("'5'", "5"), ("0x1f", "0x1f")):
+        t.set_rc("offline: false\nssl_verify: %s\n" % val)
+        for cmd in (("info",), ("config", "--show", "ssl_verify"),
+                    ("create", "-n", "x", "--dry-run", "dependency")):
+            r = t.menv_run(*cmd)
+            t.one_line_error(r, "ssl_verify: %s: %s" % (val, " ".join(cmd)),
+                             ["%s:2:13: ssl_verify must be" % t.rc, ("not a number",
+                                                                     "not an int")])
+    t.set_rc("")
+    r = t.menv_run("config", "--set", "ssl_verify", "5")
+    t.one_line_error(r, "config --set ssl_verify 5", ["invalid value '5'", "ssl_verify"],
+                     nonzero_only=True)
+    t.eq(open(t.rc).read() if os.path.exists(t.rc) else "", "", "--set 5: nothing written")
+    r = t.menv_run("info", env={"CONDA_SSL_VERIFY": "5"})
+    t.one_line_error(r, "CONDA_SSL_VERIFY=5", ["$CONDA_SSL_VERIFY: ssl_verify must be"])
+    for val, shown in (("true", True), ("false", False), ("0", False), ("1", True),
+                       ("truststore", True), ("/etc/ssl/certs/ca.pem", "/etc/ssl/certs/ca.pem")):
+        t.set_rc("ssl_verify: %s\n" % val)
+        r = t.menv_run("config", "--show", "ssl_verify", "--json")
+        t.eq((r.rc, (r.try_json() or {}).get("ssl_verify")), (0, shown),
+             "ssl_verify: %s is taken" % val)
+
+
+def case_late_sigint(t):
+    P = os.path.join(t.corpus, *NOARCH)
+    chan = t.make_channel("lchan", {"noarch": [os.path.join(P, n) for n in (
+        "dependency-2.0-0.conda", "dependent-2.0-0.conda")], "linux-64": []})
+    C = ["-c", t.url(chan), "--override-channels", "-q", "-y"]
+    p = os.path.join(t.envs, "a")
+
+    def names(prefix):
+        r = t.menv_run("list", "-p", prefix, "--json")
+        return sorted(x.get("name") for x in (r.try_json() or [])) if r.rc == 0 else None
+
+    def fresh(*pkgs):
+        t.menv_run("env", "remove", "-y", "-p", p)
+        if pkgs:
+            t.menv_ok("create", "-p", p, *C, *pkgs)
+
+    dst = os.path.join(t.envs, "b")
+    cmds = [  # (what, setup, argv, old state, new state, action, prefix named)
+        ("create", lambda: fresh(), ["create", "-p", p, *C, "dependent"],
+         None, ["dependency", "dependent"], "create", p),
+        ("install", lambda: fresh("dependency"), ["install", "-p", p, *C, "dependent"],
+         ["dependency"], ["dependency", "dependent"], "change", p),
+        ("remove", lambda: fresh("dependent"), ["remove", "-p", p, "-y", "dependent"],
+         ["dependency", "dependent"], [], "change", p),  # dependency goes with it
+        ("remove --all", lambda: fresh("dependent"), ["remove", "--all", "-y", "-p", p],
+         ["dependency", "dependent"], None, "removal", p),
+        ("env remove", lambda: fresh("dependent"), ["env", "remove", "-y", "-p", p],
+         ["dependency", "dependent"], None, "removal", p),
+        ("rename", lambda: (fresh("dependent"), t.menv_run("env", "remove", "-y", "-p", dst)),
+         ["rename", "-y", "-n", "a", "b"], ["dependency", "dependent"], None, "rename", p),
+    ]
+    for what, setup, argv, old, new, action, named in cmds:
+        setup()
+        t.menv_ok(*argv)
+        t.eq(names(p), new, "%s: uninterrupted, the new state" % what)
+        finished = 0
+        for n in range(1, 80):
+            setup()
+            r = t.menv_run(*argv, env={"MENV_TEST_CRASH_SIGNAL": "INT",
+                                       "MENV_TEST_CRASH_AFTER": str(n)})
+            if r.rc == 0:
+                t.check(n > 1, "%s: Ctrl-C at %d not ignored" % (what, n), r)
+                break
+            got = names(p)
+            if "was finished" in r.err:
+                finished += 1
+                last = (r.err_lines() or [""])[-1]  # after rename's progress lines
+                t.check(last.startswith("menv: error: interrupted after ") and
+                        last.endswith("; the %s of '%s' was finished" % (action, named)) and
+                        (what == "rename" or len(r.err_lines()) == 1),
+                        "%s: Ctrl-C at %d past the commit point: one line says so"
+                        % (what, n), r.err)
+                t.eq((r.rc, got), (130, new), "%s: Ctrl-C at %d: exit 130, the change whole"
+                     % (what, n))
+                if what == "rename":
+                    t.eq(names(dst), ["dependency", "dependent"], "rename: b is a")
+            else:
+                t.eq((r.rc, got), (130, old), "%s: Ctrl-C at %d: exit 130, as it was"
+                     % (what, n))
+        t.check(finished > 0, "%s: some Ctrl-C came past the commit point" % what)
+    # doctor --fix: the repair past its relink
+    finished = 0
+    rec = os.path.join(p, "conda-meta", "dependent-2.0-0.json")
+    for n in range(1, 40):
+        import shutil
+        shutil.rmtree(p, ignore_errors=True)
+        t.menv_ok("create", "-p", p, *C, "dependent")
+        write_text(rec, "{bad\n")
+        r = t.menv_run("doctor", "-p", p, "--fix", env={"MENV_TEST_CRASH_SIGNAL": "INT",
+                                                       "MENV_TEST_CRASH_AFTER": str(n)})
+        if r.rc == 0:
+            break
+        text = open(rec).read()
+        t.eq(r.rc, 130, "doctor --fix: Ctrl-C at %d: exit 130" % n)
+        if "was finished" in r.err:
+            finished += 1
+            t.one_line_error(r, "doctor --fix: Ctrl-C at %d" % n,
+                             ["the repair of '%s' was finished" % p], nonzero_only=True)
+            t.check('"dependent"' in text, "doctor --fix: Ctrl-C at %d: repaired" % n)
+        else:
+            t.eq(text, "{bad\n", "doctor --fix: Ctrl-C at %d: the record as it was" % n)
+    t.check(finished > 0, "doctor --fix: some Ctrl-C came past the repair")
+
+
+def case_env_list_width(t):
+    import unicodedata
+
+    def width(s):
+        return sum(0 if unicodedata.combining(c) else
+                   2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+    names = ["plain", "\u00fcmlaut", "\u74b0\u5883", "e\u0301t\u00e9"]
+    for n in names:
+        write_text(os.path.join(t.envs, n, "conda-meta", "history"), "")
+    r = t.menv_ok("env", "list")
+    cols = {}
+    for line in r.out.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name = line.split(" ")[0]
+        at = line.index("/")
+        cols[name] = width(line[:at])
+    t.eq(sorted(cols), sorted(["base"] + names), "env list: every environment")
+    t.eq(set(cols.values()), {20 + 2 + 1 + 2}, "env list: every prefix starts in column 25 "
+         "(name padded to 20, '  ', the active mark, '  '):\n" + r.out)
 
 
 def body(t, case):

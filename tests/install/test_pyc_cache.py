@@ -138,19 +138,23 @@ def body(t):
         return out
 
     def whole(what, pkgs=None):
-        """Every final folder holds a MANIFEST and each .pyc it lists, of its size."""
+        """Every final folder holds a MANIFEST (its end line the sha256 of what comes before)
+        and each .pyc it lists, of its size and sha256."""
         pkgs = pkgs or t.pkgs
         for d, names in pyc_dirs(pkgs).items():
             for n in names:
                 if not n.startswith(magic + "-"):
                     continue
                 folder = os.path.join(pkgs, d, ".menv-pyc", n)
-                lines = open(os.path.join(folder, "MANIFEST")).read().splitlines()
-                ok = lines[0] == "menv-pyc 1 %s %s" % (magic, site)
-                for i, l in enumerate(lines[1:]):
-                    state, _, _, size, _ = l.split(" ", 4)
+                text = open(os.path.join(folder, "MANIFEST")).read()
+                lines = text.splitlines()
+                ok = lines[0] == "menv-pyc 2 %s %s" % (magic, site) and lines[-1] == (
+                    "end " + menvtest.sha256_bytes(text[:text.rindex("end ")].encode()))
+                for i, l in enumerate(lines[1:-1]):
+                    state, _, _, size, sha, _ = l.split(" ", 5)
                     f = os.path.join(folder, "%d.pyc" % i)
-                    ok = ok and (state == "-" or os.path.getsize(f) == int(size))
+                    ok = ok and (state == "-" or (os.path.getsize(f) == int(size) and
+                                                  menvtest.sha256_file(f) == sha))
                 t.check(ok, "%s: %s/%s is whole" % (what, d, n), lines)
 
     all_py = sorted("%s/%s" % (site, p) for p in (
@@ -177,7 +181,7 @@ def body(t):
     oracle(p1, "first create")
     broken_man = open(os.path.join(t.pkgs, ndist["brokenpkg"], ".menv-pyc", tag[0],
                                    "MANIFEST")).read().splitlines()
-    t.eq([l.split(" ")[0] for l in broken_man[1:]], ["c", "-"],
+    t.eq([l.split(" ")[0] for l in broken_man[1:-1]], ["c", "-"],
          "brokenpkg's MANIFEST: __init__.py kept, broken.py without a .pyc")
 
     # ---- second create: linked from the cache

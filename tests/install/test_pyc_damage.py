@@ -12,8 +12,12 @@ create kept it there (found by the tryout of issue 25's cache):
   read-only prefix;
 - a symbolic link to a file outside the cache: the link itself was hardlinked into the prefix
   (its __pycache__ pointed at /etc/hostname).
+- one byte inside its code altered (its size and header kept): only its sha256 in the MANIFEST
+  sees it (issue 22's leftover 4);
+- the MANIFEST cut before its end line, or a line of it altered (its end line's sha256).
 Each time the second prefix's .pyc is a regular file that is byte for byte what the first
-prefix's compile wrote, and `greet` runs.
+prefix's compile wrote, `greet` runs, and the damaged folder is rebuilt in the cache under its
+lock (it was never rewritten: the damage stayed, found again at each install).
 """
 import os
 import shutil
@@ -54,25 +58,40 @@ def body(t):
     folders = [n for n in os.listdir(kept) if n.startswith(magic + "-")]
     t.eq(len(folders), 1, "first create keeps greetpkg's .pyc")
     folder = os.path.join(kept, folders[0])
-    names = [l.split(" ", 4)[4] for l in
-             open(os.path.join(folder, "MANIFEST")).read().splitlines()[1:]]
+    mf = os.path.join(folder, "MANIFEST")
+    manifest = open(mf).read()
+    lines = manifest.splitlines()
+    t.eq(lines[-1], "end " + menvtest.sha256_bytes(manifest[:manifest.rindex("end ")].encode()),
+         "the MANIFEST ends with the sha256 of what comes before")
+    names = [l.split(" ", 5)[5] for l in lines[1:-1]]
     cached = os.path.join(folder, "%d.pyc" % names.index(site + "/greetpkg/cli.py"))
     t.eq(open(cached, "rb").read(), good, "the kept .pyc is the first prefix's")
+    t.eq(lines[1 + names.index(site + "/greetpkg/cli.py")].split(" ")[4],
+         menvtest.sha256_bytes(good), "the MANIFEST line holds the .pyc's sha256")
 
     def header_mtime(b):
         return b[:8] + bytes([b[8] ^ 1]) + b[9:]
 
-    damages = [("cut to 10 bytes", lambda: good[:10]),
-               ("cut inside its code", lambda: good[:len(good) - 7]),
-               ("a header with another mtime", lambda: header_mtime(good)),
-               ("a link to /etc/hostname", None)]
-    for i, (what, data) in enumerate(damages):
-        os.unlink(cached)
+    def one_byte(b):  # inside the code, the size kept: only the sha256 sees it
+        return b[:-3] + bytes([b[-3] ^ 0x20]) + b[-2:]
+
+    damages = [("cut to 10 bytes", cached, lambda: good[:10]),
+               ("cut inside its code", cached, lambda: good[:len(good) - 7]),
+               ("a header with another mtime", cached, lambda: header_mtime(good)),
+               ("a link to /etc/hostname", cached, None),
+               ("one byte of its code altered", cached, lambda: one_byte(good)),
+               ("the MANIFEST cut before its end line", mf,
+                lambda: manifest[:manifest.rindex("end ")].encode()),
+               ("a MANIFEST line altered", mf,
+                lambda: manifest.replace(" c ", " - ", 1).encode() if " c " in manifest
+                else manifest.replace("\nc ", "\n- ", 1).encode())]
+    for i, (what, target, data) in enumerate(damages):
+        os.unlink(target)
         if data:
-            with open(cached, "wb") as f:
+            with open(target, "wb") as f:
                 f.write(data())
         else:
-            os.symlink("/etc/hostname", cached)
+            os.symlink("/etc/hostname", target)
         p = os.path.join(t.tmp, "p%d" % (i + 2))
         t.menv_ok("create", "-p", p, *c, "greetpkg")
         dst = os.path.join(p, rel)
@@ -85,6 +104,11 @@ def body(t):
                            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
         t.eq((r.returncode, r.stdout), (0, "hellohellohello\n"),
              "%s: greet runs in the prefix" % what)
+        # the damaged folder is rebuilt under the cache lock, not left in place
+        t.check(os.path.isfile(cached) and not os.path.islink(cached),
+                "%s: the cache's .pyc is a regular file again" % what)
+        t.eq((open(cached, "rb").read() if os.path.isfile(cached) else None,
+              open(mf).read()), (good, manifest), "%s: the cache is rewritten whole" % what)
     os.unlink(cached)
     shutil.copyfile(os.path.join(p1, rel), cached)
 

@@ -543,13 +543,19 @@ def lock(t):
 
 
 def corpus_dry_run(t):
-    """Real conda-lock and explicit files from other projects install (dry run) without a solve."""
+    """Real conda-lock and explicit files from other projects install (dry run) without a solve.
+    Entries with no size get it from a HEAD request to their public URL (menv_fetch_sizes),
+    which fails here, where no name resolves: the resolver is told to give up after one try of
+    1 s (RES_OPTIONS, glibc's), not the default 2 of 5 s each, which made this case wait
+    about 60 s for nothing."""
     L = os.path.join(t.corpus, "lockfiles")
+    quick_dns = {"RES_OPTIONS": "timeout:1 attempts:1"}
     for rel, n in (("conda-lock/test-lockfile/conda-lock.yml", None),
                    ("repo2docker/environment.py-3.9-linux-64.lock", 170),
                    ("rattler/conda-lock/v4/python-lock.yml", None),
                    ("pixi/lock_files/ripgrep.lock", 6)):
-        r = t.menv_run("create", "-f", os.path.join(L, rel), "-n", "d", "--dry-run", "--json")
+        r = t.menv_run("create", "-f", os.path.join(L, rel), "-n", "d", "--dry-run", "--json",
+                       env=quick_dns)
         j = r.try_json() or {}
         links = j.get("actions", {}).get("LINK", [])
         if t.check(r.rc == 0 and links, "%s: dry run from the lock" % rel, r):

@@ -1,9 +1,11 @@
 #!/bin/sh
 # ops-test.sh CASE - tests of ops/ and `menv smoke` (run by CTest; see CMakeLists.txt).
-#   host, gpu            ops/ built with the machine's nvcc (e.g. CUDA 13 + gcc 12, a compile
-#                        check) in a scrubbed environment; its host or GPU tests, then host:
-#                        200 seeded runs (MENV_OPS_RUNS) and a bad MENV_OPS_RUNS; gpu: the
-#                        regression seeds (test_gpu --regression) and 3 seeded runs
+#   build                ops/ configured and built with the machine's nvcc (e.g. CUDA 13 +
+#                        gcc 12, a compile check) in a scrubbed environment, into
+#                        $OPS_TEST_TMP/build (the fixture of host and gpu)
+#   host, gpu            the host or GPU tests of that build, then host: 200 seeded runs
+#                        (MENV_OPS_RUNS) and a bad MENV_OPS_RUNS; gpu: the regression seeds
+#                        (test_gpu --regression) and 3 seeded runs
 #   smoke_system         `menv smoke` on a hand-made prefix whose bin/nvcc runs the machine's
 #                        nvcc and whose activate.d script sets CXX=g++: passes, GPU skipped
 #   smoke_no_nvcc        a prefix without nvcc: fails with the "add cudatoolkit" hint
@@ -56,39 +58,47 @@ smoke() { # PREFIX: runs menv smoke, output in $tmp/out, status in $st
 }
 
 case $case in
-host | gpu)
+build)
 	need_nvcc
 	d=$(dirname "$sys_nvcc")
 	env -i PATH="$d:/usr/bin:/bin" HOME="${HOME:-/}" LC_ALL=C \
 		sh -c '"$1/configure" "$2" && ninja -C "$2" 2>/dev/null || make -C "$2"' sh \
-		"$MENV_OPS_DIR" "$tmp/build" || fail "configure or build"
+		"$MENV_OPS_DIR" "$tmp" || fail "configure or build"
+	echo ok
+	exit 0 ;;
+host | gpu)
+	need_nvcc
+	d=$(dirname "$sys_nvcc")
+	build=$OPS_TEST_TMP/build # the ops.build fixture's
+	[ -x "$build/test_host" ] && [ -x "$build/test_gpu" ] ||
+		fail "no build in $build (the ops.build fixture builds it)"
 	env -i PATH="$d:/usr/bin:/bin" HOME="${HOME:-/}" LC_ALL=C \
-		"$MENV_OPS_DIR/run-tests" "$tmp/build" "$case"
+		"$MENV_OPS_DIR/run-tests" "$build" "$case"
 	rc=$?
 	[ "$rc" = 0 ] || exit $rc
 	if [ "$case" = host ]; then
 		# 200 runs with distinct seeds (the f32 kernel arithmetic emulated, a direction
 		# orthogonal to the gradient among them): all within their derived limits
-		MENV_OPS_RUNS=200 MENV_OPS_SEED=1000 "$tmp/build/test_host" >"$tmp/runs" 2>&1 ||
+		MENV_OPS_RUNS=200 MENV_OPS_SEED=1000 "$build/test_host" >"$tmp/runs" 2>&1 ||
 			{ cat "$tmp/runs"; fail "test_host runs"; }
 		[ "$(tail -n 1 "$tmp/runs")" = "[ops] PASS host runs=200 failures=0 failing_seeds=" ] ||
 			{ cat "$tmp/runs"; fail "no summary line"; }
-		MENV_OPS_RUNS=x "$tmp/build/test_host" >"$tmp/bad" 2>&1
+		MENV_OPS_RUNS=x "$build/test_host" >"$tmp/bad" 2>&1
 		rc=$?
 		[ "$rc" = 2 ] || fail "MENV_OPS_RUNS=x: exit $rc"
 		grep -qx "\[ops\] FAIL host: MENV_OPS_RUNS must be a positive count, not 'x'" "$tmp/bad" ||
 			fail "MENV_OPS_RUNS=x: $(cat "$tmp/bad")"
-		MENV_OPS_SEED=7 "$tmp/build/test_host" >"$tmp/one" 2>&1
+		MENV_OPS_SEED=7 "$build/test_host" >"$tmp/one" 2>&1
 		grep -q "^\[ops\] PASS host f32 emulated kernels, direction orthogonal to the gradient: .* exceeds the old limit 1e-3" "$tmp/one" ||
 			fail "the old limit was not shown failing on a cancelling direction"
 	else
 		# the seeds that failed a correct kernel on an H200, replayed; then 3 seeds
-		"$tmp/build/test_gpu" --regression >"$tmp/reg" 2>&1
+		"$build/test_gpu" --regression >"$tmp/reg" 2>&1
 		rc=$?
 		cat "$tmp/reg"
 		[ "$rc" = 0 ] || exit $rc
 		grep -qx "\[ops\] PASS gpu runs=2 failures=0 failing_seeds=" "$tmp/reg" || fail "regression"
-		MENV_OPS_RUNS=3 MENV_OPS_SEED=1 "$tmp/build/test_gpu" >"$tmp/runs" 2>&1 ||
+		MENV_OPS_RUNS=3 MENV_OPS_SEED=1 "$build/test_gpu" >"$tmp/runs" 2>&1 ||
 			{ cat "$tmp/runs"; fail "test_gpu runs"; }
 		[ "$(tail -n 1 "$tmp/runs")" = "[ops] PASS gpu runs=3 failures=0 failing_seeds=" ] ||
 			fail "no summary line"

@@ -11,7 +11,11 @@ SHARED/corpus/repodata/conda, set by CONDA_TEST_DATA_DIR). Each case runs its st
 through conda.testing.helpers' get_solver* (the channels of conda's own test_solve.py): the
 first creates, each later one changes the state the step before left, with the history
 conda would have written (the steps' specs, a later spec replacing one of the same name)
-unless the step gives its own. OUT holds conda's final states in run_conda_solve.py's
+unless the step gives its own. A step with "cli": "install" is answered as `conda install`
+on the command line answers it (conda/cli/install.py): first a frozen solve
+(update_modifier FREEZE_INSTALLED, should_retry_solve), and only when that is unsatisfiable
+the update_specs solve; without it a step is solve_final_state's default (update_specs,
+the command line's `--update-specs`). OUT holds conda's final states in run_conda_solve.py's
 schema; only these answers are committed.
 """
 import json
@@ -30,6 +34,7 @@ from conda.base.context import reset_context  # noqa: E402
 reset_context()
 import py  # noqa: E402
 from conda.base.constants import UpdateModifier  # noqa: E402
+from conda.exceptions import SpecsConfigurationConflictError, UnsatisfiableError  # noqa: E402
 from conda.models.match_spec import MatchSpec  # noqa: E402
 from conda.testing import helpers  # noqa: E402
 
@@ -56,11 +61,22 @@ def run_case(c):
                "remove": st.get("remove", []), "installed": [dist(x) for x in state],
                "history": [str(x) for x in h], "call": "solve_final_state",
                "kwargs": {k: v.name for k, v in kw.items()}, "env": {}}
+        if st.get("cli"):
+            out["cli"] = st["cli"]
         tmp = py.path.local(tempfile.mkdtemp())
         try:
             with getattr(helpers, helper)(tmp, add, rem, prefix_records=state,
                                           history_specs=h) as solver:
-                final = solver.solve_final_state(**kw)
+                if st.get("cli") == "install":
+                    try:
+                        final = solver.solve_final_state(
+                            update_modifier=UpdateModifier.FREEZE_INSTALLED,
+                            should_retry_solve=True)
+                    except (UnsatisfiableError, SpecsConfigurationConflictError):
+                        final = solver.solve_final_state(
+                            update_modifier=UpdateModifier.UPDATE_SPECS)
+                else:
+                    final = solver.solve_final_state(**kw)
             out["expect"] = {"final": sorted(dist(x) for x in final)}
         except Exception as e:  # conda's answer is the error
             out["expect"] = {"raises": type(e).__name__}

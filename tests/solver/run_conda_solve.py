@@ -17,7 +17,8 @@ A step that creates an environment runs `menv create --dry-run --json`; one that
 existing environment writes the installed state (conda's expected records of the step before,
 as conda-meta/*.json) and the history specs (conda-meta/history, written as conda writes it),
 then runs `menv install|remove --dry-run --json` with the flags that match conda's
-update_modifier / deps_modifier arguments. A step that only conda's Python API can express
+update_modifier / deps_modifier arguments (solve_final_state's default, update_specs, is
+`--update-specs`: a bare `conda install` first solves frozen, see conda_oracle.py's "cli"). A step that only conda's Python API can express
 (an index this corpus lacks, a mocked solver, no request at all) is counted as not
 expressible, with its reason.
 
@@ -203,6 +204,12 @@ def run_step(menv, step, chans, tmp, verbose):
                 cmd.append(DEPS_FLAGS[v])
             elif k == "force_reinstall":
                 cmd.append("--force-reinstall")
+        # solve_final_state's default update_modifier is update_specs: on the command line
+        # `install --update-specs` (a bare `conda install` solves frozen first: a step
+        # marked "cli": "install" holds that answer and runs a bare `menv install`)
+        if installed and "update_modifier" not in step["kwargs"] and \
+                step.get("cli") != "install":
+            cmd.append("--update-specs")
         cmd += step["add"]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     log_solve(p, tmp)

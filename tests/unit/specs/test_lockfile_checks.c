@@ -261,9 +261,9 @@ static void test_conda_lock_streamed(void **state)
 	static const struct {
 		const char *text, *msg;
 	} bad[] = {
-	        /* the first bad entry, after good ones */
+	        /* the first bad entry, after good ones, with the line where it starts */
 	        {"package:\n" ENTRY("a", "") ENTRY("b", "") "- {name: c, version: '1'}\n",
-	         "e.yml: package entry 3 ('c') lacks 'manager'"},
+	         "e.yml:18: package entry 3 ('c') lacks 'manager'"},
 	        /* the header's error before an entry's */
 	        {"package:\n- {name: c}\nversion: x\n", "e.yml: 'version' must be an integer"},
 	        /* a YAML error after a bad entry wins, with its line */
