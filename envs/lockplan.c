@@ -33,12 +33,15 @@ static const char *const record_keys[] = {
 void menv_lockrecs_release(struct menv_lockrecs *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		menv_record_release(&l->recs[i]);
+		if (l->recs[i].json) /* a light record owns nothing */
+			menv_record_release(&l->recs[i]);
 		menv_channel_free(l->chans[i]);
 		json_decref(l->solved ? l->solved[i] : NULL);
 	}
 	menv_channels_free(l->folders, l->nfolders);
+	menv_strvec_clear(&l->pool);
 	free(l->recs);
+	free(l->pkgs);
 	free(l->chans);
 	free(l->skip);
 	free(l->lock_depends);
@@ -107,14 +110,100 @@ static int channel_of(const char *url, const struct menv_config *cfg, struct men
 	return rc;
 }
 
-/* The lock's conda entries as records (before the cache completes them). */
+/* The JSON of a lock entry's record, as the cache's completion overlays it on the
+ * package's index.json: its identity, file, subdir, hashes, size, depends and the record
+ * keys it carries. New reference. */
+static json_t *entry_json(const struct menv_lock_package *p, const char *fn, const char *subdir)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(p->name));
+	json_object_set_new(o, "version", json_string(p->version));
+	json_object_set_new(o, "build", json_string(p->build));
+	json_object_set_new(o, "fn", json_string(fn));
+	if (subdir)
+		json_object_set_new(o, "subdir", json_string(subdir));
+	if (p->md5)
+		json_object_set_new(o, "md5", json_string(p->md5));
+	if (p->sha256)
+		json_object_set_new(o, "sha256", json_string(p->sha256));
+	if (p->size >= 0)
+		json_object_set_new(o, "size", json_integer(p->size));
+	if (p->depends)
+		json_object_set(o, "depends", p->depends);
+	for (size_t k = 0; record_keys[k]; k++) {
+		json_t *v = json_object_get(p->extra, record_keys[k]);
+		if (v)
+			json_object_set(o, record_keys[k], v);
+	}
+	return o;
+}
+
+/* `s` kept once in l's pool (`at` maps each to its index); the pooled copy. Takes s. */
+static char *pooled(struct menv_lockrecs *l, struct menv_strmap *at, char *s)
+{
+	const size_t *k = menv_strmap_get(at, s);
+	if (k) {
+		free(s);
+		return l->pool.v[*k];
+	}
+	menv_strmap_put(at, s, l->pool.n);
+	menv_strvec_push_owned(&l->pool, s);
+	return s;
+}
+
+/* A light record of lock entry p (no JSON: what the plan and a dry run read), with the
+ * fields menv_record_from_json would give the entry's JSON (entry_json). */
+static int light_record(struct menv_lockrecs *l, struct menv_strmap *urls,
+                        const struct menv_lock_package *p, const char *fn, const char *subdir,
+                        const struct menv_channel *ch, struct menv_record *r,
+                        struct menv_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	if (!p->name || !p->version || !p->build)
+		return menv_error_set(err, MENV_EPARSE,
+		                      "record '%s' lacks a name, version or build string", fn);
+	r->name = p->name;
+	r->version = p->version;
+	r->build = p->build;
+	r->fn = fn;
+	r->subdir = subdir;
+	r->md5 = p->md5;
+	r->sha256 = p->sha256;
+	r->size = p->size >= 0 ? p->size : -1;
+	r->depends = json_is_array(p->depends) ? p->depends : NULL;
+	json_t *v = json_object_get(p->extra, "build_number");
+	r->build_number = json_is_integer(v) ? json_integer_value(v) : 0;
+	v = json_object_get(p->extra, "timestamp");
+	r->timestamp = json_is_integer(v) ? json_integer_value(v) : 0;
+	if (r->timestamp > 0 && r->timestamp < 253402300799LL)
+		r->timestamp *= 1000; /* seconds, as menv_record_from_json takes them */
+	v = json_object_get(p->extra, "noarch");
+	r->noarch_python = json_is_string(v) && !strcmp(json_string_value(v), "python");
+	r->channel = ch;
+	r->url = p->url;
+	/* the channel URL of a package folder's records, built once (the record before is most
+	 * often of the same folder) */
+	const char *sd = subdir ? subdir : "noarch";
+	const struct menv_record *prev = r > l->recs ? r - 1 : NULL;
+	if (prev && prev->channel == ch && !strcmp(prev->subdir ? prev->subdir : "noarch", sd))
+		r->channel_url = prev->channel_url;
+	else
+		r->channel_url = pooled(l, urls, menv_xasprintf("%s/%s", ch->base_url, sd));
+	return 0;
+}
+
+/* The lock's conda entries as light records (before the cache completes them): nothing is
+ * allocated per entry but the record itself (issue 22: 100,000 entries planned in well
+ * under a second). */
 int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
                         size_t nsel, struct menv_lockrecs *out, struct menv_error *err)
 {
 	struct menv_strmap seen = MENV_STRMAP_INIT; /* package folder -> its channel in folders */
+	struct menv_strmap urls = MENV_STRMAP_INIT; /* pooled string -> its index in pool */
 	int rc = 0;
 
 	out->recs = menv_xcalloc(nsel + 1, sizeof(*out->recs));
+	out->pkgs = menv_xcalloc(nsel + 1, sizeof(*out->pkgs));
 	out->chans = menv_xcalloc(nsel + 1, sizeof(*out->chans));
 	out->lock_depends = menv_xcalloc(nsel + 1, sizeof(*out->lock_depends));
 	out->solved = menv_xcalloc(nsel + 1, sizeof(*out->solved));
@@ -123,44 +212,23 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 		if (p->manager != MENV_LOCK_CONDA)
 			continue;
 		struct menv_channel *ch = NULL;
-		const char *chfn = NULL;
+		const char *fn = NULL;
 		bool own = false;
-		rc = channel_of(p->url, cfg, &seen, out, &ch, &own, &chfn, err);
+		rc = channel_of(p->url, cfg, &seen, out, &ch, &own, &fn, err);
 		if (rc) {
 			menv_error_prefix(err, "lockfile entry '%s'", p->name);
 			goto out;
 		}
-		char *fn = chfn ? menv_xstrdup(chfn) : NULL;
 		if (!fn) {
 			const char *b = strrchr(p->url, '/');
-			fn = menv_xstrndup(b ? b + 1 : p->url, strcspn(b ? b + 1 : p->url, "?#"));
-		}
-		json_t *o = json_object();
-		json_object_set_new(o, "name", json_string(p->name));
-		json_object_set_new(o, "version", json_string(p->version));
-		json_object_set_new(o, "build", json_string(p->build));
-		json_object_set_new(o, "fn", json_string(fn));
-		const char *subdir = p->subdir ? p->subdir : ch->platform;
-		if (subdir)
-			json_object_set_new(o, "subdir", json_string(subdir));
-		if (p->md5)
-			json_object_set_new(o, "md5", json_string(p->md5));
-		if (p->sha256)
-			json_object_set_new(o, "sha256", json_string(p->sha256));
-		if (p->size >= 0)
-			json_object_set_new(o, "size", json_integer(p->size));
-		if (p->depends)
-			json_object_set(o, "depends", p->depends);
-		for (size_t k = 0; record_keys[k]; k++) {
-			json_t *v = json_object_get(p->extra, record_keys[k]);
-			if (v)
-				json_object_set(o, record_keys[k], v);
+			b = b ? b + 1 : p->url;
+			fn = pooled(out, &urls, menv_xstrndup(b, strcspn(b, "?#")));
 		}
 		out->lock_depends[out->n] = p->depends != NULL;
 		out->chans[out->n] = own ? ch : NULL;
-		rc = record_set(&out->recs[out->n], o, p->url, ch, err);
-		json_decref(o);
-		free(fn);
+		out->pkgs[out->n] = p;
+		rc = light_record(out, &urls, p, fn, p->subdir ? p->subdir : ch->platform, ch,
+		                  &out->recs[out->n], err);
 		if (rc) {
 			menv_channel_free(out->chans[out->n]);
 			out->chans[out->n] = NULL;
@@ -170,7 +238,30 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 	}
 out:
 	menv_strmap_clear(&seen);
+	menv_strmap_clear(&urls);
 	return rc;
+}
+
+/* Each light record of l (but the skipped) given its JSON, as the fetch, the cache and
+ * conda-meta need a PackageRecord. */
+static void lockrecs_json(struct menv_lockrecs *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct menv_record *r = &l->recs[i];
+		if (r->json || (l->skip && l->skip[i]))
+			continue;
+		struct menv_record light = *r;
+		json_t *o = entry_json(l->pkgs[i], light.fn, light.subdir);
+		struct menv_error ign = {0};
+		if (menv_record_from_json(r, o, light.fn, NULL, light.channel, &ign) == 0) {
+			r->url = menv_xstrdup(light.url);
+			r->channel_url = menv_xstrdup(light.channel_url);
+			r->size = light.size; /* the size a server reported for the plan */
+		} else {
+			*r = light; /* cannot happen: the light record has what it needs */
+		}
+		json_decref(o);
+	}
 }
 
 /* Before the fetch: the repodata_record.json a solve left in the cache for the same file
@@ -178,6 +269,7 @@ out:
 void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs,
                             struct menv_lockrecs *l)
 {
+	lockrecs_json(l);
 	for (size_t i = 0; i < l->n; i++) {
 		if (l->skip && l->skip[i])
 			continue;

@@ -88,7 +88,17 @@ void menv_records_toposort(const struct menv_record **recs, size_t n)
 				        json_string_value(json_array_get(deps, next[cur]++));
 				if (!d)
 					continue;
-				char *dn = menv_dep_name(d);
+				/* its name (menv_dep_name), in a buffer of the stack where it fits */
+				const char *cn = strstr(d, "::");
+				d = cn ? cn + 2 : d;
+				while (*d == ' ')
+					d++;
+				size_t dl = strcspn(d, " =<>!~[;");
+				char buf[128], *dn = dl < sizeof(buf) ? buf : menv_xstrndup(d, dl);
+				if (dn == buf) {
+					memcpy(buf, d, dl);
+					buf[dl] = '\0';
+				}
 				const size_t *at = menv_strmap_get(&first, dn);
 				for (size_t j = at ? *at : n; j < n; j = same[j]) {
 					if (state[j])
@@ -98,7 +108,8 @@ void menv_records_toposort(const struct menv_record **recs, size_t n)
 					pushed = true;
 					break;
 				}
-				free(dn);
+				if (dn != buf)
+					free(dn);
 			}
 			if (!pushed) {
 				state[cur] = 2;

@@ -62,10 +62,14 @@ size_t menv_plan_relink_noarch_python(struct menv_solver *solver,
 
 /* ---- lockplan.c ------------------------------------------------------------------------ */
 
-/* The conda records of a lockfile for one platform, as the plan holds them. */
+/* The conda records of a lockfile for one platform, as the plan holds them: light records
+ * (no JSON; their strings borrowed from the lock entries, `pool` and the channels) until the
+ * fetch gives each its JSON (menv_lockrecs_snapshot). The lockfile outlives them. */
 struct menv_lockrecs {
 	struct menv_record *recs;
 	size_t n;
+	const struct menv_lock_package **pkgs; /* per record: its lock entry (borrowed) */
+	struct menv_strvec pool; /* owned strings the light records borrow (channel URLs, ...) */
 	struct menv_channel **chans;   /* per record: its own channel (owned), or NULL when it
 					is one of `folders` (recs[i].channel borrows either) */
 	struct menv_channel **folders; /* owned: one channel per package folder of the lock */
@@ -76,19 +80,22 @@ struct menv_lockrecs {
 	bool *skip;         /* records neither fetched nor completed (installed) */
 };
 void menv_lockrecs_release(struct menv_lockrecs *l);
-/* The lock's conda entries of `sel` as records (before the cache completes them).
- * Errors: MENV_EPARSE naming the entry (a URL that is no package URL). */
+/* The lock's conda entries of `sel` as light records (before the cache completes them);
+ * `sel` and its lockfile must outlive `out`. Errors: MENV_EPARSE naming the entry (a URL
+ * that is no package URL, an entry without name, version or build). */
 int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
                         size_t nsel, struct menv_lockrecs *out, struct menv_error *err);
-/* Before the fetch: keeps aside a repodata_record.json that a solve left in the cache for
- * the same file (it knows patched depends). The caches are `dirs` (pkgs_dirs, in order),
- * `pkgs_dir` the one written (menv_pkgcache_locate). */
 /* Before the plan is drawn: each record of `l` that the package cache lacks (`cached` says,
  * parallel to the records of `link`) and whose lock entry gave no size gets the size its
  * server reports (menv_fetch_sizes: HEAD, file:// stat), so the plan shows what the fetch
  * will download; the download then verifies it. Offline: nothing is asked. */
 void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_record **link,
                          const bool *cached, size_t n);
+/* Before the fetch: gives each record but the skipped its JSON (the lock entry's fields, as
+ * a PackageRecord; the size a server reported kept), then keeps aside a
+ * repodata_record.json that a solve left in the cache for the same file (it knows patched
+ * depends). The caches are `dirs` (pkgs_dirs, in order),
+ * `pkgs_dir` the one written (menv_pkgcache_locate). */
 void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs,
                             struct menv_lockrecs *l);
 /* After the fetch: each record (but the skipped) completed from the cached package's

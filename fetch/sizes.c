@@ -142,8 +142,6 @@ static int local_size(struct folders *fs, const char *url, int64_t *size)
 void menv_fetch_sizes(const char *const *urls, int64_t *sizes, size_t n,
                       const struct menv_fetch_opts *o)
 {
-	struct menv_xfer *xs = menv_xcalloc(n + 1, sizeof(*xs));
-	struct menv_xfer **ps = menv_xcalloc(n + 1, sizeof(*ps));
 	struct menv_fetch_opts one = *o;
 	struct menv_error err = {0};
 	size_t *at = menv_xcalloc(n + 1, sizeof(*at)), k = 0; /* xs[i] is urls[at[i]] */
@@ -153,14 +151,18 @@ void menv_fetch_sizes(const char *const *urls, int64_t *sizes, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		if (o->cancel && *o->cancel)
 			break;
-		if (local_size(&fs, urls[i], &sizes[i]))
-			continue;
-		menv_xfer_init(&xs[k], urls[i]);
-		xs[k].head = true;
-		ps[k] = &xs[k];
-		at[k++] = i;
+		if (!local_size(&fs, urls[i], &sizes[i]))
+			at[k++] = i;
 	}
 	folders_release(&fs);
+	/* the transfers of those curl answers only (a local file needs none) */
+	struct menv_xfer *xs = menv_xcalloc(k + 1, sizeof(*xs));
+	struct menv_xfer **ps = menv_xcalloc(k + 1, sizeof(*ps));
+	for (size_t i = 0; i < k; i++) {
+		menv_xfer_init(&xs[i], urls[at[i]]);
+		xs[i].head = true;
+		ps[i] = &xs[i];
+	}
 	menv_xfer_run(ps, k, &one, NULL, false, &err);
 	for (size_t i = 0; i < k; i++) {
 		if (xs[i].rc == 0 && xs[i].content_length > 0)

@@ -3,6 +3,7 @@
  * model (keys menv does not know kept in each entry's `extra`), and the model written back
  * as conda-lock v1 YAML.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +23,15 @@ static json_t *deps_from_map(json_t *map)
 		if (!spec || !*spec || !strcmp(spec, "*"))
 			json_array_append_new(a, json_string(k));
 		else {
-			char *s = menv_xasprintf("%s %s", k, spec);
+			/* "name spec", made on the stack where it fits */
+			char buf[256];
+			int n = snprintf(buf, sizeof(buf), "%s %s", k, spec);
+			char *s = n >= 0 && (size_t)n < sizeof(buf)
+			                  ? buf
+			                  : menv_xasprintf("%s %s", k, spec);
 			json_array_append_new(a, json_string(s));
-			free(s);
+			if (s != buf)
+				free(s);
 		}
 		free(spec);
 	}
@@ -246,6 +253,8 @@ int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_
 	struct stream st = {lf, src, bad, err};
 	bad[0] = bad[1] = 0;
 	json_t *root = NULL;
+	/* every entry names its manager */
+	menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "manager:"));
 	int rc = menv_yaml_stream_json(bytes, len, src, "package", stream_entry, &st, &root, err);
 	if (rc)
 		return rc;

@@ -17,20 +17,23 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 {
 	char *platform = NULL;
 	bool seen = false;
-	size_t lineno = 0, bad;
+	size_t lineno = 0, bad, cap = 0;
+	char *line = NULL; /* each line in turn (one buffer for the file) */
 	int rc = 0;
 
 	if (!menv_utf8_valid(bytes, len, &bad)) {
 		/* URLs and names go into JSON (records, --json), which takes nothing else */
-		size_t line = 1, col = 1;
+		size_t ln = 1, col = 1;
 		for (size_t j = 0; j < bad; j++)
 			if (bytes[j] == '\n')
-				line++, col = 1;
+				ln++, col = 1;
 			else
 				col++;
-		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: not valid UTF-8", src, line,
+		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: not valid UTF-8", src, ln,
 		                      col);
 	}
+	/* each package line holds a URL */
+	menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "://"));
 	for (size_t i = 0; i < len && !rc;) {
 		if (!(lineno & 4095) && menv_cancelled()) {
 			rc = menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
@@ -40,7 +43,13 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 		while (e < len && bytes[e] != '\n')
 			e++;
 		lineno++;
-		char *line = menv_xstrndup(bytes + i, e - i);
+		if (e - i + 1 > cap) {
+			cap = 2 * (e - i + 1);
+			free(line);
+			line = menv_xmalloc(cap);
+		}
+		memcpy(line, bytes + i, e - i);
+		line[e - i] = '\0';
 		char *s = line, *t;
 		i = e + 1;
 		if (lineno == 1 && !strncmp(s, "\xef\xbb\xbf", 3))
@@ -50,10 +59,8 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 		t = s + strlen(s);
 		while (t > s && isspace((unsigned char)t[-1]))
 			*--t = '\0';
-		if (!*s) {
-			free(line);
+		if (!*s)
 			continue;
-		}
 		if (*s == '#') {
 			const char *c = s + 1;
 			while (*c == ' ')
@@ -86,12 +93,10 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 					}
 				}
 			}
-			free(line);
 			continue;
 		}
 		if (!strcmp(s, "@EXPLICIT")) {
 			seen = true;
-			free(line);
 			continue;
 		}
 		if (!seen) {
@@ -99,7 +104,6 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 			                    "%s:%zu: '%s' comes before the "
 			                    "'@EXPLICIT' line",
 			                    src, lineno, s);
-			free(line);
 			break;
 		}
 		char *frag = strchr(s, '#');
@@ -143,8 +147,8 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 			free(v);
 			free(b);
 		}
-		free(line);
 	}
+	free(line);
 	if (!rc && !seen)
 		rc = menv_error_set(err, MENV_EPARSE, "%s: no '@EXPLICIT' line", src);
 	if (!rc && !platform) {

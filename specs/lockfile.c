@@ -212,6 +212,23 @@ void menv_lockfile_free(struct menv_lockfile *lf)
 	free(lf);
 }
 
+void menv_lockfile_reserve(struct menv_lockfile *lf, size_t n)
+{
+	if (lf->npkgs + n <= lf->pkgs_alloc)
+		return;
+	lf->pkgs_alloc = lf->npkgs + n;
+	lf->pkgs = menv_xrealloc(lf->pkgs, lf->pkgs_alloc * sizeof(*lf->pkgs));
+}
+
+size_t menv_lock_count(const char *bytes, size_t len, const char *needle)
+{
+	size_t n = 0, nl = strlen(needle);
+	for (const char *p = bytes, *end = bytes + len;
+	     (p = memmem(p, (size_t)(end - p), needle, nl)); p += nl)
+		n++;
+	return n;
+}
+
 struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf)
 {
 	if (lf->npkgs >= lf->pkgs_alloc) {
@@ -337,11 +354,15 @@ static unsigned scan_lines(const char *bytes, size_t len)
 		size_t s = i, t = e;
 		while (s < t && isspace((unsigned char)bytes[s]))
 			s++;
-		while (t > s && isspace((unsigned char)bytes[t - 1]))
-			t--;
-		if (t - s == 9 && !memcmp(bytes + s, "@EXPLICIT", 9))
-			seen |= SEEN_EXPLICIT;
-		for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+		if (s < t && bytes[s] == '@') {
+			while (t > s && isspace((unsigned char)bytes[t - 1]))
+				t--;
+			if (t - s == 9 && !memcmp(bytes + s, "@EXPLICIT", 9))
+				seen |= SEEN_EXPLICIT;
+		}
+		/* the keys start a line (100,000 entries' lines start with ' ' or '-') */
+		for (size_t k = 0; e > i && bytes[i] >= 'a' && k < sizeof(keys) / sizeof(*keys);
+		     k++) {
 			size_t kl = strlen(keys[k].key);
 			if (e - i >= kl && !memcmp(bytes + i, keys[k].key, kl))
 				seen |= keys[k].bit;

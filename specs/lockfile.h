@@ -65,6 +65,12 @@ char *menv_lock_url_basename(const char *url);
 /* The path component before the file name ("linux-64" of ".../linux-64/x.conda"), or NULL.
  * Caller frees. */
 char *menv_lock_url_subdir(const char *url);
+/* Room for `n` more entries in lf->pkgs at once (a reader that can count its entries before
+ * reading them: no array grown and copied 17 times for 100,000 entries). A hint: adding
+ * more still works. */
+void menv_lockfile_reserve(struct menv_lockfile *lf, size_t n);
+/* How many times `needle` occurs in bytes[0..len) (an upper bound of a lock's entries). */
+size_t menv_lock_count(const char *bytes, size_t len, const char *needle);
 /* Is k one of the strings of the NULL-terminated list? */
 bool menv_lock_in_list(const char *const *list, const char *k);
 /* Replaces *slot (freed) by a lowercase copy of hex, or NULL when hex is NULL or empty. */

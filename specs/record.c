@@ -84,6 +84,8 @@ void menv_record_release(struct menv_record *r)
 
 json_t *menv_record_depends(const struct menv_record *r)
 {
+	if (!r->json)
+		return r->depends;
 	return json_object_get(r->json, "depends");
 }
 

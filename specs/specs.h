@@ -167,6 +167,7 @@ void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, c
 struct menv_strmap_slot {
 	char *key; /* owned; NULL = empty */
 	size_t val;
+	size_t hash; /* the key's hash: growing rehashes no key, probes compare it first */
 };
 struct menv_strmap {
 	struct menv_strmap_slot *slots; /* open addressing, `cap` a power of two */
@@ -454,7 +455,11 @@ char *menv_matchspec_conda_str(const struct menv_matchspec *ms);
 /* PackageRecord (repodata.json entries, CEP-36; repodata_record.json)                       */
 
 struct menv_record {
-	json_t *json; /* the record as a JSON object (owned reference); unknown keys kept */
+	/* the record as a JSON object (owned reference); unknown keys kept. NULL in a light
+	 * record: a lockfile's entry planned without JSON (envs/lockplan.c), whose strings and
+	 * `url`/`channel_url` are borrowed from the lock and its owner (issue 22) */
+	json_t *json;
+	json_t *depends;                    /* a light record's depends array (borrowed), or NULL */
 	const char *name, *version, *build; /* borrowed from json */
 	int64_t build_number;
 	const char *subdir;       /* borrowed */
@@ -480,8 +485,8 @@ void menv_record_release(struct menv_record *r);
  * build_string, build_number, channel (its name), base_url, subdir, platform, url, fn,
  * dist_name, and md5, sha256 and size when known. New reference. */
 json_t *menv_record_json(const struct menv_record *r);
-/* The record's depends array (borrowed, always an array once parsed) and its constrains
- * array (borrowed, NULL when the record has none). */
+/* The record's depends array (borrowed, always an array once parsed; a light record's may
+ * be NULL: none) and its constrains array (borrowed, NULL when the record has none). */
 json_t *menv_record_depends(const struct menv_record *r);
 json_t *menv_record_constrains(const struct menv_record *r);
 

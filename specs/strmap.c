@@ -18,30 +18,41 @@ static size_t hash(const char *s)
 	return h;
 }
 
-static size_t slot_of(const struct menv_strmap_slot *slots, size_t cap, const char *key)
+static size_t slot_of(const struct menv_strmap_slot *slots, size_t cap, const char *key, size_t h)
 {
-	size_t i = hash(key) & (cap - 1);
-	while (slots[i].key && strcmp(slots[i].key, key))
+	size_t i = h & (cap - 1);
+	while (slots[i].key && (slots[i].hash != h || strcmp(slots[i].key, key)))
 		i = (i + 1) & (cap - 1);
 	return i;
 }
 
-bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val)
+/* The slot of key (hash h) once the map has room for one more key. */
+static size_t room_for(struct menv_strmap *m, const char *key, size_t h)
 {
 	if (2 * (m->n + 1) > m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 16;
 		struct menv_strmap_slot *slots = menv_xcalloc(cap, sizeof(*slots));
 		for (size_t i = 0; i < m->cap; i++)
-			if (m->slots[i].key)
-				slots[slot_of(slots, cap, m->slots[i].key)] = m->slots[i];
+			if (m->slots[i].key) {
+				size_t j = m->slots[i].hash & (cap - 1);
+				while (slots[j].key)
+					j = (j + 1) & (cap - 1);
+				slots[j] = m->slots[i];
+			}
 		free(m->slots);
 		m->slots = slots;
 		m->cap = cap;
 	}
-	size_t i = slot_of(m->slots, m->cap, key);
+	return slot_of(m->slots, m->cap, key, h);
+}
+
+bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val)
+{
+	size_t h = hash(key), i = room_for(m, key, h);
 	bool fresh = !m->slots[i].key;
 	if (fresh) {
 		m->slots[i].key = menv_xstrdup(key);
+		m->slots[i].hash = h;
 		m->n++;
 	}
 	m->slots[i].val = val;
@@ -50,17 +61,19 @@ bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val)
 
 bool menv_strmap_add(struct menv_strmap *m, const char *key, size_t val)
 {
-	size_t *have = menv_strmap_get(m, key);
-	if (have)
+	size_t h = hash(key), i = room_for(m, key, h);
+	if (m->slots[i].key)
 		return false;
-	return menv_strmap_put(m, key, val);
+	m->slots[i] = (struct menv_strmap_slot){menv_xstrdup(key), val, h};
+	m->n++;
+	return true;
 }
 
 size_t *menv_strmap_get(const struct menv_strmap *m, const char *key)
 {
 	if (!m->cap || !key)
 		return NULL;
-	size_t i = slot_of(m->slots, m->cap, key);
+	size_t i = slot_of(m->slots, m->cap, key, hash(key));
 	return m->slots[i].key ? &m->slots[i].val : NULL;
 }
 

@@ -59,7 +59,7 @@ static int attach(struct reader *r, json_t *v, const char *scalar)
 		f->key = menv_xstrdup(scalar);
 		return READ_OK;
 	}
-	json_object_set_new(f->v, f->key, v);
+	json_object_set_new_nocheck(f->v, f->key, v); /* the key's UTF-8 was checked */
 	free(f->key);
 	f->key = NULL;
 	return READ_OK;
@@ -95,6 +95,17 @@ static int event(struct reader *r, yaml_event_t *ev)
 		    memchr(ev->data.scalar.value, '\0', ev->data.scalar.length))
 			return READ_FALLBACK;
 		const char *s = (const char *)ev->data.scalar.value;
+		struct frame *f = r->depth ? &r->stack[r->depth - 1] : NULL;
+		size_t bad;
+		if (f && json_is_object(f->v) && !f->key) {
+			/* a key: its text as written, never typed (yaml.c's reader does the same),
+			 * taken from the event rather than copied */
+			if (!menv_utf8_valid(s, strlen(s), &bad) || json_object_get(f->v, s))
+				return READ_FALLBACK;
+			f->key = (char *)ev->data.scalar.value;
+			ev->data.scalar.value = NULL;
+			return READ_OK;
+		}
 		json_t *v = menv_yaml_scalar_json(s, ev->data.scalar.style);
 		if (!v)
 			return READ_FALLBACK;

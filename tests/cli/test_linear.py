@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """cli.linear: inputs of 100,000 entries give the same answers as small ones (issue 22,
-"Linear in the input"). Speed is measured by bench/run --only linear, never asserted here;
-these cases only check that the hashed and sorted lookups answer what the list scans did.
+"Linear in the input"). Speed is measured by bench/run --only linear; here only its growth
+is asserted (CPU seconds, N against N/10), and the cases check that the hashed and sorted
+lookups answer what the list scans did.
 
 - history: an environment whose conda-meta/history requests 100,000 specs (set, removed,
   set again, neutered) plans `install --dry-run` exactly as with a history holding only the
@@ -12,11 +13,16 @@ these cases only check that the hashed and sorted lookups answer what the list s
 - conda-lock v1 of 100,000 entries whose depends chain them (entry i needs entry i+1): the
   plan links them dependencies first, the reverse of the file;
 - `list --revisions --json` of a revision that upgrades 50,000 of 100,000 packages and
-  removes others gives the diff computed here.
+  removes others gives the diff computed here;
+- growth: `create --dry-run -f` of an explicit lock and of a conda-lock chain of N entries
+  costs at most GROWTH times the CPU seconds (user + system, of the process, from wait4) of
+  the same lock of N/10 entries. Linear work is about 10 times (less: the start-up is the
+  same), quadratic work 100 times; CPU time, never wall time, as the machine may be loaded.
 MENV_LINEAR_N=n runs every case with n entries instead (at least 1000).
 """
 import json
 import os
+import subprocess
 
 import menvtest
 from menvtest import build_tar_bz2, write_text
@@ -141,16 +147,8 @@ def lock_case(t):
                      ["'p7' is locked twice (1.0-0 and 2.0-0)", lock])
 
     # conda-lock v1: q_i depends on q_(i+1); dependencies first is the file reversed
-    body = ["version: 1", "metadata:", "  platforms: [linux-64]", "  channels: []",
-            "package:"]
-    for i in range(N):
-        body += ["- name: q%d" % i, "  version: '1.0'", "  manager: conda",
-                 "  platform: linux-64",
-                 "  dependencies: {%s}" % ("q%d: '1.0'" % (i + 1) if i + 1 < N else ""),
-                 "  url: file:///nonexistent/linux-64/q%d-1.0-0.tar.bz2" % i,
-                 "  hash: {md5: %032x}" % i]
     cl = os.path.join(t.tmp, "chain-lock.yml")
-    write_text(cl, "\n".join(body) + "\n")
+    conda_lock_chain(cl, N)
     r = t.menv_run("create", "-p", os.path.join(t.tmp, "new"), "--dry-run", "--json", "-f",
                    cl, timeout=300)
     t.eq(r.rc, 0, f"create --dry-run -f of a {NS}-entry conda-lock chain: exit 0")
@@ -158,6 +156,54 @@ def lock_case(t):
         t.eq([x["name"] for x in r.json()["actions"]["LINK"]],
              ["q%d" % i for i in reversed(range(N))],
              f"create --dry-run -f: a chain of {NS} depends linked dependencies first")
+
+
+# N entries may cost at most this many times the CPU of N/10: linear is about 10, quadratic 100
+GROWTH = 30
+
+
+def cpu_seconds(t, args):
+    """Exit code and CPU seconds (user + system) of `menv ARGS`, from wait4 of the process."""
+    p = subprocess.Popen([t.menv] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=t.environ(), cwd=t.tmp)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, ru.ru_utime + ru.ru_stime
+
+
+def conda_lock_chain(path, n):
+    body = ["version: 1", "metadata:", "  platforms: [linux-64]", "  channels: []",
+            "package:"]
+    for i in range(n):
+        body += ["- name: q%d" % i, "  version: '1.0'", "  manager: conda",
+                 "  platform: linux-64",
+                 "  dependencies: {%s}" % ("q%d: '1.0'" % (i + 1) if i + 1 < n else ""),
+                 "  url: file:///nonexistent/linux-64/q%d-1.0-0.tar.bz2" % i,
+                 "  hash: {md5: %032x}" % i]
+    write_text(path, "\n".join(body) + "\n")
+
+
+def growth_case(t):
+    for what, make in (("explicit lock", lambda path, n: explicit_lock(
+                           path, [("p%d" % i, "1.0") for i in range(n)])),
+                       ("conda-lock chain", conda_lock_chain)):
+        cpu = {}
+        for n in (N // 10, N):
+            path = os.path.join(t.tmp, "growth-%d.lock" % n)
+            make(path, n)
+            args = ["create", "-p", os.path.join(t.tmp, "new"), "--dry-run", "-q", "-f", path]
+            # the small lock's largest of three runs: a run slowed by the machine lowers the
+            # ratio, never raises it
+            runs = [cpu_seconds(t, args) for _ in range(1 if n == N else 3)]
+            t.eq([rc for rc, _ in runs], [0] * len(runs),
+                 f"create --dry-run -f of a {n:,}-entry {what}: exit 0")
+            cpu[n] = max(c for _, c in runs)
+        ratio = cpu[N] / max(cpu[N // 10], 0.01)
+        print(f"  {what}: {N // 10:,} entries {cpu[N // 10]:.3f} s CPU, {NS} entries "
+              f"{cpu[N]:.3f} s CPU ({ratio:.1f} times)")
+        t.check(ratio <= GROWTH,
+                f"create --dry-run -f of a {what}: {NS} entries cost {ratio:.1f} times the "
+                f"CPU of {N // 10:,} (at most {GROWTH}: linear in the entries)")
 
 
 def revisions_case(t):
@@ -191,6 +237,7 @@ def body(t):
     chan = channel(t)
     history_case(t, chan)
     lock_case(t)
+    growth_case(t)
     revisions_case(t)
 
 
