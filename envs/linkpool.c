@@ -5,6 +5,7 @@
  * post-link script follow in conda's link order, as before (prefix.c).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -166,6 +167,14 @@ int menv_link_parallel(struct menv_link_ctx *ctx, json_t *const *files, json_t *
 	worker(&p);
 	for (int t = 0; t < started; t++)
 		pthread_join(tids[t], NULL);
+	/* test hook: the file MENV_TEST_LINK_THREADS_LOG gets "<threads>\n" of each parallel
+	 * link (a serial link writes nothing) */
+	const char *log = getenv("MENV_TEST_LINK_THREADS_LOG");
+	FILE *f = log && *log ? fopen(log, "a") : NULL;
+	if (f) {
+		fprintf(f, "%d\n", started + 1);
+		fclose(f);
+	}
 	pthread_mutex_destroy(&p.mu);
 	/* the first package (in link order) that failed speaks for the transaction */
 	for (size_t i = 0; i < n; i++)
