@@ -451,7 +451,8 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	char *src = menv_xasprintf("%s/%s", ctx->pkgdir, pe->path);
 	struct dest d = {-1, NULL, rel};
 	struct stat sst;
-	json_t *pd = pe->src ? json_deep_copy(pe->src) : json_object();
+	/* a shallow copy: the entry's values are shared, never changed in place */
+	json_t *pd = pe->src ? json_copy(pe->src) : json_object();
 	bool fresh = false; /* a new inode with the package file's bytes: its times too */
 	int rc = check_path(ctx->dist, pe->path, rel, err);
 
