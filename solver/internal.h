@@ -9,6 +9,7 @@
  *   sparse.c    a large repodata.json indexed by name; only the names a request reaches read
  *   rank.c      channel/subdir order, strict priority, variant ranking
  *   features.c  conda's legacy features (track_features switching builds' features on)
+ *   prune.c     builds no solution can hold, out of a first solve
  *   request.c   a request as libsolv jobs, relaxation, the transaction
  *   problems.c  a failed solve's problems as text and JSON
  *   query.c     search and whoneeds
@@ -44,6 +45,8 @@ struct menv_solver {
 	Map *ranked_names;   /* names (string Ids) whose variants are ranked */
 	bool prepared;       /* whatprovides made for queries */
 	Map *considered;     /* strict priority: the installable solvables */
+	Map *pruned;         /* prune.c: considered less the builds no solution holds, or NULL */
+	Map *unpruned;       /* the pool's considered map before (borrowed), while pruned */
 	json_t **inst_by_id; /* solvable Id -> installed PrefixRecord (borrowed) */
 	size_t inst_alloc;
 	size_t by_id_alloc;
@@ -146,15 +149,33 @@ void menv_solv_strict_priority(struct menv_solver *s, const struct menv_solve_re
 
 /* ---- features.c ------------------------------------------------------------------------ */
 
+/* Adds the features of v to set (a JSON object, feature -> true): a string of them, as conda
+ * writes track_features and features ("a b", "a,b"), or a list of such strings; anything
+ * else adds none. */
+void menv_solv_add_features(json_t *v, json_t *set);
 /* conda's legacy features after a solve `solv`: the features its packages track, then for
  * each name of the solution the builds that lose by conda's feature metric (fewer tracked
  * features, or a feature nothing tracks; for a `requested` name only at versions a
  * featured build reaches) as SOLVER_DISFAVOR jobs appended to job; an installed build of
  * the solution that loses is set in `freed` (sized for the pool: the caller no longer locks
  * it) and weakly erased, its name weakly installed. Returns how many jobs were appended:
- * none when no package of the solution loses (the solution stands). */
+ * none when no package of the solution loses (the solution stands); -1 on a pruned pool
+ * (prune.c) where a feature is tracked or carried: the builds pruning left out count too. */
 int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct menv_strvec *requested,
                            Queue *job, Map *freed);
+
+/* ---- prune.c --------------------------------------------------------------------------- */
+
+/* Leaves out of the pool (its considered map, then whatprovides made again) every channel
+ * build that no solution can hold: one of its dependencies has no provider, or only such
+ * builds. Not when installed packages are in the pool. After pool_createwhatprovides and the
+ * variant ranking; returns how many builds it left out (0: the pool is as it was; always with
+ * MENV_SOLVER_PRUNE=0, the tests' reference). A solve
+ * on the pruned pool answers as on the full one unless it fails, relaxes, has best-version
+ * jobs or legacy features to weigh: then menv_solv_prune_undo and solve again. */
+int menv_solv_prune(struct menv_solver *s);
+/* The full pool back (no-op when not pruned); whatprovides made again. */
+void menv_solv_prune_undo(struct menv_solver *s);
 
 /* ---- request.c ------------------------------------------------------------------------- */
 

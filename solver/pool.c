@@ -59,6 +59,11 @@ void menv_solver_free(struct menv_solver *s)
 		map_free(s->ranked_names);
 		free(s->ranked_names);
 	}
+	if (s->pruned) {
+		s->pool->considered = NULL;
+		map_free(s->pruned);
+		free(s->pruned);
+	}
 	if (s->considered) {
 		s->pool->considered = NULL;
 		map_free(s->considered);

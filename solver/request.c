@@ -16,34 +16,15 @@
 
 #include "internal.h"
 
-/* Adds the features of a track_features string ("a,b" or "a b") to set (a JSON object). */
-static void feature_set(const char *tf, json_t *set)
-{
-	for (const char *p = tf; *p;) {
-		p += strspn(p, " ,");
-		size_t n = strcspn(p, " ,");
-		if (n) {
-			char *f = menv_xstrndup(p, n);
-			json_object_set_new(set, f, json_true());
-			free(f);
-		}
-		p += n;
-	}
-}
-
 /* conda's track_features match: the same set of features, whatever their order and
  * separators (`a,b` = `b a`); the record's value may be a string or a list. */
 static bool same_features(const char *want, json_t *have)
 {
-	json_t *a = json_object(), *b = json_object(), *v;
-	size_t i;
-	feature_set(want, a);
-	if (json_is_string(have))
-		feature_set(json_string_value(have), b);
-	else
-		json_array_foreach(have, i, v) if (json_is_string(v))
-		        feature_set(json_string_value(v), b);
+	json_t *a = json_object(), *b = json_object(), *w = json_string_nocheck(want);
+	menv_solv_add_features(w, a);
+	menv_solv_add_features(have, b);
 	bool eq = json_equal(a, b);
+	json_decref(w);
 	json_decref(a);
 	json_decref(b);
 	return eq;
@@ -625,9 +606,23 @@ static void held_specs(struct menv_solver *s, Solver *solv, const struct plan *p
 	free(named);
 }
 
+/* What a solve on a pruned pool (prune.c) returns, with no error set, when its answer may not
+ * be the full pool's: the request is solved again on the full pool. */
+#define NEEDS_FULL 1
+
+/* Does a job ask for the best version (SOLVER_FORCEBEST)? */
+static bool has_best_jobs(const Queue *job)
+{
+	for (int i = 0; i < job->count; i += 2)
+		if (job->elements[i] & SOLVER_FORCEBEST)
+			return true;
+	return false;
+}
+
 /* Solves with the installed packages locked, then frees those the problems involve, step
  * by step (conda-libmamba-solver's approach), and last only favours them all. On success
- * *out is the solver (free it); on failure the problems of the last attempt are described. */
+ * *out is the solver (free it); on failure the problems of the last attempt are described.
+ * On a pruned pool, NEEDS_FULL when it has best-version jobs or its first attempt fails. */
 static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request *req,
                           struct plan *pl, Solver **out, struct menv_error *err)
 {
@@ -649,6 +644,10 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 		rc = request_jobs(s, req, pl, &job, &q, err);
 		if (rc)
 			break;
+		if (s->pruned && has_best_jobs(&job)) {
+			rc = NEEDS_FULL; /* libsolv's best rules rank the builds pruning left out */
+			break;
+		}
 		solv = solver_create(pool);
 		/* like conda: installed packages may move either way when the request needs it;
 		 * only those the request names or relaxation freed may be removed (all of them
@@ -658,6 +657,13 @@ static int solve_relaxing(struct menv_solver *s, const struct menv_solve_request
 		                req->update_all || req->nremove || pl->all_unlocked);
 		if (!solver_solve(solv, &job)) {
 			*out = solv;
+			break;
+		}
+		if (s->pruned) {
+			/* relaxation and problems name what the full pool holds */
+			solver_free(solv);
+			solv = NULL;
+			rc = NEEDS_FULL;
 			break;
 		}
 		bool again = false;
@@ -910,6 +916,58 @@ static void prune_orphans(struct menv_solver *s, Solver *solv, const struct menv
 	map_free(&in);
 }
 
+/* Empties what an attempt left in pl (the request's names stay). */
+static void plan_reset(struct plan *pl)
+{
+	map_empty(&pl->unlocked);
+	map_empty(&pl->featfree);
+	queue_empty(&pl->featjobs);
+	queue_empty(&pl->held);
+	menv_strvec_clear(&pl->held_text);
+	menv_strvec_clear(&pl->closure);
+	pl->all_unlocked = pl->no_best = false;
+}
+
+/* The solve proper: relaxing, then update_deps' second solve and the feature metric's. On
+ * success *out is the solver (free it); NEEDS_FULL (no error set) where a pruned pool's
+ * answer may not be the full pool's. */
+static int solve_plan(struct menv_solver *s, const struct menv_solve_request *req, struct plan *pl,
+                      Solver **out, struct menv_error *err)
+{
+	Solver *solv = NULL;
+	int rc, nf = 0;
+
+	rc = solve_relaxing(s, req, pl, &solv, err);
+	if (!rc && req->update_deps && pl->explicit_names.n) {
+		/* conda's update_deps: solve again with the request's dependencies free to update */
+		dependency_closure(s, solv, pl);
+		solver_free(solv);
+		solv = NULL;
+		map_empty(&pl->unlocked);
+		pl->all_unlocked = false;
+		rc = solve_relaxing(s, req, pl, &solv, err);
+	}
+	if (!rc && !req->nremove)
+		nf = menv_solv_feature_jobs(s, solv, &pl->explicit_names, &pl->featjobs,
+		                            &pl->featfree);
+	if (nf < 0)
+		rc = NEEDS_FULL; /* the builds pruning left out count too */
+	if (nf > 0) {
+		/* conda's feature metric: solve again with the losing builds disfavoured */
+		solver_free(solv);
+		solv = NULL;
+		map_empty(&pl->unlocked);
+		pl->all_unlocked = pl->no_best = false;
+		rc = solve_relaxing(s, req, pl, &solv, err);
+	}
+	if (rc && solv) {
+		solver_free(solv);
+		solv = NULL;
+	}
+	*out = solv;
+	return rc;
+}
+
 int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_request *req,
                               struct menv_transaction *out, struct menv_error *err)
 {
@@ -980,24 +1038,21 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 			goto out;
 		}
 	}
-	rc = solve_relaxing(s, req, &pl, &solv, err);
-	if (!rc && req->update_deps && pl.explicit_names.n) {
-		/* conda's update_deps: solve again with the request's dependencies free to update */
-		dependency_closure(s, solv, &pl);
-		solver_free(solv);
-		solv = NULL;
-		map_empty(&pl.unlocked);
-		pl.all_unlocked = false;
-		rc = solve_relaxing(s, req, &pl, &solv, err);
-	}
-	if (!rc && !req->nremove &&
-	    menv_solv_feature_jobs(s, solv, &pl.explicit_names, &pl.featjobs, &pl.featfree)) {
-		/* conda's feature metric: solve again with the losing builds disfavoured */
-		solver_free(solv);
-		solv = NULL;
-		map_empty(&pl.unlocked);
-		pl.all_unlocked = pl.no_best = false;
-		rc = solve_relaxing(s, req, &pl, &solv, err);
+	if (!menv_solv_prune(s)) {
+		rc = solve_plan(s, req, &pl, &solv, err);
+	} else {
+		/* first on the pool without the builds no solution holds (prune.c), then, where
+		 * that answer may differ, on the full pool */
+		struct menv_error perr = {0};
+		rc = solve_plan(s, req, &pl, &solv, &perr);
+		if (rc == MENV_EINTR) {
+			if (err)
+				*err = perr;
+		} else if (rc) {
+			menv_solv_prune_undo(s);
+			plan_reset(&pl);
+			rc = solve_plan(s, req, &pl, &solv, err);
+		}
 	}
 	if (rc)
 		goto out;
@@ -1043,6 +1098,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 out:
 	if (solv)
 		solver_free(solv);
+	menv_solv_prune_undo(s);
 	map_free(&pl.unlocked);
 	queue_free(&pl.held);
 	queue_free(&pl.featjobs);

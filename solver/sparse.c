@@ -435,15 +435,53 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A piece of f read ahead: one pread for a run of wanted records that lie together (a name's
+ * records do), instead of one each. */
+struct window {
+	struct menv_buf b;
+	uint64_t start;
+};
+
+/* The bytes of wanted record i of x, from `key": ` to the end of its value (NULL when they
+ * cannot be read), through w. */
+static const char *window_get(struct filerepo *f, const struct sparse_index *x, size_t i,
+                              struct window *w)
+{
+	const struct srec *r = &x->recs[i];
+	if (w->b.len && r->keyoff >= w->start && r->off + r->len <= w->start + w->b.len)
+		return w->b.buf + (r->keyoff - w->start);
+	size_t j = i;
+	while (j + 1 < x->nrecs && x->state[j + 1] == 1) {
+		const struct srec *a = &x->recs[j], *b = &x->recs[j + 1];
+		if (b->keyoff < a->off + a->len || b->keyoff - (a->off + a->len) > 64 ||
+		    b->off + b->len - r->keyoff > (1u << 20))
+			break;
+		j++;
+	}
+	w->b.len = 0;
+	w->start = r->keyoff;
+	if (!pread_add(f, r->keyoff, x->recs[j].off + x->recs[j].len - r->keyoff, &w->b))
+		return NULL;
+	return w->b.buf;
+}
+
 static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
 {
 	struct sparse_index *x = f->sparse;
 	struct menv_buf doc = MENV_BUF_INIT;
+	struct window w = {MENV_BUF_INIT, 0};
 	char **sorted = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, total = 64;
 	int section = -1, rc = 0;
 	bool ok = true;
 
+	/* the document's size first: no copy as it grows */
+	if (x->head.has_info)
+		total += x->head.info_end - x->head.info_off;
+	for (size_t i = 0; i < x->nrecs; i++)
+		if (x->state[i] == 1)
+			total += (size_t)(x->recs[i].off - x->recs[i].keyoff) + x->recs[i].len + 4;
+	menv_buf_grow(&doc, total);
 	menv_buf_add(&doc, "{", 1);
 	if (x->head.has_info) {
 		menv_buf_add(&doc, "\"info\":", 7);
@@ -468,7 +506,10 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 		/* `key": value` as the file has it, in one read */
 		menv_buf_add(&doc, "\"", 1);
 		size_t at = doc.len;
-		ok = pread_add(f, r->keyoff, (size_t)(r->off - r->keyoff) + r->len, &doc);
+		const char *bytes = window_get(f, x, i, &w);
+		ok = bytes != NULL;
+		if (ok)
+			menv_buf_add(&doc, bytes, (size_t)(r->off - r->keyoff) + r->len);
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
 			sorted = menv_xrealloc(sorted, cap * sizeof(*sorted));
@@ -489,6 +530,7 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 	for (size_t i = 0; i < n; i++)
 		free(sorted[i]);
 	free(sorted);
+	menv_buf_release(&w.b);
 	menv_buf_release(&doc);
 	return rc;
 }
