@@ -238,7 +238,8 @@ int menv_link_list_links(struct menv_link_list *l, const char *pkgdir, const cha
 /* Linking packages on threads (linkpool.c)                                                  */
 
 /* How many threads link a create's packages: MENV_LINK_THREADS (1 to 64; 1 links one package
- * after the other) when set, else the online CPUs, at most 4. */
+ * after the other) when set, else 1 under a test's MENV_TEST_CRASH_AFTER (a sweep needs its
+ * crash points in one order), else the online CPUs, at most 4. */
 int menv_link_threads(void);
 /* Whether the `n` packages (their file lists, noarch_python[i] remapping package i under
  * site_packages) write no path in common: every file, link and entry point path of one is
