@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,19 +48,26 @@
  * deterministically. The count is the process's: the changes of every journal of a command
  * and the steps of commands made of several (rename, env remove) are numbered in one
  * sequence. */
+static long crash_after;
+static int crash_sig = SIGKILL;
+
+static void crash_init(void)
+{
+	const char *v = getenv("MENV_TEST_CRASH_AFTER");
+	const char *s = getenv("MENV_TEST_CRASH_SIGNAL"); /* "INT": Ctrl-C there instead */
+	crash_after = v ? strtol(v, NULL, 10) : 0;
+	if (s && !strcmp(s, "INT"))
+		crash_sig = SIGINT;
+}
+
 void menv_crash_point(void)
 {
-	static long n, after = -1;
-	static int sig = SIGKILL;
-	if (after < 0) {
-		const char *v = getenv("MENV_TEST_CRASH_AFTER");
-		const char *s = getenv("MENV_TEST_CRASH_SIGNAL"); /* "INT": Ctrl-C there instead */
-		after = v ? strtol(v, NULL, 10) : 0;
-		if (s && !strcmp(s, "INT"))
-			sig = SIGINT;
-	}
-	if (after > 0 && ++n == after)
-		kill(getpid(), sig);
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	static long n;
+	pthread_once(&once, crash_init);
+	/* linking threads (linkpool.c) count here too: one count, one kill */
+	if (crash_after > 0 && __atomic_add_fetch(&n, 1, __ATOMIC_SEQ_CST) == crash_after)
+		kill(getpid(), crash_sig);
 }
 
 void menv_test_gate(const char *name)
@@ -77,7 +85,7 @@ void menv_test_gate(const char *name)
 
 static void count_op(struct menv_journal *t)
 {
-	t->ops++;
+	__atomic_add_fetch(&t->ops, 1, __ATOMIC_SEQ_CST);
 	menv_crash_point();
 }
 

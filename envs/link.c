@@ -31,6 +31,22 @@ struct path_entry {
 	bool binary;             /* file_mode binary */
 	bool no_link;
 	json_t *src; /* the paths.json entry (borrowed), NULL for legacy */
+	/* the package file's lstat, kept by menv_link_list_links (have_st) so that linking
+	 * does not stat it again */
+	bool have_st;
+	mode_t mode;
+	struct timespec atim, mtim;
+};
+
+/* The file list of one extracted package, read once (menv_link_list_load). */
+struct menv_link_list {
+	json_t *root;           /* info/paths.json, or NULL for a legacy package */
+	struct menv_buf legacy; /* info/files (or the walk), cut into lines */
+	char **phs;             /* the legacy entries' placeholders (owned) */
+	struct path_entry *e;   /* entries, in the package's order */
+	size_t n;
+	json_t *meta; /* info/link.json or package_metadata.json, or NULL */
+	char **eps;   /* "bin/<name>" of its python entry points, NULL-terminated */
 };
 
 void menv_sha256_hex(const void *data, size_t len, char out[65])
@@ -212,7 +228,7 @@ static char *target_path(const char *path, bool noarch_python, const char *site_
 
 static void report_clobber(struct menv_link_ctx *ctx, const char *rel)
 {
-	json_t *o = json_object_get(ctx->owners, rel);
+	json_t *o = ctx->owners ? json_object_get(ctx->owners, rel) : NULL;
 	char *msg;
 
 	ctx->st->clobbered++;
@@ -246,6 +262,7 @@ struct menv_link_dirs {
 	char *last;             /* the directory looked up last, and its descriptor */
 	size_t last_len;
 	int last_fd;
+	bool new_root; /* txn->root was empty and nothing is journaled (menv_link_ctx) */
 };
 
 static void dirs_release(struct menv_link_dirs *d)
@@ -280,8 +297,27 @@ static int dir_open(struct menv_link_dirs *d, const char *dir, size_t len, int *
 		free(key);
 		return 0;
 	}
-	/* one call when it exists (the common case), else its parent first, then it */
-	if (menv_beneath_dir_fast(d->txn->rootfd, key, &fd) < 0) {
+	/* a map kept across packages holds at most 256 descriptors */
+	if (d->map.n >= 256) {
+		dirs_release(d);
+		d->map = (struct menv_strmap)MENV_STRMAP_INIT;
+		d->last = NULL;
+	}
+	/* a new root (a create's staging directory, nothing journaled): the directory is made
+	 * in its parent, found in the map, at once (mkdirat and one open, no failed lookup);
+	 * else one call when it exists (the common case), else its parent first, then it */
+	if (d->new_root) {
+		const char *slash = strrchr(key, '/');
+		const char *leaf = slash ? slash + 1 : key;
+		bool ok = menv_beneath_relpath_ok(leaf); /* else menv_beneath_subdir says why */
+		rc = dir_open(d, key, slash ? (size_t)(slash - key) : 0, &parent, err);
+		if (!rc && ok)
+			rc = menv_journal_log_mkdir(d->txn, key, err);
+		if (!rc && ok && mkdirat(parent, leaf, 0755) < 0 && errno != EEXIST)
+			rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'", key);
+		if (!rc)
+			rc = menv_beneath_subdir(parent, leaf, key, NULL, NULL, &fd, err);
+	} else if (menv_beneath_dir_fast(d->txn->rootfd, key, &fd) < 0) {
 		const char *slash = strrchr(key, '/');
 		rc = dir_open(d, key, slash ? (size_t)(slash - key) : 0, &parent, err);
 		if (!rc)
@@ -415,7 +451,8 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	char *src = menv_xasprintf("%s/%s", ctx->pkgdir, pe->path);
 	struct dest d = {-1, NULL, rel};
 	struct stat sst;
-	json_t *pd = pe->src ? json_deep_copy(pe->src) : json_object();
+	/* a shallow copy: the entry's values are shared, never changed in place */
+	json_t *pd = pe->src ? json_copy(pe->src) : json_object();
 	bool fresh = false; /* a new inode with the package file's bytes: its times too */
 	int rc = check_path(ctx->dist, pe->path, rel, err);
 
@@ -428,10 +465,35 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 			menv_error_prefix(err, "cannot create directory '%s'", rel);
 		goto record;
 	}
-	if (fstatat(ctx->srcfd, pe->path, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (pe->have_st) {
+		memset(&sst, 0, sizeof(sst));
+		sst.st_mode = pe->mode;
+		sst.st_atim = pe->atim;
+		sst.st_mtim = pe->mtim;
+	} else if (fstatat(ctx->srcfd, pe->path, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "package file '%s' is missing from the cache",
 		                    pe->path);
 		goto out;
+	}
+	/* a hard link into a new root: made without looking first (no stat of what cannot be
+	 * there); EEXIST, a path two packages ship, takes the way below (a clobber) */
+	if (ctx->dirs->new_root && !pe->placeholder && !pe->no_link && !S_ISLNK(sst.st_mode) &&
+	    o->link_mode == MENV_LINK_AUTO && ctx->caps->no_reflink && !ctx->caps->no_hardlink) {
+		rc = dest_of(ctx, rel, &d, err);
+		if (rc) {
+			menv_error_prefix(err, "cannot write '%s'", rel);
+			goto out;
+		}
+		rc = menv_journal_created(ctx->txn, rel, err);
+		if (rc)
+			goto out;
+		if (linkat(ctx->srcfd, pe->path, d.dfd, d.leaf, 0) == 0) {
+			st->hardlinks++;
+			if (!ctx->link_type)
+				ctx->link_type = 1;
+			goto record;
+		}
+		/* anything else: the way below tries again and says why */
 	}
 	rc = prepare(ctx, rel, &d, err);
 	if (rc)
@@ -531,7 +593,8 @@ record:
 	st->files++;
 	if (strcmp(pe->path_type, "directory")) {
 		json_array_append_new(files, json_string(rel));
-		json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
+		if (ctx->owners)
+			json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
 		if (ctx->noarch_python && ctx->py && compiled_source(pe->path))
 			json_array_append_new(ctx->py, json_string(rel));
 	}
@@ -669,7 +732,8 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *meta, struct me
 			                    json_integer((json_int_t)strlen(body)));
 			json_array_append_new(ctx->ep_paths, pd);
 			json_array_append_new(ctx->ep_files, json_string(rel));
-			json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
+			if (ctx->owners)
+				json_object_set_new(ctx->owners, rel, json_string(ctx->dist));
 			ctx->st->files++;
 		}
 		free(body);
@@ -680,77 +744,105 @@ static int write_entry_points(struct menv_link_ctx *ctx, json_t *meta, struct me
 	return 0;
 }
 
-/* Calls fn for each entry of the package's file list (paths.json, or info/files +
- * has_prefix, or every file outside info/). */
-typedef int (*entry_fn)(void *ud, const struct path_entry *pe, struct menv_error *err);
+/* Calls fn for each entry of the package's file list. */
+typedef int (*entry_fn)(void *ud, struct path_entry *pe, struct menv_error *err);
 
-static int for_each_entry(const char *pkgdir, entry_fn fn, void *ud, struct menv_error *err)
+static int for_each_entry(struct menv_link_list *l, entry_fn fn, void *ud, struct menv_error *err)
 {
-	char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
-	json_t *root = NULL;
-	struct menv_buf legacy = MENV_BUF_INIT, hp = MENV_BUF_INIT;
-	int rc = 0;
-
-	if (access(pj, F_OK) == 0) {
-		root = menv_json_load_file(pj, 0, err);
-		if (!root) {
-			rc = err->code;
-			goto out;
-		}
-		if (!json_is_array(json_object_get(root, "paths"))) {
-			rc = menv_error_set(err, MENV_EPARSE, "%s:1:1: no \"paths\" list", pj);
-			goto out;
-		}
-		size_t i;
-		json_t *e;
-		json_array_foreach(json_object_get(root, "paths"), i, e)
-		{
-			json_t *p = json_object_get(e, "_path");
-			json_t *t = json_object_get(e, "path_type");
-			json_t *ph = json_object_get(e, "prefix_placeholder");
-			json_t *fm = json_object_get(e, "file_mode");
-			if (!json_is_string(p)) {
-				rc = menv_error_set(err, MENV_EPARSE, "%s: entry %zu has no _path",
-				                    pj, i);
-				goto out;
-			}
-			struct path_entry pe = {
-			        .path = json_string_value(p),
-			        .path_type = json_is_string(t) ? json_string_value(t) : "hardlink",
-			        .placeholder = json_is_string(ph) && *json_string_value(ph)
-			                               ? json_string_value(ph)
-			                               : NULL,
-			        .binary = json_is_string(fm) &&
-			                  !strcmp(json_string_value(fm), "binary"),
-			        .no_link = json_is_true(json_object_get(e, "no_link")),
-			        .src = e,
-			};
-			rc = fn(ud, &pe, err);
-			if (rc)
-				goto out;
-		}
-		goto out;
+	for (size_t i = 0; i < l->n; i++) {
+		int rc = fn(ud, &l->e[i], err);
+		if (rc)
+			return rc;
 	}
-	/* legacy packages: info/files, info/has_prefix, info/no_link */
+	return 0;
+}
+
+static void list_push(struct menv_link_list *l, size_t *cap, const struct path_entry *pe)
+{
+	if (l->n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		l->e = menv_xrealloc(l->e, *cap * sizeof(*l->e));
+	}
+	l->e[l->n++] = *pe;
+}
+
+void menv_link_list_free(struct menv_link_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; l->phs && i < l->n; i++)
+		free(l->phs[i]);
+	for (size_t i = 0; l->eps && l->eps[i]; i++)
+		free(l->eps[i]);
+	free(l->eps);
+	free(l->phs);
+	free(l->e);
+	json_decref(l->root);
+	json_decref(l->meta);
+	menv_buf_release(&l->legacy);
+	free(l);
+}
+
+/* paths.json's entries into l. */
+static int load_paths_json(struct menv_link_list *l, const char *pj, struct menv_error *err)
+{
+	size_t i, cap = 0;
+	json_t *e, *list;
+
+	l->root = menv_json_load_file(pj, 0, err);
+	if (!l->root)
+		return err->code;
+	list = json_object_get(l->root, "paths");
+	if (!json_is_array(list))
+		return menv_error_set(err, MENV_EPARSE, "%s:1:1: no \"paths\" list", pj);
+	json_array_foreach(list, i, e)
+	{
+		json_t *p = json_object_get(e, "_path");
+		json_t *t = json_object_get(e, "path_type");
+		json_t *ph = json_object_get(e, "prefix_placeholder");
+		json_t *fm = json_object_get(e, "file_mode");
+		if (!json_is_string(p))
+			return menv_error_set(err, MENV_EPARSE, "%s: entry %zu has no _path", pj,
+			                      i);
+		struct path_entry pe = {
+		        .path = json_string_value(p),
+		        .path_type = json_is_string(t) ? json_string_value(t) : "hardlink",
+		        .placeholder = json_is_string(ph) && *json_string_value(ph)
+		                               ? json_string_value(ph)
+		                               : NULL,
+		        .binary = json_is_string(fm) && !strcmp(json_string_value(fm), "binary"),
+		        .no_link = json_is_true(json_object_get(e, "no_link")),
+		        .src = e,
+		};
+		list_push(l, &cap, &pe);
+	}
+	return 0;
+}
+
+/* The legacy file list (info/files + has_prefix, or every file outside info/) into l. */
+static int load_legacy(struct menv_link_list *l, const char *pkgdir, struct menv_error *err)
+{
+	struct menv_buf hp = MENV_BUF_INIT;
 	char *ff = menv_xasprintf("%s/info/files", pkgdir);
 	char *hf = menv_xasprintf("%s/info/has_prefix", pkgdir);
 	char *info = menv_xasprintf("%s/info", pkgdir);
+	size_t cap = 0, pcap = 0;
+	int rc = 0;
+
 	if (access(info, F_OK) < 0)
 		rc = menv_error_set(err, MENV_ENOTFOUND,
 		                    "'%s' is not an extracted package (no info/)", pkgdir);
 	else if (access(ff, F_OK) == 0)
-		rc = menv_buf_read_file(&legacy, ff, err);
+		rc = menv_buf_read_file(&l->legacy, ff, err);
 	else
-		rc = collect(pkgdir, strlen(pkgdir), pkgdir, &legacy, err);
+		rc = collect(pkgdir, strlen(pkgdir), pkgdir, &l->legacy, err);
 	if (!rc && access(hf, F_OK) == 0)
 		rc = menv_buf_read_file(&hp, hf, err);
 	free(ff);
 	free(hf);
 	free(info);
-	if (rc)
-		goto out;
 	char *save = NULL;
-	for (char *line = strtok_r(legacy.buf, "\n", &save); line;
+	for (char *line = rc || !l->legacy.buf ? NULL : strtok_r(l->legacy.buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		size_t n = strlen(line);
 		while (n && (line[n - 1] == '\r' || line[n - 1] == ' '))
@@ -760,18 +852,88 @@ static int for_each_entry(const char *pkgdir, entry_fn fn, void *ud, struct menv
 		char ph[1024];
 		bool bin = false;
 		struct path_entry pe = {.path = line, .path_type = "hardlink"};
-		pe.placeholder = has_prefix_lookup(hp.buf, line, &bin, ph, sizeof(ph));
+		const char *found = has_prefix_lookup(hp.buf, line, &bin, ph, sizeof(ph));
+		if (l->n == pcap) {
+			pcap = pcap ? 2 * pcap : 64;
+			l->phs = menv_xrealloc(l->phs, pcap * sizeof(*l->phs));
+		}
+		l->phs[l->n] = found ? menv_xstrdup(found) : NULL;
+		pe.placeholder = l->phs[l->n];
 		pe.binary = bin;
-		rc = fn(ud, &pe, err);
-		if (rc)
-			goto out;
+		list_push(l, &cap, &pe);
 	}
-out:
-	json_decref(root);
-	menv_buf_release(&legacy);
 	menv_buf_release(&hp);
-	free(pj);
 	return rc;
+}
+
+/* The package metadata (info/link.json, else info/package_metadata.json, conda-build 2's
+ * name) of a noarch python package, and the entry points it names. */
+static int load_meta(struct menv_link_list *l, const char *pkgdir, struct menv_error *err)
+{
+	for (int i = 0; !l->meta && i < 2; i++) {
+		char *f = menv_xasprintf("%s/info/%s", pkgdir,
+		                         i ? "package_metadata.json" : "link.json");
+		int rc = 0;
+		if (access(f, F_OK) == 0) {
+			l->meta = menv_json_load_file(f, 0, err);
+			if (!l->meta)
+				rc = err->code;
+		}
+		free(f);
+		if (rc)
+			return rc;
+	}
+	json_t *eps = json_object_get(json_object_get(l->meta, "noarch"), "entry_points");
+	size_t i, k = 0;
+	json_t *e;
+	l->eps = menv_xcalloc(json_array_size(eps) + 1, sizeof(*l->eps));
+	json_array_foreach(eps, i, e)
+	{
+		char name[256];
+		if (json_is_string(e) && sscanf(json_string_value(e), " %255[^= ]", name) == 1)
+			l->eps[k++] = menv_xasprintf("bin/%s", name);
+	}
+	return 0;
+}
+
+int menv_link_list_load(const char *pkgdir, bool noarch_python, struct menv_link_list **out,
+                        struct menv_error *err)
+{
+	struct menv_link_list *l = menv_xcalloc(1, sizeof(*l));
+	char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
+	int rc;
+
+	if (access(pj, F_OK) == 0)
+		rc = load_paths_json(l, pj, err);
+	else
+		rc = load_legacy(l, pkgdir, err);
+	if (!rc && noarch_python)
+		rc = load_meta(l, pkgdir, err);
+	free(pj);
+	if (rc) {
+		menv_link_list_free(l);
+		l = NULL;
+	}
+	*out = l;
+	return rc;
+}
+
+size_t menv_link_list_size(const struct menv_link_list *l)
+{
+	return l->n;
+}
+
+char *menv_link_list_target(const struct menv_link_list *l, size_t i, bool noarch_python,
+                            const char *site_packages, bool *is_dir)
+{
+	*is_dir = !strcmp(l->e[i].path_type, "directory");
+	return target_path(l->e[i].path, noarch_python, site_packages);
+}
+
+const char *const *menv_link_list_entry_points(const struct menv_link_list *l)
+{
+	static const char *const none[] = {NULL};
+	return l->eps ? (const char *const *)l->eps : none;
 }
 
 struct link_ud {
@@ -779,7 +941,7 @@ struct link_ud {
 	json_t *files, *paths;
 };
 
-static int link_entry(void *ud, const struct path_entry *pe, struct menv_error *err)
+static int link_entry(void *ud, struct path_entry *pe, struct menv_error *err)
 {
 	struct link_ud *l = ud;
 	if (l->ctx->opts->cancel && *l->ctx->opts->cancel)
@@ -787,29 +949,42 @@ static int link_entry(void *ud, const struct path_entry *pe, struct menv_error *
 	return link_one(l->ctx, pe, l->files, l->paths, err);
 }
 
+struct menv_link_dirs *menv_link_dirs_new(struct menv_journal *txn)
+{
+	struct menv_link_dirs *d = menv_xcalloc(1, sizeof(*d));
+	d->txn = txn;
+	d->map = (struct menv_strmap)MENV_STRMAP_INIT;
+	return d;
+}
+
+void menv_link_dirs_free(struct menv_link_dirs *d)
+{
+	if (!d)
+		return;
+	dirs_release(d);
+	free(d);
+}
+
 int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
                       struct menv_error *err)
 {
-	json_t *meta = NULL, *py = ctx->py;
+	json_t *py = ctx->py;
 	struct link_ud ud = {ctx, files, paths};
+	struct menv_link_list *own = NULL, *list = ctx->list;
+	struct menv_link_dirs *dirs = ctx->dirs;
 	int rc = 0;
 
 	ctx->link_type = 0;
+	if (!list) {
+		rc = menv_link_list_load(ctx->pkgdir, ctx->noarch_python, &own, err);
+		if (rc)
+			return rc;
+		list = own;
+	}
 	/* conda's package_metadata: info/link.json, else info/package_metadata.json (conda-build
 	 * 2's name); its noarch.type "python" is what makes conda compile the .py files and
 	 * write the entry points (the site-packages remapping follows the record's noarch) */
-	for (int i = 0; ctx->noarch_python && !meta && i < 2; i++) {
-		char *f = menv_xasprintf("%s/info/%s", ctx->pkgdir,
-		                         i ? "package_metadata.json" : "link.json");
-		if (access(f, F_OK) == 0) {
-			meta = menv_json_load_file(f, 0, err);
-			if (!meta)
-				rc = err->code;
-		}
-		free(f);
-		if (rc)
-			return rc;
-	}
+	json_t *meta = ctx->noarch_python ? list->meta : NULL;
 	json_t *type = json_object_get(json_object_get(meta, "noarch"), "type");
 	bool meta_python = json_is_string(type) && !strcmp(json_string_value(type), "python");
 	if (!meta_python)
@@ -817,61 +992,71 @@ int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
 	/* a pre-link script ran since the last package: directories are walked again */
 	free(ctx->txn->last_parent);
 	ctx->txn->last_parent = NULL;
-	struct menv_link_dirs dirs = {.txn = ctx->txn, .map = MENV_STRMAP_INIT};
-	ctx->dirs = &dirs;
+	if (!dirs)
+		ctx->dirs = menv_link_dirs_new(ctx->txn);
+	ctx->dirs->new_root = ctx->new_root;
 	ctx->srcfd = open(ctx->pkgdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ctx->srcfd < 0)
 		rc = menv_error_sys(err, errno == ENOENT ? MENV_ENOTFOUND : MENV_EIO,
 		                    "cannot open the package '%s'", ctx->pkgdir);
 	if (!rc)
-		rc = for_each_entry(ctx->pkgdir, link_entry, &ud, err);
+		rc = for_each_entry(list, link_entry, &ud, err);
 	ctx->py = py;
 	if (!rc && meta_python)
 		rc = write_entry_points(ctx, meta, err);
 	if (!ctx->link_type)
 		ctx->link_type = 1;
-	json_decref(meta);
-	dirs_release(&dirs);
+	menv_link_list_free(own);
+	if (!dirs) {
+		menv_link_dirs_free(ctx->dirs);
+		ctx->dirs = NULL;
+	} else {
+		/* the next package's files are elsewhere: the last directory is looked up again */
+		free(dirs->last);
+		dirs->last = NULL;
+	}
 	if (ctx->srcfd >= 0)
 		close(ctx->srcfd);
 	ctx->srcfd = -1;
-	ctx->dirs = NULL;
 	return rc;
 }
 
 struct check_ud {
-	const char *pkgdir, *dist, *prefix, *site_packages;
+	const char *dist, *prefix, *site_packages;
 	bool noarch_python;
 	json_t *links; /* prefix path -> dist of a link in the transaction, or NULL */
 	int srcfd;     /* menv_link_list_links: the package's directory */
 };
 
-static int list_link(void *ud, const struct path_entry *pe, struct menv_error *err)
+static int list_link(void *ud, struct path_entry *pe, struct menv_error *err)
 {
 	struct check_ud *c = ud;
 	struct stat st;
 	(void)err;
 	if (menv_beneath_relpath_ok(pe->path) &&
-	    fstatat(c->srcfd, pe->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-		char *rel = target_path(pe->path, c->noarch_python, c->site_packages);
-		json_object_set_new(c->links, rel, json_string(c->dist));
-		free(rel);
+	    fstatat(c->srcfd, pe->path, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		pe->have_st = true;
+		pe->mode = st.st_mode;
+		pe->atim = st.st_atim;
+		pe->mtim = st.st_mtim;
+		if (S_ISLNK(st.st_mode)) {
+			char *rel = target_path(pe->path, c->noarch_python, c->site_packages);
+			json_object_set_new(c->links, rel, json_string(c->dist));
+			free(rel);
+		}
 	}
 	return 0;
 }
 
-int menv_link_list_links(const char *pkgdir, const char *dist, bool noarch_python,
-                         const char *site_packages, json_t *links, struct menv_error *err)
+int menv_link_list_links(struct menv_link_list *l, const char *pkgdir, const char *dist,
+                         bool noarch_python, const char *site_packages, json_t *links,
+                         struct menv_error *err)
 {
 	/* each file stat'ed relative to the package's directory: no walk from / for each */
-	struct check_ud c = {pkgdir,
-	                     dist,
-	                     "",
-	                     site_packages,
-	                     noarch_python && site_packages,
-	                     links,
-	                     open(pkgdir, O_PATH | O_DIRECTORY | O_CLOEXEC)};
-	int rc = for_each_entry(pkgdir, list_link, &c, err);
+	struct check_ud c = {dist,          "",
+	                     site_packages, noarch_python && site_packages,
+	                     links,         open(pkgdir, O_PATH | O_DIRECTORY | O_CLOEXEC)};
+	int rc = for_each_entry(l, list_link, &c, err);
 	if (c.srcfd >= 0)
 		close(c.srcfd);
 	return rc;
@@ -894,7 +1079,7 @@ static const char *link_above(json_t *links, const char *rel, char *buf, size_t 
 	return NULL;
 }
 
-static int check_entry(void *ud, const struct path_entry *pe, struct menv_error *err)
+static int check_entry(void *ud, struct path_entry *pe, struct menv_error *err)
 {
 	struct check_ud *c = ud;
 	size_t pl, nl = strlen(c->prefix);
@@ -922,10 +1107,11 @@ static int check_entry(void *ud, const struct path_entry *pe, struct menv_error 
 	return 0;
 }
 
-int menv_link_check(const char *pkgdir, const char *dist, const char *prefix, bool noarch_python,
-                    const char *site_packages, json_t *links, struct menv_error *err)
+int menv_link_check(struct menv_link_list *l, const char *dist, const char *prefix,
+                    bool noarch_python, const char *site_packages, json_t *links,
+                    struct menv_error *err)
 {
-	struct check_ud c = {pkgdir, dist, prefix, site_packages, noarch_python && site_packages,
-	                     links,  -1};
-	return for_each_entry(pkgdir, check_entry, &c, err);
+	struct check_ud c = {dist,  prefix, site_packages, noarch_python && site_packages,
+	                     links, -1};
+	return for_each_entry(l, check_entry, &c, err);
 }

@@ -172,11 +172,39 @@ struct menv_link_ctx {
 	struct menv_link_caps *caps;
 	struct menv_link_stats *st;
 	int link_type; /* out: conda's link type of the package (1 hard, 2 soft, 3 copy) */
-	/* set by menv_link_package while it links: the package's directory and the prefix's
-	 * directories it writes into, each opened once (link.c) */
-	int srcfd;
+	/* the package's file list (menv_link_list_load, borrowed), or NULL: read here */
+	struct menv_link_list *list;
+	/* txn->root was empty when the transaction began and nothing is journaled (a create's
+	 * staging directory): files and directories are made without looking first, a path
+	 * that exists (two packages ship it) is found by EEXIST and then handled as always */
+	bool new_root;
+	/* the prefix's directories written into, each opened once (menv_link_dirs_new; given
+	 * by the caller to keep them across packages when no script runs between them), or
+	 * NULL: menv_link_package opens them for the package and closes them */
 	struct menv_link_dirs *dirs;
+	int srcfd; /* set by menv_link_package while it links: the package's directory */
 };
+
+/* A package's file list (info/paths.json, or the legacy info/files + has_prefix, and for a
+ * noarch python package its info/link.json), read once for the checks, the overlap of
+ * packages and the link. Errors: MENV_EPARSE, MENV_ENOTFOUND, MENV_EIO. *out is freed with
+ * menv_link_list_free. */
+struct menv_link_list;
+int menv_link_list_load(const char *pkgdir, bool noarch_python, struct menv_link_list **out,
+                        struct menv_error *err);
+void menv_link_list_free(struct menv_link_list *l);
+/* Its number of entries; entry i's prefix path (noarch python remapped under
+ * site_packages; caller frees) and whether it is a directory entry; the prefix paths
+ * ("bin/<name>") of its python entry points (NULL-terminated, borrowed). */
+size_t menv_link_list_size(const struct menv_link_list *l);
+char *menv_link_list_target(const struct menv_link_list *l, size_t i, bool noarch_python,
+                            const char *site_packages, bool *is_dir);
+const char *const *menv_link_list_entry_points(const struct menv_link_list *l);
+
+/* Directories of the prefix opened beneath txn->root (at most 256 kept at a time), for
+ * menv_link_ctx.dirs. One per thread. */
+struct menv_link_dirs *menv_link_dirs_new(struct menv_journal *txn);
+void menv_link_dirs_free(struct menv_link_dirs *d);
 
 /* Links the files of ctx->pkgdir into ctx->txn->root, appending prefix-relative paths to
  * `files` and paths_data entries to `paths` (both JSON arrays, borrowed); for a noarch
@@ -188,21 +216,47 @@ struct menv_link_ctx {
 int menv_link_package(struct menv_link_ctx *ctx, json_t *files, json_t *paths,
                       struct menv_error *err);
 
-/* Checks before anything is written that a package can be linked into `prefix`: its file
- * list is readable, every path stays in the prefix and is none of menv's own (conda-meta/...,
+/* Checks before anything is written that a package (its file list `l`) can be linked into
+ * `prefix`: every path stays in the prefix and is none of menv's own (conda-meta/...,
  * top-level .menv*; noarch python paths checked where they land, under `site_packages`), and
  * no binary-mode placeholder is shorter than `prefix` (BR-026); with `links` (may be NULL,
  * see menv_link_list_links) no path runs through a link another package of the transaction
  * (or this one) ships. Errors: MENV_EUNSAFE naming the package and the path, MENV_EUNSUPPORTED naming the file
  * and both lengths, MENV_EPARSE, MENV_ENOTFOUND. */
-int menv_link_check(const char *pkgdir, const char *dist, const char *prefix, bool noarch_python,
-                    const char *site_packages, json_t *links, struct menv_error *err);
+int menv_link_check(struct menv_link_list *l, const char *dist, const char *prefix,
+                    bool noarch_python, const char *site_packages, json_t *links,
+                    struct menv_error *err);
 /* Adds to `links` (a JSON object, borrowed) prefix path -> `dist` for every symbolic link the
- * package ships, so that menv_link_check (given the same object) refuses before anything is
- * written a path of the transaction that runs through one. Errors: MENV_EPARSE,
- * MENV_ENOTFOUND. */
-int menv_link_list_links(const char *pkgdir, const char *dist, bool noarch_python,
-                         const char *site_packages, json_t *links, struct menv_error *err);
+ * package (`l`, extracted in `pkgdir`) ships, so that menv_link_check (given the same object)
+ * refuses before anything is written a path of the transaction that runs through one. Each
+ * file's lstat is kept in `l` for menv_link_package. Errors: none today (0). */
+int menv_link_list_links(struct menv_link_list *l, const char *pkgdir, const char *dist,
+                         bool noarch_python, const char *site_packages, json_t *links,
+                         struct menv_error *err);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Linking packages on threads (linkpool.c)                                                  */
+
+/* How many threads link a create's packages: MENV_LINK_THREADS (1 to 64; 1 links one package
+ * after the other) when set, else 1 under a test's MENV_TEST_CRASH_AFTER (a sweep needs its
+ * crash points in one order), else the online CPUs, at most 4. */
+int menv_link_threads(void);
+/* Whether the `n` packages (their file lists, noarch_python[i] remapping package i under
+ * site_packages) write no path in common: every file, link and entry point path of one is
+ * no path of another, nor a directory above one; directories may be shared. Only then do
+ * they link in any order to the same prefix, with no clobber. */
+bool menv_link_disjoint(struct menv_link_list *const *lists, const bool *noarch_python,
+                        const char *site_packages, size_t n);
+/* menv_link_package for each of the `n` contexts (files[i], paths[i] their outputs), on
+ * `threads` threads (this one among them), each with its own directories (ctx[i].dirs,
+ * .st and .caps are set here); their counts are added to *st, their capabilities to *caps.
+ * The contexts must share no path (menv_link_disjoint) and need no script between them;
+ * ctx[i].owners should be NULL (no thread writes a shared object). A failure stops the
+ * packages not yet begun (a cancel is seen by each one's next file): the error of the first
+ * failed package in order is returned, and its index in *failed (n when none failed). */
+int menv_link_parallel(struct menv_link_ctx *ctx, json_t *const *files, json_t *const *paths,
+                       size_t n, int threads, struct menv_link_stats *st,
+                       struct menv_link_caps *caps, size_t *failed, struct menv_error *err);
 
 /* mkdir -p. Errors: MENV_EIO. */
 int menv_mkdirs(const char *path, struct menv_error *err);

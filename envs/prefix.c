@@ -64,6 +64,9 @@ struct run {
 	bool pylinked;  /* python is linked from pydir by this transaction */
 	struct linked *pk;
 	size_t npk;
+	struct menv_link_list **lists; /* per record of the transaction: its file list */
+	size_t nlists;
+	bool new_root; /* linking into a create's new staging directory (menv_link_ctx) */
 };
 
 static void run_release(struct run *r)
@@ -76,6 +79,9 @@ static void run_release(struct run *r)
 		json_decref(r->pk[i].paths);
 	}
 	free(r->pk);
+	for (size_t i = 0; i < r->nlists; i++)
+		menv_link_list_free(r->lists[i]);
+	free(r->lists);
 	json_decref(r->owners);
 	free(r->site);
 	free(r->pyver);
@@ -237,11 +243,17 @@ static int check_all(struct run *r, const struct menv_record *const *recs, size_
 	/* the links the packages ship: a path of the transaction through one is refused now,
 	 * before anything changes (links already in the prefix are met by the link itself) */
 	json_t *links = json_object();
+	/* each package's file list read once, here, for the checks and the link */
+	r->lists = menv_xcalloc(n + 1, sizeof(*r->lists));
 	for (size_t i = 0; i < n; i++) {
 		char *dist = menv_record_dist(recs[i]);
 		char *pkgdir = menv_pkgcache_locate(r->opts->pkgs_dir, r->opts->pkgs_dirs, recs[i]);
-		int rc = menv_link_list_links(pkgdir, dist, recs[i]->noarch_python, r->site, links,
-		                              err);
+		int rc = menv_link_list_load(pkgdir, recs[i]->noarch_python, &r->lists[i], err);
+		if (!rc)
+			r->nlists = i + 1;
+		if (!rc)
+			rc = menv_link_list_links(r->lists[i], pkgdir, dist, recs[i]->noarch_python,
+			                          r->site, links, err);
 		free(pkgdir);
 		free(dist);
 		if (rc) {
@@ -251,7 +263,6 @@ static int check_all(struct run *r, const struct menv_record *const *recs, size_
 	}
 	for (size_t i = 0; i < n; i++) {
 		char *dist = menv_record_dist(recs[i]);
-		char *pkgdir = menv_pkgcache_locate(r->opts->pkgs_dir, r->opts->pkgs_dirs, recs[i]);
 		int rc = 0;
 		if (recs[i]->noarch_python && !r->site)
 			rc = menv_error_set(err, MENV_EUNSUPPORTED,
@@ -259,9 +270,8 @@ static int check_all(struct run *r, const struct menv_record *const *recs, size_
 			                    "has no python",
 			                    dist);
 		if (!rc)
-			rc = menv_link_check(pkgdir, dist, r->prefix, recs[i]->noarch_python,
+			rc = menv_link_check(r->lists[i], dist, r->prefix, recs[i]->noarch_python,
 			                     r->site, links, err);
-		free(pkgdir);
 		free(dist);
 		if (rc) {
 			json_decref(links);
@@ -331,6 +341,25 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 	struct linked **noarch = menv_xcalloc(n + 1, sizeof(*noarch));
 	size_t nnoarch = 0;
 	int rc = 0;
+	/* a create's packages on threads when no script runs between them and none writes a
+	 * path of another (the prefix is then the serial one's); else one after the other */
+	struct menv_link_ctx *ctxs = menv_xcalloc(n + 1, sizeof(*ctxs));
+	json_t **cfiles = menv_xcalloc(n + 1, sizeof(*cfiles));
+	json_t **cpaths = menv_xcalloc(n + 1, sizeof(*cpaths));
+	bool *remap = menv_xcalloc(n + 1, sizeof(*remap));
+	int threads = r->new_root && r->nlists == n && n > 1 ? menv_link_threads() : 1;
+	for (size_t i = 0; threads > 1 && i < n; i++) {
+		char *pkgdir = menv_pkgcache_locate(r->opts->pkgs_dir, r->opts->pkgs_dirs, recs[i]);
+		char *pre = menv_xasprintf("%s/bin/.%s-pre-link.sh", pkgdir, recs[i]->name);
+		if (access(pre, F_OK) == 0)
+			threads = 1;
+		remap[i] = recs[i]->noarch_python && r->site;
+		free(pre);
+		free(pkgdir);
+	}
+	if (threads > 1 && !menv_link_disjoint(r->lists, remap, r->site, n))
+		threads = 1;
+	free(remap);
 
 	r->pk = menv_xcalloc(n + 1, sizeof(*r->pk));
 	for (size_t i = 0; i < n; i++) {
@@ -373,6 +402,8 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		        .owners = r->owners,
 		        .caps = &r->caps,
 		        .st = &r->st,
+		        .list = i < r->nlists ? r->lists[i] : NULL,
+		        .new_root = r->new_root,
 		};
 		if (rec->noarch_python) {
 			ctx.py = py[nnoarch] = json_array();
@@ -380,6 +411,13 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 			ctx.ep_paths = epp[nnoarch] = json_array();
 			pyc[nnoarch] = json_array();
 			noarch[nnoarch++] = l;
+		}
+		if (threads > 1) { /* linked below, all at once */
+			ctx.owners = NULL;
+			ctxs[i] = ctx;
+			cfiles[i] = l->files;
+			cpaths[i] = l->paths;
+			continue;
 		}
 		rc = menv_link_package(&ctx, l->files, l->paths, err);
 		if (rc) {
@@ -389,6 +427,20 @@ static int link_all(struct run *r, const struct menv_record *const *recs, size_t
 		}
 		l->link_type = ctx.link_type;
 		r->st.packages++;
+	}
+	if (threads > 1) {
+		size_t failed;
+		rc = menv_link_parallel(ctxs, cfiles, cpaths, n, threads, &r->st, &r->caps, &failed,
+		                        err);
+		for (size_t i = 0; i < n && i < failed; i++) {
+			r->pk[i].link_type = ctxs[i].link_type;
+			r->st.packages++;
+		}
+		if (rc) {
+			if (rc != MENV_EINTR)
+				menv_error_prefix(err, "while linking '%s'", r->pk[failed].dist);
+			goto out;
+		}
 	}
 	/* the .pyc of every noarch python package, in one go (conda's
 	 * AggregateCompileMultiPycAction), those kept in the package cache linked */
@@ -428,6 +480,9 @@ out:
 	free(epf);
 	free(epp);
 	free(noarch);
+	free(ctxs);
+	free(cfiles);
+	free(cpaths);
 	return rc;
 }
 
@@ -980,6 +1035,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 	/* the staging directory is the root of every write until it is renamed */
 	menv_journal_release(&r.txn);
 	menv_journal_init(&r.txn, staging);
+	r.new_root = true;
 	rc = menv_beneath_mkdir(r.txn.rootfd, "conda-meta", 0755, err);
 	if (rc)
 		goto out;

@@ -56,6 +56,7 @@ struct menv_txn {
 	const struct menv_record **link; /* the plan's arrays, owned */
 	size_t nlink;
 	bool *cached; /* per link: in the package cache when planned */
+	bool *here;   /* per link: extracted and intact in the cache written (fetch skips it) */
 	struct menv_txn_change *changes;
 	json_t **unlink;
 	size_t nunlink;
@@ -816,8 +817,9 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	t->plan.link = t->link;
 	t->plan.nlink = t->nlink;
 	t->cached = menv_xcalloc(t->nlink + 1, sizeof(*t->cached));
+	t->here = menv_xcalloc(t->nlink + 1, sizeof(*t->here));
 	menv_pkgcache_has_each(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link, t->nlink,
-	                       t->cached);
+	                       t->cached, t->here);
 	t->plan.cached = t->cached;
 	if (is_lock(k)) /* a lock without sizes: the servers say what the fetch will download */
 		menv_lockrecs_sizes(t->o.cfg, t->link, t->cached, t->nlink);
@@ -883,6 +885,7 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	fo.progress_ud = t->o.cb.ud;
 	fo.lock_waiting = waiting;
 	fo.lock_waiting_ud = t;
+	fo.intact = t->here;
 	for (size_t i = 0; i < t->nlink; i++)
 		recs[i] = (struct menv_record *)t->link[i];
 	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);
@@ -1321,6 +1324,7 @@ void menv_txn_free(struct menv_txn *t)
 	menv_env_unlock(t->lock_fd);
 	free(t->link);
 	free(t->cached);
+	free(t->here);
 	free(t->changes);
 	free(t->unlink);
 	menv_owned_recs_release(&t->owned);

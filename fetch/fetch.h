@@ -71,6 +71,11 @@ struct menv_fetch_opts {
 	/* packages: every package cache to look in, in order (conda's pkgs_dirs; the one
 	 * written may be among them), or NULL: only the one written. Borrowed. */
 	const struct menv_strvec *pkgs_dirs;
+	/* n bools parallel to the records of menv_pkgcache_fetch_opts, or NULL: true where this
+	 * process found the package extracted and intact in the cache written moments before
+	 * (menv_pkgcache_has_each's `here`): its files are not stat'ed again there (its
+	 * info/repodata_record.json is still read and compared). Borrowed. */
+	const bool *intact;
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
 	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
 	 * unknown), transfers finished and in all, and the transfers running now (`running`,
@@ -313,9 +318,10 @@ char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
  * listed once, and only the records whose `<dist>` it lists are checked there: a plan of
  * 100,000 records that no cache holds costs one readdir a cache, not 100,000 failed opens.
  * A folder that cannot be listed but may be searched (no read permission) has each record
- * checked. Reads only. */
+ * checked. With `here` (n bools, may be NULL): here[i] true where `pkgs_dir` itself is the
+ * folder found holding record i (for menv_fetch_opts.intact). Reads only. */
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
-                            const struct menv_record *const *recs, size_t n, bool *has);
+                            const struct menv_record *const *recs, size_t n, bool *has, bool *here);
 
 /* Whether `<pkgs>/<dist>/` holds the record, judged as conda and micromamba judge their own
  * cache entries (conda's pkgs_dirs layout, so their caches can be read): its

@@ -255,10 +255,17 @@ static bool extracted_intact(const char *dir)
 	bool ok = true;
 	size_t i;
 	json_t *e;
+	int dfd;
 
 	free(path);
 	if (!j)
 		return access(dir, F_OK) == 0;
+	/* each file stat'ed relative to the package's folder: no walk from / for each */
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		json_decref(j);
+		return false;
+	}
 	json_array_foreach(json_object_get(j, "paths"), i, e)
 	{
 		const char *rel = json_string_value(json_object_get(e, "_path"));
@@ -266,14 +273,16 @@ static bool extracted_intact(const char *dir)
 		json_t *size = json_object_get(e, "size_in_bytes");
 		struct stat sb;
 		if (!rel || (type && strcmp(type, "hardlink")))
-			continue; /* links and directories: not checked (as conda) */
-		char *f = menv_xasprintf("%s/%s", dir, rel);
-		ok = lstat(f, &sb) == 0 && (!json_is_integer(size) || !S_ISREG(sb.st_mode) ||
-		                            (json_int_t)sb.st_size == json_integer_value(size));
-		free(f);
+			continue;   /* links and directories: not checked (as conda) */
+		while (*rel == '/') /* "<dir>//x" as the path was joined before */
+			rel++;
+		ok = fstatat(dfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     (!json_is_integer(size) || !S_ISREG(sb.st_mode) ||
+		      (json_int_t)sb.st_size == json_integer_value(size));
 		if (!ok)
 			break;
 	}
+	close(dfd);
 	json_decref(j);
 	return ok;
 }
@@ -849,13 +858,15 @@ static int list_names(const char *dir, struct menv_strset *names)
 }
 
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
-                            const struct menv_record *const *recs, size_t n, bool *has)
+                            const struct menv_record *const *recs, size_t n, bool *has, bool *here)
 {
 	size_t ndirs = dirs ? dirs->n : 0;
 	char **dists = menv_xcalloc(n + 1, sizeof(*dists));
 
 	for (size_t i = 0; i < n; i++) {
 		has[i] = false;
+		if (here)
+			here[i] = false;
 		dists[i] = dist_of(recs[i]);
 	}
 	/* the entries of dirs in order, then pkgs_dir: each folder once */
@@ -870,8 +881,11 @@ void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs
 		int listed = list_names(dir, &names);
 		for (size_t i = 0; listed && i < n; i++)
 			if (!has[i] && (listed < 0 || !dists[i][0] || strchr(dists[i], '/') ||
-			                menv_strset_has(&names, dists[i])))
+			                menv_strset_has(&names, dists[i]))) {
 				has[i] = menv_pkgcache_has(dir, recs[i]);
+				if (here && has[i] && !strcmp(dir, pkgs_dir))
+					here[i] = true;
+			}
 		menv_strset_clear(&names);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -1111,7 +1125,8 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		file = menv_xasprintf("%s/%s", pkgs_dir, r->fn);
 		free(dist);
 		if (read_only_has(o->pkgs_dirs, pkgs_dir, r, true) ||
-		    (is_dir(dir) && extracted_matches(dir, r) && extracted_intact(dir)) ||
+		    (is_dir(dir) && extracted_matches(dir, r) &&
+		     ((o->intact && o->intact[todo[k]]) || extracted_intact(dir))) ||
 		    read_only_has(o->pkgs_dirs, pkgs_dir, r, false)) {
 			emit(&p, MENV_FETCH_CACHED, r);
 			free(dir);
