@@ -20,6 +20,10 @@
   ("x\\u001b[2Jy") is skipped with a warning; its dependency reached the terminal raw in the
   solve's problem tree and in repoquery depends. A record key with one is shown escaped in
   the warning that skips it (it was printed raw), from the JSON and from the .solv cache.
+- underscore_glob: a channel's depends "ossl 1.1_*" or "ossl 1.1_.*" (conda: startswith
+  1.1_, which only 1.1_ does) linked ossl 1.1a1: evr.c rewrote a trailing '_' before the end,
+  '+', ',', '|' or ')' but not before a glob, so libsolv read the prefix as "1.1". The same
+  specs requested on the command line linked 1.1_ (as conda does); both agree now.
 """
 import os
 import re
@@ -181,6 +185,27 @@ def case_repodata_control(t):
                 t.check(r.rc != 0, "%s: evil is not available" % what, r)
                 t.check("holds a control character" in r.err, "%s: the warning says why"
                         % what, r.err)
+
+
+def case_underscore_glob(t):
+    chan = os.path.join(t.tmp, "u")
+    recs = {"ossl-%s-0.tar.bz2" % v: {"name": "ossl", "version": v, "build": "0"}
+            for v in ("1.1_", "1.1a1", "1.1dev1", "1.0")}
+    for name, dep in (("eqs", "ossl 1.1_*"), ("eqd", "ossl 1.1_.*"), ("ge", "ossl >=1.1_.*")):
+        recs["%s-1.0-0.tar.bz2" % name] = {"name": name, "version": "1.0", "build": "0",
+                                           "depends": [dep]}
+    t.write_repodata(chan, "linux-64", packages=recs)
+    t.write_repodata(chan, "noarch")
+    C = ["-c", t.url(chan), "--override-channels"]
+    # conda's answers (VersionOrder.startswith: "1.1a1" does not start with "1.1_")
+    for spec, want in (("eqs", "1.1_"), ("eqd", "1.1_"), ("ge", "1.1a1"),
+                       ("ossl 1.1_*", "1.1_"), ("ossl 1.1_.*", "1.1_")):
+        r = t.menv_run("create", "--dry-run", "--json", "-p", os.path.join(t.tmp, "e"), spec,
+                       *C)
+        got = None
+        if r.rc == 0:
+            got = [x["version"] for x in r.json()["actions"]["LINK"] if x["name"] == "ossl"]
+        t.check(got == [want], "%s links ossl %s" % (spec, want), r)
 
 
 def body(t, case):
