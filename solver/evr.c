@@ -128,8 +128,11 @@ Id menv_solv_matchspec(Pool *pool, const char *str)
 
 void menv_solv_conda_display(char *text)
 {
+	/* only what canon() wrote: a '^' after a letter or digit (a regex's '^' starts a
+	 * version, "ossl ^1\\.5$", or follows '[' in a class) */
 	for (char *p = text ? strchr(text, '^') : NULL; p; p = strchr(p + 1, '^'))
-		*p = '_';
+		if (p > text && version_char(p[-1]))
+			*p = '_';
 }
 
 void menv_solv_conda_display_json(json_t *j)

@@ -24,6 +24,9 @@
   1.1_, which only 1.1_ does) linked ossl 1.1a1: evr.c rewrote a trailing '_' before the end,
   '+', ',', '|' or ')' but not before a glob, so libsolv read the prefix as "1.1". The same
   specs requested on the command line linked 1.1_ (as conda does); both agree now.
+- underscore_regex: the problem of a regex spec "ossl[version='^1\\.5$']" that nothing
+  provides said "ossl _1\\.5$": every '^' of libsolv's text was turned back to '_', not only
+  the ones evr.c wrote (after a letter or digit).
 """
 import os
 import re
@@ -206,6 +209,21 @@ def case_underscore_glob(t):
         if r.rc == 0:
             got = [x["version"] for x in r.json()["actions"]["LINK"] if x["name"] == "ossl"]
         t.check(got == [want], "%s links ossl %s" % (spec, want), r)
+
+
+def case_underscore_regex(t):
+    chan = os.path.join(t.tmp, "u")
+    t.write_repodata(chan, "linux-64", packages={
+        "ossl-1.1_-0.tar.bz2": {"name": "ossl", "version": "1.1_", "build": "0"}})
+    t.write_repodata(chan, "noarch")
+    C = ["-c", t.url(chan), "--override-channels"]
+    for args in ([], ["--json"]):
+        r = t.menv_run("create", "--dry-run", "-p", os.path.join(t.tmp, "e"),
+                       "ossl[version='^1\\.5$']", *(args + C))
+        text = r.out + r.err
+        t.check(r.rc != 0 and "^1\\.5$" in text and "_1\\.5" not in text,
+                "%s: the problem names the regex as written" % args, r)
+        t.check("1.1_" in text, "%s: and the channel's 1.1_ with its '_'" % args, r)
 
 
 def body(t, case):
