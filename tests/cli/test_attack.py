@@ -27,7 +27,13 @@
 - underscore_regex: the problem of a regex spec "ossl[version='^1\\.5$']" that nothing
   provides said "ossl _1\\.5$": every '^' of libsolv's text was turned back to '_', not only
   the ones evr.c wrote (after a letter or digit).
+- prune_order: `create --dry-run --json python<3.3.2 pycosat=0.3.0 pycparser sphinx` on
+  conda's test index printed pycparser before pycosat in FETCH and LINK, and the other way on
+  the full pool (MENV_SOLVER_PRUNE=0): libsolv's transaction lists its steps in decision
+  order, which the pruned solve changes. The steps are put in solvable order first; the
+  output is byte for byte the same both ways, for this request and a few more.
 """
+import json
 import os
 import re
 import shutil
@@ -224,6 +230,26 @@ def case_underscore_regex(t):
         t.check(r.rc != 0 and "^1\\.5$" in text and "_1\\.5" not in text,
                 "%s: the problem names the regex as written" % args, r)
         t.check("1.1_" in text, "%s: and the channel's 1.1_ with its '_'" % args, r)
+
+
+def case_prune_order(t):
+    with open(os.path.join(t.corpus, "repodata", "conda", "index.json"), encoding="utf-8") as f:
+        recs = json.load(f)
+    chan = os.path.join(t.tmp, "idx")
+    t.write_repodata(chan, "linux-64", packages=recs)
+    t.write_repodata(chan, "noarch")
+    C = ["-c", t.url(chan), "--override-channels", "-p", os.path.join(t.tmp, "e")]
+    for specs in (["python<3.3.2", "pycosat=0.3.0", "pycparser", "sphinx"],
+                  ["numpy", "scipy", "pandas"], ["anaconda"], ["python=2.7", "numba"]):
+        out = {}
+        for prune in ("1", "0"):
+            r = t.menv_run("create", "--dry-run", "--json", *(C + specs),
+                           env={"MENV_SOLVER_PRUNE": prune, "CONDA_OVERRIDE_GLIBC": "2.17"})
+            out[prune] = (r.rc, r.out, r.err)
+        t.check(out["1"] == out["0"], "%s: the same output pruned and on the full pool"
+                % " ".join(specs), "%r\n%r" % (out["1"][1:], out["0"][1:]))
+        if specs[0] == "python<3.3.2":
+            t.check(out["1"][0] == 0, "%s: solved" % " ".join(specs), out["1"][2])
 
 
 def body(t, case):
