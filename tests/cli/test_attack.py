@@ -32,6 +32,11 @@
   the full pool (MENV_SOLVER_PRUNE=0): libsolv's transaction lists its steps in decision
   order, which the pruned solve changes. The steps are put in solvable order first; the
   output is byte for byte the same both ways, for this request and a few more.
+- path_utf8: `config --add pkgs_dirs '/tmp/a\\xffb'` exited 0 and wrote `pkgs_dirs: []` into
+  .condarc (the entry lost; --set root_prefix likewise wrote nothing of it), and
+  CONDA_PKGS_DIRS/CONDA_ENVS_DIRS/MENV_ROOT_PREFIX holding one were shown as an empty list
+  (`info` dropped the line). A path value that is not UTF-8 is refused naming the key or
+  the variable; .condarc stays byte for byte as it was.
 """
 import json
 import os
@@ -250,6 +255,27 @@ def case_prune_order(t):
                 % " ".join(specs), "%r\n%r" % (out["1"][1:], out["0"][1:]))
         if specs[0] == "python<3.3.2":
             t.check(out["1"][0] == 0, "%s: solved" % " ".join(specs), out["1"][2])
+
+
+def case_path_utf8(t):
+    bad = os.fsdecode(b"/tmp/a\xffb")
+    rc = os.path.join(t.tmp, "rc")
+    before = b"channels:\n  - defaults\n"
+    with open(rc, "wb") as f:
+        f.write(before)
+    env = {"MENVRC": rc, "CONDARC": rc}
+    for args in (["--add", "pkgs_dirs"], ["--append", "envs_dirs"], ["--prepend", "pkgs_dirs"],
+                 ["--set", "root_prefix"], ["--set", "ssl_verify"],
+                 ["--set", "client_ssl_cert"]):
+        r = t.menv_run("config", *args, bad, env=env)
+        t.one_line_error(r, "config %s" % " ".join(args), ["not UTF-8", args[1]],
+                         nonzero_only=True)
+        with open(rc, "rb") as f:
+            t.check(f.read() == before, "config %s: .condarc unchanged" % " ".join(args))
+    for var, key in (("CONDA_PKGS_DIRS", "pkgs_dirs"), ("CONDA_ENVS_DIRS", "envs_dirs"),
+                     ("MENV_ROOT_PREFIX", "root_prefix")):
+        r = t.menv_run("config", "--show", key, env=dict(env, **{var: bad}))
+        t.one_line_error(r, var, ["$" + var, "not UTF-8"])
 
 
 def body(t, case):
