@@ -37,6 +37,9 @@
   CONDA_PKGS_DIRS/CONDA_ENVS_DIRS/MENV_ROOT_PREFIX holding one were shown as an empty list
   (`info` dropped the line). A path value that is not UTF-8 is refused naming the key or
   the variable; .condarc stays byte for byte as it was.
+- envfile_match_all: an environment file's dependency "" or "*" was refused by the solve
+  ("the spec '*' would match every package") naming no file or line; it is refused with
+  FILE:LINE:COL when the file is read, before any channel is read.
 """
 import json
 import os
@@ -276,6 +279,17 @@ def case_path_utf8(t):
                      ("MENV_ROOT_PREFIX", "root_prefix")):
         r = t.menv_run("config", "--show", key, env=dict(env, **{var: bad}))
         t.one_line_error(r, var, ["$" + var, "not UTF-8"])
+
+
+def case_envfile_match_all(t):
+    for dep in ('""', '"*"'):
+        f = os.path.join(t.tmp, "environment.yml")
+        write_text(f, "name: x\ndependencies:\n  - dependency\n  - %s\n" % dep)
+        p = os.path.join(t.tmp, "new")
+        r = t.menv_run("create", "-p", p, "-f", f, "--dry-run", "-c",
+                       t.url(os.path.join(t.tmp, "none")), "--override-channels")
+        t.one_line_error(r, "dependency %s" % dep, ["%s:4:5" % f, "would match every package"])
+        t.no_prefix_left(p, "dependency %s" % dep)
 
 
 def body(t, case):
