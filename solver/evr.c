@@ -24,7 +24,7 @@ static bool version_char(char c)
 }
 
 /* A copy of the n bytes of v with each trailing underscore of a version literal ('_' after a
- * letter or digit, before the end, '+' (a local version), ',', '|' or ')') as '^', or NULL
+ * letter or digit, before the end, '+' (a local version), ',', '|', ')', '*' or ".*") as '^', or NULL
  * when there is none. `upto` stops at the first blank (a REL_CONDA's build part). */
 static char *canon(const char *v, size_t n, bool upto_blank)
 {
@@ -35,7 +35,9 @@ static char *canon(const char *v, size_t n, bool upto_blank)
 		if (v[i] != '_' || !version_char(v[i - 1]))
 			continue;
 		char next = i + 1 < n ? v[i + 1] : '\0';
-		if (next && next != '+' && next != ',' && next != '|' && next != ')' &&
+		/* a glob's startswith ("1.1_*", "1.1_.*") ends the version there too */
+		bool glob = next == '*' || (next == '.' && i + 2 < n && v[i + 2] == '*');
+		if (next && !glob && next != '+' && next != ',' && next != '|' && next != ')' &&
 		    !(upto_blank && next == ' '))
 			continue;
 		if (!out)
@@ -126,8 +128,11 @@ Id menv_solv_matchspec(Pool *pool, const char *str)
 
 void menv_solv_conda_display(char *text)
 {
+	/* only what canon() wrote: a '^' after a letter or digit (a regex's '^' starts a
+	 * version, "ossl ^1\\.5$", or follows '[' in a class) */
 	for (char *p = text ? strchr(text, '^') : NULL; p; p = strchr(p + 1, '^'))
-		*p = '_';
+		if (p > text && version_char(p[-1]))
+			*p = '_';
 }
 
 void menv_solv_conda_display_json(json_t *j)

@@ -146,8 +146,8 @@ bool menv_solv_cancelled(volatile int *cancel);
 void menv_solv_conda_underscores(struct menv_solver *s);
 /* pool_conda_matchspec of str with the same rewriting: for specs parsed after the call above. */
 Id menv_solv_matchspec(Pool *pool, const char *str);
-/* Text made from libsolv's strings (problems) as conda writes versions: each '^' back to '_'
- * (in place; text may be NULL). The _json form does it in every string of j. */
+/* Text made from libsolv's strings (problems) as conda writes versions: each '^' after a
+ * letter or digit back to '_' (a regex's '^' stays; in place; text may be NULL). The _json form does it in every string of j. */
 void menv_solv_conda_display(char *text);
 void menv_solv_conda_display_json(json_t *j);
 

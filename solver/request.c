@@ -807,6 +807,13 @@ static const struct menv_record *channel_copy(struct menv_solver *s, json_t *ins
 	return NULL;
 }
 
+static int by_id(const void *a, const void *b, void *data)
+{
+	(void)data;
+	Id x = *(const Id *)a, y = *(const Id *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* The solve's transaction. A package to link whose record cannot be read (nested too deep,
  * say: libsolv's reader took it) fails it with MENV_EPARSE naming the record. */
 static int transaction_of(struct menv_solver *s, Solver *solv, struct menv_transaction *out,
@@ -817,6 +824,10 @@ static int transaction_of(struct menv_solver *s, Solver *solv, struct menv_trans
 	Pool *pool = s->pool;
 	Transaction *trans = solver_create_transaction(solv);
 
+	/* libsolv lists the steps in the order it decided them, and transaction_order breaks its
+	 * ties by that order: a pruned solve (prune.c) decides in another order than the full
+	 * pool's. In solvable order, the plan is the same for the same answer. */
+	solv_sort(trans->steps.elements, (size_t)trans->steps.count, sizeof(Id), by_id, NULL);
 	transaction_order(trans, 0);
 	out->link = menv_xcalloc((size_t)trans->steps.count + 1, sizeof(*out->link));
 	out->unlink = menv_xcalloc((size_t)trans->steps.count + 1, sizeof(*out->unlink));

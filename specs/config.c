@@ -383,8 +383,8 @@ static bool is_path_list(const char *key)
 
 /* A path-typed value (a pkgs_dirs or envs_dirs entry, root_prefix, ssl_verify's CA bundle,
  * client_ssl_cert, client_ssl_cert_key) as menv_config_load will use it: $VAR and ~ expanded,
- * then refused when it is empty (list entries), names a "~USER" with no such user, or is
- * relative (conda's abspath would take it from whatever directory the command runs in: a
+ * then refused when it is empty (list entries), is not UTF-8, names a "~USER" with no such
+ * user, or is relative (conda's abspath would take it from whatever directory the command runs in: a
  * folder of packages or environments made there, a CA bundle found or not by where one stands).
  * A "~" kept because HOME is unusable is check_home's to refuse. */
 static int check_path(const char *key, const char *val, const struct where *w,
@@ -394,9 +394,15 @@ static int check_path(const char *key, const char *val, const struct where *w,
 	const char *entry = is_path_list(key) ? " entry" : "";
 	char what[512];
 	int rc = 0;
+	size_t badat = 0;
 
 	if (!*val)
 		snprintf(what, sizeof(what), "%s%s '' is empty (give a full path)", key, entry);
+	else if (!menv_utf8_valid(val, strlen(val), &badat))
+		/* .condarc is UTF-8 text: the value could not be written there or shown (it was
+		 * written as `pkgs_dirs: []`, and shown as that, dropping the entry) */
+		snprintf(what, sizeof(what), "%s%s is not UTF-8 text (byte %zu)", key, entry,
+		         badat + 1);
 	else if (x[0] == '~' && x[1] && x[1] != '/')
 		snprintf(what, sizeof(what),
 		         "%s%s '%s': there is no user '%.*s' (~USER is that user's home; give "

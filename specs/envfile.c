@@ -119,6 +119,12 @@ static int dependencies(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 			int rc = check_value(c, v, false);
 			if (rc)
 				return rc;
+			/* "" and "*" would match every package: refused here, where the line is
+			 * known (the solve refused them naming no file) */
+			const char *d = scalar(v) + strspn(scalar(v), " \t");
+			if (!d[strspn(d, "* \t")])
+				return fail(c, v, "the dependency '%s' would match every package",
+				            scalar(v));
 			menv_strvec_push(&ef->deps, scalar(v));
 			continue;
 		}

@@ -20,7 +20,28 @@
   ("x\\u001b[2Jy") is skipped with a warning; its dependency reached the terminal raw in the
   solve's problem tree and in repoquery depends. A record key with one is shown escaped in
   the warning that skips it (it was printed raw), from the JSON and from the .solv cache.
+- underscore_glob: a channel's depends "ossl 1.1_*" or "ossl 1.1_.*" (conda: startswith
+  1.1_, which only 1.1_ does) linked ossl 1.1a1: evr.c rewrote a trailing '_' before the end,
+  '+', ',', '|' or ')' but not before a glob, so libsolv read the prefix as "1.1". The same
+  specs requested on the command line linked 1.1_ (as conda does); both agree now.
+- underscore_regex: the problem of a regex spec "ossl[version='^1\\.5$']" that nothing
+  provides said "ossl _1\\.5$": every '^' of libsolv's text was turned back to '_', not only
+  the ones evr.c wrote (after a letter or digit).
+- prune_order: `create --dry-run --json python<3.3.2 pycosat=0.3.0 pycparser sphinx` on
+  conda's test index printed pycparser before pycosat in FETCH and LINK, and the other way on
+  the full pool (MENV_SOLVER_PRUNE=0): libsolv's transaction lists its steps in decision
+  order, which the pruned solve changes. The steps are put in solvable order first; the
+  output is byte for byte the same both ways, for this request and a few more.
+- path_utf8: `config --add pkgs_dirs '/tmp/a\\xffb'` exited 0 and wrote `pkgs_dirs: []` into
+  .condarc (the entry lost; --set root_prefix likewise wrote nothing of it), and
+  CONDA_PKGS_DIRS/CONDA_ENVS_DIRS/MENV_ROOT_PREFIX holding one were shown as an empty list
+  (`info` dropped the line). A path value that is not UTF-8 is refused naming the key or
+  the variable; .condarc stays byte for byte as it was.
+- envfile_match_all: an environment file's dependency "" or "*" was refused by the solve
+  ("the spec '*' would match every package") naming no file or line; it is refused with
+  FILE:LINE:COL when the file is read, before any channel is read.
 """
+import json
 import os
 import re
 import shutil
@@ -181,6 +202,94 @@ def case_repodata_control(t):
                 t.check(r.rc != 0, "%s: evil is not available" % what, r)
                 t.check("holds a control character" in r.err, "%s: the warning says why"
                         % what, r.err)
+
+
+def case_underscore_glob(t):
+    chan = os.path.join(t.tmp, "u")
+    recs = {"ossl-%s-0.tar.bz2" % v: {"name": "ossl", "version": v, "build": "0"}
+            for v in ("1.1_", "1.1a1", "1.1dev1", "1.0")}
+    for name, dep in (("eqs", "ossl 1.1_*"), ("eqd", "ossl 1.1_.*"), ("ge", "ossl >=1.1_.*")):
+        recs["%s-1.0-0.tar.bz2" % name] = {"name": name, "version": "1.0", "build": "0",
+                                           "depends": [dep]}
+    t.write_repodata(chan, "linux-64", packages=recs)
+    t.write_repodata(chan, "noarch")
+    C = ["-c", t.url(chan), "--override-channels"]
+    # conda's answers (VersionOrder.startswith: "1.1a1" does not start with "1.1_")
+    for spec, want in (("eqs", "1.1_"), ("eqd", "1.1_"), ("ge", "1.1a1"),
+                       ("ossl 1.1_*", "1.1_"), ("ossl 1.1_.*", "1.1_")):
+        r = t.menv_run("create", "--dry-run", "--json", "-p", os.path.join(t.tmp, "e"), spec,
+                       *C)
+        got = None
+        if r.rc == 0:
+            got = [x["version"] for x in r.json()["actions"]["LINK"] if x["name"] == "ossl"]
+        t.check(got == [want], "%s links ossl %s" % (spec, want), r)
+
+
+def case_underscore_regex(t):
+    chan = os.path.join(t.tmp, "u")
+    t.write_repodata(chan, "linux-64", packages={
+        "ossl-1.1_-0.tar.bz2": {"name": "ossl", "version": "1.1_", "build": "0"}})
+    t.write_repodata(chan, "noarch")
+    C = ["-c", t.url(chan), "--override-channels"]
+    for args in ([], ["--json"]):
+        r = t.menv_run("create", "--dry-run", "-p", os.path.join(t.tmp, "e"),
+                       "ossl[version='^1\\.5$']", *(args + C))
+        text = r.out + r.err
+        t.check(r.rc != 0 and "^1\\.5$" in text and "_1\\.5" not in text,
+                "%s: the problem names the regex as written" % args, r)
+        t.check("1.1_" in text, "%s: and the channel's 1.1_ with its '_'" % args, r)
+
+
+def case_prune_order(t):
+    with open(os.path.join(t.corpus, "repodata", "conda", "index.json"), encoding="utf-8") as f:
+        recs = json.load(f)
+    chan = os.path.join(t.tmp, "idx")
+    t.write_repodata(chan, "linux-64", packages=recs)
+    t.write_repodata(chan, "noarch")
+    C = ["-c", t.url(chan), "--override-channels", "-p", os.path.join(t.tmp, "e")]
+    for specs in (["python<3.3.2", "pycosat=0.3.0", "pycparser", "sphinx"],
+                  ["numpy", "scipy", "pandas"], ["anaconda"], ["python=2.7", "numba"]):
+        out = {}
+        for prune in ("1", "0"):
+            r = t.menv_run("create", "--dry-run", "--json", *(C + specs),
+                           env={"MENV_SOLVER_PRUNE": prune, "CONDA_OVERRIDE_GLIBC": "2.17"})
+            out[prune] = (r.rc, r.out, r.err)
+        t.check(out["1"] == out["0"], "%s: the same output pruned and on the full pool"
+                % " ".join(specs), "%r\n%r" % (out["1"][1:], out["0"][1:]))
+        if specs[0] == "python<3.3.2":
+            t.check(out["1"][0] == 0, "%s: solved" % " ".join(specs), out["1"][2])
+
+
+def case_path_utf8(t):
+    bad = os.fsdecode(b"/tmp/a\xffb")
+    rc = os.path.join(t.tmp, "rc")
+    before = b"channels:\n  - defaults\n"
+    with open(rc, "wb") as f:
+        f.write(before)
+    env = {"MENVRC": rc, "CONDARC": rc}
+    for args in (["--add", "pkgs_dirs"], ["--append", "envs_dirs"], ["--prepend", "pkgs_dirs"],
+                 ["--set", "root_prefix"], ["--set", "ssl_verify"],
+                 ["--set", "client_ssl_cert"]):
+        r = t.menv_run("config", *args, bad, env=env)
+        t.one_line_error(r, "config %s" % " ".join(args), ["not UTF-8", args[1]],
+                         nonzero_only=True)
+        with open(rc, "rb") as f:
+            t.check(f.read() == before, "config %s: .condarc unchanged" % " ".join(args))
+    for var, key in (("CONDA_PKGS_DIRS", "pkgs_dirs"), ("CONDA_ENVS_DIRS", "envs_dirs"),
+                     ("MENV_ROOT_PREFIX", "root_prefix")):
+        r = t.menv_run("config", "--show", key, env=dict(env, **{var: bad}))
+        t.one_line_error(r, var, ["$" + var, "not UTF-8"])
+
+
+def case_envfile_match_all(t):
+    for dep in ('""', '"*"'):
+        f = os.path.join(t.tmp, "environment.yml")
+        write_text(f, "name: x\ndependencies:\n  - dependency\n  - %s\n" % dep)
+        p = os.path.join(t.tmp, "new")
+        r = t.menv_run("create", "-p", p, "-f", f, "--dry-run", "-c",
+                       t.url(os.path.join(t.tmp, "none")), "--override-channels")
+        t.one_line_error(r, "dependency %s" % dep, ["%s:4:5" % f, "would match every package"])
+        t.no_prefix_left(p, "dependency %s" % dep)
 
 
 def body(t, case):
