@@ -224,17 +224,26 @@ def case_envfile_nul(t):
         t.eq(os.listdir(cwd), [], "%s with a NUL: nothing made in the cwd" % what)
 
 
+NOUSER = "nouser-kinds-22"
+
+
+def no_such_user(t):
+    """True when NOUSER names no account here (else the case's part is skipped, saying so)."""
+    try:
+        pwd.getpwnam(NOUSER)
+    except KeyError:
+        return True
+    t.skip_part("a user %s exists here" % NOUSER)
+    return False
+
+
 def case_tilde_user(t):
     C = channel(t)
     cwd = os.path.join(t.tmp, "cwd")
     os.makedirs(cwd)
-    nouser = "nouser-kinds-22"
-    try:
-        pwd.getpwnam(nouser)
-        t.skip_part("a user %s exists here" % nouser)
+    nouser = NOUSER
+    if not no_such_user(t):
         return
-    except KeyError:
-        pass
     for key, rc, env in (("pkgs_dirs", "pkgs_dirs: ['~%s/p']\n" % nouser, None),
                          ("envs_dirs", "envs_dirs: ['~%s/e']\n" % nouser, None),
                          ("pkgs_dirs", "", {"CONDA_PKGS_DIRS": "~%s/p" % nouser}),
@@ -628,13 +637,9 @@ def case_spec_lines(t):
 
 
 def case_path_keys(t):
-    nouser = "nouser-kinds-22"
-    try:
-        pwd.getpwnam(nouser)
-        t.skip_part("a user %s exists here" % nouser)
+    nouser = NOUSER
+    if not no_such_user(t):
         return
-    except KeyError:
-        pass
     cwd = os.path.join(t.tmp, "cwd")
     os.makedirs(cwd)
     bad = (("~%s/x" % nouser, "no user '%s'" % nouser), ("rel/x", "is a relative path"),
