@@ -32,6 +32,7 @@
 
 #include "activate.h"
 #include "link.h"
+#include "registry.h"
 
 #define CONT_VAR   "_MENV_CONT"
 #define BACKUP_FMT "_MENV_BACKUP_%d"
@@ -566,8 +567,12 @@ int menv_env_locate(const char *root_prefix, const struct menv_strvec *envs_dirs
 		}
 		goto out;
 	}
-	if (strchr(name_or_path, '/') || !strcmp(name_or_path, ".") ||
-	    !strcmp(name_or_path, "..")) {
+	bool is_path = strchr(name_or_path, '/') || !strcmp(name_or_path, ".") ||
+	               !strcmp(name_or_path, "..");
+	if (is_path ? menv_env_path_check(name_or_path, err)
+	            : menv_env_name_check(name_or_path, false, err))
+		return err ? err->code : MENV_EUSAGE;
+	if (is_path) {
 		p = abspath(name_or_path, err);
 		if (!p)
 			return err ? err->code : MENV_EIO;

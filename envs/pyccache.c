@@ -35,6 +35,14 @@
  * link) is compiled in the prefix and rebuilt from that compile under the cache lock, never
  * left in place. Everything here is best effort: what cannot be read or written is compiled
  * in the prefix, as without the cache.
+ *
+ * Nothing here follows a symbolic link below the package folder: every path under it is
+ * opened beneath a descriptor of the folder (menv_beneath_*: openat2 RESOLVE_NO_SYMLINKS, or
+ * an O_NOFOLLOW walk), so a `.menv-pyc`, a `<magic>-<site>` folder, a MANIFEST, a .pyc or a
+ * `magic` that is a link (to a folder of valid-looking .pyc elsewhere, to /etc) is damage:
+ * never read as the cache's content, never written through. A link or file where
+ * `.menv-pyc` or a `<magic>-<site>` folder belongs is removed (as a link: unlinked, its
+ * target untouched) by the next writer, under the cache lock, and the folder rebuilt.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -62,30 +70,57 @@ static bool magic_ok(const unsigned char m[4])
 	return m[2] == '\r' && m[3] == '\n';
 }
 
+/* An O_PATH descriptor of the package folder `pkgdir` (its own path resolved as the cache's
+ * paths are), or -1. */
+static int pkg_root(const char *pkgdir)
+{
+	int fd;
+	return menv_beneath_root(pkgdir, &fd, NULL) ? -1 : fd;
+}
+
+/* The regular file `rel` beneath `pkgfd` (no link anywhere in it, the last component
+ * included) into b, when it is under 1 GiB. */
+static bool read_beneath(int pkgfd, const char *rel, struct menv_buf *b)
+{
+	int fd;
+	struct stat st;
+	if (menv_beneath_open(pkgfd, rel, O_RDONLY | O_NONBLOCK, 0, &fd, NULL))
+		return false;
+	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 30);
+	menv_buf_reset(b);
+	if (ok) {
+		menv_buf_grow(b, (size_t)st.st_size);
+		ok = pread(fd, b->buf, (size_t)st.st_size, 0) == (ssize_t)st.st_size;
+		b->len = ok ? (size_t)st.st_size : 0;
+		b->buf[b->len] = '\0';
+	}
+	close(fd);
+	return ok;
+}
+
 bool menv_pyccache_magic(const char *pydir, unsigned char magic[4])
 {
-	char *p = menv_xasprintf("%s/.menv-pyc/magic", pydir);
-	char buf[16] = {0};
+	struct menv_buf b = MENV_BUF_INIT;
 	unsigned v[4];
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	ssize_t got = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	bool ok = got == 9 && buf[8] == '\n' &&
-	          sscanf(buf, "%2x%2x%2x%2x", &v[0], &v[1], &v[2], &v[3]) == 4;
-	if (fd >= 0)
-		close(fd);
-	free(p);
+	int pkgfd = pkg_root(pydir);
+	bool ok = pkgfd >= 0 && read_beneath(pkgfd, ".menv-pyc/magic", &b) && b.len == 9 &&
+	          b.buf[8] == '\n' &&
+	          sscanf(b.buf, "%2x%2x%2x%2x", &v[0], &v[1], &v[2], &v[3]) == 4;
+	if (pkgfd >= 0)
+		close(pkgfd);
+	menv_buf_release(&b);
 	for (int i = 0; ok && i < 4; i++)
 		magic[i] = (unsigned char)v[i];
 	return ok && magic_ok(magic);
 }
 
-/* "<pkgdir>/.menv-pyc/<magic>-<site hash>". Caller frees. */
-static char *entry_dir(const char *pkgdir, const unsigned char magic[4], const char *site)
+/* ".menv-pyc/<magic>-<site hash>", relative to the package folder. Caller frees. */
+static char *entry_rel(const unsigned char magic[4], const char *site)
 {
 	char mh[9], sh[65];
 	hex4(magic, mh);
 	menv_sha256_hex(site, strlen(site), sh);
-	return menv_xasprintf("%s/.menv-pyc/%s-%.12s", pkgdir, mh, sh);
+	return menv_xasprintf(".menv-pyc/%s-%.12s", mh, sh);
 }
 
 static char *manifest_head(const unsigned char magic[4], const char *site)
@@ -104,10 +139,12 @@ static uint32_t le32(const unsigned char *p)
  * its MANIFEST line gives, with the header of a timestamp .pyc of `py` (magic, no flags, its
  * mtime and size): a cut or rewritten one (a full disk, a hand edit) is compiled again in the
  * prefix instead of breaking the import there. */
-static bool kept_pyc_ok(const char *path, long long pycsize, const char *sha,
+static bool kept_pyc_ok(int pkgfd, const char *rel, long long pycsize, const char *sha,
                         const unsigned char magic[4], const struct stat *py)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int fd = -1;
+	if (menv_beneath_open(pkgfd, rel, O_RDONLY | O_NONBLOCK, 0, &fd, NULL))
+		fd = -1;
 	struct stat cs;
 	struct menv_buf b = MENV_BUF_INIT;
 	char got[65];
@@ -153,12 +190,13 @@ static bool manifest_line(const char *line, char *state, long long v[3], char sh
 bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const char *site,
                         int rootfd, json_t *py, char **src, int64_t *size)
 {
-	char *dir = entry_dir(pkgdir, magic, site);
-	char *mf = menv_xasprintf("%s/MANIFEST", dir);
+	char *erel = entry_rel(magic, site);
+	char *mf = menv_xasprintf("%s/MANIFEST", erel);
 	char *head = manifest_head(magic, site);
 	struct menv_buf b = MENV_BUF_INIT;
 	size_t n = json_array_size(py), i = 0;
-	bool ok = menv_buf_read_file(&b, mf, NULL) == 0 && b.len > strlen(head) &&
+	int pkgfd = pkg_root(pkgdir);
+	bool ok = pkgfd >= 0 && read_beneath(pkgfd, mf, &b) && b.len > strlen(head) &&
 	          !memcmp(b.buf, head, strlen(head));
 	const char *line = ok ? b.buf + strlen(head) : NULL;
 
@@ -176,9 +214,11 @@ bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const 
 		ok = ok && fstatat(rootfd, want, &sb, 0) == 0 && S_ISREG(sb.st_mode) &&
 		     (long long)sb.st_mtim.tv_sec == v[0] && (long long)sb.st_size == v[1];
 		if (ok && state == 'c') {
-			src[i] = menv_xasprintf("%s/%zu.pyc", dir, i);
+			char *rel = menv_xasprintf("%s/%zu.pyc", erel, i);
+			src[i] = menv_xasprintf("%s/%s", pkgdir, rel);
 			size[i] = v[2];
-			ok = kept_pyc_ok(src[i], v[2], sha, magic, &sb);
+			ok = kept_pyc_ok(pkgfd, rel, v[2], sha, magic, &sb);
+			free(rel);
 		}
 		if (ok)
 			line = nl + 1;
@@ -189,10 +229,12 @@ bool menv_pyccache_find(const char *pkgdir, const unsigned char magic[4], const 
 			free(src[k]);
 			src[k] = NULL;
 		}
+	if (pkgfd >= 0)
+		close(pkgfd);
 	menv_buf_release(&b);
 	free(head);
 	free(mf);
-	free(dir);
+	free(erel);
 	return ok;
 }
 
@@ -210,7 +252,18 @@ int menv_pyccache_link(int rootfd, const char *src, const char *rel, enum menv_l
 	}
 	struct menv_buf b = MENV_BUF_INIT;
 	struct stat sb;
-	int rc = stat(src, &sb) < 0 || menv_buf_read_file(&b, src, NULL) ? -1 : 0;
+	/* the file menv_pyccache_find checked, never a link put there since */
+	int fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int rc = fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size >= (1 << 30)
+	                 ? -1
+	                 : 0;
+	if (!rc) {
+		menv_buf_grow(&b, (size_t)sb.st_size);
+		rc = pread(fd, b.buf, (size_t)sb.st_size, 0) == (ssize_t)sb.st_size ? 0 : -1;
+		b.len = (size_t)sb.st_size;
+	}
+	if (fd >= 0)
+		close(fd);
 	if (!rc && menv_beneath_write(rootfd, rel, b.buf, b.len, sb.st_mode & 07777, O_EXCL, NULL))
 		rc = -1;
 	menv_buf_release(&b);
@@ -250,19 +303,18 @@ static bool read_pyc(int rootfd, const char *rel, const struct stat *py, unsigne
 	return ok;
 }
 
-/* Removes the temporary folders killed writers left in `<pkgdir>/.menv-pyc` (under the cache
+/* Removes the temporary folders killed writers left in `.menv-pyc` (basefd; under the cache
  * lock no other writer is running). */
-static void remove_stale(const char *base)
+static void remove_stale(int basefd)
 {
-	DIR *d = opendir(base);
+	int fd = dup(basefd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, ".tmp-", 5))
-			continue;
-		char *p = menv_xasprintf("%s/%s", base, de->d_name);
-		menv_remove_tree(p);
-		free(p);
-	}
+	if (!d && fd >= 0)
+		close(fd);
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, ".tmp-", 5))
+			menv_beneath_remove_tree(basefd, de->d_name);
 	if (d)
 		closedir(d);
 }
@@ -275,13 +327,31 @@ static bool in_cache(const char *pkgs_dir, const char *dir)
 	       !strchr(dir + l + 1, '/');
 }
 
-/* Whether the folder `dir` is whole as written: its MANIFEST's head and end line, and each
- * kept .pyc of the size and sha256 its line gives (whichever prefix it is for). */
-static bool folder_ok(const char *dir, const unsigned char magic[4], const char *site)
+/* `<pkgdir>/.menv-pyc` (beneath pkgfd) opened as a directory, made when missing; a link or
+ * anything else there is damage: unlinked (never followed) and the folder made again. -1
+ * when it cannot be had. */
+static int base_dir(int pkgfd)
 {
-	char *mf = menv_xasprintf("%s/MANIFEST", dir), *head = manifest_head(magic, site);
+	for (int tries = 0; tries < 2; tries++) {
+		if (mkdirat(pkgfd, ".menv-pyc", 0755) < 0 && errno != EEXIST)
+			return -1;
+		int fd =
+		        openat(pkgfd, ".menv-pyc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR) ||
+		    unlinkat(pkgfd, ".menv-pyc", 0) < 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* Whether `<magic>-<site>` is a folder there (no link), whole as written: its MANIFEST's head
+ * and end line, and each kept .pyc of the size and sha256 its line gives (whichever prefix it
+ * is for). */
+static bool folder_ok(int pkgfd, const char *erel, const unsigned char magic[4], const char *site)
+{
+	char *mf = menv_xasprintf("%s/MANIFEST", erel), *head = manifest_head(magic, site);
 	struct menv_buf b = MENV_BUF_INIT;
-	bool ok = menv_buf_read_file(&b, mf, NULL) == 0 && b.len > strlen(head) &&
+	bool ok = read_beneath(pkgfd, mf, &b) && b.len > strlen(head) &&
 	          !memcmp(b.buf, head, strlen(head));
 	const char *line = ok ? b.buf + strlen(head) : NULL;
 	for (size_t i = 0; ok && strncmp(line, "end ", 4); i++) {
@@ -291,8 +361,8 @@ static bool folder_ok(const char *dir, const unsigned char magic[4], const char 
 		int off;
 		ok = nl && manifest_line(line, &state, v, sha, &off);
 		if (ok && state == 'c') {
-			char *p = menv_xasprintf("%s/%zu.pyc", dir, i);
-			ok = kept_pyc_ok(p, v[2], sha, magic, NULL);
+			char *p = menv_xasprintf("%s/%zu.pyc", erel, i);
+			ok = kept_pyc_ok(pkgfd, p, v[2], sha, magic, NULL);
 			free(p);
 		}
 		line = ok ? nl + 1 : line;
@@ -304,38 +374,67 @@ static bool folder_ok(const char *dir, const unsigned char magic[4], const char 
 	return ok;
 }
 
+/* A new temporary folder `.tmp-<pid>-<n>` in basefd: its descriptor, its name in `name`; -1
+ * when none can be made. */
+static int make_tmp(int basefd, char name[64])
+{
+	static unsigned seq;
+	for (int tries = 0; tries < 100; tries++) {
+		snprintf(name, 64, ".tmp-%ld-%u", (long)getpid(), seq++);
+		if (mkdirat(basefd, name, 0755) == 0) {
+			int fd = openat(basefd, name,
+			                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				menv_beneath_remove_tree(basefd, name);
+			return fd;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	name[0] = '\0';
+	return -1;
+}
+
+/* Writes `len` bytes as the new file `leaf` of dirfd (never through a link). */
+static bool write_new(int dirfd, const char *leaf, const void *data, size_t len, mode_t mode)
+{
+	int fd = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	bool ok = fd >= 0 && write(fd, data, len) == (ssize_t)len;
+	if (fd >= 0 && close(fd) < 0)
+		ok = false;
+	return ok;
+}
+
 /* Keeps one package's .pyc: py the prefix paths of its .py, pyc those of their .pyc. A
- * folder there that does not verify (folder_ok) is replaced. */
+ * folder there that does not verify (folder_ok), or a link where it belongs, is replaced. */
 static void publish_one(const char *pkgdir, const char *site, int rootfd, json_t *py,
                         char *const *pyc, unsigned char magic[4])
 {
-	char *base = menv_xasprintf("%s/.menv-pyc", pkgdir);
-	char *final = NULL, *tmp = NULL;
+	char *erel = entry_rel(magic, site), tmp[64] = "";
+	const char *ename = erel + strlen(".menv-pyc/");
 	struct menv_buf man = MENV_BUF_INIT, b = MENV_BUF_INIT;
 	size_t n = json_array_size(py);
+	int pkgfd = pkg_root(pkgdir), basefd = -1, tmpfd = -1;
+	struct stat es;
 	bool ok = true;
 
-	if (mkdir(base, 0755) < 0 && errno != EEXIST)
+	if (pkgfd < 0 || (basefd = base_dir(pkgfd)) < 0)
 		goto out;
-	remove_stale(base);
-	final = entry_dir(pkgdir, magic, site);
-	if (access(final, F_OK) == 0 && folder_ok(final, magic, site))
-		goto out;               /* kept by another create, whole */
-	if (access(final, F_OK) == 0) { /* damaged: moved aside whole, then rebuilt */
-		char *old = menv_xasprintf("%s/.tmp-damaged-%ld", base, (long)getpid());
-		bool moved = rename(final, old) == 0;
-		if (moved)
-			menv_remove_tree(old);
-		free(old);
-		if (!moved)
+	remove_stale(basefd);
+	if (fstatat(basefd, ename, &es, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(es.st_mode) && folder_ok(pkgfd, erel, magic, site))
+			goto out; /* kept by another create, whole */
+		/* damaged: a link or file unlinked, a folder moved aside whole; then rebuilt */
+		char old[64];
+		snprintf(old, sizeof(old), ".tmp-damaged-%ld", (long)getpid());
+		if (!S_ISDIR(es.st_mode) ? unlinkat(basefd, ename, 0) < 0
+		                         : renameat(basefd, ename, basefd, old) < 0)
 			goto out;
+		if (S_ISDIR(es.st_mode))
+			menv_beneath_remove_tree(basefd, old);
 	}
-	tmp = menv_xasprintf("%s/.tmp-XXXXXX", base);
-	if (!mkdtemp(tmp)) {
-		free(tmp);
-		tmp = NULL;
+	if ((tmpfd = make_tmp(basefd, tmp)) < 0)
 		goto out;
-	}
 	char *head = manifest_head(magic, site);
 	menv_buf_adds(&man, head);
 	free(head);
@@ -349,13 +448,10 @@ static void publish_one(const char *pkgdir, const char *site, int rootfd, json_t
 		struct stat cs;
 		bool have = menv_beneath_lstat(rootfd, pyc[i], &cs, NULL) == 0;
 		if (have) {
-			ok = read_pyc(rootfd, pyc[i], &ps, magic, &b, &mode);
-			char *dst = menv_xasprintf("%s/%zu.pyc", tmp, i);
-			int fd = ok ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) : -1;
-			ok = fd >= 0 && write(fd, b.buf, b.len) == (ssize_t)b.len;
-			if (fd >= 0 && close(fd) < 0)
-				ok = false;
-			free(dst);
+			char leaf[32];
+			snprintf(leaf, sizeof(leaf), "%zu.pyc", i);
+			ok = read_pyc(rootfd, pyc[i], &ps, magic, &b, &mode) &&
+			     write_new(tmpfd, leaf, b.buf, b.len, mode);
 		}
 		char line[192], sha[65] = "-";
 		if (have)
@@ -371,27 +467,44 @@ static void publish_one(const char *pkgdir, const char *site, int rootfd, json_t
 		char sum[65];
 		menv_sha256_hex(man.buf, man.len, sum);
 		menv_buf_addf(&man, "end %s\n", sum);
-		char *mf = menv_xasprintf("%s/MANIFEST", tmp);
-		int fd = open(mf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		ok = fd >= 0 && write(fd, man.buf, man.len) == (ssize_t)man.len;
-		if (fd >= 0 && close(fd) < 0)
-			ok = false;
-		free(mf);
+		ok = write_new(tmpfd, "MANIFEST", man.buf, man.len, 0644);
 	}
 	/* a kill here leaves the temporary folder, never a half one under its final name */
 	menv_crash_point();
-	if (ok && rename(tmp, final) == 0) {
-		free(tmp);
-		tmp = NULL;
-	}
+	if (ok && renameat(basefd, tmp, basefd, ename) == 0)
+		tmp[0] = '\0';
 out:
-	if (tmp)
-		menv_remove_tree(tmp);
+	if (tmp[0])
+		menv_beneath_remove_tree(basefd, tmp);
+	if (tmpfd >= 0)
+		close(tmpfd);
+	if (basefd >= 0)
+		close(basefd);
+	if (pkgfd >= 0)
+		close(pkgfd);
 	menv_buf_release(&man);
 	menv_buf_release(&b);
-	free(tmp);
-	free(final);
-	free(base);
+	free(erel);
+}
+
+/* Notes `magic` in `<pydir>/.menv-pyc/magic`, replaced by rename (a link there is replaced,
+ * never written through). */
+static void note_magic(const char *pydir, const unsigned char magic[4])
+{
+	int pkgfd = pkg_root(pydir), basefd = pkgfd >= 0 ? base_dir(pkgfd) : -1;
+	char mh[9], line[10], tmp[64];
+	hex4(magic, mh);
+	snprintf(line, sizeof(line), "%s\n", mh);
+	snprintf(tmp, sizeof(tmp), ".tmp-magic-%ld", (long)getpid());
+	if (basefd >= 0) {
+		unlinkat(basefd, tmp, 0);
+		if (!write_new(basefd, tmp, line, 9, 0644) ||
+		    renameat(basefd, tmp, basefd, "magic") < 0)
+			unlinkat(basefd, tmp, 0);
+		close(basefd);
+	}
+	if (pkgfd >= 0)
+		close(pkgfd);
 }
 
 void menv_pyccache_publish(const struct menv_pyc_cache *c, int rootfd, json_t *const *py,
@@ -423,16 +536,7 @@ void menv_pyccache_publish(const struct menv_pyc_cache *c, int rootfd, json_t *c
 	for (size_t k = 0; k < n; k++)
 		if (keep[k] && c->pkgs[k].cacheable && in_cache(c->pkgs_dir, c->pkgs[k].pkgdir))
 			publish_one(c->pkgs[k].pkgdir, c->site, rootfd, py[k], pyc[k], magic);
-	if (note) {
-		char *base = menv_xasprintf("%s/.menv-pyc", c->pydir);
-		char *p = menv_xasprintf("%s/magic", base);
-		char mh[9], line[10];
-		hex4(magic, mh);
-		snprintf(line, sizeof(line), "%s\n", mh);
-		if (mkdir(base, 0755) == 0 || errno == EEXIST)
-			menv_write_file_atomic(p, line, 9, NULL);
-		free(p);
-		free(base);
-	}
+	if (note)
+		note_magic(c->pydir, magic);
 	close(lockfd);
 }

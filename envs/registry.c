@@ -248,6 +248,84 @@ static bool has_control(const char *s)
 	return false;
 }
 
+/* The first bytes of a long name or path for an error line (whole UTF-8 characters, with
+ * "..." when cut). Caller frees. */
+static char *shown_start(const char *s)
+{
+	size_t n = strlen(s), cut = n > 60 ? 60 : n;
+	while (cut < n && cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+		cut--;
+	char *head = menv_xasprintf("%.*s%s", (int)cut, s, cut < n ? "..." : "");
+	char *shown = menv_utf8_escape(head);
+	free(head);
+	return shown;
+}
+
+int menv_env_path_check(const char *path, struct menv_error *err)
+{
+	size_t n = strlen(path);
+	if (n >= PATH_MAX) {
+		char *shown = shown_start(path);
+		int rc = menv_error_set(err, MENV_EUSAGE,
+		                        "environment path '%s' is too long: %zu bytes, the system "
+		                        "allows at most %d (PATH_MAX)",
+		                        shown, n, PATH_MAX - 1);
+		free(shown);
+		return rc;
+	}
+	for (const char *s = path; *s;) {
+		size_t c = strcspn(s, "/");
+		if (c > NAME_MAX) {
+			char *comp = menv_xasprintf("%.*s", (int)c, s), *shown = shown_start(comp);
+			int rc = menv_error_set(err, MENV_EUSAGE,
+			                        "environment path component '%s' is too long: %zu "
+			                        "bytes, the system allows at most %d (NAME_MAX)",
+			                        shown, c, NAME_MAX);
+			free(shown);
+			free(comp);
+			return rc;
+		}
+		s += c;
+		s += strspn(s, "/");
+	}
+	return 0;
+}
+
+int menv_env_name_check(const char *name, bool fresh, struct menv_error *err)
+{
+	if (!*name || strchr(name, '/') || (fresh && (strpbrk(name, " :#") || name[0] == '-')) ||
+	    !strcmp(name, ".") || !strcmp(name, "..")) {
+		char *shown = shown_start(name);
+		int rc = menv_error_set(err, MENV_EUSAGE,
+		                        "invalid environment name '%s': it may not %s", shown,
+		                        fresh ? "start with '-' nor contain '/', ' ', ':' or '#'"
+		                              : "be empty, '.', '..' or contain '/'");
+		free(shown);
+		return rc;
+	}
+	/* the name is a line of history, the registry and every export */
+	if (!menv_utf8_valid(name, strlen(name), NULL) || has_control(name)) {
+		char *shown = shown_start(name);
+		int rc = menv_error_set(err, MENV_EUSAGE,
+		                        "invalid environment name '%s': it must be UTF-8 text "
+		                        "without control characters",
+		                        shown);
+		free(shown);
+		return rc;
+	}
+	/* a folder's name: longer, and only the last rename of a create would find out */
+	if (strlen(name) > NAME_MAX) {
+		char *shown = shown_start(name);
+		int rc = menv_error_set(err, MENV_EUSAGE,
+		                        "invalid environment name '%s': %zu bytes, the system "
+		                        "allows at most %d (NAME_MAX)",
+		                        shown, strlen(name), NAME_MAX);
+		free(shown);
+		return rc;
+	}
+	return 0;
+}
+
 char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const char *prefix,
                           struct menv_error *err)
 {
@@ -256,16 +334,10 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 		return NULL;
 	}
 	if (name) {
-		/* conda's rule ('/', ' ', ':', '#' not allowed), and no leading '-' (it would
-		 * read as an option to `menv activate`) */
-		if (!*name || strpbrk(name, "/ :#") || name[0] == '-' || !strcmp(name, ".") ||
-		    !strcmp(name, "..")) {
-			menv_error_set(err, MENV_EUSAGE,
-			               "invalid environment name '%s': it may not start with '-' "
-			               "nor contain '/', ' ', ':' or '#'",
-			               name);
+		/* conda's rule ('/', ' ', ':', '#' not allowed), no leading '-' (it would read
+		 * as an option to `menv activate`), text, and the system's length */
+		if (menv_env_name_check(name, true, err))
 			return NULL;
-		}
 		/* conda's rule for every command that names a new environment (create, rename,
 		 * env create): `base` and `root` are the root prefix's names */
 		if (!strcmp(name, "base") || !strcmp(name, "root")) {
@@ -273,17 +345,6 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 			               "'%s' is reserved for the root environment; choose another "
 			               "name",
 			               name);
-			return NULL;
-		}
-		/* the name is a line of history, the registry and every export */
-		if (!menv_utf8_valid(name, strlen(name), NULL) || has_control(name)) {
-			char *shown = menv_utf8_escape(name);
-			menv_error_set(
-			        err, MENV_EUSAGE,
-			        "invalid environment name '%s': it must be UTF-8 text without "
-			        "control characters",
-			        shown);
-			free(shown);
 			return NULL;
 		}
 		/* conda's target_prefix: an environment of that name in any envs_dirs entry
@@ -294,10 +355,17 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 		if (!menv_env_locate(cfg->root_prefix, &cfg->envs_dirs, name, &found, &ign))
 			return found;
 		free(found);
-		return menv_xasprintf("%s/%s", cfg->envs_dir, name);
+		char *p = menv_xasprintf("%s/%s", cfg->envs_dir, name);
+		if (menv_env_path_check(p, err)) {
+			free(p);
+			return NULL;
+		}
+		return p;
 	}
 	if (prefix) {
 		char cwd[PATH_MAX];
+		if (menv_env_path_check(prefix, err))
+			return NULL;
 		if (prefix[0] == '/')
 			return menv_xstrdup(prefix);
 		if (!getcwd(cwd, sizeof(cwd))) {
@@ -308,6 +376,10 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 		size_t n = strlen(p);
 		while (n > 1 && p[n - 1] == '/')
 			p[--n] = '\0';
+		if (menv_env_path_check(p, err)) {
+			free(p);
+			return NULL;
+		}
 		return p;
 	}
 	menv_error_set(err, MENV_EUSAGE, "no environment given: use -n NAME or -p PREFIX");
@@ -323,10 +395,11 @@ char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, cons
 		menv_error_set(err, MENV_EUSAGE, "give either -n NAME or -p PREFIX, not both");
 		return NULL;
 	}
-	if (name && (!*name || strchr(name, '/'))) {
-		menv_error_set(err, MENV_EUSAGE, "invalid environment name '%s'", name);
+	if (name && strcmp(name, "base") && strcmp(name, "root") &&
+	    menv_env_name_check(name, false, err))
 		return NULL;
-	}
+	if (path && menv_env_path_check(path, err))
+		return NULL;
 	if (path && !strchr(path, '/'))
 		path = rel = menv_xasprintf("./%s", path);
 	if (!name && !path) {

@@ -79,11 +79,23 @@ int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, m
                    menv_env_cb events, void *ud, struct menv_clean_stats *st,
                    struct menv_error *err);
 
+/* Refuses an environment name as one line (MENV_EUSAGE naming its first bytes): empty, ".",
+ * "..", holding '/', not UTF-8 text or holding a control character, or longer than NAME_MAX
+ * (255) bytes, the longest folder name the system takes; for a `fresh` one (a new
+ * environment's) also conda's PREFIX_NAME_DISALLOWED_CHARS (' ', ':', '#') and a leading '-'.
+ * "base" and "root" are the caller's to decide. 0 when the name is fine. */
+int menv_env_name_check(const char *name, bool fresh, struct menv_error *err);
+/* Refuses a prefix path (absolute or relative, as given) as one line (MENV_EUSAGE) when it is
+ * PATH_MAX (4096) bytes or longer or one of its '/'-separated components is longer than
+ * NAME_MAX (255) bytes: what the system would refuse at the first step that names it (for a
+ * create, its final rename). 0 when it is fine. */
+int menv_env_path_check(const char *path, struct menv_error *err);
+
 /* The prefix of a new environment: for a NAME, the environment of that name in the first
  * envs_dirs entry that holds one (menv_env_locate, conda's target_prefix: the caller then
  * finds it exists), else `<envs_dir>/NAME`; or PREFIX made absolute against the
- * working directory (trailing '/' dropped). A name may not be empty, ".", "..", start with
- * '-' or hold '/', ' ', ':' or '#' (conda's rule). Caller frees; NULL with MENV_EUSAGE when
+ * working directory (trailing '/' dropped). The name must pass menv_env_name_check (fresh),
+ * the prefix menv_env_path_check. Caller frees; NULL with MENV_EUSAGE when
  * neither or both are given or the name is refused, MENV_EIO without a working directory. */
 char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const char *prefix,
                           struct menv_error *err);

@@ -86,7 +86,8 @@ static char *base_url_of(const struct menv_channel *ch, const char *subdir, cons
 struct cstream {
 	const char *map; /* reading from memory, or NULL */
 	size_t size, pos;
-	int fd; /* else reading or writing this descriptor */
+	struct menv_buf *out; /* writing to memory, or NULL */
+	int fd;               /* else reading or writing this descriptor */
 	volatile int *cancel;
 };
 
@@ -118,6 +119,10 @@ static ssize_t cs_write(void *ud, const char *buf, size_t n)
 	if (menv_solv_cancelled(c->cancel)) {
 		errno = EINTR;
 		return -1;
+	}
+	if (c->out) {
+		menv_buf_add(c->out, buf, n);
+		return (ssize_t)n;
 	}
 	while (done < n) {
 		ssize_t w = write(c->fd, buf + done, n - done);
@@ -494,6 +499,83 @@ out:
 	return rc;
 }
 
+/* Writes `bytes` as the .solv cache at solv_path, best effort: a cache we cannot write only
+ * costs time; it appears whole (a temporary file renamed) or not at all. */
+static void write_solv_file(const char *solv_path, const struct menv_buf *bytes,
+                            volatile int *cancel)
+{
+	char *tmp = menv_xasprintf("%s.tmp-%d", solv_path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t done = 0;
+	while (fd >= 0 && done < bytes->len && !menv_solv_cancelled(cancel)) {
+		ssize_t w = write(fd, bytes->buf + done, bytes->len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	bool ok = fd >= 0 && close(fd) == 0 && done == bytes->len && !menv_solv_cancelled(cancel);
+	if (ok)
+		rename(tmp, solv_path);
+	unlink(tmp);
+	free(tmp);
+}
+
+/* The JSON of f into f->repo the way a later run reads it from the .solv: libsolv's reader
+ * runs in a pool of its own, the repo is written as .solv bytes (kept at f->solv_path when
+ * there is one), and those bytes are what f->repo reads. A solve then sees the same pool
+ * whether the cache was warm or not: the .solv writer orders each solvable's dependencies
+ * by its own string numbering, drops the records the build dropped and numbers strings in
+ * its order, and libsolv's choice between two rules that say the same (which of a record's
+ * missing dependencies a problem names) follows those orders. */
+static int build_solv(struct menv_solver *s, struct filerepo *f, const char *path, const char *key,
+                      struct menv_error *err)
+{
+	struct menv_solver scratch = {.cancel = s->cancel};
+	struct filerepo sf = *f;
+	struct menv_buf bytes = MENV_BUF_INIT;
+	int rc;
+
+	scratch.pool = pool_create();
+	pool_setdisttype(scratch.pool, DISTTYPE_CONDA);
+	scratch.offkey = pool_str2id(scratch.pool, "menv:offset", 1);
+	scratch.cachekey = pool_str2id(scratch.pool, "menv:cachekey", 1);
+	scratch.baseurlkey = pool_str2id(scratch.pool, "menv:base_url", 1);
+	scratch.warnkey = pool_str2id(scratch.pool, "menv:warnings", 1);
+	sf.repo = repo_create(scratch.pool, f->repo->name);
+	sf.repo->appdata = &sf;
+	rc = build_from_json(&scratch, &sf, path, key, err);
+	f->base = sf.base;
+	if (!rc) {
+		struct cstream cs = {.out = &bytes, .cancel = s->cancel};
+		FILE *fp = cs_open(&cs, "w");
+		bool ok = fp && repo_write(sf.repo, fp) == 0;
+		ok = fp && fclose(fp) == 0 && ok;
+		if (menv_solv_cancelled(s->cancel))
+			rc = interrupted(path, err);
+		else if (!ok)
+			rc = menv_error_set(err, MENV_EIO, "%s: cannot index its records", path);
+	}
+	pool_free(scratch.pool);
+	if (!rc && f->solv_path)
+		write_solv_file(f->solv_path, &bytes, s->cancel);
+	if (!rc) {
+		struct cstream cs = {.map = bytes.buf, .size = bytes.len, .cancel = s->cancel};
+		FILE *fp = cs_open(&cs, "r");
+		if (!fp || repo_add_solv(f->repo, fp, 0))
+			rc = menv_solv_cancelled(s->cancel)
+			             ? interrupted(path, err)
+			             : menv_error_set(err, MENV_EIO,
+			                              "%s: cannot index its records: %s", path,
+			                              pool_errstr(s->pool));
+		if (fp)
+			fclose(fp);
+	}
+	menv_buf_release(&bytes);
+	return rc;
+}
+
 char *menv_solv_base_url(const struct filerepo *f, const char *info, size_t len)
 {
 	return base_url_of(f->ch, f->subdir, info, len);
@@ -535,28 +617,9 @@ int menv_solv_load_full(struct menv_solver *s, struct filerepo *f, struct menv_e
 	if (!cached) {
 		if (!f->size)
 			return menv_error_set(err, MENV_EPARSE, "%s: empty file", path);
-		rc = build_from_json(s, f, path, key, err);
+		rc = build_solv(s, f, path, key, err);
 		if (rc)
 			return rc;
-		if (solv_path) {
-			/* best effort: a cache we cannot write only costs time; it appears whole
-			 * (a temporary file renamed) or not at all (an interrupted write is removed) */
-			char *tmp = menv_xasprintf("%s.tmp-%d", solv_path, (int)getpid());
-			struct cstream cs = {
-			        .fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644),
-			        .cancel = s->cancel};
-			FILE *fp = cs.fd >= 0 ? cs_open(&cs, "w") : NULL;
-			bool ok = fp && repo_write(f->repo, fp) == 0;
-			ok = fp && fclose(fp) == 0 && ok;
-			ok = cs.fd >= 0 && close(cs.fd) == 0 && ok &&
-			     !menv_solv_cancelled(s->cancel);
-			if (ok)
-				rename(tmp, solv_path);
-			unlink(tmp);
-			free(tmp);
-			if (menv_solv_cancelled(s->cancel))
-				return interrupted(path, err);
-		}
 	}
 	collect_warnings(s, f->repo);
 	grow_recs(f);

@@ -378,7 +378,7 @@ static int bad(struct menv_error *err, const struct where *w, const char *fmt, c
 
 static bool is_path_list(const char *key)
 {
-	return !strcmp(key, "pkgs_dirs") || !strcmp(key, "envs_dirs");
+	return !strcmp(key, "pkgs_dirs") || !strcmp(key, "envs_dirs") || !strcmp(key, "envs_path");
 }
 
 /* A path-typed value (a pkgs_dirs or envs_dirs entry, root_prefix, ssl_verify's CA bundle,
@@ -843,7 +843,10 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 	struct where w = node_where(path, v);
 	int rc = 0;
 
-	if (is_list_key(key)) {
+	/* conda's alias of envs_dirs (its ParameterLoader's aliases); errors name the key as
+	 * written */
+	const char *canon = !strcmp(key, "envs_path") ? "envs_dirs" : key;
+	if (is_list_key(canon)) {
 		struct menv_strvec items = MENV_STRVEC_INIT;
 		rc = scalar_list(doc, v, path, key, &items, err);
 		if (!rc && is_path_list(key)) /* each entry where it stands */
@@ -854,7 +857,7 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 				rc = check_path(key, items.v[i], &iw, err);
 			}
 		if (!rc)
-			set_list(cfg, key, &items);
+			set_list(cfg, canon, &items);
 		menv_strvec_clear(&items);
 		return rc;
 	}
@@ -922,6 +925,7 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 		rc = node_error(err, path, root, "expected a mapping of settings");
 		goto out;
 	}
+	const char *envs_key = NULL; /* envs_dirs or envs_path, whichever came first */
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
 	     p < root->data.mapping.pairs.top && !rc; p++) {
 		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
@@ -929,6 +933,18 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 
 		if (!k || !v || k->type != YAML_SCALAR_NODE)
 			continue;
+		const char *key = (const char *)k->data.scalar.value;
+		if (!strcmp(key, "envs_dirs") || !strcmp(key, "envs_path")) {
+			/* conda's MultipleKeysError: one file gives one of the two names */
+			if (envs_key && strcmp(envs_key, key)) {
+				rc = node_error(
+				        err, path, k,
+				        "envs_dirs and envs_path are one setting (envs_path "
+				        "is conda's other name for it): give only one");
+				break;
+			}
+			envs_key = key;
+		}
 		rc = apply_pair(cfg, &doc, path, k, v, err);
 	}
 	if (!rc)
@@ -1013,13 +1029,58 @@ static void split_commas(const char *s, struct menv_strvec *out)
 	split_on(s, ',', out);
 }
 
+/* envs_dirs from $MENV_ENVS_DIRS / $CONDA_ENVS_DIRS or its alias $MENV_ENVS_PATH /
+ * $CONDA_ENVS_PATH (conda's `envs_path`), split at ':' as conda splits it (os.pathsep, its
+ * string_delimiter), blanks around each entry dropped. Both names set is conda's
+ * MultipleKeysError, refused; an empty value is no setting, an empty entry in a longer one
+ * (`:/a`, `/a::/b`: the current directory in a PATH-like list) refused as any relative entry,
+ * naming the variable. */
+static int env_envs_dirs(struct menv_config *cfg, struct menv_error *err)
+{
+	char dname[64], pname[64];
+	const char *d = env_value("envs_dirs", dname, sizeof(dname));
+	const char *p = env_value("envs_path", pname, sizeof(pname));
+	const char *v = d ? d : p, *var = d ? dname : pname;
+	struct menv_strvec items = MENV_STRVEC_INIT;
+	struct where w = {NULL, var, 0, 0};
+	int rc = 0;
+
+	if (d && p)
+		return menv_error_set(err, MENV_EPARSE,
+		                      "$%s and $%s are one setting (envs_path is conda's other "
+		                      "name for envs_dirs): set only one",
+		                      dname, pname);
+	if (!v || !*v)
+		return 0;
+	for (const char *s = v;; s++) {
+		size_t n = strcspn(s, ":");
+		char *item = menv_xstrndup(s, n), *b = item, *e;
+		while (*b == ' ')
+			b++;
+		e = b + strlen(b);
+		while (e > b && e[-1] == ' ')
+			*--e = '\0';
+		if (!rc)
+			rc = check_path("envs_dirs", b, &w, err);
+		menv_strvec_push(&items, b);
+		free(item);
+		s += n;
+		if (!*s)
+			break;
+	}
+	if (!rc)
+		set_list(cfg, "envs_dirs", &items);
+	menv_strvec_clear(&items);
+	return rc;
+}
+
 /* Environment variables override the rc files, like conda's CONDA_<KEY>. */
 static int apply_env(struct menv_config *cfg, struct menv_error *err)
 {
 
 	static const char *const lists[] = {
-	        "channels",  "default_channels", "migrated_channel_aliases",
-	        "envs_dirs", "pinned_packages",  "aggressive_update_packages",
+	        "channels",        "default_channels",           "migrated_channel_aliases",
+	        "pinned_packages", "aggressive_update_packages",
 	};
 	char name[64];
 	const char *v;
@@ -1055,7 +1116,7 @@ static int apply_env(struct menv_config *cfg, struct menv_error *err)
 		set_list(cfg, lists[i], &items);
 		menv_strvec_clear(&items);
 	}
-	return 0;
+	return env_envs_dirs(cfg, err);
 }
 
 /* A place still starting with "~" was to be under HOME, which is unusable: refused; one

@@ -36,9 +36,9 @@ struct menv_config {
 				         in order; only pkgs_dir is written */
 	bool pkgs_dir_writable;       /* false: no entry of pkgs_dirs is writable (read-only
 				         modes or mounts) and pkgs_dir is merely the first */
-	struct menv_strvec envs_dirs; /* `envs_dirs` (CONDA_ENVS_DIRS=a,b), each expanded,
-				         default [<root>/envs]: a name is looked up in each, in
-				         order (conda's locate_prefix_by_name) */
+	struct menv_strvec envs_dirs; /* `envs_dirs` (CONDA_ENVS_DIRS=a:b or CONDA_ENVS_PATH),
+				         each expanded, default [<root>/envs]: a name is looked
+				         up in each, in order (conda's locate_prefix_by_name) */
 	char *envs_dir;               /* where a named environment is created: after
 				         menv_config_load the first writable entry of envs_dirs
 				         (conda's first_writable_envs_dir), else its first */

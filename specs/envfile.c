@@ -93,8 +93,12 @@ static int string_list(struct ctx *c, yaml_node_t *n, const char *key, struct me
 		yaml_node_t *v = yaml_document_get_node(c->doc, *it);
 		if (!v || v->type != YAML_SCALAR_NODE)
 			return fail(c, v ? v : n, "items of '%s' must be strings", key);
+		/* conda refuses it ("`channels` key must only contain strings", then fails;
+		 * pip would be run with "None") */
 		if (is_null(v))
-			continue;
+			return fail(c, v,
+			            "an item of '%s' is empty (null): give %s or drop the line",
+			            key, strcmp(key, "channels") ? "a requirement" : "a channel");
 		if (!strcmp(key, "channels") && check_value(c, v, true))
 			return c->err->code;
 		menv_strvec_push(out, scalar(v));
@@ -114,8 +118,13 @@ static int dependencies(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 		if (!v)
 			continue;
 		if (v->type == YAML_SCALAR_NODE) {
+			/* conda's EnvironmentFileInvalid: "'None' is an invalid type for a
+			 * 'dependency'" */
 			if (is_null(v))
-				continue;
+				return fail(
+				        c, v,
+				        "a dependency is empty (null): give a package spec or drop "
+				        "the line");
 			int rc = check_value(c, v, false);
 			if (rc)
 				return rc;

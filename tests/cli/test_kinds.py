@@ -816,6 +816,178 @@ def case_env_list_width(t):
          "(name padded to 20, '  ', the active mark, '  '):\n" + r.out)
 
 
+def case_name_length(t):
+    C = channel(t)
+    long = "n" * 300
+    t.menv_ok("create", "-n", "ok", *C, "dependency")
+    cmds = [("create", "-n", long, *C, "dependency"),
+            ("create", "-n", long, "--dry-run", *C, "dependency"),
+            ("install", "-n", long, *C, "dependency"),
+            ("update", "-n", long, *C, "dependency"),
+            ("remove", "-n", long, "-y", "dependency"),
+            ("remove", "-n", long, "-y", "--all"),
+            ("env", "remove", "-n", long, "-y"),
+            ("env", "update", "-n", long, "-f", os.path.join(t.tmp, "env.yml")),
+            ("run", "-n", long, "true"),
+            ("export", "-n", long),
+            ("list", "-n", long),
+            ("doctor", "-n", long),
+            ("smoke", "-n", long),
+            ("env", "config", "vars", "list", "-n", long),
+            ("repoquery", "whoneeds", "-n", long, "dependency"),
+            ("shell", "activate", "--shell", "bash", long),
+            ("rename", "-n", long, "other"),
+            ("rename", "-n", "ok", long),
+            ("rename", "-n", "ok", "--dry-run", long)]
+    write_text(os.path.join(t.tmp, "env.yml"), "dependencies:\n  - dependency\n")
+    for cmd in cmds:
+        r = t.menv_run(*cmd)
+        t.one_line_error(r, "%s -n <300 bytes>" % " ".join(cmd[:2]),
+                         ["'" + "n" * 60 + "...'", "300 bytes", "NAME_MAX"],
+                         nonzero_only=True)
+    # from an environment file's name:
+    f = os.path.join(t.tmp, "named.yml")
+    write_text(f, "name: %s\ndependencies:\n  - dependency\n" % long)
+    r = t.menv_run("create", "-f", f, *C)
+    t.one_line_error(r, "create -f with a 300-byte name:", ["NAME_MAX"], nonzero_only=True)
+    t.eq(sorted(os.listdir(t.envs)), ["ok"], "nothing made beside the one environment")
+    t.check(os.path.isdir(os.path.join(t.envs, "ok", "conda-meta")), "ok is still there")
+    # a -p PATH with a component over NAME_MAX
+    deep = os.path.join(t.tmp, long, "env")
+    for cmd in (("create", "-p", deep, *C, "dependency"), ("list", "-p", deep),
+                ("install", "-p", deep, *C, "dependency"), ("run", "-p", deep, "true"),
+                ("env", "remove", "-p", deep, "-y"), ("rename", "-n", "ok", deep),
+                ("shell", "activate", "--shell", "bash", deep)):
+        r = t.menv_run(*cmd)
+        t.one_line_error(r, "%s -p <a 300-byte component>" % cmd[0],
+                         ["component", "300 bytes", "NAME_MAX"], nonzero_only=True)
+    t.check(not os.path.exists(os.path.join(t.tmp, long[:255])), "nothing made for -p")
+    # the prefix a name makes would be PATH_MAX (4096) bytes or longer
+    far = os.path.join(t.tmp, *(["d" * 250] * 16))
+    t.set_rc("envs_dirs: [%s]\n" % far)
+    r = t.menv_run("create", "-n", "x" * 200, *C, "dependency")
+    t.one_line_error(r, "create -n: a prefix over PATH_MAX", ["PATH_MAX"], nonzero_only=True)
+    t.check(not os.path.exists(os.path.join(t.tmp, "d" * 250)), "nothing made for it")
+    t.set_rc("")
+    # 255 bytes is a name like any other
+    n255 = "m" * 255
+    t.menv_ok("create", "-n", n255, *C, "dependency")
+    r = t.menv_ok("list", "-n", n255, "--json")
+    t.eq([p.get("name") for p in r.json()], ["dependency"], "a 255-byte name: list")
+    t.menv_ok("rename", "-n", n255, "short")
+    t.menv_ok("rename", "-n", "short", n255)
+    t.menv_ok("env", "remove", "-n", n255, "-y")
+    t.eq(sorted(os.listdir(t.envs)), ["ok"], "the 255-byte environment renamed and removed")
+
+
+def case_envs_path(t):
+    C = channel(t)
+    e1, e2 = os.path.join(t.tmp, "ep1"), os.path.join(t.tmp, "ep2")
+    for var in ("CONDA_ENVS_PATH", "CONDA_ENVS_DIRS", "MENV_ENVS_PATH"):
+        j = t.menv_ok("info", "--json", env={var: " %s : %s " % (e1, e2)}).json()
+        t.eq(j.get("envs_dirs"), [e1, e2], "%s=A:B is envs_dirs [A, B]" % var)
+    j = t.menv_ok("info", "--json", env={"CONDA_ENVS_PATH": ""}).json()
+    t.eq(j.get("envs_dirs"), [t.envs], "CONDA_ENVS_PATH='' is no setting")
+    t.menv_ok("create", "-n", "viapath", *C, "dependency", env={"CONDA_ENVS_PATH": e2})
+    t.check(os.path.isdir(os.path.join(e2, "viapath", "conda-meta")),
+            "create -n with CONDA_ENVS_PATH: in its first entry", os.listdir(t.tmp))
+    r = t.menv_ok("run", "-n", "viapath", "sh", "-c", "printf %s \"$CONDA_PREFIX\"",
+                  env={"CONDA_ENVS_PATH": "%s:%s" % (e1, e2)})
+    t.eq(r.out, os.path.join(e2, "viapath"), "run -n finds it in the second entry")
+    cwd = os.path.join(t.tmp, "cwd")
+    os.makedirs(cwd)
+    nouser = NOUSER if no_such_user(t) else None
+    bad = [("rel/x", "relative"), ("%s::%s" % (e1, e2), "'' is empty"),
+           (":" + e1, "'' is empty")]
+    if nouser:
+        bad.append(("~%s/e" % nouser, "no user '%s'" % nouser))
+    for var in ("CONDA_ENVS_PATH", "CONDA_ENVS_DIRS"):
+        for val, needle in bad:
+            for cmd in (("info",), ("create", "-n", "e", *C, "dependency"), ("env", "list")):
+                r = t.menv_run(*cmd, cwd=cwd, env={var: val})
+                t.one_line_error(r, "%s=%r: %s" % (var, val, cmd[0]),
+                                 ["$%s: envs_dirs entry" % var, needle])
+    t.eq(os.listdir(cwd), [], "nothing made in the cwd")
+    r = t.menv_run("info", env={"CONDA_ENVS_PATH": e1, "CONDA_ENVS_DIRS": e2})
+    t.one_line_error(r, "CONDA_ENVS_PATH and CONDA_ENVS_DIRS",
+                     ["$CONDA_ENVS_DIRS and $CONDA_ENVS_PATH", "only one"])
+    # .condarc: envs_path is envs_dirs; both in one file refused where the second stands
+    t.set_rc("envs_path:\n  - %s\n" % e1)
+    t.eq(t.menv_ok("info", "--json").json().get("envs_dirs"), [e1], "envs_path: in .condarc")
+    t.set_rc("envs_path:\n  - rel\n")
+    r = t.menv_run("info")
+    t.one_line_error(r, "envs_path: [rel]", ["%s:2:5: envs_path entry 'rel'" % t.rc,
+                                             "relative"])
+    t.set_rc("envs_dirs: [%s]\nenvs_path: [%s]\n" % (e1, e2))
+    r = t.menv_run("info")
+    t.one_line_error(r, "envs_dirs and envs_path in one file", ["%s:2:1:" % t.rc, "only one"])
+
+
+def case_cold_warm(t):
+    import json
+    with open(os.path.join(t.corpus, "repodata", "conda", "index.json"), encoding="utf-8") as f:
+        recs = json.load(f)
+    chan = os.path.join(t.tmp, "idx")
+    t.write_repodata(chan, "linux-64", packages=recs)
+    t.write_repodata(chan, "noarch")
+    C = ["--dry-run", "-c", t.url(chan), "--override-channels", "-p", os.path.join(t.tmp, "e")]
+    env = {"CONDA_OVERRIDE_GLIBC": "2.17", "MENV_SOLVER_LOAD": "full"}
+    cases = [("python 2.7*, numpy 1.7*", ["pandas"], 1),
+             ("python 2.7*, numpy 1.7*", ["scipy", "numpy=1.8"], 1),
+             ("zlib", ["pandas", "python=2.6"], 1),
+             ("zlib", ["scipy", "python=2.6", "numpy=1.5"], 1),
+             ("numpy 1.7*", ["pandas"], 0),
+             ("zlib", ["numpy", "scipy", "pandas"], 0),
+             ("zlib", ["anaconda"], 0),
+             ("zlib", ["python<3.3.2", "pycosat=0.3.0", "pycparser", "sphinx"], 0)]
+    for i, (pins, specs, want) in enumerate(cases):
+        t.set_rc("pinned_packages:\n" + "".join("  - '%s'\n" % p.strip()
+                                                 for p in pins.split(",")))
+        root = os.path.join(t.tmp, "root%d" % i)
+        e = dict(env, MENV_ROOT_PREFIX=root)
+        out = []
+        for run in ("cold", "warm", "warm again"):
+            for args in ([], ["--json"]):
+                r = t.menv_run("create", *(C + args + specs), env=e)
+                out.append((run, args, r.rc, r.out, r.err))
+        cache = os.path.join(root, "pkgs", "cache")
+        t.check(any(n.endswith(".solv") for n in os.listdir(cache)),
+                "%s: the .solv cache was written" % specs, os.listdir(cache))
+        t.eq(out[0][2], want, "%s with pins %s: exit %d" % (specs, pins, want))
+        for o in out[2:]:
+            k = 0 if not o[1] else 1
+            t.check(o[2:] == out[k][2:], "%s with pins %s: %s %s = cold, byte for byte"
+                    % (specs, pins, o[0], o[1]),
+                    "cold:\n%s%s\n%s:\n%s%s" % (out[k][4], out[k][3][-1500:], o[0], o[4],
+                                                 o[3][-1500:]))
+
+
+def case_envfile_null(t):
+    C = ["-c", t.url(os.path.join(t.tmp, "none")), "--override-channels"]
+    p = os.path.join(t.tmp, "new")
+    f = os.path.join(t.tmp, "environment.yml")
+    for text, line, col, needle in (
+            ("name: x\ndependencies:\n  - dependency\n  -\n", 4, 4, "a dependency is empty"),
+            ("name: x\ndependencies:\n  - ~\n  - dependency\n", 3, 5, "a dependency is empty"),
+            ("name: x\ndependencies: [dependency, null]\n", 2, 28, "a dependency is empty"),
+            ("name: x\nchannels:\n  - ~\ndependencies:\n  - dependency\n", 3, 5,
+             "an item of 'channels' is empty"),
+            ("name: x\ndependencies:\n  - pip\n  - pip:\n    - six\n    - null\n", 6, 7,
+             "an item of 'pip' is empty")):
+        write_text(f, text)
+        for cmd in (("create", "-p", p, "-f", f, "--dry-run", *C),
+                    ("create", "-p", p, "-f", f, *C), ("env", "create", "-p", p, "-f", f, *C),
+                    ("lock", "-f", f, *C)):
+            r = t.menv_run(*cmd)
+            t.one_line_error(r, "%r: %s" % (text, " ".join(cmd[:2])),
+                             ["%s:%d:%d: %s" % (f, line, col, needle)])
+        t.no_prefix_left(p, repr(text))
+    # a null key is still no items (BR-002)
+    write_text(f, "name: x\nchannels:\ndependencies:\n")
+    r = t.menv_run("create", "-p", p, "-f", f, "--dry-run", *C)
+    t.check("is empty" not in r.err, "a null key is still read as no items", r)
+
+
 def body(t, case):
     getattr(sys.modules[__name__], "case_" + case)(t)
 

@@ -18,6 +18,15 @@ create kept it there (found by the tryout of issue 25's cache):
 Each time the second prefix's .pyc is a regular file that is byte for byte what the first
 prefix's compile wrote, `greet` runs, and the damaged folder is rebuilt in the cache under its
 lock (it was never rewritten: the damage stayed, found again at each install).
+
+Symbolic links planted in the cache (issue 22's leftover 4), each pointing out of the cache at
+a copy that would verify (its MANIFEST rewritten for a .pyc with one byte altered, so that a
+menv following the link would link that .pyc into the prefix): `.menv-pyc` itself (it was
+followed: read as the cache, and written through: the rebuilt folder landed outside), the
+`<magic>-<site>` folder, the MANIFEST and a .pyc; and the python package's `.menv-pyc` where
+the magic number is noted (written through). Each time the prefix gets the compiled .pyc,
+nothing outside the cache changes, and the link is gone from the cache (a real folder or file
+again).
 """
 import os
 import shutil
@@ -111,6 +120,106 @@ def body(t):
               open(mf).read()), (good, manifest), "%s: the cache is rewritten whole" % what)
     os.unlink(cached)
     shutil.copyfile(os.path.join(p1, rel), cached)
+    links(t, locals())
+
+
+def snapshot(top):
+    """{relative path: bytes or ('link', target)} of everything under top."""
+    out = {}
+    for d, dirs, files in os.walk(top):
+        for n in dirs + files:
+            q = os.path.join(d, n)
+            if os.path.islink(q):
+                out[os.path.relpath(q, top)] = ("link", os.readlink(q))
+            elif os.path.isfile(q):
+                out[os.path.relpath(q, top)] = open(q, "rb").read()
+    return out
+
+
+def links(t, v):
+    good, folder, kept, mf, cached, c, rel = (v[k] for k in (
+        "good", "folder", "kept", "mf", "cached", "c", "rel"))
+    leaf = os.path.basename(cached)
+    bad = v["one_byte"](good)
+
+    def forged(manifest_text):  # the MANIFEST of a folder whose cli .pyc is `bad`
+        lines = manifest_text.splitlines(True)[:-1]
+        lines = [l.replace(menvtest.sha256_bytes(good), menvtest.sha256_bytes(bad))
+                 for l in lines]
+        body = "".join(lines)
+        return body + "end " + menvtest.sha256_bytes(body.encode()) + "\n"
+
+    manifest = open(mf).read()
+    out = os.path.join(t.tmp, "outside")
+    pyname = [n for n in os.listdir(t.pkgs) if n.startswith("python-")][0]
+    pybase = os.path.join(t.pkgs, pyname, ".menv-pyc")
+    t.check(os.path.isfile(os.path.join(pybase, "magic")), "python's magic number noted")
+
+    def plant_tree(where):  # a whole folder outside that verifies with the bad .pyc
+        shutil.copytree(folder, where)
+        with open(os.path.join(where, leaf), "wb") as f:
+            f.write(bad)
+        with open(os.path.join(where, "MANIFEST"), "w") as f:
+            f.write(forged(manifest))
+
+    def plant_base():
+        os.makedirs(out)
+        plant_tree(os.path.join(out, os.path.basename(folder)))
+        shutil.rmtree(kept)
+        os.symlink(out, kept)
+
+    def plant_folder():
+        plant_tree(out)
+        shutil.rmtree(folder)
+        os.symlink(out, folder)
+
+    def plant_manifest():
+        os.makedirs(out)
+        with open(os.path.join(out, "MANIFEST"), "w") as f:
+            f.write(forged(manifest))
+        with open(cached, "wb") as f:
+            f.write(bad)
+        os.unlink(mf)
+        os.symlink(os.path.join(out, "MANIFEST"), mf)
+
+    def plant_pyc():
+        os.makedirs(out)
+        with open(os.path.join(out, leaf), "wb") as f:
+            f.write(bad)
+        with open(mf, "w") as f:
+            f.write(forged(manifest))
+        os.unlink(cached)
+        os.symlink(os.path.join(out, leaf), cached)
+
+    def plant_magic():
+        shutil.rmtree(pybase)
+        os.makedirs(out)
+        os.symlink(out, pybase)
+
+    for i, (what, plant, link) in enumerate((
+            (".menv-pyc a link", plant_base, kept),
+            ("the <magic>-<site> folder a link", plant_folder, folder),
+            ("the MANIFEST a link", plant_manifest, mf),
+            ("the .pyc a link", plant_pyc, cached),
+            ("python's .menv-pyc a link", plant_magic, pybase))):
+        shutil.rmtree(out, ignore_errors=True)
+        plant()
+        before = snapshot(out)
+        p = os.path.join(t.tmp, "l%d" % i)
+        t.menv_ok("create", "-p", p, *c, "greetpkg")
+        dst = os.path.join(p, rel)
+        got = open(dst, "rb").read() if os.path.isfile(dst) else None
+        t.check(os.path.isfile(dst) and not os.path.islink(dst) and got == good,
+                "%s: the prefix's .pyc is the compiled one, never the planted one" % what,
+                "planted" if got == bad else os.path.lexists(dst))
+        t.eq(snapshot(out), before, "%s: nothing outside the cache changed" % what)
+        t.check(not os.path.islink(link) and os.path.exists(link),
+                "%s: the link is gone from the cache, rebuilt in its place" % what)
+        t.eq((open(cached, "rb").read() if os.path.isfile(cached) else None,
+              open(mf).read() if os.path.isfile(mf) else None), (good, manifest),
+             "%s: the cache holds the compiled .pyc and its MANIFEST again" % what)
+    t.check(os.path.isfile(os.path.join(pybase, "magic")) and not os.path.islink(pybase),
+            "python's magic number noted in the cache again")
 
 
 if __name__ == "__main__":
