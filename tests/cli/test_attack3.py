@@ -6,7 +6,12 @@ the commit point, threaded linking, path settings) found, one case each
 - lock_json_secret: `create --json -f LOCK` (and `--dry-run --json`) of a conda-lock or
   explicit lock whose URLs hold user:password and /t/TOKEN/ printed them in every LINK and
   FETCH entry's `url`: menv_record_json redacts the URLs it shows, for every command.
+- lock_hash: a conda entry's md5 or sha256 that cannot be one (too short, too long, not hex,
+  a number, a list) passed `create --dry-run` and failed the create's download as a
+  mismatch, or (a number, in conda-lock's `hash` or micromamba's JSON) was dropped and the
+  package installed unchecked. Every lock format refuses it when read, naming the entry.
 """
+import json
 import os
 import re
 import shutil
@@ -63,6 +68,59 @@ def case_lock_json_secret(t):
                 shutil.rmtree(p, ignore_errors=True)
     finally:
         http.stop()
+
+
+def local_lock(t):
+    """The conda-lock and explicit exports of `dependent` from a file:// channel."""
+    P = os.path.join(t.corpus, *NOARCH)
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, "dependency-1.0-0.conda"),
+                                              os.path.join(P, "dependent-1.0-0.conda")]})
+    src = os.path.join(t.tmp, "src")
+    t.menv_ok("create", "-p", src, "-c", t.url(chan), "--override-channels", "-y", "-q",
+              "dependent")
+    return (t.menv_ok("export", "-p", src).out,
+            t.menv_ok("list", "-p", src, "--explicit", "--md5").out)
+
+
+MD5 = "46ae8016c479559a645bf34aa6f9f27b"
+SHA = "df04e0b4bbb159ce69d6996d152b32b61b698bf6f692995a3367d413929343a9"
+
+
+def case_lock_hash(t):
+    lock, explicit = local_lock(t)
+    t.check(("md5: %s\n      sha256: %s\n" % (MD5, SHA)) in lock, "the lock's hashes", lock)
+    both = "md5: %s\n      sha256: %s\n" % (MD5, SHA)
+    cases = [("sha256 short", lock.replace(both, "md5: %s\n      sha256: df04b\n" % MD5),
+              "sha256 'df04b' is not 64"),
+             ("sha256 long", lock.replace(both, "md5: %s\n      sha256: 00%s\n" % (MD5, SHA)),
+              "sha256 '00df04"),
+             ("md5 short", lock.replace(both, "md5: 46ae\n"), "md5 '46ae' is not 32"),
+             ("md5 not hex", lock.replace(both, "md5: zz%s\n" % MD5[2:]), "md5 'zz"),
+             ("sha256 a number", lock.replace(both, "sha256: 12345\n"), "sha256 '12345'"),
+             ("md5 a list", lock.replace(both, "md5: [%s]\n" % MD5), "md5 '[\""),
+             ("micromamba JSON", json.dumps({
+                 "lockVersion": "1.0.0", "platform": "linux-64", "specs": ["dependency"],
+                 "channels": ["c"], "channelInfo": {"c": [{"url": "file:///nowhere/c"}]},
+                 "packages": {"dependency-1.0-0.conda": {
+                     "name": "dependency", "version": "1.0", "build": "0", "subdir": "noarch",
+                     "channel": "c", "hash": {"sha256": 12345}}}, "pipPackages": {}}),
+              "sha256 '12345'")]
+    for what, text, needle in cases:
+        t.check(text not in (lock, explicit), "%s: the lock was changed" % what, text)
+        f = os.path.join(t.tmp, "bad-lock.yml")
+        write_text(f, text)
+        for args in (["--dry-run"], []):
+            p = os.path.join(t.tmp, "new")
+            r = t.menv_run("create", "-p", p, "-f", f, "-y", *args)
+            t.one_line_error(r, "%s %s" % (what, args),
+                             [f + ": package entry 1 ('dependency'): its " + needle,
+                              "hexadecimal digits"])
+            t.no_prefix_left(p, "%s %s" % (what, args))
+    # a hash of the right length in capitals is a hash: the lock installs
+    f = os.path.join(t.tmp, "caps-lock.yml")
+    write_text(f, lock.replace(SHA, SHA.upper()))
+    r = t.menv_run("create", "-p", os.path.join(t.tmp, "caps"), "-f", f, "-y", "-q")
+    t.check(r.rc == 0, "a sha256 in capitals installs", r)
 
 
 def body(t, case):
