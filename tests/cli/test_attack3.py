@@ -10,6 +10,10 @@ the commit point, threaded linking, path settings) found, one case each
   a number, a list) passed `create --dry-run` and failed the create's download as a
   mismatch, or (a number, in conda-lock's `hash` or micromamba's JSON) was dropped and the
   package installed unchecked. Every lock format refuses it when read, naming the entry.
+- lock_dry_run_agrees: a conda-lock entry whose name, version or build is not its URL's file
+  name, or whose url is a path ("/srv/chan/noarch/x.conda", "chan/noarch/x.conda"), passed
+  `create --dry-run` and failed the create (the file's index.json; "host not found: chan").
+  The plan checks both, so the dry run fails with the create's line.
 """
 import json
 import os
@@ -121,6 +125,34 @@ def case_lock_hash(t):
     write_text(f, lock.replace(SHA, SHA.upper()))
     r = t.menv_run("create", "-p", os.path.join(t.tmp, "caps"), "-f", f, "-y", "-q")
     t.check(r.rc == 0, "a sha256 in capitals installs", r)
+
+
+def case_lock_dry_run_agrees(t):
+    lock, _ = local_lock(t)
+    url = re.search(r"url: (file://\S*/)dependency-1.0-0.conda", lock).group(1)
+    cases = [("name", lock.replace("name: dependency\n", "name: zzz\n"),
+              "lockfile entry 'zzz 1.0 0': the package file 'dependency-1.0-0.conda' is "
+              "dependency 1.0 0"),
+             ("version", lock.replace('version: "1.0"\n', 'version: "9.0"\n', 1),
+              "lockfile entry 'dependency 9.0 0': the package file"),
+             ("build", lock.replace('build: "0"\n', 'build: "1"\n', 1),
+              "lockfile entry 'dependency 1.0 1': the package file"),
+             ("path url", lock.replace("url: " + url, "url: " + url[len("file://"):], 1),
+              "its url '%s" % url[len("file://"):]),
+             ("relative url", lock.replace("url: " + url, "url: chan/noarch/", 1),
+              "its url 'chan/noarch/dependency-1.0-0.conda' is not a URL")]
+    for what, text, needle in cases:
+        t.check(text != lock, "%s: the lock was changed" % what)
+        f = os.path.join(t.tmp, "bad-lock.yml")
+        write_text(f, text)
+        lines = []
+        for args in (["--dry-run"], []):
+            p = os.path.join(t.tmp, "new")
+            r = t.menv_run("create", "-p", p, "-f", f, "-y", "-q", *args)
+            t.one_line_error(r, "%s %s" % (what, args), [needle])
+            t.no_prefix_left(p, "%s %s" % (what, args))
+            lines.append(r.err)
+        t.eq(lines[0], lines[1], "%s: the dry run says what the create says" % what)
 
 
 def body(t, case):
