@@ -14,6 +14,11 @@ the commit point, threaded linking, path settings) found, one case each
   name, or whose url is a path ("/srv/chan/noarch/x.conda", "chan/noarch/x.conda"), passed
   `create --dry-run` and failed the create (the file's index.json; "host not found: chan").
   The plan checks both, so the dry run fails with the create's line.
+- yaml_documents: a conda-lock file or .condarc holding a second YAML document ('---') was
+  read to its first one's end and the rest dropped silently (a lock's packages in the second
+  document never installed; a .condarc's channels there never used); conda's reader refuses
+  such a file, environment files were refused already. Now refused with FILE:LINE:COL by
+  the streaming lock reader, the general YAML reader and the .condarc reader alike.
 """
 import json
 import os
@@ -153,6 +158,41 @@ def case_lock_dry_run_agrees(t):
             t.no_prefix_left(p, "%s %s" % (what, args))
             lines.append(r.err)
         t.eq(lines[0], lines[1], "%s: the dry run says what the create says" % what)
+
+
+def case_yaml_documents(t):
+    lock, _ = local_lock(t)
+    head, entries = lock.split("package:\n")
+    first, second = entries.split("  - name: dependent\n")
+    n = lock.count("\n")
+    for what, text, line in (
+            ("lock of two documents", head + "package:\n" + first + "---\npackage:\n"
+             "  - name: dependent\n" + second, lock.split("  - name: dependent")[0].count("\n")
+             + 1),
+            ("lock then an empty document", lock + "---\n", n + 1),
+            ("lock with an anchor (the general reader) then a document",
+             lock.replace("    hash:\n", "    hash: &h\n", 1) + "--- {}\n", n + 1)):
+        f = os.path.join(t.tmp, "two-lock.yml")
+        write_text(f, text)
+        for args in (["--dry-run"], []):
+            p = os.path.join(t.tmp, "new")
+            r = t.menv_run("create", "-p", p, "-f", f, "-y", "-q", *args)
+            t.one_line_error(r, "%s %s" % (what, args),
+                             ["%s:%d:1: a second YAML document" % (f, line)])
+            t.no_prefix_left(p, "%s %s" % (what, args))
+    # one document with its markers is one document
+    f = os.path.join(t.tmp, "one-lock.yml")
+    write_text(f, "---\n" + lock + "...\n")
+    r = t.menv_run("create", "-p", os.path.join(t.tmp, "one"), "-f", f, "-y", "-q")
+    t.check(r.rc == 0, "a lock between '---' and '...' installs", r)
+    write_text(t.rc, "channels:\n  - a\n---\nchannels:\n  - b\n")
+    for args in (["config", "--show", "channels"], ["info"],
+                 ["config", "--add", "channels", "c"]):
+        r = t.menv_run(*args)
+        t.one_line_error(r, " ".join(args), [t.rc + ":3:1: a second YAML document"])
+    with open(t.rc) as fh:
+        t.eq(fh.read(), "channels:\n  - a\n---\nchannels:\n  - b\n",
+             "the .condarc is left as it was")
 
 
 def body(t, case):
