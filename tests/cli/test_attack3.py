@@ -24,6 +24,9 @@ the commit point, threaded linking, path settings) found, one case each
   moments of an install of 31 packages) exited 0, saying nothing. Every command that took no
   notice of a signal it got exits 130 with one line saying that it finished (the change is
   kept: the environment is the new one). MENV_TEST_GATE_TXN_FREE holds the command there.
+- explicit_nul: a NUL byte in an explicit lock cut its line where C reads it: a URL
+  "x.conda\\0junk" was read as "x.conda", a line "\\0https://..." skipped as blank (its
+  package silently not installed). Refused with FILE:LINE:COL, as in every YAML file.
 """
 import json
 import os
@@ -240,6 +243,24 @@ def case_late_sigint(t):
         r = t.menv_ok("list", "-p", p, "--json")
         t.eq([(x["name"], x["version"]) for x in r.json()], [("dependency", want)],
              "%s: the change is kept" % what)
+
+
+def case_explicit_nul(t):
+    _, explicit = local_lock(t)
+    lines = explicit.splitlines(True)
+    at = [i for i, x in enumerate(lines) if "dependent-1.0-0.conda" in x][0]
+    for what, line, col in (("after the URL", lines[at].replace(".conda#", ".conda\0junk#"),
+                             lines[at].index(".conda#") + 7),
+                            ("a line starting with one", "\0" + lines[at], 1)):
+        f = os.path.join(t.tmp, "nul.txt")
+        with open(f, "w") as fh:
+            fh.write("".join(lines[:at]) + line + "".join(lines[at + 1:]))
+        for args in (["--dry-run"], []):
+            p = os.path.join(t.tmp, "new")
+            r = t.menv_run("create", "-p", p, "-f", f, "-y", "-q", *args)
+            t.one_line_error(r, "%s %s" % (what, args),
+                             ["%s:%d:%d: a NUL byte" % (f, at + 1, col)])
+            t.no_prefix_left(p, "%s %s" % (what, args))
 
 
 def body(t, case):
