@@ -97,8 +97,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			int rc = commands[i].fn(argc - 1, argv + 1);
+			if (!rc && menv_cli_cancel) /* past the command's last look at the flag */
+				fputs("menv: error: interrupted, but the command finished\n",
+				      stderr);
+			return !rc && menv_cli_cancel ? MENV_EXIT_INTERRUPTED : rc;
+		}
 	fprintf(stderr, "menv: error: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return MENV_EXIT_USAGE;

@@ -192,6 +192,35 @@ static int light_record(struct menv_lockrecs *l, struct menv_strmap *urls,
 	return 0;
 }
 
+/* What the create checks once the package is fetched, checked for the plan (so a dry run
+ * says it too): the entry's URL is one (a path or "chan/x.conda" was taken as a channel
+ * path by the plan and as a host name by the download), and its file `fn`, when it is a
+ * package file name, is the entry's name, version and build (the create compares them with
+ * the package's index.json). */
+static int entry_matches_url(const struct menv_lock_package *p, const char *fn,
+                             struct menv_error *err)
+{
+	char *n = NULL, *v = NULL, *b = NULL;
+	int rc = 0;
+	if (!strstr(p->url, "://"))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "lockfile entry '%s %s %s': its url '%s' is not a URL "
+		                      "(scheme://...)",
+		                      p->name ? p->name : "?", p->version ? p->version : "?",
+		                      p->build ? p->build : "?", p->url);
+	if (menv_dist_split(fn, &n, &v, &b, NULL) == 0 &&
+	    ((p->name && strcmp(p->name, n)) || (p->version && strcmp(p->version, v)) ||
+	     (p->build && strcmp(p->build, b))))
+		rc = menv_error_set(err, MENV_EUNSAFE,
+		                    "lockfile entry '%s %s %s': the package file '%s' is %s %s %s",
+		                    p->name ? p->name : "?", p->version ? p->version : "?",
+		                    p->build ? p->build : "?", fn, n, v, b);
+	free(n);
+	free(v);
+	free(b);
+	return rc;
+}
+
 /* The lock's conda entries as light records (before the cache completes them): nothing is
  * allocated per entry but the record itself (issue 22: 100,000 entries planned in well
  * under a second). */
@@ -223,6 +252,10 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 			const char *b = strrchr(p->url, '/');
 			b = b ? b + 1 : p->url;
 			fn = pooled(out, &urls, menv_xstrndup(b, strcspn(b, "?#")));
+		}
+		if ((rc = entry_matches_url(p, fn, err))) {
+			menv_channel_free(own ? ch : NULL);
+			goto out;
 		}
 		out->lock_depends[out->n] = p->depends != NULL;
 		out->chans[out->n] = own ? ch : NULL;

@@ -1322,6 +1322,7 @@ void menv_txn_free(struct menv_txn *t)
 	if (!t)
 		return;
 	menv_env_unlock(t->lock_fd);
+	menv_test_gate("MENV_TEST_GATE_TXN_FREE"); /* a test's Ctrl-C past the last check */
 	free(t->link);
 	free(t->cached);
 	free(t->here);

@@ -918,6 +918,8 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 		menv_buf_release(&b);
 		return rc;
 	}
+	if ((rc = menv_yaml_no_second_document(&parser, path, err)))
+		goto out;
 	root = yaml_document_get_root_node(&doc);
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0))
 		goto out; /* empty file */

@@ -17,6 +17,10 @@
  * "SRC:LINE:COL: ...", MENV_EINTR; `doc` is then left empty (nothing to delete). */
 int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
                    struct menv_error *err);
+/* After menv_yaml_load read a file's first document: MENV_EPARSE "SRC:LINE:COL: a second YAML
+ * document ..." when another one follows (conda's YAML reader refuses such a file; reading
+ * only the first would drop the rest of a lock or .condarc silently), else 0. */
+int menv_yaml_no_second_document(yaml_parser_t *parser, const char *src, struct menv_error *err);
 
 /* A YAML (or JSON) document as a new JSON value: plain scalars typed as YAML 1.2's core
  * schema (null, true/false, integers), others strings; mappings keep their order. Errors:

@@ -549,3 +549,21 @@ out:
 		memset(doc, 0, sizeof(*doc));
 	return rc;
 }
+
+int menv_yaml_no_second_document(yaml_parser_t *parser, const char *src, struct menv_error *err)
+{
+	yaml_event_t ev;
+	int rc = 0;
+
+	/* after the first document's end: the stream's end, or another document */
+	for (bool done = parser->stream_end_produced; !done && !rc;) {
+		if (!yaml_parser_parse(parser, &ev))
+			return yaml_problem(parser, src, err);
+		if (ev.type == YAML_DOCUMENT_START_EVENT)
+			rc = yaml_at(src, ev.start_mark,
+			             "a second YAML document ('---'): the file must hold one", err);
+		done = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	return rc;
+}

@@ -21,7 +21,12 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 	char *line = NULL; /* each line in turn (one buffer for the file) */
 	int rc = 0;
 
-	if (!menv_utf8_valid(bytes, len, &bad)) {
+	/* a NUL byte cut its line where C reads it ("x.conda\0junk" read as "x.conda", a line
+	 * "\0https://..." skipped as blank): refused as in every YAML file */
+	const char *nul = memchr(bytes, '\0', len);
+	if (nul && menv_utf8_valid(bytes, (size_t)(nul - bytes), &bad))
+		bad = (size_t)(nul - bytes);
+	if (nul || !menv_utf8_valid(bytes, len, &bad)) {
 		/* URLs and names go into JSON (records, --json), which takes nothing else */
 		size_t ln = 1, col = 1;
 		for (size_t j = 0; j < bad; j++)
@@ -29,8 +34,8 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 				ln++, col = 1;
 			else
 				col++;
-		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: not valid UTF-8", src, ln,
-		                      col);
+		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s", src, ln, col,
+		                      bytes[bad] ? "not valid UTF-8" : "a NUL byte");
 	}
 	/* each package line holds a URL */
 	menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "://"));

@@ -54,9 +54,10 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 		p->subdir = menv_xstrdup(menv_lock_jstr(e, "subdir"));
 		p->platform = menv_xstrdup(plat);
 		p->url = menv_xasprintf("%s/%s/%s", base ? base : ch, p->subdir, fn);
-		menv_lock_set_hash(&p->md5, menv_lock_jstr(json_object_get(e, "hash"), "md5"));
-		menv_lock_set_hash(&p->sha256,
-		                   menv_lock_jstr(json_object_get(e, "hash"), "sha256"));
+		menv_lock_set_hash_json(&p->md5,
+		                        json_object_get(json_object_get(e, "hash"), "md5"));
+		menv_lock_set_hash_json(&p->sha256,
+		                        json_object_get(json_object_get(e, "hash"), "sha256"));
 		if (menv_lock_jstr(e, "category")) {
 			free(p->category);
 			p->category = menv_xstrdup(menv_lock_jstr(e, "category"));
@@ -79,8 +80,8 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 		p->version = menv_xstrdup(menv_lock_jstr(e, "version"));
 		p->url = menv_xstrdup(menv_lock_jstr(e, "url"));
 		p->platform = menv_xstrdup(plat);
-		menv_lock_set_hash(&p->sha256,
-		                   menv_lock_jstr(json_object_get(e, "hash"), "sha256"));
+		menv_lock_set_hash_json(&p->sha256,
+		                        json_object_get(json_object_get(e, "hash"), "sha256"));
 	}
 	return 0;
 }

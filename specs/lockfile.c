@@ -260,6 +260,18 @@ void menv_lock_set_hash(char **slot, const char *hex)
 	*slot = hex && *hex ? lower_dup(hex) : NULL;
 }
 
+void menv_lock_set_hash_json(char **slot, json_t *v)
+{
+	if (!v || json_is_null(v) || json_is_string(v)) {
+		menv_lock_set_hash(slot, json_string_value(v));
+		return;
+	}
+	free(*slot);
+	*slot = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!*slot)
+		*slot = menv_xstrdup("?");
+}
+
 void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hashes,
                             const char *const *known)
 {
@@ -268,8 +280,8 @@ void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hash
 
 	p->name = menv_lock_jtext(json_object_get(e, "name"));
 	p->version = menv_lock_jtext(json_object_get(e, "version"));
-	menv_lock_set_hash(&p->md5, menv_lock_jstr(hashes, "md5"));
-	menv_lock_set_hash(&p->sha256, menv_lock_jstr(hashes, "sha256"));
+	menv_lock_set_hash_json(&p->md5, json_object_get(hashes, "md5"));
+	menv_lock_set_hash_json(&p->sha256, json_object_get(hashes, "sha256"));
 	json_object_foreach(e, k, v)
 	{
 		if (menv_lock_in_list(known, k))
@@ -470,8 +482,9 @@ int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, stru
 /* Entry points                                                                             */
 
 /* A control character (a newline, ESC) in an entry's text would reach the plan, the records
- * and the history as it is: a package "dep\e[31mendent" drawn raw on the terminal. Refused
- * for every format, naming the entry. */
+ * and the history as it is: a package "dep\e[31mendent" drawn raw on the terminal; an md5
+ * or sha256 that is not 32 or 64 hex digits can match no file. Refused for every format,
+ * naming the entry. */
 static int check_entry_text(const struct menv_lockfile *lf, const char *src, struct menv_error *err)
 {
 	for (size_t i = 0; i < lf->npkgs; i++) {
@@ -493,6 +506,21 @@ static int check_entry_text(const struct menv_lockfile *lf, const char *src, str
 				        "control character",
 				        src, i + 1, p->name ? p->name : "?", what[k]);
 		}
+		/* a conda package's hash that cannot be one ("df04b", 12345) passed the dry run and
+		 * failed the create's download as a mismatch, or (a number) was dropped and the
+		 * package installed unchecked; a pip entry's "sha256" may be a git commit (40 hex
+		 * digits: conda-lock's git+https entries), pip checks it */
+		const char *bad = p->manager != MENV_LOCK_CONDA                   ? NULL
+		                  : p->md5 && !menv_lock_is_hex(p->md5, 32)       ? "md5"
+		                  : p->sha256 && !menv_lock_is_hex(p->sha256, 64) ? "sha256"
+		                                                                  : NULL;
+		if (bad)
+			return menv_error_set(err, MENV_EPARSE,
+			                      "%s: package entry %zu ('%s'): its %s '%s' is not %d "
+			                      "hexadecimal digits",
+			                      src, i + 1, p->name ? p->name : "?", bad,
+			                      bad[0] == 'm' ? p->md5 : p->sha256,
+			                      bad[0] == 'm' ? 32 : 64);
 	}
 	return 0;
 }

@@ -75,9 +75,14 @@ size_t menv_lock_count(const char *bytes, size_t len, const char *needle);
 bool menv_lock_in_list(const char *const *list, const char *k);
 /* Replaces *slot (freed) by a lowercase copy of hex, or NULL when hex is NULL or empty. */
 void menv_lock_set_hash(char **slot, const char *hex);
+/* As menv_lock_set_hash from a lock's JSON value: a string as it is, null or missing as none,
+ * any other value as its JSON text ("12345", "[1]"), which menv_lockfile_parse then refuses
+ * as no hash (a hash of the wrong type is never dropped silently: the package would be
+ * installed unchecked). */
+void menv_lock_set_hash_json(char **slot, json_t *v);
 /* What conda-lock and pixi entries share, read from entry `e` into `p`: the name and version
  * (menv_lock_jtext), md5 and sha256 from `hashes` (conda-lock's `hash` mapping, pixi's entry
- * itself; menv_lock_set_hash), and each key of `e` that `known` (NULL-terminated) does not
+ * itself; menv_lock_set_hash_json), and each key of `e` that `known` (NULL-terminated) does not
  * list, into p->extra. */
 void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hashes,
                             const char *const *known);

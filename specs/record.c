@@ -213,12 +213,19 @@ json_t *menv_record_json(const struct menv_record *r)
 {
 	char *dist = menv_record_dist(r);
 	const char *sub = r->subdir ? r->subdir : "";
-	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "name", r->name,
-	                      "version", r->version, "build_string", r->build, "build_number",
-	                      (json_int_t)r->build_number, "channel",
-	                      r->channel ? r->channel->name : "", "base_url",
-	                      r->channel ? r->channel->base_url : "", "subdir", sub, "platform",
-	                      sub, "url", r->url ? r->url : "", "fn", r->fn, "dist_name", dist);
+	/* a lock's URL holds what the user wrote, credentials and /t/TOKEN included: printed
+	 * redacted, as every URL menv shows */
+	char *url = menv_url_redact(r->url ? r->url : "");
+	char *base = menv_url_redact(r->channel ? r->channel->base_url : "");
+	char *chan = menv_url_redact(r->channel ? r->channel->name : "");
+	json_t *o =
+	        json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "name", r->name,
+	                  "version", r->version, "build_string", r->build, "build_number",
+	                  (json_int_t)r->build_number, "channel", chan, "base_url", base, "subdir",
+	                  sub, "platform", sub, "url", url, "fn", r->fn, "dist_name", dist);
+	free(url);
+	free(base);
+	free(chan);
 	if (r->md5)
 		json_object_set_new(o, "md5", json_string(r->md5));
 	if (r->sha256)

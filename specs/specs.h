@@ -487,7 +487,8 @@ int menv_record_from_json(struct menv_record *r, json_t *obj, const char *fn, co
 void menv_record_release(struct menv_record *r);
 /* A record in conda's --json shape (conda search --json, the plan's LINK): name, version,
  * build_string, build_number, channel (its name), base_url, subdir, platform, url, fn,
- * dist_name, and md5, sha256 and size when known. New reference. */
+ * dist_name, and md5, sha256 and size when known; its URLs redacted (menv_url_redact). New
+ * reference. */
 json_t *menv_record_json(const struct menv_record *r);
 /* The record's depends array (borrowed, always an array once parsed; a light record's may
  * be NULL: none) and its constrains array (borrowed, NULL when the record has none). */

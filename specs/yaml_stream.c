@@ -158,6 +158,9 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
 		rc = event(&r, &ev);
 		yaml_event_delete(&ev);
 	}
+	/* a second document: the general reader refuses it with its FILE:LINE:COL */
+	if (rc == 2 && menv_yaml_no_second_document(&parser, src, NULL))
+		rc = READ_FALLBACK;
 	while (r.depth) {
 		r.depth--;
 		json_decref(r.stack[r.depth].v);

@@ -102,7 +102,8 @@ static struct menv_lockfile *small_lock(void)
 	p->url = menv_xstrdup(
 	        "https://conda.anaconda.org/conda-forge/linux-64/python-3.11-h_0.conda");
 	p->md5 = menv_xstrdup("12345678901234567890123456789012");
-	p->sha256 = menv_xstrdup("abcdef");
+	p->sha256 =
+	        menv_xstrdup("abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
 	p->depends = json_pack("[s,s,s]", "libffi >=3.4,<4.0a0", "tzdata", "openssl 3.*");
 	p = menv_lockfile_add(lf);
 	p->manager = MENV_LOCK_PIP;
@@ -136,7 +137,8 @@ static void test_conda_lock_bytes(void **state)
 	        "    platform: linux-64\n    dependencies:\n      libffi: \">=3.4,<4.0a0\"\n"
 	        "      tzdata: \"*\"\n      openssl: 3.*\n"
 	        "    url: https://conda.anaconda.org/conda-forge/linux-64/python-3.11-h_0.conda\n"
-	        "    hash:\n      md5: \"12345678901234567890123456789012\"\n      sha256: abcdef\n"
+	        "    hash:\n      md5: \"12345678901234567890123456789012\"\n      sha256: "
+	        "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n"
 	        "    build: h_0\n    category: main\n    optional: false\n"
 	        "  - name: six\n    version: 1.16.0\n    manager: pip\n    platform: linux-64\n"
 	        "    dependencies: {}\n"
