@@ -944,7 +944,8 @@ def case_torch_env(c, prefix):
     # pip builds in the tree (pip >= 21.3): build_ext's objects in build/temp.* are reused
     # (torch.utils.cpp_extension compiles through ninja, which finds them up to date), pip's
     # wheel links and installs the op; the in-place .so goes, so that only the installed
-    # module can be imported. The compile was checked above: pip's build then costs 13 s of CPU instead of 77 s (ninja: no work to do)
+    # module can be imported. The compile was checked above: pip's build then costs 13 s of
+    # CPU instead of 77 s (ninja: no work to do)
     for f in os.listdir(ops):
         if f.endswith(".so"):
             os.unlink(os.path.join(ops, f))
