@@ -941,7 +941,11 @@ def case_torch_env(c, prefix):
         info = check_torch_module(c, prefix, "build_ext --inplace", ops)
         c.check(info and info["file"].startswith(ops + "/"), "the module is the in-place build",
                 info)
-    shutil.rmtree(os.path.join(ops, "build"), ignore_errors=True)
+    # pip builds in the tree (pip >= 21.3): build_ext's objects in build/temp.* are reused
+    # (torch.utils.cpp_extension compiles through ninja, which finds them up to date), pip's
+    # wheel links and installs the op; the in-place .so goes, so that only the installed
+    # module can be imported. The compile was checked above: pip's build then costs 13 s of
+    # CPU instead of 77 s (ninja: no work to do)
     for f in os.listdir(ops):
         if f.endswith(".so"):
             os.unlink(os.path.join(ops, f))
