@@ -143,7 +143,9 @@ static void test_utf8_fit(void **state)
 	        {"\xe7\x92\xb0\xe7\x92\xb0\xe7\x92\xb0\xe7\x92\xb0\xe7\x92\xb0\xe7\x92\xb0", 10,
 	         "\xe7\x92\xb0...\xe7\x92\xb0\xe7\x92\xb0"},
 	        /* a byte that is not UTF-8 counts as one column of one byte */
-	        {"ab\xff\xfe" "cdefghij\xff", 8, "ab...ij\xff"},
+	        {"ab\xff\xfe"
+	         "cdefghij\xff",
+	         8, "ab...ij\xff"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		char *f = menv_utf8_fit(cases[i].in, cases[i].w);
