@@ -916,6 +916,8 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 		return rc;
 	}
 	root = yaml_document_get_root_node(&doc);
+	if (root && (rc = menv_yaml_single(&parser, path, "settings file", err)))
+		goto out;
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0))
 		goto out; /* empty file */
 	if (root->type != YAML_MAPPING_NODE) {

@@ -177,6 +177,10 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 	*out = yaml_json(&c, root, 0, NULL, NULL);
 	if (!*out)
 		rc = err ? err->code : MENV_EPARSE;
+	else if ((rc = menv_yaml_single(&parser, src, "file", err))) {
+		json_decref(*out);
+		*out = NULL;
+	}
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
