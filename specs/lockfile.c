@@ -373,7 +373,10 @@ static unsigned scan_lines(const char *bytes, size_t len)
 		/* the keys start a line (100,000 entries' lines start with ' ' or '-') */
 		for (size_t k = 0; e > i && bytes[i] >= 'a' && k < sizeof(keys) / sizeof(*keys);
 		     k++) {
-			size_t kl = strlen(keys[k].key);
+			size_t kl;
+			if (bytes[i] != keys[k].key[0]) /* an explicit lock's "file:///..." lines */
+				continue;
+			kl = strlen(keys[k].key);
 			if (e - i >= kl && !memcmp(bytes + i, keys[k].key, kl))
 				seen |= keys[k].bit;
 		}
