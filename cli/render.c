@@ -53,11 +53,8 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 	       used = 4 + width[0] + width[1] + width[2] + width[4] + 8;
 	if (cols && used + width[3] > cols) {
 		size_t room = cols > used + 8 ? cols - used : 8;
-		for (size_t i = 0; i < t.n; i++) {
-			char *f = menv_utf8_fit(t.v[i].cols[3], room);
-			free(t.v[i].cols[3]);
-			t.v[i].cols[3] = f;
-		}
+		for (size_t i = 0; i < t.n; i++)
+			menv_txn_plan_row_set(&t.v[i], 3, menv_utf8_fit(t.v[i].cols[3], room));
 		width[3] = room;
 	}
 	if (!t.n && !p->pip->n && p->remove_env)

@@ -291,12 +291,15 @@ json_t *menv_txn_error_json(const struct menv_error *err, const struct menv_txn 
  * "Cached" when the package cache holds it). Rows keep the plan's order (by kind, then
  * name); `counts` are packages per kind, `cached` the links the cache holds, `download` the
  * bytes of the others; `pip` the plan's pip lines safe to print. Release with
- * menv_txn_plan_rows_release. */
+ * menv_txn_plan_rows_release, before the plan. */
 #define MENV_PLAN_COLUMNS 5
 struct menv_txn_plan_row {
 	enum menv_change_kind kind;
 	char mark;
-	char *cols[MENV_PLAN_COLUMNS]; /* owned */
+	/* borrowed from the plan (which must outlive the rows), or owned where bit c of `own`
+	 * is set: 100,000 rows copy no 500,000 strings (issue 22) */
+	const char *cols[MENV_PLAN_COLUMNS];
+	unsigned own;
 };
 struct menv_txn_plan_rows {
 	struct menv_txn_plan_row *v;
@@ -308,6 +311,8 @@ struct menv_txn_plan_rows {
 };
 void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows *out);
 void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows);
+/* Column c of `row` becomes `text` (owned by the row now; the column's own text freed). */
+void menv_txn_plan_row_set(struct menv_txn_plan_row *row, int c, char *text);
 /* What a commit did, as the text conda and menv end a change with (new string, caller frees):
  * "Created|Updated PREFIX[ from lockfile F]: N packages removed, M linked (K pip), F files
  * (... reflinked, hardlinked, softlinked, copied, relocated, .pyc)"; "Removed PREFIX: N

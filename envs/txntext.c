@@ -54,21 +54,24 @@ void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows
 			rows[n++] = (struct menv_txn_plan_row){
 			        c->kind,
 			        '-',
-			        {menv_xstrdup(c->name), menv_xstrdup(jstr(u, "version")),
-			         menv_xstrdup(jstr(u, "build")),
+			        {c->name, jstr(u, "version"), jstr(u, "build"),
 			         menv_channel_display(p->cfg, jstr(u, "channel"),
 			                              jstr(u, "subdir")),
-			         menv_xstrdup("")}};
+			         ""},
+			        1u << 3};
 		if (!r)
 			continue;
 		menv_size_text(r->size, sz, sizeof(sz));
 		rows[n++] = (struct menv_txn_plan_row){
 		        c->kind,
 		        again ? 'o' : '+',
-		        {menv_xstrdup(r->name), menv_xstrdup(r->version),
-		         again ? menv_xasprintf("%s (relink)", r->build) : menv_xstrdup(r->build),
-		         menv_xstrdup(r->channel ? r->channel->name : ""),
-		         menv_xstrdup(c->cached ? "Cached" : sz)}};
+		        {r->name, r->version,
+		         again ? menv_xasprintf("%s (relink)", r->build) : r->build,
+		         r->channel ? r->channel->name : "",
+		         c->cached     ? "Cached"
+		         : r->size < 0 ? "-"
+		                       : menv_xstrdup(sz)},
+		        (again ? 1u << 2 : 0) | (c->cached || r->size < 0 ? 0 : 1u << 4)};
 		if (c->cached)
 			out->cached++;
 		else if (r->size > 0)
@@ -137,8 +140,17 @@ void menv_txn_plan_rows_release(struct menv_txn_plan_rows *rows)
 {
 	for (size_t i = 0; i < rows->n; i++)
 		for (int c = 0; c < MENV_PLAN_COLUMNS; c++)
-			free(rows->v[i].cols[c]);
+			if (rows->v[i].own & (1u << c))
+				free((char *)rows->v[i].cols[c]);
 	free(rows->v);
 	menv_strvec_clear(&rows->pip);
 	*rows = (struct menv_txn_plan_rows){0};
+}
+
+void menv_txn_plan_row_set(struct menv_txn_plan_row *row, int c, char *text)
+{
+	if (row->own & (1u << c))
+		free((char *)row->cols[c]);
+	row->cols[c] = text;
+	row->own |= 1u << c;
 }

@@ -918,9 +918,9 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 		menv_buf_release(&b);
 		return rc;
 	}
-	if ((rc = menv_yaml_no_second_document(&parser, path, err)))
-		goto out;
 	root = yaml_document_get_root_node(&doc);
+	if ((rc = menv_yaml_single(&parser, path, "settings file", err)))
+		goto out;
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0))
 		goto out; /* empty file */
 	if (root->type != YAML_MAPPING_NODE) {

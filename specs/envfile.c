@@ -296,22 +296,9 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 			        menv_xasprintf("%zu:%s", k->start_mark.line + 1, key));
 		}
 	}
-	if (!rc) {
-		/* one environment a file: a second YAML document would be silently ignored */
-		yaml_document_t next;
-		struct menv_error e2 = {0};
-		int rc2 = menv_yaml_load(&parser, &next, src, &e2);
-		if (!rc2) {
-			yaml_node_t *r2 = yaml_document_get_root_node(&next);
-			if (r2)
-				rc = fail(&c, r2,
-				          "a second YAML document (%s) in one environment file",
-				          "---");
-			yaml_document_delete(&next);
-		} else if (rc2 == MENV_EINTR) {
-			rc = menv_error_set(err, rc2, "%s", e2.msg);
-		}
-	}
+	/* one environment a file: a second YAML document would be silently ignored */
+	if (!rc)
+		rc = menv_yaml_single(&parser, src, "environment file", err);
 out:
 	menv_strset_clear(&keys);
 	yaml_document_delete(&doc);

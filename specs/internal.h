@@ -17,10 +17,13 @@
  * "SRC:LINE:COL: ...", MENV_EINTR; `doc` is then left empty (nothing to delete). */
 int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
                    struct menv_error *err);
-/* After menv_yaml_load read a file's first document: MENV_EPARSE "SRC:LINE:COL: a second YAML
- * document ..." when another one follows (conda's YAML reader refuses such a file; reading
- * only the first would drop the rest of a lock or .condarc silently), else 0. */
-int menv_yaml_no_second_document(yaml_parser_t *parser, const char *src, struct menv_error *err);
+/* After the first document of `parser` (menv_yaml_load's, or a reader's own events up to
+ * its document end): 0 where the stream ends there; MENV_EPARSE "SRC:LINE:COL: a second YAML
+ * document (---) in one WHAT" where another document starts (PyYAML's and ruamel's single
+ * `load`, conda's, refuse one too: "expected a single document in the stream"), or the
+ * parse error "SRC:LINE:COL: ..." of what follows (a `---` then garbage is never ignored). */
+int menv_yaml_single(yaml_parser_t *parser, const char *src, const char *what,
+                     struct menv_error *err);
 
 /* A YAML (or JSON) document as a new JSON value: plain scalars typed as YAML 1.2's core
  * schema (null, true/false, integers), others strings; mappings keep their order. Errors:
@@ -42,10 +45,21 @@ json_t *menv_yaml_scalar_json(const char *v, yaml_scalar_style_t style);
  * always gave — anchors and aliases, a duplicate or non-scalar key, nesting past
  * MENV_PARSE_MAX_DEPTH, an empty file, a YAML error, or `item` refusing an item (non-zero).
  * `item` gets each item of the sequence with its index and the 1-based line where it starts.
- * Errors: MENV_EINTR "SRC: reading interrupted" (the cancel flag, polled at every event). */
+ * Errors: MENV_EINTR "SRC: reading interrupted" (the cancel flag, polled at every event);
+ * MENV_EPARSE "SRC:LINE:COL: ..." where a second document (or garbage) follows the first
+ * (menv_yaml_single). */
 int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
                           int (*item)(void *ud, json_t *item, size_t index, size_t line), void *ud,
                           json_t **out, struct menv_error *err);
+
+/* The 1-based line of a node of the YAML (or JSON: its flow syntax) document in bytes, found
+ * by reading it again with menv_yaml_load, which keeps each node's mark: the path is n steps
+ * from the root, each a mapping's key keys[i] (the member's key's line) or, where keys[i] is
+ * NULL, a sequence's item index[i] (0-based; the item's line). 0 where the path is not in the
+ * document or it cannot be read. For error messages (the entry a reader refused): it reads
+ * the whole file once more. */
+size_t menv_yaml_line_at(const char *bytes, size_t len, const char *const *keys,
+                         const size_t *index, size_t n);
 
 /* How each scalar of a document was written in its file (plain and its text, single- or
  * double-quoted), as menv_yaml_to_json_styled read it, so that menv_yaml_write writes each

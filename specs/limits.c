@@ -390,6 +390,24 @@ static int yaml_at(const char *src, yaml_mark_t m, const char *what, struct menv
 	                      what);
 }
 
+int menv_yaml_single(yaml_parser_t *parser, const char *src, const char *what,
+                     struct menv_error *err)
+{
+	yaml_event_t ev;
+	int rc = 0;
+	if (parser->stream_end_produced)
+		return 0;
+	if (!yaml_parser_parse(parser, &ev))
+		return yaml_problem(parser, src, err);
+	if (ev.type == YAML_DOCUMENT_START_EVENT) {
+		char m[128];
+		snprintf(m, sizeof(m), "a second YAML document (---) in one %s", what);
+		rc = yaml_at(src, ev.start_mark, m, err);
+	}
+	yaml_event_delete(&ev);
+	return rc;
+}
+
 static void yaml_attach(yaml_document_t *doc, struct yframe *top, int id)
 {
 	yaml_node_t *n = &doc->nodes.start[top->id - 1];
@@ -547,23 +565,5 @@ out:
 		yaml_document_delete(doc);
 	if (rc)
 		memset(doc, 0, sizeof(*doc));
-	return rc;
-}
-
-int menv_yaml_no_second_document(yaml_parser_t *parser, const char *src, struct menv_error *err)
-{
-	yaml_event_t ev;
-	int rc = 0;
-
-	/* after the first document's end: the stream's end, or another document */
-	for (bool done = parser->stream_end_produced; !done && !rc;) {
-		if (!yaml_parser_parse(parser, &ev))
-			return yaml_problem(parser, src, err);
-		if (ev.type == YAML_DOCUMENT_START_EVENT)
-			rc = yaml_at(src, ev.start_mark,
-			             "a second YAML document ('---'): the file must hold one", err);
-		done = ev.type == YAML_STREAM_END_EVENT;
-		yaml_event_delete(&ev);
-	}
 	return rc;
 }

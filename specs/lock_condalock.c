@@ -125,7 +125,7 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 }
 
 int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *src,
-                               struct menv_error *err)
+                               struct menv_lock_at *at, struct menv_error *err)
 {
 	json_t *ver = json_object_get(root, "version");
 	json_t *meta = json_object_get(root, "metadata");
@@ -204,8 +204,10 @@ int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const cha
 		if (!(i & 4095) && menv_cancelled())
 			return menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
 		int rc = conda_lock_entry(lf, v, i, src, err);
-		if (rc)
+		if (rc) {
+			*at = (struct menv_lock_at){{"package", NULL}, {0, i}, 2};
 			return rc;
+		}
 	}
 	/* platforms named by entries but not in the metadata still count */
 	struct menv_strset seen = MENV_STRSET_INIT;
@@ -220,38 +222,34 @@ int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const cha
 struct stream {
 	struct menv_lockfile *lf;
 	const char *src;
-	size_t *bad; /* the refused entry's number and line */
 	struct menv_error *err;
 };
 
+/* An entry as it ends; one refused sends the file to the general reader, which finds it
+ * again (a header error may come first) and says where it is (menv_lock_at). */
 static int stream_entry(void *ud, json_t *e, size_t idx, size_t line)
 {
 	struct stream *st = ud;
+	(void)line;
 	int rc = conda_lock_entry(st->lf, e, idx, st->src, st->err);
-	if (rc) {
-		st->bad[0] = idx + 1;
-		st->bad[1] = line;
-	}
 	json_decref(e);
 	return rc;
 }
 
-void menv_lock_entry_line(struct menv_error *err, const char *src, const size_t bad[2])
+void menv_lock_error_line(struct menv_error *err, const char *src, size_t line)
 {
-	char *head = menv_xasprintf("%s: package entry %zu ", src, bad[0]);
-	if (bad[1] && !strncmp(err->msg, head, strlen(head))) {
-		char *rest = menv_xstrdup(err->msg + strlen(src) + 1);
-		menv_error_set(err, err->code, "%s:%zu:%s", src, bad[1], rest);
+	size_t n = strlen(src);
+	if (line && !strncmp(err->msg, src, n) && !strncmp(err->msg + n, ": ", 2)) {
+		char *rest = menv_xstrdup(err->msg + n + 2);
+		menv_error_set(err, err->code, "%s:%zu: %s", src, line, rest);
 		free(rest);
 	}
-	free(head);
 }
 
 int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
-                              const char *src, size_t bad[2], struct menv_error *err)
+                              const char *src, struct menv_lock_at *at, struct menv_error *err)
 {
-	struct stream st = {lf, src, bad, err};
-	bad[0] = bad[1] = 0;
+	struct stream st = {lf, src, err};
 	json_t *root = NULL;
 	/* every entry names its manager */
 	menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "manager:"));
@@ -261,7 +259,7 @@ int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_
 	if (!json_is_object(root))
 		rc = 1; /* menv_lockfile_parse says what it is */
 	else
-		rc = menv_lock_parse_conda_lock(lf, root, src, err);
+		rc = menv_lock_parse_conda_lock(lf, root, src, at, err);
 	json_decref(root);
 	return rc;
 }

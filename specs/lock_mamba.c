@@ -10,7 +10,7 @@
 #include "specs.h"
 
 int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const char *src,
-                               struct menv_error *err)
+                               struct menv_lock_at *at, struct menv_error *err)
 {
 	const char *lv = menv_lock_jstr(root, "lockVersion");
 	const char *plat = menv_lock_jstr(root, "platform");
@@ -37,6 +37,7 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 	{
 		static const char *const req[] = {"name",   "version", "build",
 		                                  "subdir", "channel", NULL};
+		*at = (struct menv_lock_at){{"packages", fn}, {0, 0}, 2};
 		for (size_t k = 0; req[k]; k++)
 			if (!json_is_string(json_object_get(e, req[k])))
 				return menv_error_set(err, MENV_EPARSE,
@@ -68,6 +69,7 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 	}
 	json_object_foreach(json_object_get(root, "pipPackages"), fn, e)
 	{
+		*at = (struct menv_lock_at){{"pipPackages", fn}, {0, 0}, 2};
 		if (!menv_lock_jstr(e, "name") || !menv_lock_jstr(e, "version") ||
 		    !menv_lock_jstr(e, "url"))
 			return menv_error_set(err, MENV_EPARSE,
@@ -83,5 +85,6 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 		menv_lock_set_hash_json(&p->sha256,
 		                        json_object_get(json_object_get(e, "hash"), "sha256"));
 	}
+	at->n = 0;
 	return 0;
 }

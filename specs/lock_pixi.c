@@ -146,7 +146,7 @@ static int pixi_platform_ok(const struct menv_lockfile *lf, json_t *p, const cha
 }
 
 int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
-                         struct menv_error *err)
+                         struct menv_lock_at *at, struct menv_error *err)
 {
 	json_t *ver = json_object_get(root, "version");
 	json_t *envs = json_object_get(root, "environments");
@@ -178,6 +178,7 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 		{
 			const char *n = json_is_object(p) ? menv_lock_jstr(p, "name")
 			                                  : json_string_value(p);
+			*at = (struct menv_lock_at){{"platforms", NULL}, {0, i}, 2};
 			if (!n)
 				return menv_error_set(err, MENV_EPARSE,
 				                      "%s: platform %zu has no "
@@ -186,6 +187,7 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 			rc = pixi_platform_ok(lf, p, n, src, err);
 			if (rc)
 				return rc;
+			at->n = 0;
 			menv_strvec_push(&lf->platforms, n);
 		}
 	}
@@ -201,6 +203,7 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 	{
 		const char *kind, *loc;
 		if (!pixi_entry_key(e, lf->version, &kind, &loc)) {
+			*at = (struct menv_lock_at){{"packages", NULL}, {0, i}, 2};
 			rc = menv_error_set(err, MENV_EPARSE,
 			                    "%s: package entry %zu has no 'conda', "
 			                    "'pypi' or 'conda_source' key",
@@ -220,6 +223,7 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 	}
 	json_object_foreach(envs, ename, ev)
 	{
+		*at = (struct menv_lock_at){{"environments", ename, "packages"}, {0}, 2};
 		if (!json_is_object(ev)) {
 			rc = menv_error_set(err, MENV_EPARSE,
 			                    "%s: environment '%s' must be a "
@@ -257,6 +261,7 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 		}
 		json_t *byplat = json_object_get(ev, "packages");
 		if (byplat && !json_is_null(byplat) && !json_is_object(byplat)) {
+			at->n = 3;
 			rc = menv_error_set(err, MENV_EPARSE,
 			                    "%s: 'environments.%s.packages' must "
 			                    "be a mapping of platforms",
@@ -267,6 +272,8 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 		json_t *refs;
 		json_object_foreach(byplat, plat, refs)
 		{
+			at->key[3] = plat;
+			at->n = 4;
 			if (v7_platforms && !menv_strset_has(&declared, plat)) {
 				/* rattler: an environment may only use the platforms listed */
 				rc = menv_error_set(err, MENV_EPARSE,
@@ -281,6 +288,9 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 			json_array_foreach(refs, j, ref)
 			{
 				const char *kind, *loc;
+				at->key[4] = NULL;
+				at->index[4] = j;
+				at->n = 5;
 				if (!pixi_entry_key(ref, 6, &kind, &loc)) {
 					rc = menv_error_set(err, MENV_EPARSE,
 					                    "%s: environment '%s', "
@@ -321,11 +331,19 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 					goto out;
 				}
 				rc = pixi_add(lf, hit, kind, loc, ename, plat, src, err);
-				if (rc)
+				if (rc) {
+					/* about the entry itself */
+					size_t k = 0;
+					while (json_array_get(pkgs, k) &&
+					       json_array_get(pkgs, k) != hit)
+						k++;
+					*at = (struct menv_lock_at){{"packages", NULL}, {0, k}, 2};
 					goto out;
+				}
 			}
 		}
 	}
+	at->n = 0;
 	if (lf->nenvs)
 		for (size_t j = 0; j < lf->envs[0].channels.n; j++)
 			menv_strvec_push(&lf->channels, lf->envs[0].channels.v[j]);

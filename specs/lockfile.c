@@ -385,7 +385,10 @@ static unsigned scan_lines(const char *bytes, size_t len)
 		/* the keys start a line (100,000 entries' lines start with ' ' or '-') */
 		for (size_t k = 0; e > i && bytes[i] >= 'a' && k < sizeof(keys) / sizeof(*keys);
 		     k++) {
-			size_t kl = strlen(keys[k].key);
+			size_t kl;
+			if (bytes[i] != keys[k].key[0]) /* an explicit lock's "file:///..." lines */
+				continue;
+			kl = strlen(keys[k].key);
 			if (e - i >= kl && !memcmp(bytes + i, keys[k].key, kl))
 				seen |= keys[k].bit;
 		}
@@ -484,10 +487,12 @@ int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, stru
 /* A control character (a newline, ESC) in an entry's text would reach the plan, the records
  * and the history as it is: a package "dep\e[31mendent" drawn raw on the terminal; an md5
  * or sha256 that is not 32 or 64 hex digits can match no file. Refused for every format,
- * naming the entry. */
-static int check_entry_text(const struct menv_lockfile *lf, const char *src, struct menv_error *err)
+ * naming the entry (its index in lf->pkgs in *bad). */
+static int check_entry_text(const struct menv_lockfile *lf, const char *src, size_t *bad,
+                            struct menv_error *err)
 {
 	for (size_t i = 0; i < lf->npkgs; i++) {
+		*bad = i;
 		const struct menv_lock_package *p = &lf->pkgs[i];
 		const char *const field[] = {p->name,     p->version, p->build, p->platform,
 		                             p->subdir,   p->url,     p->md5,   p->sha256,
@@ -525,13 +530,30 @@ static int check_entry_text(const struct menv_lockfile *lf, const char *src, str
 	return 0;
 }
 
+/* The path of lf's entry i in its file (conda-lock's package list; a mamba JSON lock's
+ * conda package, by its file name), for check_entry_text's message; false for the others. */
+static bool entry_at(const struct menv_lockfile *lf, size_t i, char **fn, struct menv_lock_at *at)
+{
+	const struct menv_lock_package *p = &lf->pkgs[i];
+	if (lf->format == MENV_LOCK_CONDA_LOCK) {
+		*at = (struct menv_lock_at){{"package", NULL}, {0, i}, 2};
+		return true;
+	}
+	if (lf->format == MENV_LOCK_MAMBA_JSON && p->manager == MENV_LOCK_CONDA && p->url) {
+		*fn = menv_lock_url_basename(p->url);
+		*at = (struct menv_lock_at){{"packages", *fn}, {0, 0}, 2};
+		return true;
+	}
+	return false;
+}
+
 int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
                         struct menv_error *err)
 {
 	enum menv_lock_format f = menv_lockfile_detect(bytes, len);
 	struct menv_lockfile *lf = NULL;
 	json_t *root = NULL;
-	size_t bad[2] = {0, 0}; /* a conda-lock entry refused, and its line */
+	struct menv_lock_at at = {{NULL}, {0}, 0}; /* the node an error is about */
 	int rc = 0;
 
 	*out = NULL;
@@ -558,7 +580,7 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 	}
 	if (f == MENV_LOCK_CONDA_LOCK) {
 		/* the usual file without a document model; any other the general way */
-		rc = menv_lock_read_conda_lock(lf, bytes, len, src, bad, err);
+		rc = menv_lock_read_conda_lock(lf, bytes, len, src, &at, err);
 		if (rc != 1)
 			goto out;
 		menv_lockfile_free(lf);
@@ -579,18 +601,26 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 		rc = menv_error_set(err, MENV_EPARSE, "%s: a lockfile must be a mapping", src);
 		goto out;
 	}
-	if (f == MENV_LOCK_CONDA_LOCK) {
-		rc = menv_lock_parse_conda_lock(lf, root, src, err);
-		if (rc)
-			menv_lock_entry_line(err, src, bad);
-	} else if (f == MENV_LOCK_PIXI)
-		rc = menv_lock_parse_pixi(lf, root, src, err);
+	if (f == MENV_LOCK_CONDA_LOCK)
+		rc = menv_lock_parse_conda_lock(lf, root, src, &at, err);
+	else if (f == MENV_LOCK_PIXI)
+		rc = menv_lock_parse_pixi(lf, root, src, &at, err);
 	else
-		rc = menv_lock_parse_mamba_json(lf, root, src, err);
+		rc = menv_lock_parse_mamba_json(lf, root, src, &at, err);
 out:
+	/* an error about one entry gets its line (the keys of `at` are root's: before it goes) */
+	if (rc && at.n)
+		menv_lock_error_line(err, src,
+		                     menv_yaml_line_at(bytes, len, at.key, at.index, at.n));
 	json_decref(root);
-	if (!rc)
-		rc = check_entry_text(lf, src, err);
+	size_t i;
+	if (!rc && (rc = check_entry_text(lf, src, &i, err))) {
+		char *fn = NULL;
+		if (entry_at(lf, i, &fn, &at))
+			menv_lock_error_line(err, src,
+			                     menv_yaml_line_at(bytes, len, at.key, at.index, at.n));
+		free(fn);
+	}
 	if (rc) {
 		menv_lockfile_free(lf);
 		return rc;

@@ -20,32 +20,38 @@
 /* ---- format readers --------------------------------------------------------------------- */
 /* Each adds the entries of one parsed document to `lf` (made by menv_lockfile_new with its
  * format) and fills its environments and platforms; `src` names the file in messages. 0, or
- * MENV_EPARSE "SRC: ..." naming the entry; `lf` is then freed by the caller. */
+ * MENV_EPARSE "SRC: ..." naming the entry; `lf` is then freed by the caller. Where the
+ * error is about one node of the document (an entry, a reference), `at` gets its path, which
+ * menv_lockfile_parse turns into the line of the message (menv_yaml_line_at). */
+
+/* A path into a parsed document: n steps from the root, each a mapping's key (borrowed from
+ * the document) or, where key[i] is NULL, a list's item index[i] (0-based). */
+struct menv_lock_at {
+	const char *key[6];
+	size_t index[6];
+	size_t n;
+};
 
 /* conda-lock v1: `root` is the YAML document as JSON (menv_yaml_to_json). */
 int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *src,
-                               struct menv_error *err);
+                               struct menv_lock_at *at, struct menv_error *err);
 /* conda-lock v1 from the file's bytes, its entries read one at a time as libyaml's events
  * come (menv_yaml_stream_json): 0, an error of menv_lock_parse_conda_lock's, MENV_EINTR, or
  * 1 where the file needs the general reader (menv_yaml_to_json, then
- * menv_lock_parse_conda_lock on a new `lf`: this one may hold entries already). `bad` gets
- * the number (1-based) and line of an entry this reader refused, {0, 0} when none: the
- * general reader, which knows no lines, finds it again (a header or YAML error may come
- * first), and menv_lock_entry_line then puts the line into its message. */
+ * menv_lock_parse_conda_lock on a new `lf`: this one may hold entries already). */
 int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
-                              const char *src, size_t bad[2], struct menv_error *err);
-/* "SRC: package entry N ..." in `err` becomes "SRC:LINE: package entry N ..." when N is
- * bad[0] (menv_lock_read_conda_lock's) and its line bad[1] is known; any other message stays. */
-void menv_lock_entry_line(struct menv_error *err, const char *src, const size_t bad[2]);
+                              const char *src, struct menv_lock_at *at, struct menv_error *err);
+/* "SRC: ..." in `err` becomes "SRC:LINE: ..." (line > 0); any other message stays. */
+void menv_lock_error_line(struct menv_error *err, const char *src, size_t line);
 /* explicit: the file's bytes, line by line. */
 int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len,
                              const char *src, struct menv_error *err);
 /* pixi.lock v4-v7: `root` is the YAML document as JSON. */
 int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src,
-                         struct menv_error *err);
+                         struct menv_lock_at *at, struct menv_error *err);
 /* micromamba's JSON lock: `root` is the parsed JSON. */
 int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const char *src,
-                               struct menv_error *err);
+                               struct menv_lock_at *at, struct menv_error *err);
 /* The subdir a pixi platform name stands for (pixi v7 `platforms:`), borrowed from `lf`;
  * `name` itself when the file does not say. */
 const char *menv_lock_pixi_subdir(const struct menv_lockfile *lf, const char *name);

@@ -177,7 +177,7 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 	*out = yaml_json(&c, root, 0, NULL, NULL);
 	if (!*out)
 		rc = err ? err->code : MENV_EPARSE;
-	else if ((rc = menv_yaml_no_second_document(&parser, src, err))) {
+	else if ((rc = menv_yaml_single(&parser, src, "file", err))) {
 		json_decref(*out);
 		*out = NULL;
 	}

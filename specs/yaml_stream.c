@@ -158,9 +158,15 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
 		rc = event(&r, &ev);
 		yaml_event_delete(&ev);
 	}
-	/* a second document: the general reader refuses it with its FILE:LINE:COL */
-	if (rc == 2 && menv_yaml_no_second_document(&parser, src, NULL))
-		rc = READ_FALLBACK;
+	/* one document a file: another one after it (or garbage) is refused */
+	if (rc == 2 && r.root) {
+		int one = menv_yaml_single(&parser, src, "file", err);
+		if (one) {
+			json_decref(r.root);
+			r.root = NULL;
+			rc = one;
+		}
+	}
 	while (r.depth) {
 		r.depth--;
 		json_decref(r.stack[r.depth].v);
@@ -174,4 +180,51 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
 	}
 	json_decref(r.root);
 	return rc == 2 ? READ_FALLBACK : rc;
+}
+
+size_t menv_yaml_line_at(const char *bytes, size_t len, const char *const *keys,
+                         const size_t *index, size_t n)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	struct menv_error ign = {0};
+	size_t line = 0;
+
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
+	if (menv_yaml_load(&parser, &doc, "", &ign)) {
+		yaml_parser_delete(&parser);
+		return 0;
+	}
+	yaml_node_t *node = yaml_document_get_root_node(&doc);
+	for (size_t i = 0; i < n && node; i++) {
+		yaml_node_t *next = NULL;
+		yaml_mark_t mark = {0, 0, 0};
+		if (keys[i] && node->type == YAML_MAPPING_NODE) {
+			/* a mapping's member: the line of its key (a JSON lock's "FILE": {...}) */
+			for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+			     p < node->data.mapping.pairs.top && !next; p++) {
+				yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+				if (k && k->type == YAML_SCALAR_NODE &&
+				    k->data.scalar.length == strlen(keys[i]) &&
+				    !memcmp(k->data.scalar.value, keys[i], k->data.scalar.length)) {
+					next = yaml_document_get_node(&doc, p->value);
+					mark = k->start_mark;
+				}
+			}
+		} else if (!keys[i] && node->type == YAML_SEQUENCE_NODE &&
+		           index[i] < (size_t)(node->data.sequence.items.top -
+		                               node->data.sequence.items.start)) {
+			next = yaml_document_get_node(&doc,
+			                              node->data.sequence.items.start[index[i]]);
+			if (next)
+				mark = next->start_mark;
+		}
+		node = next;
+		if (node && i + 1 == n)
+			line = mark.line + 1;
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return line;
 }

@@ -308,6 +308,14 @@ static void test_fetch_settings(void **state)
 	assert_int_equal(menv_config_apply_file(&cfg, path, &err), MENV_EPARSE);
 	assert_non_null(strstr(err.msg, ":1:"));
 	assert_non_null(strstr(err.msg, "remote_max_retries"));
+	/* one document a file, as conda's YAML reader takes: a second one is no settings
+	 * ignored */
+	write_text(path, "ssl_verify: true\n---\nssl_verify: false\n");
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), MENV_EPARSE);
+	assert_non_null(strstr(err.msg, ":2:1: a second YAML document (---) in one settings file"));
+	write_text(path, "ssl_verify: true\n...\n]\n");
+	assert_int_equal(menv_config_apply_file(&cfg, path, &err), MENV_EPARSE);
+	assert_non_null(strstr(err.msg, ":3:1: did not find expected <document start>"));
 	menv_config_release(&cfg);
 	unlink(path);
 

@@ -141,7 +141,11 @@ static void test_errors_have_line_and_column(void **state)
 	expect_error("", "env.yml");
 	/* a key twice, and a second document: both would silently drop what the user wrote */
 	expect_error("name: a\nchannels: [c]\nname: b\n", "env.yml:3:1: 'name' is given twice");
-	expect_error("name: a\n---\nname: b\n", "env.yml:3:1: a second YAML document");
+	expect_error("name: a\n---\nname: b\n",
+	             "env.yml:2:1: a second YAML document (---) in one environment file");
+	/* a second document that is garbage, after `---` or an end marker, is not ignored */
+	expect_error("name: a\n---\n: [x\n", "env.yml:2:1: a second YAML document (---)");
+	expect_error("name: a\n...\n]\n", "env.yml:3:1: did not find expected <document start>");
 }
 
 /* menv's virtual-packages: list (the syntax of menv lock --virtual-package) */

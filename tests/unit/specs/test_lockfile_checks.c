@@ -76,7 +76,7 @@ static void test_v7_refused(void **state)
 	expect_refused("  - name: DUPLICATE\n    subdir: linux-64\n"
 	               "  - name: DUPLICATE\n    subdir: osx-64\n",
 	               "      DUPLICATE:\n        - conda: " PKG "\n",
-	               "pixi.lock: the platform 'DUPLICATE' is listed twice");
+	               "pixi.lock:5: the platform 'DUPLICATE' is listed twice");
 	/* duplicate_platform_use: one platform twice in an environment's packages */
 	expect_refused("  - name: DUPLICATE\n    subdir: linux-64\n",
 	               "      DUPLICATE:\n        - conda: " PKG "\n"
@@ -84,19 +84,19 @@ static void test_v7_refused(void **state)
 	               "pixi.lock:12:7: duplicate key 'DUPLICATE'");
 	/* invalid_platform_name */
 	expect_refused("  - name: linux 64 foobar\n    subdir: linux-64\n", use,
-	               "pixi.lock: 'linux 64 foobar' is not a valid platform name (letters, "
+	               "pixi.lock:3: 'linux 64 foobar' is not a valid platform name (letters, "
 	               "digits, '_' and '-')");
 	/* invalid_platform_subdir */
 	expect_refused("  - name: linux-64\n    subdir: linux-XX\n", use,
-	               "pixi.lock: platform 'linux-64': 'linux-XX' is not a known platform "
+	               "pixi.lock:3: platform 'linux-64': 'linux-XX' is not a known platform "
 	               "subdir");
 	/* a name that is no subdir, with no subdir given */
 	expect_refused("  - name: linux-64-foobar\n", use,
-	               "pixi.lock: platform 'linux-64-foobar': 'linux-64-foobar' is not a known "
+	               "pixi.lock:3: platform 'linux-64-foobar': 'linux-64-foobar' is not a known "
 	               "platform subdir");
 	/* missing_platform: an environment uses a platform that is not listed */
 	expect_refused("  - name: linux-64\n", "      UNKNOWN:\n        - conda: " PKG "\n",
-	               "pixi.lock: environment 'default' uses the platform 'UNKNOWN', which "
+	               "pixi.lock:9: environment 'default' uses the platform 'UNKNOWN', which "
 	               "'platforms' does not list");
 }
 
@@ -279,6 +279,124 @@ static void test_conda_lock_streamed(void **state)
 	}
 }
 
+/* A lockfile is one YAML document: a second one after it, or a `---` then garbage, is
+ * refused with its FILE:LINE:COL by the streaming conda-lock reader, the general one (an
+ * anchor sends the file there) and pixi's, never ignored */
+static void test_one_document(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+	        {"version: 1\npackage:\n" ENTRY("a", "") "---\n: [garbage\n",
+	         "c.yml:11:1: a second YAML document (---) in one file"},
+	        {"version: 1\npackage:\n" ENTRY("a", "") "--- x\n",
+	         "c.yml:11:1: a second YAML document (---) in one file"},
+	        {"version: 1\npackage:\n" ENTRY("a", "") "...\n[garbage\n",
+	         "c.yml:12:1: did not find expected <document start>"},
+	        {"version: 1\npackage:\n" ENTRY("a", "") "...\n]\n",
+	         "c.yml:12:1: did not find expected <document start>"},
+	        {"version: &v 1\npackage:\n" ENTRY("a", "") "---\n: [garbage\n",
+	         "c.yml:11:1: a second YAML document (---) in one file"},
+	        {"version: &v 1\npackage:\n" ENTRY("a", "") "...\n]\n",
+	         "c.yml:12:1: did not find expected <document start>"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_null(model(bad[i].text, "c.yml", &err));
+		assert_string_equal(err.msg, bad[i].msg);
+	}
+	char *t = v7("  - name: linux-64\n", "      linux-64:\n        - conda: " PKG "\n");
+	char *two = menv_xasprintf("%s---\n- [\n", t);
+	struct menv_lockfile *lf = NULL;
+	assert_int_equal(parse(two, &lf, &err), MENV_EPARSE);
+	assert_string_equal(err.msg, "pixi.lock:14:1: a second YAML document (---) in one file");
+	/* the same file without it is read */
+	assert_int_equal(parse(t, &lf, &err), 0);
+	menv_lockfile_free(lf);
+	free(two);
+	free(t);
+}
+
+#define MAMBA_HEAD                                                                                 \
+	"{\n  \"lockVersion\": \"1.0\",\n  \"platform\": \"linux-64\",\n"                          \
+	"  \"channels\": [\"conda-forge\"],\n"                                                     \
+	"  \"channelInfo\": {\"conda-forge\": [{\"url\": \"https://x.invalid/cf\"}]},\n"
+#define MAMBA_PKG(fn, name)                                                                        \
+	"    \"" fn "\": {\n      \"name\": \"" name                                               \
+	"\", \"version\": \"1.0\", \"build\": \"0\",\n"                                            \
+	"      \"subdir\": \"linux-64\", \"channel\": \"conda-forge\"\n    }"
+
+/* Every lockfile's entry errors say the entry's line: pixi's and micromamba's JSON lock's
+ * (found again in the file, as their readers hold parsed documents), and conda-lock's read by
+ * the general reader (an anchor), which had one only where the streaming reader had seen the
+ * entry first */
+static void test_entry_lines(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	struct menv_lockfile *lf = NULL;
+	static const struct {
+		const char *src, *text, *msg;
+	} bad[] = {
+	        /* micromamba's JSON: the entry's key */
+	        {"m.json",
+	         MAMBA_HEAD "  \"packages\": {\n" MAMBA_PKG(
+	                 "a-1.0-0.conda", "a") ",\n"
+	                                       "    \"b-1.0-0.conda\": {\"name\": \"b\"}\n  }\n}\n",
+	         "m.json:11: package 'b-1.0-0.conda' lacks 'version'"},
+	        {"m.json",
+	         MAMBA_HEAD "  \"packages\": {},\n  \"pipPackages\": {\n"
+	                    "    \"x.whl\": {\"name\": \"x\"}\n  }\n}\n",
+	         "m.json:8: pip package 'x.whl' lacks a name, version or url"},
+	        /* a control character, found after the entries were read */
+	        {"m.json",
+	         MAMBA_HEAD "  \"packages\": {\n" MAMBA_PKG("a-1.0-0.conda", "a") ",\n" MAMBA_PKG(
+	                 "b-1.0-0.conda", "b\\u001b[31m") "\n  }\n}\n",
+	         "m.json:11: package entry 2 ('b\\x1b[31m'): its name holds a control character"},
+	        /* pixi: a package entry, a reference, the entry a reference finds */
+	        {"pixi.lock",
+	         "version: 6\nenvironments:\n  default:\n    channels: []\n    packages: {}\n"
+	         "packages:\n- conda: " PKG "\n- name: x\n",
+	         "pixi.lock:8: package entry 2 has no 'conda', 'pypi' or 'conda_source' key"},
+	        {"pixi.lock",
+	         "version: 6\nenvironments:\n  default:\n    channels: []\n    packages:\n"
+	         "      linux-64:\n      - conda: " PKG
+	         "\n      - conda: https://x.invalid/y.conda\n"
+	         "packages:\n- conda: " PKG "\n",
+	         "pixi.lock:8: environment 'default', platform 'linux-64' refers to "
+	         "'https://x.invalid/y.conda', which is not in 'packages'"},
+	        {"pixi.lock",
+	         "version: 6\nenvironments:\n  default:\n    channels: []\n    packages:\n"
+	         "      linux-64:\n      - conda: https://x.invalid/y.conda\n"
+	         "packages:\n- conda: " PKG "\n- conda: https://x.invalid/y.conda\n",
+	         "pixi.lock:10: environment 'default', platform 'linux-64': 'y.conda' is not a "
+	         "conda package file name (name-version-build)"},
+	        /* conda-lock through the general reader */
+	        {"c.yml", "version: &v 1\npackage:\n" ENTRY("a", "") ENTRY("b", "") "- {name: c}\n",
+	         "c.yml:19: package entry 3 ('c') lacks 'version'"},
+	        {"c.yml",
+	         "version: &v 1\npackage:\n" ENTRY(
+	                 "a", "") "- name: \"b\\e\"\n"
+	                          "  version: '1.0'\n  manager: conda\n  platform: linux-64\n"
+	                          "  url: https://x.invalid/c/linux-64/b-1.0-0.conda\n  hash: {}\n",
+	         "c.yml:11: package entry 2 ('b\\x1b'): its name holds a control character"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_int_equal(menv_lockfile_parse(bad[i].text, strlen(bad[i].text), bad[i].src,
+		                                     &lf, &err),
+		                 MENV_EPARSE);
+		assert_string_equal(err.msg, bad[i].msg);
+	}
+	/* the good JSON lock is read */
+	const char *good =
+	        MAMBA_HEAD "  \"packages\": {\n" MAMBA_PKG("a-1.0-0.conda", "a") "\n  }\n}\n";
+	if (menv_lockfile_parse(good, strlen(good), "m.json", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(lf->pkgs[0].url, "https://x.invalid/cf/linux-64/a-1.0-0.conda");
+	menv_lockfile_free(lf);
+}
+
 /* A file's format read in pieces is the format of its whole text: the line that decides may
  * come after the first MiB, or straddle two pieces */
 static void test_detect_file(void **state)
@@ -330,7 +448,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_v7_valid),      cmocka_unit_test(test_v7_refused),
 	        cmocka_unit_test(test_conda_lock_v3), cmocka_unit_test(test_conda_lock_streamed),
-	        cmocka_unit_test(test_detect_file),
+	        cmocka_unit_test(test_detect_file),   cmocka_unit_test(test_one_document),
+	        cmocka_unit_test(test_entry_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
