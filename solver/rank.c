@@ -15,7 +15,8 @@
 
 struct variant {
 	Id p, name, evr;
-	long long bn;
+	long long bn; /* -1 for the builds of a name no spec names: grouped by version */
+	long long real_bn;
 };
 
 static long long build_number_of(Solvable *sv)
@@ -36,9 +37,49 @@ static int cmp_variant(const void *a, const void *b)
 	return x->p < y->p ? -1 : x->p > y->p;
 }
 
+/* What ranking learns of one dependency Id, once per menv_solv_rank_variants (the same
+ * requirement, "python >=3.9,<3.10", is shared by every build of a name): the best version
+ * among its providers, and whether it can only be met by packages with track_features. The
+ * pool's providers do not change while ranking, so each is what the loop over them gives. */
+struct dep_memo {
+	Id *top;              /* [dep index]: best provider version (evr Id), 0 when none */
+	unsigned char *state; /* [dep index]: MEMO_* bits */
+	size_t n;             /* entries: pool->ss.nstrings + pool->nrels at the start */
+	Id nstrings;
+};
+enum { MEMO_TOP = 1, MEMO_FORCED_KNOWN = 2, MEMO_FORCED = 4 };
+
+/* The memo's slot of dep, or -1 when it has none (an Id made after the memo) */
+static long memo_slot(const struct dep_memo *m, Id dep)
+{
+	size_t i = ISRELDEP(dep) ? (size_t)m->nstrings + (size_t)GETRELID(dep) : (size_t)dep;
+	return i < m->n ? (long)i : -1;
+}
+
+/* The best version (evr Id) among the providers of dep, 0 when none */
+static Id dep_top(Pool *pool, struct dep_memo *m, Id dep)
+{
+	long i = memo_slot(m, dep);
+	Id q, qq, top = 0;
+
+	if (i >= 0 && (m->state[i] & MEMO_TOP))
+		return m->top[i];
+	FOR_PROVIDES(q, qq, dep)
+	{
+		Id e = pool_id2solvable(pool, q)->evr;
+		if (!top || pool_evrcmp(pool, e, top, EVRCMP_COMPARE) > 0)
+			top = e;
+	}
+	if (i >= 0) {
+		m->top[i] = top;
+		m->state[i] |= MEMO_TOP;
+	}
+	return top;
+}
+
 /* The best version (evr Id) among the providers of each requirement of p, by dependency
  * name, into `names`/`best` (parallel queues). */
-static void best_dep_versions(Pool *pool, Id p, Queue *names, Queue *best)
+static void best_dep_versions(Pool *pool, struct dep_memo *m, Id p, Queue *names, Queue *best)
 {
 	Solvable *sv = pool_id2solvable(pool, p);
 	queue_empty(names);
@@ -46,41 +87,47 @@ static void best_dep_versions(Pool *pool, Id p, Queue *names, Queue *best)
 	if (!sv->requires)
 		return;
 	for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
-		Id dep = *dp, q, qq, top = 0;
+		Id dep = *dp;
 		Id name = ISRELDEP(dep) ? GETRELDEP(pool, dep)->name : dep;
 		while (ISRELDEP(name))
 			name = GETRELDEP(pool, name)->name;
-		FOR_PROVIDES(q, qq, dep)
-		{
-			Id e = pool_id2solvable(pool, q)->evr;
-			if (!top || pool_evrcmp(pool, e, top, EVRCMP_COMPARE) > 0)
-				top = e;
-		}
 		queue_push(names, name);
-		queue_push(best, top);
+		queue_push(best, dep_top(pool, m, dep));
 	}
+}
+
+/* Whether dep has providers and all of them have track_features. */
+static bool dep_forced(Pool *pool, struct dep_memo *m, Id dep)
+{
+	long i = memo_slot(m, dep);
+	Id q, qq;
+	bool any = false, all_tracked = true;
+
+	if (i >= 0 && (m->state[i] & MEMO_FORCED_KNOWN))
+		return (m->state[i] & MEMO_FORCED) != 0;
+	FOR_PROVIDES(q, qq, dep)
+	{
+		any = true;
+		if (!solvable_lookup_count(pool_id2solvable(pool, q), SOLVABLE_TRACK_FEATURES)) {
+			all_tracked = false;
+			break;
+		}
+	}
+	if (i >= 0)
+		m->state[i] |= MEMO_FORCED_KNOWN | (any && all_tracked ? MEMO_FORCED : 0);
+	return any && all_tracked;
 }
 
 /* How many requirements of p can only be met by packages with track_features (conda
  * counts those features against the whole solution; libsolv only looks at candidates). */
-static int forced_features(Pool *pool, Id p)
+static int forced_features(Pool *pool, struct dep_memo *m, Id p)
 {
 	Solvable *sv = pool_id2solvable(pool, p);
 	int n = 0;
 	if (!sv->requires)
 		return 0;
-	for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++) {
-		Id q, qq;
-		bool any = false, all_tracked = true;
-		FOR_PROVIDES(q, qq, *dp)
-		{
-			any = true;
-			if (!solvable_lookup_count(pool_id2solvable(pool, q),
-			                           SOLVABLE_TRACK_FEATURES))
-				all_tracked = false;
-		}
-		n += any && all_tracked;
-	}
+	for (Id *dp = sv->repo->idarraydata + sv->requires; *dp; dp++)
+		n += dep_forced(pool, m, *dp);
 	return n;
 }
 
@@ -213,6 +260,16 @@ static bool reachable_names(struct menv_solver *s, const struct menv_solve_reque
 	return ok;
 }
 
+/* Marks the plain names of specs in m. */
+static void mark_names(Pool *pool, struct menv_matchspec *const *specs, size_t n, Map *m)
+{
+	for (size_t i = 0; i < n; i++) {
+		Id id = specs[i]->name ? pool_str2id(pool, specs[i]->name, 0) : 0;
+		if (id && id < pool->ss.nstrings)
+			MAPSET(m, id);
+	}
+}
+
 /* Among builds of one name, version and build number, prefer the one whose dependencies
  * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
  * build-version key as "build_number.rank.timestamp". Only the names this request can reach
@@ -235,15 +292,37 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 	} else {
 		map_grow(s->ranked_names, pool->ss.nstrings);
 	}
+	/* conda's Resolve.solve ranks the builds of a spec's name by build number before the
+	 * dependencies' versions (eq_b of the specs), but a package no spec names by its
+	 * dependencies' versions first (eq_v over all other packages, then eq_b): the names
+	 * of the request, the history and the installed packages (each installed one gets a
+	 * spec, its target) keep the build number first */
+	Map specd;
+	map_init(&specd, pool->ss.nstrings);
+	mark_names(pool, req->install, req->ninstall, &specd);
+	mark_names(pool, req->update, req->nupdate, &specd);
+	mark_names(pool, req->history, req->nhistory, &specd);
+	for (Id p = s->virt->start; p < s->virt->end; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo == s->virt && sv->name < pool->ss.nstrings)
+			MAPSET(&specd, sv->name);
+	}
 	v = menv_xcalloc((size_t)pool->nsolvables + 1, sizeof(*v));
 	Repodata **rank_data = menv_xcalloc((size_t)pool->nrepos + 1, sizeof(*rank_data));
+	struct dep_memo memo = {.n = (size_t)pool->ss.nstrings + (size_t)pool->nrels,
+	                        .nstrings = pool->ss.nstrings};
+	memo.top = menv_xcalloc(memo.n + 1, sizeof(*memo.top));
+	memo.state = menv_xcalloc(memo.n + 1, sizeof(*memo.state));
 	for (Id p = 2; p < pool->nsolvables; p++) {
 		Solvable *sv = pool_id2solvable(pool, p);
 		if (!sv->repo || sv->repo == s->virt || MAPTST(s->ranked_names, sv->name) ||
 		    (some && !MAPTST(&reach, sv->name)))
 			continue;
-		v[n++] = (struct variant){p, sv->name, sv->evr, build_number_of(sv)};
+		long long bn = build_number_of(sv);
+		v[n++] = (struct variant){p, sv->name, sv->evr, MAPTST(&specd, sv->name) ? bn : -1,
+		                          bn};
 	}
+	map_free(&specd);
 	for (size_t i = 0; i < n; i++)
 		MAPSET(s->ranked_names, v[i].name);
 	if (some)
@@ -266,7 +345,7 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 			for (size_t a = 0; a < k; a++) {
 				queue_init(&names[a]);
 				queue_init(&best[a]);
-				best_dep_versions(pool, v[i + a].p, &names[a], &best[a]);
+				best_dep_versions(pool, &memo, v[i + a].p, &names[a], &best[a]);
 			}
 			for (size_t a = i; a < j; a++) {
 				int wins = 0;
@@ -278,7 +357,7 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 				}
 				/* first: fewer track_features forced on the environment through a
 				 * dependency (a cpu mutex); then: better dependency versions */
-				int forced = forced_features(pool, v[a].p);
+				int forced = forced_features(pool, &memo, v[a].p);
 				/* then: an arch build over a noarch one (menv_solv_order_repos) */
 				Repo *rp = pool_id2solvable(pool, v[a].p)->repo;
 				long arch = s->noarch_repo && !s->noarch_repo[rp->repoid] ? 1 : 0;
@@ -296,7 +375,8 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 			free(names);
 			free(best);
 		}
-		/* every reached record gets its key: build number, rank, then timestamp */
+		/* every reached record gets its key: build number, rank, then timestamp (a name no
+		 * spec names: rank, build number, then timestamp) */
 		for (size_t a = i; a < j; a++) {
 			Solvable *sv = pool_id2solvable(pool, v[a].p);
 			/* one new repodata per repo for all rewritten keys: every extra
@@ -310,7 +390,12 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 			}
 			unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
 			char num[64];
-			snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i], ts);
+			if (v[a].bn >= 0)
+				snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i],
+				         ts);
+			else /* features, arch, dependency versions, then build number */
+				snprintf(num, sizeof(num), "%ld.%lld.%llu", rank[a - i],
+				         v[a].real_bn, ts);
 			repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
 		}
 		free(rank);
@@ -323,6 +408,8 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 			repo_internalize(repo);
 	}
 	free(rank_data);
+	free(memo.top);
+	free(memo.state);
 	free(v);
 }
 
