@@ -9,6 +9,8 @@
  *
  *   menv-bench-solve [SHARED_DIR]      # default: the shared/ beside the source tree
  */
+#include <ftw.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,38 +103,77 @@ static int run_phase(const struct snap *sn, enum phase ph, const char *solv, dou
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* Writes `copies` renamed copies of a snapshot's records into one repodata.json. */
+/* `spec` ("name rest") with "_c<i>" after its name (i > 0), as a new JSON string. */
+static json_t *renamed(const char *spec, int i)
+{
+	if (!spec)
+		return json_null();
+	size_t n = strcspn(spec, " ");
+	char *t = i ? menv_xasprintf("%.*s_c%d%s", (int)n, spec, i, spec + n) : strdup(spec);
+	json_t *j = json_string(t);
+	free(t);
+	return j;
+}
+
+/* Writes `copies` renamed copies of a snapshot's records into one repodata.json: copy i
+ * renames every package and every name in depends/constrains with "_c<i>" (none for copy 0),
+ * so the graph keeps its real shape. Returns the new file's path or NULL. */
 static char *make_scaled(const char *src, int copies, const char *dir)
 {
+	static const char *const secs[] = {"packages", "packages.conda"};
+	static const char *const lists[] = {"depends", "constrains"};
+	json_error_t jerr;
+	json_t *d = json_load_file(src, 0, &jerr), *res;
 	char *out = menv_xasprintf("%s/scaled-%dx.json", dir, copies);
-	char *cmd = menv_xasprintf(
-	        "python3 - '%s' %d '%s' <<'PY'\n"
-	        "import json, re, sys\n"
-	        "src, k, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]\n"
-	        "d = json.load(open(src))\n"
-	        "res = {'info': d.get('info', {}), 'packages': {}, 'packages.conda': {}}\n"
-	        "def ren(spec, i):\n"
-	        "    p = spec.split(' ', 1)\n"
-	        "    return p[0] + ('_c%%d' %% i if i else '') + ('' if len(p) == 1 else ' ' + "
-	        "p[1])\n"
-	        "for i in range(k):\n"
-	        "    for sec in ('packages', 'packages.conda'):\n"
-	        "        for fn, r in d.get(sec, {}).items():\n"
-	        "            r = dict(r)\n"
-	        "            r['name'] = r['name'] + ('_c%%d' %% i if i else '')\n"
-	        "            r['depends'] = [ren(x, i) for x in (r.get('depends') or [])]\n"
-	        "            r['constrains'] = [ren(x, i) for x in (r.get('constrains') or [])]\n"
-	        "            res[sec]['%%s-c%%d-%%s' %% (r['name'], i, fn)] = r\n"
-	        "json.dump(res, open(out, 'w'))\n"
-	        "PY",
-	        src, copies, out);
-	int rc = system(cmd);
-	free(cmd);
+
+	if (!d) {
+		fprintf(stderr, "bench: %s: %s\n", src, jerr.text);
+		free(out);
+		return NULL;
+	}
+	json_t *info = json_object_get(d, "info");
+	res = json_pack("{s:o, s:{}, s:{}}", "info", info ? json_incref(info) : json_object(),
+	                "packages", "packages.conda");
+	for (int i = 0; i < copies; i++)
+		for (size_t k = 0; k < 2; k++) {
+			json_t *recs = json_object_get(d, secs[k]), *r;
+			const char *fn;
+			json_object_foreach(recs, fn, r)
+			{
+				json_t *c = json_deep_copy(r);
+				char *key;
+				json_object_set_new(
+				        c, "name",
+				        renamed(json_string_value(json_object_get(c, "name")), i));
+				for (size_t l = 0; l < 2; l++) {
+					json_t *a = json_object_get(r, lists[l]), *v,
+					       *na = json_array();
+					size_t x;
+					json_array_foreach(a, x, v) json_array_append_new(
+					        na, renamed(json_string_value(v), i));
+					json_object_set_new(c, lists[l], na);
+				}
+				key = menv_xasprintf("%s-c%d-%s",
+				                     json_string_value(json_object_get(c, "name")),
+				                     i, fn);
+				json_object_set_new(json_object_get(res, secs[k]), key, c);
+				free(key);
+			}
+		}
+	int rc = json_dump_file(res, out, 0);
+	json_decref(res);
+	json_decref(d);
 	if (rc) {
 		free(out);
 		return NULL;
 	}
 	return out;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
 }
 
 int main(int argc, char **argv)
@@ -190,9 +231,6 @@ int main(int argc, char **argv)
 		       (double)kib[3] / 1024);
 		free(solv);
 	}
-	char *rm = menv_xasprintf("rm -rf '%s'", tmp);
-	if (system(rm)) {
-	}
-	free(rm);
+	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }

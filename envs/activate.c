@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "activate.h"
+#include "child.h"
 #include "link.h"
 #include "registry.h"
 
@@ -1093,34 +1094,35 @@ out:
 /* menv run                                                                                  */
 
 /* Runs the activate.d scripts of `prefix` in bash (else sh) with environment `e` and replaces
- * `e` with the environment they leave. */
+ * `e` with the environment they leave. The shell runs as a child of its own group that dies
+ * with menv and stops on Ctrl-C (menv_child_fork; MENV_EINTR). */
 static int run_scripts(const struct menv_strvec *scripts, struct envm *e, const char *prefix,
                        struct menv_error *err)
 {
 	const char *shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
 	const char *envexe = access("/usr/bin/env", X_OK) == 0 ? "/usr/bin/env" : "/bin/env";
-	char *script =
-	        menv_xasprintf("for __menv_f do . \"$__menv_f\" >&2; done; exec %s -0", envexe);
-	char **argv = menv_xcalloc(scripts->n + 5, sizeof(char *));
+	char **args = menv_xcalloc(scripts->n + 1, sizeof(char *));
 	char **envp = menv_xcalloc(e->names.n + 1, sizeof(char *));
 	struct menv_buf b = MENV_BUF_INIT;
 	size_t nenv = e->names.n;
 	int fds[2] = {-1, -1}, status = 0, rc = 0;
 	pid_t pid;
 
-	argv[0] = (char *)shell;
-	argv[1] = (char *)"-c";
-	argv[2] = script;
-	argv[3] = (char *)"sh";
+	/* $1 is env's path, then the scripts: data, never the script's text */
+	args[0] = (char *)envexe;
 	for (size_t i = 0; i < scripts->n; i++)
-		argv[4 + i] = scripts->v[i];
+		args[1 + i] = scripts->v[i];
+	char **argv = menv_sh_argv(shell,
+	                           "__menv_env=$1; shift; for __menv_f do . \"$__menv_f\" >&2; "
+	                           "done; exec \"$__menv_env\" -0",
+	                           "sh", args, scripts->n + 1);
 	for (size_t i = 0; i < e->names.n; i++)
 		envp[i] = menv_xasprintf("%s=%s", e->names.v[i], e->values.v[i]);
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot create a pipe");
 		goto out;
 	}
-	pid = fork();
+	pid = menv_child_fork();
 	if (pid < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot start '%s'", shell);
 		goto out;
@@ -1136,23 +1138,24 @@ static int run_scripts(const struct menv_strvec *scripts, struct envm *e, const 
 	}
 	close(fds[1]);
 	fds[1] = -1;
-	for (;;) {
-		char chunk[8192];
-		ssize_t r = read(fds[0], chunk, sizeof(chunk));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		menv_buf_add(&b, chunk, (size_t)r);
+	rc = menv_child_wait(pid, fds[0], &b, SIZE_MAX, NULL, &status);
+	if (rc == MENV_EINTR) {
+		rc = menv_error_set(err, MENV_EINTR,
+		                    "interrupted in the activation scripts of '%s'", prefix);
+		goto out;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (rc) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot wait for the activation scripts of '%s'",
+		                    prefix);
+		goto out;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		rc = menv_error_set(err, MENV_EIO, "the activation scripts of '%s' failed (%s %d)",
 		                    prefix, WIFEXITED(status) ? "exit status" : "signal",
 		                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		goto out;
 	}
+	menv_buf_addch(&b, '\0'); /* the last entry ends even when env's output was cut */
 	envm_clear(e);
 	for (size_t off = 0; off < b.len;) {
 		const char *ent = b.buf + off;
@@ -1174,7 +1177,7 @@ out:
 		free(envp[i]);
 	free(envp);
 	free(argv);
-	free(script);
+	free(args);
 	menv_buf_release(&b);
 	return rc;
 }

@@ -57,8 +57,9 @@ struct menv_activation {
 				    terminated; include PS1 to have the prompt changed) */
 };
 
-/* .condarc `changeps1` (default true): $MENV_CHANGEPS1 or $CONDA_CHANGEPS1 ("false", "no",
- * "off", "0" turn it off), else the last top-level `changeps1:` of the rc files read. */
+/* .condarc `changeps1` (default true) as menv_config_load read and type-checked it:
+ * $MENV_CHANGEPS1, $CONDA_CHANGEPS1, else the rc files (a value that is no bool is refused
+ * there with FILE:LINE:COL or the variable's name). */
 bool menv_config_changeps1(const struct menv_config *cfg);
 
 /* Finds an environment like conda activate: NULL, "", "base" or "root" is the root prefix (a

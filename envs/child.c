@@ -137,3 +137,17 @@ int menv_child_wait(pid_t pid, int fd, struct menv_buf *out, size_t cap, volatil
 	}
 	return stopped ? MENV_EINTR : 0;
 }
+
+char **menv_sh_argv_(const char *shell, const char *script, const char *name, char *const *args,
+                     size_t nargs)
+{
+	char **argv = menv_xcalloc(nargs + 5, sizeof(char *));
+
+	argv[0] = (char *)shell;
+	argv[1] = (char *)"-c";
+	argv[2] = (char *)script;
+	argv[3] = (char *)name;
+	for (size_t i = 0; i < nargs; i++)
+		argv[4 + i] = args[i];
+	return argv;
+}

@@ -35,4 +35,16 @@ pid_t menv_child_fork(void);
 int menv_child_wait(pid_t pid, int fd, struct menv_buf *out, size_t cap, volatile int *cancel,
                     int *status);
 
+/* The argv that runs a shell script: {shell, "-c", script, name, args[0..nargs)}, NULL;
+ * malloc'd (free the array alone: the strings are the caller's). The one place menv hands a
+ * script to a shell (DESIGN.md "No shell strings"): `script` must be a string literal, which
+ * the macro proves by pasting it between two "" (anything else does not compile), and
+ * lint.no_shell_strings allows a "-c" nowhere else. Data reaches the script only as its
+ * positional parameters ($0 = name, then $1...) or environment variables, never as its text.
+ * Build it before fork(): the child then only calls execve(argv[0], argv, envp). */
+#define menv_sh_argv(shell, script, name, args, nargs)                                             \
+	menv_sh_argv_((shell), "" script "", (name), (args), (nargs))
+char **menv_sh_argv_(const char *shell, const char *script, const char *name, char *const *args,
+                     size_t nargs);
+
 #endif

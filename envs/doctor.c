@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "prefix.h"
 #include "registry.h"
 #include "smoke.h"
@@ -122,62 +122,64 @@ static void check_files(const char *prefix, json_t *rec, const char *dist,
 	}
 }
 
-/* The first (or the last) line that `exe arg` prints on stdout, or "". The program starts
- * from an argv array (posix_spawn), never through a shell: the prefix is only a path here,
- * whatever characters it holds. stdin and stderr are /dev/null. */
-static void run_line(const char *exe, const char *arg, bool last, char *out, size_t len)
+/* The first (or the last) line that `exe arg` prints on stdout into `out` ("" when none).
+ * The program starts from an argv array, never through a shell: the prefix is only a path
+ * here, whatever characters it holds. stdin and stderr are /dev/null. It runs as a child of
+ * its own group that dies with menv and stops on a cancel (menv_child_fork). Returns 0, or
+ * MENV_EINTR (err set) when a SIGINT/SIGTERM stopped it. */
+static int run_line(const char *exe, const char *arg, bool last, char *out, size_t len,
+                    struct menv_error *err)
 {
 	char *argv[] = {(char *)exe, (char *)arg, NULL};
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t def;
-	char buf[256];
-	int pfd[2];
+	struct menv_buf b = MENV_BUF_INIT;
+	int pfd[2], status = 0, rc;
 	pid_t pid;
-	FILE *f;
 
 	out[0] = '\0';
 	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawnattr_init(&at);
-	sigfillset(&def);
-	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
-	int rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	close(pfd[1]);
-	if (rc) {
-		close(pfd[0]);
-		return;
+		return 0;
+	pid = menv_child_fork();
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDWR);
+		if (in >= 0) {
+			dup2(in, 0);
+			dup2(in, 2);
+		}
+		dup2(pfd[1], 1);
+		execve(exe, argv, environ);
+		_exit(127);
 	}
-	f = fdopen(pfd[0], "r");
-	while (f && fgets(buf, sizeof(buf), f))
+	close(pfd[1]);
+	rc = pid < 0 ? 0 : menv_child_wait(pid, pfd[0], &b, 1u << 16, NULL, &status);
+	close(pfd[0]);
+	if (rc == MENV_EINTR) {
+		menv_buf_release(&b);
+		return menv_error_set(err, MENV_EINTR, "interrupted while running '%s %s'", exe,
+		                      arg);
+	}
+	for (const char *p = b.buf; p && p < b.buf + b.len;) {
+		const char *e = memchr(p, '\n', (size_t)(b.buf + b.len - p));
+		size_t n = e ? (size_t)(e - p) : (size_t)(b.buf + b.len - p);
 		if (!out[0] || last)
-			snprintf(out, len, "%s", buf);
-	if (f)
-		fclose(f);
-	else
-		close(pfd[0]);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	out[strcspn(out, "\n")] = '\0';
+			snprintf(out, len, "%.*s", (int)n, p);
+		p += n + 1;
+	}
+	menv_buf_release(&b);
+	return 0;
 }
 
 /* The CUDA toolchain in two lines each: nvcc, its host compiler, the driver. */
-static void toolchain(const char *prefix, struct menv_doctor_report *r)
+static int toolchain(const char *prefix, struct menv_doctor_report *r, struct menv_error *err)
 {
 	char nvcc[PATH_MAX], cxx[PATH_MAX], line[256], gxx[64] = "";
 	int nmaj = 0, nmin = 0, gmaj = 0;
 	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", prefix);
 	snprintf(cxx, sizeof(cxx), "%s/bin/g++", prefix);
 	if (access(nvcc, X_OK) != 0)
-		return; /* no CUDA compiler: nothing to say */
-	run_line(nvcc, "--version", true, line, sizeof(line)); /* "Build cuda_11.8.r11.8/..." */
+		return 0; /* no CUDA compiler: nothing to say */
+	/* "Build cuda_11.8.r11.8/..." */
+	if (run_line(nvcc, "--version", true, line, sizeof(line), err))
+		return MENV_EINTR;
 	const char *v = strstr(line, "cuda_");
 	if (v)
 		sscanf(v, "cuda_%d.%d", &nmaj, &nmin);
@@ -185,7 +187,8 @@ static void toolchain(const char *prefix, struct menv_doctor_report *r)
 	    menv_xasprintf("nvcc %d.%d: %s\n    it compiles for sm_35 to sm_%s", nmaj, nmin, nvcc,
 	                   nmaj > 11 || (nmaj == 11 && nmin >= 8) ? "90" : "86 (no Hopper)"));
 	if (access(cxx, X_OK) == 0) {
-		run_line(cxx, "-dumpfullversion", false, gxx, sizeof(gxx));
+		if (run_line(cxx, "-dumpfullversion", false, gxx, sizeof(gxx), err))
+			return MENV_EINTR;
 		gmaj = atoi(gxx);
 	}
 	/* the newest GCC each CUDA accepts (CUDA's installation guide) */
@@ -217,19 +220,27 @@ static void toolchain(const char *prefix, struct menv_doctor_report *r)
 	        : menv_xasprintf("driver: none found (no __cuda)\n    kernels build here; they "
 	                         "run where a driver of CUDA %d.%d or newer is",
 	                         nmaj, nmin));
+	return 0;
 }
 
 /* The smoke check's own first check (menv_smoke_host_compiler), as a problem: doctor and
  * the smoke check give one verdict on the host compiler nvcc gets. */
-static void host_compiler(const char *prefix, struct menv_doctor_report *r)
+static int host_compiler(const char *prefix, struct menv_doctor_report *r, struct menv_error *err)
 {
 	char nvcc[PATH_MAX], *problem = NULL;
 	struct menv_error e = {0};
 
 	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", prefix);
-	if (access(nvcc, X_OK) == 0 && menv_smoke_host_compiler(prefix, &problem, &e) == 0 &&
-	    problem)
+	if (access(nvcc, X_OK) != 0)
+		return 0;
+	if (menv_smoke_host_compiler(prefix, &problem, &e) == MENV_EINTR || menv_cancelled())
+		return menv_error_set(err, MENV_EINTR,
+		                      "interrupted while probing the host compiler "
+		                      "of '%s'",
+		                      prefix);
+	if (problem)
 		add(r, MENV_DOCTOR_HOST_COMPILER, "nvcc", "bin/nvcc", problem);
+	return 0;
 }
 
 /* The packages `dists` linked again from the package cache (their repodata_record.json),
@@ -407,13 +418,15 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 				            reg.v[i]));
 			free(m);
 		}
-	toolchain(prefix, r);
+	if ((rc = toolchain(prefix, r, err)) != 0)
+		goto out;
 	struct menv_strvec cuda = MENV_STRVEC_INIT;
 	menv_env_cuda_home_check(prefix, &cuda);
 	for (size_t i = 0; i < cuda.n; i++)
 		add(r, MENV_DOCTOR_CUDA_HOME, "", "", menv_xstrdup(cuda.v[i]));
 	menv_strvec_clear(&cuda);
-	host_compiler(prefix, r);
+	if ((rc = host_compiler(prefix, r, err)) != 0)
+		goto out;
 	/* every relink holds the package cache's users lock, as a transaction does: a `menv
 	 * clean` meanwhile never removes a package the repair is about to link */
 	if (fix && (damaged.n || setaside.n) && cfg->pkgs_dir_writable &&

@@ -45,19 +45,25 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
                          const char *name, const char *version, int64_t build_number,
                          const char *dist, struct menv_buf *output, struct menv_error *err)
 {
-	static const char snippet[] =
-	        "for __menv_f in \"$PREFIX\"/etc/conda/activate.d/*.sh; do "
-	        "[ -f \"$__menv_f\" ] && . \"$__menv_f\"; done; unset __menv_f; . \"$0\"";
+	/* the script's path is $0, never part of the text */
+	char **argv = menv_sh_argv("/bin/bash",
+	                           "for __menv_f in \"$PREFIX\"/etc/conda/activate.d/*.sh; do "
+	                           "[ -f \"$__menv_f\" ] && . \"$__menv_f\"; done; "
+	                           "unset __menv_f; . \"$0\"",
+	                           script, NULL, 0);
 	int pfd[2];
 	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		free(argv);
 		return menv_error_sys(err, MENV_EIO, "cannot run the %s script of '%s'", action,
 		                      dist);
+	}
 	pid = menv_child_fork(); /* its own group, killed with menv and by Ctrl-C */
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
+		free(argv);
 		return menv_error_sys(err, MENV_EIO, "cannot run the %s script of '%s'", action,
 		                      dist);
 	}
@@ -79,9 +85,10 @@ int menv_run_link_script(const char *prefix, const char *script, const char *act
 		const char *path = getenv("PATH");
 		char *np = menv_xasprintf("%s/bin%s%s", prefix, path ? ":" : "", path ? path : "");
 		setenv("PATH", np, 1);
-		execl("/bin/bash", "bash", "-c", snippet, script, (char *)NULL);
+		execv(argv[0], argv);
 		_exit(127);
 	}
+	free(argv);
 	close(pfd[1]);
 	int status = 0;
 	int rc = menv_child_wait(pid, pfd[0], output, 1u << 20, NULL, &status);

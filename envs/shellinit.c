@@ -236,41 +236,11 @@ out:
 	return rc;
 }
 
-/* changeps1 (default true): $MENV_CHANGEPS1 or $CONDA_CHANGEPS1, else the last top-level
- * `changeps1:` of the rc files that were read. */
+/* changeps1 (default true): the typed setting menv_config_load read ($MENV_CHANGEPS1,
+ * $CONDA_CHANGEPS1, else the rc files; a value that is no bool was refused there). */
 bool menv_config_changeps1(const struct menv_config *cfg)
 {
-	const char *env = getenv("MENV_CHANGEPS1");
-	bool v = true;
-
-	if (!env)
-		env = getenv("CONDA_CHANGEPS1");
-	if (env && *env)
-		return !(!strcasecmp(env, "false") || !strcasecmp(env, "no") ||
-		         !strcasecmp(env, "off") || !strcmp(env, "0"));
-	for (size_t i = 0; i < cfg->files.n; i++) {
-		FILE *f = fopen(cfg->files.v[i], "r");
-		char line[512];
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			if (strncmp(line, "changeps1:", 10))
-				continue;
-			char *s = line + 10;
-			while (*s == ' ' || *s == '\t')
-				s++;
-			size_t n = strcspn(s, " \t\r\n#");
-			s[n] = '\0';
-			if (!strcasecmp(s, "false") || !strcasecmp(s, "no") ||
-			    !strcasecmp(s, "off"))
-				v = false;
-			else if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
-			         !strcasecmp(s, "on"))
-				v = true;
-		}
-		fclose(f);
-	}
-	return v;
+	return cfg->changeps1;
 }
 
 enum menv_shell menv_shell_default(void)

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "smoke.h"
 
 #define DEFAULT_TIMEOUT_S 1200
@@ -242,11 +243,6 @@ static void env_build(struct smoke *s)
 
 /* ---- running one step ---- */
 
-static const char activate_prelude[] = "for f in \"$CONDA_PREFIX\"/etc/conda/activate.d/*.sh; do\n"
-                                       "  [ -f \"$f\" ] && . \"$f\"\n"
-                                       "done\n"
-                                       "unset f\n";
-
 static void on_line(struct smoke *s, const char *line)
 {
 	if (s->log)
@@ -255,34 +251,60 @@ static void on_line(struct smoke *s, const char *line)
 		emit(s, MENV_SMOKE_LINE, NULL, line + 6);
 }
 
-/* Runs `script` (after the activation prelude) with /bin/sh; its output (stdout and stderr)
- * goes to the log and to `out`. *status: exit code, or 128 + signal. */
-static int run_sh(struct smoke *s, const char *script, struct menv_buf *out, int *status,
-                  struct menv_error *err)
+/* Runs step `step` ("probe", "configure", "build" or "test" with `arg` the test set: its
+ * positional parameters, never its text) of the one smoke script with /bin/sh, after the
+ * activation prelude (the prefix's activate.d scripts), as a child of its own group that dies
+ * with menv (menv_child_fork); its output (stdout and stderr) goes to the log and to `out`.
+ * *status: exit code, or 128 + signal. A cancel (the option's flag or menv's) or the time
+ * limit kill its whole group; a cancel returns MENV_EINTR. */
+static int run_sh(struct smoke *s, const char *step, const char *arg, struct menv_buf *out,
+                  int *status, struct menv_error *err)
 {
+	char *args[] = {(char *)step, (char *)arg};
+	char **argv = menv_sh_argv(
+	        "/bin/sh",
+	        "for f in \"$CONDA_PREFIX\"/etc/conda/activate.d/*.sh; do\n"
+	        "  [ -f \"$f\" ] && . \"$f\"\n"
+	        "done\n"
+	        "unset f\n"
+	        "case $1 in\n"
+	        "probe)\n"
+	        "  echo \"nvcc_path=$(command -v nvcc)\"\n"
+	        "  c=${CXX:-g++}\n"
+	        "  echo \"cxx_path=$(command -v \"$c\")\"\n"
+	        "  command -v nvcc >/dev/null && nvcc --version\n"
+	        "  command -v \"$c\" >/dev/null && echo \"cxx_version=$(\"$c\" -dumpfullversion "
+	        "2>/dev/null || \"$c\" -dumpversion)\"\n"
+	        "  exit 0;;\n"
+	        "configure) cd \"$MENV_SMOKE_SRC\" && exec ./configure \"$MENV_SMOKE_BUILD\";;\n"
+	        "build)\n"
+	        "  if command -v ninja >/dev/null; then exec ninja -C \"$MENV_SMOKE_BUILD\"; "
+	        "else exec make -C \"$MENV_SMOKE_BUILD\"; fi;;\n"
+	        "test) exec \"$MENV_SMOKE_SRC/run-tests\" \"$MENV_SMOKE_BUILD\" \"$2\";;\n"
+	        "esac\n"
+	        "exit 2\n",
+	        "sh", args, arg ? 2 : 1);
 	int fds[2], rc = 0, wst = 0;
-	char *full = menv_xasprintf("%s%s", activate_prelude, script);
 	int limit = s->o->step_timeout_s > 0 ? s->o->step_timeout_s : DEFAULT_TIMEOUT_S;
 	double start = now_s();
+	bool stop = false;
 	struct menv_buf line = MENV_BUF_INIT;
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC)) {
-		free(full);
+		free(argv);
 		return menv_error_sys(err, MENV_EIO, "cannot create a pipe");
 	}
 	if (s->log)
 		fflush(s->log);
-	pid = fork();
+	pid = menv_child_fork(); /* its own group, killed with menv and by Ctrl-C */
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
-		free(full);
+		free(argv);
 		return menv_error_sys(err, MENV_EIO, "cannot fork");
 	}
 	if (pid == 0) {
-		char *argv[] = {(char *)"sh", (char *)"-c", full, NULL};
-		setpgid(0, 0);
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
 			dup2(devnull, 0);
@@ -291,22 +313,23 @@ static int run_sh(struct smoke *s, const char *script, struct menv_buf *out, int
 		if (chdir(s->root))
 			_exit(126);
 		signal(SIGPIPE, SIG_DFL);
-		execve("/bin/sh", argv, s->env.v);
+		execve(argv[0], argv, s->env.v);
 		_exit(127);
 	}
-	setpgid(pid, pid);
 	close(fds[1]);
 	for (;;) {
 		struct pollfd p = {.fd = fds[0], .events = POLLIN};
 		char buf[4096];
 		int pr = poll(&p, 1, 200);
-		if (s->o->cancel && *s->o->cancel) {
+		if ((s->o->cancel && *s->o->cancel) || menv_cancelled()) {
 			rc = menv_error_set(err, MENV_EINTR, "smoke check interrupted");
+			stop = true;
 			break;
 		}
 		if (now_s() - start > limit) {
 			on_line(s, "menv smoke: step timed out");
 			menv_buf_adds(out, "menv smoke: step timed out\n");
+			stop = true;
 			break;
 		}
 		if (pr < 0 && errno == EINTR)
@@ -331,20 +354,20 @@ static int run_sh(struct smoke *s, const char *script, struct menv_buf *out, int
 	if (line.len)
 		on_line(s, line.buf);
 	close(fds[0]);
-	/* whatever is left of the step's process group goes */
-	kill(-pid, SIGTERM);
-	for (int i = 0; i < 20 && waitpid(pid, &wst, WNOHANG) == 0; i++)
+	/* the shell closed its output: it has two seconds to exit; then (and at once on a
+	 * cancel or a time-out) the supervisor kills the step's whole group */
+	for (int i = 0; !stop && i < 20 && waitpid(pid, &wst, WNOHANG) == 0; i++)
 		usleep(100000);
-	if (waitpid(pid, &wst, WNOHANG) == 0) {
-		kill(-pid, SIGKILL);
-		waitpid(pid, &wst, 0);
+	if (stop || waitpid(pid, &wst, WNOHANG) == 0) {
+		kill(pid, SIGTERM);
+		while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+			;
 	}
-	kill(-pid, SIGKILL); /* grandchildren that outlived the shell */
 	*status = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + (WIFSIGNALED(wst) ? WTERMSIG(wst) : 0);
 	if (now_s() - start > limit)
 		*status = 124;
 	menv_buf_release(&line);
-	free(full);
+	free(argv);
 	return rc;
 }
 
@@ -542,21 +565,13 @@ static void diagnose(struct smoke *s, const char *out)
  * and host compiler (CXX, else g++) a build gets, and their versions, into s->res. */
 static int probe(struct smoke *s, struct menv_error *err)
 {
-	static const char script[] =
-	        "echo \"nvcc_path=$(command -v nvcc)\"\n"
-	        "c=${CXX:-g++}\n"
-	        "echo \"cxx_path=$(command -v \"$c\")\"\n"
-	        "command -v nvcc >/dev/null && nvcc --version\n"
-	        "command -v \"$c\" >/dev/null && echo \"cxx_version=$(\"$c\" -dumpfullversion "
-	        "2>/dev/null || \"$c\" -dumpversion)\"\n"
-	        "exit 0\n";
 	struct menv_smoke_result *r = s->res;
 	struct menv_buf out = MENV_BUF_INIT;
 	int status, rc;
 	char *v;
 	size_t plen = strlen(s->prefix);
 
-	rc = run_sh(s, script, &out, &status, err);
+	rc = run_sh(s, "probe", NULL, &out, &status, err);
 	if (rc)
 		goto out;
 	v = field(out.buf, "nvcc_path=", false);
@@ -665,13 +680,12 @@ out:
 }
 
 /* configure and build: fail means stop */
-static int step_build(struct smoke *s, const char *name, const char *script, bool *stop,
-                      struct menv_error *err)
+static int step_build(struct smoke *s, const char *name, bool *stop, struct menv_error *err)
 {
 	struct menv_smoke_result *r = s->res;
 	struct menv_smoke_step *st = step_begin(s, name);
 	struct menv_buf out = MENV_BUF_INIT;
-	int status, rc = run_sh(s, script, &out, &status, err);
+	int status, rc = run_sh(s, name, NULL, &out, &status, err);
 
 	if (rc)
 		goto out;
@@ -705,12 +719,9 @@ static int step_test(struct smoke *s, const char *name, const char *which, struc
 	struct menv_smoke_result *r = s->res;
 	struct menv_smoke_step *st = step_begin(s, name);
 	struct menv_buf out = MENV_BUF_INIT;
-	char *script = menv_xasprintf(
-	        "exec \"$MENV_SMOKE_SRC/run-tests\" \"$MENV_SMOKE_BUILD\" %s\n", which);
 	char why[400];
-	int status, rc = run_sh(s, script, &out, &status, err);
+	int status, rc = run_sh(s, "test", which, &out, &status, err);
 
-	free(script);
 	if (rc)
 		goto out;
 	if (!strcmp(which, "gpu")) {
@@ -825,16 +836,9 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 
 	rc = step_toolchain(&s, &stop, err);
 	if (!rc && !stop)
-		rc = step_build(
-		        &s, "configure",
-		        "cd \"$MENV_SMOKE_SRC\" && exec ./configure \"$MENV_SMOKE_BUILD\"\n", &stop,
-		        err);
+		rc = step_build(&s, "configure", &stop, err);
 	if (!rc && !stop)
-		rc = step_build(
-		        &s, "build",
-		        "if command -v ninja >/dev/null; then exec ninja -C \"$MENV_SMOKE_BUILD\"; "
-		        "else exec make -C \"$MENV_SMOKE_BUILD\"; fi\n",
-		        &stop, err);
+		rc = step_build(&s, "build", &stop, err);
 	if (!rc && !stop)
 		rc = step_test(&s, "host tests", "host", err);
 	if (!rc && !stop)
@@ -848,8 +852,10 @@ int menv_smoke_run(const char *prefix, const struct menv_smoke_opts *opts,
 out:
 	if (s.log)
 		fclose(s.log);
-	if (s.root && !rc && res->passed && !s.o->keep_build &&
-	    strncmp(res->log_path, s.root, strlen(s.root))) {
+	/* a passed check leaves nothing in TMPDIR, nor does an interrupted one */
+	if (s.root && !s.o->keep_build &&
+	    ((!rc && res->passed && strncmp(res->log_path, s.root, strlen(s.root))) ||
+	     rc == MENV_EINTR)) {
 		remove_tree(s.root);
 		res->build_dir[0] = '\0';
 	}

@@ -313,6 +313,7 @@ void menv_config_defaults(struct menv_config *cfg)
 	cfg->repodata_use_zst = true;
 	cfg->repodata_use_shards = true;
 	cfg->add_pip_as_python_dependency = true; /* conda's default */
+	cfg->changeps1 = true;
 	cfg->update_modifier = MENV_UPDATE_SPECS;
 	/* conda's default aggressive_update_packages */
 	menv_strvec_push(&cfg->aggressive_update_packages, "ca-certificates");
@@ -542,6 +543,7 @@ static const char *const scalar_keys[] = {
         "smoke_check",
         "update_modifier",
         "add_pip_as_python_dependency",
+        "changeps1",
 };
 
 /* One scalar key. Returns 0, 1 when the key is not a scalar key, or MENV_EPARSE. */
@@ -614,11 +616,14 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 		else
 			cfg->repodata_use_shards = b;
 	} else if (!strcmp(key, "always_copy") || !strcmp(key, "always_softlink") ||
-	           !strcmp(key, "allow_softlinks") || !strcmp(key, "smoke_check")) {
+	           !strcmp(key, "allow_softlinks") || !strcmp(key, "smoke_check") ||
+	           !strcmp(key, "changeps1")) {
 		if (parse_bool(val, &b))
 			return bad(err, w, "%s must be true or false", key);
 		if (!strcmp(key, "smoke_check"))
 			cfg->smoke_check = b;
+		else if (!strcmp(key, "changeps1"))
+			cfg->changeps1 = b;
 		else if (!strcmp(key, "always_copy"))
 			cfg->always_copy = b;
 		else if (!strcmp(key, "always_softlink"))

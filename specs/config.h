@@ -54,10 +54,11 @@ struct menv_config {
 	struct menv_strvec aggressive_update_packages;      /* never pruned by a remove; default
 	                                                  ca-certificates, certifi, openssl */
 	bool always_copy, always_softlink, allow_softlinks; /* link methods (conda's keys) */
-	bool smoke_check;         /* run the ops/ smoke check after creating or changing an
+	bool changeps1;       /* `changeps1:` activation puts "(NAME) " into PS1; default true */
+	bool smoke_check;     /* run the ops/ smoke check after creating or changing an
 				     environment that holds a CUDA compiler; default true */
-	int download_threads;     /* parallel transfers, 1..64, default 5 (micromamba's) */
-	char *subdir;             /* platform subdir; $CONDA_SUBDIR overrides */
+	int download_threads; /* parallel transfers, 1..64, default 5 (micromamba's) */
+	char *subdir;         /* platform subdir; $CONDA_SUBDIR overrides */
 	struct menv_strvec files; /* the rc files that were read, in order */
 
 	/* `custom_channels:` (name -> URL of its location), as two parallel vectors. conda's

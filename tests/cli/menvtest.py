@@ -219,11 +219,16 @@ def build_conda(path, index, pkg_members):
     idx = json.dumps(index).encode()
     ti = tarfile.TarInfo("info/index.json")
     ti.size, ti.mode, ti.mtime = len(idx), 0o644, 1700000000
+    # info/files, as conda-build writes it: a package with neither it nor paths.json links
+    # nothing (conda's rule)
+    names = "".join(m.name + "\n" for m, _ in pkg_members if not m.isdir()).encode()
+    fi = tarfile.TarInfo("info/files")
+    fi.size, fi.mode, fi.mtime = len(names), 0o644, 1700000000
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         z.writestr("metadata.json", json.dumps({"conda_pkg_format_version": 2}))
         z.writestr("pkg-%s.tar.zst" % dist, tar_zst(pkg_members))
-        z.writestr("info-%s.tar.zst" % dist, tar_zst([(ti, idx)]))
+        z.writestr("info-%s.tar.zst" % dist, tar_zst([(ti, idx), (fi, names)]))
     return path
 
 

@@ -4,6 +4,19 @@ typed parameters): a number or a bool where a string belongs (`channel_alias: 42
 used as a host name), a bool or a float where an int belongs, is refused with one line
 FILE:LINE:COL naming the key; quoted, the same text is a string and works; an int is a
 fine float; null leaves the default.
+
+Every bool key (offline, always_copy, always_softlink, allow_softlinks,
+add_pip_as_python_dependency, repodata_use_zst, repodata_use_shards, smoke_check, changeps1:
+every bool key menv reads; changeps1 was read by a line grep that took any text as the
+default and CONDA_CHANGEPS1=bogus as true), the enum keys
+channel_priority and update_modifier, and the number keys remote_connect_timeout_secs,
+remote_read_timeout_secs, remote_backoff_factor, remote_max_retries, repodata_max_bytes,
+local_repodata_ttl, download_threads, with a value conda refuses too ('bogus' cannot be
+boolified, 'x' is no number, a list or a mapping for any of them): one line, FILE:LINE:COL
+and the key from .condarc, $CONDA_KEY and the key from the environment (conda 26.7.1 says
+"cannot be boolified", "invalid literal for int()", "has type <class 'str'>", "is not a valid
+ChannelPriority" for these). (conda takes `offline: 5` as true, boolify's number rule; menv
+refuses it; not asserted here.)
 """
 import menvtest
 
@@ -101,6 +114,27 @@ def body(t):
                                  ["%s:3:%d: %s entry " % (t.rc, col, key),
                                   "is empty" if entry == "''" else "is a relative path"])
             t.eq(os.listdir(cwd), [], "%s entry %s: nothing made in the cwd" % (key, entry))
+
+    # ---- every typed key, from a file and from its CONDA_ variable
+    bools = ("offline", "always_copy", "always_softlink", "allow_softlinks",
+             "add_pip_as_python_dependency", "repodata_use_zst", "repodata_use_shards",
+             "smoke_check", "changeps1")
+    numbers = ("remote_connect_timeout_secs", "remote_read_timeout_secs", "remote_backoff_factor",
+               "remote_max_retries", "repodata_max_bytes", "local_repodata_ttl",
+               "download_threads")
+    typed = [(k, "bogus") for k in bools] + [(k, "x") for k in numbers] + \
+        [("channel_priority", "bogus"), ("update_modifier", "bogus")]
+    t.set_rc("")
+    for key, bad in typed:
+        for val in (bad, "[a]", "{a: b}"):
+            t.set_rc("%s: %s\n" % (key, val))
+            r = t.menv_run("config", "--show", cwd=cwd)
+            t.one_line_error(r, "%s: %s" % (key, val), ["%s:1:%d:" % (t.rc, len(key) + 3), key])
+        t.set_rc("")
+        var = "CONDA_" + key.upper()
+        r = t.menv_run("config", "--show", cwd=cwd, env={var: bad})
+        t.one_line_error(r, "%s=%s" % (var, bad), ["$" + var, key])
+
 
 if __name__ == "__main__":
     menvtest.main(body)

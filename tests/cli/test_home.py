@@ -6,8 +6,17 @@ with one line naming HOME, and nothing is written to "/" or the current director
 
 With MENV_ROOT_PREFIX and MENVRC (or --file / --rc-file) set, the same commands need no HOME
 and work.
+
+Every other command that may need HOME (install, update, remove, env remove, rename, run, list,
+export, doctor, search, clean, lock, mirror, shell activate, env create/update, env config vars
+list/set), on an environment made with a good HOME, with HOME unset, empty, relative, a file
+or missing (unset and a file without MENV_ROOT_PREFIX/MENVRC, where every command stops at
+loading the settings; unset, relative and a file with them; no XDG_CONFIG_HOME): each
+works (warnings aside) or fails with one line naming HOME, and writes nothing to the current
+directory or "/".
 """
 import os
+import shutil
 import subprocess
 
 import menvtest
@@ -50,6 +59,55 @@ def body(t):
              "HOME %s: nothing written to the current directory" % label)
         t.eq({p: os.path.lexists(p) for p in ROOT_FILES}, before_root,
              "HOME %s: nothing written to /" % label)
+
+    # ---- every command that may need HOME: works, or one line naming HOME
+    envp = os.path.join(t.tmp, "kind-env")
+    t.menv_ok("create", "-p", envp, *C, "dependency")
+    saved = os.path.join(t.tmp, "kind-env-saved")
+    shutil.copytree(envp, saved, symlinks=True)
+    yml = os.path.join(t.tmp, "e.yml")
+    menvtest.write_text(yml, "channels: [%s, nodefaults]\ndependencies: [dependency]\n"
+                        % t.url(chan))
+    lock = os.path.join(t.tmp, "lock.yml")
+    menvtest.write_text(lock, t.menv_ok("export", "-p", envp).out)
+    kinds = [("install", "-p", envp, *C, "dependency"), ("update", "-p", envp, *C, "dependency"),
+             ("remove", "-p", envp, "-y", "dependency"), ("env", "remove", "-p", envp, "-y"),
+             ("rename", "-p", envp, "-y", "renamed"), ("run", "-p", envp, "true"),
+             ("list", "-p", envp), ("export", "-p", envp), ("doctor", "-p", envp),
+             ("search", *C[:3], "dependency"), ("clean", "--all", "-y"),
+             ("lock", "-f", yml, "--platform", "linux-64", "--lockfile",
+              os.path.join(t.tmp, "out-lock.yml")),
+             ("mirror", "-f", lock, os.path.join(t.tmp, "mirror")),
+             ("shell", "activate", "--shell", "bash", envp),
+             ("env", "create", "-p", os.path.join(t.tmp, "kind-new"), "-y", "-f", yml),
+             ("env", "update", "-p", envp, "-y", "-f", yml),
+             ("env", "config", "vars", "list", "-p", envp),
+             ("env", "config", "vars", "set", "-p", envp, "A=1")]
+    roots = {"MENV_ROOT_PREFIX": os.path.join(t.tmp, "root3"), "MENVRC": os.path.join(t.tmp, "rc3"),
+             "XDG_CONFIG_HOME": ""}
+    # without MENV_ROOT_PREFIX every command stops at the same first step: two cases show it
+    for (label, env), extra in [(c, {"XDG_CONFIG_HOME": ""}) for c in (cases[0], cases[3])] + \
+            [(c, roots) for c in (cases[0], cases[2], cases[3])]:
+        for args in kinds:
+            r = run(dict(env, **extra), *args)
+            if r.rc == 0 and args[0] in ("install", "update", "remove", "env", "rename"):
+                for p in (envp, os.path.join(t.tmp, "kind-new"),
+                          os.path.join(roots["MENV_ROOT_PREFIX"], "envs", "renamed")):
+                    shutil.rmtree(p, ignore_errors=True)
+                shutil.copytree(saved, envp, symlinks=True)
+            what = "HOME %s%s: menv %s" % (label, ", MENV_ROOT_PREFIX set" if "MENVRC" in extra
+                                           else "", " ".join(args[:4]))
+            if r.rc != 0:
+                t.one_line_error(r, what, ["HOME"])
+            if label == "unset" and "MENVRC" in extra:
+                t.note("%s: exit %d %s" % (what, r.rc, " | ".join(r.err_lines())[:150]))
+            if r.rc == 0 and "MENVRC" in extra:
+                t.check(all(l.startswith("menv: warning: ") or not l.startswith("menv:")
+                            for l in r.err_lines()), "%s: works, warnings at most" % what, r)
+            t.eq(sorted(os.listdir(cwd)), ["rel"],
+                 "%s: nothing written to the current directory" % what)
+            t.eq({p: os.path.lexists(p) for p in ROOT_FILES}, before_root,
+                 "%s: nothing written to /" % what)
 
     # ---- what needs no HOME works without it
     root = os.path.join(t.tmp, "root2")

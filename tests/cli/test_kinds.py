@@ -75,6 +75,10 @@ each (python3 test_kinds.py MENV SHARED CASE):
   command exits 130 with the environment as it was; after it the change runs to its end and
   the command exits 130 saying "interrupted after ...; the ACTION of 'PREFIX' was finished"
   in one line (create, install and remove exited 0, env remove 130: every command agrees).
+- late_sigint_more: the same for update, env create -f, env update -f, install --revision N
+  and create -f LOCK (a conda-lock that export wrote): Ctrl-C at each crash point exits 130,
+  the environment as it was before the commit point, the change whole after it with one
+  line saying so. Each run starts from a copy of a prepared prefix (no create per point).
 - env_list_width: `env list` pads names by terminal columns, not bytes: the prefixes of
   "ümlaut", "環境" (two wide characters) and an ASCII name start in one column.
 """
@@ -792,6 +796,83 @@ def case_late_sigint(t):
         else:
             t.eq(text, "{bad\n", "doctor --fix: Ctrl-C at %d: the record as it was" % n)
     t.check(finished > 0, "doctor --fix: some Ctrl-C came past the repair")
+
+
+def case_late_sigint_more(t):
+    import shutil
+    P = os.path.join(t.corpus, *NOARCH)
+    chan = t.make_channel("lchan", {"noarch": [os.path.join(P, n) for n in (
+        "dependency-1.0-0.conda", "dependency-2.0-0.conda", "dependent-2.0-0.conda")],
+        "linux-64": []})
+    C = ["-c", t.url(chan), "--override-channels", "-q", "-y"]
+    p = os.path.join(t.envs, "a")
+    snaps = os.path.join(t.tmp, "snaps")
+
+    def state(prefix):
+        r = t.menv_run("list", "-p", prefix, "--json")
+        return sorted("%s=%s" % (x.get("name"), x.get("version"))
+                      for x in (r.try_json() or [])) if r.rc == 0 else None
+
+    def snap(name, *argvs):
+        t.menv_run("env", "remove", "-y", "-p", p)
+        for argv in argvs:
+            t.menv_ok(*argv)
+        shutil.copytree(p, os.path.join(snaps, name), symlinks=True)
+
+    def restore(name):
+        def go():
+            shutil.rmtree(p, ignore_errors=True)
+            if name:
+                shutil.copytree(os.path.join(snaps, name), p, symlinks=True)
+        return go
+
+    old1, new2 = ["dependency=1.0"], ["dependency=2.0"]
+    snap("v1", ["create", "-p", p, *C, "dependency=1.0"])
+    snap("v1v2", ["create", "-p", p, *C, "dependency=1.0"], ["update", "-p", p, *C, "dependency"])
+    write_text(os.path.join(t.tmp, "new.yml"), "channels: [%s, nodefaults]\ndependencies:\n"
+               "  - dependent\n" % t.url(chan))
+    write_text(os.path.join(t.tmp, "up.yml"), "channels: [%s, nodefaults]\ndependencies:\n"
+               "  - dependency=2.0\n" % t.url(chan))
+    t.menv_run("env", "remove", "-y", "-p", p)
+    t.menv_ok("create", "-p", p, *C, "dependent")
+    lock = os.path.join(t.tmp, "lock.yml")
+    write_text(lock, t.menv_ok("export", "-p", p).out)
+    both = ["dependency=2.0", "dependent=2.0"]
+    cmds = [  # (what, setup, argv, old state, new state, action)
+        ("update", restore("v1"), ["update", "-p", p, *C, "dependency"], old1, new2, "change"),
+        ("env create", restore(None), ["env", "create", "-p", p, "-q", "-y", "-f",
+                                       os.path.join(t.tmp, "new.yml")], None, both, "create"),
+        ("env update", restore("v1"), ["env", "update", "-p", p, "-q", "-y", "-f",
+                                       os.path.join(t.tmp, "up.yml")], old1, new2, "change"),
+        ("install --revision", restore("v1v2"), ["install", "-p", p, "-q", "-y", "--revision",
+                                                 "0"], new2, old1, "change"),
+        ("create -f LOCK", restore(None), ["create", "-p", p, "-q", "-y", "-f", lock], None,
+         both, "create"),
+    ]
+    for what, setup, argv, old, new, action in cmds:
+        setup()
+        t.menv_ok(*argv)
+        t.eq(state(p), new, "%s: uninterrupted, the new state" % what)
+        finished = 0
+        for n in range(1, 80):
+            setup()
+            r = t.menv_run(*argv, env={"MENV_TEST_CRASH_SIGNAL": "INT",
+                                       "MENV_TEST_CRASH_AFTER": str(n)})
+            if r.rc == 0:
+                t.check(n > 1, "%s: Ctrl-C at %d not ignored" % (what, n), r)
+                break
+            got = state(p)
+            if "was finished" in r.err:
+                finished += 1
+                t.one_line_error(r, "%s: Ctrl-C at %d past the commit point" % (what, n),
+                                 ["interrupted after ", "; the %s of '%s' was finished"
+                                  % (action, p)], nonzero_only=True)
+                t.eq((r.rc, got), (130, new), "%s: Ctrl-C at %d: exit 130, the change whole"
+                     % (what, n))
+            else:
+                t.eq((r.rc, got), (130, old), "%s: Ctrl-C at %d: exit 130, as it was (%s)"
+                     % (what, n, r.err.strip()))
+        t.check(finished > 0, "%s: some Ctrl-C came past the commit point" % what)
 
 
 def case_env_list_width(t):
