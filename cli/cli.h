@@ -90,14 +90,11 @@ void menv_cli_warnings(struct menv_strvec *warnings);
 /* table.c: text tables fitted to the terminal (list, search; the plan uses the same width) */
 /* The terminal's width on stdout, else $COLUMNS, else 0 (no limit). */
 size_t menv_cli_term_width(void);
-/* `s` cut to `w` columns by taking out its middle ("file:///srv/...annels/main"); unchanged
- * when it fits or `w` < 8. New string, caller frees. */
-char *menv_cli_fit(const char *s, size_t w);
 /* The rows of `menv list` and `menv search` (objects with name, version, build_string and
  * channel, borrowed) as a table on stdout under "# Name Version Build Channel": columns sized
  * to their content, one blank apart, no trailing blanks; when a row would be wider than
  * menv_cli_term_width, the channel column gives way first, then the build, each down to 12
- * columns, their cells shortened in the middle (menv_cli_fit). */
+ * columns, their cells shortened in the middle (menv_utf8_fit). */
 void menv_cli_packages(json_t *rows);
 
 /* render.c: drawing what the library reports */

@@ -37,6 +37,7 @@ void menv_cli_put_json(json_t *j, bool sort_keys)
 void menv_cli_print_plan(const struct menv_txn_plan *p)
 {
 	struct menv_txn_plan_rows t;
+	struct menv_buf line = MENV_BUF_INIT;
 	size_t width[MENV_PLAN_COLUMNS] = {0};
 	char sz[32];
 
@@ -45,15 +46,15 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 	       p->solved ? "" : " (from lockfile, not solved)", p->prefix);
 	for (size_t i = 0; i < t.n; i++)
 		for (int c = 0; c < MENV_PLAN_COLUMNS; c++)
-			if (strlen(t.v[i].cols[c]) > width[c])
-				width[c] = strlen(t.v[i].cols[c]);
+			if (menv_utf8_width(t.v[i].cols[c]) > width[c])
+				width[c] = menv_utf8_width(t.v[i].cols[c]);
 	/* fitted to the terminal: the channel column gives way, shortened in its middle */
 	size_t cols = menv_cli_term_width(),
 	       used = 4 + width[0] + width[1] + width[2] + width[4] + 8;
 	if (cols && used + width[3] > cols) {
 		size_t room = cols > used + 8 ? cols - used : 8;
 		for (size_t i = 0; i < t.n; i++) {
-			char *f = menv_cli_fit(t.v[i].cols[3], room);
+			char *f = menv_utf8_fit(t.v[i].cols[3], room);
 			free(t.v[i].cols[3]);
 			t.v[i].cols[3] = f;
 		}
@@ -70,14 +71,16 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 		if (!i || t.v[i - 1].kind != w->kind)
 			printf("  %s (%zu package%s):\n\n", menv_change_kind_name(w->kind),
 			       t.counts[w->kind], MENV_CLI_S(t.counts[w->kind]));
-		char line[2048];
-		int len = snprintf(line, sizeof(line), "  %c %-*s  %-*s  %-*s  %-*s  %*s", w->mark,
-		                   (int)width[0], w->cols[0], (int)width[1], w->cols[1],
-		                   (int)width[2], w->cols[2], (int)width[3], w->cols[3],
-		                   (int)width[4], w->cols[4]);
-		while (len > 0 && (size_t)len < sizeof(line) && line[len - 1] == ' ')
-			line[--len] = '\0'; /* no trailing blanks on rows without a size */
-		puts(line);
+		menv_buf_reset(&line); /* padded by columns (menv_utf8_width), not bytes */
+		menv_buf_addf(&line, "  %c ", w->mark);
+		for (int c = 0; c < 4; c++) {
+			menv_buf_add_padded(&line, w->cols[c], width[c]);
+			menv_buf_adds(&line, "  ");
+		}
+		menv_buf_addf(&line, "%*s", (int)width[4], w->cols[4]);
+		while (line.len && line.buf[line.len - 1] == ' ')
+			line.buf[--line.len] = '\0'; /* no trailing blanks on rows without a size */
+		puts(line.buf);
 		if (i + 1 == t.n || t.v[i + 1].kind != w->kind)
 			printf("\n");
 	}
@@ -98,6 +101,7 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 		printf("  Total download: %s%s\n\n", sz,
 		       t.cached ? " (the others are in the package cache)" : "");
 	menv_txn_plan_rows_release(&t);
+	menv_buf_release(&line);
 }
 
 /* ---------------------------------------------------------------------------------------- */

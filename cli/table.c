@@ -21,15 +21,6 @@ size_t menv_cli_term_width(void)
 	return c && atoi(c) > 0 ? (size_t)atoi(c) : 0;
 }
 
-char *menv_cli_fit(const char *s, size_t w)
-{
-	size_t n = strlen(s);
-	if (w < 8 || menv_utf8_width(s) <= w) /* fits in w columns */
-		return menv_xstrdup(s);
-	size_t head = (w - 3) / 2, tail = w - 3 - head;
-	return menv_xasprintf("%.*s...%s", (int)head, s, s + n - tail);
-}
-
 /* The narrowest a column is shortened to. */
 #define MIN_W 12
 
@@ -59,7 +50,7 @@ static void table(const char *lead, const char *const *head, const char *const *
 		menv_buf_reset(&line);
 		for (size_t c = 0; c < ncol; c++) {
 			const char *cell = r ? cells[(r - 1) * ncol + c] : head[c];
-			char *fitted = menv_cli_fit(cell, w[c]);
+			char *fitted = menv_utf8_fit(cell, w[c]);
 			menv_buf_adds(&line, !r && !c ? lead : c ? " " : "");
 			menv_buf_add_padded(&line, fitted, w[c] - (!r && !c ? strlen(lead) : 0));
 			free(fitted);

@@ -6,7 +6,6 @@
  * created, and a path that exists already is moved aside (and reported as a clobber).
  * Produces the `files` and `paths_data` of the PrefixRecord.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -41,7 +40,7 @@ struct path_entry {
 /* The file list of one extracted package, read once (menv_link_list_load). */
 struct menv_link_list {
 	json_t *root;           /* info/paths.json, or NULL for a legacy package */
-	struct menv_buf legacy; /* info/files (or the walk), cut into lines */
+	struct menv_buf legacy; /* info/files, cut into lines */
 	char **phs;             /* the legacy entries' placeholders (owned) */
 	struct path_entry *e;   /* entries, in the package's order */
 	size_t n;
@@ -182,36 +181,6 @@ static const char *has_prefix_lookup(const char *has_prefix, const char *path, b
 		line = nl ? nl + 1 : NULL;
 	}
 	return NULL;
-}
-
-static int collect(const char *root, size_t rootlen, const char *dir, struct menv_buf *out,
-                   struct menv_error *err)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int rc = 0;
-
-	if (!d)
-		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", dir);
-	while (!rc && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		char *p = menv_xasprintf("%s/%s", dir, de->d_name);
-		struct stat sb;
-		if (lstat(p, &sb) < 0)
-			rc = menv_error_sys(err, MENV_EIO, "cannot stat '%s'", p);
-		else if (S_ISDIR(sb.st_mode)) {
-			/* info/ and the cache's .pyc of the package (pyccache.c) are no files of it */
-			if (strcmp(p + rootlen + 1, "info") && strcmp(p + rootlen + 1, ".menv-pyc"))
-				rc = collect(root, rootlen, p, out, err);
-		} else {
-			menv_buf_adds(out, p + rootlen + 1);
-			menv_buf_addch(out, '\n');
-		}
-		free(p);
-	}
-	closedir(d);
-	return rc;
 }
 
 /* The prefix-relative target of a package path (noarch python remaps). Caller frees. */
@@ -820,7 +789,9 @@ static int load_paths_json(struct menv_link_list *l, const char *pj, struct menv
 	return 0;
 }
 
-/* The legacy file list (info/files + has_prefix, or every file outside info/) into l. */
+/* The legacy file list (info/files + has_prefix) into l. A package with neither paths.json
+ * nor info/files has no files to link: conda's read_paths_json reads the missing info/files
+ * as empty (gateways/disk/read.py yield_lines), links nothing and records `files: []`. */
 static int load_legacy(struct menv_link_list *l, const char *pkgdir, struct menv_error *err)
 {
 	struct menv_buf hp = MENV_BUF_INIT;
@@ -835,8 +806,6 @@ static int load_legacy(struct menv_link_list *l, const char *pkgdir, struct menv
 		                    "'%s' is not an extracted package (no info/)", pkgdir);
 	else if (access(ff, F_OK) == 0)
 		rc = menv_buf_read_file(&l->legacy, ff, err);
-	else
-		rc = collect(pkgdir, strlen(pkgdir), pkgdir, &l->legacy, err);
 	if (!rc && access(hf, F_OK) == 0)
 		rc = menv_buf_read_file(&hp, hf, err);
 	free(ff);

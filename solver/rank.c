@@ -15,7 +15,8 @@
 
 struct variant {
 	Id p, name, evr;
-	long long bn;
+	long long bn; /* -1 for the builds of a name no spec names: grouped by version */
+	long long real_bn;
 };
 
 static long long build_number_of(Solvable *sv)
@@ -213,6 +214,16 @@ static bool reachable_names(struct menv_solver *s, const struct menv_solve_reque
 	return ok;
 }
 
+/* Marks the plain names of specs in m. */
+static void mark_names(Pool *pool, struct menv_matchspec *const *specs, size_t n, Map *m)
+{
+	for (size_t i = 0; i < n; i++) {
+		Id id = specs[i]->name ? pool_str2id(pool, specs[i]->name, 0) : 0;
+		if (id && id < pool->ss.nstrings)
+			MAPSET(m, id);
+	}
+}
+
 /* Among builds of one name, version and build number, prefer the one whose dependencies
  * reach the better versions (conda-forge's libsolv variant order), by rewriting libsolv's
  * build-version key as "build_number.rank.timestamp". Only the names this request can reach
@@ -235,6 +246,21 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 	} else {
 		map_grow(s->ranked_names, pool->ss.nstrings);
 	}
+	/* conda's Resolve.solve ranks the builds of a spec's name by build number before the
+	 * dependencies' versions (eq_b of the specs), but a package no spec names by its
+	 * dependencies' versions first (eq_v over all other packages, then eq_b): the names
+	 * of the request, the history and the installed packages (each installed one gets a
+	 * spec, its target) keep the build number first */
+	Map specd;
+	map_init(&specd, pool->ss.nstrings);
+	mark_names(pool, req->install, req->ninstall, &specd);
+	mark_names(pool, req->update, req->nupdate, &specd);
+	mark_names(pool, req->history, req->nhistory, &specd);
+	for (Id p = s->virt->start; p < s->virt->end; p++) {
+		Solvable *sv = pool_id2solvable(pool, p);
+		if (sv->repo == s->virt && sv->name < pool->ss.nstrings)
+			MAPSET(&specd, sv->name);
+	}
 	v = menv_xcalloc((size_t)pool->nsolvables + 1, sizeof(*v));
 	Repodata **rank_data = menv_xcalloc((size_t)pool->nrepos + 1, sizeof(*rank_data));
 	for (Id p = 2; p < pool->nsolvables; p++) {
@@ -242,8 +268,11 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 		if (!sv->repo || sv->repo == s->virt || MAPTST(s->ranked_names, sv->name) ||
 		    (some && !MAPTST(&reach, sv->name)))
 			continue;
-		v[n++] = (struct variant){p, sv->name, sv->evr, build_number_of(sv)};
+		long long bn = build_number_of(sv);
+		v[n++] = (struct variant){p, sv->name, sv->evr, MAPTST(&specd, sv->name) ? bn : -1,
+		                          bn};
 	}
+	map_free(&specd);
 	for (size_t i = 0; i < n; i++)
 		MAPSET(s->ranked_names, v[i].name);
 	if (some)
@@ -296,7 +325,8 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 			free(names);
 			free(best);
 		}
-		/* every reached record gets its key: build number, rank, then timestamp */
+		/* every reached record gets its key: build number, rank, then timestamp (a name no
+		 * spec names: rank, build number, then timestamp) */
 		for (size_t a = i; a < j; a++) {
 			Solvable *sv = pool_id2solvable(pool, v[a].p);
 			/* one new repodata per repo for all rewritten keys: every extra
@@ -310,7 +340,12 @@ void menv_solv_rank_variants(struct menv_solver *s, const struct menv_solve_requ
 			}
 			unsigned long long ts = solvable_lookup_num(sv, SOLVABLE_BUILDTIME, 0);
 			char num[64];
-			snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i], ts);
+			if (v[a].bn >= 0)
+				snprintf(num, sizeof(num), "%lld.%ld.%llu", v[a].bn, rank[a - i],
+				         ts);
+			else /* features, arch, dependency versions, then build number */
+				snprintf(num, sizeof(num), "%ld.%lld.%llu", rank[a - i],
+				         v[a].real_bn, ts);
 			repodata_set_str(data, v[a].p, SOLVABLE_BUILDVERSION, num);
 		}
 		free(rank);

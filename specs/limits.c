@@ -117,24 +117,50 @@ static size_t cp_width(unsigned long cp)
 	return 1;
 }
 
+/* The character at `s` (`len` bytes left): its bytes in *n and its columns; ASCII, or a byte
+ * that is not UTF-8, is one byte of one column. */
+static size_t char_width(const char *s, size_t len, size_t *n)
+{
+	*n = menv_utf8_seq(s, len);
+	if (*n <= 1) {
+		*n = 1;
+		return 1;
+	}
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned long cp = p[0] & (*n == 2 ? 0x1f : *n == 3 ? 0x0f : 0x07);
+	for (size_t k = 1; k < *n; k++)
+		cp = (cp << 6) | (p[k] & 0x3f);
+	return cp_width(cp);
+}
+
 size_t menv_utf8_width(const char *s)
 {
-	size_t w = 0, len = strlen(s);
-	for (size_t i = 0; i < len;) {
-		size_t n = menv_utf8_seq(s + i, len - i);
-		if (n <= 1) { /* ASCII, or a byte that is not UTF-8: one column */
-			w++;
-			i++;
-			continue;
-		}
-		const unsigned char *p = (const unsigned char *)s + i;
-		unsigned long cp = p[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
-		for (size_t k = 1; k < n; k++)
-			cp = (cp << 6) | (p[k] & 0x3f);
-		w += cp_width(cp);
-		i += n;
-	}
+	size_t w = 0, len = strlen(s), n;
+	for (size_t i = 0; i < len; i += n)
+		w += char_width(s + i, len - i, &n);
 	return w;
+}
+
+char *menv_utf8_fit(const char *s, size_t w)
+{
+	if (w < 8 || menv_utf8_width(s) <= w)
+		return menv_xstrdup(s);
+	size_t len = strlen(s), head = (w - 3) / 2, tail = w - 3 - head, hb = 0, tb = len, n, cw;
+	for (size_t hw = 0; hb < len && hw + (cw = char_width(s + hb, len - hb, &n)) <= head;
+	     hw += cw)
+		hb += n; /* whole characters from the start, up to `head` columns */
+	for (size_t tw = 0; tb > hb; tw += cw) {
+		size_t st = tb - 1; /* the start of the character that ends at `tb` */
+		while (st > hb && tb - st < 4 && ((unsigned char)s[st] & 0xc0) == 0x80)
+			st--;
+		cw = char_width(s + st, tb - st, &n);
+		if (st + n != tb) /* not one whole character: its last byte alone */
+			cw = char_width(s + (st = tb - 1), 1, &n);
+		if (tw + cw > tail)
+			break;
+		tb = st;
+	}
+	return menv_xasprintf("%.*s...%s", (int)hb, s, s + tb);
 }
 
 void menv_buf_add_padded(struct menv_buf *b, const char *s, size_t width)

@@ -232,6 +232,10 @@ bool menv_utf8_valid(const char *s, size_t len, size_t *bad);
  * (CJK, Hangul, fullwidth forms, emoji), combining marks and zero-width ones 0, a byte that
  * is not UTF-8 1. What text tables pad by: "ümlaut" is 6 columns of 7 bytes, "環境" 4 of 6. */
 size_t menv_utf8_width(const char *s);
+/* `s` shortened in its middle to at most `w` columns ("file:///srv/...annels/main"), cut only
+ * between whole UTF-8 characters (a wide one that does not fit is left out); `s` itself when
+ * it fits or when `w` < 8. Caller frees. */
+char *menv_utf8_fit(const char *s, size_t w);
 /* Appends `s` and then blanks up to `width` columns (menv_utf8_width; none past it): a table
  * cell padded as printf's "%-*s" pads ASCII. */
 void menv_buf_add_padded(struct menv_buf *b, const char *s, size_t width);

@@ -4,9 +4,12 @@ sections Install / Upgrade / Downgrade / Change / Remove with rows sorted by nam
 package's old `-` row above its new `+` row), columns sized to their content, `Cached` for
 what the package cache holds, the total download; a create ends with conda's activation
 hint. Compared as exact text, piped (no terminal: no colour, columns as wide as they need),
-and fitted to COLUMNS=80 with a long file:// channel shortened in its middle."""
+and fitted to COLUMNS=80 with a long file:// channel shortened in its middle (between whole
+characters, padded by terminal columns: a channel folder of wide characters)."""
 
 import os
+import re
+import unicodedata
 
 import menvtest
 
@@ -130,6 +133,24 @@ def body(t):
                   "dependent", "buildstring", env={"COLUMNS": ""})
     t.check(t.url(deep) in r.out, "piped without COLUMNS: the channel in full", r.out)
 
+    # a channel folder of wide characters (環 is 3 bytes and 2 columns): cut between whole
+    # characters at every terminal width, rows padded and fitted by columns, not bytes
+    wide = os.path.join(t.tmp, "環境" * 20 + "-ü", "testchan")
+    os.makedirs(os.path.dirname(wide))
+    os.symlink(os.path.join(chans, "testchan"), wide)
+    cols = lambda l: sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in l)
+    for width in (80, 81, 82):
+        out = t.menv_ok("create", "-n", "w", "--dry-run", "--override-channels", "-c",
+                        t.url(wide), "dependent", "buildstring",
+                        env={"COLUMNS": str(width)}).out
+        cut = re.search("[.]{3}[\u5883\u74b0]", out)  # "...境" or "...環"
+        t.check("\ufffd" not in out and "file:///" in out and cut,
+                "COLUMNS=%d: the channel cut between whole characters" % width, out)
+        t.eq([l for l in out.split("\n") if cols(l) > width], [],
+             "COLUMNS=%d: no row over %d columns" % (width, width))
+        rows = [l for l in out.split("\n") if l.startswith("  + ")]
+        t.eq(sorted({cols(l) for l in rows}), [width],
+             "COLUMNS=%d: every row ends at the same column, the terminal's" % width)
 
 if __name__ == "__main__":
     menvtest.main(body, "plan_text")

@@ -36,15 +36,22 @@ outcome as its assertion.
 17. `export --from-history` lists what later commands asked for too (conda's requested specs
    map), not only the specs the environment was created with (tryout finding);
 18. `install --revision N -c CHANNEL` finds the revision's packages in the channels once the
-   package cache lost them (`clean --all`), instead of failing (tryout finding).
+   package cache lost them (`clean --all`), instead of failing (tryout finding);
+19. a package with files but neither info/paths.json nor info/files links none of them and
+   records `files: []`, as conda 26.7.1 does (its answer: no_file_list_conda.json); menv
+   linked every file outside info/.
 """
 import json
 import os
 import shutil
 import subprocess
 
+import tarfile
+
 import menvtest
 from menvtest import build_tar_bz2, write_text
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def body(t):
@@ -271,6 +278,37 @@ def body(t):
     t.check(r.rc == 0 and os.path.isfile(os.path.join(t.envs, "hist", "conda-meta",
                                                       "fresh-1.0-0.json")),
             "--revision 1 after clean --all: fresh linked again from the channel", r)
+
+    # 19. no file list: conda's answer on the same package
+    with open(os.path.join(HERE, "no_file_list_conda.json"), encoding="utf-8") as f:
+        conda = json.load(f)
+    src = os.path.join(t.corpus, "packages", "rattler", "clobber",
+                       "clobber-1-0.1.0-h4616a5c_0.tar.bz2")
+    bare = t.make_channel("bare", {"noarch": []}, index=False)
+    with tarfile.open(src) as tin, tarfile.open(os.path.join(
+            bare, "noarch", os.path.basename(src)), "w:bz2") as tout:
+        payload = 0
+        for m in tin.getmembers():
+            if m.name in ("info/paths.json", "info/files"):
+                continue
+            payload += m.isfile() and not m.name.startswith("info/")
+            tout.addfile(m, tin.extractfile(m) if m.isfile() else None)
+    t.check(payload > 0, "the package keeps its payload files", payload)
+    t.index(bare)
+    t.menv_ok("create", "-n", "bare", "-c", t.url(bare), "--override-channels", "-q",
+              "clobber-1")
+    env = os.path.join(t.envs, "bare")
+    linked = sorted(os.path.relpath(os.path.join(d, f), env) for d, _, fs in os.walk(env)
+                    for f in fs)
+    want = [f for f in conda["prefix_files"] if not f.startswith("conda-meta/")]
+    t.eq([f for f in linked if not f.startswith("conda-meta/")], want,
+         "no file list: nothing linked (conda's answer)")
+    rec = os.path.join(env, "conda-meta", "clobber-1-0.1.0-h4616a5c_0.json")
+    t.check(os.path.relpath(rec, env) in linked, "its PrefixRecord is written", linked)
+    if os.path.isfile(rec):
+        got = json.load(open(rec, encoding="utf-8"))
+        t.eq({k: got.get(k) for k in conda["record"]}, conda["record"],
+             "no file list: files and paths_data as conda records them")
 
 
 menvtest.main(body)

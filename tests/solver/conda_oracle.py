@@ -14,7 +14,9 @@ conda would have written (the steps' specs, a later spec replacing one of the sa
 unless the step gives its own. A step with "cli": "install" is answered as `conda install`
 on the command line answers it (conda/cli/install.py): first a frozen solve
 (update_modifier FREEZE_INSTALLED, should_retry_solve), and only when that is unsatisfiable
-the update_specs solve; without it a step is solve_final_state's default (update_specs,
+the update_specs solve (the step then says "retried": "UPDATE_SPECS"); a step with "cli": "env_update" as `conda env update -f FILE` answers it
+(conda/env/installers/conda.py: a frozen solve, then update_modifier NULL, which is
+context.update_modifier, update_specs); without either a step is solve_final_state's default (update_specs,
 the command line's `--update-specs`). OUT holds conda's final states in run_conda_solve.py's
 schema; only these answers are committed.
 """
@@ -67,12 +69,22 @@ def run_case(c):
         try:
             with getattr(helpers, helper)(tmp, add, rem, prefix_records=state,
                                           history_specs=h) as solver:
-                if st.get("cli") == "install":
+                if st.get("cli") == "env_update":
+                    # conda/env/installers/conda.py install(): frozen, no retry flag
+                    try:
+                        final = solver.solve_final_state(
+                            update_modifier=UpdateModifier.FREEZE_INSTALLED)
+                    except (UnsatisfiableError, SystemExit):
+                        out["retried"] = "UPDATE_SPECS"
+                        final = solver.solve_final_state(
+                            update_modifier=UpdateModifier.UPDATE_SPECS)
+                elif st.get("cli") == "install":
                     try:
                         final = solver.solve_final_state(
                             update_modifier=UpdateModifier.FREEZE_INSTALLED,
                             should_retry_solve=True)
                     except (UnsatisfiableError, SpecsConfigurationConflictError):
+                        out["retried"] = "UPDATE_SPECS"  # the frozen solve failed
                         final = solver.solve_final_state(
                             update_modifier=UpdateModifier.UPDATE_SPECS)
                 else:

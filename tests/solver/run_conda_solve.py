@@ -187,7 +187,16 @@ def run_step(menv, step, chans, tmp, verbose):
     with open(rc, "w", encoding="utf-8") as f:
         f.write(f"channel_alias: file://{chans.root}\nchannel_priority: {priority}\n"
                 "add_pip_as_python_dependency: false\n")
-    if step["remove"]:
+    if step.get("cli") == "env_update":
+        # `conda env update -f FILE`: the file's channels and dependencies (conda solves
+        # frozen first, then as update_specs: conda_oracle.py)
+        ef = os.path.join(tmp, "environment.yml")
+        with open(ef, "w", encoding="utf-8") as f:
+            f.write("channels: [" + ", ".join(n for n, _ in step["channels"]) +
+                    ", nodefaults]\ndependencies:\n" +
+                    "".join(f"  - {json.dumps(a)}\n" for a in step["add"]))
+        cmd = [menv, "env", "update", "--dry-run", "--json", "-p", prefix, "-f", ef]
+    elif step["remove"]:
         cmd = [menv, "remove", "--dry-run", "--json", "-p", prefix]
         if step["kwargs"].get("force_remove"):
             cmd.append("--force")

@@ -123,6 +123,37 @@ static void test_utf8_seq(void **state)
 	assert_int_equal(bad, 2);
 }
 
+/* menv_utf8_fit shortens in the middle by columns and never cuts inside a character */
+static void test_utf8_fit(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		size_t w;
+		const char *out;
+	} cases[] = {
+	        {"file:///srv/channels/main", 80, "file:///srv/channels/main"},
+	        {"file:///srv/channels/main", 20, "file:///...nels/main"},
+	        {"abcdefghijklmnopqrstuvwxyz", 7, "abcdefghijklmnopqrstuvwxyz"}, /* w < 8 */
+	        /* ü is 2 bytes of 1 column: 10 columns into 8 -> 2 + "..." + 3 */
+	        {"\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc",
+	         8, "\xc3\xbc\xc3\xbc...\xc3\xbc\xc3\xbc\xc3\xbc"},
+	        /* 環 is 3 bytes of 2 columns: 12 columns into 10 -> 2 + "..." + 4 (a wide one
+	         * that does not fit is left out) */
+	        {"\xe7\x92\xb0\xe7\x92\xb0\xe7\x92\xb0\xe7\x92\xb0\xe7\x92\xb0\xe7\x92\xb0", 10,
+	         "\xe7\x92\xb0...\xe7\x92\xb0\xe7\x92\xb0"},
+	        /* a byte that is not UTF-8 counts as one column of one byte */
+	        {"ab\xff\xfe" "cdefghij\xff", 8, "ab...ij\xff"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *f = menv_utf8_fit(cases[i].in, cases[i].w);
+		assert_string_equal(f, cases[i].out);
+		if (strcmp(f, cases[i].in))
+			assert_true(menv_utf8_width(f) <= cases[i].w);
+		free(f);
+	}
+}
+
 static void test_explicit_invalid_utf8(void **state)
 {
 	(void)state;
@@ -476,6 +507,7 @@ int main(void)
 	        cmocka_unit_test(test_invalid_utf8_spec),
 	        cmocka_unit_test(test_error_messages_are_utf8),
 	        cmocka_unit_test(test_utf8_seq),
+	        cmocka_unit_test(test_utf8_fit),
 	        cmocka_unit_test(test_explicit_invalid_utf8),
 	        cmocka_unit_test(test_strset),
 	        cmocka_unit_test(test_deep_yaml),
