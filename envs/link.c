@@ -758,7 +758,8 @@ static int load_paths_json(struct menv_link_list *l, const char *pj, struct menv
 	size_t i, cap = 0;
 	json_t *e, *list;
 
-	l->root = menv_json_load_file(pj, 0, err);
+	/* parsed once per process: the cache's check read it already (read-only here) */
+	l->root = menv_pkgmeta_load(pj, err);
 	if (!l->root)
 		return err->code;
 	list = json_object_get(l->root, "paths");

@@ -309,7 +309,7 @@ void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs
 		struct menv_record *r = &l->recs[i];
 		char *dir = menv_pkgcache_locate(pkgs_dir, dirs, r);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *have = menv_json_load_file(rpath, 0, NULL);
+		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
 		const char *hs = jstr(have, "sha256"), *hm = jstr(have, "md5");
 		if (json_is_object(have) && json_object_get(have, "depends") &&
 		    ((r->sha256 && hs && !strcasecmp(hs, r->sha256)) ||
@@ -339,7 +339,7 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		char *ipath = menv_xasprintf("%s/info/index.json", dir);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
 		json_t *index = menv_json_load_file(ipath, 0, NULL);
-		json_t *have = menv_json_load_file(rpath, 0, NULL);
+		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
 		json_t *m = json_object();
 		const char *k;
 		json_t *v;
@@ -397,6 +397,7 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		if (writable && !json_equal(disk, have)) {
 			char *text = json_dumps(disk, JSON_INDENT(2) | JSON_SORT_KEYS);
 			rc = menv_write_file_atomic(rpath, text, strlen(text), err);
+			menv_pkgmeta_forget(rpath);
 			free(text);
 		}
 		json_decref(disk);

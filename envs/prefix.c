@@ -131,11 +131,6 @@ static bool dir_is_empty(const char *path)
 	return n == 0;
 }
 
-static json_t *load_json(const char *path, struct menv_error *err)
-{
-	return menv_json_load_file(path, 0, err);
-}
-
 /* The spec the user asked for that names this record, or NULL. */
 /* `s` (its first n bytes) in ASCII lower case. Caller frees. */
 static char *lower_n(const char *s, size_t n)
@@ -606,30 +601,6 @@ static json_t *conda_record(json_t *rec)
 	return o;
 }
 
-/* jansson's ASCII JSON as Python's json.dump writes it: `\u00e9` for jansson's `\u00E9`,
- * DEL as `\u007f`. Takes `s`; caller frees the result. */
-static char *python_json(char *s)
-{
-	struct menv_buf b = MENV_BUF_INIT;
-	for (const char *p = s; *p; p++) {
-		if (*p == 0x7f) {
-			menv_buf_adds(&b, "\\u007f");
-			continue;
-		}
-		menv_buf_addch(&b, *p);
-		if (*p != '\\' || !p[1])
-			continue;
-		p++; /* the escaped character: a `\\` never starts another escape */
-		menv_buf_addch(&b, *p);
-		for (int k = *p == 'u' ? 1 : 5; k < 5 && p[1]; k++) {
-			p++;
-			menv_buf_addch(&b, *p >= 'A' && *p <= 'F' ? (char)(*p - 'A' + 'a') : *p);
-		}
-	}
-	free(s);
-	return menv_buf_detach(&b);
-}
-
 /* conda-meta/<dist>.json for each linked package, as conda 26 writes it (conda_record; JSON
  * of 2-space indent, ASCII, no final newline). requested_spec comes only from this command's
  * specs (conda's match_specs_to_dists of the transaction's update specs): a package relinked
@@ -646,9 +617,16 @@ static int write_records(struct run *r, struct menv_error *err)
 	for (size_t i = 0; !rc && i < r->npk; i++) {
 		struct linked *l = &r->pk[i];
 		char *rrpath = menv_xasprintf("%s/info/repodata_record.json", l->pkgdir);
-		json_t *rec = access(rrpath, F_OK) == 0 ? load_json(rrpath, err)
-		                                        : json_deep_copy(l->r->json);
+		/* the cache's parse, shared (menv_pkgmeta_load): changed here in a copy of its
+		 * top level only (nested values are replaced, never changed) */
+		json_t *rec = NULL, *shared = access(rrpath, F_OK) == 0
+		                                      ? menv_pkgmeta_load(rrpath, err)
+		                                      : json_deep_copy(l->r->json);
 		free(rrpath);
+		if (shared) {
+			rec = json_copy(shared);
+			json_decref(shared);
+		}
 		if (!rec) {
 			rc = MENV_EPARSE;
 			break;
@@ -716,9 +694,8 @@ static int write_records(struct run *r, struct menv_error *err)
 		json_object_set_new(rec, "package_tarball_full_path", json_string(tarball));
 		free(tarball);
 		json_t *out = conda_record(rec);
-		char *dump = json_dumps(out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		char *dump = menv_json_python_dump(out, 0);
 		json_decref(out);
-		dump = python_json(dump);
 		char *rel = menv_xasprintf("conda-meta/%s.json", l->dist);
 		rc = txn_write(r, rel, dump, strlen(dump), err);
 		free(rel);

@@ -285,6 +285,12 @@ struct menv_prefix_record {
 	const char *channel, *subdir, *url; /* borrowed, may be NULL */
 };
 
+/* `v` as JSON text the way Python's json.dump(v, indent=2) writes it, as conda writes
+ * conda-meta/ (ASCII with lower-case `\\uxxxx` escapes, DEL escaped, objects' keys in their
+ * order, 2-space indent, no final newline; reals as jansson writes them). `hint`: the bytes
+ * expected (0: unknown). Returns a NUL-terminated string the caller frees; never NULL. */
+char *menv_json_python_dump(json_t *v, size_t hint);
+
 /* Reads every `conda-meta/<dist>.json` of `prefix`, sorted by name. `*out` is a new array of
  * `*n` records; free with menv_prefix_records_free(). A prefix without conda-meta/ is
  * MENV_ENOTFOUND; an unreadable record is MENV_EPARSE naming the file. */

@@ -323,6 +323,17 @@ char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
                             const struct menv_record *const *recs, size_t n, bool *has, bool *here);
 
+/* The JSON of a package's metadata file `path` (info/paths.json, info/repodata_record.json),
+ * parsed once per process and handed out again while the file keeps its identity (device,
+ * inode, size, mtime, ctime: one stat): a file rewritten or changed is parsed again. Returns a
+ * new reference that the caller must treat as read-only (json_copy before changing it), or
+ * NULL with err set as menv_json_load_file sets it (err may be NULL). Thread-safe. */
+json_t *menv_pkgmeta_load(const char *path, struct menv_error *err);
+/* Forgets what menv_pkgmeta_load parsed of `path`: called after menv writes that file. */
+void menv_pkgmeta_forget(const char *path);
+/* Drops every cached file of menv_pkgmeta_load (references handed out stay valid). */
+void menv_pkgmeta_clear(void);
+
 /* Whether `<pkgs>/<dist>/` holds the record, judged as conda and micromamba judge their own
  * cache entries (conda's pkgs_dirs layout, so their caches can be read): its
  * info/repodata_record.json and the record must agree on each of sha256, md5 and size that

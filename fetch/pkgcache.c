@@ -251,7 +251,7 @@ static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete
 static bool extracted_intact(const char *dir)
 {
 	char *path = menv_xasprintf("%s/info/paths.json", dir);
-	json_t *j = menv_json_load_file(path, 0, NULL);
+	json_t *j = menv_pkgmeta_load(path, NULL); /* the link reads it again (link.c) */
 	bool ok = true;
 	size_t i;
 	json_t *e;
@@ -290,7 +290,7 @@ static bool extracted_intact(const char *dir)
 static bool extracted_matches(const char *dir, const struct menv_record *r)
 {
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
-	json_t *j = menv_json_load_file(path, 0, NULL);
+	json_t *j = menv_pkgmeta_load(path, NULL), *shared;
 	bool ok = false, complete = false;
 	char *text = NULL;
 
@@ -299,6 +299,9 @@ static bool extracted_matches(const char *dir, const struct menv_record *r)
 	ok = entry_matches(j, r, &complete);
 	if (!ok || !complete)
 		goto out;
+	shared = j; /* read-only: completed in a copy */
+	j = json_copy(shared);
+	json_decref(shared);
 	if (r->sha256 && !json_hash(j, "sha256"))
 		set_str(j, "sha256", r->sha256);
 	if (r->md5 && !json_hash(j, "md5"))
@@ -306,8 +309,10 @@ static bool extracted_matches(const char *dir, const struct menv_record *r)
 	if (r->size >= 0 && !json_is_integer(json_object_get(j, "size")))
 		json_object_set_new(j, "size", json_integer(r->size));
 	text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-	if (text)
+	if (text) {
 		menv_write_file_atomic(path, text, strlen(text), NULL);
+		menv_pkgmeta_forget(path);
+	}
 out:
 	free(text);
 	json_decref(j);
@@ -319,7 +324,7 @@ bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
 {
 	char *dir = menv_pkgcache_dir(pkgs_dir, r);
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
-	json_t *j = menv_json_load_file(path, 0, NULL);
+	json_t *j = menv_pkgmeta_load(path, NULL);
 	bool complete,
 	        ok = json_is_object(j) && entry_matches(j, r, &complete) && extracted_intact(dir);
 
@@ -451,6 +456,13 @@ static int extract(const char *pkgs, const char *dist, const char *file,
 		goto out;
 	}
 	made = false;
+	/* a new folder: what was parsed of the one it replaced is forgotten */
+	for (int i = 0; i < 2; i++) {
+		char *p = menv_xasprintf("%s/info/%s", dir,
+		                         i ? "repodata_record.json" : "paths.json");
+		menv_pkgmeta_forget(p);
+		free(p);
+	}
 out:
 	if (made)
 		menv_fetch_rmtree(tmp, NULL);

@@ -515,17 +515,17 @@ static int check_entry_text(const struct menv_lockfile *lf, const char *src, siz
 		 * failed the create's download as a mismatch, or (a number) was dropped and the
 		 * package installed unchecked; a pip entry's "sha256" may be a git commit (40 hex
 		 * digits: conda-lock's git+https entries), pip checks it */
-		const char *bad = p->manager != MENV_LOCK_CONDA                   ? NULL
-		                  : p->md5 && !menv_lock_is_hex(p->md5, 32)       ? "md5"
-		                  : p->sha256 && !menv_lock_is_hex(p->sha256, 64) ? "sha256"
-		                                                                  : NULL;
-		if (bad)
+		const char *hash = p->manager != MENV_LOCK_CONDA                   ? NULL
+		                   : p->md5 && !menv_lock_is_hex(p->md5, 32)       ? "md5"
+		                   : p->sha256 && !menv_lock_is_hex(p->sha256, 64) ? "sha256"
+		                                                                   : NULL;
+		if (hash)
 			return menv_error_set(err, MENV_EPARSE,
 			                      "%s: package entry %zu ('%s'): its %s '%s' is not %d "
 			                      "hexadecimal digits",
-			                      src, i + 1, p->name ? p->name : "?", bad,
-			                      bad[0] == 'm' ? p->md5 : p->sha256,
-			                      bad[0] == 'm' ? 32 : 64);
+			                      src, i + 1, p->name ? p->name : "?", hash,
+			                      hash[0] == 'm' ? p->md5 : p->sha256,
+			                      hash[0] == 'm' ? 32 : 64);
 	}
 	return 0;
 }

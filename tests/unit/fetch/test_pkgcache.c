@@ -529,6 +529,52 @@ static void test_waits_for_lock(void **state)
 	free(lock);
 }
 
+/* An extracted package's metadata is parsed once per process (menv_pkgmeta_load: the cache's
+ * check and the link share paths.json) and again once the file changes: a damaged
+ * repodata_record.json or a deleted file is still found after a check that passed. */
+static void test_metadata_parsed_once(void **state)
+{
+	struct fx *f = *state;
+	struct events ev;
+	struct menv_error err;
+	char *dir = menv_pkgcache_dir(f->pkgs, &f->zlib);
+	char *rr = tu_path("%s/info/repodata_record.json", dir);
+	char *pj = tu_path("%s/info/paths.json", dir);
+	char *lib = tu_path("%s/lib/libz.so.1.2.11", dir);
+	static const char stale[] = "{\"name\": \"zlib\", \"sha256\": \"deadbeef\"}";
+
+	assert_int_equal(fetch1(f, &f->zlib, &ev, &err), 0);
+	json_t *a = menv_pkgmeta_load(pj, NULL), *b = menv_pkgmeta_load(pj, NULL);
+	assert_non_null(a);
+	assert_ptr_equal(a, b); /* one parse */
+	json_decref(b);
+	assert_true(menv_pkgcache_has(f->pkgs, &f->zlib));
+	/* a record changed after the check that passed: seen */
+	json_t *good = json_load_file(rr, 0, NULL);
+	tu_write(rr, stale, strlen(stale));
+	assert_false(menv_pkgcache_has(f->pkgs, &f->zlib));
+	assert_int_equal(json_dump_file(good, rr, JSON_INDENT(2) | JSON_SORT_KEYS), 0);
+	json_decref(good);
+	assert_true(menv_pkgcache_has(f->pkgs, &f->zlib));
+	/* a listed file deleted: seen with paths.json's parse shared */
+	assert_int_equal(unlink(lib), 0);
+	assert_false(menv_pkgcache_has(f->pkgs, &f->zlib));
+	/* extracted again: a new folder, a new parse */
+	assert_int_equal(fetch1(f, &f->zlib, &ev, &err), 0);
+	assert_int_equal(ev.ev[0], MENV_FETCH_EXTRACTED);
+	b = menv_pkgmeta_load(pj, NULL);
+	assert_non_null(b);
+	assert_ptr_not_equal(a, b);
+	assert_true(json_equal(a, b));
+	assert_true(menv_pkgcache_has(f->pkgs, &f->zlib));
+	json_decref(a);
+	json_decref(b);
+	free(lib);
+	free(pj);
+	free(rr);
+	free(dir);
+}
+
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -542,6 +588,7 @@ int main(void)
 	        T(test_threads),
 	        T(test_cancel),
 	        T(test_waits_for_lock),
+	        T(test_metadata_parsed_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
