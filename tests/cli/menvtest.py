@@ -181,10 +181,10 @@ class Package:
         return {p["_path"]: p["sha256"] for p in self.paths_json.get("paths", []) if p.get("sha256")}
 
 
-def build_tar_bz2(path, index, files=(), extra_members=()):
+def build_tar_bz2(path, index, files=(), extra_members=(), file_list=True):
     """Write a .tar.bz2 package: info/index.json from `index`, info/files (unless `files` or
-    `extra_members` hold info/files or info/paths.json), regular files {arcname: bytes} and
-    raw tarfile members [(TarInfo, bytes or None)] appended in order."""
+    `extra_members` hold info/files or info/paths.json, or file_list is False), regular files
+    {arcname: bytes} and raw tarfile members [(TarInfo, bytes or None)] appended in order."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tarfile.open(path, "w:bz2") as tf:
         def add(name, data):
@@ -197,7 +197,7 @@ def build_tar_bz2(path, index, files=(), extra_members=()):
         # info/files, as conda-build writes it, unless the caller gives the file list: a
         # package with neither it nor paths.json links nothing (conda's rule)
         names = [n for n in dict(files)] + [ti.name for ti, _ in extra_members if not ti.isdir()]
-        if "info/files" not in names and "info/paths.json" not in names:
+        if file_list and "info/files" not in names and "info/paths.json" not in names:
             add("info/files", "".join(n + "\n" for n in names
                                       if not n.startswith("info/")).encode())
         for name, data in dict(files).items():

@@ -130,8 +130,11 @@ def case_lock_hash(t):
             p = os.path.join(t.tmp, "new")
             r = t.menv_run("create", "-p", p, "-f", f, "-y", *args)
             t.one_line_error(r, "%s %s" % (what, args),
-                             [f + ": package entry 1 ('dependency'): its " + needle,
+                             [f + ":", ": package entry 1 ('dependency'): its " + needle,
                               "hexadecimal digits"])
+            # FILE:LINE: the line where the entry starts, in every lock format
+            t.check(re.search(re.escape(f) + r":\d+: package entry 1 ", r.err),
+                    "%s %s: the error names the entry's line" % (what, args), r.err)
             t.no_prefix_left(p, "%s %s" % (what, args))
     # a hash of the right length in capitals is a hash: the lock installs
     f = os.path.join(t.tmp, "caps-lock.yml")

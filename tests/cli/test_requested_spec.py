@@ -18,10 +18,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def packages(chan, pk):
+    # info/index.json alone, as the packages conda's answers (their md5, sha256 and size)
+    # were recorded with
     for name, ver, deps in pk:
         build_tar_bz2(os.path.join(chan, "linux-64", "%s-%s-0.tar.bz2" % (name, ver)),
                       {"name": name, "version": ver, "build": "0", "build_number": 0,
-                       "depends": deps, "subdir": "linux-64"})
+                       "depends": deps, "subdir": "linux-64"}, file_list=False)
 
 
 def body(t):
