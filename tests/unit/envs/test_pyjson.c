@@ -1,10 +1,9 @@
 /* conda-meta/'s JSON text (menv_json_python_dump): byte for byte what Python's
- * json.dump(obj, indent=2) writes, which conda writes, and what menv wrote before the one-pass
- * writer (jansson's JSON_INDENT(2) | JSON_ENSURE_ASCII, its \u escapes in lower case and DEL
- * escaped): control characters, quotes, backslashes, DEL, two- three- and four-byte UTF-8 (a
- * surrogate pair), an embedded NUL, empty and nested containers, integers, reals, booleans
- * and null, keys in insertion order. The expected texts are Python 3's
- * json.dumps(obj, indent=2). */
+ * json.dump(obj, indent=2) writes, which conda writes (jansson's JSON_INDENT(2) |
+ * JSON_ENSURE_ASCII, its \u escapes in lower case and DEL escaped): control characters,
+ * quotes, backslashes, DEL, two- three- and four-byte UTF-8 (a surrogate pair), an embedded
+ * NUL, empty and nested containers, integers, reals, booleans and null, keys in insertion
+ * order. The expected texts are Python 3's json.dumps(obj, indent=2). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,7 +87,7 @@ static void test_shapes(void **state)
 	dumps_as(json_string("x"), "\"x\"");
 }
 
-/* Deeper than the indent table: the same text as the shallow levels, two spaces a level. */
+/* 40 levels deep: two spaces a level, as Python indents. */
 static void test_deep(void **state)
 {
 	(void)state;
