@@ -109,6 +109,27 @@ def tree_snapshot(top):
 # --------------------------------------------------------------------------
 # conda packages, read independently of menv
 
+def alive(pid):
+    """A process that runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def left_running(mark):
+    """The pids a test's child wrote to `mark`/pids that still run 5 s on, and all of them."""
+    pids = []
+    if os.path.exists(os.path.join(mark, "pids")):
+        with open(os.path.join(mark, "pids")) as f:
+            pids = [int(x) for x in f.read().split()]
+    deadline = time.time() + 5
+    while time.time() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)], pids
+
+
 class Member:
     def __init__(self, name, kind, data=None, linkname=None, mode=0o644):
         self.name, self.kind, self.data, self.linkname, self.mode = name, kind, data, linkname, mode
@@ -406,6 +427,33 @@ class T:
                              "%s: error message names %s" % (what, " or ".join(map(repr, alts))),
                              r.err)
         return ok
+
+    def signal_when(self, what, args, ready, sig, env=None):
+        """Starts menv with `args`, sends it `sig` 0.2 s after the file `ready` appears (a
+        child's mark); returns (exit status, seconds from the signal to the exit, stderr)."""
+        p = subprocess.Popen([self.menv] + [str(a) for a in args], env=self.environ(env),
+                             cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while not os.path.exists(ready) and p.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        if p.poll() is not None:
+            out, err = p.communicate()
+            self.check(False, "%s: menv still running when the child started" % what,
+                       (out + err).decode(errors="replace"))
+            return p.returncode, 0, err.decode(errors="replace")
+        time.sleep(0.2)
+        t0 = time.time()
+        p.send_signal(sig)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            self.check(False, "%s: menv did not stop within 30 s of the signal" % what)
+        took = time.time() - t0
+        self.note("%s: exit %s %.2f s after the signal" % (what, p.returncode, took))
+        return p.returncode, took, err.decode(errors="replace")
 
     def no_prefix_left(self, prefix, what):
         parent, base = os.path.split(prefix.rstrip("/"))

@@ -18,7 +18,7 @@ import subprocess
 import time
 
 import menvtest
-from menvtest import build_tar_bz2, tree_snapshot
+from menvtest import build_tar_bz2, left_running, tree_snapshot
 
 SCRIPT = """echo $$ >> {mark}/pids
 sleep 60 &
@@ -44,55 +44,9 @@ def channel(t, mark):
     return chan
 
 
-def alive(pid):
-    """A process that runs (a zombie waiting for its reaper counts as gone)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def left_running(mark):
-    pids = []
-    if os.path.exists(os.path.join(mark, "pids")):
-        with open(os.path.join(mark, "pids")) as f:
-            pids = [int(x) for x in f.read().split()]
-    deadline = time.time() + 5
-    while time.time() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.05)
-    return [p for p in pids if alive(p)], pids
-
-
 def reset(mark):
     for n in os.listdir(mark):
         os.unlink(os.path.join(mark, n))
-
-
-def interrupted(t, what, args, ready, sig):
-    """Starts menv, sends `sig` once `ready` exists, returns (rc, seconds, stderr)."""
-    p = subprocess.Popen([t.menv] + args, env=t.environ(), cwd=t.tmp, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    while not os.path.exists(ready) and p.poll() is None and time.time() < deadline:
-        time.sleep(0.02)
-    if p.poll() is not None:
-        out, err = p.communicate()
-        t.check(False, "%s: menv still running when the script started" % what,
-                err.decode(errors="replace"))
-        return p.returncode, 0, err.decode(errors="replace")
-    time.sleep(0.2)
-    t0 = time.time()
-    p.send_signal(sig)
-    try:
-        out, err = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        t.check(False, "%s: menv did not stop within 30 s of the signal" % what)
-    took = time.time() - t0
-    t.note("%s: exit %s %.2f s after the signal" % (what, p.returncode, took))
-    return p.returncode, took, err.decode(errors="replace")
 
 
 def check_stopped(t, what, rc, took, err, mark):
@@ -121,7 +75,7 @@ def body(t):
         name = signal.Signals(sig).name
         # create: post-link
         new = os.path.join(t.tmp, "new")
-        rc, took, err = interrupted(t, "create, post-link, %s" % name,
+        rc, took, err = t.signal_when("create, post-link, %s" % name,
                                     ["create", "-p", new, "slowpost"] + c,
                                     os.path.join(mark, "started-slowpost"), sig)
         check_stopped(t, "create, post-link, %s" % name, rc, took, err, mark)
@@ -134,7 +88,7 @@ def body(t):
                                   "slowunlink")):
             what = "%s, %s, %s" % (args[0], phase, name)
             before = tree_snapshot(env)
-            rc, took, err = interrupted(t, what, args + (["-y", "-q"] if args[0] == "remove" else c),
+            rc, took, err = t.signal_when(what, args + (["-y", "-q"] if args[0] == "remove" else c),
                                         os.path.join(mark, "started-" + pkg), sig)
             check_stopped(t, what, rc, took, err, mark)
             t.eq(tree_snapshot(env), before, "%s: the environment rolled back" % what)

@@ -12,10 +12,9 @@ menv: the child and its `sleep` die with it (PDEATHSIG).
 import os
 import signal
 import subprocess
-import time
 
 import menvtest
-from menvtest import write_text
+from menvtest import left_running, write_text
 
 SCRIPT = """echo $$ >> {mark}/pids
 sleep 60 &
@@ -25,58 +24,12 @@ wait
 """
 
 
-def alive(pid):
-    """A process that runs (a zombie waiting for its reaper counts as gone)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def left_running(mark):
-    pids = []
-    if os.path.exists(os.path.join(mark, "pids")):
-        with open(os.path.join(mark, "pids")) as f:
-            pids = [int(x) for x in f.read().split()]
-    deadline = time.time() + 5
-    while time.time() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.05)
-    return [p for p in pids if alive(p)], pids
-
-
 def stop(t, what, args, env, mark, sig):
     """Starts menv, sends `sig` once the child started; returns (rc, seconds, stderr)."""
     for n in os.listdir(mark):
         os.unlink(os.path.join(mark, n))
-    p = subprocess.Popen([t.menv] + args, env=t.environ(env), cwd=t.tmp,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    ready = os.path.join(mark, "started")
-    deadline = time.time() + 60
-    while not os.path.exists(ready) and p.poll() is None and time.time() < deadline:
-        time.sleep(0.02)
-    if p.poll() is not None:
-        out, err = p.communicate()
-        t.check(False, "%s: menv still running when the child started" % what,
-                (out + err).decode(errors="replace"))
-        return p.returncode, 0, err.decode(errors="replace")
-    time.sleep(0.2)
-    t0 = time.time()
-    p.send_signal(sig)
-    try:
-        out, err = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        t.check(False, "%s: menv did not stop within 30 s of the signal" % what)
-    took = time.time() - t0
-    t.note("%s: exit %s %.2f s after the signal" % (what, p.returncode, took))
-    err = err.decode(errors="replace")
-    if sig == signal.SIGKILL:
-        rc = p.returncode
-    else:
-        rc = p.returncode
+    rc, took, err = t.signal_when(what, args, os.path.join(mark, "started"), sig, env)
+    if sig != signal.SIGKILL:
         t.eq(rc, 130, "%s: exit 130" % what)
         t.check(took < 10, "%s: stopped within 10 s, not after the child's 60 s (%.1f s)"
                 % (what, took))
