@@ -714,6 +714,42 @@ def case_ssl_verify(t):
              "ssl_verify: %s is taken" % val)
 
 
+def sweep_late_sigint(t, what, setup, argv, state, old, new, action, named, one_line=True,
+                      after=None):
+    """Ctrl-C (MENV_TEST_CRASH_SIGNAL=INT) at each crash point of `argv`, after `setup()`:
+    before the commit point exit 130 and state() is `old`; after it exit 130, one line
+    "interrupted after ...; the <action> of '<named>' was finished" (the last of several
+    when not one_line: rename's progress lines) and state() is `new` (then `after()`)."""
+    setup()
+    t.menv_ok(*argv)
+    t.eq(state(), new, "%s: uninterrupted, the new state" % what)
+    finished = 0
+    for n in range(1, 80):
+        setup()
+        r = t.menv_run(*argv, env={"MENV_TEST_CRASH_SIGNAL": "INT",
+                                   "MENV_TEST_CRASH_AFTER": str(n)})
+        if r.rc == 0:
+            t.check(n > 1, "%s: Ctrl-C at %d not ignored" % (what, n), r)
+            break
+        got = state()
+        if "was finished" in r.err:
+            finished += 1
+            last = (r.err_lines() or [""])[-1]
+            t.check(last.startswith("menv: error: interrupted after ") and
+                    last.endswith("; the %s of '%s' was finished" % (action, named)) and
+                    (not one_line or len(r.err_lines()) == 1),
+                    "%s: Ctrl-C at %d past the commit point: one line says so" % (what, n),
+                    r.err)
+            t.eq((r.rc, got), (130, new), "%s: Ctrl-C at %d: exit 130, the change whole"
+                 % (what, n))
+            if after:
+                after()
+        else:
+            t.eq((r.rc, got), (130, old), "%s: Ctrl-C at %d: exit 130, as it was (%s)"
+                 % (what, n, r.err.strip()))
+    t.check(finished > 0, "%s: some Ctrl-C came past the commit point" % what)
+
+
 def case_late_sigint(t):
     P = os.path.join(t.corpus, *NOARCH)
     chan = t.make_channel("lchan", {"noarch": [os.path.join(P, n) for n in (
@@ -746,34 +782,10 @@ def case_late_sigint(t):
          ["rename", "-y", "-n", "a", "b"], ["dependency", "dependent"], None, "rename", p),
     ]
     for what, setup, argv, old, new, action, named in cmds:
-        setup()
-        t.menv_ok(*argv)
-        t.eq(names(p), new, "%s: uninterrupted, the new state" % what)
-        finished = 0
-        for n in range(1, 80):
-            setup()
-            r = t.menv_run(*argv, env={"MENV_TEST_CRASH_SIGNAL": "INT",
-                                       "MENV_TEST_CRASH_AFTER": str(n)})
-            if r.rc == 0:
-                t.check(n > 1, "%s: Ctrl-C at %d not ignored" % (what, n), r)
-                break
-            got = names(p)
-            if "was finished" in r.err:
-                finished += 1
-                last = (r.err_lines() or [""])[-1]  # after rename's progress lines
-                t.check(last.startswith("menv: error: interrupted after ") and
-                        last.endswith("; the %s of '%s' was finished" % (action, named)) and
-                        (what == "rename" or len(r.err_lines()) == 1),
-                        "%s: Ctrl-C at %d past the commit point: one line says so"
-                        % (what, n), r.err)
-                t.eq((r.rc, got), (130, new), "%s: Ctrl-C at %d: exit 130, the change whole"
-                     % (what, n))
-                if what == "rename":
-                    t.eq(names(dst), ["dependency", "dependent"], "rename: b is a")
-            else:
-                t.eq((r.rc, got), (130, old), "%s: Ctrl-C at %d: exit 130, as it was"
-                     % (what, n))
-        t.check(finished > 0, "%s: some Ctrl-C came past the commit point" % what)
+        after = (lambda: t.eq(names(dst), ["dependency", "dependent"], "rename: b is a")) \
+            if what == "rename" else None
+        sweep_late_sigint(t, what, setup, argv, lambda: names(p), old, new, action, named,
+                          one_line=what != "rename", after=after)
     # doctor --fix: the repair past its relink
     finished = 0
     rec = os.path.join(p, "conda-meta", "dependent-2.0-0.json")
@@ -850,30 +862,7 @@ def case_late_sigint_more(t):
          both, "create"),
     ]
     for what, setup, argv, old, new, action in cmds:
-        setup()
-        t.menv_ok(*argv)
-        t.eq(state(p), new, "%s: uninterrupted, the new state" % what)
-        finished = 0
-        for n in range(1, 80):
-            setup()
-            r = t.menv_run(*argv, env={"MENV_TEST_CRASH_SIGNAL": "INT",
-                                       "MENV_TEST_CRASH_AFTER": str(n)})
-            if r.rc == 0:
-                t.check(n > 1, "%s: Ctrl-C at %d not ignored" % (what, n), r)
-                break
-            got = state(p)
-            if "was finished" in r.err:
-                finished += 1
-                t.one_line_error(r, "%s: Ctrl-C at %d past the commit point" % (what, n),
-                                 ["interrupted after ", "; the %s of '%s' was finished"
-                                  % (action, p)], nonzero_only=True)
-                t.eq((r.rc, got), (130, new), "%s: Ctrl-C at %d: exit 130, the change whole"
-                     % (what, n))
-            else:
-                t.eq((r.rc, got), (130, old), "%s: Ctrl-C at %d: exit 130, as it was (%s)"
-                     % (what, n, r.err.strip()))
-        t.check(finished > 0, "%s: some Ctrl-C came past the commit point" % what)
-
+        sweep_late_sigint(t, what, setup, argv, lambda: state(p), old, new, action, p)
 
 def case_env_list_width(t):
     import unicodedata
