@@ -293,37 +293,26 @@ int menv_env_path_check(const char *path, struct menv_error *err)
 
 int menv_env_name_check(const char *name, bool fresh, struct menv_error *err)
 {
+	char why[96];
+
 	if (!*name || strchr(name, '/') || (fresh && (strpbrk(name, " :#") || name[0] == '-')) ||
-	    !strcmp(name, ".") || !strcmp(name, "..")) {
-		char *shown = shown_start(name);
-		int rc = menv_error_set(err, MENV_EUSAGE,
-		                        "invalid environment name '%s': it may not %s", shown,
-		                        fresh ? "start with '-' nor contain '/', ' ', ':' or '#'"
-		                              : "be empty, '.', '..' or contain '/'");
-		free(shown);
-		return rc;
-	}
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		snprintf(why, sizeof(why), "it may not %s",
+		         fresh ? "start with '-' nor contain '/', ' ', ':' or '#'"
+		               : "be empty, '.', '..' or contain '/'");
 	/* the name is a line of history, the registry and every export */
-	if (!menv_utf8_valid(name, strlen(name), NULL) || has_control(name)) {
-		char *shown = shown_start(name);
-		int rc = menv_error_set(err, MENV_EUSAGE,
-		                        "invalid environment name '%s': it must be UTF-8 text "
-		                        "without control characters",
-		                        shown);
-		free(shown);
-		return rc;
-	}
+	else if (!menv_utf8_valid(name, strlen(name), NULL) || has_control(name))
+		snprintf(why, sizeof(why), "it must be UTF-8 text without control characters");
 	/* a folder's name: longer, and only the last rename of a create would find out */
-	if (strlen(name) > NAME_MAX) {
-		char *shown = shown_start(name);
-		int rc = menv_error_set(err, MENV_EUSAGE,
-		                        "invalid environment name '%s': %zu bytes, the system "
-		                        "allows at most %d (NAME_MAX)",
-		                        shown, strlen(name), NAME_MAX);
-		free(shown);
-		return rc;
-	}
-	return 0;
+	else if (strlen(name) > NAME_MAX)
+		snprintf(why, sizeof(why), "%zu bytes, the system allows at most %d (NAME_MAX)",
+		         strlen(name), NAME_MAX);
+	else
+		return 0;
+	char *shown = shown_start(name);
+	int rc = menv_error_set(err, MENV_EUSAGE, "invalid environment name '%s': %s", shown, why);
+	free(shown);
+	return rc;
 }
 
 char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const char *prefix,
