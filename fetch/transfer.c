@@ -530,17 +530,24 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 	if (n == 0)
 		return 0;
 	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return menv_error_set(err, MENV_ENET, "cannot initialise libcurl: %s",
-		                      curl_easy_strerror(curl_init_rc));
+	m = curl_init_rc == CURLE_OK ? curl_multi_init() : NULL;
+	if (!m) {
+		/* libcurl cannot be loaded or set up: every transfer ends with that error (callers
+		 * that read only x->rc and x->err, as the repodata rounds do, see it too) */
+		struct menv_error e = {0};
+		rc = curl_init_rc != CURLE_OK
+		             ? menv_error_set(&e, MENV_ENET, "cannot initialise libcurl: %s",
+		                              curl_easy_strerror(curl_init_rc))
+		             : menv_error_set(&e, MENV_ENET, "cannot initialise libcurl");
+		for (size_t i = 0; i < n; i++)
+			xs[i]->rc = rc, xs[i]->attempts = 0, xs[i]->err = e;
+		if (err)
+			*err = e;
+		return rc;
+	}
 	limit = o->threads > 0 ? o->threads : 1;
-	m = curl_multi_init();
 	jobs = menv_xcalloc(n, sizeof(*jobs));
 	again = menv_xcalloc(n, sizeof(*again));
-	if (!m) {
-		rc = menv_error_set(err, MENV_ENET, "cannot initialise libcurl");
-		goto out;
-	}
 	curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, (long)limit);
 	curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)limit * 2);
 	for (size_t i = 0; i < n; i++) {

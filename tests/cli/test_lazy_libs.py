@@ -60,6 +60,25 @@ def body(t):
     t.eq((rec.get("name"), rec.get("version")), ("lazy", "2.0"),
          "the indexed record read through the lazily opened libarchive")
 
+    # a libcurl that cannot be loaded (an empty libcurl.so.4 first on the search path): every
+    # command that transfers says so in one line, repodata included (it was reported as
+    # "malformed repodata ... empty document"), and nothing is created
+    fake = os.path.join(t.tmp, "fakelib")
+    os.makedirs(fake)
+    open(os.path.join(fake, "libcurl.so.4"), "wb").close()
+    broken = {"LD_LIBRARY_PATH": fake}
+    dead = ["-c", "http://127.0.0.1:1/", "--override-channels"]
+    for what, args in (("create", ["create", "-y", "-n", "h", *dead, "dependency"]),
+                       ("search", ["search", *dead, "dependency"])):
+        r = t.menv_run(*args, env=broken)
+        errs = [l for l in r.err_lines() if l.startswith("menv: error: ")]
+        t.check(r.rc == 1 and len(errs) == 1 and r.err_lines()[-1] == errs[0] and
+                errs[0].startswith("menv: error: cannot initialise libcurl: ") and
+                "libcurl.so.4" in errs[0],
+                "%s with a libcurl that cannot be loaded: exit 1, one error line saying so"
+                % what, r)
+    t.check(not os.path.exists(os.path.join(t.envs, "h")), "no environment was created")
+
 
 if __name__ == "__main__":
     menvtest.main(body)
