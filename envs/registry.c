@@ -261,15 +261,21 @@ static char *shown_start(const char *s)
 	return shown;
 }
 
+/* The longest prefix: PATH_MAX less room for what menv names in and beside it (the staging
+ * folder ".<name up to 200>.menv-tmp-XXXXXX", conda-meta/<dist>.json and its temporary
+ * files); a longer one passed every check and failed at the staging folder, half made. */
+#define PREFIX_MAX (PATH_MAX - 1 - 256)
+
 int menv_env_path_check(const char *path, struct menv_error *err)
 {
 	size_t n = strlen(path);
-	if (n >= PATH_MAX) {
+	if (n > PREFIX_MAX) {
 		char *shown = shown_start(path);
-		int rc = menv_error_set(err, MENV_EUSAGE,
-		                        "environment path '%s' is too long: %zu bytes, the system "
-		                        "allows at most %d (PATH_MAX)",
-		                        shown, n, PATH_MAX - 1);
+		int rc = menv_error_set(
+		        err, MENV_EUSAGE,
+		        "environment path '%s' is too long: %zu bytes, at most %d "
+		        "(PATH_MAX less %d for the names menv makes in and beside it)",
+		        shown, n, PREFIX_MAX, PATH_MAX - 1 - PREFIX_MAX);
 		free(shown);
 		return rc;
 	}

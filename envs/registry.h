@@ -86,9 +86,9 @@ int menv_env_clean(const struct menv_config *cfg, unsigned what, bool dry_run, m
  * "base" and "root" are the caller's to decide. 0 when the name is fine. */
 int menv_env_name_check(const char *name, bool fresh, struct menv_error *err);
 /* Refuses a prefix path (absolute or relative, as given) as one line (MENV_EUSAGE) when it is
- * PATH_MAX (4096) bytes or longer or one of its '/'-separated components is longer than
- * NAME_MAX (255) bytes: what the system would refuse at the first step that names it (for a
- * create, its final rename). 0 when it is fine. */
+ * longer than PATH_MAX less 256 bytes (3,839: room for the staging folder beside it and the
+ * records in it) or one of its '/'-separated components is longer than NAME_MAX (255) bytes:
+ * what the system would refuse at a later step that names it. 0 when it is fine. */
 int menv_env_path_check(const char *path, struct menv_error *err);
 
 /* The prefix of a new environment: for a NAME, the environment of that name in the first

@@ -939,6 +939,24 @@ def case_name_length(t):
     t.one_line_error(r, "create -n: a prefix over PATH_MAX", ["PATH_MAX"], nonzero_only=True)
     t.check(not os.path.exists(os.path.join(t.tmp, "d" * 250)), "nothing made for it")
     t.set_rc("")
+    # -p under PATH_MAX but without room for the staging folder beside it and the records in
+    # it: refused before any work (it passed, fetched, and failed at the staging folder with
+    # its parents left behind); one of 3,800 bytes is created and removed whole
+    def deep_path(total):
+        q = os.path.join(t.tmp, "deep")
+        while len(q) + 201 + 4 < total:
+            q = os.path.join(q, "d" * 200)
+        return os.path.join(q, "e" * (total - len(q) - 1))
+    near = deep_path(4031)
+    t.eq(len(near), 4031, "a 4,031-byte prefix")
+    r = t.menv_run("create", "-y", "-p", near, *C, "dependency")
+    t.one_line_error(r, "create -p <4,031 bytes>", ["4031 bytes", "at most 3839", "PATH_MAX"],
+                     nonzero_only=True)
+    t.check(not os.path.exists(os.path.join(t.tmp, "deep")), "nothing made for it")
+    fits = deep_path(3800)
+    t.menv_ok("create", "-y", "-p", fits, *C, "dependency")
+    t.check(os.path.isfile(os.path.join(fits, "conda-meta", "history")), "a 3,800-byte prefix")
+    t.menv_ok("env", "remove", "-y", "-p", fits)
     # 255 bytes is a name like any other
     n255 = "m" * 255
     t.menv_ok("create", "-n", n255, *C, "dependency")
