@@ -34,6 +34,7 @@ TOK = "tk-Cnry7tok"
 PIPPW = "PipCnry3"
 OCIPW = "OciCnry5"
 PROXYPW = "PxCnry6"
+NO_RETRY = {"CONDA_REMOTE_MAX_RETRIES": "0"}  # a refused connection fails at once
 
 try:
     import test_oci
@@ -105,7 +106,6 @@ def body(t):
             covered.update((words[0], a) for a in args if str(a).startswith("-"))
         r = t.menv_run(*words, *args, env=env, timeout=timeout)
         results.append(r)
-        if os.environ.get("DUMP"): print("=== rc=%d menv %s\n%s\n--- err\n%s" % (r.rc, " ".join(r.args), r.out[-1500:], r.err[-1500:]))
         if rc is not None:
             t.check(r.rc == rc, "menv %s: exit %d (got %d)" % (" ".join(r.args), rc, r.rc), r)
         return r
@@ -203,7 +203,7 @@ def body(t):
     run("mirror", "-c", ch_tok, "--platform", "linux-64", "file://" +
         os.path.join(t.tmp, "mirror2"), rc=0)
     run("mirror", "-c", ch_tok, "--platform", "linux-64",
-        "oci://dave:%s@127.0.0.1:9/team" % OCIPW)
+        "oci://dave:%s@127.0.0.1:9/team" % OCIPW, env=NO_RETRY)
     run("index", os.path.join(t.tmp, "mirror1"), rc=0)
 
     # ---- OCI with a password (docker-registry + htpasswd)
@@ -310,7 +310,6 @@ def settings(t, run, user_file, given, hostport, srv):
     tok = "http://%s/t/%s/chan2" % (hostport, TOK)
     keep = open(t.rc).read()
     cfg = user_file("cfg.condarc", "")
-    given.add(cfg + ".lock")  # (the lock beside it holds nothing; it is the user's folder)
     given.update({os.path.join(t.root, ".condarc"), os.path.join(t.envs, "e1", ".condarc")})
     edits = [("--set", "channel_alias", "http://kuser:%s@%s/" % (PW, hostport)),
              ("--append", "channels", ch), ("--prepend", "channels", tok),
@@ -354,12 +353,13 @@ def settings(t, run, user_file, given, hostport, srv):
     run("config", "--file", bad, "--get", "channels")
     run("config", "--file", bad, "--append", "channels", tok)
     # the proxy is unreachable: the error (and -v's lines) name no password
-    r = run("search", "-c", "http://%s/chan" % hostport, "--override-channels", "dependency")
+    r = run("search", "-c", "http://%s/chan" % hostport, "--override-channels", "dependency",
+            env=NO_RETRY)
     t.check(r.rc != 0 and "127.0.0.1 port 9" in r.err, "the search went to the proxy", r)
     run("create", "-n", "viaproxy", "-c", "http://%s/chan" % hostport, "--override-channels",
-        "-y", "dependency", "-v")
+        "-y", "dependency", "-v", env=NO_RETRY)
     run("create", "-n", "viaproxy", "-c", "http://%s/chan" % hostport, "--override-channels",
-        "-y", "dependency", "--json")
+        "-y", "dependency", "--json", env=NO_RETRY)
     for flag, key, val in edits:
         if flag in ("--append", "--prepend", "--add"):
             run("config", "--remove", key, val)
@@ -395,6 +395,35 @@ def secret_settings(t, run, user_file, given, hostport, srv):
     run("lock", "-f", yml, "--lockfile", "-", "--platform", "linux-64", env=env, rc=0)
     run("create", "-n", "ee", "-f", yml, "-y", env=env, rc=0)
     run("search", "dependency", "-c", "chanc", env=env, rc=0)
+    run("repoquery depends", "-c", "chanc", "dependent", env=env, rc=0)
+    run("install", "-n", "ed", "http://kuser:%s@%s/chan::dependent" % (PW, hostport), "-y",
+        env=env, rc=0)
+    run("export", "-n", "ed", "--from-history", rc=0)
+    r = run("list", "-n", "ed", "--revisions", "--json", rc=0)
+    t.eq([x.get("cmd") for x in r.try_json() or []],
+         ["menv create -n ed -c http://%s/chan --override-channels -y dependency" % hostport,
+          "menv install -n ed -y http://%s/chan::dependent" % hostport],
+         "list --revisions --json: the commands, the URL of a spec without its password")
+    run("list", "-n", "ed", "--revisions", rc=0)
+    run("mirror", "-c", "chanc", "--platform", "linux-64", os.path.join(t.tmp, "mirror3"),
+        env=env, rc=0)
+    run("doctor", "-n", "ea", rc=0)
+    run("config", "--show-sources", rc=0,
+        env={"CONDA_CHANNEL_ALIAS": "http://kuser:%s@%s/" % (PW, hostport)})
+    run("info", "--json", rc=0,
+        env={"CONDA_CHANNEL_ALIAS": "http://kuser:%s@%s/" % (PW, hostport)})
+    varyml = user_file("vars.yml", "name: x\nchannels:\n  - chan\ndependencies:\n"
+                       "  - dependency\nvariables:\n  PIP_INDEX_URL: http://bob:%s@h/simple\n"
+                       % PIPPW)
+    run("create", "-n", "ef", "-f", varyml, "-y", env=env, rc=0)
+    run("env update", "-n", "ef", "-f", varyml, "-y", env=env, rc=0)
+    run("env export", "-n", "ef", "--from-history", rc=0)
+    run("export", "-n", "ef", rc=0)
+    run("list", "-n", "ef", "--revisions", "--json", rc=0)
+    state = menvtest.read_json(os.path.join(t.envs, "ef", "conda-meta", "state"))
+    t.eq(state.get("env_vars"), {"PIP_INDEX_URL": "http://bob:%s@h/simple" % PIPPW},
+         "the environment file's variables are in conda-meta/state as written")
+    run("env config", "vars", "unset", "-n", "ef", "PIP_INDEX_URL", rc=0)  # (for the walk)
     for args in (("--explicit",), ("--explicit", "--md5"), ("--revisions",),
                  ("--revisions", "--json"), ("--show-channel-urls", "--json"),
                  ("--full-name", "dependency", "--show-channel-urls"), ("--no-builds",)):
