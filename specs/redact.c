@@ -16,6 +16,9 @@
  * it; otherwise at whitespace, a quote, angle brackets, a backslash or a control byte, except
  * that an authority that is no host[:port] ("usr:S3c ret@host") goes on to the next '@' of
  * the line.
+ *
+ * A proxy setting may have no scheme ("user:password@host:port", which curl and requests take
+ * as http://): menv_proxy_redact removes its userinfo the same way.
  */
 #include <stdlib.h>
 #include <string.h>

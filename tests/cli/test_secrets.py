@@ -324,8 +324,12 @@ def settings(t, run, user_file, given, hostport, srv):
         run("config", flag, key, val)
         run("config", "--file", cfg, flag, key, val, "--json")
     run("config", "--system", "--append", "channels", ch, rc=0)
-    run("config", "--env", "--append", "channels", tok, rc=0,
-        env={"CONDA_PREFIX": os.path.join(t.envs, "e1")})
+    active = {"CONDA_PREFIX": os.path.join(t.envs, "e1")}
+    run("config", "--env", "--append", "channels", tok, rc=0, env=active)
+    run("config", "--show-sources", "--json", rc=0, env=active)
+    run("info", "--json", rc=0, env=active)
+    run("env export", "-n", "e1", rc=0, env=active)
+    run("doctor", "-n", "e1", rc=0, env=active)
     for args in (("--show",), ("--show", "channels", "custom_channels", "proxy_servers",
                                 "channel_alias", "default_channels", "--json"),
                  ("--show-sources",), ("--show-sources", "--json"),
@@ -345,6 +349,8 @@ def settings(t, run, user_file, given, hostport, srv):
     # errors quoting a value: not in the list, a list key set, a map key appended to, a
     # value that is no URL, a file that is not YAML
     run("config", "--remove", "channels", "http://kuser:%s@%s/nochan" % (PW, hostport))
+    run("config", "--remove", "channels", "http://kuser:%s@%s/nochan" % (PW, hostport),
+        "--json")
     run("config", "--set", "channels", ch)
     run("config", "--append", "custom_channels", ch)
     run("config", "--set", "channel_alias", "http://kuser:Cnry pw@%s x" % hostport)
