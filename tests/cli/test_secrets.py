@@ -104,6 +104,8 @@ def body(t):
             covered.add(tuple(words[:2]))
         if words[0] in FLAGGED:  # the options of config and list, each to be run
             covered.update((words[0], a) for a in args if str(a).startswith("-"))
+        if words == ["env", "config"] and len(args) > 1:  # env config vars list|set|unset
+            covered.add(("env config vars", args[1]))
         r = t.menv_run(*words, *args, env=env, timeout=timeout)
         results.append(r)
         if rc is not None:
@@ -263,10 +265,18 @@ def body(t):
                     % (name, s))
     for cmd in FLAGGED:
         opts = options(t, cmd)
+        t.check(len(set(opts.values())) >= {"config": 14, "list": 9}[cmd],
+                "'menv %s --help' lists its options (%s)" % (cmd, sorted(opts)))
         ran = {opts.get(a) for c, a in (x for x in covered if isinstance(x, tuple))
                if c == cmd}
         for o in sorted(set(opts.values())):
             t.check(o in ran, "option '%s %s' is run with the canary" % (cmd, o))
+    use = t.menv_ok("env", "config", "vars", "--help").out
+    for verb in sorted(set(re.findall(r"menv env config vars (\w+)", use))):
+        t.check(("env config vars", verb) in covered,
+                "'env config vars %s' is run with the canary" % verb)
+    t.check(len(set(re.findall(r"menv env config vars (\w+)", use))) == 3,
+            "env config vars --help names list, set and unset", use)
     t.note("commands run: %s" % ", ".join(sorted(c if isinstance(c, str) else " ".join(c)
                                                     for c in covered)))
 
@@ -438,6 +448,19 @@ def secret_settings(t, run, user_file, given, hostport, srv):
     for fmt in ("conda-lock", "explicit", "environment"):
         run("export", "-n", "ea", "--format", fmt, rc=0)
     run("export", "-n", "ea", "--from-history", rc=0)
+    # an explicit lockfile whose URLs hold the password and the token (the user's file)
+    expl = user_file("explicit.txt", "@EXPLICIT\nhttp://kuser:%s@%s/chan/noarch/"
+                     "dependency-1.0-0.conda\nhttp://%s/t/%s/chan2/noarch/dependent-1.0-0.conda\n"
+                     % (PW, hostport, hostport, TOK))
+    run("create", "-n", "eg", "-f", expl, "-y", "--json", env=env, rc=0)
+    r = run("list", "-n", "eg", "--explicit", rc=0)
+    t.eq(r.out.splitlines()[-2:], ["http://%s/chan/noarch/dependency-1.0-0.conda" % hostport,
+                                   "http://%s/t/<TOKEN>/chan2/noarch/dependent-1.0-0.conda"
+                                   % hostport],
+         "list --explicit: the explicit file's URLs without password or token")
+    run("list", "-n", "eg", "--revisions", rc=0)
+    run("export", "-n", "eg", "--from-history", rc=0)
+    run("env update", "-n", "eg", "-f", expl, "-y", env=env)
     # env config vars holding URLs with a password and a token: conda-meta/state keeps them
     # (the user's data, what activation exports) until unset; nothing prints them
     vset = ("PIP_INDEX_URL=http://bob:%s@127.0.0.1:9/simple" % PIPPW,
