@@ -14,6 +14,8 @@ conda 26.7.1's own answers, its CLI on the same records and history (`conda remo
 menv: the first matches exactly; the second fails with one line naming the URL; offline it
 solves over the records only (nothing linked, numpy's build kept). A prefix no record of which carries features never reads
 the channels: removing tk (and python, which needs it) answers with an unreachable channel.
+`remove -c CHANNEL --override-channels` and `remove --offline` (conda remove takes both) give
+the same answers as the settings.
 Usage: test_remove_channels.py MENV SHARED_DIR
 """
 import json
@@ -53,7 +55,7 @@ def make_prefix(chans, prefix, installed, history):
         f.write("# update specs: %s\n" % R.py_list(history))
 
 
-def remove(menv, tmp, prefix, rc_lines, name):
+def remove(menv, tmp, prefix, rc_lines, name, *opts):
     rc = os.path.join(tmp, "condarc")
     with open(rc, "w", encoding="utf-8") as f:
         f.write("channel_alias: file://%s\nchannel_priority: flexible\n"
@@ -63,7 +65,7 @@ def remove(menv, tmp, prefix, rc_lines, name):
            if not k.startswith("CONDA_") and not k.startswith("MENV_")}
     env.update(HOME=tmp, MENVRC=rc, MENV_ROOT_PREFIX=os.path.join(tmp, "root"),
                CONDA_OVERRIDE_CUDA="")
-    p = subprocess.run([menv, "remove", "--dry-run", "--json", "-p", prefix, name],
+    p = subprocess.run([menv, "remove", "--dry-run", "--json", "-p", prefix, *opts, name],
                        capture_output=True, text=True, env=env, timeout=120)
     if p.returncode:
         return p.returncode, p.stderr.strip().splitlines(), None
@@ -106,6 +108,16 @@ def main():
               (0, [], {"numbapro-0.11.0-np16py27_p0": True,
                        "accelerate-1.1.0-np16py27_p0": True, "numpy-1.6.2-py27_p4": False,
                        "python-2.7.3-7": False}))
+        # the same from the command line, as conda remove takes them: -c with
+        # --override-channels replaces .condarc's channels; --offline as offline: true
+        rc, err, acts = remove(menv, tmp, prefix, "channels: [%s]\n" % UNREACHABLE,
+                               "numbapro", "-c", "channel-1", "--override-channels")
+        check("-c channel-1 --override-channels", (rc, acts),
+              (0, (["numpy-1.6.2-py27_4"], CONDA_UNLINK)))
+        rc, err, acts = remove(menv, tmp, prefix, "channels: [%s]\n" % UNREACHABLE,
+                               "numbapro", "--offline")
+        check("--offline", (rc, acts and acts[0], acts and "numpy-1.6.2-py27_p4" in acts[1]),
+              (0, [], False))
         plain = os.path.join(tmp, "plain")
         make_prefix(chans, plain, ["channel-1::%s" % d for d in (
             "openssl-1.0.1c-0", "readline-6.2-0", "sqlite-3.7.13-0", "system-5.8-1",
