@@ -108,8 +108,17 @@ static int string_list(struct ctx *c, yaml_node_t *n, const char *key, struct me
 
 static int dependencies(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 {
-	if (is_null(n))
+	if (is_null(n)) {
+		/* conda: "Invalid type for 'dependencies', expected a list" as a FutureWarning, then
+		 * no dependencies */
+		menv_strvec_push_owned(
+		        &ef->notes,
+		        menv_xasprintf("%s:%zu:%zu: 'dependencies' has no value: read as no "
+		                       "dependencies (conda warns that it will refuse this; give "
+		                       "a list, [] for none)",
+		                       c->src, n->start_mark.line + 1, n->start_mark.column + 1));
 		return 0;
+	}
 	if (n->type != YAML_SEQUENCE_NODE)
 		return fail(c, n, "'%s' must be a list", "dependencies");
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
@@ -335,6 +344,7 @@ void menv_envfile_free(struct menv_envfile *ef)
 	menv_strvec_clear(&ef->var_values);
 	menv_strvec_clear(&ef->virtual_packages);
 	menv_strvec_clear(&ef->unknown);
+	menv_strvec_clear(&ef->notes);
 	free(ef);
 }
 

@@ -421,8 +421,8 @@ static void yaml_attach(yaml_document_t *doc, struct yframe *top, int id)
 	}
 }
 
-int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
-                   struct menv_error *err)
+static int yaml_load_doc(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
+                         bool refuse_merges, struct menv_error *err)
 {
 	struct yframe *stack = NULL;
 	size_t depth = 0, alloc = 0;
@@ -539,6 +539,8 @@ int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
 			struct yframe f = stack[--depth];
 			id = f.id;
 			doc->nodes.start[id - 1].end_mark = ev.end_mark;
+			if (ev.type == YAML_MAPPING_END_EVENT)
+				rc = menv_yaml_merge(doc, id, src, refuse_merges, err);
 			if (f.anchor)
 				json_object_set_new(anchors, f.anchor, json_integer(id));
 			free(f.anchor);
@@ -566,4 +568,16 @@ out:
 	if (rc)
 		memset(doc, 0, sizeof(*doc));
 	return rc;
+}
+
+int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
+                   struct menv_error *err)
+{
+	return yaml_load_doc(parser, doc, src, false, err);
+}
+
+int menv_yaml_load_settings(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
+                            struct menv_error *err)
+{
+	return yaml_load_doc(parser, doc, src, true, err);
 }
