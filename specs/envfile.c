@@ -245,7 +245,10 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 	ef->path = menv_xstrdup(src);
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
-	rc = menv_yaml_load(&parser, &doc, src, err);
+	rc = menv_yaml_load_refusing(&parser, &doc, src, true,
+	                             "conda's environment file reader drops what is merged at its "
+	                             "top level",
+	                             err);
 	if (rc) {
 		yaml_parser_delete(&parser);
 		menv_envfile_free(ef);

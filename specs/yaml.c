@@ -163,7 +163,7 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
 	/* the styled reader is .condarc's (condarc.c): merge keys refused there */
-	rc = styles ? menv_yaml_load_settings(&parser, &doc, src, err)
+	rc = styles ? menv_yaml_load_refusing(&parser, &doc, src, false, MENV_CONDARC_MERGE, err)
 	            : menv_yaml_load(&parser, &doc, src, err);
 	if (rc) {
 		yaml_parser_delete(&parser);

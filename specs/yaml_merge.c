@@ -1,10 +1,13 @@
 /*
  * yaml_merge.c - YAML 1.1 merge keys (`<<: *anchor`, https://yaml.org/type/merge.html) in a
- * libyaml document, resolved as conda's ruamel.yaml and PyYAML resolve them: in environment
- * files and lockfiles (conda and conda-lock read `<<` as a merge; menv kept it as a key
- * named "<<", so the merged values were lost). conda's .condarc reader (ruamel.yaml's
- * round-trip loader) lists no merged key, so what a .condarc merges is dropped there: menv
- * refuses it, naming the line, rather than read settings conda does not.
+ * libyaml document, resolved as conda's ruamel.yaml and PyYAML resolve them (menv kept a key
+ * named "<<", so the merged values were lost): lockfiles (conda-lock reads them with a YAML
+ * 1.1 loader) and the mappings inside an environment file (conda 26.7 stores the variables
+ * of `variables: {<<: ..., C: '3'}` as C, A, B). Where conda's reader (ruamel.yaml's
+ * round-trip loader, whose mappings list no merged key) drops what is merged, menv refuses
+ * the merge, naming its line, rather than read what conda does not: the top level of an
+ * environment file (`<<: *common` there gave conda an environment without the merged
+ * dependencies) and all of .condarc.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +48,7 @@ static void take(yaml_document_t *doc, yaml_node_t *from, struct menv_strset *ha
 	}
 }
 
-int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, bool refuse,
+int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, const char *refuse,
                     struct menv_error *err)
 {
 	yaml_node_t *m = yaml_document_get_node(doc, id);
@@ -60,11 +63,9 @@ int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, bool refuse,
 		return 0;
 	if (refuse) {
 		yaml_node_t *k = yaml_document_get_node(doc, (p - 1)->key);
-		return menv_error_set(
-		        err, MENV_EPARSE,
-		        "%s:%zu:%zu: a merge key ('<<'): conda's .condarc reader drops "
-		        "what it merges; write the keys out",
-		        src, k->start_mark.line + 1, k->start_mark.column + 1);
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s:%zu:%zu: a merge key ('<<'): %s; write the keys out", src,
+		                      k->start_mark.line + 1, k->start_mark.column + 1, refuse);
 	}
 	/* the mapping's own keys first, then each source's keys not given yet, sources in their
 	 * order (an earlier one wins): ruamel.yaml's order and PyYAML's values */

@@ -180,22 +180,18 @@ static void test_null_sections(void **state)
 	}
 }
 
-/* YAML merge keys, as conda's reader (ruamel.yaml, safe) resolves them: the merged keys are
- * the mapping's, after its own (conda's order: variables C, A, B), its own winning; a merge
- * of a scalar is refused with FILE:LINE:COL (ruamel: "expected a mapping or list of mappings
- * for merging") */
+/* YAML merge keys, as conda's reader (ruamel.yaml) reads them: inside a mapping the merged
+ * keys are the mapping's, after its own (conda 26.7 stores variables C, A, B), its own and
+ * an earlier source's winning; at the top level conda drops them (an environment without the
+ * merged dependencies), so menv refuses them there with FILE:LINE:COL; a merge of a scalar
+ * is refused (ruamel: "expected a mapping or list of mappings for merging") */
 static void test_merge_keys(void **state)
 {
 	(void)state;
-	struct menv_envfile *ef =
-	        parse_ok("common: &c\n  channels: [c1]\n  name: from-anchor\n"
-	                 "<<: *c\nname: own\n"
-	                 "variables:\n  <<: [{A: '1', C: '9'}, {A: '7', B: '2'}]\n"
-	                 "  C: '3'\n"
-	                 "dependencies:\n  - python\n");
-	assert_string_equal(ef->name, "own");
-	assert_int_equal(ef->channels.n, 1);
-	assert_string_equal(ef->channels.v[0], "c1");
+	struct menv_envfile *ef = parse_ok("common: &c {A: '1', C: '9'}\nname: own\n"
+	                                   "variables:\n  <<: [*c, {A: '7', B: '2'}]\n"
+	                                   "  C: '3'\n"
+	                                   "dependencies:\n  - python\n");
 	assert_int_equal(ef->var_names.n, 3);
 	const char *names[] = {"C", "A", "B"}, *values[] = {"3", "1", "2"};
 	for (size_t i = 0; i < 3; i++) {
@@ -206,9 +202,11 @@ static void test_merge_keys(void **state)
 	assert_int_equal(ef->unknown.n, 1);
 	assert_string_equal(ef->unknown.v[0], "1:common");
 	menv_envfile_free(ef);
-	expect_error("name: x\n<<: 3\n",
-	             "env.yml:2:5: a merge key ('<<') takes a mapping or a list "
-	             "of mappings");
+	expect_error("common: &c\n  dependencies: [python]\nname: x\n<<: *c\n",
+	             "env.yml:4:1: a merge key ('<<'): conda's environment file reader drops what "
+	             "is merged at its top level; write the keys out");
+	expect_error("name: x\nvariables:\n  <<: 3\n",
+	             "env.yml:3:7: a merge key ('<<') takes a mapping or a list of mappings");
 	expect_error("name: x\nvariables:\n  <<: [{A: '1'}, [B]]\n",
 	             "env.yml:3:18: a merge key ('<<') takes a mapping or a list of mappings");
 }
