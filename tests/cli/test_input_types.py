@@ -24,7 +24,6 @@ the same way (python3 test_input_types.py MENV SHARED CASE):
 import json
 import os
 import re
-import shutil
 import sys
 
 import menvtest
