@@ -561,7 +561,7 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 			rc = exists_error(t, err);
 	}
 	if (!rc)
-		rc = menv_lockrecs_build(cfg, t->sel, t->nsel, &t->lr, err);
+		rc = menv_lockrecs_build(cfg, t->o.file, t->sel, t->nsel, &t->lr, err);
 	/* one record a name: an environment holds one version of a package */
 	struct menv_strmap byname = MENV_STRMAP_INIT; /* name -> its first record */
 	for (size_t i = 0; !rc && i < t->lr.n; i++) {
@@ -607,6 +607,8 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	}
 	menv_strset_clear(&held);
 	menv_pip_dists_free(pips, npips);
+	if (t->npipsel && (rc = menv_lock_pip_python(t->o.prefix, &t->lr, err)))
+		return rc;
 	struct menv_pip_request pr = {0};
 	if (t->npipsel) {
 		menv_lock_pip_request(t->lf, t->o.lock_env, t->pipsel, t->npipsel, &pr);
@@ -1478,6 +1480,8 @@ void menv_envfile_check(struct menv_envfile *ef, struct menv_strvec *warnings)
 		                       where, (int)(colon ? colon - ef->unknown.v[i] : 0),
 		                       ef->unknown.v[i], colon ? colon + 1 : ef->unknown.v[i]));
 	}
+	for (size_t i = 0; i < ef->notes.n; i++)
+		menv_strvec_push(warnings, ef->notes.v[i]);
 	menv_env_vars_drop_reserved(&ef->var_names, &ef->var_values, &dropped);
 	for (size_t i = 0; i < dropped.n; i++)
 		menv_strvec_push_owned(warnings,

@@ -537,6 +537,9 @@ struct menv_envfile {
 	/* top-level keys that conda's environment.yml does not have, "LINE:KEY" (conda warns
 	 * about them and ignores them; so does menv's CLI) */
 	struct menv_strvec unknown;
+	/* what conda warns about and reads anyway, "SRC:LINE:COL: ..." each (`dependencies: ~`,
+	 * which conda 26.7 reads as none, warning that it will refuse it) */
+	struct menv_strvec notes;
 };
 
 /* Reads an environment file. `dependencies` may be missing, null or []; a `- pip:` mapping is
@@ -594,6 +597,10 @@ struct menv_lock_package {
 	char *source; /* a package to build from source (pixi `conda_source`, a pypi path or
 			      VCS URL), or NULL: such an entry cannot be installed from the lock */
 	char *env;    /* pixi: the environment name; NULL for the other formats */
+	/* the 1-based line where the entry starts in its file (explicit: its line; conda-lock:
+	 * its `package` item; pixi: its `packages` item), 0 where unknown (micromamba's JSON),
+	 * for messages about the entry after the file is read (the plan's) */
+	size_t line;
 };
 
 /* A pixi environment: its channels and PyPI settings. */
