@@ -184,11 +184,12 @@ def state(prefix):
 
 def verify_cache(t, what="the package cache"):
     """Every extracted package in the cache still matches its paths.json hashes, and every
-    folder of the cache that is not menv's own is a whole extracted package."""
+    folder of the cache that is not menv's own (`cache/`, a `.NAME.tmp-XXXXXX` temporary that
+    the next fetch removes) is a whole extracted package."""
     bad = []
     for d in sorted(os.listdir(t.pkgs)):
         top = os.path.join(t.pkgs, d)
-        if not os.path.isdir(top) or d == "cache":
+        if not os.path.isdir(top) or d == "cache" or re.fullmatch(r"\..*\.tmp-......", d):
             continue
         pj = os.path.join(top, "info", "paths.json")
         if not os.path.exists(pj) or not os.path.exists(os.path.join(top, "info",

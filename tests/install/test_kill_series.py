@@ -109,7 +109,7 @@ def body(t, part):
         return sorted(n for n in os.listdir(t.pkgs) if not n.startswith(".menv"))
 
     entries_before = entries()
-    points = 0
+    points = asides = 0
     for k in range(1, 100):
         restore_cache()
         r = t.menv_run("clean", "--all", "-q", env={"MENV_TEST_CRASH_AFTER": str(k)})
@@ -119,6 +119,7 @@ def body(t, part):
             break
         points += 1
         left = entries()
+        asides += any(re.fullmatch(r"\..*\.tmp-......", x) for x in left)
         left = [x for x in left if not re.fullmatch(r"\..*\.tmp-......", x)]
         t.check(set(left) <= set(entries_before),
                 "clean --all: point %d: no new names in the cache but menv's temporaries"
@@ -137,6 +138,8 @@ def body(t, part):
         verify_cache(t, "clean --all, point %d, after the next create: the cache" % k)
     t.note("clean --all: %d crash points" % points)
     t.check(points >= 3, "clean --all: a crash point per entry it removes (%d)" % points)
+    t.check(asides >= 1, "clean --all: kills between a folder's move aside and its removal "
+            "(%d)" % asides)
 
 
 def creates(t, c, url, p, series):
