@@ -98,6 +98,10 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
 		if (!strcmp(argv[1], commands[i].name)) {
+			/* what killed runs left under $TMPDIR goes (the shell's per-prompt calls
+			 * skip the readdir) */
+			if (strcmp(argv[1], "shell") && strcmp(argv[1], "completion"))
+				menv_tmp_sweep();
 			int rc = commands[i].fn(argc - 1, argv + 1);
 			if (!rc && menv_cli_cancel) /* past the command's last look at the flag */
 				fputs("menv: error: interrupted, but the command finished\n",

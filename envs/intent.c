@@ -10,8 +10,9 @@
  *                                    rename (written in the staging directory, so it appears
  *                                    with the clone)
  *   <prefix>/conda-meta/.menv-removing  the commit point: prefix is being removed
- *   <prefix>/conda-meta/.menv-creating  a new environment whose pip step runs: a kill
- *                                    removes it, as a failed create leaves no prefix
+ *   <prefix>/conda-meta/.menv-creating  a new environment whose last steps run (pip, its
+ *                                    request, its registry line): a kill removes it, as a
+ *                                    failed create leaves no prefix
  *   <prefix>/conda-meta/.menv-doctor    "DIST\n"...: doctor --fix sets these records aside
  *                                    and links the packages again
  *

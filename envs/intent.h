@@ -14,9 +14,10 @@ int menv_intent_rename_begin(const char *src, const char *dest, const char *asid
 /* Writes `<staging>/conda-meta/.menv-clone`: the clone of `src` marked `token`. */
 int menv_intent_clone_mark(const char *staging, const char *src, const char *token,
                            struct menv_error *err);
-/* `on`: writes `<prefix>/conda-meta/.menv-creating` (a new environment's pip step is about to
- * run: a kill removes the environment, and `env list` does not show it meanwhile); else
- * removes it (the step is done). Errors: MENV_EIO. */
+/* `on`: writes `<prefix>/conda-meta/.menv-creating` (a new environment's last steps, its pip
+ * step, request and registry line, are about to run: a kill removes the environment, and
+ * `env list` does not show it meanwhile); else removes it (the steps are done). Errors:
+ * MENV_EIO. */
 int menv_intent_creating(const char *prefix, bool on, struct menv_error *err);
 /* Writes `<prefix>/conda-meta/.menv-removing`: from here on `prefix` is being removed and the
  * next command finishes that. Errors: MENV_EIO. */

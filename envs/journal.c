@@ -29,8 +29,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,46 +40,6 @@
 #include "prefix.h"
 
 #define TXN_DIR "conda-meta/.menv-txn"
-
-/* The test hook MENV_TEST_CRASH_AFTER=N: the process kills itself with SIGKILL when it is
- * about to make its N-th change (N >= 1), so that tests can interrupt a command at any point
- * deterministically. The count is the process's: the changes of every journal of a command
- * and the steps of commands made of several (rename, env remove) are numbered in one
- * sequence. */
-static long crash_after;
-static int crash_sig = SIGKILL;
-
-static void crash_init(void)
-{
-	const char *v = getenv("MENV_TEST_CRASH_AFTER");
-	const char *s = getenv("MENV_TEST_CRASH_SIGNAL"); /* "INT": Ctrl-C there instead */
-	crash_after = v ? strtol(v, NULL, 10) : 0;
-	if (s && !strcmp(s, "INT"))
-		crash_sig = SIGINT;
-}
-
-void menv_crash_point(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	static long n;
-	pthread_once(&once, crash_init);
-	/* linking threads (linkpool.c) count here too: one count, one kill */
-	if (crash_after > 0 && __atomic_add_fetch(&n, 1, __ATOMIC_SEQ_CST) == crash_after)
-		kill(getpid(), crash_sig);
-}
-
-void menv_test_gate(const char *name)
-{
-	const char *path = getenv(name);
-	char buf[64];
-	if (!path || !*path)
-		return;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-		;
-	if (fd >= 0)
-		close(fd);
-}
 
 static void count_op(struct menv_journal *t)
 {

@@ -26,13 +26,6 @@ struct menv_journal {
 	char *last_parent; /* the directory menv_journal_mkparents saw last (all there) */
 };
 
-/* A point where the test hook MENV_TEST_CRASH_AFTER=N may SIGKILL the process: the N-th call
- * in the process (every journaled change calls it; multi-step commands call it between their
- * steps). No-op without the variable. */
-void menv_crash_point(void);
-/* Test hook: when the variable `name` names a file (a FIFO), reads it to its end (blocking
- * until the test writes and closes it). No-op without the variable. */
-void menv_test_gate(const char *name);
 /* Removes what killed creates and removals left in the folder `parent`:
  * `.<name>.menv-tmp-XXXXXX` directories whose lock no live process holds. */
 void menv_env_remove_stale(const char *parent);

@@ -376,7 +376,10 @@ void menv_pip_dists_free(struct menv_pip_dist *v, size_t n)
 
 /* Runs argv (NULL-terminated) in `cwd` with stdout sent to stderr; returns its exit status,
  * or -1 when it could not run (errno). */
-static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
+/* Runs pip's argv; `tmp` (menv's temporary folder, or NULL) is its TMPDIR, so that what pip
+ * writes there (build folders, an uninstall's stash) goes with menv's folder, also when
+ * menv is killed (specs/tmp.c sweeps a dead process's folders). */
+static int run_child(char *const *argv, const char *cwd, volatile int *cancel, const char *tmp)
 {
 	int st = 0;
 
@@ -398,6 +401,8 @@ static int run_child(char *const *argv, const char *cwd, volatile int *cancel)
 		setenv("PYTHONNOUSERSITE", "1", 1);
 		unsetenv("PYTHONPATH");
 		unsetenv("PYTHONHOME");
+		if (tmp)
+			setenv("TMPDIR", tmp, 1);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -568,7 +573,7 @@ static void hash_unfragmented(const char *prefix, const char *tmpdir, json_t *by
 		menv_strvec_push(&argv, "-r");
 		menv_strvec_push(&argv, reqfile);
 		menv_strvec_push_owned(&argv, NULL);
-		if (run_child(argv.v, req->cwd, req->cancel) == 0) {
+		if (run_child(argv.v, req->cwd, req->cancel, tmpdir) == 0) {
 			json_object_foreach(byfile, fn, e)
 			{
 				if (json_object_get(e, "sha256") || !json_object_get(e, "url"))
@@ -869,7 +874,7 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 	menv_strvec_push(&argv, "-r");
 	menv_strvec_push(&argv, reqfile);
 	menv_strvec_push_owned(&argv, NULL);
-	int st = run_child(argv.v, req->cwd, req->cancel);
+	int st = run_child(argv.v, req->cwd, req->cancel, dir);
 	if (st < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot run '%s -m pip'", python);
 	} else if ((req->cancel && *req->cancel) || menv_cancelled()) {
@@ -900,7 +905,7 @@ out:
 	if (log)
 		unlink(log);
 	if (dir)
-		rmdir(dir);
+		menv_remove_tree(dir); /* and what pip left in it */
 	free(dir);
 	free(reqfile);
 	free(log);
@@ -914,6 +919,7 @@ int menv_pip_uninstall(const char *prefix, const struct menv_strvec *names, stru
 {
 	char *python = menv_xasprintf("%s/bin/python", prefix);
 	struct menv_strvec argv = MENV_STRVEC_INIT;
+	char *dir = NULL;
 	int rc = 0;
 
 	if (!names->n)
@@ -929,11 +935,17 @@ int menv_pip_uninstall(const char *prefix, const struct menv_strvec *names, stru
 	for (size_t i = 0; i < names->n; i++)
 		menv_strvec_push(&argv, names->v[i]);
 	menv_strvec_push_owned(&argv, NULL);
-	int st = run_child(argv.v, NULL, NULL);
+	rc = menv_tmp_mkdir("pip", &dir, err); /* pip's stash of what it removes */
+	if (rc)
+		goto out;
+	int st = run_child(argv.v, NULL, NULL, dir);
 	if (st != 0)
 		rc = menv_error_set(err, MENV_EIO, "pip uninstall of %s%s failed (exit %d)",
 		                    names->v[0], names->n > 1 ? ", ..." : "", st);
 out:
+	if (dir)
+		menv_remove_tree(dir);
+	free(dir);
 	menv_strvec_clear(&argv);
 	free(python);
 	return rc;

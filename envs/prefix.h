@@ -87,8 +87,9 @@ struct menv_install_opts {
 	 * environment, atomically (rename's copies of the files no package owns) */
 	int (*staged)(void *ud, const char *staging, struct menv_error *err);
 	void *staged_ud;
-	bool steps_follow; /* create: a pip step follows; the environment appears marked as not
-	                      yet complete (intent.c `.menv-creating`) until it is done */
+	bool steps_follow; /* create: steps follow (pip, the request, the registry line); the
+	                      environment appears marked as not yet complete (intent.c
+	                      `.menv-creating`) until they are done */
 	bool whole_env;    /* menv_env_remove: every package goes, so a record that cannot be
 	                      read is left out instead of stopping the removal */
 };

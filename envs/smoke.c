@@ -212,7 +212,6 @@ static void env_build(struct smoke *s)
 	static const char *const pass[] = {"HOME",
 	                                   "USER",
 	                                   "LOGNAME",
-	                                   "TMPDIR",
 	                                   "CUDA_VISIBLE_DEVICES",
 	                                   "MENV_OPS_ARCH",
 	                                   "MENV_OPS_SEED",
@@ -236,6 +235,11 @@ static void env_build(struct smoke *s)
 	env_add(s, "CONDA_SHLVL", "1");
 	env_add(s, "MENV_SMOKE_SRC", s->src);
 	env_add(s, "MENV_SMOKE_BUILD", s->build);
+	/* the compilers' and tests' temporaries go with the build folder, also after a kill */
+	char *tmp = menv_xasprintf("%s/tmp", s->root);
+	if (mkdir(tmp, 0700) == 0 || errno == EEXIST)
+		env_add(s, "TMPDIR", tmp);
+	free(tmp);
 	env_driver_libs(s);
 	menv_strvec_push_owned(&s->env, NULL); /* execve's terminator */
 	s->env.n--;

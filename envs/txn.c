@@ -782,15 +782,19 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 		 * applied: a plan made from records another process is changing would break the
 		 * environment */
 		if (!t->o.dry_run) {
+			bool recovering = false;
 			if (!t->o.locked)
 				rc = menv_env_lock(t->o.prefix, t->o.no_wait, t->o.cb.event,
 				                   t->o.cb.ud, &t->lock_fd, err);
-			if (!rc)
+			if (!rc) {
+				recovering = true;
 				rc = recover_locked(t->o.prefix, &t->o.cb, err);
-			if (rc == MENV_ENOTFOUND && k == MENV_TXN_REMOVE && t->o.all &&
-			    access(t->o.prefix, F_OK) < 0) {
-				/* an interrupted removal of this environment, finished: what was
-				 * asked is done */
+			}
+			if (rc == MENV_ENOTFOUND && recovering && k == MENV_TXN_REMOVE &&
+			    t->o.all && access(t->o.prefix, F_OK) < 0) {
+				/* an interrupted removal of this environment, finished here: what was
+				 * asked is done (one that another process renamed or removed while
+				 * this one waited is not this command's success) */
 				*err = (struct menv_error){0};
 				t->plan.kind = k;
 				t->plan.prefix = t->o.prefix;
@@ -970,7 +974,9 @@ static int link_unlink(struct menv_txn *t, struct menv_error *err)
 	        .var_values = k == MENV_TXN_CREATE && ef ? &ef->var_values : NULL,
 	        .staged = t->o.staged,
 	        .staged_ud = t->o.staged_ud,
-	        .steps_follow = is_create(k) && t->pip.n,
+	        /* a create's pip step, request and registry line follow its link: until they
+	         * are done a kill removes it (a rename's clone has its own mark) */
+	        .steps_follow = is_create(k) && (t->pip.n || !t->o.staged),
 	};
 	menv_install_opts_link_settings(t->o.cfg, &io);
 	if (!is_create(k)) {
@@ -1051,8 +1057,6 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 		menv_crash_point();
 		rc = menv_pip_install(t->o.prefix, &pr, err);
 		menv_crash_point();
-		if (!rc)
-			rc = menv_intent_creating(t->o.prefix, false, err);
 		if (rc) {
 			/* a new environment whose pip step failed is not left behind */
 			menv_pip_rollback_prefix(t->o.prefix);
@@ -1193,17 +1197,29 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 	}
 	/* 4. one journaled change */
 	rc = link_unlink(t, err);
-	menv_pkgcache_unuse(users);
+	/* a new environment is not listed (so `clean` would not see its packages as used)
+	 * until its last step: it keeps the cache's users lock until then */
+	bool marked = is_create(t->o.kind) && (t->pip.n || !t->o.staged);
+	if (rc || !marked)
+		menv_pkgcache_unuse(users);
 	/* 5. pip, in the final prefix (its scripts must name it) */
 	if (!rc && !t->plan.remove_env)
 		rc = pip_step(t, err);
-	if (rc)
+	if (rc) {
+		if (marked)
+			menv_pkgcache_unuse(users);
 		return rc;
-	/* 6. records */
+	}
+	/* 6. records; a new environment is complete (its mark dropped) once they are written */
 	if (is_create(t->o.kind))
 		write_request(t);
 	if (is_create(t->o.kind) || t->plan.remove_env)
 		registry(t, !t->plan.remove_env);
+	if (marked) {
+		menv_crash_point();
+		menv_intent_creating(t->o.prefix, false, NULL);
+		menv_pkgcache_unuse(users);
+	}
 	t->committed = true;
 	/* a Ctrl-C past the commit point (link_unlink's) let the change finish: said, 130; a
 	 * clone staged for rename is a step before rename's own commit point: rename says it */

@@ -299,6 +299,8 @@ typedef void (*menv_clean_cb)(void *ud, const char *path, int64_t bytes);
  * extracting meanwhile), what `what` selects. `keep` lists the extracted package dirs
  * ("<dist>") still used by an environment; they are never removed. With `dry_run` nothing
  * is removed, but cb and stats report what would be. A missing cache is not an error.
+ * A kill at any moment leaves each entry whole or gone: a folder is renamed to a temporary
+ * name (`.<name>.tmp-XXXXXX`, which the next fetch or clean removes) before it is removed.
  * Errors: MENV_EIO, MENV_EINTR (while waiting for the lock). */
 int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_strvec *keep,
                         bool dry_run, menv_clean_cb cb, void *ud, struct menv_clean_stats *st,

@@ -1311,6 +1311,30 @@ static void stale_pyc(const char *dir, struct menv_strvec *out)
 	free(base);
 }
 
+/* Removes `path` so that a kill at any moment leaves it whole or gone: a folder is renamed
+ * to the temporary name `.<name>.tmp-XXXXXX` beside it first (what the next fetch or clean
+ * removes, as a killed extraction's), then removed. */
+static int remove_whole(const char *path, struct menv_error *err)
+{
+	struct stat sb;
+	const char *slash = strrchr(path, '/');
+	const char *t = strstr(slash + 1, ".tmp-");
+	if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode) || (t && strlen(t) == 11))
+		return menv_fetch_rmtree(path, err);
+	char *aside =
+	        menv_xasprintf("%.*s/.%.200s.tmp-XXXXXX", (int)(slash - path), path, slash + 1);
+	int rc = 0;
+	if (!mkdtemp(aside) || rename(path, aside) < 0) {
+		rc = menv_error_sys(err, MENV_EIO, "cannot remove '%s'", path);
+		rmdir(aside);
+	} else {
+		menv_crash_point();
+		rc = menv_fetch_rmtree(aside, err);
+	}
+	free(aside);
+	return rc;
+}
+
 int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_strvec *keep,
                         bool dry_run, menv_clean_cb cb, void *ud, struct menv_clean_stats *st,
                         struct menv_error *err)
@@ -1376,9 +1400,10 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 	for (size_t i = 0; i < victims.n && !rc; i++) {
 		int64_t bytes = disk_bytes(victims.v[i]);
 		if (!dry_run) {
-			rc = menv_fetch_rmtree(victims.v[i], err);
+			rc = remove_whole(victims.v[i], err);
 			if (rc)
 				break;
+			menv_crash_point();
 		}
 		st->removed++;
 		st->bytes += bytes;

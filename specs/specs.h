@@ -186,6 +186,14 @@ bool menv_strmap_add(struct menv_strmap *m, const char *key, size_t val);
 size_t *menv_strmap_get(const struct menv_strmap *m, const char *key);
 void menv_strmap_clear(struct menv_strmap *m);
 
+/* Test hooks (testhooks.c). A point where MENV_TEST_CRASH_AFTER=N may SIGKILL the process:
+ * the N-th call in the process (every journaled change calls it; multi-step commands and
+ * clean call it between their steps). No-op without the variable. */
+void menv_crash_point(void);
+/* When the variable `name` names a file (a FIFO), reads it to its end (blocking until the
+ * test writes and closes it). No-op without the variable. */
+void menv_test_gate(const char *name);
+
 /* Temporary files and folders (tmp.c): `$TMPDIR` when it is an absolute path, else /tmp. */
 const char *menv_tmp_base(void);
 /* Creates the folder `<base>/menv-<what>-<pid>-XXXXXX` (mkdtemp, mode 0700); `what` is lower

@@ -157,3 +157,113 @@ def records(prefix):
                 r = json.load(f)
             out[r["name"]] = r
     return out
+
+
+def state(prefix):
+    """What must be identical between runs of one change: the payload with hashes, modes and
+    link targets, every record's full contents (paths, hashes, modes of its files, link data)
+    and the history, with the timestamps of its block headers left out. A prefix that does
+    not exist is "absent"."""
+    if not os.path.lexists(prefix):
+        return "absent"
+    snap = snapshot(prefix)
+    meta = {}
+    for k in sorted(snap):
+        if k.startswith("conda-meta/") and k.endswith(".json") and \
+                not k.startswith("conda-meta/."):  # records, not menv's own state
+            with open(os.path.join(prefix, k)) as f:
+                meta[k] = json.load(f)
+    hist = []
+    h = os.path.join(prefix, "conda-meta", "history")
+    if os.path.exists(h):
+        with open(h) as f:
+            hist = ["==> <==" if line.startswith("==> ") else line.rstrip("\n") for line in f]
+    payload_ = {k: v for k, v in snap.items() if not k.startswith("conda-meta")}
+    return payload_, meta, hist
+
+
+def verify_cache(t, what="the package cache"):
+    """Every extracted package in the cache still matches its paths.json hashes, and every
+    folder of the cache that is not menv's own (`cache/`, a `.NAME.tmp-XXXXXX` temporary that
+    the next fetch removes) is a whole extracted package."""
+    bad = []
+    for d in sorted(os.listdir(t.pkgs)):
+        top = os.path.join(t.pkgs, d)
+        if not os.path.isdir(top) or d == "cache" or re.fullmatch(r"\..*\.tmp-......", d):
+            continue
+        pj = os.path.join(top, "info", "paths.json")
+        if not os.path.exists(pj) or not os.path.exists(os.path.join(top, "info",
+                                                                     "index.json")):
+            bad.append("%s: not a whole extracted package" % d)
+            continue
+        with open(pj) as f:
+            for e in json.load(f)["paths"]:
+                if "sha256" not in e:
+                    continue
+                try:
+                    with open(os.path.join(top, e["_path"]), "rb") as f2:
+                        ok = hashlib.sha256(f2.read()).hexdigest() == e["sha256"]
+                except OSError:
+                    ok = False
+                if not ok:
+                    bad.append("%s/%s" % (d, e["_path"]))
+    t.eq(bad, [], "%s verifies against paths.json" % what)
+
+
+def kill_series(t, what, cmd, restore, observe, before, after, next_cmds, env=None,
+                limit=300, prefix=None):
+    """SIGKILL `cmd` at its crash points N = 1, 2, ... (MENV_TEST_CRASH_AFTER=N) until a run
+    completes. Before each run restore() puts the starting state back; after each kill the
+    commands `next_cmds` run (each must exit 0; the first one, when `prefix` is gone, must
+    say in one line that it is not found) and observe() must then be `before` or `after`.
+    When the first next command says it rolled back or finished an interrupted change,
+    observe() must agree (before, after). Returns [(N, 'b' | 'a')] for the kills."""
+    seen = []
+    for n in range(1, limit):
+        restore()
+        r = t.menv_run(*cmd, env=dict(env or {}, MENV_TEST_CRASH_AFTER=str(n)))
+        if r.rc == 0:
+            t.eq(observe(), after, "%s: the run not killed (N=%d) ends in the after state"
+                 % (what, n))
+            break
+        if not t.check(r.rc == -9, "%s: killed at point %d (exit %s)" % (what, n, r.rc), r):
+            break
+        nxt = t.menv_run(*next_cmds[0])
+        if prefix and not os.path.lexists(prefix):
+            last = nxt.err.strip().splitlines()[-1:]
+            t.check(nxt.rc != 0 and last and last[0].startswith("menv: error: ") and
+                    "not found" in last[0], "%s: point %d: the next command (%s) finds no "
+                    "environment" % (what, n, " ".join(next_cmds[0][:2])), nxt)
+        else:
+            t.check(nxt.rc == 0, "%s: point %d: the next command (%s) succeeds"
+                    % (what, n, " ".join(next_cmds[0][:2])), nxt)
+        for c in next_cmds[1:]:
+            t.menv_ok(*c)
+        got = observe()
+        which = "b" if got == before else "a" if got == after else None
+        if which is None:
+            t.check(False, "%s: after a kill at point %d: the before or the after state"
+                    % (what, n), "vs before: %s\nvs after: %s\n%s"
+                    % (_why(got, before), _why(got, after), nxt))
+            continue
+        seen.append((n, which))
+        said = [l for l in nxt.err.splitlines() if "interrupted" in l]
+        if said and ("rolled back" in said[0] or "removed the unfinished" in said[0]):
+            t.eq(which, "b", "%s: point %d: rolled back, and says so" % (what, n))
+        elif said and "finished an interrupted" in said[0]:
+            t.eq(which, "a", "%s: point %d: finished, and says so" % (what, n))
+    else:
+        t.check(False, "%s: a run completes within %d crash points" % (what, limit))
+    t.note("%s: %d crash points: %s" % (what, len(seen), " ".join("%d:%s" % s for s in seen)))
+    return seen
+
+
+def _why(got, want):
+    """How an observed state differs from `want`: per part of a tuple, snapshots diffed."""
+    if isinstance(got, tuple) and isinstance(want, tuple) and len(got) == len(want):
+        return "; ".join("part %d: %s" % (i, _why(g, w)) for i, (g, w) in enumerate(zip(got, want))
+                         if g != w) or "equal"
+    if isinstance(got, dict) and isinstance(want, dict):
+        return "\n" + diff(want, got, 10)
+    s = "%r != %r" % (got, want)
+    return s if len(s) <= 600 else s[:600] + "..."

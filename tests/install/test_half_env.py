@@ -112,15 +112,17 @@ def body(t):
             break
         points += 1
         # whole: conda-meta/history there and no journal, or one that committed (its last
-        # record 'K'); a journal starting with the create's 'N' record that did not commit
-        # is a half-made environment
+        # record 'K'), and no `.menv-creating` mark (dropped after its last step, the
+        # registry line); a journal starting with the create's 'N' record that did not
+        # commit, or the mark, is a half-made environment
         journal = os.path.join(x, "conda-meta", ".menv-txn", "journal")
         recs = [r for r in open(journal, "rb").read().split(b"\0")[:-1]] \
             if os.path.isfile(journal) else []
         existed = os.path.isdir(x)
+        marked = os.path.exists(os.path.join(x, "conda-meta", ".menv-creating"))
         whole = os.path.isfile(os.path.join(x, "conda-meta", "history")) and (
-            not recs or recs[-1][:1] == b"K")
-        half = existed and recs[:1] and recs[0][:1] == b"N" and not whole
+            not recs or recs[-1][:1] == b"K") and not marked
+        half = existed and ((recs[:1] and recs[0][:1] == b"N") or marked) and not whole
         halves += 1 if half else 0
         shown = listed()
         t.eq(shown, [keep, x] if whole else [keep],

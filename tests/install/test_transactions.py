@@ -3,15 +3,13 @@ every journaled step of create, install and remove (MENV_TEST_CRASH_AFTER=N) is 
 rolled back by the next menv command to exactly the before or the after state; the package
 cache still verifies; two installs into one prefix wait for each other (or fail cleanly with
 --no-wait); four creates from one cold cache extract each package once."""
-import hashlib
-import json
 import os
 import shutil
 import signal
 import subprocess
 import time
 
-from insttest import PH, Fatal, diff, main, pkg, records, snapshot
+from insttest import PH, diff, main, pkg, records, snapshot, state, verify_cache
 
 
 def channel(t):
@@ -30,43 +28,6 @@ def channel(t):
     pkg(ch, "other", "1.0", files={"share/other/o.txt": "other\n"})
     t.index(ch)
     return t.url(ch)
-
-
-def state(prefix):
-    """What must be identical between runs: the payload with hashes, modes and link targets,
-    every record's full contents (paths, hashes, modes of its files, link data) and the
-    history, with the timestamps of its block headers left out."""
-    snap = snapshot(prefix)
-    meta = {}
-    for k in sorted(snap):
-        if k.startswith("conda-meta/") and k.endswith(".json") and \
-                not k.startswith("conda-meta/."):  # records, not menv's own state
-            with open(os.path.join(prefix, k)) as f:
-                meta[k] = json.load(f)
-    hist = []
-    h = os.path.join(prefix, "conda-meta", "history")
-    if os.path.exists(h):
-        with open(h) as f:
-            hist = ["==> <==" if line.startswith("==> ") else line.rstrip("\n") for line in f]
-    payload = {k: v for k, v in snap.items() if not k.startswith("conda-meta")}
-    return payload, meta, hist
-
-
-def verify_cache(t):
-    """Every extracted package in the cache still matches its paths.json hashes."""
-    bad = []
-    for d in sorted(os.listdir(t.pkgs)):
-        pj = os.path.join(t.pkgs, d, "info", "paths.json")
-        if not os.path.exists(pj):
-            continue
-        with open(pj) as f:
-            for e in json.load(f)["paths"]:
-                if "sha256" not in e:
-                    continue
-                with open(os.path.join(t.pkgs, d, e["_path"]), "rb") as f2:
-                    if hashlib.sha256(f2.read()).hexdigest() != e["sha256"]:
-                        bad.append("%s/%s" % (d, e["_path"]))
-    t.eq(bad, [], "the package cache verifies against paths.json")
 
 
 def crash_series(t, what, prefix, pristine, cmd, before, after, env=None, create=False):
