@@ -30,8 +30,10 @@ seed_files() {
 	esac
 }
 
-fail=0
-for h in "${all[@]}"; do
+# One harness: replay, then fuzz. Its report goes to stdout/stderr as before; the caller runs
+# two at a time (libFuzzer uses one core each) and prints each harness's report in order.
+fuzz_one() {
+	local h=$1 bin work i f t l dirs len
 	bin=$build/tests/fuzz/fuzz_$h
 	work=$build/fuzz/$h
 	mkdir -p "$work/corpus" "$work/seeds"
@@ -56,8 +58,7 @@ for h in "${all[@]}"; do
 		if ! "$bin" -rss_limit_mb=2048 "$here/regressions/$h"/* >"$work/replay.log" 2>&1; then
 			echo "fuzz: $h: a regression input fails again:" >&2
 			tail -40 "$work/replay.log" >&2
-			fail=1
-			continue
+			return 1
 		fi
 	fi
 	# inputs past max_len are cut: big ones only slow the fuzzer down
@@ -68,9 +69,28 @@ for h in "${all[@]}"; do
 		-print_final_stats=1 -artifact_prefix="$work/" "${dirs[@]}" >"$work/run.log" 2>&1; then
 		echo "fuzz: $h: crashed (artifact in $work/):" >&2
 		tail -60 "$work/run.log" >&2
-		fail=1
-		continue
+		return 1
 	fi
 	grep -h '^stat::number_of_executed_units' "$work/run.log" | sed "s/^/fuzz: $h: /"
+}
+
+# two harnesses at a time, each for the full SECONDS; reports printed in the harnesses' order
+fail=0
+for ((k = 0; k < ${#all[@]}; k += 2)); do
+	pair=("${all[@]:k:2}")
+	pids=()
+	for h in "${pair[@]}"; do
+		mkdir -p "$build/fuzz/$h"
+		fuzz_one "$h" >"$build/fuzz/$h/report.out" 2>"$build/fuzz/$h/report.err" &
+		pids+=($!)
+	done
+	for j in "${!pair[@]}"; do
+		h=${pair[j]}
+		rc=0
+		wait "${pids[j]}" || rc=$?
+		cat "$build/fuzz/$h/report.out"
+		cat "$build/fuzz/$h/report.err" >&2
+		[ "$rc" = 0 ] || fail=1
+	done
 done
 exit $fail
