@@ -40,6 +40,7 @@ import os
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tarfile
@@ -277,8 +278,65 @@ def is_elf(path):
 
 
 def elf_needed(path):
-    p = subprocess.run(["patchelf", "--print-needed", path], capture_output=True, text=True)
-    return p.stdout.split() if p.returncode == 0 else []
+    """DT_NEEDED of a 64-bit little-endian ELF, read from its program headers (what
+    `patchelf --print-needed` prints, without a process per file or reading all of it);
+    other ELF classes go to patchelf."""
+    with open(path, "rb") as f:
+        eh = f.read(64)
+        if len(eh) < 64 or eh[4] != 2 or eh[5] != 1:
+            p = subprocess.run(["patchelf", "--print-needed", path], capture_output=True,
+                               text=True)
+            return p.stdout.split() if p.returncode == 0 else []
+        phoff, = struct.unpack_from("<Q", eh, 32)
+        phentsize, phnum = struct.unpack_from("<HH", eh, 54)
+        f.seek(phoff)
+        ph = f.read(phentsize * phnum)
+        loads, dyn = [], None
+        for i in range(phnum):
+            typ, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", ph, i * phentsize)
+            if typ == 1:
+                loads.append((vaddr, filesz, off))
+            elif typ == 2:
+                dyn = (off, filesz)
+        if dyn is None:
+            return []
+        f.seek(dyn[0])
+        data = f.read(dyn[1])
+        needed, strtab = [], None
+        for i in range(0, len(data) - 15, 16):
+            tag, val = struct.unpack_from("<qQ", data, i)
+            if tag == 0:
+                break
+            if tag == 1:
+                needed.append(val)
+            elif tag == 5:
+                strtab = val
+        if not needed:
+            return []
+        base = next((strtab - va + off for va, sz, off in loads if va <= strtab < va + sz), None)
+        if base is None:
+            die("%s: DT_STRTAB outside the loaded segments" % path)
+        out = []
+        for val in needed:
+            f.seek(base + val)
+            name = b""
+            while b"\0" not in name:
+                chunk = f.read(256)
+                if not chunk:
+                    break
+                name += chunk
+            out.append(name.split(b"\0", 1)[0].decode())
+        return out
+
+
+def own_copy(p):
+    """Before a staged file is written in place: one hard-linked from an extracted .deb
+    (stage() links what it takes) gets a copy of its own, so the extraction (cached for a
+    partial one) is never changed."""
+    if os.stat(p).st_nlink > 1:
+        tmp = p + ".menv-own"
+        shutil.copy2(p, tmp)
+        os.replace(tmp, p)
 
 
 class Staged:
@@ -322,7 +380,11 @@ def stage(recipe, roots, work):
                 os.symlink(new, dst)
                 st.links[rel] = new
             else:
-                shutil.copy2(src, dst)
+                # a hard link: files are written in place only after own_copy()
+                try:
+                    os.link(src, dst)
+                except OSError:
+                    shutil.copy2(src, dst)
     for item in r["extra"]:
         kind = item[0]
         if kind == "link":
@@ -348,6 +410,7 @@ def stage(recipe, roots, work):
             s = open(p, encoding="utf-8").read()
             if old not in s:
                 die("%s: patch of %s does not apply" % (r["name"], rel))
+            own_copy(p)
             with open(p, "w", encoding="utf-8") as f:
                 f.write(s.replace(old, new))
     # text fixes: Debian's /usr paths -> the placeholder
@@ -358,6 +421,7 @@ def stage(recipe, roots, work):
         s = open(p, encoding="utf-8").read()
         for old, new in fixes:
             s = s.replace(old, new)
+        own_copy(p)
         with open(p, "w", encoding="utf-8") as f:
             f.write(s)
     # scripts with a Debian python shebang (in bin/, or linked from there like pdb3.9)
@@ -374,6 +438,7 @@ def stage(recipe, roots, work):
         if m:
             data = (b"#!" + PLACEHOLDER.encode() + b"/bin/python" + r["py"].encode()
                     + data[m.end():])
+            own_copy(p)
             with open(p, "wb") as f:
                 f.write(data)
     relocate_elves(st)
@@ -396,13 +461,15 @@ def relocate_elves(st):
             up = os.path.relpath(os.path.join(root, "lib"), dp)
             rpath = "$ORIGIN" if up == "." else "$ORIGIN/" + up
             mode = os.stat(p).st_mode
-            os.chmod(p, mode | stat.S_IWUSR)
             cmd = ["patchelf", "--set-rpath", rpath]
             if interp:
                 # DT_RPATH (not RUNPATH): also applies to what extension modules load
                 cmd.append("--force-rpath")
-            run(cmd + [p])
-            os.chmod(p, mode)
+            # written beside it, then moved over it: the staged file may be a hard link
+            tmp = p + ".menv-rpath"
+            run(cmd + ["--output", tmp, p])
+            os.chmod(tmp, stat.S_IMODE(mode))
+            os.replace(tmp, p)
 
 
 # ---------------------------------------------------------------------------------------------
