@@ -4,8 +4,10 @@
  * records of the names its request reaches (its specs, the installed, virtual and pinned
  * packages, then the depends and constrains of every record read, until closed) through
  * libsolv's conda reader, as the whole file would be read. The index is cached beside the
- * .solv (keyed like it), so that a second solve maps it instead of scanning; a query over
- * everything (search, a glob spec) reads every record (menv_solv_load_full: the .solv).
+ * .solv (keyed like it), so that a second solve maps it instead of scanning, and so are the
+ * records a read took, as .solv bytes (keyed by which records): the same request again reads
+ * them as a whole load reads its .solv. A query over everything (search, a glob spec) reads
+ * every record (menv_solv_load_full: the .solv).
  */
 #include <errno.h>
 #include <fcntl.h>
