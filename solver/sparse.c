@@ -720,6 +720,123 @@ int menv_solv_sparse_load_name(struct menv_solver *s, const char *name, struct m
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The closure of a first load, cached (<first sparse file's solv>.walkN): which groups it
+ * visited and which records it wants in every sparse file, keyed by every file's key and the
+ * groups the walk starts from (the closure follows from those alone), so that the same request
+ * again reads no record to find its names. Only for a solver that has read nothing sparsely
+ * yet (an earlier walk's groups would change where this one stops). Best effort, as the .solv. */
+#define WALKMAGIC "menv-walk-1\n"
+
+static bool walk_fresh(const struct menv_solver *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct sparse_index *x = s->files[i]->sparse;
+		if (x &&
+		    ((x->nrecs && (x->state[0] || memcmp(x->state, x->state + 1, x->nrecs - 1))) ||
+		     (x->ngroups &&
+		      (x->visited[0] || memcmp(x->visited, x->visited + 1, x->ngroups - 1)))))
+			return false;
+	}
+	return true;
+}
+
+/* The key of a walk from w's groups (w->todo) into key; its file's path, or NULL. */
+static char *walk_key(const struct walk *w, struct menv_buf *key)
+{
+	const char *solv = NULL;
+	menv_buf_add(key, WALKMAGIC, strlen(WALKMAGIC));
+	for (size_t i = 0; i < w->s->nfiles; i++) {
+		const struct filerepo *f = w->s->files[i];
+		menv_buf_addf(key, "%zu %d %s\n", i, f->sparse ? 1 : 0, f->key ? f->key : "");
+		if (f->sparse && !solv)
+			solv = f->solv_path;
+	}
+	menv_buf_add(key, w->todo, w->n * sizeof(*w->todo));
+	if (!solv)
+		return NULL;
+	return menv_xasprintf("%s.walk%u", solv, hash_bytes(key->buf, key->len) % SUBSLOTS);
+}
+
+/* Takes u32 values from m[*at..size): false when they are not there. */
+static bool take_u32s(const char *m, size_t size, size_t *at, uint32_t *out, size_t n)
+{
+	if (n > (size - *at) / sizeof(*out))
+		return false;
+	memcpy(out, m + *at, n * sizeof(*out));
+	*at += n * sizeof(*out);
+	return true;
+}
+
+/* Sets the visited groups and wanted records the walk cached at path under key; false (and
+ * nothing set) when it holds no current walk. */
+static bool read_walk(struct menv_solver *s, const char *path, const struct menv_buf *key)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return false;
+	void *m = fstat(fd, &st) == 0 && (size_t)st.st_size > key->len
+	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+	                  : MAP_FAILED;
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	size_t size = (size_t)st.st_size, at = key->len;
+	bool ok = !memcmp(m, key->buf, key->len);
+	/* checked whole first: each file's groups then records, a count before each list */
+	for (int pass = 0; pass < 2 && ok; pass++) {
+		at = key->len;
+		for (size_t i = 0; i < s->nfiles && ok; i++) {
+			struct sparse_index *x = s->files[i]->sparse;
+			for (int k = 0; x && k < 2 && ok; k++) {
+				uint32_t n = 0, v;
+				ok = take_u32s(m, size, &at, &n, 1);
+				for (uint32_t j = 0; ok && j < n; j++) {
+					ok = take_u32s(m, size, &at, &v, 1) &&
+					     v < (k ? x->nrecs : x->ngroups);
+					if (ok && pass)
+						(k ? x->state : x->visited)[v] = 1;
+				}
+			}
+		}
+		ok = ok && at == size;
+	}
+	munmap(m, size);
+	return ok;
+}
+
+/* Best effort: the visited groups and wanted records of every sparse file after a walk. */
+static void write_walk(const struct menv_solver *s, const char *path, const struct menv_buf *key)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	menv_buf_add(&b, key->buf, key->len);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct sparse_index *x = s->files[i]->sparse;
+		for (int k = 0; x && k < 2; k++) {
+			const uint8_t *on = k ? x->state : x->visited;
+			size_t n = k ? x->nrecs : x->ngroups, at = b.len;
+			uint32_t cnt = 0;
+			menv_buf_add(&b, &cnt, sizeof(cnt));
+			for (uint32_t j = 0; j < n; j++)
+				if (on[j] == 1) {
+					menv_buf_add(&b, &j, sizeof(j));
+					cnt++;
+				}
+			memcpy(b.buf + at, &cnt, sizeof(cnt));
+		}
+	}
+	char *tmp = menv_xasprintf("%s.tmp-%d", path, (int)getpid());
+	FILE *fp = fopen(tmp, "we");
+	bool ok = fp && fwrite(b.buf, 1, b.len, fp) == b.len;
+	ok = fp && fclose(fp) == 0 && ok;
+	if (ok)
+		rename(tmp, path);
+	unlink(tmp);
+	free(tmp);
+	menv_buf_release(&b);
+}
+
 int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request *req,
                           struct menv_error *err)
 {
@@ -734,6 +851,7 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 		any = any || s->files[i]->sparse;
 	if (!any)
 		return 0;
+	bool fresh = walk_fresh(s);
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (s->files[i]->sparse && s->files[i]->sparse->groups[0].first != END)
 			visit(&w, i, 0);
@@ -761,6 +879,13 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 			reach_dep(&w, pool, q.elements[k]);
 	}
 	queue_free(&q);
+	struct menv_buf key = MENV_BUF_INIT;
+	char *wpath = fresh && !w.all ? walk_key(&w, &key) : NULL;
+	fresh = wpath != NULL;
+	if (fresh && read_walk(s, wpath, &key)) {
+		w.n = 0; /* the cached closure: its groups visited, its records wanted */
+		fresh = false;
+	}
 	while (w.n && !w.all) {
 		uint32_t g = w.todo[--w.n];
 		struct filerepo *f = s->files[w.todo[--w.n]];
@@ -779,6 +904,10 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 				w.all = true; /* read everything: the whole load says what is wrong */
 		}
 	}
+	if (fresh && !w.all && !menv_solv_cancelled(s->cancel))
+		write_walk(s, wpath, &key);
+	free(wpath);
+	menv_buf_release(&key);
 	free(w.todo);
 	menv_buf_release(&bytes);
 	if (w.all)
