@@ -319,7 +319,8 @@ char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
  * 100,000 records that no cache holds costs one readdir a cache, not 100,000 failed opens.
  * A folder that cannot be listed but may be searched (no read permission) has each record
  * checked. With `here` (n bools, may be NULL): here[i] true where `pkgs_dir` itself is the
- * folder found holding record i (for menv_fetch_opts.intact). Reads only. */
+ * folder found holding record i (for menv_fetch_opts.intact). The records of a folder are
+ * checked on up to 4 threads (as many as there are CPUs). Reads only. */
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
                             const struct menv_record *const *recs, size_t n, bool *has, bool *here);
 

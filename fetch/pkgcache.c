@@ -869,9 +869,50 @@ static int list_names(const char *dir, struct menv_strset *names)
 	return 1;
 }
 
+/* The records of one cache folder to check (menv_pkgcache_has), taken by a few threads. */
+struct has_pool {
+	const char *dir;
+	const struct menv_record *const *recs;
+	const size_t *todo; /* indices into recs */
+	size_t n, next;     /* next: the next to take (atomic) */
+	bool *has;
+};
+
+static void *has_worker(void *arg)
+{
+	struct has_pool *p = arg;
+	for (;;) {
+		size_t k = __atomic_fetch_add(&p->next, 1, __ATOMIC_SEQ_CST);
+		if (k >= p->n)
+			return NULL;
+		p->has[p->todo[k]] = menv_pkgcache_has(p->dir, p->recs[p->todo[k]]);
+	}
+}
+
+/* Checks the pool's records on up to 4 threads (one for a few records): a large plan's
+ * check is a stat of every file it will link and a parse of each paths.json, most of a
+ * warm create's time on one core. Each record is written by the one thread that took it. */
+static void has_parallel(struct has_pool *p)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (size_t)cpus;
+	pthread_t tids[4];
+	size_t started = 0;
+
+	if (p->n < 16)
+		threads = 1;
+	for (; started + 1 < threads; started++)
+		if (pthread_create(&tids[started], NULL, has_worker, p) != 0)
+			break;
+	has_worker(p);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+}
+
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
                             const struct menv_record *const *recs, size_t n, bool *has, bool *here)
 {
+	size_t *todo = menv_xcalloc(n + 1, sizeof(*todo));
 	size_t ndirs = dirs ? dirs->n : 0;
 	char **dists = menv_xcalloc(n + 1, sizeof(*dists));
 
@@ -891,18 +932,21 @@ void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs
 			continue;
 		struct menv_strset names = MENV_STRSET_INIT;
 		int listed = list_names(dir, &names);
+		struct has_pool p = {.dir = dir, .recs = recs, .todo = todo, .has = has};
 		for (size_t i = 0; listed && i < n; i++)
 			if (!has[i] && (listed < 0 || !dists[i][0] || strchr(dists[i], '/') ||
-			                menv_strset_has(&names, dists[i]))) {
-				has[i] = menv_pkgcache_has(dir, recs[i]);
-				if (here && has[i] && !strcmp(dir, pkgs_dir))
-					here[i] = true;
-			}
+			                menv_strset_has(&names, dists[i])))
+				todo[p.n++] = i;
+		has_parallel(&p);
+		for (size_t q = 0; here && q < p.n; q++)
+			if (has[todo[q]] && !strcmp(dir, pkgs_dir))
+				here[todo[q]] = true;
 		menv_strset_clear(&names);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(dists[i]);
 	free(dists);
+	free(todo);
 }
 
 /* ---------------------------------------------------------------------------------------- */
