@@ -257,23 +257,30 @@ static bool extracted_intact(const char *dir)
 	json_t *e;
 	int dfd;
 
-	free(path);
-	if (!j)
+	if (!j) {
+		free(path);
 		return access(dir, F_OK) == 0;
+	}
 	/* each file stat'ed relative to the package's folder: no walk from / for each */
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
+		free(path);
 		json_decref(j);
 		return false;
 	}
-	json_array_foreach(json_object_get(j, "paths"), i, e)
+	json_t *paths = json_object_get(j, "paths");
+	size_t n = json_array_size(paths);
+	/* what each stat saw, kept for the link (menv_pkgmeta_stats): one stat a file */
+	struct menv_pkgfile_st *seen = menv_xcalloc(n + 1, sizeof(*seen));
+	json_array_foreach(paths, i, e)
 	{
 		const char *rel = json_string_value(json_object_get(e, "_path"));
 		const char *type = json_string_value(json_object_get(e, "path_type"));
 		json_t *size = json_object_get(e, "size_in_bytes");
 		struct stat sb;
 		if (!rel || (type && strcmp(type, "hardlink")))
-			continue;   /* links and directories: not checked (as conda) */
+			continue; /* links and directories: not checked (as conda) */
+		bool plain = *rel != '/';
 		while (*rel == '/') /* "<dir>//x" as the path was joined before */
 			rel++;
 		ok = fstatat(dfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -281,8 +288,14 @@ static bool extracted_intact(const char *dir)
 		      (json_int_t)sb.st_size == json_integer_value(size));
 		if (!ok)
 			break;
+		seen[i] = (struct menv_pkgfile_st){plain, sb.st_mode, sb.st_atim, sb.st_mtim};
 	}
 	close(dfd);
+	if (ok)
+		menv_pkgmeta_keep_stats(path, j, seen, n);
+	else
+		free(seen);
+	free(path);
 	json_decref(j);
 	return ok;
 }
