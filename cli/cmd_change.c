@@ -28,7 +28,8 @@ static const char *const usages[] = {
         [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON MODS
                       " | --only-deps] [--force-reinstall] [--satisfied-skip-solve] SPEC...\n"
                       "       menv install " ENV "--revision N | -f LOCKFILE\n",
-        [C_REMOVE] = "usage: menv remove " ENV COMMON " [--force] (NAME... | --all)\n",
+        [C_REMOVE] = "usage: menv remove " ENV CHANNELS COMMON " [--offline] [--force]\n"
+                     "         (NAME... | --all)\n",
         [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS
                      "] [--force-reinstall] (NAME... | --all)\n",
         [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
@@ -38,12 +39,9 @@ static const char *const usages[] = {
 
 /* The options each command takes (keys of args.c's table). */
 static const char *const accepts[] = {
-        [C_CREATE] = "npfecOSNdjqvyWoK!h",
-        [C_INSTALL] = "npfcOSNdjqvyWK!rh0123456789",
-        [C_REMOVE] = "npdjqvyWK!*h8",
-        [C_UPDATE] = "npcOSNdjqvyWK!ah0123456",
-        [C_ENV_UPDATE] = "npfdjqvyWPK!h0123456",
-        [C_ENV_REMOVE] = "npdjqvyWh",
+        [C_CREATE] = "npfecOSNdjqvyWoK!h",       [C_INSTALL] = "npfcOSNdjqvyWK!rh0123456789",
+        [C_REMOVE] = "npcOSNodjqvyWK!*h8",       [C_UPDATE] = "npcOSNdjqvyWK!ah0123456",
+        [C_ENV_UPDATE] = "npfdjqvyWPK!h0123456", [C_ENV_REMOVE] = "npdjqvyWh",
 };
 
 /* What the command asks of the transaction engine (menv_txn_request_opts checks it; `ef`: an

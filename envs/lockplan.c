@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "txnpriv.h"
 
@@ -224,8 +225,20 @@ static int entry_matches_url(const struct menv_lock_package *p, const char *fn,
 /* The lock's conda entries as light records (before the cache completes them): nothing is
  * allocated per entry but the record itself (issue 22: 100,000 entries planned in well
  * under a second). */
-int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
-                        size_t nsel, struct menv_lockrecs *out, struct menv_error *err)
+/* "SRC:LINE: " (or "SRC: ") before the error about entry p. */
+static int entry_error(const char *src, const struct menv_lock_package *p, int rc,
+                       struct menv_error *err)
+{
+	if (p->line)
+		menv_error_prefix(err, "%s:%zu", src, p->line);
+	else
+		menv_error_prefix(err, "%s", src);
+	return rc;
+}
+
+int menv_lockrecs_build(const struct menv_config *cfg, const char *src,
+                        const struct menv_lock_package **sel, size_t nsel,
+                        struct menv_lockrecs *out, struct menv_error *err)
 {
 	struct menv_strmap seen = MENV_STRMAP_INIT; /* package folder -> its channel in folders */
 	struct menv_strmap urls = MENV_STRMAP_INIT; /* pooled string -> its index in pool */
@@ -236,6 +249,7 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 	out->chans = menv_xcalloc(nsel + 1, sizeof(*out->chans));
 	out->lock_depends = menv_xcalloc(nsel + 1, sizeof(*out->lock_depends));
 	out->solved = menv_xcalloc(nsel + 1, sizeof(*out->solved));
+	out->src = src;
 	for (size_t i = 0; i < nsel; i++) {
 		const struct menv_lock_package *p = sel[i];
 		if (p->manager != MENV_LOCK_CONDA)
@@ -246,6 +260,7 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 		rc = channel_of(p->url, cfg, &seen, out, &ch, &own, &fn, err);
 		if (rc) {
 			menv_error_prefix(err, "lockfile entry '%s'", p->name);
+			entry_error(src, p, rc, err);
 			goto out;
 		}
 		if (!fn) {
@@ -254,6 +269,7 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 			fn = pooled(out, &urls, menv_xstrndup(b, strcspn(b, "?#")));
 		}
 		if ((rc = entry_matches_url(p, fn, err))) {
+			entry_error(src, p, rc, err);
 			menv_channel_free(own ? ch : NULL);
 			goto out;
 		}
@@ -263,6 +279,7 @@ int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_pa
 		rc = light_record(out, &urls, p, fn, p->subdir ? p->subdir : ch->platform, ch,
 		                  &out->recs[out->n], err);
 		if (rc) {
+			entry_error(src, p, rc, err);
 			menv_channel_free(out->chans[out->n]);
 			out->chans[out->n] = NULL;
 			goto out;
@@ -367,8 +384,10 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 				        jstr(index, "version") ? jstr(index, "version") : "?",
 				        jstr(index, "build") ? jstr(index, "build") : "?");
 		}
-		if (rc)
+		if (rc) {
+			entry_error(l->src, l->pkgs[i], rc, err);
 			goto next;
+		}
 		json_object_update(m, index);
 		if (l->solved[i])
 			json_object_update(m, l->solved[i]);
@@ -526,6 +545,17 @@ json_t *menv_lock_pip_options_json(const struct menv_lockfile *lf, const char *e
 }
 
 /* Is this pip-section line an option that says where packages come from? */
+int menv_lock_pip_python(const char *prefix, const struct menv_lockrecs *l, struct menv_error *err)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->recs[i].name, "python"))
+			return 0;
+	char *python = menv_xasprintf("%s/bin/python", prefix);
+	bool have = access(python, X_OK) == 0;
+	free(python);
+	return have ? 0 : menv_pip_no_python(prefix, err);
+}
+
 bool menv_pip_source_option(const char *s)
 {
 	static const char *const opts[] = {"--index-url",  "-i", "--extra-index-url",

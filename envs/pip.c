@@ -806,6 +806,14 @@ bool menv_pip_cli_option(const char *line)
 	return false;
 }
 
+int menv_pip_no_python(const char *prefix, struct menv_error *err)
+{
+	return menv_error_set(err, MENV_ENOTFOUND,
+	                      "the environment has no python to run pip with ('%s/bin/python'): "
+	                      "add 'python' and 'pip' to the conda dependencies",
+	                      prefix);
+}
+
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req, struct menv_error *err)
 {
 	char *python = menv_xasprintf("%s/bin/python", prefix);
@@ -815,10 +823,7 @@ int menv_pip_install(const char *prefix, const struct menv_pip_request *req, str
 	int rc = 0;
 
 	if (access(python, X_OK) != 0) {
-		rc = menv_error_set(err, MENV_ENOTFOUND,
-		                    "the environment has no python to run pip "
-		                    "with ('%s'): add 'python' and 'pip' to the conda dependencies",
-		                    python);
+		rc = menv_pip_no_python(prefix, err);
 		goto out;
 	}
 	rc = menv_tmp_mkdir("pip", &dir, err); /* $TMPDIR, cleaned also after a kill */

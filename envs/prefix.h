@@ -387,6 +387,9 @@ struct menv_pip_request {
  * for a new environment). */
 int menv_pip_install(const char *prefix, const struct menv_pip_request *req,
                      struct menv_error *err);
+/* MENV_ENOTFOUND "the environment has no python to run pip with ('PREFIX/bin/python'): ...",
+ * menv_pip_install's error where the prefix has no python (the plan says it first). */
+int menv_pip_no_python(const char *prefix, struct menv_error *err);
 /* Is this `pip:` line an option pip accepts on its command line only, not in a requirements
  * file ("--no-build-isolation", "--no-deps", "--use-pep517", "--no-use-pep517",
  * "--no-cache-dir", "--force-reinstall", "--ignore-installed", "--upgrade", "-U")? */

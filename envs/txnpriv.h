@@ -78,13 +78,17 @@ struct menv_lockrecs {
 	json_t **solved;    /* a complete repodata_record.json already in the cache
 					before the fetch (left by a solve), or NULL */
 	bool *skip;         /* records neither fetched nor completed (installed) */
+	const char *src;    /* the lockfile as messages name it (borrowed) */
 };
 void menv_lockrecs_release(struct menv_lockrecs *l);
 /* The lock's conda entries of `sel` as light records (before the cache completes them);
- * `sel` and its lockfile must outlive `out`. Errors: MENV_EPARSE naming the entry (a URL
- * that is no package URL, an entry without name, version or build). */
-int menv_lockrecs_build(const struct menv_config *cfg, const struct menv_lock_package **sel,
-                        size_t nsel, struct menv_lockrecs *out, struct menv_error *err);
+ * `sel`, its lockfile and `src` (the file's name in messages) must outlive `out`. Errors:
+ * MENV_EPARSE "SRC:LINE: lockfile entry ..." naming the entry and its line (a URL that is no
+ * package URL, an entry without name, version or build, one whose URL's file is another
+ * package), MENV_EUNSAFE; menv_lockrecs_complete's name it so too. */
+int menv_lockrecs_build(const struct menv_config *cfg, const char *src,
+                        const struct menv_lock_package **sel, size_t nsel,
+                        struct menv_lockrecs *out, struct menv_error *err);
 /* Before the plan is drawn: each record of `l` that the package cache lacks (`cached` says,
  * parallel to the records of `link`) and whose lock entry gave no size gets the size its
  * server reports (menv_fetch_sizes: HEAD, file:// stat), so the plan shows what the fetch
@@ -114,6 +118,10 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 void menv_lock_pip_request(const struct menv_lockfile *lf, const char *env,
                            const struct menv_lock_package **sel, size_t nsel,
                            struct menv_pip_request *pr);
+/* Before a lock's pip entries are planned for `prefix`: 0 where the lock's records `l` link
+ * a python or the prefix has one (bin/python); else menv_pip_no_python's error, which the
+ * pip step would give after linking (a dry run passed, the create failed). */
+int menv_lock_pip_python(const char *prefix, const struct menv_lockrecs *l, struct menv_error *err);
 /* The lock's pip options as a JSON array of strings (new reference), for .menv-request. */
 json_t *menv_lock_pip_options_json(const struct menv_lockfile *lf, const char *env);
 /* Is this `pip:` section line an option that says where packages come from? */

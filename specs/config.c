@@ -917,7 +917,7 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 		return rc;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)b.buf, b.len);
-	rc = menv_yaml_load(&parser, &doc, path, err);
+	rc = menv_yaml_load_refusing(&parser, &doc, path, false, MENV_CONDARC_MERGE, err);
 	if (rc) {
 		yaml_parser_delete(&parser);
 		menv_buf_release(&b);

@@ -108,8 +108,17 @@ static int string_list(struct ctx *c, yaml_node_t *n, const char *key, struct me
 
 static int dependencies(struct ctx *c, yaml_node_t *n, struct menv_envfile *ef)
 {
-	if (is_null(n))
+	if (is_null(n)) {
+		/* conda: "Invalid type for 'dependencies', expected a list" as a FutureWarning, then
+		 * no dependencies */
+		menv_strvec_push_owned(
+		        &ef->notes,
+		        menv_xasprintf("%s:%zu:%zu: 'dependencies' has no value: read as no "
+		                       "dependencies (conda warns that it will refuse this; give "
+		                       "a list, [] for none)",
+		                       c->src, n->start_mark.line + 1, n->start_mark.column + 1));
 		return 0;
+	}
 	if (n->type != YAML_SEQUENCE_NODE)
 		return fail(c, n, "'%s' must be a list", "dependencies");
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
@@ -236,7 +245,10 @@ int menv_envfile_parse(const char *bytes, size_t len, const char *src, struct me
 	ef->path = menv_xstrdup(src);
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
-	rc = menv_yaml_load(&parser, &doc, src, err);
+	rc = menv_yaml_load_refusing(&parser, &doc, src, true,
+	                             "conda's environment file reader drops what is merged at its "
+	                             "top level",
+	                             err);
 	if (rc) {
 		yaml_parser_delete(&parser);
 		menv_envfile_free(ef);
@@ -335,6 +347,7 @@ void menv_envfile_free(struct menv_envfile *ef)
 	menv_strvec_clear(&ef->var_values);
 	menv_strvec_clear(&ef->virtual_packages);
 	menv_strvec_clear(&ef->unknown);
+	menv_strvec_clear(&ef->notes);
 	free(ef);
 }
 

@@ -17,6 +17,21 @@
  * "SRC:LINE:COL: ...", MENV_EINTR; `doc` is then left empty (nothing to delete). */
 int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
                    struct menv_error *err);
+/* As menv_yaml_load, merge keys refused (menv_yaml_merge's `refuse`) in every mapping
+ * (.condarc's reader), or with `root_only` in the root mapping only (environment files):
+ * MENV_EPARSE "SRC:LINE:COL: a merge key ('<<'): WHY; write the keys out". */
+#define MENV_CONDARC_MERGE "conda's .condarc reader drops what it merges"
+int menv_yaml_load_refusing(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
+                            bool root_only, const char *why, struct menv_error *err);
+/* Resolves the merge keys of mapping node `id` of `doc` (its sources resolved before: an
+ * alias names a node that has ended), as YAML 1.1, ruamel.yaml and PyYAML do: the pairs of
+ * `<<: MAPPING` or `<<: [MAPPING, ...]` join the mapping after its own, a key it gives (or an
+ * earlier source gives) winning; the `<<` pairs go. A quoted '<<' is a key. 0, or MENV_EPARSE
+ * "SRC:LINE:COL: a merge key ('<<') takes a mapping or a list of mappings". `refuse` (NULL:
+ * resolve): any merge key is MENV_EPARSE "SRC:LINE:COL: a merge key ('<<'): REFUSE; write the
+ * keys out". */
+int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, const char *refuse,
+                    struct menv_error *err);
 /* After the first document of `parser` (menv_yaml_load's, or a reader's own events up to
  * its document end): 0 where the stream ends there; MENV_EPARSE "SRC:LINE:COL: a second YAML
  * document (---) in one WHAT" where another document starts (PyYAML's and ruamel's single
@@ -57,16 +72,22 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
  * from the root, each a mapping's key keys[i] (the member's key's line) or, where keys[i] is
  * NULL, a sequence's item index[i] (0-based; the item's line). 0 where the path is not in the
  * document or it cannot be read. For error messages (the entry a reader refused): it reads
- * the whole file once more. */
+ * the whole file once more. Where `col` is not NULL, *col gets the node's 1-based column (0
+ * with a line of 0). */
 size_t menv_yaml_line_at(const char *bytes, size_t len, const char *const *keys,
-                         const size_t *index, size_t n);
+                         const size_t *index, size_t n, size_t *col);
+/* The 1-based line of each item of the root mapping's sequence `key` (conda-lock's
+ * `package`, pixi's `packages`) in out[0..n) (0 past the items or where the file cannot be
+ * read): one more reading of the file, for the entries' lines (menv_lock_package.line). */
+void menv_yaml_item_lines(const char *bytes, size_t len, const char *key, size_t *out, size_t n);
 
 /* How each scalar of a document was written in its file (plain and its text, single- or
  * double-quoted), as menv_yaml_to_json_styled read it, so that menv_yaml_write writes each
  * value it still holds the same way: a float stays a float (30.50), a quoted "1.0" a string.
  * Free with menv_yaml_styles_free (NULL is a no-op). */
 struct menv_yaml_styles;
-/* menv_yaml_to_json, and in *styles (the caller's, NULL on error) the style of each scalar. */
+/* menv_yaml_to_json (merge keys refused: .condarc's reader, menv_yaml_load_refusing), and in
+ * *styles (the caller's, NULL on error) the style of each scalar. */
 int menv_yaml_to_json_styled(const char *bytes, size_t len, const char *src, json_t **out,
                              struct menv_yaml_styles **styles, struct menv_error *err);
 void menv_yaml_styles_free(struct menv_yaml_styles *styles);

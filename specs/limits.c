@@ -421,8 +421,8 @@ static void yaml_attach(yaml_document_t *doc, struct yframe *top, int id)
 	}
 }
 
-int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
-                   struct menv_error *err)
+static int yaml_load_doc(yaml_parser_t *parser, yaml_document_t *doc, const char *src, int refuse,
+                         const char *why, struct menv_error *err)
 {
 	struct yframe *stack = NULL;
 	size_t depth = 0, alloc = 0;
@@ -539,6 +539,10 @@ int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
 			struct yframe f = stack[--depth];
 			id = f.id;
 			doc->nodes.start[id - 1].end_mark = ev.end_mark;
+			if (ev.type == YAML_MAPPING_END_EVENT)
+				rc = menv_yaml_merge(doc, id, src,
+				                     refuse == 2 || (refuse && !depth) ? why : NULL,
+				                     err);
 			if (f.anchor)
 				json_object_set_new(anchors, f.anchor, json_integer(id));
 			free(f.anchor);
@@ -566,4 +570,16 @@ out:
 	if (rc)
 		memset(doc, 0, sizeof(*doc));
 	return rc;
+}
+
+int menv_yaml_load(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
+                   struct menv_error *err)
+{
+	return yaml_load_doc(parser, doc, src, 0, NULL, err);
+}
+
+int menv_yaml_load_refusing(yaml_parser_t *parser, yaml_document_t *doc, const char *src,
+                            bool root_only, const char *why, struct menv_error *err)
+{
+	return yaml_load_doc(parser, doc, src, root_only ? 1 : 2, why, err);
 }

@@ -42,16 +42,30 @@ static const char *const conda_lock_keys[] = {"name",         "version", "manage
                                               "dependencies", "url",     "hash",    "category",
                                               "optional",     "build",   NULL};
 
+/* What a `dependencies` value is when it is no version text (NULL when it is one: a string, a
+ * number, or null for "any"). */
+static const char *dep_value_kind(json_t *v)
+{
+	return json_is_object(v)    ? "a mapping"
+	       : json_is_array(v)   ? "a list"
+	       : json_is_boolean(v) ? "a boolean"
+	                            : NULL;
+}
+
+/* Entry idx of the `package` list; *at is its path (package, idx), which an error about one
+ * of its values extends to that value, with the column. */
 static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, const char *src,
-                            struct menv_error *err)
+                            struct menv_lock_at *at, struct menv_error *err)
 {
 	static const char *const req[] = {"name", "version", "manager", "platform", "url", NULL};
 	const char *name = menv_lock_jstr(e, "name");
 	int rc = 0;
 
-	if (!json_is_object(e))
+	if (!json_is_object(e)) {
+		at->col = true; /* a "- ~" item: where on its line */
 		return menv_error_set(err, MENV_EPARSE, "%s: package entry %zu is not a mapping",
 		                      src, idx + 1);
+	}
 	for (size_t i = 0; req[i]; i++) {
 		json_t *v = json_object_get(e, req[i]);
 		if (!v || json_is_null(v) || json_is_object(v) || json_is_array(v))
@@ -59,6 +73,18 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 			                      "%s: package entry %zu ('%s') "
 			                      "lacks '%s'",
 			                      src, idx + 1, name ? name : "?", req[i]);
+	}
+	/* conda-lock's model takes a string (pydantic, strict): `platform: 64` named no platform
+	 * menv installs for, and the entry was left out silently */
+	if (!json_is_string(json_object_get(e, "platform"))) {
+		char *t = menv_lock_jtext(json_object_get(e, "platform"));
+		*at = (struct menv_lock_at){{"package", NULL, "platform"}, {0, idx}, 3, true};
+		menv_error_set(err, MENV_EPARSE,
+		               "%s: package entry %zu ('%s'): its platform %s is not a string (a "
+		               "platform name such as \"linux-64\")",
+		               src, idx + 1, name ? name : "?", t ? t : "?");
+		free(t);
+		return MENV_EPARSE;
 	}
 	json_t *hash = json_object_get(e, "hash");
 	if (!json_is_object(hash))
@@ -90,6 +116,24 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		                      "%s: package entry %zu ('%s'): "
 		                      "'dependencies' must be a mapping",
 		                      src, idx + 1, name);
+	} else if (json_is_object(deps)) {
+		/* {name: VERSION}: a mapping or a list there was read as "any version" */
+		const char *k;
+		json_t *v;
+		json_object_foreach(deps, k, v)
+		{
+			const char *kind = dep_value_kind(v);
+			if (!kind)
+				continue;
+			*at = (struct menv_lock_at){
+			        {"package", NULL, "dependencies", k}, {0, idx}, 4, true};
+			return menv_error_set(
+			        err, MENV_EPARSE,
+			        "%s: package entry %zu ('%s'): the dependency '%s' is "
+			        "%s, not a version (\"VERSION[ BUILD]\", \"*\" or "
+			        "nothing)",
+			        src, idx + 1, name ? name : "?", k, kind);
+		}
 	}
 
 	struct menv_lock_package *p = menv_lockfile_add(lf);
@@ -203,12 +247,12 @@ int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const cha
 	{
 		if (!(i & 4095) && menv_cancelled())
 			return menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
-		int rc = conda_lock_entry(lf, v, i, src, err);
-		if (rc) {
-			*at = (struct menv_lock_at){{"package", NULL}, {0, i}, 2};
+		*at = (struct menv_lock_at){{"package", NULL}, {0, i}, 2, false};
+		int rc = conda_lock_entry(lf, v, i, src, at, err);
+		if (rc)
 			return rc;
-		}
 	}
+	at->n = 0;
 	/* platforms named by entries but not in the metadata still count */
 	struct menv_strset seen = MENV_STRSET_INIT;
 	for (size_t j = 0; j < lf->platforms.n; j++)
@@ -230,18 +274,23 @@ struct stream {
 static int stream_entry(void *ud, json_t *e, size_t idx, size_t line)
 {
 	struct stream *st = ud;
-	(void)line;
-	int rc = conda_lock_entry(st->lf, e, idx, st->src, st->err);
+	struct menv_lock_at at = {{"package", NULL}, {0, idx}, 2, false};
+	int rc = conda_lock_entry(st->lf, e, idx, st->src, &at, st->err);
+	if (!rc)
+		st->lf->pkgs[st->lf->npkgs - 1].line = line;
 	json_decref(e);
 	return rc;
 }
 
-void menv_lock_error_line(struct menv_error *err, const char *src, size_t line)
+void menv_lock_error_line(struct menv_error *err, const char *src, size_t line, size_t col)
 {
 	size_t n = strlen(src);
 	if (line && !strncmp(err->msg, src, n) && !strncmp(err->msg + n, ": ", 2)) {
 		char *rest = menv_xstrdup(err->msg + n + 2);
-		menv_error_set(err, err->code, "%s:%zu: %s", src, line, rest);
+		if (col)
+			menv_error_set(err, err->code, "%s:%zu:%zu: %s", src, line, col, rest);
+		else
+			menv_error_set(err, err->code, "%s:%zu: %s", src, line, rest);
 		free(rest);
 	}
 }

@@ -122,6 +122,7 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 				} else {
 					struct menv_lock_package *p = menv_lockfile_add(lf);
 					p->manager = MENV_LOCK_PIP;
+					p->line = lineno;
 					p->name = menv_xstrndup(c + 4, (size_t)(at - c - 4));
 					const char *u = at + 3;
 					const char *frag = strstr(u, "#sha256=");
@@ -186,6 +187,7 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 		if (!rc) {
 			struct menv_lock_package *p = menv_lockfile_add(lf);
 			p->manager = MENV_LOCK_CONDA;
+			p->line = lineno;
 			p->name = n;
 			p->version = v;
 			p->build = b;

@@ -37,7 +37,7 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 	{
 		static const char *const req[] = {"name",   "version", "build",
 		                                  "subdir", "channel", NULL};
-		*at = (struct menv_lock_at){{"packages", fn}, {0, 0}, 2};
+		*at = (struct menv_lock_at){{"packages", fn}, {0, 0}, 2, false};
 		for (size_t k = 0; req[k]; k++)
 			if (!json_is_string(json_object_get(e, req[k])))
 				return menv_error_set(err, MENV_EPARSE,
@@ -69,7 +69,7 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 	}
 	json_object_foreach(json_object_get(root, "pipPackages"), fn, e)
 	{
-		*at = (struct menv_lock_at){{"pipPackages", fn}, {0, 0}, 2};
+		*at = (struct menv_lock_at){{"pipPackages", fn}, {0, 0}, 2, false};
 		if (!menv_lock_jstr(e, "name") || !menv_lock_jstr(e, "version") ||
 		    !menv_lock_jstr(e, "url"))
 			return menv_error_set(err, MENV_EPARSE,

@@ -57,10 +57,13 @@ static bool pixi_is_source(const char *kind, const char *loc)
 	return !strstr(loc, "://") || !strncmp(loc, "git+", 4);
 }
 
-static int pixi_add(struct menv_lockfile *lf, json_t *e, const char *kind, const char *loc,
-                    const char *env, const char *platform, const char *src, struct menv_error *err)
+/* Entry e (item k of `packages`) as referred to by environment env's platform. */
+static int pixi_add(struct menv_lockfile *lf, json_t *e, size_t k, const char *kind,
+                    const char *loc, const char *env, const char *platform, const char *src,
+                    struct menv_error *err)
 {
 	struct menv_lock_package *p = menv_lockfile_add(lf);
+	p->line = k + 1; /* its index + 1, made its line by menv_lockfile_parse */
 
 	p->manager = !strcmp(kind, "pypi") ? MENV_LOCK_PIP : MENV_LOCK_CONDA;
 	p->env = menv_xstrdup(env);
@@ -178,7 +181,7 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 		{
 			const char *n = json_is_object(p) ? menv_lock_jstr(p, "name")
 			                                  : json_string_value(p);
-			*at = (struct menv_lock_at){{"platforms", NULL}, {0, i}, 2};
+			*at = (struct menv_lock_at){{"platforms", NULL}, {0, i}, 2, false};
 			if (!n)
 				return menv_error_set(err, MENV_EPARSE,
 				                      "%s: platform %zu has no "
@@ -203,7 +206,7 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 	{
 		const char *kind, *loc;
 		if (!pixi_entry_key(e, lf->version, &kind, &loc)) {
-			*at = (struct menv_lock_at){{"packages", NULL}, {0, i}, 2};
+			*at = (struct menv_lock_at){{"packages", NULL}, {0, i}, 2, false};
 			rc = menv_error_set(err, MENV_EPARSE,
 			                    "%s: package entry %zu has no 'conda', "
 			                    "'pypi' or 'conda_source' key",
@@ -217,13 +220,13 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 			list = json_array();
 			json_object_set_new(index, norm, list);
 		}
-		json_array_append(list, e);
+		json_array_append_new(list, json_pack("[O, I]", e, (json_int_t)i));
 		free(norm);
 		free(key);
 	}
 	json_object_foreach(envs, ename, ev)
 	{
-		*at = (struct menv_lock_at){{"environments", ename, "packages"}, {0}, 2};
+		*at = (struct menv_lock_at){{"environments", ename, "packages"}, {0}, 2, false};
 		if (!json_is_object(ev)) {
 			rc = menv_error_set(err, MENV_EPARSE,
 			                    "%s: environment '%s' must be a "
@@ -303,10 +306,11 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 				char *norm = pixi_norm_url(key);
 				json_t *cands = json_object_get(index, norm);
 				json_t *hit = NULL;
-				size_t m;
-				json_t *cand;
-				json_array_foreach(cands, m, cand)
+				size_t m, hit_at = 0;
+				json_t *pair;
+				json_array_foreach(cands, m, pair)
 				{
+					json_t *cand = json_array_get(pair, 0);
 					/* v7 references may name the variant they mean */
 					const char *want[] = {"name", "build", "subdir"};
 					bool ok = true;
@@ -317,6 +321,8 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 					}
 					if (ok) {
 						hit = cand;
+						hit_at = (size_t)json_integer_value(
+						        json_array_get(pair, 1));
 						break;
 					}
 				}
@@ -330,14 +336,11 @@ int menv_lock_parse_pixi(struct menv_lockfile *lf, json_t *root, const char *src
 					                    src, ename, plat, loc);
 					goto out;
 				}
-				rc = pixi_add(lf, hit, kind, loc, ename, plat, src, err);
+				rc = pixi_add(lf, hit, hit_at, kind, loc, ename, plat, src, err);
 				if (rc) {
 					/* about the entry itself */
-					size_t k = 0;
-					while (json_array_get(pkgs, k) &&
-					       json_array_get(pkgs, k) != hit)
-						k++;
-					*at = (struct menv_lock_at){{"packages", NULL}, {0, k}, 2};
+					*at = (struct menv_lock_at){
+					        {"packages", NULL}, {0, hit_at}, 2, false};
 					goto out;
 				}
 			}

@@ -530,21 +530,42 @@ static int check_entry_text(const struct menv_lockfile *lf, const char *src, siz
 	return 0;
 }
 
-/* The path of lf's entry i in its file (conda-lock's package list; a mamba JSON lock's
+/* The path of lf's entry i in its file where its line is not known (a mamba JSON lock's
  * conda package, by its file name), for check_entry_text's message; false for the others. */
 static bool entry_at(const struct menv_lockfile *lf, size_t i, char **fn, struct menv_lock_at *at)
 {
 	const struct menv_lock_package *p = &lf->pkgs[i];
-	if (lf->format == MENV_LOCK_CONDA_LOCK) {
-		*at = (struct menv_lock_at){{"package", NULL}, {0, i}, 2};
-		return true;
-	}
 	if (lf->format == MENV_LOCK_MAMBA_JSON && p->manager == MENV_LOCK_CONDA && p->url) {
 		*fn = menv_lock_url_basename(p->url);
-		*at = (struct menv_lock_at){{"packages", *fn}, {0, 0}, 2};
+		*at = (struct menv_lock_at){{"packages", *fn}, {0, 0}, 2, false};
 		return true;
 	}
 	return false;
+}
+
+/* Each entry's line (menv_lock_package.line) where the reader held a document and not the
+ * lines: conda-lock read by the general reader (entry i is `package` item i), pixi (the
+ * reader left each entry's `packages` index + 1 in its line). One more reading of the file. */
+static void entry_lines(struct menv_lockfile *lf, const char *bytes, size_t len)
+{
+	bool pixi = lf->format == MENV_LOCK_PIXI;
+	size_t n = 0;
+	for (size_t i = 0; i < lf->npkgs; i++) {
+		size_t want = pixi ? lf->pkgs[i].line : lf->pkgs[i].line ? 0 : i + 1;
+		n = want > n ? want : n;
+	}
+	if (!n)
+		return;
+	size_t *lines = menv_xcalloc(n, sizeof(*lines));
+	menv_yaml_item_lines(bytes, len, pixi ? "packages" : "package", lines, n);
+	for (size_t i = 0; i < lf->npkgs; i++) {
+		struct menv_lock_package *p = &lf->pkgs[i];
+		if (pixi)
+			p->line = p->line ? lines[p->line - 1] : 0;
+		else if (!p->line && i < n)
+			p->line = lines[i];
+	}
+	free(lines);
 }
 
 int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
@@ -553,7 +574,7 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 	enum menv_lock_format f = menv_lockfile_detect(bytes, len);
 	struct menv_lockfile *lf = NULL;
 	json_t *root = NULL;
-	struct menv_lock_at at = {{NULL}, {0}, 0}; /* the node an error is about */
+	struct menv_lock_at at = {{NULL}, {0}, 0, false}; /* the node an error is about */
 	int rc = 0;
 
 	*out = NULL;
@@ -609,16 +630,22 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 		rc = menv_lock_parse_mamba_json(lf, root, src, &at, err);
 out:
 	/* an error about one entry gets its line (the keys of `at` are root's: before it goes) */
-	if (rc && at.n)
-		menv_lock_error_line(err, src,
-		                     menv_yaml_line_at(bytes, len, at.key, at.index, at.n));
+	if (rc && at.n) {
+		size_t col = 0, line = menv_yaml_line_at(bytes, len, at.key, at.index, at.n, &col);
+		menv_lock_error_line(err, src, line, at.col ? col : 0);
+	}
 	json_decref(root);
+	if (!rc && (f == MENV_LOCK_CONDA_LOCK || f == MENV_LOCK_PIXI))
+		entry_lines(lf, bytes, len);
 	size_t i;
 	if (!rc && (rc = check_entry_text(lf, src, &i, err))) {
 		char *fn = NULL;
-		if (entry_at(lf, i, &fn, &at))
-			menv_lock_error_line(err, src,
-			                     menv_yaml_line_at(bytes, len, at.key, at.index, at.n));
+		if (lf->pkgs[i].line)
+			menv_lock_error_line(err, src, lf->pkgs[i].line, 0);
+		else if (entry_at(lf, i, &fn, &at))
+			menv_lock_error_line(
+			        err, src,
+			        menv_yaml_line_at(bytes, len, at.key, at.index, at.n, NULL), 0);
 		free(fn);
 	}
 	if (rc) {

@@ -30,6 +30,7 @@ struct menv_lock_at {
 	const char *key[6];
 	size_t index[6];
 	size_t n;
+	bool col; /* the message says the node's column too (FILE:LINE:COL) */
 };
 
 /* conda-lock v1: `root` is the YAML document as JSON (menv_yaml_to_json). */
@@ -41,8 +42,9 @@ int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const cha
  * menv_lock_parse_conda_lock on a new `lf`: this one may hold entries already). */
 int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
                               const char *src, struct menv_lock_at *at, struct menv_error *err);
-/* "SRC: ..." in `err` becomes "SRC:LINE: ..." (line > 0); any other message stays. */
-void menv_lock_error_line(struct menv_error *err, const char *src, size_t line);
+/* "SRC: ..." in `err` becomes "SRC:LINE: ..." (line > 0), or "SRC:LINE:COL: ..." where col
+ * > 0 too; any other message stays. */
+void menv_lock_error_line(struct menv_error *err, const char *src, size_t line, size_t col);
 /* explicit: the file's bytes, line by line. */
 int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len,
                              const char *src, struct menv_error *err);

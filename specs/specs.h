@@ -355,6 +355,13 @@ int menv_home(const char **out, struct menv_error *err);
  * The whole of `url` is one URL. A string without "://" comes back unchanged. Never fails;
  * caller frees. */
 char *menv_url_redact(const char *url);
+/* A proxy setting (a value of proxy_servers) safe to print: menv_url_redact, and a value
+ * without a scheme ("user:password@host:port", which requests and curl take as http://) loses
+ * its userinfo the same way. Never fails; caller frees. */
+char *menv_proxy_redact(const char *proxy);
+/* menv_proxy_redact applied in place to `j` (borrowed): a string, or each string value of an
+ * object (proxy_servers' map); other values are left alone. */
+void menv_proxy_json_redact(json_t *j);
 /* obj[key] = menv_url_redact(url), for a record that goes to disk (the package cache's
  * repodata_record.json); a NULL url leaves obj as it is. */
 void menv_json_set_url(json_t *obj, const char *key, const char *url);
@@ -530,6 +537,9 @@ struct menv_envfile {
 	/* top-level keys that conda's environment.yml does not have, "LINE:KEY" (conda warns
 	 * about them and ignores them; so does menv's CLI) */
 	struct menv_strvec unknown;
+	/* what conda warns about and reads anyway, "SRC:LINE:COL: ..." each (`dependencies: ~`,
+	 * which conda 26.7 reads as none, warning that it will refuse it) */
+	struct menv_strvec notes;
 };
 
 /* Reads an environment file. `dependencies` may be missing, null or []; a `- pip:` mapping is
@@ -587,6 +597,10 @@ struct menv_lock_package {
 	char *source; /* a package to build from source (pixi `conda_source`, a pypi path or
 			      VCS URL), or NULL: such an entry cannot be installed from the lock */
 	char *env;    /* pixi: the environment name; NULL for the other formats */
+	/* the 1-based line where the entry starts in its file (explicit: its line; conda-lock:
+	 * its `package` item; pixi: its `packages` item), 0 where unknown (micromamba's JSON),
+	 * for messages about the entry after the file is read (the plan's) */
+	size_t line;
 };
 
 /* A pixi environment: its channels and PyPI settings. */

@@ -162,7 +162,9 @@ static int yaml_load(const char *bytes, size_t len, const char *src, json_t **ou
 	*out = NULL;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
-	rc = menv_yaml_load(&parser, &doc, src, err);
+	/* the styled reader is .condarc's (condarc.c): merge keys refused there */
+	rc = styles ? menv_yaml_load_refusing(&parser, &doc, src, false, MENV_CONDARC_MERGE, err)
+	            : menv_yaml_load(&parser, &doc, src, err);
 	if (rc) {
 		yaml_parser_delete(&parser);
 		return rc;

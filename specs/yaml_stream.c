@@ -102,6 +102,9 @@ static int event(struct reader *r, yaml_event_t *ev)
 			 * taken from the event rather than copied */
 			if (!menv_utf8_valid(s, strlen(s), &bad) || json_object_get(f->v, s))
 				return READ_FALLBACK;
+			/* a merge key (`<<: {...}`): the general reader merges */
+			if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !strcmp(s, "<<"))
+				return READ_FALLBACK;
 			f->key = (char *)ev->data.scalar.value;
 			ev->data.scalar.value = NULL;
 			return READ_OK;
@@ -183,7 +186,7 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
 }
 
 size_t menv_yaml_line_at(const char *bytes, size_t len, const char *const *keys,
-                         const size_t *index, size_t n)
+                         const size_t *index, size_t n, size_t *col)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
@@ -221,10 +224,48 @@ size_t menv_yaml_line_at(const char *bytes, size_t len, const char *const *keys,
 				mark = next->start_mark;
 		}
 		node = next;
-		if (node && i + 1 == n)
+		if (node && i + 1 == n) {
 			line = mark.line + 1;
+			if (col)
+				*col = mark.column + 1;
+		}
 	}
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	return line;
+}
+
+void menv_yaml_item_lines(const char *bytes, size_t len, const char *key, size_t *out, size_t n)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	struct menv_error ign = {0};
+
+	memset(out, 0, n * sizeof(*out));
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
+	if (menv_yaml_load(&parser, &doc, "", &ign)) {
+		yaml_parser_delete(&parser);
+		return;
+	}
+	yaml_node_t *root = yaml_document_get_root_node(&doc), *seq = NULL;
+	for (yaml_node_pair_t *p = root && root->type == YAML_MAPPING_NODE
+	                                   ? root->data.mapping.pairs.start
+	                                   : NULL;
+	     p && p < root->data.mapping.pairs.top && !seq; p++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+		if (k && k->type == YAML_SCALAR_NODE &&
+		    !strcmp((const char *)k->data.scalar.value, key))
+			seq = yaml_document_get_node(&doc, p->value);
+	}
+	if (seq && seq->type == YAML_SEQUENCE_NODE)
+		for (size_t i = 0; i < n && i < (size_t)(seq->data.sequence.items.top -
+		                                         seq->data.sequence.items.start);
+		     i++) {
+			yaml_node_t *it =
+			        yaml_document_get_node(&doc, seq->data.sequence.items.start[i]);
+			out[i] = it ? it->start_mark.line + 1 : 0;
+		}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
 }

@@ -149,6 +149,68 @@ static void test_errors_have_line_and_column(void **state)
 }
 
 /* menv's virtual-packages: list (the syntax of menv lock --virtual-package) */
+/* Issue 22: what conda 26.7 does with a section that is null. `dependencies: ~` (or no value):
+ * no dependencies, with conda's FutureWarning ("Invalid type for 'dependencies', expected a
+ * list"), which menv gives as a note naming FILE:LINE:COL; `pip: ~` is a pip section without
+ * requirements, as `pip: []` (conda drops it and adds `pip` to the conda side, saying
+ * nothing more) */
+static void test_null_sections(void **state)
+{
+	(void)state;
+	struct menv_envfile *ef = parse_ok("name: x\ndependencies: ~\n");
+	assert_int_equal(ef->deps.n, 0);
+	assert_int_equal(ef->notes.n, 1);
+	assert_string_equal(ef->notes.v[0],
+	                    "environment.yml:2:15: 'dependencies' has no value: read as no "
+	                    "dependencies (conda warns that it will refuse this; give a list, [] "
+	                    "for none)");
+	menv_envfile_free(ef);
+	ef = parse_ok("name: x\ndependencies: []\n");
+	assert_int_equal(ef->notes.n, 0);
+	menv_envfile_free(ef);
+	const char *pip[] = {"name: x\ndependencies:\n  - python\n  - pip: ~\n",
+	                     "name: x\ndependencies:\n  - python\n  - pip: []\n"};
+	for (size_t i = 0; i < 2; i++) {
+		ef = parse_ok(pip[i]);
+		assert_true(ef->has_pip_section);
+		assert_int_equal(ef->pip.n, 0);
+		assert_int_equal(ef->deps.n, 1);
+		assert_int_equal(ef->notes.n, 0);
+		menv_envfile_free(ef);
+	}
+}
+
+/* YAML merge keys, as conda's reader (ruamel.yaml) reads them: inside a mapping the merged
+ * keys are the mapping's, after its own (conda 26.7 stores variables C, A, B), its own and
+ * an earlier source's winning; at the top level conda drops them (an environment without the
+ * merged dependencies), so menv refuses them there with FILE:LINE:COL; a merge of a scalar
+ * is refused (ruamel: "expected a mapping or list of mappings for merging") */
+static void test_merge_keys(void **state)
+{
+	(void)state;
+	struct menv_envfile *ef = parse_ok("common: &c {A: '1', C: '9'}\nname: own\n"
+	                                   "variables:\n  <<: [*c, {A: '7', B: '2'}]\n"
+	                                   "  C: '3'\n"
+	                                   "dependencies:\n  - python\n");
+	assert_int_equal(ef->var_names.n, 3);
+	const char *names[] = {"C", "A", "B"}, *values[] = {"3", "1", "2"};
+	for (size_t i = 0; i < 3; i++) {
+		assert_string_equal(ef->var_names.v[i], names[i]);
+		assert_string_equal(ef->var_values.v[i], values[i]);
+	}
+	/* `common` is a key conda does not know: listed, as conda warns about it */
+	assert_int_equal(ef->unknown.n, 1);
+	assert_string_equal(ef->unknown.v[0], "1:common");
+	menv_envfile_free(ef);
+	expect_error("common: &c\n  dependencies: [python]\nname: x\n<<: *c\n",
+	             "env.yml:4:1: a merge key ('<<'): conda's environment file reader drops what "
+	             "is merged at its top level; write the keys out");
+	expect_error("name: x\nvariables:\n  <<: 3\n",
+	             "env.yml:3:7: a merge key ('<<') takes a mapping or a list of mappings");
+	expect_error("name: x\nvariables:\n  <<: [{A: '1'}, [B]]\n",
+	             "env.yml:3:18: a merge key ('<<') takes a mapping or a list of mappings");
+}
+
 static void test_virtual_packages(void **state)
 {
 	(void)state;
@@ -210,6 +272,8 @@ int main(void)
 	        cmocka_unit_test(test_virtual_packages),
 	        cmocka_unit_test(test_missing_file),
 	        cmocka_unit_test(test_corpus_envfiles),
+	        cmocka_unit_test(test_null_sections),
+	        cmocka_unit_test(test_merge_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -397,6 +397,183 @@ static void test_entry_lines(void **state)
 	menv_lockfile_free(lf);
 }
 
+/* Issue 22, "Types": a conda-lock value that was read as something else is refused with its
+ * FILE:LINE:COL, by the streaming reader and the general one (an anchor) alike: a
+ * `dependencies` value that is a mapping, a list or a boolean (read as "any version"), a
+ * `platform` that is not a string (`platform: 64`: the entry left out silently; conda-lock's
+ * model takes strings only), an item `- ~` (a line, no column) */
+static void test_conda_lock_value_types(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+	        {"package:\n" ENTRY("a", "") ENTRY("b", "x: {y: 1}"),
+	         "e.yml:14:18: package entry 2 ('b'): the dependency 'x' is a mapping, not a "
+	         "version (\"VERSION[ BUILD]\", \"*\" or nothing)"},
+	        {"package:\n" ENTRY("a", "x: '>=1', z: [1]"),
+	         "e.yml:6:28: package entry 1 ('a'): the dependency 'z' is a list, not a "
+	         "version (\"VERSION[ BUILD]\", \"*\" or nothing)"},
+	        {"package:\n" ENTRY("a", "x: true"),
+	         "e.yml:6:18: package entry 1 ('a'): the dependency 'x' is a boolean, not a "
+	         "version (\"VERSION[ BUILD]\", \"*\" or nothing)"},
+	        {"package:\n- name: a\n  version: '1.0'\n  manager: conda\n  platform: 64\n"
+	         "  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n  hash: {}\n",
+	         "e.yml:5:3: package entry 1 ('a'): its platform 64 is not a string (a platform "
+	         "name such as \"linux-64\")"},
+	        {"package:\n" ENTRY("a", "") "-   ~\n",
+	         "e.yml:10:5: package entry 2 is not a mapping"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		for (int anchor = 0; anchor < 2; anchor++) {
+			/* an anchor on the first line sends the file to the general reader */
+			char *t = menv_xasprintf(
+			        "%s%s", anchor ? "version: &v 1\n" : "version: 1\n", bad[i].text);
+			char *want = menv_xstrdup(bad[i].msg);
+			assert_null(model(t, "e.yml", &err));
+			/* one line more before the entries */
+			char *colon = strchr(want, ':');
+			size_t line = strtoul(colon + 1, NULL, 10) + 1;
+			char *rest = strchr(colon + 1, ':');
+			char *exp = menv_xasprintf("e.yml:%zu%s", line, rest);
+			assert_string_equal(err.msg, exp);
+			free(exp);
+			free(want);
+			free(t);
+		}
+	}
+	/* a number or a string is a version, null any: read */
+	const char *good = "version: 1\npackage:\n" ENTRY("a", "x: 1, y: '>=2', z: ~, w: '*'");
+	json_t *m = model(good, "e.yml", &err);
+	if (!m)
+		fail_msg("%s", err.msg);
+	json_t *deps =
+	        json_object_get(json_array_get(json_object_get(m, "packages"), 0), "depends");
+	assert_string_equal(json_string_value(json_array_get(deps, 0)), "x 1");
+	assert_string_equal(json_string_value(json_array_get(deps, 1)), "y >=2");
+	assert_string_equal(json_string_value(json_array_get(deps, 2)), "z");
+	assert_string_equal(json_string_value(json_array_get(deps, 3)), "w");
+	json_decref(m);
+}
+
+/* Every entry keeps the line where it starts (menv_lock_package.line), for the plan's errors:
+ * explicit (a conda line, a pip line), conda-lock streamed and read the general way, pixi (the
+ * `packages` item its reference found); and a control character in an explicit or pixi
+ * entry names that line, as conda-lock's did */
+static void test_entry_line_kept(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	struct menv_lockfile *lf = NULL;
+	const char *ex =
+	        "# platform: linux-64\n@EXPLICIT\n\n"
+	        "https://x.invalid/c/linux-64/a-1.0-0.conda#0123456789abcdef0123456789abcdef\n"
+	        "# pip p @ https://x.invalid/p-1.0-py3-none-any.whl\n";
+	if (menv_lockfile_parse(ex, strlen(ex), "ex.txt", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(lf->npkgs, 2);
+	assert_int_equal(lf->pkgs[0].line, 4);
+	assert_int_equal(lf->pkgs[1].line, 5);
+	menv_lockfile_free(lf);
+	for (int anchor = 0; anchor < 2; anchor++) {
+		char *t = menv_xasprintf("version: %s1\npackage:\n" ENTRY("a", "") ENTRY("b", ""),
+		                         anchor ? "&v " : "");
+		if (menv_lockfile_parse(t, strlen(t), "c.yml", &lf, &err))
+			fail_msg("%s", err.msg);
+		assert_int_equal(lf->pkgs[0].line, 3);
+		assert_int_equal(lf->pkgs[1].line, 11);
+		menv_lockfile_free(lf);
+		free(t);
+	}
+	const char *px =
+	        "version: 6\nenvironments:\n  default:\n    channels: []\n    packages:\n"
+	        "      linux-64:\n      - conda: https://x.invalid/c/linux-64/b-1.0-0.conda\n"
+	        "packages:\n- conda: " PKG
+	        "\n- conda: https://x.invalid/c/linux-64/b-1.0-0.conda\n";
+	if (menv_lockfile_parse(px, strlen(px), "pixi.lock", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(lf->npkgs, 1);
+	assert_int_equal(lf->pkgs[0].line, 10);
+	menv_lockfile_free(lf);
+
+	static const struct {
+		const char *src, *text, *msg;
+	} bad[] = {
+	        {"ex.txt", "@EXPLICIT\n\nhttps://x.invalid/c\x01/linux-64/a-1.0-0.conda\n",
+	         "ex.txt:3: package entry 1 ('a'): its url holds a control character"},
+	        {"ex.txt",
+	         "@EXPLICIT\nhttps://x.invalid/c/linux-64/a-1.0-0.conda\n"
+	         "# pip p\x1b @ https://x.invalid/p.whl\n",
+	         "ex.txt:3: package entry 2 ('p\\x1b'): its name holds a control character"},
+	        {"pixi.lock",
+	         "version: 6\nenvironments:\n  default:\n    channels: []\n    packages:\n"
+	         "      linux-64:\n      - conda: https://x.invalid/c/linux-64/b-1.0-0.conda\n"
+	         "packages:\n- conda: " PKG
+	         "\n- conda: https://x.invalid/c/linux-64/b-1.0-0.conda\n"
+	         "  name: \"b\\e\"\n",
+	         "pixi.lock:10: package entry 1 ('b\\x1b'): its name holds a control character"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_int_equal(menv_lockfile_parse(bad[i].text, strlen(bad[i].text), bad[i].src,
+		                                     &lf, &err),
+		                 MENV_EPARSE);
+		assert_string_equal(err.msg, bad[i].msg);
+	}
+}
+
+/* YAML merge keys in a lock (conda-lock reads its file with a YAML 1.1 loader): an entry's
+ * keys merged from an anchor are its own (menv kept a key named "<<", and the entry lacked
+ * 'manager'); its own keys win; a merge of something else is refused with FILE:LINE:COL */
+static void test_merge_keys(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	const char *t =
+	        "version: 1\npackage:\n"
+	        "- &a\n  name: a\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"
+	        "  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n  hash: {}\n"
+	        "- <<: *a\n  name: b\n  url: https://x.invalid/c/linux-64/b-1.0-0.conda\n"
+	        "- {<<: [{name: c, platform: osx-64}, {platform: linux-64, version: '1.0'}],"
+	        " manager: conda, hash: {}, url: https://x.invalid/c/osx-64/c-1.0-0.conda}\n";
+	json_t *m = model(t, "m.yml", &err);
+	if (!m)
+		fail_msg("%s", err.msg);
+	json_t *pk = json_object_get(m, "packages");
+	assert_int_equal(json_array_size(pk), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(pk, 1), "name")), "b");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(pk, 1), "platform")),
+	                    "linux-64");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(pk, 2), "platform")),
+	                    "osx-64");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(pk, 2), "version")),
+	                    "1.0");
+	assert_null(json_object_get(json_object_get(json_array_get(pk, 1), "extra"), "<<"));
+	json_decref(m);
+	/* no anchor: the streaming reader hands the entry to the general one */
+	const char *inl = "version: 1\npackage:\n"
+	                  "- <<: {manager: conda, platform: linux-64, hash: {}}\n  name: a\n"
+	                  "  version: '1.0'\n  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n";
+	m = model(inl, "m.yml", &err);
+	if (!m)
+		fail_msg("%s", err.msg);
+	json_decref(m);
+	assert_null(model("version: 1\npackage:\n- name: a\n  <<: 3\n", "m.yml", &err));
+	assert_string_equal(err.msg,
+	                    "m.yml:4:7: a merge key ('<<') takes a mapping or a list of mappings");
+	assert_null(model("version: 1\npackage:\n- name: a\n  <<: [{x: 1}, y]\n", "m.yml", &err));
+	assert_string_equal(err.msg,
+	                    "m.yml:4:16: a merge key ('<<') takes a mapping or a list of mappings");
+	/* a quoted '<<' is a key like any other */
+	const char *q = "version: 1\npackage:\n" ENTRY("a", "") "  '<<': {x: 1}\n";
+	m = model(q, "m.yml", &err);
+	if (!m)
+		fail_msg("%s", err.msg);
+	assert_non_null(json_object_get(
+	        json_object_get(json_array_get(json_object_get(m, "packages"), 0), "extra"), "<<"));
+	json_decref(m);
+}
+
 /* A file's format read in pieces is the format of its whole text: the line that decides may
  * come after the first MiB, or straddle two pieces */
 static void test_detect_file(void **state)
@@ -446,10 +623,16 @@ static void test_detect_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_v7_valid),      cmocka_unit_test(test_v7_refused),
-	        cmocka_unit_test(test_conda_lock_v3), cmocka_unit_test(test_conda_lock_streamed),
-	        cmocka_unit_test(test_detect_file),   cmocka_unit_test(test_one_document),
+	        cmocka_unit_test(test_v7_valid),
+	        cmocka_unit_test(test_v7_refused),
+	        cmocka_unit_test(test_conda_lock_v3),
+	        cmocka_unit_test(test_conda_lock_streamed),
+	        cmocka_unit_test(test_detect_file),
+	        cmocka_unit_test(test_one_document),
 	        cmocka_unit_test(test_entry_lines),
+	        cmocka_unit_test(test_conda_lock_value_types),
+	        cmocka_unit_test(test_entry_line_kept),
+	        cmocka_unit_test(test_merge_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
