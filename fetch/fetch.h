@@ -343,8 +343,7 @@ struct menv_pkgfile_st {
 /* Keeps `v` (n entries, one per entry of paths.json's "paths", in order; taken over, freed
  * here) beside the parse `json` of `path` that menv_pkgmeta_load handed out, so that the link
  * need not stat each file again; dropped when the parse is not the one kept. Thread-safe. */
-void menv_pkgmeta_keep_stats(const char *path, json_t *json, struct menv_pkgfile_st *v,
-                             size_t n);
+void menv_pkgmeta_keep_stats(const char *path, json_t *json, struct menv_pkgfile_st *v, size_t n);
 /* A copy of the stats kept beside the parse `json` of `path` (n entries into *n), or NULL
  * when none are (another parse, or none kept). Caller frees. Thread-safe. */
 struct menv_pkgfile_st *menv_pkgmeta_stats(const char *path, json_t *json, size_t *n);
