@@ -23,6 +23,39 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A borrowing map (menv_strmap_borrowing) keeps the caller's key pointers, made room for all
+ * its keys at once (its slots never move while it fills), and gives each key its value. */
+static void test_strmap_borrowing(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	char(*keys)[16] = calloc(N, sizeof(*keys));
+	struct menv_strmap m;
+	menv_strmap_borrowing(&m, N);
+	struct menv_strmap_slot *slots = m.slots;
+	size_t cap = m.cap;
+	assert_true(cap >= 2 * N);
+	for (size_t i = 0; i < N; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "p%zu", i);
+		assert_true(menv_strmap_add(&m, keys[i], i));
+	}
+	assert_false(menv_strmap_add(&m, "p7", 99)); /* the first value kept */
+	assert_true(m.slots == slots && m.cap == cap && m.n == N);
+	for (size_t i = 0; i < N; i++) {
+		size_t *v = menv_strmap_get(&m, keys[i]);
+		assert_non_null(v);
+		assert_int_equal(*v, i);
+	}
+	size_t own = 0;
+	for (size_t i = 0; i < m.cap; i++)
+		own += m.slots[i].key && m.slots[i].key >= keys[0] && m.slots[i].key < keys[N];
+	assert_int_equal(own, N); /* every key is the caller's pointer, none a copy */
+	assert_null(menv_strmap_get(&m, "q1"));
+	menv_strmap_clear(&m);
+	assert_false(m.borrowed);
+	free(keys); /* after the clear: the map freed none of them (ASan would say) */
+}
+
 /* The message of a failing spec must be valid UTF-8 so that jansson takes it (the CLI's
  * --json error printed json_dumps(NULL) and crashed: issue 14). */
 static void assert_json_message(const struct menv_error *err)
@@ -516,6 +549,7 @@ int main(void)
 	        cmocka_unit_test(test_deep_json),
 	        cmocka_unit_test(test_billion_laughs),
 	        cmocka_unit_test(test_large_inputs_linear),
+	        cmocka_unit_test(test_strmap_borrowing),
 	        cmocka_unit_test(test_cancel),
 	        cmocka_unit_test(test_fuzz_finds),
 	};
