@@ -98,8 +98,7 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 	p->platform = menv_lock_jtext(json_object_get(e, "platform"));
 	p->url = menv_lock_jtext(json_object_get(e, "url"));
 	if (json_is_string(json_object_get(e, "category"))) {
-		free(p->category);
-		p->category = menv_xstrdup(menv_lock_jstr(e, "category"));
+		p->category = menv_xstrdup(menv_lock_jstr(e, "category")); /* was "main" */
 	}
 	p->optional = json_is_true(json_object_get(e, "optional"));
 	if (deps_list) {

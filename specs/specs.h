@@ -564,7 +564,10 @@ enum menv_lock_format {
 
 enum menv_lock_manager { MENV_LOCK_CONDA = 0, MENV_LOCK_PIP = 1 };
 
-/* One locked package for one platform (and, for pixi, one environment). Strings owned. */
+/* One locked package for one platform (and, for pixi, one environment). Its strings belong to the lockfile: those of a parsed file may be held in the
+ * lockfile's chunks (menv_lockfile_parse), and are read-only; the fields of an entry made by
+ * menv_lockfile_add are NULL (category a static "main") and take malloc'd strings, freed by
+ * menv_lockfile_free. */
 struct menv_lock_package {
 	enum menv_lock_manager manager;
 	char *name; /* conda name, or the pip distribution name as written */
@@ -619,7 +622,8 @@ struct menv_lockfile {
 	size_t npkgs;
 	struct menv_lock_env *envs; /* pixi environments (others: none) */
 	size_t nenvs;
-	size_t pkgs_alloc; /* entries allocated at pkgs (menv_lockfile_add grows it) */
+	size_t pkgs_alloc;           /* entries allocated at pkgs (menv_lockfile_add grows it) */
+	struct menv_lock_strs *strs; /* the parsed entries' strings, in chunks (lockfile.c) */
 };
 
 /* Says which lockfile format `bytes` hold (MENV_LOCK_NONE for anything else, e.g. an
