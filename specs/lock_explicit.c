@@ -166,6 +166,8 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 			size_t off, sl;
 			if (menv_lock_url_subdir_at(s, &off, &sl)) {
 				const char *prev = lf->npkgs > 1 ? p[-1].subdir : NULL;
+				if (!menv_lock_holds(lf, prev))
+					prev = NULL;
 				p->subdir = prev && strlen(prev) == sl && !memcmp(prev, s + off, sl)
 				                    ? p[-1].subdir
 				                    : menv_lock_strndup(lf, s + off, sl);

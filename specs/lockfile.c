@@ -220,15 +220,19 @@ char *menv_lock_strdup(struct menv_lockfile *lf, const char *s)
 	return s ? menv_lock_strndup(lf, s, strlen(s)) : NULL;
 }
 
+bool menv_lock_holds(const struct menv_lockfile *lf, const char *s)
+{
+	for (const struct menv_lock_strs *c = lf->strs; s && c; c = c->prev)
+		if (s >= c->data && s < c->data + c->cap)
+			return true;
+	return false;
+}
+
 /* Frees `s` unless lf's chunks (or the static "main") hold it. */
 static void lock_free(const struct menv_lockfile *lf, char *s)
 {
-	if (!s || s == lock_main)
-		return;
-	for (const struct menv_lock_strs *c = lf->strs; c; c = c->prev)
-		if (s >= c->data && s < c->data + c->cap)
-			return;
-	free(s);
+	if (s && s != lock_main && !menv_lock_holds(lf, s))
+		free(s);
 }
 
 static void package_release(const struct menv_lockfile *lf, struct menv_lock_package *p)

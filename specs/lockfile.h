@@ -79,6 +79,9 @@ bool menv_lock_url_subdir_at(const char *url, size_t *off, size_t *len);
  * for NULL. */
 char *menv_lock_strndup(struct menv_lockfile *lf, const char *s, size_t n);
 char *menv_lock_strdup(struct menv_lockfile *lf, const char *s);
+/* Is `s` one of lf's held strings (menv_lock_strndup)? Only such a string may be shared by
+ * two entries (the others are freed with their entry). */
+bool menv_lock_holds(const struct menv_lockfile *lf, const char *s);
 /* Room for `n` more entries in lf->pkgs at once (a reader that can count its entries before
  * reading them: no array grown and copied 17 times for 100,000 entries). A hint: adding
  * more still works. */
