@@ -69,7 +69,6 @@ static int config_vars(int argc, char **argv)
 	struct menv_cli_args a = {0};
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
-	struct menv_strvec names = MENV_STRVEC_INIT, values = MENV_STRVEC_INIT;
 	const char *sub = argc > 1 ? argv[1] : "";
 	char *prefix = NULL;
 	int rc = 0, exit_code = 0;
@@ -97,18 +96,13 @@ static int config_vars(int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(sub, "list")) {
-		rc = menv_env_state_vars_load(prefix, &names, &values, &err);
-		if (rc)
-			goto out;
-		if (json) {
-			json_t *j = json_object();
-			for (size_t i = 0; i < names.n; i++)
-				json_object_set_new(j, names.v[i], json_string(values.v[i]));
+		json_t *j = NULL;
+		struct menv_buf text = MENV_BUF_INIT;
+		rc = menv_env_state_vars_show(prefix, json ? &j : NULL, json ? NULL : &text, &err);
+		if (!rc && json)
 			menv_cli_put_json(j, false);
-		} else {
-			for (size_t i = 0; i < names.n; i++)
-				printf("%s = %s\n", names.v[i], values.v[i]);
-		}
+		fputs(text.buf ? text.buf : "", stdout);
+		menv_buf_release(&text);
 	} else {
 		struct menv_strvec w = MENV_STRVEC_INIT;
 		rc = menv_env_config_vars_edit(prefix, !strcmp(sub, "set"), args, (size_t)nargs,
@@ -121,8 +115,6 @@ static int config_vars(int argc, char **argv)
 out:
 	if (rc)
 		exit_code = menv_cli_fail(&err);
-	menv_strvec_clear(&names);
-	menv_strvec_clear(&values);
 	free(prefix);
 	menv_config_release(&cfg);
 	menv_cli_args_release(&a);

@@ -406,6 +406,27 @@ int menv_env_state_vars_load(const char *prefix, struct menv_strvec *names,
 	return 0;
 }
 
+int menv_env_state_vars_show(const char *prefix, json_t **json, struct menv_buf *text,
+                             struct menv_error *err)
+{
+	struct menv_strvec names = MENV_STRVEC_INIT, values = MENV_STRVEC_INIT;
+	int rc = menv_env_state_vars_load(prefix, &names, &values, err);
+
+	if (json)
+		*json = rc ? NULL : json_object();
+	for (size_t i = 0; !rc && i < names.n; i++) {
+		char *safe = menv_text_redact(values.v[i]);
+		if (json)
+			json_object_set_new(*json, names.v[i], json_string(safe));
+		if (text)
+			menv_buf_addf(text, "%s = %s\n", names.v[i], safe);
+		free(safe);
+	}
+	menv_strvec_clear(&names);
+	menv_strvec_clear(&values);
+	return rc;
+}
+
 int menv_env_vars_load(const char *prefix, struct menv_strvec *names, struct menv_strvec *values,
                        struct menv_error *err)
 {

@@ -120,6 +120,13 @@ int menv_env_vars_load(const char *prefix, struct menv_strvec *names, struct men
  * Errors: MENV_EPARSE. */
 int menv_env_state_vars_load(const char *prefix, struct menv_strvec *names,
                              struct menv_strvec *values, struct menv_error *err);
+/* `env config vars list`: the `env_vars` of conda-meta/state (menv_env_state_vars_load), each
+ * value as menv_text_redact shows it: the state keeps a URL's user:password and /t/<token>
+ * for activation to export, nothing prints them. `json` (when non-NULL) receives a new object
+ * {NAME: VALUE} in file order; `text` (when non-NULL) gets conda's "NAME = VALUE" line for
+ * each. Errors: as menv_env_state_vars_load. */
+int menv_env_state_vars_show(const char *prefix, json_t **json, struct menv_buf *text,
+                             struct menv_error *err);
 /* Sets (adds or replaces) variables in `env_vars` of conda-meta/state, keeping the file's
  * other keys (conda's `env config vars set`); the file is replaced atomically. `prefix` may be
  * a staging directory. Errors: MENV_EUSAGE (a name a shell cannot export), MENV_ENOTFOUND (no

@@ -241,7 +241,7 @@ static int load_solver(struct menv_txn *t, const char *pins_prefix, struct menv_
 	                               t->o.cb.event, t->o.cb.ud, &t->ch, err);
 	if (rc)
 		return rc;
-	if (!t->ch.nchans && (t->nspecs || t->o.all))
+	if (!t->ch.nchans && (t->nspecs || t->o.all) && t->o.kind != MENV_TXN_REMOVE)
 		return menv_error_set(err, MENV_EUSAGE,
 		                      "no channels: give -c CHANNEL or list channels in the "
 		                      "environment file or .condarc");
@@ -395,6 +395,42 @@ static char *lower(const char *s)
 	return l;
 }
 
+/* Does a record's features or track_features value ("a b", "a,b" or a list) name one? */
+static bool names_feature(json_t *v)
+{
+	size_t i;
+	json_t *e;
+	const char *str = json_string_value(v);
+	json_array_foreach(v, i, e) if (names_feature(e)) return true;
+	return str && str[strspn(str, " ,")];
+}
+
+/* conda remove solves against its channels (.condarc's) with the prefix's records; what
+ * they can change there is the legacy feature metric's relinking (features.c: numpy's mkl
+ * build relinked as the plain one once mkl's tracker leaves). A prefix none of whose records
+ * carries features or track_features is solved over its records only, no repodata read. conda
+ * --offline counts a channel with no cached repodata as empty: offline, a channel load that
+ * fails gives that same records-only solve. */
+static int remove_solver(struct menv_txn *t, struct menv_error *err)
+{
+	bool featured = false;
+	for (size_t i = 0; i < t->ninst && !featured; i++)
+		featured = names_feature(json_object_get(t->inst[i].json, "features")) ||
+		           names_feature(json_object_get(t->inst[i].json, "track_features"));
+	int rc = featured ? load_solver(t, t->o.prefix, err) : 0;
+	if (rc && t->o.cfg->offline && rc != MENV_EINTR) {
+		menv_solver_free(t->solver);
+		t->solver = NULL;
+		menv_channel_set_release(&t->ch);
+		memset(&t->ch, 0, sizeof(t->ch));
+		*err = (struct menv_error){0};
+		rc = 0;
+	}
+	if (!rc && !t->solver)
+		t->solver = menv_solver_new(t->o.cfg->subdir, t->o.cfg->channel_priority);
+	return rc;
+}
+
 /* install, update, remove, env update, --revision: a solve (or the history) against the
  * installed records. */
 static int plan_change(struct menv_txn *t, struct menv_error *err)
@@ -463,13 +499,9 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 		                          &t->ch, t->solver, t->inst, t->ninst, &t->owned, &t->link,
 		                          &t->nlink, &t->unlink, &t->nunlink, err);
 	}
-	if (k != MENV_TXN_REMOVE) {
-		rc = load_solver(t, t->o.prefix, err);
-		if (rc)
-			return rc;
-	} else {
-		t->solver = menv_solver_new(t->o.cfg->subdir, t->o.cfg->channel_priority);
-	}
+	rc = k == MENV_TXN_REMOVE ? remove_solver(t, err) : load_solver(t, t->o.prefix, err);
+	if (rc)
+		return rc;
 	menv_solver_add_installed(t->solver, t->instj, t->ninst);
 	rc = load_history(t, err);
 	if (rc)

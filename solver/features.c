@@ -231,3 +231,73 @@ int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct men
 	json_decref(active);
 	return (job->count - start) / 2;
 }
+
+/* Does record j carry a feature of `set` in its field `key`? */
+static bool carries(json_t *j, const char *key, json_t *set)
+{
+	json_t *own = json_object();
+	menv_solv_add_features(j ? json_object_get(j, key) : NULL, own);
+	const char *f;
+	json_t *v;
+	bool any = false;
+	json_object_foreach(own, f, v) any = any || json_object_get(set, f);
+	json_decref(own);
+	return any;
+}
+
+int menv_solv_remove_feature_jobs(struct menv_solver *s, Solver *solv,
+                                  const struct menv_strvec *asked, Queue *job, Queue *relink)
+{
+	Pool *pool = s->pool;
+	Queue dq;
+	Map in;
+	json_t *drop = json_object(), *keep = json_object();
+	int start = job->count;
+
+	queue_init(&dq);
+	solver_get_decisionqueue(solv, &dq);
+	map_init(&in, pool->nsolvables);
+	for (int i = 0; i < dq.count; i++)
+		if (dq.elements[i] > 1 && installed_json(s, dq.elements[i])) {
+			Id p = dq.elements[i];
+			MAPSET(&in, p);
+			bool req =
+			        listed(asked, pool_id2str(pool, pool_id2solvable(pool, p)->name));
+			add_tracked(s, p, req ? keep : drop);
+		}
+	const char *f;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(drop, tmp, f, v) if (json_object_get(keep, f))
+	        json_object_del(drop, f);
+	for (Id p = 2; json_object_size(drop) && p < pool->nsolvables; p++) {
+		json_t *j = installed_json(s, p);
+		if (!j)
+			continue;
+		Id name = pool_id2solvable(pool, p)->name;
+		if (!MAPTST(&in, p)) {
+			queue_push2(job, SOLVER_ERASE | SOLVER_SOLVABLE, p);
+		} else if (carries(j, "track_features", drop)) {
+			/* with what only it needed (mkl's mkl-service, scipy, ...) */
+			queue_push2(job,
+			            SOLVER_ERASE | SOLVER_SOLVABLE | SOLVER_CLEANDEPS | SOLVER_WEAK,
+			            p);
+		} else if (carries(j, "features", drop)) {
+			queue_push2(job, SOLVER_ERASE | SOLVER_SOLVABLE | SOLVER_WEAK, p);
+			if (!listed(asked, pool_id2str(pool, name)))
+				continue;
+			/* asked for: relinked as a build without the dropped features */
+			queue_push(relink, name);
+			Id q, qq;
+			FOR_PROVIDES(q, qq, name)
+			if (pool_id2solvable(pool, q)->name == name && !installed_json(s, q) &&
+			    carries(json_of(s, q), "features", drop))
+				queue_push2(job, SOLVER_LOCK | SOLVER_SOLVABLE, q);
+		}
+	}
+	map_free(&in);
+	queue_free(&dq);
+	json_decref(drop);
+	json_decref(keep);
+	return job->count - start;
+}

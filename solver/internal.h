@@ -177,6 +177,17 @@ void menv_solv_add_features(json_t *v, json_t *set);
  * it) and weakly erased, its name weakly installed. Returns how many jobs were appended:
  * none when no package of the solution loses (the solution stands); -1 on a pruned pool
  * (prune.c) where a feature is tracked or carried: the builds pruning left out count too. */
+/* conda's feature count on a remove solved over channels (envs/txn.c): after the first solve
+ * `solv` (the installed records only), the features tracked only by packages the user did not
+ * ask for (`asked`: the history's names) are dropped, as conda's fewest-tracked-features
+ * objective drops them where the channels offer builds without. Appends to job: the installed
+ * solvables the first solve removed erased; the trackers of a dropped feature weakly erased
+ * with what only they needed (cleandeps); the builds carrying one weakly erased, and for an
+ * asked name its string Id pushed on relink (the caller installs its history spec) and the
+ * channel builds of it carrying a dropped feature locked out. Returns how many jobs: 0 when
+ * nothing is dropped (the first solve stands). */
+int menv_solv_remove_feature_jobs(struct menv_solver *s, Solver *solv,
+                                  const struct menv_strvec *asked, Queue *job, Queue *relink);
 int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct menv_strvec *requested,
                            Queue *job, Map *freed);
 

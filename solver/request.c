@@ -303,10 +303,12 @@ struct plan {
 	struct menv_strvec closure;        /* update_deps: dependencies of explicit_names */
 	Map unlocked;                      /* installed solvables no longer locked */
 	bool all_unlocked;                 /* every installed solvable only favoured */
-	bool no_best;   /* the last resort: explicit names need not reach their best version */
-	Queue held;     /* job index of each spec the request did not name but holds */
-	Queue featjobs; /* conda's legacy feature metric as DISFAVOR jobs (features.c) */
-	Map featfree;   /* installed solvables the feature metric relinks: not locked */
+	bool no_best;     /* the last resort: explicit names need not reach their best version */
+	Queue held;       /* job index of each spec the request did not name but holds */
+	Queue featjobs;   /* conda's legacy feature metric as DISFAVOR jobs (features.c) */
+	Map featfree;     /* installed solvables the feature metric relinks: not locked */
+	bool remove_feat; /* featjobs: a remove's feature count (they place every installed one) */
+	Queue relink;     /* string Ids of the names the remove's feature count relinks */
 	struct menv_strvec held_text; /* what each of them is, for the problem text */
 };
 
@@ -482,6 +484,15 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		if (!nameid)
 			continue;
 		queue_push2(job, SOLVER_USERINSTALLED | SOLVER_SOLVABLE_NAME, nameid);
+		bool relinked = false;
+		for (int k = 0; removing && pl->remove_feat && k < pl->relink.count; k++)
+			relinked = relinked || pl->relink.elements[k] == nameid;
+		if (relinked) {
+			rc = add_spec_job(s, job, q, SOLVER_INSTALL, h, false, err);
+			if (rc)
+				return rc;
+			continue;
+		}
 		/* conda strips the history's constraint of an aggressively updated name */
 		if (req->update_all || has_name(&pl->closure, h->name) || removing ||
 		    aggressive(req, h->name)) {
@@ -565,6 +576,12 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		if (r && has_name(&pl->explicit_names, json_str(r, "name")))
 			queue_push2(job, SOLVER_ALLOWUNINSTALL | SOLVER_SOLVABLE, p);
 	}
+	/* a remove's first solve over channels: the installed records only, as with none */
+	Repo *repo;
+	int ri;
+	FOR_REPOS(ri, repo)
+	if (removing && !pl->remove_feat && repo != s->virt && repo != pool->installed)
+		queue_push2(job, SOLVER_LOCK | SOLVER_SOLVABLE_REPO, repo->repoid);
 	queue_insertn(job, job->count, pl->featjobs.count, pl->featjobs.elements);
 	return 0;
 }
@@ -971,10 +988,24 @@ static void plan_reset(struct plan *pl)
 	map_empty(&pl->unlocked);
 	map_empty(&pl->featfree);
 	queue_empty(&pl->featjobs);
+	queue_empty(&pl->relink);
+	pl->remove_feat = false;
 	queue_empty(&pl->held);
 	menv_strvec_clear(&pl->held_text);
 	menv_strvec_clear(&pl->closure);
 	pl->all_unlocked = pl->no_best = false;
+}
+
+/* Has the pool a channel's records, beside the installed and virtual packages? */
+static bool has_channel_repo(const struct menv_solver *s)
+{
+	Pool *pool = s->pool;
+	Repo *r;
+	int i;
+	FOR_REPOS(i, r)
+	if (r != pool->installed && r != s->virt && r->nsolvables)
+		return true;
+	return false;
 }
 
 /* The solve proper: relaxing, then update_deps' second solve and the feature metric's. On
@@ -999,6 +1030,29 @@ static int solve_plan(struct menv_solver *s, const struct menv_solve_request *re
 	if (!rc && !req->nremove)
 		nf = menv_solv_feature_jobs(s, solv, &pl->explicit_names, &pl->featjobs,
 		                            &pl->featfree);
+	if (!rc && req->nremove && has_channel_repo(s)) {
+		/* conda's remove over its channels: fewest tracked features first */
+		struct menv_strvec asked = MENV_STRVEC_INIT;
+		for (size_t i = 0; i < req->nhistory; i++)
+			if (req->history[i]->name && !has_name(&pl->removed, req->history[i]->name))
+				menv_strvec_push(&asked, req->history[i]->name);
+		nf = menv_solv_remove_feature_jobs(s, solv, &asked, &pl->featjobs, &pl->relink);
+		menv_strvec_clear(&asked);
+		if (nf > 0) {
+			Solver *first = solv;
+			pl->remove_feat = true;
+			rc = solve_relaxing(s, req, pl, &solv, err);
+			if (!rc) {
+				solver_free(first);
+			} else {
+				/* no solution drops them: the installed records' answer */
+				solv = first;
+				rc = 0;
+				*err = (struct menv_error){0};
+			}
+			nf = 0;
+		}
+	}
 	if (nf < 0)
 		rc = NEEDS_FULL; /* the builds pruning left out count too */
 	if (nf > 0) {
@@ -1041,6 +1095,7 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 	queue_init(&pl.held);
 	queue_init(&pl.featjobs);
 	map_init(&pl.featfree, pool->nsolvables);
+	queue_init(&pl.relink);
 	for (size_t i = 0; i < req->ninstall; i++)
 		if (req->install[i]->name)
 			menv_strvec_push(&pl.explicit_names, req->install[i]->name);
@@ -1153,6 +1208,7 @@ out:
 	queue_free(&pl.held);
 	queue_free(&pl.featjobs);
 	map_free(&pl.featfree);
+	queue_free(&pl.relink);
 	menv_strvec_clear(&pl.held_text);
 	menv_strvec_clear(&pl.explicit_names);
 	menv_strvec_clear(&pl.removed);

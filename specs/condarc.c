@@ -160,6 +160,7 @@ json_t *menv_config_json(const struct menv_config *cfg)
 		json_object_set_new(proxy, "http", json_string(cfg->proxy_http));
 	if (cfg->proxy_https)
 		json_object_set_new(proxy, "https", json_string(cfg->proxy_https));
+	menv_proxy_json_redact(proxy); /* "user:pw@host:port" has no scheme to find it by */
 	json_object_set_new(j, "add_pip_as_python_dependency",
 	                    json_boolean(cfg->add_pip_as_python_dependency));
 	json_object_set_new(j, "aggressive_update_packages",
@@ -738,6 +739,7 @@ int menv_config_view(enum menv_config_view view, const struct menv_strvec *keys,
 			rc = menv_condarc_load(cfg.files.v[i], &r, err);
 			if (rc)
 				break;
+			menv_proxy_json_redact(json_object_get(r.doc, "proxy_servers"));
 			json_object_set(j, cfg.files.v[i], r.doc);
 			menv_condarc_release(&r);
 		}
@@ -852,6 +854,8 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 			menv_strvec_push_owned(warnings, menv_xasprintf("unknown key %s", n));
 		} else if (v) { /* shown without credentials or tokens */
 			json_t *safe = json_deep_copy(v);
+			if (!strcmp(n, "proxy_servers"))
+				menv_proxy_json_redact(safe);
 			menv_json_redact(safe);
 			json_object_set_new(got, get->v[i], safe);
 			if (text)

@@ -131,7 +131,7 @@ const struct menv_param *menv_config_params(size_t *n);
 const struct menv_param *menv_config_param(const char *name);
 /* The values `cfg` gives every setting of menv_config_params, as a new JSON object in that
  * order (lists of strings, maps of strings, booleans, integers, reals, strings or null;
- * credentials in channel_alias hidden). */
+ * credentials in channel_alias and proxy_servers hidden). */
 json_t *menv_config_json(const struct menv_config *cfg);
 /* conda config --show's text (format_dict): "key: value" with Python's True/False/None,
  * "key:" then "  - item" lines, "key: []", "key:" then "  k: v" lines, "key: {}". Appends. */

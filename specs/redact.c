@@ -16,6 +16,9 @@
  * it; otherwise at whitespace, a quote, angle brackets, a backslash or a control byte, except
  * that an authority that is no host[:port] ("usr:S3c ret@host") goes on to the next '@' of
  * the line.
+ *
+ * A proxy setting may have no scheme ("user:password@host:port", which curl and requests take
+ * as http://): menv_proxy_redact removes its userinfo the same way.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +214,32 @@ char *menv_text_redact(const char *text)
 char *menv_url_redact(const char *url)
 {
 	return redact(url, url + strlen(url), true);
+}
+
+char *menv_proxy_redact(const char *proxy)
+{
+	if (strstr(proxy, "://"))
+		return menv_url_redact(proxy);
+	/* "user:pw@host:port": the URL requests and curl make of it, redacted, less its scheme */
+	char *url = menv_xasprintf("http://%s", proxy), *safe = menv_url_redact(url);
+	char *out = menv_xstrdup(safe + strlen("http://"));
+	free(url);
+	free(safe);
+	return out;
+}
+
+void menv_proxy_json_redact(json_t *j)
+{
+	const char *k;
+	json_t *v;
+
+	if (json_is_string(j)) {
+		char *r = menv_proxy_redact(json_string_value(j));
+		json_string_set(j, r);
+		free(r);
+	} else if (json_is_object(j)) {
+		json_object_foreach(j, k, v) menv_proxy_json_redact(v);
+	}
 }
 
 void menv_json_set_url(json_t *obj, const char *key, const char *url)

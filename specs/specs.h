@@ -360,6 +360,13 @@ int menv_home(const char **out, struct menv_error *err);
  * The whole of `url` is one URL. A string without "://" comes back unchanged. Never fails;
  * caller frees. */
 char *menv_url_redact(const char *url);
+/* A proxy setting (a value of proxy_servers) safe to print: menv_url_redact, and a value
+ * without a scheme ("user:password@host:port", which requests and curl take as http://) loses
+ * its userinfo the same way. Never fails; caller frees. */
+char *menv_proxy_redact(const char *proxy);
+/* menv_proxy_redact applied in place to `j` (borrowed): a string, or each string value of an
+ * object (proxy_servers' map); other values are left alone. */
+void menv_proxy_json_redact(json_t *j);
 /* obj[key] = menv_url_redact(url), for a record that goes to disk (the package cache's
  * repodata_record.json); a NULL url leaves obj as it is. */
 void menv_json_set_url(json_t *obj, const char *key, const char *url);

@@ -16,7 +16,8 @@ through channel_alias, with add_pip_as_python_dependency off and flexible channe
 A step that creates an environment runs `menv create --dry-run --json`; one that changes an
 existing environment writes the installed state (conda's expected records of the step before,
 as conda-meta/*.json) and the history specs (conda-meta/history, written as conda writes it),
-then runs `menv install|remove --dry-run --json` with the flags that match conda's
+then runs `menv install|remove --dry-run --json` (a remove with the channels in .condarc, where
+conda's remove finds them: context.channels) with the flags that match conda's
 update_modifier / deps_modifier arguments (solve_final_state's default, update_specs, is
 `--update-specs`: a bare `conda install` first solves frozen, see conda_oracle.py's "cli"). A step that only conda's Python API can express
 (an index this corpus lacks, a mocked solver, no request at all) is counted as not
@@ -187,6 +188,8 @@ def run_step(menv, step, chans, tmp, verbose):
     with open(rc, "w", encoding="utf-8") as f:
         f.write(f"channel_alias: file://{chans.root}\nchannel_priority: {priority}\n"
                 "add_pip_as_python_dependency: false\n")
+        if step["remove"]:  # conda remove solves against context.channels
+            f.write("channels: [" + ", ".join(n for n, _ in step["channels"]) + "]\n")
     if step.get("cli") == "env_update":
         # `conda env update -f FILE`: the file's channels and dependencies (conda solves
         # frozen first, then as update_specs: conda_oracle.py)

@@ -172,12 +172,43 @@ static void test_text_linear(void **state)
 	assert_true(large < 24 * small + 0.01);
 }
 
+/* proxy_servers values: with a scheme as menv_url_redact; without one ("user:pw@host:port",
+ * which requests' prepend_scheme_if_needed and curl take as http://) the userinfo goes too */
+static void test_proxy(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} p[] = {
+	        {"http://puser:PPW@proxy.corp:3128", "http://proxy.corp:3128"},
+	        {"puser:PPW@proxy.corp:3128", "proxy.corp:3128"},
+	        {"puser:P@W@proxy.corp:3128", "proxy.corp:3128"},
+	        {"puser@proxy.corp", "proxy.corp"},
+	        {"proxy.corp:3128", "proxy.corp:3128"},
+	        {"socks5h://u:p@127.0.0.1:1080", "socks5h://127.0.0.1:1080"},
+	        {"", ""},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(p) / sizeof(*p); i++) {
+		char *got = menv_proxy_redact(p[i].in);
+		assert_string_equal(got, p[i].want);
+		free(got);
+	}
+	json_t *j = json_pack("{s:s, s:s, s:i}", "http", "u:S3c@h:1", "https", "https://u:S3c@h:2",
+	                      "ftp", 3);
+	menv_proxy_json_redact(j);
+	char *dump = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(dump, "{\"ftp\":3,\"http\":\"h:1\",\"https\":\"https://h:2\"}");
+	free(dump);
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_url_rows),
 	        cmocka_unit_test(test_text),
 	        cmocka_unit_test(test_text_linear),
+	        cmocka_unit_test(test_proxy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
