@@ -995,16 +995,33 @@ struct check_ud {
 	const char *dist, *prefix, *site_packages;
 	bool noarch_python;
 	json_t *links; /* prefix path -> dist of a link in the transaction, or NULL */
-	int srcfd;     /* menv_link_list_links: the package's directory */
+	int srcfd;     /* menv_link_list_links: the package's directory, or -1 until needed */
+	const char *pkgdir;
+	struct menv_pkgfile_st *kept; /* the cache check's stats (menv_pkgmeta_stats) */
+	size_t nkept, at;             /* at: the entry's index */
 };
 
 static int list_link(void *ud, struct path_entry *pe, struct menv_error *err)
 {
 	struct check_ud *c = ud;
 	struct stat st;
+	size_t k = c->at++;
+	bool got = false;
 	(void)err;
-	if (menv_beneath_relpath_ok(pe->path) &&
-	    fstatat(c->srcfd, pe->path, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (!menv_beneath_relpath_ok(pe->path))
+		return 0;
+	if (k < c->nkept && c->kept[k].have) {
+		memset(&st, 0, sizeof(st));
+		st.st_mode = c->kept[k].mode;
+		st.st_atim = c->kept[k].atim;
+		st.st_mtim = c->kept[k].mtim;
+		got = true;
+	} else {
+		if (c->srcfd < 0)
+			c->srcfd = open(c->pkgdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		got = fstatat(c->srcfd, pe->path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	}
+	if (got) {
 		pe->have_st = true;
 		pe->mode = st.st_mode;
 		pe->atim = st.st_atim;
@@ -1022,13 +1039,24 @@ int menv_link_list_links(struct menv_link_list *l, const char *pkgdir, const cha
                          bool noarch_python, const char *site_packages, json_t *links,
                          struct menv_error *err)
 {
-	/* each file stat'ed relative to the package's directory: no walk from / for each */
-	struct check_ud c = {dist,          "",
-	                     site_packages, noarch_python && site_packages,
-	                     links,         open(pkgdir, O_PATH | O_DIRECTORY | O_CLOEXEC)};
+	/* each file stat'ed relative to the package's directory: no walk from / for each; the
+	 * stats the cache's check took of this parse of paths.json are taken as they are */
+	struct check_ud c = {.dist = dist,
+	                     .prefix = "",
+	                     .site_packages = site_packages,
+	                     .noarch_python = noarch_python && site_packages,
+	                     .links = links,
+	                     .srcfd = -1,
+	                     .pkgdir = pkgdir};
+	if (l->root) {
+		char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
+		c.kept = menv_pkgmeta_stats(pj, l->root, &c.nkept);
+		free(pj);
+	}
 	int rc = for_each_entry(l, list_link, &c, err);
 	if (c.srcfd >= 0)
 		close(c.srcfd);
+	free(c.kept);
 	return rc;
 }
 
@@ -1081,7 +1109,11 @@ int menv_link_check(struct menv_link_list *l, const char *dist, const char *pref
                     bool noarch_python, const char *site_packages, json_t *links,
                     struct menv_error *err)
 {
-	struct check_ud c = {dist,  prefix, site_packages, noarch_python && site_packages,
-	                     links, -1};
+	struct check_ud c = {.dist = dist,
+	                     .prefix = prefix,
+	                     .site_packages = site_packages,
+	                     .noarch_python = noarch_python && site_packages,
+	                     .links = links,
+	                     .srcfd = -1};
 	return for_each_entry(l, check_entry, &c, err);
 }

@@ -242,7 +242,8 @@ bool menv_link_disjoint(struct menv_link_list *const *lists, const bool *noarch_
                         const char *site_packages, size_t n);
 /* menv_link_package for each of the `n` contexts (files[i], paths[i] their outputs), on
  * `threads` threads (this one among them), each with its own directories (ctx[i].dirs,
- * .st and .caps are set here); their counts are added to *st, their capabilities to *caps.
+ * .st and .caps are set here), the packages with the most files (ctx[i].list) taken first;
+ * their counts are added to *st, their capabilities to *caps.
  * The contexts must share no path (menv_link_disjoint) and need no script between them;
  * ctx[i].owners should be NULL (no thread writes a shared object). A failure stops the
  * packages not yet begun (a cancel is seen by each one's next file): the error of the first

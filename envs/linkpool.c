@@ -100,6 +100,7 @@ struct pool {
 	struct menv_error *errs;
 	struct menv_link_stats *st; /* the caller's, summed into under `mu` */
 	struct menv_link_caps *caps;
+	size_t *order; /* the packages by their number of files, most first */
 	pthread_mutex_t mu;
 };
 
@@ -116,9 +117,10 @@ static void *worker(void *arg)
 	for (;;) {
 		if (__atomic_load_n(&p->stop, __ATOMIC_SEQ_CST))
 			break;
-		size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_SEQ_CST);
-		if (i >= p->n)
+		size_t k = __atomic_fetch_add(&p->next, 1, __ATOMIC_SEQ_CST);
+		if (k >= p->n)
 			break;
+		size_t i = p->order[k];
 		struct menv_link_ctx *c = &p->ctx[i];
 		if (!dirs)
 			dirs = menv_link_dirs_new(c->txn);
@@ -145,6 +147,15 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static int most_files_first(const void *a, const void *b, void *arg)
+{
+	const struct menv_link_ctx *ctx = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	size_t nx = ctx[x].list ? menv_link_list_size(ctx[x].list) : 0;
+	size_t ny = ctx[y].list ? menv_link_list_size(ctx[y].list) : 0;
+	return nx != ny ? (nx < ny ? 1 : -1) : (x > y) - (x < y);
+}
+
 int menv_link_parallel(struct menv_link_ctx *ctx, json_t *const *files, json_t *const *paths,
                        size_t n, int threads, struct menv_link_stats *st,
                        struct menv_link_caps *caps, size_t *failed, struct menv_error *err)
@@ -161,6 +172,13 @@ int menv_link_parallel(struct menv_link_ctx *ctx, json_t *const *files, json_t *
 		threads = 1;
 	if ((size_t)threads > n)
 		threads = (int)n;
+	/* the largest packages taken first: in link order a large one taken last (the lock's
+	 * order puts pytorch's 14k files near the end) leaves the other threads idle while one
+	 * links it. The prefix is the same in any order (disjoint paths). */
+	p.order = menv_xcalloc(n, sizeof(*p.order));
+	for (size_t i = 0; i < n; i++)
+		p.order[i] = i;
+	qsort_r(p.order, n, sizeof(*p.order), most_files_first, ctx);
 	p.rcs = menv_xcalloc(n, sizeof(*p.rcs));
 	p.errs = menv_xcalloc(n, sizeof(*p.errs));
 	tids = menv_xcalloc((size_t)threads, sizeof(*tids));
@@ -191,6 +209,7 @@ int menv_link_parallel(struct menv_link_ctx *ctx, json_t *const *files, json_t *
 			break;
 		}
 	free(tids);
+	free(p.order);
 	free(p.rcs);
 	free(p.errs);
 	return rc;

@@ -63,9 +63,10 @@ void menv_records_toposort(const struct menv_record **recs, size_t n)
 	size_t *stack = menv_xcalloc(n + 1, sizeof(*stack));
 	size_t *next = menv_xcalloc(n + 1, sizeof(*next));
 	size_t *same = menv_xcalloc(n + 1, sizeof(*same)); /* the next record of its name, or n */
-	struct menv_strmap first = MENV_STRMAP_INIT;       /* name -> its first record */
+	struct menv_strmap first; /* name -> its first record (the records' names, borrowed) */
 	size_t nout = 0;
 
+	menv_strmap_borrowing(&first, n);
 	for (size_t i = n; i-- > 0;) {
 		size_t *at = menv_strmap_get(&first, recs[i]->name);
 		same[i] = at ? *at : n;

@@ -563,7 +563,8 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	if (!rc)
 		rc = menv_lockrecs_build(cfg, t->o.file, t->sel, t->nsel, &t->lr, err);
 	/* one record a name: an environment holds one version of a package */
-	struct menv_strmap byname = MENV_STRMAP_INIT; /* name -> its first record */
+	struct menv_strmap byname; /* name -> its first record (the records' names, borrowed) */
+	menv_strmap_borrowing(&byname, t->lr.n);
 	for (size_t i = 0; !rc && i < t->lr.n; i++) {
 		if (menv_strmap_add(&byname, t->lr.recs[i].name, i))
 			continue;

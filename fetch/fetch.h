@@ -321,7 +321,8 @@ char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
  * 100,000 records that no cache holds costs one readdir a cache, not 100,000 failed opens.
  * A folder that cannot be listed but may be searched (no read permission) has each record
  * checked. With `here` (n bools, may be NULL): here[i] true where `pkgs_dir` itself is the
- * folder found holding record i (for menv_fetch_opts.intact). Reads only. */
+ * folder found holding record i (for menv_fetch_opts.intact). The records of a folder are
+ * checked on up to 4 threads (as many as there are CPUs). Reads only. */
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
                             const struct menv_record *const *recs, size_t n, bool *has, bool *here);
 
@@ -335,6 +336,19 @@ json_t *menv_pkgmeta_load(const char *path, struct menv_error *err);
 void menv_pkgmeta_forget(const char *path);
 /* Drops every cached file of menv_pkgmeta_load (references handed out stay valid). */
 void menv_pkgmeta_clear(void);
+/* The lstat of one file of an extracted package, as the cache's check saw it. */
+struct menv_pkgfile_st {
+	bool have; /* false: not stat'ed (not a hardlink entry, or the stat failed) */
+	mode_t mode;
+	struct timespec atim, mtim;
+};
+/* Keeps `v` (n entries, one per entry of paths.json's "paths", in order; taken over, freed
+ * here) beside the parse `json` of `path` that menv_pkgmeta_load handed out, so that the link
+ * need not stat each file again; dropped when the parse is not the one kept. Thread-safe. */
+void menv_pkgmeta_keep_stats(const char *path, json_t *json, struct menv_pkgfile_st *v, size_t n);
+/* A copy of the stats kept beside the parse `json` of `path` (n entries into *n), or NULL
+ * when none are (another parse, or none kept). Caller frees. Thread-safe. */
+struct menv_pkgfile_st *menv_pkgmeta_stats(const char *path, json_t *json, size_t *n);
 
 /* Whether `<pkgs>/<dist>/` holds the record, judged as conda and micromamba judge their own
  * cache entries (conda's pkgs_dirs layout, so their caches can be read): its

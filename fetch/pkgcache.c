@@ -257,23 +257,30 @@ static bool extracted_intact(const char *dir)
 	json_t *e;
 	int dfd;
 
-	free(path);
-	if (!j)
+	if (!j) {
+		free(path);
 		return access(dir, F_OK) == 0;
+	}
 	/* each file stat'ed relative to the package's folder: no walk from / for each */
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
+		free(path);
 		json_decref(j);
 		return false;
 	}
-	json_array_foreach(json_object_get(j, "paths"), i, e)
+	json_t *paths = json_object_get(j, "paths");
+	size_t n = json_array_size(paths);
+	/* what each stat saw, kept for the link (menv_pkgmeta_stats): one stat a file */
+	struct menv_pkgfile_st *seen = menv_xcalloc(n + 1, sizeof(*seen));
+	json_array_foreach(paths, i, e)
 	{
 		const char *rel = json_string_value(json_object_get(e, "_path"));
 		const char *type = json_string_value(json_object_get(e, "path_type"));
 		json_t *size = json_object_get(e, "size_in_bytes");
 		struct stat sb;
 		if (!rel || (type && strcmp(type, "hardlink")))
-			continue;   /* links and directories: not checked (as conda) */
+			continue; /* links and directories: not checked (as conda) */
+		bool plain = *rel != '/';
 		while (*rel == '/') /* "<dir>//x" as the path was joined before */
 			rel++;
 		ok = fstatat(dfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -281,8 +288,14 @@ static bool extracted_intact(const char *dir)
 		      (json_int_t)sb.st_size == json_integer_value(size));
 		if (!ok)
 			break;
+		seen[i] = (struct menv_pkgfile_st){plain, sb.st_mode, sb.st_atim, sb.st_mtim};
 	}
 	close(dfd);
+	if (ok)
+		menv_pkgmeta_keep_stats(path, j, seen, n);
+	else
+		free(seen);
+	free(path);
 	json_decref(j);
 	return ok;
 }
@@ -869,9 +882,50 @@ static int list_names(const char *dir, struct menv_strset *names)
 	return 1;
 }
 
+/* The records of one cache folder to check (menv_pkgcache_has), taken by a few threads. */
+struct has_pool {
+	const char *dir;
+	const struct menv_record *const *recs;
+	const size_t *todo; /* indices into recs */
+	size_t n, next;     /* next: the next to take (atomic) */
+	bool *has;
+};
+
+static void *has_worker(void *arg)
+{
+	struct has_pool *p = arg;
+	for (;;) {
+		size_t k = __atomic_fetch_add(&p->next, 1, __ATOMIC_SEQ_CST);
+		if (k >= p->n)
+			return NULL;
+		p->has[p->todo[k]] = menv_pkgcache_has(p->dir, p->recs[p->todo[k]]);
+	}
+}
+
+/* Checks the pool's records on up to 4 threads (one for a few records): a large plan's
+ * check is a stat of every file it will link and a parse of each paths.json, most of a
+ * warm create's time on one core. Each record is written by the one thread that took it. */
+static void has_parallel(struct has_pool *p)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (size_t)cpus;
+	pthread_t tids[4];
+	size_t started = 0;
+
+	if (p->n < 16)
+		threads = 1;
+	for (; started + 1 < threads; started++)
+		if (pthread_create(&tids[started], NULL, has_worker, p) != 0)
+			break;
+	has_worker(p);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+}
+
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
                             const struct menv_record *const *recs, size_t n, bool *has, bool *here)
 {
+	size_t *todo = menv_xcalloc(n + 1, sizeof(*todo));
 	size_t ndirs = dirs ? dirs->n : 0;
 	char **dists = menv_xcalloc(n + 1, sizeof(*dists));
 
@@ -891,18 +945,21 @@ void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs
 			continue;
 		struct menv_strset names = MENV_STRSET_INIT;
 		int listed = list_names(dir, &names);
+		struct has_pool p = {.dir = dir, .recs = recs, .todo = todo, .has = has};
 		for (size_t i = 0; listed && i < n; i++)
 			if (!has[i] && (listed < 0 || !dists[i][0] || strchr(dists[i], '/') ||
-			                menv_strset_has(&names, dists[i]))) {
-				has[i] = menv_pkgcache_has(dir, recs[i]);
-				if (here && has[i] && !strcmp(dir, pkgs_dir))
-					here[i] = true;
-			}
+			                menv_strset_has(&names, dists[i])))
+				todo[p.n++] = i;
+		has_parallel(&p);
+		for (size_t q = 0; here && q < p.n; q++)
+			if (has[todo[q]] && !strcmp(dir, pkgs_dir))
+				here[todo[q]] = true;
 		menv_strset_clear(&names);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(dists[i]);
 	free(dists);
+	free(todo);
 }
 
 /* ---------------------------------------------------------------------------------------- */

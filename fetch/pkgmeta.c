@@ -20,6 +20,8 @@ struct meta_entry {
 	char *path;
 	struct stat st;
 	json_t *json;
+	struct menv_pkgfile_st *files; /* menv_pkgmeta_keep_stats, for this json; or NULL */
+	size_t nfiles;
 };
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -62,12 +64,16 @@ json_t *menv_pkgmeta_load(const char *path, struct menv_error *err)
 		json_decref(meta_v[*at].json);
 		meta_v[*at].json = json_incref(j);
 		meta_v[*at].st = st;
+		free(meta_v[*at].files);
+		meta_v[*at].files = NULL;
+		meta_v[*at].nfiles = 0;
 	} else {
 		if (meta_n == meta_cap) {
 			meta_cap = meta_cap ? 2 * meta_cap : 256;
 			meta_v = menv_xrealloc(meta_v, meta_cap * sizeof(*meta_v));
 		}
-		meta_v[meta_n] = (struct meta_entry){menv_xstrdup(path), st, json_incref(j)};
+		meta_v[meta_n] =
+		        (struct meta_entry){menv_xstrdup(path), st, json_incref(j), NULL, 0};
 		menv_strmap_put(&meta_map, path, meta_n++);
 	}
 	pthread_mutex_unlock(&meta_lock);
@@ -78,9 +84,43 @@ void menv_pkgmeta_forget(const char *path)
 {
 	pthread_mutex_lock(&meta_lock);
 	const size_t *at = menv_strmap_get(&meta_map, path);
-	if (at)
+	if (at) {
 		memset(&meta_v[*at].st, 0, sizeof(meta_v[*at].st)); /* matches no file */
+		free(meta_v[*at].files);
+		meta_v[*at].files = NULL;
+		meta_v[*at].nfiles = 0;
+	}
 	pthread_mutex_unlock(&meta_lock);
+}
+
+void menv_pkgmeta_keep_stats(const char *path, json_t *json, struct menv_pkgfile_st *v, size_t n)
+{
+	pthread_mutex_lock(&meta_lock);
+	const size_t *at = menv_strmap_get(&meta_map, path);
+	if (at && meta_v[*at].json == json) {
+		free(meta_v[*at].files);
+		meta_v[*at].files = v;
+		meta_v[*at].nfiles = n;
+		v = NULL;
+	}
+	pthread_mutex_unlock(&meta_lock);
+	free(v);
+}
+
+struct menv_pkgfile_st *menv_pkgmeta_stats(const char *path, json_t *json, size_t *n)
+{
+	struct menv_pkgfile_st *v = NULL;
+
+	*n = 0;
+	pthread_mutex_lock(&meta_lock);
+	const size_t *at = menv_strmap_get(&meta_map, path);
+	if (at && meta_v[*at].json == json && meta_v[*at].files) {
+		*n = meta_v[*at].nfiles;
+		v = menv_xmalloc((*n + 1) * sizeof(*v));
+		memcpy(v, meta_v[*at].files, *n * sizeof(*v));
+	}
+	pthread_mutex_unlock(&meta_lock);
+	return v;
 }
 
 void menv_pkgmeta_clear(void)
@@ -88,6 +128,7 @@ void menv_pkgmeta_clear(void)
 	pthread_mutex_lock(&meta_lock);
 	for (size_t i = 0; i < meta_n; i++) {
 		free(meta_v[i].path);
+		free(meta_v[i].files);
 		json_decref(meta_v[i].json);
 	}
 	free(meta_v);

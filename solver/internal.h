@@ -104,12 +104,19 @@ void menv_solv_add_pip_dependency(struct menv_solver *s);
 
 /* Loads every record of f (its .solv when current, else the JSON, then writes the .solv). */
 int menv_solv_load_full(struct menv_solver *s, struct filerepo *f, struct menv_error *err);
-/* Reads the records of doc[0..len) (a repodata.json document holding some of f's records)
- * into f's repo as menv_solv_load_full reads the whole file: records conda cannot take are
- * dropped with a warning (into s->warnings), each kept one gets its byte offset in f's JSON
- * from `sorted` ("fn\0offset" strings sorted by fn, `n` of them). */
-int menv_solv_add_json_records(struct menv_solver *s, struct filerepo *f, const char *doc,
-                               size_t len, char **sorted, size_t n, struct menv_error *err);
+/* The records of doc[0..len) (a repodata.json document holding some of f's records) as .solv
+ * bytes (appended to `out`), read in a pool of their own as menv_solv_load_full reads the
+ * whole file: records conda cannot take are dropped with a warning (kept in the bytes' meta
+ * data), each kept one gets its byte offset in f's JSON from `sorted` ("fn\0fileoffset:
+ * docoffset" strings sorted by fn, `n` of them). 0, MENV_EPARSE (libsolv's reader refused
+ * the JSON), MENV_EIO or MENV_EINTR. */
+int menv_solv_json_to_solv(struct menv_solver *s, struct filerepo *f, const char *doc, size_t len,
+                           char **sorted, size_t n, struct menv_buf *out, struct menv_error *err);
+/* Adds the records of .solv bytes[0..len) (menv_solv_json_to_solv's) to f's repo, and the
+ * warnings they carry to s->warnings. 0, MENV_EIO (not .solv bytes libsolv reads) or
+ * MENV_EINTR. */
+int menv_solv_add_solv(struct menv_solver *s, struct filerepo *f, const char *bytes, size_t len,
+                       struct menv_error *err);
 /* The base URL of f's packages from its "info" JSON (info[0..len), or NULL). New string. */
 char *menv_solv_base_url(const struct filerepo *f, const char *info, size_t len);
 

@@ -315,10 +315,10 @@ static bool drop_control_deps(struct filerepo *f, Id p, const char *path, struct
 	return true;
 }
 
-/* Adds the warnings a repo's SOLVID_META holds (after a .solv load or a build). */
-static void collect_warnings(struct menv_solver *s, Repo *repo)
+/* Adds the warnings `w` holds, one a line (a repo's SOLVID_META after a .solv load or a
+ * build). */
+static void add_warning_lines(struct menv_solver *s, const char *w)
 {
-	const char *w = repo_lookup_str(repo, SOLVID_META, s->warnkey);
 	while (w && *w) {
 		const char *e = strchr(w, '\n');
 		size_t len = e ? (size_t)(e - w) : strlen(w);
@@ -328,6 +328,12 @@ static void collect_warnings(struct menv_solver *s, Repo *repo)
 		free(line);
 		w += len + (e ? 1 : 0);
 	}
+}
+
+/* Adds the warnings a repo's SOLVID_META holds (after a .solv load or a build). */
+static void collect_warnings(struct menv_solver *s, Repo *repo)
+{
+	add_warning_lines(s, repo_lookup_str(repo, SOLVID_META, s->warnkey));
 }
 
 /* After libsolv's reader added the solvables from `from` on out of doc[0..size): drops the
@@ -423,27 +429,87 @@ static void grow_recs(struct filerepo *f)
 	f->nrecs = n;
 }
 
-int menv_solv_add_json_records(struct menv_solver *s, struct filerepo *f, const char *doc,
-                               size_t len, char **sorted, size_t n, struct menv_error *err)
+/* A pool of its own for libsolv's reader, with menv's keys, and a repo in it for f's records
+ * (sf: a copy of f with that repo and no records of its own). */
+static void scratch_init(struct menv_solver *scratch, struct filerepo *sf, const struct filerepo *f)
 {
-	Id from = s->pool->nsolvables;
-	int rc = read_conda(s, f, doc, len, f->path, err);
-	if (rc)
-		return rc;
-	Repodata *data = repo_add_repodata(f->repo, 0);
-	if (f->repo->end > from)
-		repodata_extend_block(data, from, f->repo->end - from);
+	scratch->pool = pool_create();
+	pool_setdisttype(scratch->pool, DISTTYPE_CONDA);
+	scratch->offkey = pool_str2id(scratch->pool, "menv:offset", 1);
+	scratch->cachekey = pool_str2id(scratch->pool, "menv:cachekey", 1);
+	scratch->baseurlkey = pool_str2id(scratch->pool, "menv:base_url", 1);
+	scratch->warnkey = pool_str2id(scratch->pool, "menv:warnings", 1);
+	*sf = *f;
+	sf->recs = NULL;
+	sf->nrecs = 0;
+	sf->repo = repo_create(scratch->pool, f->repo->name);
+	sf->repo->appdata = sf;
+}
+
+/* Writes repo as .solv bytes into out; 0 or an error naming path. */
+static int write_repo(struct menv_solver *s, Repo *repo, const char *path, struct menv_buf *out,
+                      struct menv_error *err)
+{
+	struct cstream cs = {.out = out, .cancel = s->cancel};
+	FILE *fp = cs_open(&cs, "w");
+	bool ok = fp && repo_write(repo, fp) == 0;
+	ok = fp && fclose(fp) == 0 && ok;
+	if (menv_solv_cancelled(s->cancel))
+		return interrupted(path, err);
+	if (!ok)
+		return menv_error_set(err, MENV_EIO, "%s: cannot index its records", path);
+	return 0;
+}
+
+int menv_solv_json_to_solv(struct menv_solver *s, struct filerepo *f, const char *doc, size_t len,
+                           char **sorted, size_t n, struct menv_buf *out, struct menv_error *err)
+{
+	struct menv_solver scratch = {.cancel = s->cancel};
+	struct filerepo sf;
 	struct menv_buf warn = MENV_BUF_INIT;
 	size_t nwarn = 0;
-	finish_records(s, f, from, sorted, n, doc, len, data, f->path, &warn, &nwarn);
-	repodata_internalize(data);
-	for (const char *w = warn.buf; w && *w;) {
-		const char *e = strchr(w, '\n');
-		size_t l = e ? (size_t)(e - w) : strlen(w);
-		menv_strvec_push_owned(&s->warnings, menv_xstrndup(w, l));
-		w += l + (e ? 1 : 0);
+
+	scratch_init(&scratch, &sf, f);
+	int rc = read_conda(&scratch, &sf, doc, len, f->path, err);
+	if (!rc) {
+		Repodata *data = repo_add_repodata(sf.repo, 0);
+		if (sf.repo->end > sf.repo->start)
+			repodata_extend_block(data, sf.repo->start, sf.repo->end - sf.repo->start);
+		finish_records(&scratch, &sf, sf.repo->start, sorted, n, doc, len, data, f->path,
+		               &warn, &nwarn);
+		if (warn.len)
+			repodata_set_str(data, SOLVID_META, scratch.warnkey, warn.buf);
+		repodata_internalize(data);
+		rc = menv_solv_cancelled(s->cancel)
+		             ? interrupted(f->path, err)
+		             : write_repo(&scratch, sf.repo, f->path, out, err);
 	}
 	menv_buf_release(&warn);
+	pool_free(scratch.pool);
+	return rc;
+}
+
+int menv_solv_add_solv(struct menv_solver *s, struct filerepo *f, const char *bytes, size_t len,
+                       struct menv_error *err)
+{
+	Repo *repo = f->repo;
+	int first = repo->nrepodata ? repo->nrepodata : 1;
+	struct cstream cs = {.map = bytes, .size = len, .cancel = s->cancel};
+	FILE *fp = cs_open(&cs, "r");
+
+	if (!fp)
+		return menv_error_sys(err, MENV_EIO, "cannot read '%s'", f->path);
+	int bad = repo_add_solv(repo, fp, 0);
+	fclose(fp);
+	if (bad)
+		return menv_solv_cancelled(s->cancel)
+		               ? interrupted(f->path, err)
+		               : menv_error_set(err, MENV_EIO, "%s: cannot index its records: %s",
+		                                f->path, pool_errstr(s->pool));
+	/* the warnings of these records only: an earlier read's are in the repodata before */
+	for (int i = first; i < repo->nrepodata; i++)
+		add_warning_lines(
+		        s, repodata_lookup_str(repo_id2repodata(repo, i), SOLVID_META, s->warnkey));
 	grow_recs(f);
 	if (menv_solv_cancelled(s->cancel))
 		return interrupted(f->path, err);
@@ -533,30 +599,15 @@ static int build_solv(struct menv_solver *s, struct filerepo *f, const char *pat
                       struct menv_error *err)
 {
 	struct menv_solver scratch = {.cancel = s->cancel};
-	struct filerepo sf = *f;
+	struct filerepo sf;
 	struct menv_buf bytes = MENV_BUF_INIT;
 	int rc;
 
-	scratch.pool = pool_create();
-	pool_setdisttype(scratch.pool, DISTTYPE_CONDA);
-	scratch.offkey = pool_str2id(scratch.pool, "menv:offset", 1);
-	scratch.cachekey = pool_str2id(scratch.pool, "menv:cachekey", 1);
-	scratch.baseurlkey = pool_str2id(scratch.pool, "menv:base_url", 1);
-	scratch.warnkey = pool_str2id(scratch.pool, "menv:warnings", 1);
-	sf.repo = repo_create(scratch.pool, f->repo->name);
-	sf.repo->appdata = &sf;
+	scratch_init(&scratch, &sf, f);
 	rc = build_from_json(&scratch, &sf, path, key, err);
 	f->base = sf.base;
-	if (!rc) {
-		struct cstream cs = {.out = &bytes, .cancel = s->cancel};
-		FILE *fp = cs_open(&cs, "w");
-		bool ok = fp && repo_write(sf.repo, fp) == 0;
-		ok = fp && fclose(fp) == 0 && ok;
-		if (menv_solv_cancelled(s->cancel))
-			rc = interrupted(path, err);
-		else if (!ok)
-			rc = menv_error_set(err, MENV_EIO, "%s: cannot index its records", path);
-	}
+	if (!rc)
+		rc = write_repo(&scratch, sf.repo, path, &bytes, err);
 	pool_free(scratch.pool);
 	if (!rc && f->solv_path)
 		write_solv_file(f->solv_path, &bytes, s->cancel);

@@ -4,8 +4,10 @@
  * records of the names its request reaches (its specs, the installed, virtual and pinned
  * packages, then the depends and constrains of every record read, until closed) through
  * libsolv's conda reader, as the whole file would be read. The index is cached beside the
- * .solv (keyed like it), so that a second solve maps it instead of scanning; a query over
- * everything (search, a glob spec) reads every record (menv_solv_load_full: the .solv).
+ * .solv (keyed like it), so that a second solve maps it instead of scanning, and so are the
+ * records a read took, as .solv bytes (keyed by which records): the same request again reads
+ * them as a whole load reads its .solv. A query over everything (search, a glob spec) reads
+ * every record (menv_solv_load_full: the .solv).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -429,7 +431,6 @@ static void reach_specs(struct walk *w, struct menv_matchspec *const *specs, siz
 		reach_spec(w, specs[i]->name);
 }
 
-/* Reads the wanted records of file fi (state 1) in one pass of libsolv's reader. */
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -465,22 +466,25 @@ static const char *window_get(struct filerepo *f, const struct sparse_index *x, 
 	return w->b.buf;
 }
 
-static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
+/* The records wanted (want[0..nw), indexes of x in file order) as one repodata document,
+ * their .solv bytes appended to `out` (menv_solv_json_to_solv). */
+static int build_subset(struct menv_solver *s, struct filerepo *f, const uint32_t *want, size_t nw,
+                        struct menv_buf *out, struct menv_error *err)
 {
 	struct sparse_index *x = f->sparse;
 	struct menv_buf doc = MENV_BUF_INIT;
 	struct window w = {MENV_BUF_INIT, 0};
-	char **sorted = NULL;
-	size_t n = 0, cap = 0, total = 64;
+	char **sorted = menv_xcalloc(nw + 1, sizeof(*sorted));
+	size_t n = 0, total = 64;
 	int section = -1, rc = 0;
 	bool ok = true;
 
 	/* the document's size first: no copy as it grows */
 	if (x->head.has_info)
 		total += x->head.info_end - x->head.info_off;
-	for (size_t i = 0; i < x->nrecs; i++)
-		if (x->state[i] == 1)
-			total += (size_t)(x->recs[i].off - x->recs[i].keyoff) + x->recs[i].len + 4;
+	for (size_t k = 0; k < nw; k++)
+		total += (size_t)(x->recs[want[k]].off - x->recs[want[k]].keyoff) +
+		         x->recs[want[k]].len + 4;
 	menv_buf_grow(&doc, total);
 	menv_buf_add(&doc, "{", 1);
 	if (x->head.has_info) {
@@ -488,11 +492,8 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 		ok = pread_add(f, x->head.info_off, x->head.info_end - x->head.info_off, &doc);
 		menv_buf_add(&doc, ",", 1);
 	}
-	for (size_t i = 0; i < x->nrecs && ok; i++) {
-		const struct srec *r = &x->recs[i];
-		if (x->state[i] != 1)
-			continue;
-		x->state[i] = 2;
+	for (size_t k = 0; k < nw && ok; k++) {
+		const struct srec *r = &x->recs[want[k]];
 		int sec = (r->keylen & CONDA_BIT) ? 1 : 0;
 		size_t kl = r->keylen & ~CONDA_BIT;
 		if (sec != section) {
@@ -506,14 +507,10 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 		/* `key": value` as the file has it, in one read */
 		menv_buf_add(&doc, "\"", 1);
 		size_t at = doc.len;
-		const char *bytes = window_get(f, x, i, &w);
+		const char *bytes = window_get(f, x, want[k], &w);
 		ok = bytes != NULL;
 		if (ok)
 			menv_buf_add(&doc, bytes, (size_t)(r->off - r->keyoff) + r->len);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			sorted = menv_xrealloc(sorted, cap * sizeof(*sorted));
-		}
 		sorted[n++] = menv_xasprintf("%.*s%c%llu:%llu", (int)kl, doc.buf + at, '\0',
 		                             (unsigned long long)r->off,
 		                             (unsigned long long)(at + (r->off - r->keyoff)));
@@ -523,15 +520,141 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 	menv_buf_add(&doc, "}", 1);
 	if (!ok)
 		rc = menv_error_sys(err, MENV_EIO, "cannot read '%s'", f->path);
-	if (n && !rc) {
+	if (!rc) {
 		qsort(sorted, n, sizeof(*sorted), cmp_str);
-		rc = menv_solv_add_json_records(s, f, doc.buf, doc.len, sorted, n, err);
+		rc = menv_solv_json_to_solv(s, f, doc.buf, doc.len, sorted, n, out, err);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(sorted[i]);
 	free(sorted);
 	menv_buf_release(&w.b);
 	menv_buf_release(&doc);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The records a read took, kept as .solv bytes beside the .solv (<solv>.subN): keyed by the
+ * JSON's key and exactly which records (a request's closure), so that the same request on
+ * the same file reads them as a whole load reads its .solv, with no JSON parsed. Cold or warm,
+ * the solve reads the same .solv bytes (as menv_solv_load_full's build does): its answer and
+ * problem text never depend on the cache. Best effort: a file that cannot be written costs
+ * only time. SUBSLOTS files at most per JSON (a request's slot is a hash of its records). */
+struct subhead {
+	char magic[16];
+	char key[128];
+	uint64_t nwant, solvlen;
+};
+#define SUBMAGIC "menv-subset-1"
+#define SUBSLOTS 8u
+
+static char *subset_path(const struct filerepo *f, const uint32_t *want, size_t nw)
+{
+	if (!f->solv_path)
+		return NULL;
+	uint32_t h = hash_bytes((const char *)want, nw * sizeof(*want));
+	return menv_xasprintf("%s.sub%u", f->solv_path, h % SUBSLOTS);
+}
+
+/* The mapped cache at path when it holds exactly want[0..nw) of f's current JSON: *solv and
+ * *len its .solv bytes, *map and *size what to unmap. */
+static bool read_subset(const char *path, const struct filerepo *f, const uint32_t *want, size_t nw,
+                        const char **solv, size_t *len, void **map, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return false;
+	void *m = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct subhead)
+	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+	                  : MAP_FAILED;
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	const struct subhead *h = m;
+	size_t sz = (size_t)st.st_size;
+	bool ok = !memcmp(h->magic, SUBMAGIC, sizeof(SUBMAGIC)) &&
+	          h->key[sizeof(h->key) - 1] == '\0' && !strcmp(h->key, f->key) && h->nwant == nw &&
+	          h->solvlen == sz - sizeof(*h) - nw * sizeof(*want) &&
+	          sz >= sizeof(*h) + nw * sizeof(*want) && !memcmp(h + 1, want, nw * sizeof(*want));
+	if (!ok) {
+		munmap(m, sz);
+		return false;
+	}
+	*solv = (const char *)(h + 1) + nw * sizeof(*want);
+	*len = (size_t)h->solvlen;
+	*map = m;
+	*size = sz;
+	return true;
+}
+
+/* Best effort, as the .solv: whole (a temporary file renamed) or not at all. */
+static void write_subset(const char *path, const struct filerepo *f, const uint32_t *want,
+                         size_t nw, const struct menv_buf *solv)
+{
+	struct subhead h = {.nwant = nw, .solvlen = solv->len};
+	memcpy(h.magic, SUBMAGIC, sizeof(SUBMAGIC));
+	snprintf(h.key, sizeof(h.key), "%s", f->key);
+	char *tmp = menv_xasprintf("%s.tmp-%d", path, (int)getpid());
+	FILE *fp = fopen(tmp, "we");
+	bool ok = fp && fwrite(&h, sizeof(h), 1, fp) == 1 &&
+	          fwrite(want, sizeof(*want), nw, fp) == nw &&
+	          fwrite(solv->buf, 1, solv->len, fp) == solv->len;
+	ok = fp && fclose(fp) == 0 && ok;
+	if (ok)
+		rename(tmp, path);
+	unlink(tmp);
+	free(tmp);
+}
+
+/* Reads the wanted records of f (state 1) into its repo: from their cached .solv bytes when
+ * current, else in one pass of libsolv's reader over them (then cached). */
+static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
+{
+	struct sparse_index *x = f->sparse;
+	uint32_t *want = NULL;
+	size_t nw = 0, cap = 0;
+	int rc = -1;
+
+	for (size_t i = 0; i < x->nrecs; i++) {
+		if (x->state[i] != 1)
+			continue;
+		if (nw == cap) {
+			cap = cap ? cap * 2 : 256;
+			want = menv_xrealloc(want, cap * sizeof(*want));
+		}
+		want[nw++] = (uint32_t)i;
+	}
+	if (!nw)
+		return 0;
+	char *path = subset_path(f, want, nw);
+	const char *solv;
+	size_t len, size;
+	void *map;
+	if (path && read_subset(path, f, want, nw, &solv, &len, &map, &size)) {
+		bool empty = f->repo->nsolvables == 0;
+		rc = menv_solv_add_solv(s, f, solv, len, err);
+		munmap(map, size);
+		if (rc && rc != MENV_EINTR && empty) {
+			/* bytes libsolv refuses: read the JSON again (and cache it anew) */
+			repo_empty(f->repo, 1);
+			if (err)
+				*err = (struct menv_error){0};
+			rc = -1;
+		}
+	}
+	if (rc < 0) {
+		struct menv_buf bytes = MENV_BUF_INIT;
+		rc = build_subset(s, f, want, nw, &bytes, err);
+		if (!rc && path && !menv_solv_cancelled(s->cancel))
+			write_subset(path, f, want, nw, &bytes);
+		if (!rc)
+			rc = menv_solv_add_solv(s, f, bytes.buf, bytes.len, err);
+		menv_buf_release(&bytes);
+	}
+	for (size_t k = 0; k < nw; k++)
+		x->state[want[k]] = 2;
+	free(path);
+	free(want);
 	return rc;
 }
 
@@ -597,6 +720,123 @@ int menv_solv_sparse_load_name(struct menv_solver *s, const char *name, struct m
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The closure of a first load, cached (<first sparse file's solv>.walkN): which groups it
+ * visited and which records it wants in every sparse file, keyed by every file's key and the
+ * groups the walk starts from (the closure follows from those alone), so that the same request
+ * again reads no record to find its names. Only for a solver that has read nothing sparsely
+ * yet (an earlier walk's groups would change where this one stops). Best effort, as the .solv. */
+#define WALKMAGIC "menv-walk-1\n"
+
+static bool walk_fresh(const struct menv_solver *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct sparse_index *x = s->files[i]->sparse;
+		if (x &&
+		    ((x->nrecs && (x->state[0] || memcmp(x->state, x->state + 1, x->nrecs - 1))) ||
+		     (x->ngroups &&
+		      (x->visited[0] || memcmp(x->visited, x->visited + 1, x->ngroups - 1)))))
+			return false;
+	}
+	return true;
+}
+
+/* The key of a walk from w's groups (w->todo) into key; its file's path, or NULL. */
+static char *walk_key(const struct walk *w, struct menv_buf *key)
+{
+	const char *solv = NULL;
+	menv_buf_add(key, WALKMAGIC, strlen(WALKMAGIC));
+	for (size_t i = 0; i < w->s->nfiles; i++) {
+		const struct filerepo *f = w->s->files[i];
+		menv_buf_addf(key, "%zu %d %s\n", i, f->sparse ? 1 : 0, f->key ? f->key : "");
+		if (f->sparse && !solv)
+			solv = f->solv_path;
+	}
+	menv_buf_add(key, w->todo, w->n * sizeof(*w->todo));
+	if (!solv)
+		return NULL;
+	return menv_xasprintf("%s.walk%u", solv, hash_bytes(key->buf, key->len) % SUBSLOTS);
+}
+
+/* Takes u32 values from m[*at..size): false when they are not there. */
+static bool take_u32s(const char *m, size_t size, size_t *at, uint32_t *out, size_t n)
+{
+	if (n > (size - *at) / sizeof(*out))
+		return false;
+	memcpy(out, m + *at, n * sizeof(*out));
+	*at += n * sizeof(*out);
+	return true;
+}
+
+/* Sets the visited groups and wanted records the walk cached at path under key; false (and
+ * nothing set) when it holds no current walk. */
+static bool read_walk(struct menv_solver *s, const char *path, const struct menv_buf *key)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return false;
+	void *m = fstat(fd, &st) == 0 && (size_t)st.st_size > key->len
+	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+	                  : MAP_FAILED;
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	size_t size = (size_t)st.st_size, at = key->len;
+	bool ok = !memcmp(m, key->buf, key->len);
+	/* checked whole first: each file's groups then records, a count before each list */
+	for (int pass = 0; pass < 2 && ok; pass++) {
+		at = key->len;
+		for (size_t i = 0; i < s->nfiles && ok; i++) {
+			struct sparse_index *x = s->files[i]->sparse;
+			for (int k = 0; x && k < 2 && ok; k++) {
+				uint32_t n = 0, v;
+				ok = take_u32s(m, size, &at, &n, 1);
+				for (uint32_t j = 0; ok && j < n; j++) {
+					ok = take_u32s(m, size, &at, &v, 1) &&
+					     v < (k ? x->nrecs : x->ngroups);
+					if (ok && pass)
+						(k ? x->state : x->visited)[v] = 1;
+				}
+			}
+		}
+		ok = ok && at == size;
+	}
+	munmap(m, size);
+	return ok;
+}
+
+/* Best effort: the visited groups and wanted records of every sparse file after a walk. */
+static void write_walk(const struct menv_solver *s, const char *path, const struct menv_buf *key)
+{
+	struct menv_buf b = MENV_BUF_INIT;
+	menv_buf_add(&b, key->buf, key->len);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		const struct sparse_index *x = s->files[i]->sparse;
+		for (int k = 0; x && k < 2; k++) {
+			const uint8_t *on = k ? x->state : x->visited;
+			size_t n = k ? x->nrecs : x->ngroups, at = b.len;
+			uint32_t cnt = 0;
+			menv_buf_add(&b, &cnt, sizeof(cnt));
+			for (uint32_t j = 0; j < n; j++)
+				if (on[j] == 1) {
+					menv_buf_add(&b, &j, sizeof(j));
+					cnt++;
+				}
+			memcpy(b.buf + at, &cnt, sizeof(cnt));
+		}
+	}
+	char *tmp = menv_xasprintf("%s.tmp-%d", path, (int)getpid());
+	FILE *fp = fopen(tmp, "we");
+	bool ok = fp && fwrite(b.buf, 1, b.len, fp) == b.len;
+	ok = fp && fclose(fp) == 0 && ok;
+	if (ok)
+		rename(tmp, path);
+	unlink(tmp);
+	free(tmp);
+	menv_buf_release(&b);
+}
+
 int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request *req,
                           struct menv_error *err)
 {
@@ -611,6 +851,7 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 		any = any || s->files[i]->sparse;
 	if (!any)
 		return 0;
+	bool fresh = walk_fresh(s);
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (s->files[i]->sparse && s->files[i]->sparse->groups[0].first != END)
 			visit(&w, i, 0);
@@ -638,6 +879,13 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 			reach_dep(&w, pool, q.elements[k]);
 	}
 	queue_free(&q);
+	struct menv_buf key = MENV_BUF_INIT;
+	char *wpath = fresh && !w.all ? walk_key(&w, &key) : NULL;
+	fresh = wpath != NULL;
+	if (fresh && read_walk(s, wpath, &key)) {
+		w.n = 0; /* the cached closure: its groups visited, its records wanted */
+		fresh = false;
+	}
 	while (w.n && !w.all) {
 		uint32_t g = w.todo[--w.n];
 		struct filerepo *f = s->files[w.todo[--w.n]];
@@ -656,6 +904,10 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 				w.all = true; /* read everything: the whole load says what is wrong */
 		}
 	}
+	if (fresh && !w.all && !menv_solv_cancelled(s->cancel))
+		write_walk(s, wpath, &key);
+	free(wpath);
+	menv_buf_release(&key);
 	free(w.todo);
 	menv_buf_release(&bytes);
 	if (w.all)

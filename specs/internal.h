@@ -49,12 +49,33 @@ int menv_yaml_to_json(const char *bytes, size_t len, const char *src, json_t **o
  * schema (null, true/false, integers), anything else a string. New reference, NULL where
  * `v` is not UTF-8. */
 json_t *menv_yaml_scalar_json(const char *v, yaml_scalar_style_t style);
+/* The type menv_yaml_scalar_json gives the scalar (JSON_STRING, JSON_NULL, JSON_TRUE,
+ * JSON_FALSE or JSON_INTEGER), without making the value. */
+json_type menv_yaml_scalar_type(const char *v, yaml_scalar_style_t style);
+
+/* A mapping's members as libyaml's events gave them (yaml_stream.c): each key as written, and
+ * its value, a scalar's text and style (not yet typed: menv_yaml_scalar_json) or a
+ * collection's JSON. Keys are distinct and valid UTF-8, texts valid UTF-8 without NUL. */
+struct menv_yaml_member {
+	char *key;
+	char *text;                /* a scalar's text, or NULL for a collection */
+	yaml_scalar_style_t style; /* the scalar's style */
+	json_t *v;                 /* a collection's value (owned), or NULL for a scalar */
+};
+struct menv_yaml_members {
+	struct menv_yaml_member *m;
+	size_t n, alloc;
+};
+/* The members as the JSON object menv_yaml_to_json gives of the mapping. New reference. */
+json_t *menv_yaml_members_json(const struct menv_yaml_members *m);
 
 /* The first document of a YAML file read straight from libyaml's events into JSON, for files
  * that may be large (lockfiles: yaml_stream.c): no yaml_document_t in between, and each item
  * of the sequence under the root mapping's key `key` handed to `item` as soon as it ends
- * (`item` takes the reference) instead of being kept, so the file is never held whole; in
- * *out, the document with that sequence left empty. `item` returns 0, or non-zero to stop.
+ * instead of being kept, so the file is never held whole; in *out, the document with that
+ * sequence left empty. An item that is a mapping comes as its members `m` (no JSON object
+ * made of it; `json` NULL), any other as its JSON (`json`, the reference `item` takes; `m`
+ * NULL); the members are freed after the call. `item` returns 0, or non-zero to stop.
  * It reads the usual shape of such files only: returns 0, or 1 (*out NULL, nothing to free)
  * where the file needs menv_yaml_to_json, which then gives the same value or the error it
  * always gave — anchors and aliases, a duplicate or non-scalar key, nesting past
@@ -64,8 +85,9 @@ json_t *menv_yaml_scalar_json(const char *v, yaml_scalar_style_t style);
  * MENV_EPARSE "SRC:LINE:COL: ..." where a second document (or garbage) follows the first
  * (menv_yaml_single). */
 int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
-                          int (*item)(void *ud, json_t *item, size_t index, size_t line), void *ud,
-                          json_t **out, struct menv_error *err);
+                          int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
+                                      size_t index, size_t line),
+                          void *ud, json_t **out, struct menv_error *err);
 
 /* The 1-based line of a node of the YAML (or JSON: its flow syntax) document in bytes, found
  * by reading it again with menv_yaml_load, which keeps each node's mark: the path is n steps

@@ -3,6 +3,7 @@
  * model (keys menv does not know kept in each entry's `extra`), and the model written back
  * as conda-lock v1 YAML.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,8 +143,7 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 	p->platform = menv_lock_jtext(json_object_get(e, "platform"));
 	p->url = menv_lock_jtext(json_object_get(e, "url"));
 	if (json_is_string(json_object_get(e, "category"))) {
-		free(p->category);
-		p->category = menv_xstrdup(menv_lock_jstr(e, "category"));
+		p->category = menv_xstrdup(menv_lock_jstr(e, "category")); /* was "main" */
 	}
 	p->optional = json_is_true(json_object_get(e, "optional"));
 	if (deps_list) {
@@ -269,12 +269,123 @@ struct stream {
 	struct menv_error *err;
 };
 
+/* The member `key` of m, or NULL. */
+static const struct menv_yaml_member *member(const struct menv_yaml_members *m, const char *key)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->m[i].key, key))
+			return &m->m[i];
+	return NULL;
+}
+
+/* A member that is a scalar typed as a string (menv_yaml_scalar_type): its text, else NULL. */
+static const char *member_text(const struct menv_yaml_member *e)
+{
+	return e && e->text && menv_yaml_scalar_type(e->text, e->style) == JSON_STRING ? e->text
+	                                                                               : NULL;
+}
+
+/* A hash of `hash` (md5 or sha256) as menv_lock_set_hash_json sets it, lowercase, into lf's
+ * strings: true, or false where it is not a string (or null or missing). */
+static bool member_hash(struct menv_lockfile *lf, json_t *hash, const char *k, char **slot)
+{
+	json_t *v = json_object_get(hash, k);
+	*slot = NULL;
+	if (json_is_string(v) && json_string_length(v)) {
+		*slot = menv_lock_strndup(lf, json_string_value(v), json_string_length(v));
+		for (char *c = *slot; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+	}
+	return !v || json_is_null(v) || json_is_string(v);
+}
+
+/* The usual conda entry (its keys, each of the type conda_lock_entry wants, a plain package
+ * URL), straight from its members into lf with its strings held by lf: no JSON object of the
+ * entry, no string of its own (issue 22). False, with lf unchanged, for any other entry:
+ * conda_lock_entry reads it (and says what is wrong with it). */
+static bool fast_entry(struct menv_lockfile *lf, const struct menv_yaml_members *m)
+{
+	static const char *const known[] = {"name",         "version",  "manager", "platform",
+	                                    "url",          "category", "build",   "hash",
+	                                    "dependencies", "optional", NULL};
+	for (size_t i = 0; i < m->n; i++)
+		if (!menv_lock_in_list(known, m->m[i].key))
+			return false;
+	const char *name = member_text(member(m, "name"));
+	const char *version = member_text(member(m, "version"));
+	const char *manager = member_text(member(m, "manager"));
+	const char *platform = member_text(member(m, "platform"));
+	const char *url = member_text(member(m, "url"));
+	const struct menv_yaml_member *category = member(m, "category");
+	const struct menv_yaml_member *build = member(m, "build");
+	const struct menv_yaml_member *hash = member(m, "hash");
+	const struct menv_yaml_member *deps = member(m, "dependencies");
+	const struct menv_yaml_member *optional = member(m, "optional");
+	const char *dash[3];
+	if (!name || !version || !manager || strcmp(manager, "conda") || !platform || !url ||
+	    (category && !member_text(category)) || (build && !member_text(build)) || !hash ||
+	    !json_is_object(hash->v) ||
+	    (deps && !json_is_object(deps->v) &&
+	     !(deps->text && menv_yaml_scalar_type(deps->text, deps->style) == JSON_NULL)) ||
+	    strchr(url, '#') || !menv_lock_split_in_place(url, dash))
+		return false;
+	const char *dk;
+	json_t *dv;
+	if (deps && json_is_object(deps->v))
+		json_object_foreach(deps->v, dk, dv) if (dep_value_kind(dv)) return false;
+	char *md5, *sha256;
+	if (!member_hash(lf, hash->v, "md5", &md5) || !member_hash(lf, hash->v, "sha256", &sha256))
+		return false; /* (the strings made stay in lf's chunks, freed with it) */
+	struct menv_lock_package *p = menv_lockfile_add(lf);
+	p->manager = MENV_LOCK_CONDA;
+	p->name = menv_lock_strdup(lf, name);
+	p->version = menv_lock_strdup(lf, version);
+	p->md5 = md5;
+	p->sha256 = sha256;
+	const struct menv_lock_package *prev = lf->npkgs > 1 ? p - 1 : NULL;
+	/* the strings of the entry before that lf holds (menv_lock_holds) may be shared */
+	if (prev && (!menv_lock_holds(lf, prev->platform) || !menv_lock_holds(lf, prev->subdir)))
+		prev = NULL;
+	p->platform = prev && !strcmp(prev->platform, platform) ? prev->platform
+	                                                        : menv_lock_strdup(lf, platform);
+	p->url = menv_lock_strdup(lf, url);
+	if (category)
+		p->category = menv_lock_strdup(lf, category->text);
+	p->optional = optional && optional->text &&
+	              menv_yaml_scalar_type(optional->text, optional->style) == JSON_TRUE;
+	if (deps && deps->v) {
+		p->deps_map = json_incref(deps->v);
+		p->depends = deps_from_map(deps->v);
+	} else {
+		p->deps_map = json_object();
+		p->depends = json_array();
+	}
+	/* the build as the entry says it, else as its file name does (menv_lock_fill_from_url);
+	 * the subdir, the folder before the file name, the entry before's copy where the same */
+	p->build = build ? menv_lock_strdup(lf, build->text)
+	                 : menv_lock_strndup(lf, dash[1] + 1, (size_t)(dash[2] - dash[1] - 1));
+	size_t off, sl;
+	if (menv_lock_url_subdir_at(url, &off, &sl))
+		p->subdir =
+		        prev && strlen(prev->subdir) == sl && !memcmp(prev->subdir, url + off, sl)
+		                ? prev->subdir
+		                : menv_lock_strndup(lf, url + off, sl);
+	return true;
+}
+
 /* An entry as it ends; one refused sends the file to the general reader, which finds it
  * again (a header error may come first) and says where it is (menv_lock_at). */
-static int stream_entry(void *ud, json_t *e, size_t idx, size_t line)
+static int stream_entry(void *ud, json_t *e, const struct menv_yaml_members *m, size_t idx,
+                        size_t line)
 {
 	struct stream *st = ud;
 	struct menv_lock_at at = {{"package", NULL}, {0, idx}, 2, false};
+	if (m && fast_entry(st->lf, m)) {
+		st->lf->pkgs[st->lf->npkgs - 1].line = line;
+		return 0;
+	}
+	if (m)
+		e = menv_yaml_members_json(m);
 	int rc = conda_lock_entry(st->lf, e, idx, st->src, &at, st->err);
 	if (!rc)
 		st->lf->pkgs[st->lf->npkgs - 1].line = line;

@@ -12,41 +12,6 @@
 #include "lockfile.h"
 #include "specs.h"
 
-/* The usual package URL, "…/NAME-VERSION-BUILD.conda" (or .tar.bz2) with no query: the two
- * last '-' of its file name in dash[0..1], where menv_dist_split would find them, the start of
- * its suffix in dash[2], and true; false for anything else (menv_dist_split then decides, with
- * its message). No copy of the file name is made: 100,000 lines are split in place. */
-static bool split_in_place(const char *url, const char *dash[3])
-{
-	size_t n = strlen(url);
-	const char *end = url + n;
-	if (memchr(url, '?', n))
-		return false;
-	if (n > 6 && !memcmp(end - 6, ".conda", 6))
-		end -= 6;
-	else if (n > 8 && !memcmp(end - 8, ".tar.bz2", 8))
-		end -= 8;
-	else
-		return false;
-	const char *fn = end;
-	while (fn > url && fn[-1] != '/')
-		fn--;
-	const char *b = end;
-	while (b > fn && b[-1] != '-')
-		b--;
-	if (b <= fn || b == end)
-		return false;
-	const char *v = b - 1;
-	while (v > fn && v[-1] != '-')
-		v--;
-	if (v <= fn + 1 || v == b - 1)
-		return false;
-	dash[0] = v - 1;
-	dash[1] = b - 1;
-	dash[2] = end;
-	return true;
-}
-
 int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t len,
                              const char *src, struct menv_error *err)
 {
@@ -168,15 +133,8 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 			                    src, lineno, s);
 		char *n = NULL, *v = NULL, *b = NULL;
 		const char *dash[3];
-		if (!rc && split_in_place(s, dash)) {
-			/* NAME-VERSION-BUILD.conda: the parts copied straight from the line */
-			const char *fn = dash[0];
-			while (fn > s && fn[-1] != '/')
-				fn--;
-			n = menv_xstrndup(fn, (size_t)(dash[0] - fn));
-			v = menv_xstrndup(dash[0] + 1, (size_t)(dash[1] - dash[0] - 1));
-			b = menv_xstrndup(dash[1] + 1, (size_t)(dash[2] - dash[1] - 1));
-		} else if (!rc) {
+		bool split = !rc && menv_lock_split_in_place(s, dash);
+		if (!rc && !split) {
 			/* anything else as menv_dist_split takes it, with its message */
 			char *fn = menv_lock_url_basename(s);
 			rc = menv_dist_split(fn, &n, &v, &b, err);
@@ -185,17 +143,49 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 			free(fn);
 		}
 		if (!rc) {
+			/* every string of the entry held by lf (menv_lock_strndup) */
 			struct menv_lock_package *p = menv_lockfile_add(lf);
 			p->manager = MENV_LOCK_CONDA;
 			p->line = lineno;
-			p->name = n;
-			p->version = v;
-			p->build = b;
-			p->url = menv_xstrdup(s);
-			p->subdir = menv_lock_url_subdir(s);
-			menv_lock_set_hash(&p->md5, md5);
-			menv_lock_set_hash(&p->sha256, sha);
+			if (split) {
+				/* NAME-VERSION-BUILD.conda: the parts copied straight from the line */
+				const char *fn = dash[0];
+				while (fn > s && fn[-1] != '/')
+					fn--;
+				p->name = menv_lock_strndup(lf, fn, (size_t)(dash[0] - fn));
+				p->version = menv_lock_strndup(lf, dash[0] + 1,
+				                               (size_t)(dash[1] - dash[0] - 1));
+				p->build = menv_lock_strndup(lf, dash[1] + 1,
+				                             (size_t)(dash[2] - dash[1] - 1));
+			} else {
+				p->name = menv_lock_strdup(lf, n);
+				p->version = menv_lock_strdup(lf, v);
+				p->build = menv_lock_strdup(lf, b);
+			}
+			p->url = menv_lock_strdup(lf, s);
+			/* the folder before the file name ("linux-64"), the entry before's copy
+			 * where it is the same */
+			size_t off, sl;
+			if (menv_lock_url_subdir_at(s, &off, &sl)) {
+				const char *prev = lf->npkgs > 1 ? p[-1].subdir : NULL;
+				if (!menv_lock_holds(lf, prev))
+					prev = NULL;
+				p->subdir = prev && strlen(prev) == sl && !memcmp(prev, s + off, sl)
+				                    ? p[-1].subdir
+				                    : menv_lock_strndup(lf, s + off, sl);
+			}
+			const char *h = md5 ? md5 : sha;
+			char *hex = h ? menv_lock_strdup(lf, h) : NULL;
+			for (char *c = hex; c && *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+			if (md5)
+				p->md5 = hex;
+			else
+				p->sha256 = hex;
 		}
+		free(n);
+		free(v);
+		free(b);
 	}
 	free(line);
 	if (!rc && !seen)
@@ -210,9 +200,10 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 	}
 	if (!rc) {
 		menv_strvec_push(&lf->platforms, platform);
+		/* one copy for every entry (lf holds it) */
+		char *plat = menv_lock_strdup(lf, platform);
 		for (size_t j = 0; j < lf->npkgs; j++) {
-			free(lf->pkgs[j].platform);
-			lf->pkgs[j].platform = menv_xstrdup(platform);
+			lf->pkgs[j].platform = plat;
 			json_decref(lf->pkgs[j].deps_map);
 			lf->pkgs[j].deps_map = NULL;
 		}

@@ -60,8 +60,7 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 		menv_lock_set_hash_json(&p->sha256,
 		                        json_object_get(json_object_get(e, "hash"), "sha256"));
 		if (menv_lock_jstr(e, "category")) {
-			free(p->category);
-			p->category = menv_xstrdup(menv_lock_jstr(e, "category"));
+			p->category = menv_xstrdup(menv_lock_jstr(e, "category")); /* was "main" */
 		}
 		if (!p->extra)
 			p->extra = json_object();

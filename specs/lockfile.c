@@ -89,20 +89,28 @@ json_t *menv_lock_jstr_or_null(const char *s)
 }
 
 /* The path component before the file name ("linux-64" of ".../linux-64/x.conda"), or NULL. */
-char *menv_lock_url_subdir(const char *url)
+bool menv_lock_url_subdir_at(const char *url, size_t *off, size_t *len)
 {
 	size_t n = strcspn(url, "?#");
 	const char *end = url + n, *p = end;
 	while (p > url && p[-1] != '/')
 		p--;
 	if (p <= url + 1)
-		return NULL;
+		return false;
 	const char *q = p - 1;
 	while (q > url && q[-1] != '/')
 		q--;
 	if (q >= p - 1)
-		return NULL;
-	return menv_xstrndup(q, (size_t)(p - 1 - q));
+		return false;
+	*off = (size_t)(q - url);
+	*len = (size_t)(p - 1 - q);
+	return true;
+}
+
+char *menv_lock_url_subdir(const char *url)
+{
+	size_t off, len;
+	return menv_lock_url_subdir_at(url, &off, &len) ? menv_xstrndup(url + off, len) : NULL;
 }
 
 int menv_dist_split(const char *fn, char **name, char **version, char **build,
@@ -169,19 +177,70 @@ struct menv_lockfile *menv_lockfile_new(enum menv_lock_format format)
 	return lf;
 }
 
-static void package_release(struct menv_lock_package *p)
+/* The strings of a parsed lock's entries, in chunks (menv_lock_strndup): one allocation a
+ * chunk rather than one a string (issue 22: 100,000 entries held ~8 strings each). */
+struct menv_lock_strs {
+	struct menv_lock_strs *prev; /* the chunk filled before this one */
+	size_t used, cap;
+	char data[];
+};
+
+/* Every entry's category unless its file names another (never freed). */
+static char lock_main[] = "main";
+
+char *menv_lock_strndup(struct menv_lockfile *lf, const char *s, size_t n)
 {
-	free(p->name);
-	free(p->version);
-	free(p->build);
-	free(p->platform);
-	free(p->subdir);
-	free(p->url);
-	free(p->md5);
-	free(p->sha256);
-	free(p->category);
-	free(p->source);
-	free(p->env);
+	struct menv_lock_strs *c = lf->strs;
+	if (!c || c->cap - c->used < n + 1) {
+		size_t cap = c ? 2 * c->cap : 65536;
+		if (cap > (4u << 20))
+			cap = 4u << 20;
+		if (cap < n + 1)
+			cap = n + 1;
+		struct menv_lock_strs *nc = menv_xmalloc(sizeof(*nc) + cap);
+		*nc = (struct menv_lock_strs){c, 0, cap};
+		/* a string too long for a fresh chunk gets its own, behind the current one */
+		if (c && cap == n + 1 && c->cap - c->used > n + 1) {
+			nc->prev = c->prev;
+			c->prev = nc;
+		} else {
+			lf->strs = nc;
+		}
+		c = nc;
+	}
+	char *d = c->data + c->used;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	c->used += n + 1;
+	return d;
+}
+
+char *menv_lock_strdup(struct menv_lockfile *lf, const char *s)
+{
+	return s ? menv_lock_strndup(lf, s, strlen(s)) : NULL;
+}
+
+bool menv_lock_holds(const struct menv_lockfile *lf, const char *s)
+{
+	for (const struct menv_lock_strs *c = lf->strs; s && c; c = c->prev)
+		if (s >= c->data && s < c->data + c->cap)
+			return true;
+	return false;
+}
+
+/* Frees `s` unless lf's chunks (or the static "main") hold it. */
+static void lock_free(const struct menv_lockfile *lf, char *s)
+{
+	if (s && s != lock_main && !menv_lock_holds(lf, s))
+		free(s);
+}
+
+static void package_release(const struct menv_lockfile *lf, struct menv_lock_package *p)
+{
+	char *const field[] = {p->name, p->version, p->build,    p->platform, p->subdir, p->url,
+	                       p->md5,  p->sha256,  p->category, p->source,   p->env};
+	for (size_t k = 0; k < sizeof(field) / sizeof(*field); k++)
+		lock_free(lf, field[k]);
 	json_decref(p->depends);
 	json_decref(p->deps_map);
 	json_decref(p->extra);
@@ -192,8 +251,13 @@ void menv_lockfile_free(struct menv_lockfile *lf)
 	if (!lf)
 		return;
 	for (size_t i = 0; i < lf->npkgs; i++)
-		package_release(&lf->pkgs[i]);
+		package_release(lf, &lf->pkgs[i]);
 	free(lf->pkgs);
+	while (lf->strs) {
+		struct menv_lock_strs *c = lf->strs;
+		lf->strs = c->prev;
+		free(c);
+	}
 	for (size_t i = 0; i < lf->nenvs; i++) {
 		free(lf->envs[i].name);
 		menv_strvec_clear(&lf->envs[i].channels);
@@ -250,7 +314,7 @@ struct menv_lock_package *menv_lockfile_add(struct menv_lockfile *lf)
 	struct menv_lock_package *p = &lf->pkgs[lf->npkgs++];
 	memset(p, 0, sizeof(*p));
 	p->size = -1;
-	p->category = menv_xstrdup("main");
+	p->category = lock_main;
 	return p;
 }
 
@@ -290,6 +354,37 @@ void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hash
 			p->extra = json_object();
 		json_object_set(p->extra, k, v);
 	}
+}
+
+bool menv_lock_split_in_place(const char *url, const char *dash[3])
+{
+	size_t n = strlen(url);
+	const char *end = url + n;
+	if (memchr(url, '?', n))
+		return false;
+	if (n > 6 && !memcmp(end - 6, ".conda", 6))
+		end -= 6;
+	else if (n > 8 && !memcmp(end - 8, ".tar.bz2", 8))
+		end -= 8;
+	else
+		return false;
+	const char *fn = end;
+	while (fn > url && fn[-1] != '/')
+		fn--;
+	const char *b = end;
+	while (b > fn && b[-1] != '-')
+		b--;
+	if (b <= fn || b == end)
+		return false;
+	const char *v = b - 1;
+	while (v > fn && v[-1] != '-')
+		v--;
+	if (v <= fn + 1 || v == b - 1)
+		return false;
+	dash[0] = v - 1;
+	dash[1] = b - 1;
+	dash[2] = end;
+	return true;
 }
 
 int menv_lock_fill_from_url(struct menv_lock_package *p, bool names, struct menv_error *err)

@@ -73,6 +73,17 @@ char *menv_lock_url_basename(const char *url);
 /* The path component before the file name ("linux-64" of ".../linux-64/x.conda"), or NULL.
  * Caller frees. */
 char *menv_lock_url_subdir(const char *url);
+/* Where that component is in `url` (its offset and length); false where there is none. */
+bool menv_lock_url_subdir_at(const char *url, size_t *off, size_t *len);
+/* A copy of s[0..n) (and a NUL) held by `lf` (its chunks of entry strings, freed with it):
+ * what a reader puts in an entry's fields instead of a malloc'd string each. A field holding
+ * one is never freed or replaced on its own. menv_lock_strdup: of a NUL-terminated s, NULL
+ * for NULL. */
+char *menv_lock_strndup(struct menv_lockfile *lf, const char *s, size_t n);
+char *menv_lock_strdup(struct menv_lockfile *lf, const char *s);
+/* Is `s` one of lf's held strings (menv_lock_strndup)? Only such a string may be shared by
+ * two entries (the others are freed with their entry). */
+bool menv_lock_holds(const struct menv_lockfile *lf, const char *s);
 /* Room for `n` more entries in lf->pkgs at once (a reader that can count its entries before
  * reading them: no array grown and copied 17 times for 100,000 entries). A hint: adding
  * more still works. */
@@ -94,6 +105,11 @@ void menv_lock_set_hash_json(char **slot, json_t *v);
  * list, into p->extra. */
 void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hashes,
                             const char *const *known);
+/* The usual package URL, "…/NAME-VERSION-BUILD.conda" (or .tar.bz2) with no query: the two
+ * last '-' of its file name in dash[0..1], where menv_dist_split would find them, the start of
+ * its suffix in dash[2], and true; false for anything else (menv_dist_split then decides, with
+ * its message). No copy of the file name is made: 100,000 lines are split in place. */
+bool menv_lock_split_in_place(const char *url, const char *dash[3]);
 /* For a conda entry with p->url: the build that the URL's file name says (menv_dist_split),
  * and with `names` its name and version, each where `p` has none; the subdir before the file
  * name (menv_lock_url_subdir) where `p` has none. Errors: those of menv_dist_split

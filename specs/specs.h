@@ -162,21 +162,26 @@ void menv_strvec_push_unique(struct menv_strvec *sv, struct menv_strset *seen, c
 
 /* A map from strings to size_t values (an index into the caller's array), hashed: lookups
  * in O(1), so that matching n input strings against another list costs O(n + m) rather than
- * O(n * m) (strmap.c). Keys are copied; zero-initialise it (MENV_STRMAP_INIT) and release it
+ * O(n * m) (strmap.c). Keys are copied (or borrowed: menv_strmap_borrowing); zero-initialise it (MENV_STRMAP_INIT) and release it
  * with menv_strmap_clear(). A value stays valid until the next put or add. */
 struct menv_strmap_slot {
-	char *key; /* owned; NULL = empty */
+	char *key; /* owned (borrowed in a map made by menv_strmap_borrowing); NULL = empty */
 	size_t val;
 	size_t hash; /* the key's hash: growing rehashes no key, probes compare it first */
 };
 struct menv_strmap {
 	struct menv_strmap_slot *slots; /* open addressing, `cap` a power of two */
 	size_t n, cap;
+	bool borrowed; /* keys are the caller's: neither copied nor freed */
 };
 #define MENV_STRMAP_INIT                                                                           \
 	{                                                                                          \
-		NULL, 0, 0                                                                         \
+		NULL, 0, 0, false                                                                  \
 	}
+/* An empty map with room for `n` keys made at once (no rehash while it fills) whose keys are
+ * borrowed: put and add keep the caller's pointer, which must stay valid and unchanged until
+ * menv_strmap_clear (100,000 names of a lock: no copy of each, no 14 rehashes). */
+void menv_strmap_borrowing(struct menv_strmap *m, size_t n);
 /* Sets key's value (replacing what it had); true when key was new. */
 bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val);
 /* Sets key's value only when key is new (the first value kept); true when it was. */
@@ -577,7 +582,10 @@ enum menv_lock_format {
 
 enum menv_lock_manager { MENV_LOCK_CONDA = 0, MENV_LOCK_PIP = 1 };
 
-/* One locked package for one platform (and, for pixi, one environment). Strings owned. */
+/* One locked package for one platform (and, for pixi, one environment). Its strings belong to the lockfile: those of a parsed file may be held in the
+ * lockfile's chunks (menv_lockfile_parse), and are read-only; the fields of an entry made by
+ * menv_lockfile_add are NULL (category a static "main") and take malloc'd strings, freed by
+ * menv_lockfile_free. */
 struct menv_lock_package {
 	enum menv_lock_manager manager;
 	char *name; /* conda name, or the pip distribution name as written */
@@ -636,7 +644,8 @@ struct menv_lockfile {
 	size_t npkgs;
 	struct menv_lock_env *envs; /* pixi environments (others: none) */
 	size_t nenvs;
-	size_t pkgs_alloc; /* entries allocated at pkgs (menv_lockfile_add grows it) */
+	size_t pkgs_alloc;           /* entries allocated at pkgs (menv_lockfile_add grows it) */
+	struct menv_lock_strs *strs; /* the parsed entries' strings, in chunks (lockfile.c) */
 };
 
 /* Says which lockfile format `bytes` hold (MENV_LOCK_NONE for anything else, e.g. an

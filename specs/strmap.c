@@ -26,11 +26,13 @@ static size_t slot_of(const struct menv_strmap_slot *slots, size_t cap, const ch
 	return i;
 }
 
-/* The slot of key (hash h) once the map has room for one more key. */
-static size_t room_for(struct menv_strmap *m, const char *key, size_t h)
+/* The map given room for `want` keys (at most half its slots used). */
+static void grow(struct menv_strmap *m, size_t want)
 {
-	if (2 * (m->n + 1) > m->cap) {
+	if (2 * want > m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 16;
+		while (cap < 2 * want)
+			cap *= 2;
 		struct menv_strmap_slot *slots = menv_xcalloc(cap, sizeof(*slots));
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->slots[i].key) {
@@ -43,7 +45,20 @@ static size_t room_for(struct menv_strmap *m, const char *key, size_t h)
 		m->slots = slots;
 		m->cap = cap;
 	}
+}
+
+/* The slot of key (hash h) once the map has room for one more key. */
+static size_t room_for(struct menv_strmap *m, const char *key, size_t h)
+{
+	grow(m, m->n + 1);
 	return slot_of(m->slots, m->cap, key, h);
+}
+
+void menv_strmap_borrowing(struct menv_strmap *m, size_t n)
+{
+	*m = (struct menv_strmap)MENV_STRMAP_INIT;
+	m->borrowed = true;
+	grow(m, n);
 }
 
 bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val)
@@ -51,7 +66,7 @@ bool menv_strmap_put(struct menv_strmap *m, const char *key, size_t val)
 	size_t h = hash(key), i = room_for(m, key, h);
 	bool fresh = !m->slots[i].key;
 	if (fresh) {
-		m->slots[i].key = menv_xstrdup(key);
+		m->slots[i].key = m->borrowed ? (char *)key : menv_xstrdup(key);
 		m->slots[i].hash = h;
 		m->n++;
 	}
@@ -64,7 +79,8 @@ bool menv_strmap_add(struct menv_strmap *m, const char *key, size_t val)
 	size_t h = hash(key), i = room_for(m, key, h);
 	if (m->slots[i].key)
 		return false;
-	m->slots[i] = (struct menv_strmap_slot){menv_xstrdup(key), val, h};
+	m->slots[i] =
+	        (struct menv_strmap_slot){m->borrowed ? (char *)key : menv_xstrdup(key), val, h};
 	m->n++;
 	return true;
 }
@@ -79,9 +95,10 @@ size_t *menv_strmap_get(const struct menv_strmap *m, const char *key)
 
 void menv_strmap_clear(struct menv_strmap *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
+	for (size_t i = 0; i < m->cap && !m->borrowed; i++)
 		free(m->slots[i].key);
 	free(m->slots);
 	m->slots = NULL;
 	m->n = m->cap = 0;
+	m->borrowed = false;
 }

@@ -50,22 +50,39 @@ static bool plain_int(const char *s, json_int_t *out)
 	return true;
 }
 
+/* What a scalar is typed as (menv_yaml_scalar_json); *iv the integer's value. */
+static json_type scalar_type(const char *v, yaml_scalar_style_t style, json_int_t *iv)
+{
+	if (style != YAML_PLAIN_SCALAR_STYLE)
+		return JSON_STRING;
+	if (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+	    !strcmp(v, "NULL"))
+		return JSON_NULL;
+	if (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "TRUE"))
+		return JSON_TRUE;
+	if (!strcmp(v, "false") || !strcmp(v, "False") || !strcmp(v, "FALSE"))
+		return JSON_FALSE;
+	if (plain_int(v, iv))
+		return JSON_INTEGER;
+	return JSON_STRING;
+}
+
+json_type menv_yaml_scalar_type(const char *v, yaml_scalar_style_t style)
+{
+	json_int_t iv;
+	return scalar_type(v, style, &iv);
+}
+
 json_t *menv_yaml_scalar_json(const char *v, yaml_scalar_style_t style)
 {
 	json_int_t iv;
-
-	if (style != YAML_PLAIN_SCALAR_STYLE)
-		return json_string(v);
-	if (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
-	    !strcmp(v, "NULL"))
-		return json_null();
-	if (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "TRUE"))
-		return json_true();
-	if (!strcmp(v, "false") || !strcmp(v, "False") || !strcmp(v, "FALSE"))
-		return json_false();
-	if (plain_int(v, &iv))
-		return json_integer(iv);
-	return json_string(v);
+	switch (scalar_type(v, style, &iv)) {
+	case JSON_NULL: return json_null();
+	case JSON_TRUE: return json_true();
+	case JSON_FALSE: return json_false();
+	case JSON_INTEGER: return json_integer(iv);
+	default: return json_string(v);
+	}
 }
 
 /* The JSON value of node `n`, to be held by `parent` under `pkey` (NULL: an item). */

@@ -17,23 +17,70 @@
 #include "specs.h"
 
 struct frame {
-	json_t *v;     /* the mapping or sequence being filled (owned) */
-	char *key;     /* a mapping's key waiting for its value, or NULL */
-	bool streamed; /* the sequence whose items go to the caller */
-	size_t items;  /* items handed to the caller */
+	json_t *v; /* the mapping or sequence being filled (owned); NULL for `members` */
+	struct menv_yaml_members *members; /* a streamed item's members (a mapping), or NULL */
+	char *key;                         /* a mapping's key waiting for its value, or NULL */
+	bool streamed;                     /* the sequence whose items go to the caller */
+	size_t items;                      /* items handed to the caller */
 };
 
 struct reader {
 	struct frame *stack;
 	size_t depth, alloc;
 	const char *key; /* the root mapping's key whose sequence is streamed */
-	int (*item)(void *ud, json_t *item, size_t index, size_t line);
+	int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m, size_t index,
+	            size_t line);
 	void *ud;
 	json_t *root;
 	size_t item_line; /* 1-based line where the streamed item being read starts */
 };
 
 enum { READ_OK = 0, READ_FALLBACK = 1 };
+
+static void members_free(struct menv_yaml_members *m)
+{
+	for (size_t i = 0; m && i < m->n; i++) {
+		free(m->m[i].key);
+		free(m->m[i].text);
+		json_decref(m->m[i].v);
+	}
+	if (m)
+		free(m->m);
+	free(m);
+}
+
+json_t *menv_yaml_members_json(const struct menv_yaml_members *m)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < m->n; i++) {
+		const struct menv_yaml_member *e = &m->m[i];
+		json_object_set_new_nocheck(o, e->key,
+		                            e->text ? menv_yaml_scalar_json(e->text, e->style)
+		                                    : json_incref(e->v));
+	}
+	return o;
+}
+
+/* A member of f's mapping: its pending key and `text` (taken) or `v` (a new reference). */
+static void member_add(struct frame *f, char *text, yaml_scalar_style_t style, json_t *v)
+{
+	struct menv_yaml_members *m = f->members;
+	if (m->n == m->alloc) {
+		m->alloc = m->alloc ? 2 * m->alloc : 12;
+		m->m = menv_xrealloc(m->m, m->alloc * sizeof(*m->m));
+	}
+	m->m[m->n++] = (struct menv_yaml_member){f->key, text, style, v};
+	f->key = NULL;
+}
+
+/* Is `key` one of the members' keys already? */
+static bool member_has(const struct menv_yaml_members *m, const char *key)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->m[i].key, key))
+			return true;
+	return false;
+}
 
 /* Puts the finished value `v` (a new reference) where it belongs. READ_FALLBACK where the
  * general reader must decide (a non-scalar key, a duplicate key, the caller refusing). */
@@ -44,10 +91,15 @@ static int attach(struct reader *r, json_t *v, const char *scalar)
 		return READ_OK;
 	}
 	struct frame *f = &r->stack[r->depth - 1];
+	if (f->members) {
+		/* a collection as a member's value (a key was refused before it began) */
+		member_add(f, NULL, YAML_ANY_SCALAR_STYLE, v);
+		return READ_OK;
+	}
 	if (json_is_array(f->v)) {
 		if (f->streamed)
-			return r->item(r->ud, v, f->items++, r->item_line) ? READ_FALLBACK
-			                                                   : READ_OK;
+			return r->item(r->ud, v, NULL, f->items++, r->item_line) ? READ_FALLBACK
+			                                                         : READ_OK;
 		json_array_append_new(f->v, v);
 		return READ_OK;
 	}
@@ -65,7 +117,7 @@ static int attach(struct reader *r, json_t *v, const char *scalar)
 	return READ_OK;
 }
 
-static void push(struct reader *r, json_t *v)
+static void push(struct reader *r, json_t *v, struct menv_yaml_members *members)
 {
 	if (r->depth == r->alloc) {
 		r->alloc = r->alloc ? 2 * r->alloc : 16;
@@ -75,7 +127,7 @@ static void push(struct reader *r, json_t *v)
 	/* the root mapping's `key`, a sequence: its items go to the caller */
 	bool streamed = r->depth == 1 && json_is_array(v) && json_is_object(parent->v) &&
 	                parent->key && !strcmp(parent->key, r->key);
-	r->stack[r->depth++] = (struct frame){v, NULL, streamed, 0};
+	r->stack[r->depth++] = (struct frame){v, members, NULL, streamed, 0};
 }
 
 /* One event; READ_OK, READ_FALLBACK, or 2 once the document has ended. */
@@ -97,6 +149,19 @@ static int event(struct reader *r, yaml_event_t *ev)
 		const char *s = (const char *)ev->data.scalar.value;
 		struct frame *f = r->depth ? &r->stack[r->depth - 1] : NULL;
 		size_t bad;
+		if (f && f->members) {
+			/* a streamed item's key, or its value: taken from the event as written */
+			if (!menv_utf8_valid(s, ev->data.scalar.length, &bad) ||
+			    (!f->key && member_has(f->members, s)))
+				return READ_FALLBACK;
+			if (!f->key)
+				f->key = (char *)ev->data.scalar.value;
+			else
+				member_add(f, (char *)ev->data.scalar.value, ev->data.scalar.style,
+				           NULL);
+			ev->data.scalar.value = NULL;
+			return READ_OK;
+		}
 		if (f && json_is_object(f->v) && !f->key) {
 			/* a key: its text as written, never typed (yaml.c's reader does the same),
 			 * taken from the event rather than copied */
@@ -121,16 +186,26 @@ static int event(struct reader *r, yaml_event_t *ev)
 		    r->depth >= MENV_PARSE_MAX_DEPTH)
 			return READ_FALLBACK;
 		/* a collection as a key */
-		if (r->depth && json_is_object(r->stack[r->depth - 1].v) &&
-		    !r->stack[r->depth - 1].key)
+		struct frame *top = r->depth ? &r->stack[r->depth - 1] : NULL;
+		if (top && (json_is_object(top->v) || top->members) && !top->key)
 			return READ_FALLBACK;
-		push(r, seq ? json_array() : json_object());
+		/* a mapping item of the streamed sequence: its members, no JSON object */
+		if (!seq && top && top->streamed)
+			push(r, NULL, menv_xcalloc(1, sizeof(struct menv_yaml_members)));
+		else
+			push(r, seq ? json_array() : json_object(), NULL);
 		return READ_OK;
 	}
 	case YAML_SEQUENCE_END_EVENT:
 	case YAML_MAPPING_END_EVENT: {
 		struct frame f = r->stack[--r->depth];
 		free(f.key);
+		if (f.members) {
+			struct frame *seq = &r->stack[r->depth - 1];
+			int rc = r->item(r->ud, NULL, f.members, seq->items++, r->item_line);
+			members_free(f.members);
+			return rc ? READ_FALLBACK : READ_OK;
+		}
 		return attach(r, f.v, NULL);
 	}
 	default: return READ_FALLBACK; /* an alias, the stream's end before a document */
@@ -138,8 +213,9 @@ static int event(struct reader *r, yaml_event_t *ev)
 }
 
 int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
-                          int (*item)(void *ud, json_t *item, size_t index, size_t line), void *ud,
-                          json_t **out, struct menv_error *err)
+                          int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
+                                      size_t index, size_t line),
+                          void *ud, json_t **out, struct menv_error *err)
 {
 	struct reader r = {.key = key, .item = item, .ud = ud};
 	yaml_parser_t parser;
@@ -173,6 +249,7 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
 	while (r.depth) {
 		r.depth--;
 		json_decref(r.stack[r.depth].v);
+		members_free(r.stack[r.depth].members);
 		free(r.stack[r.depth].key);
 	}
 	free(r.stack);

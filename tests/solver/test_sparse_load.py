@@ -4,6 +4,11 @@ small channel, a file of 4 MiB or more gets it by default): a solve reads the re
 names its request reaches, through depends and constrains (`a` -> `b` -> `c`, `a` constrains
 `z`), and those of every record without a readable name; its name index is cached beside the
 .solv (<cache>/*.solv.names) and reused while the JSON is unchanged, rebuilt when it changes;
+the records a solve read are kept as .solv bytes (<cache>/*.solv.subN, keyed by the JSON and
+which records): the same request again reads them (same answer, same warnings, nothing
+rewritten), and bytes libsolv refuses are read from the JSON again and rewritten; so is the
+closure of the request's names (<cache>/*.solv.walkN): read again with the same answer, and a
+cut one walked again and rewritten;
 the warnings name only the records read (a bad record of `a` is named, one of `q`, which
 nothing reaches, is not); `menv search NAME` reads that name's records; a glob spec, `menv
 search '*'` and the whole load read everything (search writes the .solv). Usage: test_sparse_load.py MENV
@@ -11,6 +16,7 @@ search '*'` and the whole load read everything (search writes the .solv). Usage:
 import glob
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -87,6 +93,48 @@ def main():
                          f"{p.stderr!r}")
         if "q-1.0-0" in p.stderr:
             fails.append(f"the bad record of q, which nothing reaches, is named: {p.stderr!r}")
+        # the records read, as .solv bytes: a second solve of the same request reads them
+        subs = sorted(glob.glob(os.path.join(cache, "*.solv.sub*")))
+        if len(subs) != 1:
+            fails.append(f"after a sparse load the cache holds {sorted(os.listdir(cache))}: "
+                         "want one subset .solv (linux-64's; noarch has no record read)")
+        for sub in subs[:1]:
+            # (one: a failure is named above)
+            mtimes = lambda: {n: os.stat(n).st_mtime_ns for n in subs}
+            before = mtimes()
+            p2, again = create("a")
+            if again != got or p2.stderr != p.stderr or mtimes() != before:
+                fails.append(f"create a from the subset cache: {again}, stderr {p2.stderr!r} "
+                             f"(first {p.stderr!r}); rewritten: {mtimes() != before}")
+            # its key and records current, its .solv bytes zeroed: read from the JSON again
+            with open(sub, "r+b") as f:
+                body = f.read()
+                at = 16 + 128 + 16 + 4 * struct.unpack_from("<Q", body, 144)[0]
+                f.seek(at)
+                f.write(bytes(len(body) - at))
+            p3, again = create("a")
+            with open(sub, "rb") as f:
+                body = f.read()
+            if again != got or p3.stderr != p.stderr or not body[at:at + 4] == b"SOLV":
+                fails.append(f"create a over a refused subset cache: {again}, stderr "
+                             f"{p3.stderr!r}; rewritten: {body[at:at + 4]!r}")
+        # the closure of the names, cached: read again (same answer, not rewritten); a cut one
+        # is walked again and rewritten whole
+        walks = sorted(glob.glob(os.path.join(cache, "*.solv.walk*")))
+        if len(walks) != 1:
+            fails.append(f"after a sparse load the cache holds {sorted(os.listdir(cache))}: "
+                         "want one cached walk")
+        for walk in walks[:1]:
+            size, mtime = os.path.getsize(walk), os.stat(walk).st_mtime_ns
+            p2, again = create("a")
+            if again != got or p2.stderr != p.stderr or os.stat(walk).st_mtime_ns != mtime:
+                fails.append(f"create a from the cached walk: {again}, stderr {p2.stderr!r}; "
+                             f"rewritten: {os.stat(walk).st_mtime_ns != mtime}")
+            os.truncate(walk, size - 4)
+            p2, again = create("a")
+            if again != got or p2.stderr != p.stderr or os.path.getsize(walk) != size:
+                fails.append(f"create a over a cut walk: {again}, stderr {p2.stderr!r}; "
+                             f"size {os.path.getsize(walk)}, was {size}")
         # constrains reach z: a 2.0 needs z <2 when z is there
         p, got = create("a", "z")
         if got != ["a-2.0-0", "b-2.0-0", "c-1.0-0", "z-1.0-0"]:

@@ -575,6 +575,61 @@ static void test_metadata_parsed_once(void **state)
 	free(dir);
 }
 
+/* The cache's check keeps each hardlink file's lstat beside the paths.json parse it read, for
+ * the link (one stat a file): the values are the file's, a softlink entry has none, another
+ * parse or a forgotten file gets none. */
+static void test_check_keeps_stats(void **state)
+{
+	struct fx *f = *state;
+	struct events ev;
+	struct menv_error err;
+	char *dir = menv_pkgcache_dir(f->pkgs, &f->zlib);
+	char *pj = tu_path("%s/info/paths.json", dir);
+	size_t n = 0, i, hard = 0, soft = 0;
+	json_t *e;
+
+	assert_int_equal(fetch1(f, &f->zlib, &ev, &err), 0);
+	menv_pkgmeta_forget(pj);
+	assert_true(menv_pkgcache_has(f->pkgs, &f->zlib));
+	json_t *j = menv_pkgmeta_load(pj, NULL);
+	assert_non_null(j);
+	struct menv_pkgfile_st *v = menv_pkgmeta_stats(pj, j, &n);
+	assert_non_null(v);
+	assert_int_equal(n, json_array_size(json_object_get(j, "paths")));
+	json_array_foreach(json_object_get(j, "paths"), i, e)
+	{
+		const char *rel = json_string_value(json_object_get(e, "_path"));
+		const char *type = json_string_value(json_object_get(e, "path_type"));
+		char *p = tu_path("%s/%s", dir, rel);
+		struct stat sb;
+		assert_int_equal(lstat(p, &sb), 0);
+		if (!strcmp(type, "hardlink")) {
+			assert_true(v[i].have);
+			assert_int_equal(v[i].mode, sb.st_mode);
+			assert_int_equal(v[i].mtim.tv_sec, sb.st_mtim.tv_sec);
+			assert_int_equal(v[i].mtim.tv_nsec, sb.st_mtim.tv_nsec);
+			hard++;
+		} else {
+			assert_false(v[i].have);
+			soft++;
+		}
+		free(p);
+	}
+	assert_true(hard > 0 && soft > 0); /* zlib ships libz.so.1.2.11 and links to it */
+	free(v);
+	/* another parse of the same file: not this one's stats */
+	json_t *other = json_deep_copy(j);
+	assert_null(menv_pkgmeta_stats(pj, other, &n));
+	assert_int_equal(n, 0);
+	json_decref(other);
+	/* forgotten (menv rewrote the file): none */
+	menv_pkgmeta_forget(pj);
+	assert_null(menv_pkgmeta_stats(pj, j, &n));
+	json_decref(j);
+	free(pj);
+	free(dir);
+}
+
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -589,6 +644,7 @@ int main(void)
 	        T(test_cancel),
 	        T(test_waits_for_lock),
 	        T(test_metadata_parsed_once),
+	        T(test_check_keeps_stats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

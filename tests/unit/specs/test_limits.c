@@ -23,6 +23,119 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* conda-lock entries read straight from libyaml's events into the model (the usual entry:
+ * no JSON object, strings held by the lockfile) give the model the general reader gives: the
+ * same file with an anchor (which sends the whole file to menv_yaml_to_json) compared field
+ * by field through menv_lockfile_to_json. Entries: the usual one, hashes in capitals, a
+ * category, optional, a build given, dependencies null or missing or with "*" and "" specs
+ * and an integer, a .tar.bz2, an unknown key, an integer version, a pip entry; the usual
+ * entry after one read the general way (whose platform and subdir it must not share: they
+ * were freed twice, attack3_lock_hash). */
+static void test_conda_lock_fast_same(void **state)
+{
+	(void)state;
+	static const char entries[] =
+	        "- name: a\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"
+	        "  dependencies: {b: '>=1', c: '*', d: '', e: 2}\n"
+	        "  url: https://h/c/linux-64/a-1.0-h1_0.conda\n"
+	        "  hash: {md5: 0123456789ABCDEF0123456789abcdef, sha256: "
+	        "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef}\n"
+	        "- name: b\n  version: 2.1\n  manager: conda\n  platform: linux-64\n"
+	        "  dependencies:\n  url: https://h/c/noarch/b-2.1-py_0.tar.bz2\n"
+	        "  hash: {md5: 00000000000000000000000000000002}\n  category: dev\n"
+	        "  optional: true\n"
+	        "- name: c\n  version: '3'\n  manager: conda\n  platform: linux-64\n"
+	        "  url: https://h/c/noarch/c-3-0.conda\n  hash: {sha256: null}\n"
+	        "  build: mybuild\n  optional: false\n"
+	        "- name: d\n  version: 4\n  manager: conda\n  platform: linux-64\n"
+	        "  url: https://h/c/linux-64/d-4-0.conda\n  hash: {}\n"
+	        "- name: e\n  version: '5'\n  manager: conda\n  platform: linux-64\n"
+	        "  url: https://h/c/linux-64/e-5-0.conda\n  hash: {}\n  license: MIT\n"
+	        "- name: g\n  version: '7'\n  manager: conda\n  platform: linux-64\n"
+	        "  url: https://h/c/linux-64/g-7-0.conda\n  hash: {}\n"
+	        "- name: f\n  version: '6'\n  manager: pip\n  platform: linux-64\n"
+	        "  dependencies: {g: '>=1'}\n  url: https://p/f-6-py3-none-any.whl\n"
+	        "  hash: {sha256: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef}"
+	        "\n";
+	char *plain = menv_xasprintf("version: 1\nmetadata: {platforms: [linux-64]}\n"
+	                             "package:\n%s",
+	                             entries);
+	char *anchored = menv_xasprintf("version: 1\nmetadata: &m {platforms: [linux-64]}\n"
+	                                "package:\n%s",
+	                                entries);
+	struct menv_lockfile *a = NULL, *b = NULL;
+	struct menv_error err = {0};
+	assert_int_equal(menv_lockfile_parse(plain, strlen(plain), "l.yml", &a, &err), 0);
+	assert_int_equal(menv_lockfile_parse(anchored, strlen(anchored), "l.yml", &b, &err), 0);
+	assert_int_equal(a->npkgs, 7);
+	assert_non_null(a->strs); /* the usual entries' strings held by the lockfile */
+	assert_null(b->strs);     /* none: the general reader */
+	json_t *ja = menv_lockfile_to_json(a), *jb = menv_lockfile_to_json(b);
+	char *da = json_dumps(ja, JSON_SORT_KEYS), *db = json_dumps(jb, JSON_SORT_KEYS);
+	assert_string_equal(da, db);
+	/* and the values themselves */
+	assert_string_equal(a->pkgs[0].md5, "0123456789abcdef0123456789abcdef");
+	assert_string_equal(a->pkgs[0].build, "h1_0");
+	assert_string_equal(a->pkgs[0].subdir, "linux-64");
+	assert_int_equal(json_array_size(a->pkgs[0].depends), 4);
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[0].depends, 0)), "b >=1");
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[0].depends, 1)), "c");
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[0].depends, 3)), "e 2");
+	assert_string_equal(a->pkgs[1].version, "2.1");
+	assert_string_equal(a->pkgs[1].build, "py_0");
+	assert_string_equal(a->pkgs[1].subdir, "noarch");
+	assert_string_equal(a->pkgs[1].category, "dev");
+	assert_true(a->pkgs[1].optional);
+	assert_string_equal(a->pkgs[2].build, "mybuild");
+	assert_null(a->pkgs[2].sha256);
+	assert_string_equal(a->pkgs[3].version, "4");
+	assert_non_null(json_object_get(a->pkgs[4].extra, "license"));
+	assert_string_equal(a->pkgs[5].platform, "linux-64");
+	assert_string_equal(a->pkgs[5].subdir, "linux-64");
+	assert_int_equal(a->pkgs[6].manager, MENV_LOCK_PIP);
+	free(da);
+	free(db);
+	json_decref(ja);
+	json_decref(jb);
+	menv_lockfile_free(a);
+	menv_lockfile_free(b);
+	free(plain);
+	free(anchored);
+}
+
+/* A borrowing map (menv_strmap_borrowing) keeps the caller's key pointers, made room for all
+ * its keys at once (its slots never move while it fills), and gives each key its value. */
+static void test_strmap_borrowing(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	char(*keys)[16] = calloc(N, sizeof(*keys));
+	struct menv_strmap m;
+	menv_strmap_borrowing(&m, N);
+	struct menv_strmap_slot *slots = m.slots;
+	size_t cap = m.cap;
+	assert_true(cap >= 2 * N);
+	for (size_t i = 0; i < N; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "p%zu", i);
+		assert_true(menv_strmap_add(&m, keys[i], i));
+	}
+	assert_false(menv_strmap_add(&m, "p7", 99)); /* the first value kept */
+	assert_true(m.slots == slots && m.cap == cap && m.n == N);
+	for (size_t i = 0; i < N; i++) {
+		size_t *v = menv_strmap_get(&m, keys[i]);
+		assert_non_null(v);
+		assert_int_equal(*v, i);
+	}
+	size_t own = 0;
+	for (size_t i = 0; i < m.cap; i++)
+		own += m.slots[i].key && m.slots[i].key >= keys[0] && m.slots[i].key < keys[N];
+	assert_int_equal(own, N); /* every key is the caller's pointer, none a copy */
+	assert_null(menv_strmap_get(&m, "q1"));
+	menv_strmap_clear(&m);
+	assert_false(m.borrowed);
+	free(keys); /* after the clear: the map freed none of them (ASan would say) */
+}
+
 /* The message of a failing spec must be valid UTF-8 so that jansson takes it (the CLI's
  * --json error printed json_dumps(NULL) and crashed: issue 14). */
 static void assert_json_message(const struct menv_error *err)
@@ -516,6 +629,8 @@ int main(void)
 	        cmocka_unit_test(test_deep_json),
 	        cmocka_unit_test(test_billion_laughs),
 	        cmocka_unit_test(test_large_inputs_linear),
+	        cmocka_unit_test(test_strmap_borrowing),
+	        cmocka_unit_test(test_conda_lock_fast_same),
 	        cmocka_unit_test(test_cancel),
 	        cmocka_unit_test(test_fuzz_finds),
 	};
