@@ -591,10 +591,10 @@ def make_conda(st, resolved, outdir, work, level):
         if os.path.islink(p):
             paths.append({"_path": n, "path_type": "softlink", "size_in_bytes": 0})
             continue
-        e = {"_path": n, "path_type": "hardlink", "sha256": sha256_file(p),
-             "size_in_bytes": os.path.getsize(p)}
         with open(p, "rb") as f:
             data = f.read()
+        e = {"_path": n, "path_type": "hardlink", "sha256": hashlib.sha256(data).hexdigest(),
+             "size_in_bytes": len(data)}
         if PLACEHOLDER.encode() in data:
             if is_elf(p) or b"\0" in data:
                 die("%s: binary file %s holds the placeholder" % (r["name"], n))
