@@ -76,7 +76,8 @@ static void sweep_pid(const char *base, long pid, uid_t uid)
 {
 	char *lock = menv_xasprintf("%s/.menv-%ld.lock", base, pid);
 	struct stat sb;
-	int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO of that name (anyone's, in a shared /tmp) would hold the open */
+	int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb) || sb.st_uid != uid || !S_ISREG(sb.st_mode) ||
 	    flock(fd, LOCK_EX | LOCK_NB)) {
 		if (fd >= 0)
