@@ -641,7 +641,7 @@ int menv_solv_load_full(struct menv_solver *s, struct filerepo *f, struct menv_e
 	int rc;
 
 	if (solv_path) {
-		struct cstream cs = {.fd = open(solv_path, O_RDONLY | O_CLOEXEC),
+		struct cstream cs = {.fd = open(solv_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC),
 		                     .cancel = s->cancel};
 		FILE *fp = cs.fd >= 0 ? cs_open(&cs, "r") : NULL;
 		if (!fp && cs.fd >= 0)

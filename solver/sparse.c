@@ -242,7 +242,7 @@ static void write_cache(const struct filerepo *f, const struct sparse_index *x)
 static bool read_cache(const struct filerepo *f, struct sparse_index *x)
 {
 	char *path = cache_path(f);
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	int fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
 	struct stat st;
 	free(path);
 	if (fd < 0)
@@ -560,7 +560,7 @@ static char *subset_path(const struct filerepo *f, const uint32_t *want, size_t 
 static bool read_subset(const char *path, const struct filerepo *f, const uint32_t *want, size_t nw,
                         const char **solv, size_t *len, void **map, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
 		return false;
@@ -772,7 +772,7 @@ static bool take_u32s(const char *m, size_t size, size_t *at, uint32_t *out, siz
  * nothing set) when it holds no current walk. */
 static bool read_walk(struct menv_solver *s, const char *path, const struct menv_buf *key)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
 		return false;

@@ -7,9 +7,14 @@ solve caches, the threaded cache check) found, one case each
   one in a shared /tmp) held every command's start-up sweep in open() for ever (`env list`
   never returned). The sweep opens it without waiting, sees it is no regular file and leaves
   it; the command runs.
+- cache_fifo: a FIFO in the repodata cache where a solve's cache lies (`<solv>.names`,
+  `.subN`, `.walkN`, the `.solv` itself: a shared package cache is anyone's) held the solve
+  in open() for ever. Each is opened without waiting; what is no regular file counts as no
+  cache, the answer is the cold one and the file is written again.
 """
+import glob
+import json
 import os
-import subprocess
 import sys
 
 import menvtest
@@ -29,6 +34,43 @@ def case_tmp_fifo_lock(t):
     t.check(t.root in r.out, "env list names the base environment", r)
     t.eq(sorted(os.listdir(td)), [".menv-4242.lock", "menv-pip-4242-abcdef"],
          "what the FIFO 'locks' is left alone")
+
+
+def case_cache_fifo(t):
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    chan = t.make_channel("big", {"noarch": sorted(glob.glob(os.path.join(P, "*.conda")))})
+    cache = os.path.join(t.pkgs, "cache")
+    specs = ("dependent", "another_dependent", "buildstring")
+
+    def solve(load, what):
+        try:
+            r = t.menv_run("create", "-p", os.path.join(t.tmp, "e"), "-c", chan,
+                           "--override-channels", "--dry-run", "--json", "-y", *specs,
+                           env={"MENV_SOLVER_LOAD": load}, timeout=30)
+        except menvtest.Fatal as e:
+            t.check(False, "%s: the solve returns" % what, e)
+            return None
+        t.eq(r.rc, 0, "%s: the solve succeeds" % what)
+        try:
+            return sorted(x["dist_name"] for x in json.loads(r.out)["actions"]["LINK"])
+        except (ValueError, KeyError, TypeError):
+            t.check(False, "%s: JSON with LINK actions" % what, r)
+            return None
+
+    for load, pats in (("sparse", ("*.solv.names", "*.solv.sub*", "*.solv.walk*")),
+                       ("full", ("*.solv",))):
+        cold = solve(load, "%s cold" % load)
+        t.eq(cold, ["another_dependent-2.0-0", "buildstring-1.0-versioned_2",
+                    "dependency-2.0-0", "dependent-2.0-0", "versioned-2.0-0"],
+             "%s cold: the answer" % load)
+        for pat in pats:
+            files = glob.glob(os.path.join(cache, pat))
+            t.check(files, "%s: a cache %s was written" % (load, pat), os.listdir(cache))
+            for f in files:
+                os.unlink(f)
+                os.mkfifo(f)
+            t.eq(solve(load, "%s, %s a FIFO" % (load, pat)), cold,
+                 "%s, %s a FIFO: the cold answer" % (load, pat))
 
 
 def body(t, case):
