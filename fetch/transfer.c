@@ -389,18 +389,42 @@ static bool retryable(CURLcode res, long status)
 	}
 }
 
+/* curl's text of a failed attempt, safe to print: the proxy it names ("Unsupported proxy
+ * syntax in 'user:password@host'") as menv_proxy_redact shows it, and any URL's credentials
+ * (menv_text_redact). Caller frees. */
+static char *why_text(const struct job *j, const struct menv_fetch_opts *o, CURLcode res)
+{
+	const char *raw = j->errbuf[0] ? j->errbuf : curl_easy_strerror(res);
+	const char *proxy = !strncmp(j->x->url, "http://", 7)    ? o->proxy_http
+	                    : !strncmp(j->x->url, "https://", 8) ? o->proxy_https
+	                                                         : NULL;
+	const char *at = proxy && *proxy ? strstr(raw, proxy) : NULL;
+	char *text;
+	if (at) {
+		char *shown = menv_proxy_redact(proxy);
+		text = menv_xasprintf("%.*s%s%s", (int)(at - raw), raw, shown, at + strlen(proxy));
+		free(shown);
+	} else {
+		text = menv_xstrdup(raw);
+	}
+	char *out = menv_text_redact(text);
+	free(text);
+	return out;
+}
+
 /* Turns a finished attempt into x->rc/x->err. */
-static void classify(struct job *j, CURLcode res, long status)
+static void classify(struct job *j, const struct menv_fetch_opts *o, CURLcode res, long status)
 {
 	struct menv_xfer *x = j->x;
 	const char *u = x->shown;
-	const char *why = j->errbuf[0] ? j->errbuf : curl_easy_strerror(res);
 
 	x->status = status;
 	if (res == CURLE_OK) {
 		x->rc = 0;
 		return;
 	}
+	char *why_owned = why_text(j, o, res);
+	const char *why = why_owned;
 	if (res == CURLE_WRITE_ERROR && j->sink_errno) {
 		errno = j->sink_errno;
 		x->rc = menv_error_sys(&x->err, MENV_EIO, "cannot store the download of '%s'", u);
@@ -443,6 +467,7 @@ static void classify(struct job *j, CURLcode res, long status)
 	} else {
 		x->rc = menv_error_set(&x->err, MENV_ENET, "cannot download '%s': %s", u, why);
 	}
+	free(why_owned);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -660,7 +685,7 @@ int menv_xfer_run(struct menv_xfer *const *xs, size_t n, const struct menv_fetch
 				           &nagain);
 				continue;
 			}
-			classify(j, res, status);
+			classify(j, o, res, status);
 			if (j->x->done && j->x->done(j->x->ud, j->x) == 1) {
 				/* run again from byte 0 */
 				if (j->x->restart)

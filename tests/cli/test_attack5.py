@@ -11,6 +11,10 @@ solve caches, the threaded cache check) found, one case each
   `.subN`, `.walkN`, the `.solv` itself: a shared package cache is anyone's) held the solve
   in open() for ever. Each is opened without waiting; what is no regular file counts as no
   cache, the answer is the cold one and the file is written again.
+- proxy_error_secret: a proxy_servers value curl refuses ("user:S3c@retPw@127.0.0.1:9", a raw
+  '@' in the password; with or without a scheme) failed the download with curl's text
+  "Unsupported proxy syntax in 'user:S3c@retPw@...'": the password on stderr and in --json.
+  curl's text names the proxy as menv_proxy_redact shows it.
 """
 import glob
 import json
@@ -71,6 +75,20 @@ def case_cache_fifo(t):
                 os.mkfifo(f)
             t.eq(solve(load, "%s, %s a FIFO" % (load, pat)), cold,
                  "%s, %s a FIFO: the cold answer" % (load, pat))
+
+
+def case_proxy_error_secret(t):
+    for proxy in ("user:S3c@retPw@127.0.0.1:9", "http://user:S3c@retPw@127.0.0.1:9"):
+        t.set_rc('proxy_servers:\n  http: "%s"\n' % proxy)
+        for args in ([], ["--json"]):
+            r = t.menv_run("create", "-p", os.path.join(t.tmp, "e"), "-c",
+                           "http://127.0.0.1:8/chan", "--override-channels", "--dry-run", "-y",
+                           "dependent", *args)
+            what = "proxy %s %s" % (proxy.split("user")[0] or "(no scheme)", args)
+            t.check(r.rc != 0, "%s: the download fails" % what, r)
+            t.check("127.0.0.1:8/chan" in r.out + r.err, "%s: the error names the URL" % what,
+                    r)
+            t.check("S3c" not in r.out + r.err, "%s: no password printed" % what, r)
 
 
 def body(t, case):
