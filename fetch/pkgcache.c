@@ -283,9 +283,11 @@ static bool extracted_intact(const char *dir)
 		bool plain = *rel != '/';
 		while (*rel == '/') /* "<dir>//x" as the path was joined before */
 			rel++;
+		/* a file paths.json calls "hardlink" with a size is a regular file of that size: a
+		 * symlink there (to /etc/passwd), a folder or a FIFO is damage, not linked as it is */
 		ok = fstatat(dfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-		     (!json_is_integer(size) || !S_ISREG(sb.st_mode) ||
-		      (json_int_t)sb.st_size == json_integer_value(size));
+		     (!json_is_integer(size) || (!S_ISREG(sb.st_mode) && !type) ||
+		      (S_ISREG(sb.st_mode) && (json_int_t)sb.st_size == json_integer_value(size)));
 		if (!ok)
 			break;
 		seen[i] = (struct menv_pkgfile_st){plain, sb.st_mode, sb.st_atim, sb.st_mtim};

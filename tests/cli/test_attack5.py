@@ -15,6 +15,11 @@ solve caches, the threaded cache check) found, one case each
   '@' in the password; with or without a scheme) failed the download with curl's text
   "Unsupported proxy syntax in 'user:S3c@retPw@...'": the password on stderr and in --json.
   curl's text names the proxy as menv_proxy_redact shows it.
+- cache_kind: an extracted package in the cache whose file (paths.json: "hardlink" with its
+  size) had become a symlink to /etc/passwd, a folder or a FIFO passed the cache check (only a
+  regular file's size was compared): the new environment got the symlink to /etc/passwd (or
+  the FIFO), or the link failed. Such a package is damaged: extracted again, the environment
+  gets the package's own bytes.
 """
 import glob
 import json
@@ -89,6 +94,35 @@ def case_proxy_error_secret(t):
             t.check("127.0.0.1:8/chan" in r.out + r.err, "%s: the error names the URL" % what,
                     r)
             t.check("S3c" not in r.out + r.err, "%s: no password printed" % what, r)
+
+
+def case_cache_kind(t):
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    chan = t.make_channel("chan", {"noarch": [os.path.join(P, "small-executable-1.0-0.conda")]})
+    args = ("-c", chan, "--override-channels", "-y", "-q", "small-executable")
+    t.menv_ok("create", "-p", os.path.join(t.tmp, "first"), *args)
+    rel = os.path.join("etc", "conda", "activate.d", "small_executable.sh")
+    f = os.path.join(t.pkgs, "small-executable-1.0-0", rel)
+    with open(f, "rb") as fh:
+        want = fh.read()
+    for kind in ("symlink", "folder", "fifo"):
+        os.unlink(f) if not os.path.isdir(f) or os.path.islink(f) else os.rmdir(f)
+        if kind == "symlink":
+            os.symlink("/etc/passwd", f)
+        elif kind == "folder":
+            os.mkdir(f)
+        else:
+            os.mkfifo(f)
+        p = os.path.join(t.tmp, "e-" + kind)
+        r = t.menv_run("create", "-p", p, "--offline", *args, timeout=60)
+        t.eq(r.rc, 0, "%s in the cache: create succeeds" % kind)
+        got = os.path.join(p, rel)
+        t.check(os.path.isfile(got) and not os.path.islink(got),
+                "%s in the cache: the environment gets a regular file" % kind,
+                os.path.lexists(got) and os.lstat(got))
+        if os.path.isfile(got) and not os.path.islink(got):
+            with open(got, "rb") as fh:
+                t.eq(fh.read(), want, "%s in the cache: the package's own bytes" % kind)
 
 
 def body(t, case):
