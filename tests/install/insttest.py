@@ -182,6 +182,30 @@ def state(prefix):
     return payload_, meta, hist
 
 
+def envs_keeper(t, reg, where):
+    """save() copies t.envs and the registry file `reg` (where it exists) into the folder
+    `where`; restore() puts both back as they were saved (a registry absent then is removed)."""
+    import shutil
+    import subprocess
+
+    def save():
+        if os.path.exists(where):
+            shutil.rmtree(where)
+        os.makedirs(where)
+        subprocess.run(["cp", "-a", t.envs, os.path.join(where, "envs")], check=True)
+        if os.path.exists(reg):
+            shutil.copy(reg, os.path.join(where, "reg"))
+
+    def restore():
+        shutil.rmtree(t.envs)
+        subprocess.run(["cp", "-a", os.path.join(where, "envs"), t.envs], check=True)
+        if os.path.exists(os.path.join(where, "reg")):
+            shutil.copy(os.path.join(where, "reg"), reg)
+        elif os.path.exists(reg):
+            os.unlink(reg)
+    return save, restore
+
+
 def verify_cache(t, what="the package cache"):
     """Every extracted package in the cache still matches its paths.json hashes, and every
     folder of the cache that is not menv's own (`cache/`, a `.NAME.tmp-XXXXXX` temporary that

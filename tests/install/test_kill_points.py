@@ -7,9 +7,8 @@ changed something, and `env list` never shows an environment that is half there.
 keeps a hardlinked pair of files no package owns hardlinked (st_ino)."""
 import os
 import shutil
-import subprocess
 
-from insttest import PH, diff, main, pkg, snapshot
+from insttest import PH, diff, envs_keeper, main, pkg, snapshot
 
 
 def full(top):
@@ -42,17 +41,7 @@ def body(t):
     t.menv_ok("env", "config", "vars", "set", "-n", "src", "V=1")
     pristine = os.path.join(t.tmp, "pristine")
 
-    def save():
-        if os.path.exists(pristine):
-            shutil.rmtree(pristine)
-        os.makedirs(pristine)
-        subprocess.run(["cp", "-a", t.envs, os.path.join(pristine, "envs")], check=True)
-        shutil.copy(reg, os.path.join(pristine, "reg"))
-
-    def restore():
-        shutil.rmtree(t.envs)
-        subprocess.run(["cp", "-a", os.path.join(pristine, "envs"), t.envs], check=True)
-        shutil.copy(os.path.join(pristine, "reg"), reg)
+    save, restore = envs_keeper(t, reg, pristine)
 
     def state():
         lines = sorted(l.strip() for l in open(reg)) if os.path.exists(reg) else []

@@ -11,7 +11,7 @@ import re
 import shutil
 import subprocess
 
-from insttest import PH, kill_series, main, pkg, records, state, verify_cache
+from insttest import PH, envs_keeper, kill_series, main, pkg, records, state, verify_cache
 from menvtest import write_text
 
 
@@ -37,21 +37,7 @@ def body(t, part):
     p = os.path.join(t.envs, "p")
     saved = os.path.join(t.tmp, "saved")
 
-    def save():
-        if os.path.exists(saved):
-            shutil.rmtree(saved)
-        os.makedirs(saved)
-        subprocess.run(["cp", "-a", t.envs, os.path.join(saved, "envs")], check=True)
-        if os.path.exists(reg):
-            shutil.copy(reg, os.path.join(saved, "reg"))
-
-    def restore():
-        shutil.rmtree(t.envs)
-        subprocess.run(["cp", "-a", os.path.join(saved, "envs"), t.envs], check=True)
-        if os.path.exists(os.path.join(saved, "reg")):
-            shutil.copy(os.path.join(saved, "reg"), reg)
-        elif os.path.exists(reg):
-            os.unlink(reg)
+    save, restore = envs_keeper(t, reg, saved)
 
     def observe(prefix):
         def f():
