@@ -114,7 +114,8 @@ void menv_buf_grow(struct menv_buf *b, size_t extra)
 void menv_buf_add(struct menv_buf *b, const void *data, size_t n)
 {
 	menv_buf_grow(b, n);
-	memcpy(b->buf + b->len, data, n);
+	if (n) /* (NULL, 0) is an empty add: memcpy may not be given NULL */
+		memcpy(b->buf + b->len, data, n);
 	b->len += n;
 	b->buf[b->len] = '\0';
 }

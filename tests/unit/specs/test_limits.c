@@ -280,6 +280,23 @@ static void test_explicit_invalid_utf8(void **state)
 	assert_string_equal(err.msg, "x.txt:2:30: not valid UTF-8");
 }
 
+/* An empty add (NULL, 0) leaves the buffer as it was: the sparse load's walk key added an
+ * empty list of records as (NULL, 0), and memcpy may not be given NULL (UBSan, solver.sparse_same
+ * in CI's sanitizer build). */
+static void test_buf_empty_add(void **state)
+{
+	(void)state;
+	struct menv_buf b = MENV_BUF_INIT;
+	menv_buf_add(&b, NULL, 0);
+	assert_int_equal(b.len, 0);
+	assert_string_equal(b.buf, "");
+	menv_buf_adds(&b, "ab");
+	menv_buf_add(&b, NULL, 0);
+	assert_int_equal(b.len, 2);
+	assert_string_equal(b.buf, "ab");
+	menv_buf_release(&b);
+}
+
 static void test_strset(void **state)
 {
 	(void)state;
@@ -625,6 +642,7 @@ int main(void)
 	        cmocka_unit_test(test_utf8_fit),
 	        cmocka_unit_test(test_explicit_invalid_utf8),
 	        cmocka_unit_test(test_strset),
+	        cmocka_unit_test(test_buf_empty_add),
 	        cmocka_unit_test(test_deep_yaml),
 	        cmocka_unit_test(test_deep_json),
 	        cmocka_unit_test(test_billion_laughs),
