@@ -118,6 +118,22 @@ def alive(pid):
         return False
 
 
+def signal_and_wait(p, sig, timeout):
+    """Sends sig to the process p and waits up to `timeout` seconds for it to end (then kills
+    it): (stdout bytes, stderr bytes, seconds from the signal to the end, whether it ended in
+    time)."""
+    sent = time.monotonic()
+    p.send_signal(sig)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        in_time = True
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        in_time = False
+    return out, err, time.monotonic() - sent, in_time
+
+
 def left_running(mark):
     """The pids a test's child wrote to `mark`/pids that still run 5 s on, and all of them."""
     pids = []
@@ -443,15 +459,9 @@ class T:
                        (out + err).decode(errors="replace"))
             return p.returncode, 0, err.decode(errors="replace")
         time.sleep(0.2)
-        t0 = time.time()
-        p.send_signal(sig)
-        try:
-            out, err = p.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
+        out, err, took, in_time = signal_and_wait(p, sig, 30)
+        if not in_time:
             self.check(False, "%s: menv did not stop within 30 s of the signal" % what)
-        took = time.time() - t0
         self.note("%s: exit %s %.2f s after the signal" % (what, p.returncode, took))
         return p.returncode, took, err.decode(errors="replace")
 

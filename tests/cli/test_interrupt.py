@@ -85,14 +85,7 @@ def interrupt(t, what, args, ready, sig=signal.SIGINT):
         time.sleep(0.01)
     started = proc.poll() is None and ready()
     t.check(started, "%s: the phase began before menv ended" % what)
-    sent = time.monotonic()
-    proc.send_signal(sig)
-    try:
-        out, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-    took = time.monotonic() - sent
+    out, err, took, _ = menvtest.signal_and_wait(proc, sig, 30)
     t.note("%s: exit %d %.3f s after the signal" % (what, proc.returncode, took))
     return proc.returncode, took, err.decode("utf-8", "replace")
 

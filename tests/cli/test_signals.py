@@ -124,12 +124,7 @@ def body(t):
                              env=t.environ(), cwd=t.tmp, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         time.sleep(1.0)
-        p.send_signal(sig)
-        try:
-            out, err = p.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
+        out, err, _, _ = menvtest.signal_and_wait(p, sig, 20)
         err = err.decode(errors="replace")
         t.eq(p.returncode, 130, "-f FIFO without a writer, %s: exit 130" % name)
         lines = err.splitlines()
