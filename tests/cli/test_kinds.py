@@ -751,6 +751,7 @@ def sweep_late_sigint(t, what, setup, argv, state, old, new, action, named, one_
 
 
 def case_late_sigint(t):
+    import shutil
     P = os.path.join(t.corpus, *NOARCH)
     chan = t.make_channel("lchan", {"noarch": [os.path.join(P, n) for n in (
         "dependency-2.0-0.conda", "dependent-2.0-0.conda")], "linux-64": []})
@@ -761,12 +762,30 @@ def case_late_sigint(t):
         r = t.menv_run("list", "-p", prefix, "--json")
         return sorted(x.get("name") for x in (r.try_json() or [])) if r.rc == 0 else None
 
-    def fresh(*pkgs):
+    # each run starts from a snapshot (the prefix and conda's registry as `env remove` and
+    # `create` leave them, made once) instead of an env remove and a create per crash point
+    dst = os.path.join(t.envs, "b")
+    registry = os.path.join(t.home, ".conda", "environments.txt")
+    snaps = {}
+    for pkgs in ((), ("dependency",), ("dependent",)):
         t.menv_run("env", "remove", "-y", "-p", p)
+        t.menv_run("env", "remove", "-y", "-p", dst)
         if pkgs:
             t.menv_ok("create", "-p", p, *C, *pkgs)
+            shutil.copytree(p, os.path.join(t.tmp, "snap", *pkgs), symlinks=True)
+        snaps[pkgs] = open(registry).read() if os.path.exists(registry) else None
 
-    dst = os.path.join(t.envs, "b")
+    def fresh(*pkgs):
+        for d in (p, dst):
+            shutil.rmtree(d, ignore_errors=True)
+        if pkgs:
+            shutil.copytree(os.path.join(t.tmp, "snap", *pkgs), p, symlinks=True)
+        if snaps[pkgs] is None:
+            if os.path.exists(registry):
+                os.unlink(registry)
+        else:
+            write_text(registry, snaps[pkgs])
+
     cmds = [  # (what, setup, argv, old state, new state, action, prefix named)
         ("create", lambda: fresh(), ["create", "-p", p, *C, "dependent"],
          None, ["dependency", "dependent"], "create", p),
@@ -778,7 +797,7 @@ def case_late_sigint(t):
          ["dependency", "dependent"], None, "removal", p),
         ("env remove", lambda: fresh("dependent"), ["env", "remove", "-y", "-p", p],
          ["dependency", "dependent"], None, "removal", p),
-        ("rename", lambda: (fresh("dependent"), t.menv_run("env", "remove", "-y", "-p", dst)),
+        ("rename", lambda: fresh("dependent"),
          ["rename", "-y", "-n", "a", "b"], ["dependency", "dependent"], None, "rename", p),
     ]
     for what, setup, argv, old, new, action, named in cmds:
@@ -790,7 +809,6 @@ def case_late_sigint(t):
     finished = 0
     rec = os.path.join(p, "conda-meta", "dependent-2.0-0.json")
     for n in range(1, 40):
-        import shutil
         shutil.rmtree(p, ignore_errors=True)
         t.menv_ok("create", "-p", p, *C, "dependent")
         write_text(rec, "{bad\n")
