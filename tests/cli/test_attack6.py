@@ -10,6 +10,11 @@ writers, kills during mirror and index, full disks, Ctrl-C in the cache check, U
   such package, a record index changed in the closure read other records. Each file now ends
   in a checksum of its bytes, checked before use; a changed file counts as no cache: the
   answer is the cold one and the file is written again.
+- config_url: `config --set channel_alias 'http://a b/'` (and a custom channel's or a proxy's
+  URL with a space, a channels entry with a tab or newline) was written into .condarc, and
+  every later command built URLs with it. Refused with one line naming the key, the file
+  unchanged; a local path with a space in `channels` stays allowed; such a value written into
+  the file by hand is refused with FILE:LINE:COL.
 """
 import glob
 import json
@@ -95,6 +100,35 @@ def case_cache_flip(t):
              "%s: the warm answer is the cold one" % what)
         t.eq(dry_run(t, chan, load, "%s: again" % what), COLD,
              "%s: and again (the cache written anew)" % what)
+
+
+def case_config_url(t):
+    good = "channel_alias: https://good.example/\n"
+    for args in (("--set", "channel_alias", "http://a b/"),
+                 ("--set", "custom_channels.mine", "http://a b/x"),
+                 ("--set", "proxy_servers.http", "http://proxy host:3128"),
+                 ("--add", "channels", "http://a b/chan"),
+                 ("--add", "channels", "chan\tnel"),
+                 ("--append", "channels", "chan\nnel"),
+                 ("--add", "default_channels", "https://x/a b"),
+                 ("--set", "channel_alias", "https://x/\x1b[31m")):
+        t.set_rc(good)
+        r = t.menv_run("config", *args)
+        what = "config %s %s %r" % args
+        t.one_line_error(r, what, (args[1].split(".")[0],), nonzero_only=True)
+        t.check(t.rc not in r.err, "%s: the error names no file" % what, r.err)
+        with open(t.rc) as fh:
+            t.eq(fh.read(), good, "%s: .condarc unchanged" % what)
+    t.set_rc(good)
+    t.menv_ok("config", "--add", "channels", "/srv/my channel")
+    r = t.menv_ok("config", "--get", "channels")
+    t.check("/srv/my channel" in r.out, "a local path with a space stays allowed", r)
+    for text in ('channel_alias: "http://a b/"\n',
+                 'custom_channels:\n  mine: "http://a b/"\n',
+                 'channels:\n  - "http://a b/chan"\n'):
+        t.set_rc(text)
+        r = t.menv_run("config", "--show", "channels")
+        t.one_line_error(r, "a .condarc of %r" % text, (t.rc + ":",), nonzero_only=True)
 
 
 def body(t, case):
