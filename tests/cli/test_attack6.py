@@ -10,6 +10,10 @@ writers, kills during mirror and index, full disks, Ctrl-C in the cache check, U
   such package, a record index changed in the closure read other records. Each file now ends
   in a checksum of its bytes, checked before use; a changed file counts as no cache: the
   answer is the cold one and the file is written again.
+- cache_parallel: eight dry-runs at once on a cold cache (four reading the repodata whole,
+  four sparsely), three rounds: every one gives the cold answer, the caches they leave are
+  whole (a warm run reads them as they are: no file written again) and no temporary file is
+  left beside them.
 - config_url: `config --set channel_alias 'http://a b/'` (and a custom channel's or a proxy's
   URL with a space, a channels entry with a tab or newline) was written into .condarc, and
   every later command built URLs with it. Refused with one line naming the key, the file
@@ -19,6 +23,7 @@ writers, kills during mirror and index, full disks, Ctrl-C in the cache check, U
 import glob
 import json
 import os
+import subprocess
 import sys
 
 import menvtest
@@ -100,6 +105,44 @@ def case_cache_flip(t):
              "%s: the warm answer is the cold one" % what)
         t.eq(dry_run(t, chan, load, "%s: again" % what), COLD,
              "%s: and again (the cache written anew)" % what)
+
+
+def case_cache_parallel(t):
+    chan = test_channel(t)
+    cache = os.path.join(t.pkgs, "cache")
+    args = ["create", "-p", os.path.join(t.tmp, "e"), "-c", chan, "--override-channels",
+            "--dry-run", "--json", "-y", *SPECS]
+    for rnd in range(3):
+        for f in glob.glob(os.path.join(cache, "*")):
+            os.unlink(f)
+        procs = [subprocess.Popen([t.menv] + args, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, cwd=t.tmp,
+                                  env=t.environ({"MENV_SOLVER_LOAD": ("full", "sparse")[i % 2]}))
+                 for i in range(8)]
+        for i, p in enumerate(procs):
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+            what = "round %d, run %d" % (rnd, i)
+            if not t.eq(p.returncode, 0, "%s: the solve succeeds" % what):
+                print(err.decode(errors="replace"))
+                continue
+            t.eq(sorted(x["dist_name"] for x in json.loads(out)["actions"]["LINK"]), COLD,
+                 "%s: the cold answer" % what)
+        names = sorted(os.listdir(cache))
+        t.eq([n for n in names if ".tmp" in n], [], "round %d: no temporary file left" % rnd)
+        t.check(any(n.endswith(".solv") for n in names) and
+                any(".solv.sub" in n for n in names) and any(".solv.walk" in n for n in names),
+                "round %d: a .solv, a .subN and a .walkN written" % rnd, names)
+        inodes = {n: os.stat(os.path.join(cache, n)).st_ino for n in names}
+        for load in ("full", "sparse"):
+            t.eq(dry_run(t, chan, load, "round %d, warm %s" % (rnd, load)), COLD,
+                 "round %d, warm %s: the cold answer" % (rnd, load))
+        t.eq({n: os.stat(os.path.join(cache, n)).st_ino for n in sorted(os.listdir(cache))},
+             inodes, "round %d: the warm runs read every cache as it was (none written again)"
+             % rnd)
 
 
 def case_config_url(t):
