@@ -14,6 +14,16 @@ writers, kills during mirror and index, full disks, Ctrl-C in the cache check, U
   four sparsely), three rounds: every one gives the cold answer, the caches they leave are
   whole (a warm run reads them as they are: no file written again) and no temporary file is
   left beside them.
+- disk_limits: a file size limit (RLIMIT_FSIZE, as `prlimit --fsize` or a quota sets) killed
+  menv with SIGXFSZ: a cold dry-run died writing its .solv (exit 153) and left a
+  `.solv.tmp-*` in the cache. menv ignores SIGXFSZ (its children do not): the dry-run gives
+  the cold answer (the caches are best effort, nothing half left), a create whose package
+  cannot be stored fails with one line naming it, no prefix and no half-extracted package
+  left, the existing environment unchanged, and the same create without the limit succeeds.
+  A read-only repodata cache (a read-only bind mount) still solves from the JSON, a file://
+  and an http:// channel alike, cold and warm, and is left as it was: over http, writing the
+  cache's state after a 304, or the JSON downloaded, failed the command ("cannot create
+  '<cache>/<hash>.info.json.tmp-*': Read-only file system"); the bytes read are used.
 - config_url: `config --set channel_alias 'http://a b/'` (and a custom channel's or a proxy's
   URL with a space, a channels entry with a tab or newline) was written into .condarc, and
   every later command built URLs with it. Refused with one line naming the key, the file
@@ -143,6 +153,91 @@ def case_cache_parallel(t):
         t.eq({n: os.stat(os.path.join(cache, n)).st_ino for n in sorted(os.listdir(cache))},
              inodes, "round %d: the warm runs read every cache as it was (none written again)"
              % rnd)
+
+
+def run_limited(t, args, fsize, env=None):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    p = subprocess.run([t.menv] + list(args), capture_output=True, env=t.environ(env),
+                       cwd=t.tmp, timeout=60, preexec_fn=limit)
+    return menvtest.Result(list(args), p.returncode, p.stdout.decode(errors="replace"),
+                           p.stderr.decode(errors="replace"))
+
+
+def links(r):
+    try:
+        return sorted(x["dist_name"] for x in json.loads(r.out)["actions"]["LINK"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def case_disk_limits(t):
+    chan = test_channel(t)
+    cache = os.path.join(t.pkgs, "cache")
+    c = ["-c", chan, "--override-channels"]
+    first = os.path.join(t.tmp, "first")
+    t.menv_ok("create", "-y", "-q", "-p", first, *c, "dependent")
+    snap = menvtest.tree_snapshot(first)
+    for load in ("full", "sparse"):
+        for f in glob.glob(os.path.join(cache, "*")):
+            os.unlink(f)
+        r = run_limited(t, ["create", "--dry-run", "--json", "-p", os.path.join(t.tmp, "e"),
+                            *c, *SPECS], 2000, {"MENV_SOLVER_LOAD": load})
+        what = "%s dry-run under a 2000-byte file size limit" % load
+        t.eq(r.rc, 0, "%s: succeeds (no SIGXFSZ)" % what)
+        t.eq(links(r), COLD, "%s: the cold answer" % what)
+        t.eq([n for n in os.listdir(cache) if ".tmp" in n], [],
+             "%s: no temporary file left in the cache" % what)
+    p = os.path.join(t.tmp, "big")
+    r = run_limited(t, ["create", "-y", "-q", "-p", p, *c, "small-executable"], 3000)
+    what = "create under a 3000-byte file size limit"
+    t.one_line_error(r, what, ("small-executable",))
+    t.no_prefix_left(p, what)
+    t.check(not os.path.exists(os.path.join(t.pkgs, "small-executable-1.0-0")),
+            "%s: no half-extracted package in the cache" % what, os.listdir(t.pkgs))
+    t.eq(menvtest.tree_snapshot(first), snap, "%s: the existing environment unchanged" % what)
+    t.menv_ok("create", "-y", "-q", "-p", p, *c, "small-executable")
+    t.check(os.path.isdir(os.path.join(p, "conda-meta")), "without the limit: created")
+
+    # a read-only repodata cache (bind mount): solves from the JSON, cold and warm
+    for f in glob.glob(os.path.join(cache, "*")):
+        os.unlink(f)
+    srv = t.http_server(t.tmp)
+    try:
+        for how, url, warm in (("file://", chan, False), ("http:// cold", srv.base + "/chan",
+                                                         False),
+                               ("http:// warm", srv.base + "/chan", True)):
+            for f in glob.glob(os.path.join(cache, "*")):
+                os.unlink(f)
+            if warm:
+                # the http channel's repodata downloaded once, then the cache made read-only
+                t.menv_ok("create", "--dry-run", "-p", os.path.join(t.tmp, "e"), "-c", url,
+                          "--override-channels", *SPECS)
+            before = menvtest.tree_snapshot(cache)
+            if subprocess.run(["mount", "--bind", cache, cache],
+                              capture_output=True).returncode != 0:
+                t.skip_part("cannot bind-mount here")
+                return
+            try:
+                if subprocess.run(["mount", "-o", "remount,ro,bind", cache],
+                                  capture_output=True).returncode != 0:
+                    t.skip_part("cannot remount read-only here")
+                    return
+                for load in ("full", "sparse", "sparse"):
+                    r = t.menv_run("create", "--dry-run", "--json", "-p",
+                                   os.path.join(t.tmp, "e"), "-c", url, "--override-channels",
+                                   *SPECS, env={"MENV_SOLVER_LOAD": load})
+                    what = "%s channel, read-only repodata cache, %s" % (how, load)
+                    if not t.eq(r.rc, 0, "%s: succeeds" % what):
+                        print(r)
+                    t.eq(links(r), COLD, "%s: the cold answer" % what)
+            finally:
+                subprocess.run(["umount", cache], capture_output=True)
+            t.eq(menvtest.tree_snapshot(cache), before, "%s: the cache left as it was" % how)
+    finally:
+        srv.stop()
 
 
 def case_config_url(t):
