@@ -24,6 +24,10 @@ writers, kills during mirror and index, full disks, Ctrl-C in the cache check, U
   and an http:// channel alike, cold and warm, and is left as it was: over http, writing the
   cache's state after a 304, or the JSON downloaded, failed the command ("cannot create
   '<cache>/<hash>.info.json.tmp-*': Read-only file system"); the bytes read are used.
+- sigint_cache_check: Ctrl-C while a create checks the package cache (20 cached packages,
+  on up to 4 threads; MENV_TEST_GATE_CACHE_CHECK holds the main thread there): exit 130 with
+  one line, no prefix and nothing half left in the cache (every extracted package as it was),
+  another environment unchanged, and the same create then succeeds.
 - config_url: `config --set channel_alias 'http://a b/'` (and a custom channel's or a proxy's
   URL with a space, a channels entry with a tab or newline) was written into .condarc, and
   every later command built URLs with it. Refused with one line naming the key, the file
@@ -33,8 +37,10 @@ writers, kills during mirror and index, full disks, Ctrl-C in the cache check, U
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import menvtest
 
@@ -238,6 +244,63 @@ def case_disk_limits(t):
             t.eq(menvtest.tree_snapshot(cache), before, "%s: the cache left as it was" % how)
     finally:
         srv.stop()
+
+
+def case_sigint_cache_check(t):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "install"))
+    from insttest import pkg
+    ch = os.path.join(t.tmp, "many")
+    names = ["p%02d" % i for i in range(20)]
+    for n in names:
+        pkg(ch, n, "1.0", files={"share/%s/a.txt" % n: "%s\n" % n})
+    pkg(ch, "app", "1.0", depends=names, files={"share/app/a.txt": "app\n"})
+    t.index(ch)
+    c = ["-c", t.url(ch), "--override-channels", "-y", "-q"]
+    first = os.path.join(t.tmp, "first")
+    t.menv_ok("create", "-p", first, *c, "app")
+    snap = menvtest.tree_snapshot(first)
+    cache = {n: menvtest.tree_snapshot(os.path.join(t.pkgs, n + "-1.0-0")) for n in names}
+    gate = os.path.join(t.tmp, "gate")
+    os.mkfifo(gate)
+    p = os.path.join(t.tmp, "second")
+    proc = subprocess.Popen([t.menv, "create", "-p", p, *c, "app"],
+                            env=t.environ({"MENV_TEST_GATE_CACHE_CHECK": gate}),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=t.tmp)
+    deadline = time.time() + 60
+    held = False
+    while time.time() < deadline and proc.poll() is None and not held:
+        try:
+            with open("/proc/%d/wchan" % proc.pid) as f:
+                held = f.read().strip() in ("wait_for_partner", "fifo_open")
+        except OSError:
+            pass
+        time.sleep(0.02)
+    if not t.check(held, "create waits in the cache check's gate"):
+        proc.kill()
+        proc.communicate()
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        # still in the gate: let it go, then it must stop
+        with open(gate, "w"):
+            pass
+        out, err = proc.communicate(timeout=30)
+    err = err.decode(errors="replace")
+    what = "Ctrl-C in the cache check"
+    t.eq(proc.returncode, 130, "%s: exit 130" % what)
+    lines = err.splitlines()
+    t.check(len(lines) == 1 and lines[0].startswith("menv: error: ") and
+            "interrupt" in lines[0], "%s: one line says it was interrupted" % what, err)
+    t.no_prefix_left(p, what)
+    t.eq(menvtest.tree_snapshot(first), snap, "%s: the other environment unchanged" % what)
+    t.eq({n: menvtest.tree_snapshot(os.path.join(t.pkgs, n + "-1.0-0")) for n in names}, cache,
+         "%s: every extracted package as it was" % what)
+    t.menv_ok("create", "-p", p, *c, "app")
+    t.check(os.path.isfile(os.path.join(p, "share", "p19", "a.txt")),
+            "%s: the same create then succeeds" % what)
 
 
 def case_config_url(t):
