@@ -10,6 +10,11 @@ writers, kills during mirror and index, full disks, Ctrl-C in the cache check, U
   such package, a record index changed in the closure read other records. Each file now ends
   in a checksum of its bytes, checked before use; a changed file counts as no cache: the
   answer is the cold one and the file is written again.
+- cache_symlink: each solve cache replaced by a symlink (to a file of the same kind from
+  another channel's cache, to /dev/zero) or by a folder: the cold answer, the link's target
+  untouched, and the cache written again as a regular file where it can be.
+- tmpdir_bad: TMPDIR a file or a missing folder: `mirror` (which stages under it) fails with
+  one line naming it and creates no destination.
 - cache_parallel: eight dry-runs at once on a cold cache (four reading the repodata whole,
   four sparsely), three rounds: every one gives the cold answer, the caches they leave are
   whole (a warm run reads them as they are: no file written again) and no temporary file is
@@ -121,6 +126,70 @@ def case_cache_flip(t):
              "%s: the warm answer is the cold one" % what)
         t.eq(dry_run(t, chan, load, "%s: again" % what), COLD,
              "%s: and again (the cache written anew)" % what)
+
+
+def case_cache_symlink(t):
+    chan = test_channel(t)
+    other = t.make_channel("other", {"noarch": [os.path.join(t.corpus, TR, f) for f in (
+        "dependent-1.0-0.conda", "dependency-1.0-0.conda", "another_dependent-1.0-0.conda",
+        "buildstring-1.0-versioned_1.conda", "versioned-1.0-0.conda")
+        if os.path.exists(os.path.join(t.corpus, TR, f))]})
+    cache = os.path.join(t.pkgs, "cache")
+    for load, pats in (("full", ("*.solv",)),
+                       ("sparse", ("*.solv.names", "*.solv.sub*", "*.solv.walk*"))):
+        # the other channel's caches, kept aside as link targets
+        for f in glob.glob(os.path.join(cache, "*")):
+            (os.rmdir if os.path.isdir(f) and not os.path.islink(f) else os.unlink)(f)
+        dry_run(t, other, load, "%s: the other channel" % load)
+        aside = os.path.join(t.tmp, "aside-" + load)
+        os.makedirs(aside)
+        for f in glob.glob(os.path.join(cache, "*.solv*")):
+            os.rename(f, os.path.join(aside, os.path.basename(f)))
+        for kind in ("other", "zero", "folder"):
+            for pat in pats:
+                what = "%s, %s a %s" % (load, pat, kind)
+                for f in glob.glob(os.path.join(cache, "*")):
+                    (os.rmdir if os.path.isdir(f) and not os.path.islink(f) else os.unlink)(f)
+                t.eq(dry_run(t, chan, load, "%s: cold" % what), COLD, "%s: cold" % what)
+                files = glob.glob(os.path.join(cache, pat))
+                if not t.eq(len(files), 1, "%s: one such cache" % what):
+                    continue
+                f = files[0]
+                os.unlink(f)
+                target = None
+                if kind == "other":
+                    cands = [a for a in glob.glob(os.path.join(aside, "*"))
+                             if a.split(".solv")[-1][:5] == os.path.basename(f).split(
+                                 ".solv")[-1][:5]]
+                    target = cands[0] if cands else os.path.join(aside, "missing")
+                    os.symlink(target, f)
+                elif kind == "zero":
+                    os.symlink("/dev/zero", f)
+                else:
+                    os.mkdir(f)
+                before = menvtest.sha256_file(target) if target and os.path.isfile(target) \
+                    else None
+                t.eq(dry_run(t, chan, load, "%s: warm" % what), COLD,
+                     "%s: the cold answer" % what)
+                if before:
+                    t.eq(menvtest.sha256_file(target), before, "%s: target untouched" % what)
+                if kind != "folder":
+                    t.check(os.path.isfile(f) and not os.path.islink(f),
+                            "%s: written again as a regular file" % what)
+
+
+def case_tmpdir_bad(t):
+    chan = test_channel(t)
+    notdir = os.path.join(t.tmp, "afile")
+    menvtest.write_text(notdir, "x")
+    for td in (notdir, os.path.join(t.tmp, "missing")):
+        dest = os.path.join(t.tmp, "mirror")
+        r = t.menv_run("mirror", "-c", t.url(chan), dest, env={"TMPDIR": td})
+        what = "mirror with TMPDIR %s" % os.path.basename(td)
+        t.one_line_error(r, what, (td,))
+        t.check(not os.path.exists(dest), "%s: no destination made" % what)
+        t.check(not os.path.exists(os.path.join(t.tmp, "missing")),
+                "%s: TMPDIR not made" % what)
 
 
 def case_cache_parallel(t):
