@@ -54,13 +54,17 @@ json_t *menv_yaml_scalar_json(const char *v, yaml_scalar_style_t style);
 json_type menv_yaml_scalar_type(const char *v, yaml_scalar_style_t style);
 
 /* A mapping's members as libyaml's events gave them (yaml_stream.c): each key as written, and
- * its value, a scalar's text and style (not yet typed: menv_yaml_scalar_json) or a
- * collection's JSON. Keys are distinct and valid UTF-8, texts valid UTF-8 without NUL. */
+ * its value, a scalar's text and style (not yet typed: menv_yaml_scalar_json), the members
+ * of a mapping of scalars (`sub`: a lock entry's `hash` and `dependencies`, no JSON made of
+ * them) or any other collection's JSON. Keys are distinct and valid UTF-8, texts valid UTF-8
+ * without NUL. Exactly one of text, sub and v is set. */
+struct menv_yaml_members;
 struct menv_yaml_member {
 	char *key;
-	char *text;                /* a scalar's text, or NULL for a collection */
-	yaml_scalar_style_t style; /* the scalar's style */
-	json_t *v;                 /* a collection's value (owned), or NULL for a scalar */
+	char *text;                    /* a scalar's text, or NULL for a collection */
+	yaml_scalar_style_t style;     /* the scalar's style */
+	struct menv_yaml_members *sub; /* a mapping whose values are scalars (owned), or NULL */
+	json_t *v;                     /* another collection's value (owned), or NULL */
 };
 struct menv_yaml_members {
 	struct menv_yaml_member *m;
@@ -88,6 +92,12 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
                           int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
                                       size_t index, size_t line),
                           void *ud, json_t **out, struct menv_error *err);
+/* The same of what the open file `fd` reads from where it is to its end, a piece at a time
+ * (the file is never held whole); a read error ends the input as a YAML error does (1). */
+int menv_yaml_stream_json_fd(int fd, const char *src, const char *key,
+                             int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
+                                         size_t index, size_t line),
+                             void *ud, json_t **out, struct menv_error *err);
 
 /* The 1-based line of a node of the YAML (or JSON: its flow syntax) document in bytes, found
  * by reading it again with menv_yaml_load, which keeps each node's mark: the path is n steps

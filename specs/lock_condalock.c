@@ -285,18 +285,64 @@ static const char *member_text(const struct menv_yaml_member *e)
 	                                                                               : NULL;
 }
 
-/* A hash of `hash` (md5 or sha256) as menv_lock_set_hash_json sets it, lowercase, into lf's
- * strings: true, or false where it is not a string (or null or missing). */
-static bool member_hash(struct menv_lockfile *lf, json_t *hash, const char *k, char **slot)
+/* A hash of `hash`'s members (md5 or sha256) as menv_lock_set_hash_json sets it, lowercase,
+ * into lf's strings: true, or false where it is not a string (or null or missing). */
+static bool member_hash(struct menv_lockfile *lf, const struct menv_yaml_members *hash,
+                        const char *k, char **slot)
 {
-	json_t *v = json_object_get(hash, k);
+	const struct menv_yaml_member *e = member(hash, k);
 	*slot = NULL;
-	if (json_is_string(v) && json_string_length(v)) {
-		*slot = menv_lock_strndup(lf, json_string_value(v), json_string_length(v));
+	if (!e)
+		return true;
+	json_type t = e->text ? menv_yaml_scalar_type(e->text, e->style) : JSON_ARRAY;
+	if (t == JSON_STRING && *e->text) {
+		*slot = menv_lock_strdup(lf, e->text);
 		for (char *c = *slot; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
 	}
-	return !v || json_is_null(v) || json_is_string(v);
+	return t == JSON_NULL || t == JSON_STRING;
+}
+
+/* `dependencies`' members (a mapping of scalars) as deps_from_map makes the array of the
+ * mapping's JSON, in *out (new reference); *implied where menv_lock_deps_map gives the
+ * mapping back exactly from that array (every value a string that is neither empty nor
+ * starts with a blank, each name free of the characters that end a name): no JSON of the
+ * mapping is kept then. False where a value is no version (a boolean, a collection). */
+static bool member_deps(const struct menv_yaml_members *deps, json_t **out, bool *implied)
+{
+	*out = json_array();
+	*implied = true;
+	for (size_t i = 0; deps && i < deps->n; i++) {
+		const struct menv_yaml_member *d = &deps->m[i];
+		json_type t = d->text ? menv_yaml_scalar_type(d->text, d->style) : JSON_ARRAY;
+		if (t != JSON_STRING && t != JSON_NULL && t != JSON_INTEGER) {
+			json_decref(*out);
+			return false;
+		}
+		char *typed = NULL;
+		if (t != JSON_STRING) {
+			json_t *v = menv_yaml_scalar_json(d->text, d->style);
+			typed = menv_lock_jtext(v);
+			json_decref(v);
+		}
+		const char *spec = t == JSON_STRING ? d->text : typed;
+		*implied = *implied && t == JSON_STRING && *spec && *spec != ' ' && *d->key &&
+		           !d->key[strcspn(d->key, " =<>!~[")];
+		if (!spec || !*spec || !strcmp(spec, "*")) {
+			json_array_append_new(*out, json_string_nocheck(d->key));
+		} else {
+			char buf[256];
+			int n = snprintf(buf, sizeof(buf), "%s %s", d->key, spec);
+			char *s = n >= 0 && (size_t)n < sizeof(buf)
+			                  ? buf
+			                  : menv_xasprintf("%s %s", d->key, spec);
+			json_array_append_new(*out, json_string_nocheck(s));
+			if (s != buf)
+				free(s);
+		}
+		free(typed);
+	}
+	return true;
 }
 
 /* The usual conda entry (its keys, each of the type conda_lock_entry wants, a plain package
@@ -324,18 +370,19 @@ static bool fast_entry(struct menv_lockfile *lf, const struct menv_yaml_members 
 	const char *dash[3];
 	if (!name || !version || !manager || strcmp(manager, "conda") || !platform || !url ||
 	    (category && !member_text(category)) || (build && !member_text(build)) || !hash ||
-	    !json_is_object(hash->v) ||
-	    (deps && !json_is_object(deps->v) &&
+	    !hash->sub ||
+	    (deps && !deps->sub &&
 	     !(deps->text && menv_yaml_scalar_type(deps->text, deps->style) == JSON_NULL)) ||
 	    strchr(url, '#') || !menv_lock_split_in_place(url, dash))
 		return false;
-	const char *dk;
-	json_t *dv;
-	if (deps && json_is_object(deps->v))
-		json_object_foreach(deps->v, dk, dv) if (dep_value_kind(dv)) return false;
 	char *md5, *sha256;
-	if (!member_hash(lf, hash->v, "md5", &md5) || !member_hash(lf, hash->v, "sha256", &sha256))
+	if (!member_hash(lf, hash->sub, "md5", &md5) ||
+	    !member_hash(lf, hash->sub, "sha256", &sha256))
 		return false; /* (the strings made stay in lf's chunks, freed with it) */
+	json_t *depends;
+	bool implied;
+	if (!member_deps(deps ? deps->sub : NULL, &depends, &implied))
+		return false;
 	struct menv_lock_package *p = menv_lockfile_add(lf);
 	p->manager = MENV_LOCK_CONDA;
 	p->name = menv_lock_strdup(lf, name);
@@ -353,13 +400,10 @@ static bool fast_entry(struct menv_lockfile *lf, const struct menv_yaml_members 
 		p->category = menv_lock_strdup(lf, category->text);
 	p->optional = optional && optional->text &&
 	              menv_yaml_scalar_type(optional->text, optional->style) == JSON_TRUE;
-	if (deps && deps->v) {
-		p->deps_map = json_incref(deps->v);
-		p->depends = deps_from_map(deps->v);
-	} else {
-		p->deps_map = json_object();
-		p->depends = json_array();
-	}
+	p->depends = depends;
+	p->deps_map_implied = implied;
+	if (!implied)
+		p->deps_map = menv_yaml_members_json(deps->sub);
 	/* the build as the entry says it, else as its file name does (menv_lock_fill_from_url);
 	 * the subdir, the folder before the file name, the entry before's copy where the same */
 	p->build = build ? menv_lock_strdup(lf, build->text)
@@ -406,14 +450,18 @@ void menv_lock_error_line(struct menv_error *err, const char *src, size_t line, 
 	}
 }
 
-int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
+int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len, int fd,
                               const char *src, struct menv_lock_at *at, struct menv_error *err)
 {
 	struct stream st = {lf, src, err};
 	json_t *root = NULL;
 	/* every entry names its manager */
-	menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "manager:"));
-	int rc = menv_yaml_stream_json(bytes, len, src, "package", stream_entry, &st, &root, err);
+	if (bytes)
+		menv_lockfile_reserve(lf, menv_lock_count(bytes, len, "manager:"));
+	int rc =
+	        bytes ? menv_yaml_stream_json(bytes, len, src, "package", stream_entry, &st, &root,
+	                                      err)
+	              : menv_yaml_stream_json_fd(fd, src, "package", stream_entry, &st, &root, err);
 	if (rc)
 		return rc;
 	if (!json_is_object(root))
@@ -452,9 +500,7 @@ static char *join_dep_values(const char *a, const char *b)
 	return out;
 }
 
-/* {name: spec} from "name spec" strings (conda-lock's `dependencies`); the specs of a name
- * listed twice are joined into one (join_dep_values). */
-static json_t *deps_to_map(json_t *depends)
+json_t *menv_lock_deps_map(json_t *depends)
 {
 	json_t *m = json_object();
 	size_t i;
@@ -543,7 +589,8 @@ int menv_lockfile_write_conda_lock(const struct menv_lockfile *lf, struct menv_b
 			json_object_set(e, "dependencies", p->deps_map);
 		else
 			json_object_set_new(e, "dependencies",
-			                    p->depends ? deps_to_map(p->depends) : json_object());
+			                    p->depends ? menv_lock_deps_map(p->depends)
+			                               : json_object());
 		json_object_set_new(e, "url", raw_str(p->url));
 		if (p->md5)
 			json_object_set_new(h, "md5", raw_str(p->md5));

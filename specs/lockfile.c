@@ -465,29 +465,35 @@ static unsigned scan_lines(const char *bytes, size_t len)
 	            {"metadata:", SEEN_METADATA}};
 	unsigned seen = 0;
 
+	/* "@EXPLICIT" as a line's only text: each '@' (a YAML lock has none) with nothing but
+	 * blanks before it on its line and after the word */
+	for (const char *at = bytes, *end = bytes + len;
+	     !(seen & SEEN_EXPLICIT) && (at = memchr(at, '@', (size_t)(end - at))); at++) {
+		const char *b = at, *a = at + 9;
+		while (b > bytes && b[-1] != '\n' && isspace((unsigned char)b[-1]))
+			b--;
+		if ((b > bytes && b[-1] != '\n') || end - at < 9 || memcmp(at, "@EXPLICIT", 9))
+			continue;
+		while (a < end && *a != '\n' && isspace((unsigned char)*a))
+			a++;
+		if (a == end || *a == '\n')
+			seen |= SEEN_EXPLICIT;
+	}
+	/* the keys start a line (100,000 entries' lines start with ' ' or '-'): only each
+	 * line's first byte is looked at */
 	for (size_t i = 0; i < len;) {
-		const char *nl = memchr(bytes + i, '\n', len - i);
-		size_t e = nl ? (size_t)(nl - bytes) : len;
-		size_t s = i, t = e;
-		while (s < t && isspace((unsigned char)bytes[s]))
-			s++;
-		if (s < t && bytes[s] == '@') {
-			while (t > s && isspace((unsigned char)bytes[t - 1]))
-				t--;
-			if (t - s == 9 && !memcmp(bytes + s, "@EXPLICIT", 9))
-				seen |= SEEN_EXPLICIT;
-		}
-		/* the keys start a line (100,000 entries' lines start with ' ' or '-') */
-		for (size_t k = 0; e > i && bytes[i] >= 'a' && k < sizeof(keys) / sizeof(*keys);
-		     k++) {
+		for (size_t k = 0; bytes[i] >= 'a' && k < sizeof(keys) / sizeof(*keys); k++) {
 			size_t kl;
 			if (bytes[i] != keys[k].key[0]) /* an explicit lock's "file:///..." lines */
 				continue;
 			kl = strlen(keys[k].key);
-			if (e - i >= kl && !memcmp(bytes + i, keys[k].key, kl))
+			if (len - i >= kl && !memcmp(bytes + i, keys[k].key, kl))
 				seen |= keys[k].bit;
 		}
-		i = e + 1;
+		const char *nl = memchr(bytes + i, '\n', len - i);
+		if (!nl)
+			break;
+		i = (size_t)(nl - bytes) + 1;
 	}
 	return seen;
 }
@@ -517,23 +523,13 @@ enum menv_lock_format menv_lockfile_detect(const char *bytes, size_t len)
 	                first[0] == '{' && memmem(bytes, len, "\"lockVersion\"", 13) != NULL);
 }
 
-int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, struct menv_error *err)
+/* The format of the regular file open as `fd`, read from where it is to its end in 1 MiB
+ * pieces, whole lines at a time (a 100,000-entry lock is never held whole), as
+ * menv_lockfile_detect finds it; *managers (where not NULL) the times "manager:" occurs (an
+ * upper bound of a conda-lock file's entries). Errors: MENV_EINTR, MENV_EIO. */
+static int detect_fd(int fd, const char *path, enum menv_lock_format *out, size_t *managers,
+                     struct menv_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		/* what menv_buf_read_file says of it (a FIFO, /dev/null, a missing file) */
-		struct menv_buf b = MENV_BUF_INIT;
-		if (fd >= 0)
-			close(fd);
-		int rc = menv_buf_read_file(&b, path, err);
-		*out = rc ? MENV_LOCK_NONE : menv_lockfile_detect(b.buf, b.len);
-		menv_buf_release(&b);
-		return rc;
-	}
-	/* a regular file in 1 MiB pieces, whole lines at a time: a 100,000-entry lock is read
-	 * here only to be read again, whole, by menv_lockfile_load */
 	struct menv_buf b = MENV_BUF_INIT;
 	char first[256] = "";
 	unsigned seen = 0;
@@ -561,6 +557,8 @@ int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, stru
 		if (!n)
 			continue;
 		seen |= scan_lines(b.buf, n);
+		if (managers)
+			*managers += menv_lock_count(b.buf, n, "manager:");
 		if (!first[0])
 			first_content_line(b.buf, n, at_start, first, sizeof(first));
 		/* looked for only where the text may be JSON (its first content line yet to come) */
@@ -570,9 +568,28 @@ int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, stru
 		memmove(b.buf, b.buf + n, b.len - n);
 		b.len -= n;
 	}
-	close(fd);
 	menv_buf_release(&b);
 	*out = rc ? MENV_LOCK_NONE : detected(seen, first, lock_version);
+	return rc;
+}
+
+int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, struct menv_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		/* what menv_buf_read_file says of it (a FIFO, /dev/null, a missing file) */
+		struct menv_buf b = MENV_BUF_INIT;
+		if (fd >= 0)
+			close(fd);
+		int rc = menv_buf_read_file(&b, path, err);
+		*out = rc ? MENV_LOCK_NONE : menv_lockfile_detect(b.buf, b.len);
+		menv_buf_release(&b);
+		return rc;
+	}
+	int rc = detect_fd(fd, path, out, NULL, err);
+	close(fd);
 	return rc;
 }
 
@@ -696,7 +713,7 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 	}
 	if (f == MENV_LOCK_CONDA_LOCK) {
 		/* the usual file without a document model; any other the general way */
-		rc = menv_lock_read_conda_lock(lf, bytes, len, src, &at, err);
+		rc = menv_lock_read_conda_lock(lf, bytes, len, -1, src, &at, err);
 		if (rc != 1)
 			goto out;
 		menv_lockfile_free(lf);
@@ -751,10 +768,53 @@ out:
 	return 0;
 }
 
+/* A regular conda-lock file read as it streams (detect_fd, then menv_lock_read_conda_lock of
+ * the descriptor): the file is never held whole (a 100,000-entry lock is 20 MB). 0 with the
+ * lockfile in *out; MENV_EINTR; 1 where menv_lockfile_load reads it whole instead (another
+ * format, not a regular file, any error: that reading says it, with its line). */
+static int load_streamed(const char *path, struct menv_lockfile **out, struct menv_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct menv_error e = {0}; /* what the whole reading says instead (but MENV_EINTR) */
+	struct stat st;
+	enum menv_lock_format f = MENV_LOCK_NONE;
+	size_t managers = 0, bad;
+	int rc = 1;
+
+	if (fd < 0)
+		return 1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || detect_fd(fd, path, &f, &managers, &e) ||
+	    f != MENV_LOCK_CONDA_LOCK || lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		rc = e.code == MENV_EINTR ? menv_error_set(err, MENV_EINTR, "%s", e.msg) : 1;
+		return rc;
+	}
+	struct menv_lockfile *lf = menv_lockfile_new(f);
+	struct menv_lock_at at = {{NULL}, {0}, 0, false};
+	lf->path = menv_xstrdup(path);
+	menv_lockfile_reserve(lf, managers);
+	rc = menv_lock_read_conda_lock(lf, NULL, 0, fd, path, &at, &e);
+	close(fd);
+	/* every entry has its line (the stream's); one the checks refuse is said by the whole
+	 * reading, as menv_lockfile_parse says it */
+	if (!rc && check_entry_text(lf, path, &bad, &e))
+		rc = 1;
+	if (rc) {
+		menv_lockfile_free(lf);
+		return rc == MENV_EINTR ? menv_error_set(err, MENV_EINTR, "%s", e.msg) : 1;
+	}
+	*out = lf;
+	return 0;
+}
+
 int menv_lockfile_load(const char *path, struct menv_lockfile **out, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	int rc = menv_buf_read_stream(&b, path, err);
+	*out = NULL;
+	int rc = load_streamed(path, out, err);
+	if (rc != 1)
+		return rc;
+	rc = menv_buf_read_stream(&b, path, err);
 	if (!rc)
 		rc = menv_lockfile_parse(b.buf, b.len, path, out, err);
 	menv_buf_release(&b);
@@ -889,7 +949,10 @@ json_t *menv_lockfile_to_json(const struct menv_lockfile *lf)
 		json_object_set_new(e, "category", menv_lock_jstr_or_null(p->category));
 		json_object_set_new(e, "optional", json_boolean(p->optional));
 		json_object_set(e, "depends", p->depends ? p->depends : json_null());
-		json_object_set(e, "dependencies", p->deps_map ? p->deps_map : json_null());
+		if (p->deps_map_implied)
+			json_object_set_new(e, "dependencies", menv_lock_deps_map(p->depends));
+		else
+			json_object_set(e, "dependencies", p->deps_map ? p->deps_map : json_null());
 		json_object_set_new(e, "extra", p->extra ? json_incref(p->extra) : json_object());
 		json_object_set_new(e, "source", menv_lock_jstr_or_null(p->source));
 		json_object_set_new(e, "environment", menv_lock_jstr_or_null(p->env));

@@ -36,12 +36,19 @@ struct menv_lock_at {
 /* conda-lock v1: `root` is the YAML document as JSON (menv_yaml_to_json). */
 int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const char *src,
                                struct menv_lock_at *at, struct menv_error *err);
-/* conda-lock v1 from the file's bytes, its entries read one at a time as libyaml's events
- * come (menv_yaml_stream_json): 0, an error of menv_lock_parse_conda_lock's, MENV_EINTR, or
- * 1 where the file needs the general reader (menv_yaml_to_json, then
- * menv_lock_parse_conda_lock on a new `lf`: this one may hold entries already). */
-int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len,
+/* conda-lock v1 from the file's bytes (or, where `bytes` is NULL, what `fd` reads to its
+ * end, the file never held whole: menv_yaml_stream_json_fd), its entries read one at a time
+ * as libyaml's events come (menv_yaml_stream_json): 0, an error of
+ * menv_lock_parse_conda_lock's, MENV_EINTR, or 1 where the file needs the general reader
+ * (menv_yaml_to_json, then menv_lock_parse_conda_lock on a new `lf`: this one may hold
+ * entries already). */
+int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len, int fd,
                               const char *src, struct menv_lock_at *at, struct menv_error *err);
+/* {name: spec} from "name spec" strings (conda-lock's `dependencies` from an entry's
+ * depends); the specs of a name listed twice are joined into one ("VERSION[ BUILD]": the
+ * version constraints joined by ',', "*" dropped; the first build pattern that is not "*").
+ * New reference. */
+json_t *menv_lock_deps_map(json_t *depends);
 /* "SRC: ..." in `err` becomes "SRC:LINE: ..." (line > 0), or "SRC:LINE:COL: ..." where col
  * > 0 too; any other message stays. */
 void menv_lock_error_line(struct menv_error *err, const char *src, size_t line, size_t col);

@@ -603,8 +603,11 @@ struct menv_lock_package {
 	 * turned into "name spec" strings. */
 	json_t *depends;
 	/* conda-lock's `dependencies` mapping exactly as written (owned reference, or NULL); kept
-	 * so that re-writing a conda-lock file loses nothing */
+	 * so that re-writing a conda-lock file loses nothing. NULL too where `deps_map_implied`:
+	 * the mapping is menv_lock_deps_map(depends) exactly (every value a plain version: a
+	 * 100,000-entry lock keeps no second copy of its dependencies) */
 	json_t *deps_map;
+	bool deps_map_implied;
 	/* The other record fields the lock carries (build_number, constrains, license, timestamp,
 	 * noarch, track_features, purls, ...) and keys menv does not know, an object (owned
 	 * reference; NULL when there are none: a 100,000-entry lock holds no 100,000 empty objects).

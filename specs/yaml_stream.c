@@ -7,9 +7,11 @@
  * any kind) it says so and the caller reads the file with menv_yaml_to_json, which gives the
  * same value or the error with its FILE:LINE:COL as it always has.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -21,7 +23,8 @@ struct frame {
 	struct menv_yaml_members *members; /* a streamed item's members (a mapping), or NULL */
 	char *key;                         /* a mapping's key waiting for its value, or NULL */
 	bool streamed;                     /* the sequence whose items go to the caller */
-	size_t items;                      /* items handed to the caller */
+	bool sub;     /* `members` are those of a mapping that is an item's member's value */
+	size_t items; /* items handed to the caller */
 };
 
 struct reader {
@@ -42,6 +45,7 @@ static void members_free(struct menv_yaml_members *m)
 	for (size_t i = 0; m && i < m->n; i++) {
 		free(m->m[i].key);
 		free(m->m[i].text);
+		members_free(m->m[i].sub);
 		json_decref(m->m[i].v);
 	}
 	if (m)
@@ -55,21 +59,24 @@ json_t *menv_yaml_members_json(const struct menv_yaml_members *m)
 	for (size_t i = 0; i < m->n; i++) {
 		const struct menv_yaml_member *e = &m->m[i];
 		json_object_set_new_nocheck(o, e->key,
-		                            e->text ? menv_yaml_scalar_json(e->text, e->style)
-		                                    : json_incref(e->v));
+		                            e->text  ? menv_yaml_scalar_json(e->text, e->style)
+		                            : e->sub ? menv_yaml_members_json(e->sub)
+		                                     : json_incref(e->v));
 	}
 	return o;
 }
 
-/* A member of f's mapping: its pending key and `text` (taken) or `v` (a new reference). */
-static void member_add(struct frame *f, char *text, yaml_scalar_style_t style, json_t *v)
+/* A member of f's mapping: its pending key and `text` or `sub` (taken) or `v` (a new
+ * reference). */
+static void member_add(struct frame *f, char *text, yaml_scalar_style_t style,
+                       struct menv_yaml_members *sub, json_t *v)
 {
 	struct menv_yaml_members *m = f->members;
 	if (m->n == m->alloc) {
 		m->alloc = m->alloc ? 2 * m->alloc : 12;
 		m->m = menv_xrealloc(m->m, m->alloc * sizeof(*m->m));
 	}
-	m->m[m->n++] = (struct menv_yaml_member){f->key, text, style, v};
+	m->m[m->n++] = (struct menv_yaml_member){f->key, text, style, sub, v};
 	f->key = NULL;
 }
 
@@ -93,7 +100,7 @@ static int attach(struct reader *r, json_t *v, const char *scalar)
 	struct frame *f = &r->stack[r->depth - 1];
 	if (f->members) {
 		/* a collection as a member's value (a key was refused before it began) */
-		member_add(f, NULL, YAML_ANY_SCALAR_STYLE, v);
+		member_add(f, NULL, YAML_ANY_SCALAR_STYLE, NULL, v);
 		return READ_OK;
 	}
 	if (json_is_array(f->v)) {
@@ -127,7 +134,7 @@ static void push(struct reader *r, json_t *v, struct menv_yaml_members *members)
 	/* the root mapping's `key`, a sequence: its items go to the caller */
 	bool streamed = r->depth == 1 && json_is_array(v) && json_is_object(parent->v) &&
 	                parent->key && !strcmp(parent->key, r->key);
-	r->stack[r->depth++] = (struct frame){v, members, NULL, streamed, 0};
+	r->stack[r->depth++] = (struct frame){.v = v, .members = members, .streamed = streamed};
 }
 
 /* One event; READ_OK, READ_FALLBACK, or 2 once the document has ended. */
@@ -158,7 +165,7 @@ static int event(struct reader *r, yaml_event_t *ev)
 				f->key = (char *)ev->data.scalar.value;
 			else
 				member_add(f, (char *)ev->data.scalar.value, ev->data.scalar.style,
-				           NULL);
+				           NULL, NULL);
 			ev->data.scalar.value = NULL;
 			return READ_OK;
 		}
@@ -189,17 +196,32 @@ static int event(struct reader *r, yaml_event_t *ev)
 		struct frame *top = r->depth ? &r->stack[r->depth - 1] : NULL;
 		if (top && (json_is_object(top->v) || top->members) && !top->key)
 			return READ_FALLBACK;
-		/* a mapping item of the streamed sequence: its members, no JSON object */
-		if (!seq && top && top->streamed)
+		/* a collection in a mapping of an item's member: that mapping is JSON after all */
+		if (top && top->sub) {
+			top->v = menv_yaml_members_json(top->members);
+			members_free(top->members);
+			top->members = NULL;
+			top->sub = false;
+		}
+		/* a mapping item of the streamed sequence, or a mapping as the value of one of its
+		 * members: its members, no JSON object */
+		if (!seq && top && (top->streamed || top->members)) {
 			push(r, NULL, menv_xcalloc(1, sizeof(struct menv_yaml_members)));
-		else
+			r->stack[r->depth - 1].sub = !top->streamed;
+		} else {
 			push(r, seq ? json_array() : json_object(), NULL);
+		}
 		return READ_OK;
 	}
 	case YAML_SEQUENCE_END_EVENT:
 	case YAML_MAPPING_END_EVENT: {
 		struct frame f = r->stack[--r->depth];
 		free(f.key);
+		if (f.sub) {
+			member_add(&r->stack[r->depth - 1], NULL, YAML_ANY_SCALAR_STYLE, f.members,
+			           NULL);
+			return READ_OK;
+		}
 		if (f.members) {
 			struct frame *seq = &r->stack[r->depth - 1];
 			int rc = r->item(r->ud, NULL, f.members, seq->items++, r->item_line);
@@ -212,25 +234,38 @@ static int event(struct reader *r, yaml_event_t *ev)
 	}
 }
 
-int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
-                          int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
-                                      size_t index, size_t line),
-                          void *ud, json_t **out, struct menv_error *err)
+/* libyaml's input from a file descriptor (`data`), a read at a time (a read error, or the
+ * cancel flag during one, ends the input: the parser reports an error). */
+static int fd_read(void *data, unsigned char *buffer, size_t size, size_t *size_read)
+{
+	for (;;) {
+		ssize_t r = read(*(const int *)data, buffer, size);
+		if (r < 0 && errno == EINTR && !menv_cancelled())
+			continue;
+		if (r < 0)
+			return 0;
+		*size_read = (size_t)r;
+		return 1;
+	}
+}
+
+/* menv_yaml_stream_json of what `parser` (initialized, its input set) reads; deletes it. */
+static int stream(yaml_parser_t *parser, const char *src, const char *key,
+                  int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
+                              size_t index, size_t line),
+                  void *ud, json_t **out, struct menv_error *err)
 {
 	struct reader r = {.key = key, .item = item, .ud = ud};
-	yaml_parser_t parser;
 	yaml_event_t ev;
 	int rc = READ_OK;
 
 	*out = NULL;
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
 	while (rc == READ_OK) {
 		if (menv_cancelled()) {
 			rc = menv_error_set(err, MENV_EINTR, "%s: reading interrupted", src);
 			break;
 		}
-		if (!yaml_parser_parse(&parser, &ev)) {
+		if (!yaml_parser_parse(parser, &ev)) {
 			rc = READ_FALLBACK;
 			break;
 		}
@@ -239,7 +274,7 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
 	}
 	/* one document a file: another one after it (or garbage) is refused */
 	if (rc == 2 && r.root) {
-		int one = menv_yaml_single(&parser, src, "file", err);
+		int one = menv_yaml_single(parser, src, "file", err);
 		if (one) {
 			json_decref(r.root);
 			r.root = NULL;
@@ -253,13 +288,35 @@ int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const 
 		free(r.stack[r.depth].key);
 	}
 	free(r.stack);
-	yaml_parser_delete(&parser);
+	yaml_parser_delete(parser);
 	if (rc == 2 && r.root) {
 		*out = r.root;
 		return 0;
 	}
 	json_decref(r.root);
 	return rc == 2 ? READ_FALLBACK : rc;
+}
+
+int menv_yaml_stream_json(const char *bytes, size_t len, const char *src, const char *key,
+                          int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
+                                      size_t index, size_t line),
+                          void *ud, json_t **out, struct menv_error *err)
+{
+	yaml_parser_t parser;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
+	return stream(&parser, src, key, item, ud, out, err);
+}
+
+int menv_yaml_stream_json_fd(int fd, const char *src, const char *key,
+                             int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
+                                         size_t index, size_t line),
+                             void *ud, json_t **out, struct menv_error *err)
+{
+	yaml_parser_t parser;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input(&parser, fd_read, &fd);
+	return stream(&parser, src, key, item, ud, out, err);
 }
 
 size_t menv_yaml_line_at(const char *bytes, size_t len, const char *const *keys,

@@ -1,6 +1,7 @@
 /* Input that must never crash menv nor take it long (issue 14): non-UTF-8 and non-ASCII text
  * reaching jansson, input-sized de-duplication, deep YAML and JSON nesting, aliases that
  * expand exponentially, and Ctrl-C during a long parse. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +100,112 @@ static void test_conda_lock_fast_same(void **state)
 	json_decref(jb);
 	menv_lockfile_free(a);
 	menv_lockfile_free(b);
+	free(plain);
+	free(anchored);
+}
+
+/* A conda-lock file loaded as it streams (menv_lockfile_load of a regular file: never held
+ * whole, each entry's `hash` and `dependencies` read as members, no JSON of them, and no copy
+ * of a `dependencies` mapping that its depends give back: deps_map_implied) gives the model
+ * and the conda-lock text the general reader gives (the same entries behind an anchor);
+ * entries: dependencies in block style with quoted, plain, "*", leading-blank and integer
+ * specs, a name holding '=', an empty mapping, a hash in block style, an unknown key whose
+ * mapping holds a mapping (read as JSON after all). A bad entry's error is the one
+ * menv_lockfile_parse gives of the bytes, FILE:LINE:COL. */
+static void test_conda_lock_streamed_same(void **state)
+{
+	(void)state;
+	static const char entries[] =
+	        "- name: a\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"
+	        "  dependencies:\n    b: '>=1,<2'\n    c: 1.0 py_0\n    d: '*'\n"
+	        "  url: https://h/c/linux-64/a-1.0-h1_0.conda\n"
+	        "  hash:\n    md5: 0123456789ABCDEF0123456789abcdef\n"
+	        "- name: b\n  version: '2'\n  manager: conda\n  platform: linux-64\n"
+	        "  dependencies: {c: ' >=1', x=y: '1', e: 3, f: , g: ''}\n"
+	        "  url: https://h/c/linux-64/b-2-0.conda\n  hash: {}\n"
+	        "- name: c\n  version: '3'\n  manager: conda\n  platform: linux-64\n"
+	        "  dependencies: {}\n  url: https://h/c/noarch/c-3-0.tar.bz2\n"
+	        "  hash: {md5: 00000000000000000000000000000003}\n"
+	        "- name: d\n  version: '4'\n  manager: conda\n  platform: linux-64\n"
+	        "  url: https://h/c/linux-64/d-4-0.conda\n  hash: {}\n"
+	        "  meta: {a: {b: [1, 2]}, c: d}\n";
+	char *plain = menv_xasprintf("version: 1\nmetadata: {platforms: [linux-64]}\n"
+	                             "package:\n%s",
+	                             entries);
+	char *anchored = menv_xasprintf("version: 1\nmetadata: &m {platforms: [linux-64]}\n"
+	                                "package:\n%s",
+	                                entries);
+	char path[] = "/tmp/menv-test-lock-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, plain, strlen(plain)), (ssize_t)strlen(plain));
+	close(fd);
+	struct menv_lockfile *a = NULL, *b = NULL;
+	struct menv_error err = {0};
+	assert_int_equal(menv_lockfile_load(path, &a, &err), 0);
+	assert_int_equal(menv_lockfile_parse(anchored, strlen(anchored), path, &b, &err), 0);
+	assert_int_equal(a->npkgs, 4);
+	assert_non_null(a->strs);
+	assert_null(b->strs);
+	json_t *ja = menv_lockfile_to_json(a), *jb = menv_lockfile_to_json(b);
+	char *da = json_dumps(ja, JSON_SORT_KEYS), *db = json_dumps(jb, JSON_SORT_KEYS);
+	assert_string_equal(da, db);
+	struct menv_buf wa = MENV_BUF_INIT, wb = MENV_BUF_INIT;
+	assert_int_equal(menv_lockfile_write_conda_lock(a, &wa, &err), 0);
+	assert_int_equal(menv_lockfile_write_conda_lock(b, &wb, &err), 0);
+	assert_string_equal(wa.buf, wb.buf);
+	/* a's dependencies kept once (its depends), b's with the values as written */
+	assert_true(a->pkgs[0].deps_map_implied);
+	assert_null(a->pkgs[0].deps_map);
+	assert_int_equal(json_array_size(a->pkgs[0].depends), 3);
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[0].depends, 1)), "c 1.0 py_0");
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[0].depends, 2)), "d");
+	assert_false(a->pkgs[1].deps_map_implied);
+	assert_int_equal(json_integer_value(json_object_get(a->pkgs[1].deps_map, "e")), 3);
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[1].depends, 0)), "c  >=1");
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[1].depends, 3)), "f");
+	assert_true(a->pkgs[2].deps_map_implied);
+	assert_int_equal(json_array_size(a->pkgs[2].depends), 0);
+	assert_string_equal(a->pkgs[0].md5, "0123456789abcdef0123456789abcdef");
+	assert_string_equal(a->pkgs[2].subdir, "noarch");
+	assert_int_equal(a->pkgs[2].line, 22);
+	free(da);
+	free(db);
+	json_decref(ja);
+	json_decref(jb);
+	menv_buf_release(&wa);
+	menv_buf_release(&wb);
+	menv_lockfile_free(a);
+	menv_lockfile_free(b);
+	/* an error: the same message, with its line and column, loaded or parsed */
+	static const char *const bad[] = {
+	        "  dependencies: {c: [1]}\n  hash: {}\n", /* a list as a version */
+	        "  dependencies:\n    c:\n      d: 1\n  hash: {}\n",
+	        "  hash: {md5: '12'}\n",
+	        "  hash:\n    md5: [1]\n",
+	};
+	static const char *const where[] = {"41:18: ", "42:5: ", "36: ", "36: "};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(*bad); k++) {
+		char *text = menv_xasprintf(
+		        "%s- name: z\n  version: '9'\n  manager: conda\n"
+		        "  platform: linux-64\n  url: https://h/c/noarch/z-9-0.conda\n"
+		        "%s",
+		        plain, bad[k]);
+		fd = open(path, O_WRONLY | O_TRUNC);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+		close(fd);
+		struct menv_error e1 = {0}, e2 = {0};
+		assert_int_not_equal(menv_lockfile_load(path, &a, &e1), 0);
+		assert_int_not_equal(menv_lockfile_parse(text, strlen(text), path, &b, &e2), 0);
+		assert_null(a);
+		assert_string_equal(e1.msg, e2.msg);
+		char *at = menv_xasprintf("%s:%s", path, where[k]);
+		assert_memory_equal(e1.msg, at, strlen(at));
+		free(at);
+		free(text);
+	}
+	unlink(path);
 	free(plain);
 	free(anchored);
 }
@@ -649,6 +756,7 @@ int main(void)
 	        cmocka_unit_test(test_large_inputs_linear),
 	        cmocka_unit_test(test_strmap_borrowing),
 	        cmocka_unit_test(test_conda_lock_fast_same),
+	        cmocka_unit_test(test_conda_lock_streamed_same),
 	        cmocka_unit_test(test_cancel),
 	        cmocka_unit_test(test_fuzz_finds),
 	};
