@@ -619,14 +619,12 @@ static void test_missing_hashes(void **state)
 			free(t);
 		}
 	/* sha256 alone, and a pip entry without hashes, are read */
-	const char
-	        *ok =
-	                "version: 1\npackage:\n" BARE(
-	                        "  hash: {sha256: "
-	                        "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41}"
-	                        "\n") "- name: p\n"
-	                              "  version: '1'\n  manager: pip\n  platform: linux-64\n"
-	                              "  url: https://x.invalid/p-1-py3-none-any.whl\n  hash: {}\n";
+	const char *ok = "version: 1\npackage:\n" BARE(
+	        "  hash: {sha256: "
+	        "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41}"
+	        "\n") "- name: p\n"
+	              "  version: '1'\n  manager: pip\n  platform: linux-64\n"
+	              "  url: https://x.invalid/p-1-py3-none-any.whl\n  hash: {}\n";
 	if (menv_lockfile_parse(ok, strlen(ok), "c.yml", &lf, &err))
 		fail_msg("%s", err.msg);
 	assert_null(lf->pkgs[0].md5);
