@@ -135,7 +135,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	const struct menv_txn_result *res = menv_txn_result(t);
 	if (!a->json && (p->nlink || p->nunlink || p->pip->n || p->remove_env ||
 	                 o.kind == MENV_TXN_CREATE || o.kind == MENV_TXN_CREATE_LOCK))
-		menv_cli_put_text(menv_txn_result_text(p, res, a->name));
+		menv_cli_put_text(menv_txn_result_text(p, res, a->name, !a->quiet));
 	fflush(stdout);
 	rc = menv_txn_smoke(t, &err);
 	if (rc)

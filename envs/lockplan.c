@@ -257,16 +257,20 @@ int menv_lockrecs_build(const struct menv_config *cfg, const char *src,
 		struct menv_channel *ch = NULL;
 		const char *fn = NULL;
 		bool own = false;
-		rc = channel_of(p->url, cfg, &seen, out, &ch, &own, &fn, err);
+		/* the channel and file name of the URL's path: a query or a "#md5" fragment
+		 * ("…/x-1-0.conda?token=…") made a channel "…/x-1-0.conda?token=…/noarch" */
+		size_t plen = strcspn(p->url, "?#");
+		const char *path =
+		        p->url[plen] ? pooled(out, &urls, menv_xstrndup(p->url, plen)) : p->url;
+		rc = channel_of(path, cfg, &seen, out, &ch, &own, &fn, err);
 		if (rc) {
 			menv_error_prefix(err, "lockfile entry '%s'", p->name);
 			entry_error(src, p, rc, err);
 			goto out;
 		}
 		if (!fn) {
-			const char *b = strrchr(p->url, '/');
-			b = b ? b + 1 : p->url;
-			fn = pooled(out, &urls, menv_xstrndup(b, strcspn(b, "?#")));
+			const char *b = strrchr(path, '/');
+			fn = b ? b + 1 : path;
 		}
 		if ((rc = entry_matches_url(p, fn, err))) {
 			entry_error(src, p, rc, err);
@@ -284,6 +288,11 @@ int menv_lockrecs_build(const struct menv_config *cfg, const char *src,
 			out->chans[out->n] = NULL;
 			goto out;
 		}
+		/* the fragment is no part of what is downloaded, nor of the record's url */
+		const char *hash = strchr(p->url, '#');
+		if (hash)
+			out->recs[out->n].url =
+			        pooled(out, &urls, menv_xstrndup(p->url, (size_t)(hash - p->url)));
 		out->n++;
 	}
 out:

@@ -317,10 +317,10 @@ void menv_txn_plan_row_set(struct menv_txn_plan_row *row, int c, char *text);
  * "Created|Updated PREFIX[ from lockfile F]: N packages removed, M linked (K pip), F files
  * (... reflinked, hardlinked, softlinked, copied, relocated, .pyc)"; "Removed PREFIX: N
  * packages" for remove --all (or that its interrupted removal was finished); a warning line
- * for files that more than one package provides; after a create, conda's lines on how to
- * activate it (`name`, else the prefix). */
+ * for files that more than one package provides; after a create with `hint`, conda's lines
+ * on how to activate it (`name`, else the prefix; conda's -q leaves them out). */
 char *menv_txn_result_text(const struct menv_txn_plan *p, const struct menv_txn_result *r,
-                           const char *name);
+                           const char *name, bool hint);
 /* For a plan from a lockfile, the line that says so (new string, caller frees; NULL for
  * another plan): "Installing from lockfile F (FORMAT, SUBDIR) into PREFIX: N to link, M to
  * unlink, C conda + P pip packages in the lock, no solve". */

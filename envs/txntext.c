@@ -84,7 +84,7 @@ void menv_txn_plan_rows(const struct menv_txn_plan *p, struct menv_txn_plan_rows
 }
 
 char *menv_txn_result_text(const struct menv_txn_plan *p, const struct menv_txn_result *r,
-                           const char *name)
+                           const char *name, bool hint)
 {
 	struct menv_buf o = MENV_BUF_INIT;
 	const struct menv_link_stats *st = &r->stats;
@@ -115,7 +115,7 @@ char *menv_txn_result_text(const struct menv_txn_plan *p, const struct menv_txn_
 		              "warning: %zu file%s provided by more than one package; the later "
 		              "package's copy was kept\n",
 		              st->clobbered, st->clobbered == 1 ? " was" : "s were");
-	if (create && !p->remove_env) /* as conda ends a create */
+	if (hint && create && !p->remove_env) /* as conda ends a create */
 		menv_buf_addf(
 		        &o,
 		        "\n# To activate this environment, use\n#\n#     $ menv activate %s\n#\n# "

@@ -87,12 +87,14 @@ static int conda_lock_entry(struct menv_lockfile *lf, json_t *e, size_t idx, con
 		free(t);
 		return MENV_EPARSE;
 	}
+	/* conda-lock's model requires `hash` (and a conda package's md5): without it the
+	 * package was installed unchecked */
 	json_t *hash = json_object_get(e, "hash");
 	if (!json_is_object(hash))
-		return menv_error_set(err, MENV_EPARSE,
-		                      "%s: package entry %zu ('%s') lacks "
-		                      "'hash'",
-		                      src, idx + 1, name);
+		return menv_error_set(err, MENV_EPARSE, "%s: no md5 or sha256 for %s (%s)", src,
+		                      name ? name : "?",
+		                      !hash || json_is_null(hash) ? "the entry has no 'hash'"
+		                                                  : "its 'hash' is not a mapping");
 	const char *manager = menv_lock_jstr(e, "manager");
 	if (!manager ||
 	    (strcmp(manager, "conda") && strcmp(manager, "pip") && strcmp(manager, "pypi")))
@@ -285,8 +287,9 @@ static const char *member_text(const struct menv_yaml_member *e)
 	                                                                               : NULL;
 }
 
-/* A hash of `hash`'s members (md5 or sha256) as menv_lock_set_hash_json sets it, lowercase,
- * into lf's strings: true, or false where it is not a string (or null or missing). */
+/* A hash of `hash`'s members (md5 or sha256) as menv_lock_entry_common sets a conda entry's,
+ * lowercase, into lf's strings (an empty string kept, which menv_lockfile_parse refuses): true,
+ * or false where it is not a string (or null or missing). */
 static bool member_hash(struct menv_lockfile *lf, const struct menv_yaml_members *hash,
                         const char *k, char **slot)
 {
@@ -295,7 +298,7 @@ static bool member_hash(struct menv_lockfile *lf, const struct menv_yaml_members
 	if (!e)
 		return true;
 	json_type t = e->text ? menv_yaml_scalar_type(e->text, e->style) : JSON_ARRAY;
-	if (t == JSON_STRING && *e->text) {
+	if (t == JSON_STRING) {
 		*slot = menv_lock_strdup(lf, e->text);
 		for (char *c = *slot; *c; c++)
 			*c = (char)tolower((unsigned char)*c);

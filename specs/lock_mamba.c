@@ -59,6 +59,7 @@ int menv_lock_parse_mamba_json(struct menv_lockfile *lf, json_t *root, const cha
 		                        json_object_get(json_object_get(e, "hash"), "md5"));
 		menv_lock_set_hash_json(&p->sha256,
 		                        json_object_get(json_object_get(e, "hash"), "sha256"));
+		menv_lock_keep_empty_hashes(p, json_object_get(e, "hash"));
 		if (menv_lock_jstr(e, "category")) {
 			p->category = menv_xstrdup(menv_lock_jstr(e, "category")); /* was "main" */
 		}

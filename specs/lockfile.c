@@ -336,6 +336,19 @@ void menv_lock_set_hash_json(char **slot, json_t *v)
 		*slot = menv_xstrdup("?");
 }
 
+void menv_lock_keep_empty_hashes(struct menv_lock_package *p, json_t *hashes)
+{
+	static const char *const keys[] = {"md5", "sha256"};
+	char **slot[] = {&p->md5, &p->sha256};
+	for (size_t k = 0; k < 2; k++) {
+		json_t *v = json_object_get(hashes, keys[k]);
+		if (json_is_string(v) && !json_string_length(v)) {
+			free(*slot[k]);
+			*slot[k] = menv_xstrdup("");
+		}
+	}
+}
+
 void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hashes,
                             const char *const *known)
 {
@@ -346,6 +359,8 @@ void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hash
 	p->version = menv_lock_jtext(json_object_get(e, "version"));
 	menv_lock_set_hash_json(&p->md5, json_object_get(hashes, "md5"));
 	menv_lock_set_hash_json(&p->sha256, json_object_get(hashes, "sha256"));
+	if (p->manager == MENV_LOCK_CONDA)
+		menv_lock_keep_empty_hashes(p, hashes);
 	json_object_foreach(e, k, v)
 	{
 		if (menv_lock_in_list(known, k))
@@ -623,6 +638,21 @@ static int check_entry_text(const struct menv_lockfile *lf, const char *src, siz
 				        "control character",
 				        src, i + 1, p->name ? p->name : "?", what[k]);
 		}
+		/* no hash: conda-lock's model requires one (its md5; rattler takes either), and an
+		 * empty one is none in any format (rattler refuses it; conda refuses "URL#"): the
+		 * package was installed unchecked. pixi.lock and micromamba's JSON may leave both
+		 * out, and so may an explicit file (conda installs its lines without #md5
+		 * unchecked). */
+		bool md5 = p->md5 && *p->md5, sha = p->sha256 && *p->sha256;
+		bool empty = (p->md5 && !*p->md5) || (p->sha256 && !*p->sha256);
+		if (p->manager == MENV_LOCK_CONDA && !md5 && !sha &&
+		    (empty || lf->format == MENV_LOCK_CONDA_LOCK))
+			return menv_error_set(err, MENV_EPARSE, "%s: no md5 or sha256 for %s", src,
+			                      p->name ? p->name : "?");
+		if (p->manager == MENV_LOCK_CONDA && empty)
+			return menv_error_set(err, MENV_EPARSE, "%s: the %s of %s is empty", src,
+			                      p->md5 && !*p->md5 ? "md5" : "sha256",
+			                      p->name ? p->name : "?");
 		/* a conda package's hash that cannot be one ("df04b", 12345) passed the dry run and
 		 * failed the create's download as a mismatch, or (a number) was dropped and the
 		 * package installed unchecked; a pip entry's "sha256" may be a git commit (40 hex

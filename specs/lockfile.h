@@ -106,9 +106,13 @@ void menv_lock_set_hash(char **slot, const char *hex);
  * as no hash (a hash of the wrong type is never dropped silently: the package would be
  * installed unchecked). */
 void menv_lock_set_hash_json(char **slot, json_t *v);
+/* A conda entry's md5 or sha256 that `hashes` gives as an empty string set to "" (not to
+ * NULL as menv_lock_set_hash_json sets it): menv_lockfile_parse refuses it, where no hash at
+ * all may be allowed (pixi, micromamba's JSON). */
+void menv_lock_keep_empty_hashes(struct menv_lock_package *p, json_t *hashes);
 /* What conda-lock and pixi entries share, read from entry `e` into `p`: the name and version
  * (menv_lock_jtext), md5 and sha256 from `hashes` (conda-lock's `hash` mapping, pixi's entry
- * itself; menv_lock_set_hash_json), and each key of `e` that `known` (NULL-terminated) does not
+ * itself; menv_lock_set_hash_json, and menv_lock_keep_empty_hashes for a conda entry), and each key of `e` that `known` (NULL-terminated) does not
  * list, into p->extra. */
 void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hashes,
                             const char *const *known);

@@ -54,6 +54,7 @@ def body(t):
                                         "use\n#\n#     $ menv deactivate"),
             "create: conda's activation hint with the name given", r.out[-300:])
 
+
     # every section but Reinstall at once: upgrades, a changed build, an install, cached rows
     r = t.menv_ok("install", "-n", "p", "--dry-run", "dependent=2.0",
                   "buildstring=1.0=versioned_2", "small-executable", env={"COLUMNS": ""})
@@ -151,6 +152,32 @@ def body(t):
         rows = [l for l in out.split("\n") if l.startswith("  + ")]
         t.eq(sorted({cols(l) for l in rows}), [width],
              "COLUMNS=%d: every row ends at the same column, the terminal's" % width)
+
+
+    # -q as conda 26.7.1's (run here: `conda create -q` prints its plan and leaves out the
+    # download progress and the activation lines): the same plan, no activation hint, nothing
+    # on stderr; create, install, update, remove alike; an error still says what went wrong
+    r = t.menv_ok("create", "-q", "-n", "quiet", "dependent=1.0", "buildstring=1.0=versioned_1",
+                  "clobber-a", env={"COLUMNS": "", "CONDA_CHANNELS": "testchan"})
+    qwant = ("\nTransaction\n\n  Prefix: %s\n\n  Install (5 packages):\n\n"
+             % os.path.join(t.envs, "quiet") +
+             "".join("  + %-11s  1.0  %-11s  testchan  Cached\n" % (n, b)
+                     for n, b in (("buildstring", "versioned_1"), ("clobber-a", "0"),
+                                  ("dependency", "0"), ("dependent", "0"), ("versioned", "0"))))
+    t.check(r.out.startswith(qwant), "create -q: the plan, as conda -q prints it", r.out)
+    t.check("activate" not in r.out and r.out.rstrip("\n").splitlines()[-1].startswith(
+        "Created %s: 5 linked" % os.path.join(t.envs, "quiet")),
+            "create -q: no activation hint, the summary last", r.out[-300:])
+    t.eq(r.err, "", "create -q: nothing on stderr")
+    for args in (("install", "-q", "-n", "quiet", "small-executable"),
+                 ("update", "-q", "-n", "quiet", "dependent"),
+                 ("remove", "-q", "-n", "quiet", "clobber-a")):
+        r = t.menv_ok(*args, env={"COLUMNS": ""})
+        t.check("Transaction" in r.out and "activate" not in r.out, "%s -q: the plan" % args[0],
+                r.out)
+        t.eq(r.err, "", "%s -q: nothing on stderr" % args[0])
+    r = t.menv_run("install", "-q", "-n", "quiet", "no-such-package")
+    t.one_line_error(r, "install -q of a missing package", ["no-such-package"])
 
 if __name__ == "__main__":
     menvtest.main(body, "plan_text")

@@ -1425,12 +1425,75 @@ def pip_unhashed(t):
         srv.stop()
 
 
+def url_parts(t):
+    """Issue 22: a conda-lock URL with a query, a "#md5" fragment or user:password@ (over
+    HTTP): the record's channel is the URL's folder (it was ".../x-1-0.conda?x=1/noarch", which
+    `list` showed), its url has no fragment, and the password reaches no record, history,
+    cache file or output. A conda entry with `hash: {}`, `md5: ""` or no `hash` is refused
+    with FILE:LINE naming it, before anything is fetched, and no prefix is left."""
+    chan = os.path.join(t.tmp, "chan")
+    os.makedirs(os.path.join(chan, "noarch"))
+    fn = "versioned-2.0-0.conda"
+    shutil.copy(os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch", fn),
+                os.path.join(chan, "noarch", fn))
+    t.index(chan)
+    md5 = read_json(os.path.join(chan, "noarch", "repodata.json"))["packages.conda"][fn]["md5"]
+    head = ("version: 1\nmetadata:\n  content_hash: {}\n  channels: []\n"
+            "  platforms: [linux-64]\n  sources: []\npackage:\n")
+    entry = ("- name: versioned\n  version: '2.0'\n  manager: conda\n  platform: linux-64\n"
+             "  dependencies: {}\n  url: %s\n%s  category: main\n  optional: false\n")
+    srv = t.http_server(t.tmp)
+    try:
+        base = srv.base + "/chan"
+        auth = base.replace("http://", "http://user:S3cretPw@")
+        for i, (url, want_url) in enumerate((
+                (base + "/noarch/" + fn + "?x=1", base + "/noarch/" + fn + "?x=1"),
+                (base + "/noarch/" + fn + "#" + md5, base + "/noarch/" + fn),
+                (auth + "/noarch/" + fn + "?x=1#" + md5, base + "/noarch/" + fn + "?x=1"))):
+            lock = os.path.join(t.tmp, "u%d.lock.yml" % i)
+            write_text(lock, head + entry % (url, "  hash: {md5: %s}\n" % md5))
+            pk = os.path.join(t.tmp, "pk-u%d" % i)
+            r = t.menv_run("create", "-f", lock, "-n", "u%d" % i, env={"CONDA_PKGS_DIRS": pk})
+            if not t.check(r.rc == 0, "url %d: create" % i, r):
+                continue
+            prefix = os.path.join(t.envs, "u%d" % i)
+            rec = by_name(prefix)["versioned"]
+            t.eq(rec["channel"], base + "/noarch", "url %d: the record's channel" % i)
+            t.eq(rec["url"], want_url, "url %d: the record's url" % i)
+            lst = t.menv_ok("list", "-n", "u%d" % i)
+            row = [l.split() for l in lst.out.splitlines() if l.startswith("versioned ")]
+            t.eq(row, [["versioned", "2.0", "0", base]], "url %d: list's channel" % i)
+            texts = [r.out, r.err, lst.out, t.menv_ok("list", "-n", "u%d" % i, "--json").out,
+                     t.menv_ok("export", "-n", "u%d" % i).out]
+            for d in (prefix, pk):
+                for dp, _, files in os.walk(d):
+                    for f in files:
+                        p = os.path.join(dp, f)
+                        if f.endswith((".json", "history", ".txt")) and not os.path.islink(p):
+                            texts.append(open(p, errors="replace").read())
+            t.check(not any("S3cretPw" in x for x in texts), "url %d: no password anywhere" % i)
+        # no hash where conda-lock's model requires one
+        for i, h in enumerate(("  hash: {}\n", "  hash: {md5: ''}\n", "")):
+            lock = os.path.join(t.tmp, "h%d.lock.yml" % i)
+            write_text(lock, head + entry % (base + "/noarch/" + fn, h))
+            before = len(srv.requests())
+            for dry in ([], ["--dry-run"]):
+                r = t.menv_run("create", "-f", lock, "-n", "h%d" % i, *dry)
+                t.one_line_error(r, "hash %d%s" % (i, dry), ["h%d.lock.yml:8:" % i,
+                                                             "no md5 or sha256 for versioned"])
+            t.eq(srv.requests()[before:], [], "hash %d: nothing fetched" % i)
+            t.no_prefix_left(os.path.join(t.envs, "h%d" % i), "hash %d" % i)
+    finally:
+        srv.stop()
+
+
 CASES = {"roundtrip": roundtrip, "http": http, "errors": errors, "pixi": pixi, "formats": formats,
          "lock": lock, "corpus_dry_run": corpus_dry_run, "BR021": br021, "BR022": br022,
          "BR023": br023, "pip": pip_cases, "timing": timing,
          "onboard": onboard, "install_lock": install_lock, "pip_update": pip_update,
          "conda_lock_model": conda_lock_model,
-         "pip_options": pip_options, "pip_relock": pip_relock, "pip_unhashed": pip_unhashed}
+         "pip_options": pip_options, "pip_relock": pip_relock, "pip_unhashed": pip_unhashed,
+         "url_parts": url_parts}
 
 
 def body(t, case):

@@ -86,8 +86,26 @@ static char *round_trip(const struct menv_lockfile *lf, const char *rel)
 		why = menv_xasprintf("not written: %s", err.msg);
 		goto out;
 	}
+	/* a conda package without a hash (pixi.lock and micromamba's JSON may leave both out)
+	 * cannot be read back from conda-lock, whose model requires one: the re-written file
+	 * is refused, naming the first such package */
+	const char *hashless = NULL;
+	for (size_t i = 0; i < lf->npkgs && !hashless && lf->format != MENV_LOCK_EXPLICIT; i++)
+		if (lf->pkgs[i].manager == MENV_LOCK_CONDA && lf->pkgs[i].url && !lf->pkgs[i].md5 &&
+		    !lf->pkgs[i].sha256)
+			hashless = lf->pkgs[i].name;
 	if (menv_lockfile_parse(b.buf, b.len, rel, &again, &err)) {
-		why = menv_xasprintf("re-written file does not parse: %s", err.msg);
+		char *want =
+		        hashless ? menv_xasprintf(": no md5 or sha256 for %s", hashless) : NULL;
+		size_t n = want ? strlen(want) : 0, m = strlen(err.msg);
+		if (!want || m < n || strcmp(err.msg + m - n, want))
+			why = menv_xasprintf("re-written file does not parse: %s", err.msg);
+		free(want);
+		goto out;
+	}
+	if (hashless) {
+		why = menv_xasprintf("'%s' has no hash, and its conda-lock entry was read",
+		                     hashless);
 		goto out;
 	}
 	json_t *a = menv_lockfile_to_json(lf), *c = menv_lockfile_to_json(again);

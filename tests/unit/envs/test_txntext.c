@@ -111,16 +111,22 @@ static void test_result_text(void **state)
 	struct menv_txn_plan p = {.kind = MENV_TXN_CREATE, .prefix = "/envs/x"};
 	struct menv_txn_result r = {.stats = {.packages = 3, .files = 1, .hardlinks = 1}};
 	(void)state;
-	char *s = menv_txn_result_text(&p, &r, "x");
+	char *s = menv_txn_result_text(&p, &r, "x", true);
 	assert_string_equal(s, "Created /envs/x: 3 linked, 1 file (0 reflinked, 1 hardlinked, 0 "
 	                       "softlinked, 0 copied, 0 relocated, 0 .pyc)\n\n# To activate this "
 	                       "environment, use\n#\n#     $ menv activate x\n#\n# To deactivate "
 	                       "an active environment, use\n#\n#     $ menv deactivate\n");
 	free(s);
+	/* -q: no activation lines, as conda's -q (conda 26.7.1 create -q prints its plan and
+	 * leaves out the progress and these lines) */
+	s = menv_txn_result_text(&p, &r, "x", false);
+	assert_string_equal(s, "Created /envs/x: 3 linked, 1 file (0 reflinked, 1 hardlinked, 0 "
+	                       "softlinked, 0 copied, 0 relocated, 0 .pyc)\n");
+	free(s);
 	p.kind = MENV_TXN_REMOVE;
 	p.remove_env = true;
 	r.stats.unlinked = 1;
-	s = menv_txn_result_text(&p, &r, NULL);
+	s = menv_txn_result_text(&p, &r, NULL, true);
 	assert_string_equal(s, "Removed /envs/x: 1 package\n");
 	free(s);
 }

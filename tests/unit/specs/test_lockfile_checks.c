@@ -379,7 +379,8 @@ static void test_entry_lines(void **state)
 	         "version: &v 1\npackage:\n" ENTRY(
 	                 "a", "") "- name: \"b\\e\"\n"
 	                          "  version: '1.0'\n  manager: conda\n  platform: linux-64\n"
-	                          "  url: https://x.invalid/c/linux-64/b-1.0-0.conda\n  hash: {}\n",
+	                          "  url: https://x.invalid/c/linux-64/b-1.0-0.conda\n  hash: "
+	                          "{md5: 0123456789abcdef0123456789abcdef}\n",
 	         "c.yml:11: package entry 2 ('b\\x1b'): its name holds a control character"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
@@ -419,7 +420,8 @@ static void test_conda_lock_value_types(void **state)
 	         "e.yml:6:18: package entry 1 ('a'): the dependency 'x' is a boolean, not a "
 	         "version (\"VERSION[ BUILD]\", \"*\" or nothing)"},
 	        {"package:\n- name: a\n  version: '1.0'\n  manager: conda\n  platform: 64\n"
-	         "  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n  hash: {}\n",
+	         "  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n  hash: {md5: "
+	         "0123456789abcdef0123456789abcdef}\n",
 	         "e.yml:5:3: package entry 1 ('a'): its platform 64 is not a string (a platform "
 	         "name such as \"linux-64\")"},
 	        {"package:\n" ENTRY("a", "") "-   ~\n",
@@ -532,10 +534,12 @@ static void test_merge_keys(void **state)
 	const char *t =
 	        "version: 1\npackage:\n"
 	        "- &a\n  name: a\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"
-	        "  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n  hash: {}\n"
+	        "  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n  hash: {md5: "
+	        "0123456789abcdef0123456789abcdef}\n"
 	        "- <<: *a\n  name: b\n  url: https://x.invalid/c/linux-64/b-1.0-0.conda\n"
 	        "- {<<: [{name: c, platform: osx-64}, {platform: linux-64, version: '1.0'}],"
-	        " manager: conda, hash: {}, url: https://x.invalid/c/osx-64/c-1.0-0.conda}\n";
+	        " manager: conda, hash: {md5: 0123456789abcdef0123456789abcdef}, url: "
+	        "https://x.invalid/c/osx-64/c-1.0-0.conda}\n";
 	json_t *m = model(t, "m.yml", &err);
 	if (!m)
 		fail_msg("%s", err.msg);
@@ -552,7 +556,8 @@ static void test_merge_keys(void **state)
 	json_decref(m);
 	/* no anchor: the streaming reader hands the entry to the general one */
 	const char *inl = "version: 1\npackage:\n"
-	                  "- <<: {manager: conda, platform: linux-64, hash: {}}\n  name: a\n"
+	                  "- <<: {manager: conda, platform: linux-64, hash: {md5: "
+	                  "0123456789abcdef0123456789abcdef}}\n  name: a\n"
 	                  "  version: '1.0'\n  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n";
 	m = model(inl, "m.yml", &err);
 	if (!m)
@@ -572,6 +577,95 @@ static void test_merge_keys(void **state)
 	assert_non_null(json_object_get(
 	        json_object_get(json_array_get(json_object_get(m, "packages"), 0), "extra"), "<<"));
 	json_decref(m);
+}
+
+/* Issue 22: a conda package of a format that requires its hash, or whose hash is an empty
+ * string, is refused with FILE:LINE naming it (it was read as "no hash" and installed
+ * unchecked): conda-lock's `hash: {}`, `md5: ""`, no `hash` at all (its model requires the
+ * mapping and a conda package's md5; rattler takes either hash), through the streaming and
+ * the general reader; an empty md5 or sha256 of pixi.lock and micromamba's JSON lock
+ * (rattler refuses it). Where the format lets both hashes out they stay out: pixi.lock,
+ * micromamba's JSON, an explicit line without #md5 (conda installs it unchecked), a conda-lock
+ * pip entry (its model has both optional). */
+static void test_missing_hashes(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	struct menv_lockfile *lf = NULL;
+#define BARE(hash)                                                                                 \
+	"- name: b\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"                    \
+	"  url: https://x.invalid/c/linux-64/b-1.0-0.conda\n" hash
+	static const struct {
+		const char *entry, *msg;
+	} bad[] = {
+	        {BARE("  hash: {}\n"), "c.yml:11: no md5 or sha256 for b"},
+	        {BARE("  hash: {md5: ''}\n"), "c.yml:11: no md5 or sha256 for b"},
+	        {BARE("  hash: {md5: '', sha256: ''}\n"), "c.yml:11: no md5 or sha256 for b"},
+	        {BARE("  hash: {md5: null, sha256: null}\n"), "c.yml:11: no md5 or sha256 for b"},
+	        {BARE(""), "c.yml:11: no md5 or sha256 for b (the entry has no 'hash')"},
+	        {BARE("  hash: abc\n"), "c.yml:11: no md5 or sha256 for b (its 'hash' is not a "
+	                                "mapping)"},
+	        {BARE("  hash: {md5: '', sha256: "
+	              "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41}\n"),
+	         "c.yml:11: the md5 of b is empty"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		for (int anchor = 0; anchor < 2; anchor++) {
+			char *t = menv_xasprintf("version: %s1\npackage:\n" ENTRY("a", "") "%s",
+			                         anchor ? "&v " : "", bad[i].entry);
+			assert_int_equal(menv_lockfile_parse(t, strlen(t), "c.yml", &lf, &err),
+			                 MENV_EPARSE);
+			assert_string_equal(err.msg, bad[i].msg);
+			free(t);
+		}
+	/* sha256 alone, and a pip entry without hashes, are read */
+	const char *ok = "version: 1\npackage:\n" BARE(
+	        "  hash: {sha256: "
+	        "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41}"
+	        "\n") "- name: p\n"
+	              "  version: '1'\n  manager: pip\n  platform: linux-64\n"
+	              "  url: https://x.invalid/p-1-py3-none-any.whl\n  hash: {}\n";
+	if (menv_lockfile_parse(ok, strlen(ok), "c.yml", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_null(lf->pkgs[0].md5);
+	assert_null(lf->pkgs[1].sha256);
+	menv_lockfile_free(lf);
+#undef BARE
+	/* pixi.lock: no hash is its model's choice; an empty one is refused */
+	static const char pixi[] = "version: 6\nenvironments:\n  default:\n    channels: []\n"
+	                           "    packages:\n      linux-64:\n      - conda: " PKG "\n"
+	                           "packages:\n- conda: " PKG "\n%s";
+	char *t = menv_xasprintf(pixi, "");
+	if (menv_lockfile_parse(t, strlen(t), "pixi.lock", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_null(lf->pkgs[0].md5);
+	assert_null(lf->pkgs[0].sha256);
+	menv_lockfile_free(lf);
+	free(t);
+	t = menv_xasprintf(pixi, "  md5: ''\n");
+	assert_int_equal(menv_lockfile_parse(t, strlen(t), "pixi.lock", &lf, &err), MENV_EPARSE);
+	assert_string_equal(err.msg, "pixi.lock:9: no md5 or sha256 for zlib");
+	free(t);
+	/* micromamba's JSON lock likewise */
+	const char *mj =
+	        MAMBA_HEAD "  \"packages\": {\n" MAMBA_PKG("a-1.0-0.conda", "a") "\n  }\n}\n";
+	if (menv_lockfile_parse(mj, strlen(mj), "m.json", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_null(lf->pkgs[0].md5);
+	menv_lockfile_free(lf);
+	const char *mje = MAMBA_HEAD
+	        "  \"packages\": {\n    \"a-1.0-0.conda\": {\n      \"name\": \"a\", \"version\": "
+	        "\"1.0\", \"build\": \"0\",\n      \"subdir\": \"linux-64\", \"channel\": "
+	        "\"conda-forge\", \"hash\": {\"md5\": \"\"}\n    }\n  }\n}\n";
+	assert_int_equal(menv_lockfile_parse(mje, strlen(mje), "m.json", &lf, &err), MENV_EPARSE);
+	assert_string_equal(err.msg, "m.json:7: no md5 or sha256 for a");
+	/* explicit: a line without #md5 is read without a hash (conda installs it) */
+	const char *ex = "@EXPLICIT\nhttps://x.invalid/c/linux-64/b-1.0-0.conda\n";
+	if (menv_lockfile_parse(ex, strlen(ex), "e.txt", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_null(lf->pkgs[0].md5);
+	assert_null(lf->pkgs[0].sha256);
+	menv_lockfile_free(lf);
 }
 
 /* A file's format read in pieces is the format of its whole text: the line that decides may
@@ -633,6 +727,7 @@ int main(void)
 	        cmocka_unit_test(test_conda_lock_value_types),
 	        cmocka_unit_test(test_entry_line_kept),
 	        cmocka_unit_test(test_merge_keys),
+	        cmocka_unit_test(test_missing_hashes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
