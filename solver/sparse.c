@@ -243,21 +243,30 @@ static bool read_cache(const struct filerepo *f, struct sparse_index *x)
 	if (!mapped || size < sizeof(struct shead))
 		goto no;
 	const struct shead *h = (const struct shead *)m;
+	/* the checksum says the bytes are the ones written, not that they are sound: every count
+	 * and offset is checked without a sum that could wrap (a file whose counts wrapped its
+	 * size read past the map, one whose chains looped hung) */
 	bool ok = !memcmp(h->magic, MAGIC, sizeof(MAGIC)) && h->key[sizeof(h->key) - 1] == '\0' &&
 	          !strcmp(h->key, f->key) && h->nrecs < END && h->ngroups >= 1 &&
 	          h->ngroups <= h->nrecs + 1 &&
-	          size == sizeof(*h) + h->nrecs * sizeof(struct srec) +
-	                          h->ngroups * sizeof(struct sgroup) + h->nnames &&
 	          (!h->has_info || (h->info_off <= h->info_end && h->info_end <= f->size));
+	/* below 2^38: no wrap */
+	uint64_t fixed = ok ? sizeof(*h) + h->nrecs * sizeof(struct srec) +
+	                                 h->ngroups * sizeof(struct sgroup)
+	                    : 0;
+	ok = ok && fixed <= size && h->nnames == size - fixed;
 	struct srec *recs = (struct srec *)(h + 1);
 	struct sgroup *groups = (struct sgroup *)(recs + (ok ? h->nrecs : 0));
 	for (size_t i = 0; ok && i < h->nrecs; i++) {
 		const struct srec *r = &recs[i];
-		ok = r->off + r->len <= f->size && r->keyoff + (r->keylen & ~CONDA_BIT) <= r->off &&
-		     r->group < h->ngroups && (r->next == END || r->next < h->nrecs);
+		/* a group's chain runs forward in the file, as scan_file links it */
+		ok = r->off <= f->size && r->len <= f->size - r->off && r->keyoff <= r->off &&
+		     (r->keylen & ~CONDA_BIT) <= r->off - r->keyoff && r->group < h->ngroups &&
+		     (r->next == END || (r->next > i && r->next < h->nrecs));
 	}
 	for (size_t g = 0; ok && g < h->ngroups; g++)
-		ok = groups[g].nameoff + groups[g].namelen <= h->nnames &&
+		ok = groups[g].nameoff <= h->nnames &&
+		     groups[g].namelen <= h->nnames - groups[g].nameoff &&
 		     (groups[g].first == END || groups[g].first < h->nrecs);
 	if (!ok)
 		goto no;

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""cli.attack7_<case>: what a seventh outside attack (issue 22: the merged work of
+2026-12-02) found, one case each (python3 test_attack7.py MENV SHARED CASE):
+
+- cache_hostile: the solve caches' checksum is no signature: a `.solv.names` with a valid
+  checksum but hostile offsets crashed or failed a warm dry-run: a group's name offset whose
+  sum with its length wraps past 2^64 (SIGSEGV hashing 2 GiB before the map), a record chain
+  that loops back (hung walking it), a record's or key's offset that wraps ("cannot read
+  'repodata.json': Invalid argument"); a record count whose size sum wraps (the records
+  checked past the map). A `.solv.subN` whose .solv bytes are garbage under a valid checksum.
+  Each now counts as no cache: the cold answer, and the file is written again.
+"""
+import glob
+import json
+import os
+import struct
+import sys
+
+import menvtest
+
+TR = os.path.join("packages", "conda", "test-recipes", "noarch")
+SPECS = ("dependent", "another_dependent", "buildstring")
+COLD = ["another_dependent-2.0-0", "buildstring-1.0-versioned_2", "dependency-2.0-0",
+        "dependent-2.0-0", "versioned-2.0-0"]
+
+M64 = (1 << 64) - 1
+K1 = 0x9E3779B97F4A7C15
+K2 = 0xC2B2AE3D27D4EB4F
+
+
+def mix(h):
+    h ^= h >> 33
+    h = (h * K2) & M64
+    h ^= h >> 29
+    h = (h * K1) & M64
+    return h ^ (h >> 32)
+
+
+def menvsum(data):
+    """solver/cachefile.c's checksum: Fletcher's two sums over 64-bit words in 8 lanes."""
+    n = len(data)
+    padded = data + b"\0" * (64 - n % 64)
+    words = struct.unpack("<%dQ" % (len(padded) // 8), padded)
+    a = [0] * 8
+    b = [0] * 8
+    for at in range(0, len(words), 8):
+        for j in range(8):
+            a[j] = (a[j] + words[at + j]) & M64
+            b[j] = (b[j] + a[j]) & M64
+    h = mix(n ^ K1)
+    for j in range(8):
+        h = mix(h ^ mix((a[j] + K2 * j) & M64) ^ mix(b[j] ^ K1))
+    return h
+
+
+def unseal(path):
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[-16:-8] != b"menvsum1" or struct.unpack("<Q", data[-8:])[0] != menvsum(data[:-16]):
+        return None
+    return bytearray(data[:-16])
+
+
+def seal(path, body):
+    with open(path, "wb") as fh:
+        fh.write(bytes(body) + b"menvsum1" + struct.pack("<Q", menvsum(bytes(body))))
+
+
+def test_channel(t, name="chan"):
+    P = os.path.join(t.corpus, TR)
+    return t.make_channel(name, {"noarch": sorted(glob.glob(os.path.join(P, "*.conda")))})
+
+
+def dry_run(t, chan, load, what, timeout=30):
+    try:
+        r = t.menv_run("create", "-p", os.path.join(t.tmp, "e"), "-c", chan,
+                       "--override-channels", "--dry-run", "--json", "-y", *SPECS,
+                       env={"MENV_SOLVER_LOAD": load}, timeout=timeout)
+    except menvtest.Fatal as ex:
+        t.check(False, "%s: the solve returns" % what, ex)
+        return None
+    if not t.eq(r.rc, 0, "%s: the solve succeeds" % what):
+        print(r)
+        return None
+    try:
+        return sorted(x["dist_name"] for x in json.loads(r.out)["actions"]["LINK"])
+    except (ValueError, KeyError, TypeError):
+        t.check(False, "%s: JSON with LINK actions" % what, r)
+        return None
+
+
+# solver/sparse.c's layout: struct shead (16 + 128 + 6 u64), srec (2 u64, 4 u32),
+# sgroup (u64, 2 u32)
+HEAD = 16 + 128
+SREC = 32
+SGROUP = 16
+
+
+def names_fields(body):
+    nrecs, ngroups, nnames = struct.unpack_from("<3Q", body, HEAD)
+    return nrecs, ngroups, nnames
+
+
+def set_nrecs_wrap(body):
+    """a huge record count, nnames such that the size sum wraps to the file's size, and
+    zero records (each passes the per-record checks) up to the end of the map."""
+    ngroups = 1
+    big = (1 << 31) - 2
+    del body[HEAD + 48:]
+    body.extend(b"\0" * 8192)
+    nn = (len(body) - (HEAD + 48) - big * SREC - ngroups * SGROUP) & M64
+    struct.pack_into("<3Q", body, HEAD, big, ngroups, nn)
+    return True
+
+
+def group_at(body, g):
+    nrecs = names_fields(body)[0]
+    return HEAD + 48 + nrecs * SREC + g * SGROUP
+
+
+def rec_at(i):
+    return HEAD + 48 + i * SREC
+
+
+def set_name_wrap(body):
+    """group 1's name 2 GiB long, from 2 GiB before the names: the sum wraps below nnames."""
+    struct.pack_into("<QI", body, group_at(body, 1), M64 - (1 << 31) + 1, (1 << 31) + 1)
+    return True
+
+
+def set_off_wrap(body):
+    """every record 3 bytes at 2^64 - 2: offset plus length wraps to 1."""
+    for i in range(names_fields(body)[0]):
+        struct.pack_into("<QQ", body, rec_at(i), 0, M64 - 1)
+        struct.pack_into("<I", body, rec_at(i) + 20, 3)
+    return True
+
+
+def set_keyoff_wrap(body):
+    """every record's key 8 bytes at 2^64 - 4: the key's end wraps to 4, below its value."""
+    for i in range(names_fields(body)[0]):
+        keylen = struct.unpack_from("<I", body, rec_at(i) + 16)[0]
+        struct.pack_into("<Q", body, rec_at(i), M64 - 3)
+        struct.pack_into("<I", body, rec_at(i) + 16, 8 | (keylen & 0x80000000))
+    return True
+
+
+def set_chain_loop(body):
+    """every record's next is itself: a group's chain never ends."""
+    nrecs = names_fields(body)[0]
+    for i in range(nrecs):
+        struct.pack_into("<I", body, rec_at(i) + 28, i)
+    return True
+
+
+def set_sub_garbage(body):
+    # struct subhead: 16 + 128 + nwant, solvlen; the .solv bytes follow the wanted list
+    nwant, solvlen = struct.unpack_from("<2Q", body, HEAD)
+    start = len(body) - solvlen
+    for i in range(start, len(body)):
+        body[i] = (i * 131 + 7) & 0xff
+    return True
+
+
+def case_cache_hostile(t):
+    chan = test_channel(t)
+    cache = os.path.join(t.pkgs, "cache")
+    cases = (("*.solv.names", "a record count whose size sum wraps", set_nrecs_wrap),
+             ("*.solv.names", "a name offset that wraps", set_name_wrap),
+             ("*.solv.names", "a record offset that wraps", set_off_wrap),
+             ("*.solv.names", "a key offset that wraps", set_keyoff_wrap),
+             ("*.solv.names", "a record chain that loops", set_chain_loop),
+             ("*.solv.sub*", "garbage .solv bytes", set_sub_garbage))
+    for pat, what, change in cases:
+        for f in glob.glob(os.path.join(cache, "*")):
+            os.unlink(f)
+        t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
+        files = glob.glob(os.path.join(cache, pat))
+        if not t.eq(len(files), 1, "%s: one %s written" % (what, pat)):
+            continue
+        body = unseal(files[0])
+        if not t.check(body is not None, "%s: the checksum is solver/cachefile.c's" % what):
+            continue
+        change(body)
+        seal(files[0], body)
+        if pat.endswith(".names"):
+            # the closure cached (.walkN) and the records read (.subN) would spare the index
+            for f in glob.glob(os.path.join(cache, "*.solv.walk*")) + \
+                    glob.glob(os.path.join(cache, "*.solv.sub*")):
+                os.unlink(f)
+        with open(files[0], "rb") as fh:
+            crafted = fh.read()
+        t.eq(dry_run(t, chan, "sparse", "%s: warm" % what, timeout=20), COLD,
+             "%s: the warm answer is the cold one" % what)
+        with open(files[0], "rb") as fh:
+            t.check(fh.read() != crafted, "%s: the cache written again" % what)
+
+
+def body(t, case):
+    getattr(sys.modules[__name__], "case_" + case)(t)
+
+
+if __name__ == "__main__":
+    menvtest.main(body)
