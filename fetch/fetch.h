@@ -373,7 +373,8 @@ struct menv_paths_entries {
  * the compact file written beside it (a temporary file renamed into place; best effort: a
  * read-only cache gets none). Kept per process while paths.json keeps its identity. NULL
  * when there is no paths.json, it does not parse, or it holds a key or a value the compact
- * layout does not (the caller reads the JSON then). Thread-safe. */
+ * layout does not (the caller reads the JSON then), and under MENV_TEST_NO_PATHS_CACHE (a
+ * test hook). Thread-safe. */
 struct menv_paths *menv_paths_load(const char *pkgdir, struct menv_paths_entries *out);
 void menv_paths_unref(struct menv_paths *p);
 /* menv_pkgmeta_keep_stats and menv_pkgmeta_stats for a compact list (one per entry;

@@ -302,7 +302,8 @@ struct menv_paths *menv_paths_load(const char *pkgdir, struct menv_paths_entries
 	struct menv_paths *p = NULL;
 	struct stat st;
 
-	if (stat(pj, &st) < 0)
+	/* the tests' way to compare with the JSON's way */
+	if (getenv("MENV_TEST_NO_PATHS_CACHE") || stat(pj, &st) < 0)
 		goto out;
 	pthread_mutex_lock(&paths_lock);
 	const size_t *at = menv_strmap_get(&paths_map, pkgdir);
