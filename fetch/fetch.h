@@ -369,14 +369,17 @@ struct menv_paths_entries {
 /* The entries of `<pkgdir>/info/paths.json` (out->n, out->e, valid while the returned
  * reference is held; menv_paths_unref), read from the compact file `<pkgdir>/.menv-paths`
  * when it was made from paths.json as it is now (identity: device, inode, size, mtime,
- * ctime; length and checksum whole), else parsed from paths.json (menv_pkgmeta_load) and
- * the compact file written beside it (a temporary file renamed into place; best effort: a
- * read-only cache gets none). Kept per process while paths.json keeps its identity. NULL
+ * ctime; length and checksum whole), else parsed from paths.json (menv_pkgmeta_load) and,
+ * where a compact file is (damaged or stale), that one written again (a temporary file
+ * renamed into place; best effort: a read-only cache keeps the old). Kept per process while paths.json keeps its identity. NULL
  * when there is no paths.json, it does not parse, or it holds a key or a value the compact
  * layout does not (the caller reads the JSON then), and under MENV_TEST_NO_PATHS_CACHE (a
  * test hook). Thread-safe. */
 struct menv_paths *menv_paths_load(const char *pkgdir, struct menv_paths_entries *out);
 void menv_paths_unref(struct menv_paths *p);
+/* menv_paths_load of a package menv has just extracted into `pkgdir`: its compact file is
+ * written (where paths.json fits the layout). */
+struct menv_paths *menv_paths_made(const char *pkgdir);
 /* menv_pkgmeta_keep_stats and menv_pkgmeta_stats for a compact list (one per entry;
  * `v` taken over; the copy returned is the caller's, NULL when none was kept). */
 void menv_paths_keep_stats(struct menv_paths *p, struct menv_pkgfile_st *v);

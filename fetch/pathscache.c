@@ -15,7 +15,10 @@
  *         prefix_placeholder, file_mode.
  * A file whose identity fields are not those of paths.json now (rewritten, re-extracted),
  * whose length, checksum or body does not add up (truncated, corrupt), is ignored and
- * written again from paths.json (parsed by jansson, menv_pkgmeta_load). A paths.json with
+ * written again from paths.json (parsed by jansson, menv_pkgmeta_load). The file is made
+ * when menv extracts the package (menv_paths_made) and only made again where one is: a
+ * folder another tool extracted (conda's cache, read by menv) is never written into. A
+ * paths.json with
  * anything the layout does not hold (a key other than those above, a value of another
  * type, a null) gets no compact file: it is read as JSON every time, as before. Writers
  * write a temporary file and rename it over the old one: two processes writing at once
@@ -161,7 +164,7 @@ bad:
 }
 
 /* The compact file `file` when it is whole and made from the paths.json of identity `st`. */
-static struct menv_paths *read_compact(const char *file, const struct stat *st)
+static struct menv_paths *read_compact(const char *file, const struct stat *st, bool *present)
 {
 	uint64_t h[NHDR], want[7];
 	char magic[MAGIC_LEN];
@@ -169,6 +172,7 @@ static struct menv_paths *read_compact(const char *file, const struct stat *st)
 	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	char *body = NULL;
 
+	*present = fd >= 0 || errno != ENOENT;
 	if (fd < 0)
 		return NULL;
 	identity(st, want);
@@ -275,7 +279,8 @@ static void write_compact(const char *file, const struct stat *st, const struct 
 }
 
 /* From paths.json (jansson): the entries, the compact file written beside it. */
-static struct menv_paths *from_json(const char *pj, const char *file, const struct stat *st)
+static struct menv_paths *from_json(const char *pj, const char *file, const struct stat *st,
+                                    bool write)
 {
 	json_t *root = menv_pkgmeta_load(pj, NULL);
 	struct menv_buf b = MENV_BUF_INIT;
@@ -285,7 +290,8 @@ static struct menv_paths *from_json(const char *pj, const char *file, const stru
 
 	/* the identity written is that of the file parsed: not kept when it changed meanwhile */
 	if (root && encode(root, &b, &n) && stat(pj, &after) == 0 && same_file(st, &after)) {
-		write_compact(file, st, &b, n);
+		if (write)
+			write_compact(file, st, &b, n);
 		char *body = menv_xmalloc(b.len + 1);
 		memcpy(body, b.buf ? b.buf : "", b.len);
 		p = decode(body, b.len, n); /* the reader of the file: the same entries */
@@ -295,7 +301,7 @@ static struct menv_paths *from_json(const char *pj, const char *file, const stru
 	return p;
 }
 
-struct menv_paths *menv_paths_load(const char *pkgdir, struct menv_paths_entries *out)
+static struct menv_paths *load(const char *pkgdir, struct menv_paths_entries *out, bool made)
 {
 	char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
 	char *file = menv_xasprintf("%s/.menv-paths", pkgdir);
@@ -314,9 +320,10 @@ struct menv_paths *menv_paths_load(const char *pkgdir, struct menv_paths_entries
 	pthread_mutex_unlock(&paths_lock);
 	if (p)
 		goto out;
-	p = read_compact(file, &st);
+	bool present = false;
+	p = read_compact(file, &st, &present);
 	if (!p)
-		p = from_json(pj, file, &st);
+		p = from_json(pj, file, &st, made || present);
 	if (!p)
 		goto out;
 	p->st = st;
@@ -345,6 +352,17 @@ out:
 	free(pj);
 	free(file);
 	return p;
+}
+
+struct menv_paths *menv_paths_load(const char *pkgdir, struct menv_paths_entries *out)
+{
+	return load(pkgdir, out, false);
+}
+
+struct menv_paths *menv_paths_made(const char *pkgdir)
+{
+	struct menv_paths_entries pe;
+	return load(pkgdir, &pe, true);
 }
 
 void menv_paths_keep_stats(struct menv_paths *p, struct menv_pkgfile_st *v)

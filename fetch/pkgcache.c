@@ -420,6 +420,7 @@ static int extract(const char *pkgs, const char *dist, const char *file,
 		menv_pkgmeta_forget(p);
 		free(p);
 	}
+	menv_paths_unref(menv_paths_made(dir)); /* its compact paths.json, for the link */
 out:
 	if (made)
 		menv_fetch_rmtree(tmp, NULL);

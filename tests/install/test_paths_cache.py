@@ -2,7 +2,8 @@
 `<pkgdir>/.menv-paths`): a create that reads it gives the prefix (every file, mode, link and
 conda-meta record byte for byte) of a create that reads paths.json as JSON
 (MENV_TEST_NO_PATHS_CACHE=1); a compact file corrupt, cut short or stale (paths.json changed
-since) is found and written again, with the same prefix; a package whose paths.json holds a
+since) is found and written again, with the same prefix; a folder without one (conda's, a
+package menv extracted before) is not written into; a package whose paths.json holds a
 key the layout does not gets none and is linked from its JSON; creates running at once, each
 writing the files, all give the same prefix and leave whole files and no temporary ones."""
 import glob
@@ -55,22 +56,20 @@ def body(t):
         t.check(r.rc == 0, "create -p %s" % prefix, r)
         return snapshot_undated(prefix)
 
-    # ---- as JSON (no compact file made), then the compact files written, then read
+    # ---- extracted (the compact files written), as JSON, then the compact files read
+    first = create()
+    files = compact()
+    t.eq(len(files), 7, "a compact file for each package extracted but odd")
+    t.check(not any("odd-1.0-0" in f for f in files), "odd has none (inode_paths)")
     ref = create(env={"MENV_TEST_NO_PATHS_CACHE": "1"})
     if not ref:
         return
-    t.eq(compact(), [], "MENV_TEST_NO_PATHS_CACHE: no compact file written")
+    t.check(first == ref, "the create that extracted: the JSON's prefix", diff(ref, first))
     with open(os.path.join(p, "conda-meta", "core-1.0-0.json")) as f:
         core = f.read()
     t.check('"sha256_in_prefix"' in core and '"prefix_placeholder": "%s"' % PH in core and
             '"no_link": true' in core and '"no_link": false' in core,
             "core's record holds placeholders, no_link and sha256_in_prefix", core[:3000])
-    got = create()
-    t.check(got == ref, "the create that wrote the compact files: the JSON's prefix",
-            diff(ref, got))
-    files = compact()
-    t.eq(len(files), 7, "a compact file for each package but odd")
-    t.check(not any("odd-1.0-0" in f for f in files), "odd has none (inode_paths)")
     good = {f: open(f, "rb").read() for f in files}
     got = create()
     t.check(got == ref, "the create that read them: the JSON's prefix", diff(ref, got))
@@ -110,9 +109,10 @@ def body(t):
         t.eq(inodes(), before, "%s: no package extracted again (the cache's check passed)"
              % how)
 
-    # ---- concurrent writers: 4 creates at once, no compact file to start with
+    # ---- concurrent writers: 4 creates at once, every compact file damaged to start with
     for f in files:
-        os.remove(f)
+        with open(f, "wb") as g:
+            g.write(good[f][:20])
     procs = []
     for k in range(4):
         q = os.path.join(t.tmp, "envs", "c%d" % k)
