@@ -81,6 +81,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGXFSZ, SIG_IGN); /* past RLIMIT_FSIZE a write fails (EFBIG), named, not a kill */
 	menv_cancel_flag_set(MENV_CLI_CANCEL); /* the parsers poll it too */
 	menv_installed_paths();
 

@@ -58,6 +58,7 @@ pid_t menv_child_fork(void)
 		sigaddset(&set, stop_signals[i]);
 	}
 	set_handler(SIGPIPE, SIG_DFL);
+	set_handler(SIGXFSZ, SIG_DFL); /* menv ignores it (EFBIG instead); its children do not */
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != parent) /* menv died before PDEATHSIG was set */

@@ -410,7 +410,10 @@ static bool names_feature(json_t *v)
  * build relinked as the plain one once mkl's tracker leaves). A prefix none of whose records
  * carries features or track_features is solved over its records only, no repodata read. conda
  * --offline counts a channel with no cached repodata as empty: offline, a channel load that
- * fails gives that same records-only solve. */
+ * fails gives that same records-only solve, where menv_solver_add_installed keeps each
+ * featured build's tracker as conda does (conda's offline index also holds the package
+ * cache's extracted records, which this solve does not read).
+ * Online, a failed download says so and names --offline. */
 static int remove_solver(struct menv_txn *t, struct menv_error *err)
 {
 	bool featured = false;
@@ -425,6 +428,14 @@ static int remove_solver(struct menv_txn *t, struct menv_error *err)
 		memset(&t->ch, 0, sizeof(t->ch));
 		*err = (struct menv_error){0};
 		rc = 0;
+	} else if (rc == MENV_ENET) {
+		/* conda's CondaHTTPError has no hint here; the user did not ask for the network */
+		char why[sizeof(err->msg)];
+		memcpy(why, err->msg, sizeof(why));
+		rc = menv_error_set(err, rc,
+		                    "%.1900s (the prefix's legacy features make remove read the "
+		                    "channels; --offline solves over its records)",
+		                    why);
 	}
 	if (!rc && !t->solver)
 		t->solver = menv_solver_new(t->o.cfg->subdir, t->o.cfg->channel_priority);

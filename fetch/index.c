@@ -244,6 +244,7 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
 		rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'", noarch);
 	for (size_t i = 0; i < subdirs.n && !rc; i++) {
 		char *out_path = menv_xasprintf("%s/%s/repodata.json", dir, subdirs.v[i]);
+		menv_crash_point(); /* tests: a kill between two subdirs' indexes */
 		rc = menv_write_file_atomic(out_path, texts[i], strlen(texts[i]), err);
 		if (!rc)
 			stats->subdirs++;

@@ -268,6 +268,8 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 		if (!rc)
 			rc = menv_fetch_mkdir_p(dir, err);
 		if (!rc)
+			menv_crash_point(); /* tests: a kill between two packages */
+		if (!rc)
 			rc = copy_verified(from, to, r->sha256, err);
 		if (!rc && st) {
 			struct stat sb;

@@ -862,6 +862,7 @@ static void has_parallel(struct has_pool *p)
 	for (; started + 1 < threads; started++)
 		if (pthread_create(&tids[started], NULL, has_worker, p) != 0)
 			break;
+	menv_test_gate("MENV_TEST_GATE_CACHE_CHECK"); /* a test's Ctrl-C while threads check */
 	has_worker(p);
 	for (size_t t = 0; t < started; t++)
 		pthread_join(tids[t], NULL);

@@ -791,8 +791,12 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 		r->not_modified = true;
 		r->zst = w->try_zst;
 		zsink_close(&w->z, false);
-		return entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, false,
-		                   w->try_zst ? 1 : 0, err);
+		/* a cache we cannot write (read-only, full): the next run asks again */
+		if (entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, false,
+		                w->try_zst ? 1 : 0, err) &&
+		    err)
+			*err = (struct menv_error){0};
+		return 0;
 	}
 	if (w->z.ds && w->z.last != 0)
 		return menv_error_set(err, MENV_EPARSE,
@@ -833,9 +837,12 @@ static int finish_download(struct work *w, const struct menv_fetch_opts *o, stru
 			return menv_error_sys(err, MENV_EIO, "cannot write '%s'", w->e.json_path);
 		rc = entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, NULL, true,
 		                 w->try_zst ? 1 : 0, err);
-	} else {
-		rc = entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, &r->json, true,
-		                 w->try_zst ? 1 : 0, err);
+	} else if (entry_store(&w->e, o->cache_dir, w->x.shown, &w->x, &r->json, true,
+	                       w->try_zst ? 1 : 0, err)) {
+		/* a cache we cannot write (read-only, full): the bytes in memory are read */
+		if (err)
+			*err = (struct menv_error){0};
+		return 0;
 	}
 	if (!rc && o->repodata_as_file)
 		give_path(w, w->e.json_path);

@@ -144,6 +144,27 @@ bool menv_solv_sparse_record(struct filerepo *f, size_t off, struct menv_buf *ou
 /* Has the caller's cancel flag (menv_solver_set_cancel; NULL: never) been raised? */
 bool menv_solv_cancelled(volatile int *cancel);
 
+/* ---- cachefile.c ----------------------------------------------------------------------- */
+
+/* One piece of a cache file's bytes. */
+struct menv_solv_part {
+	const void *data;
+	size_t len;
+};
+/* Writes parts[0..n) one after another, then a trailer (a magic and a checksum of those bytes),
+ * as the cache file at path: under a new temporary name beside it (mkstemp, mode 0644), renamed
+ * over path when whole; nothing changes when a write fails or *cancel is raised. Best effort:
+ * no error is returned (a cache that cannot be written costs only time). */
+void menv_solv_cache_write(const char *path, const struct menv_solv_part *parts, size_t n,
+                           volatile int *cancel);
+/* Maps the cache file at path (a regular file, not followed through a symlink, opened without
+ * waiting) when its trailer's checksum matches its bytes: *bytes and *len the bytes before the
+ * trailer (give them to menv_solv_cache_unmap). False (nothing mapped) for a missing, short,
+ * changed or foreign file. */
+bool menv_solv_cache_map(const char *path, const char **bytes, size_t *len);
+/* Unmaps what menv_solv_cache_map mapped (bytes NULL: nothing). */
+void menv_solv_cache_unmap(const char *bytes, size_t len);
+
 /* ---- evr.c ----------------------------------------------------------------------------- */
 
 /* conda's VersionOrder puts "1.1_" (a trailing underscore) below "1.1a1"; libsolv reads it as

@@ -565,29 +565,6 @@ out:
 	return rc;
 }
 
-/* Writes `bytes` as the .solv cache at solv_path, best effort: a cache we cannot write only
- * costs time; it appears whole (a temporary file renamed) or not at all. */
-static void write_solv_file(const char *solv_path, const struct menv_buf *bytes,
-                            volatile int *cancel)
-{
-	char *tmp = menv_xasprintf("%s.tmp-%d", solv_path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	size_t done = 0;
-	while (fd >= 0 && done < bytes->len && !menv_solv_cancelled(cancel)) {
-		ssize_t w = write(fd, bytes->buf + done, bytes->len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		done += (size_t)w;
-	}
-	bool ok = fd >= 0 && close(fd) == 0 && done == bytes->len && !menv_solv_cancelled(cancel);
-	if (ok)
-		rename(tmp, solv_path);
-	unlink(tmp);
-	free(tmp);
-}
-
 /* The JSON of f into f->repo the way a later run reads it from the .solv: libsolv's reader
  * runs in a pool of its own, the repo is written as .solv bytes (kept at f->solv_path when
  * there is one), and those bytes are what f->repo reads. A solve then sees the same pool
@@ -609,8 +586,10 @@ static int build_solv(struct menv_solver *s, struct filerepo *f, const char *pat
 	if (!rc)
 		rc = write_repo(&scratch, sf.repo, path, &bytes, err);
 	pool_free(scratch.pool);
-	if (!rc && f->solv_path)
-		write_solv_file(f->solv_path, &bytes, s->cancel);
+	if (!rc && f->solv_path) {
+		struct menv_solv_part part = {bytes.buf, bytes.len};
+		menv_solv_cache_write(f->solv_path, &part, 1, s->cancel);
+	}
 	if (!rc) {
 		struct cstream cs = {.map = bytes.buf, .size = bytes.len, .cancel = s->cancel};
 		FILE *fp = cs_open(&cs, "r");
@@ -640,12 +619,11 @@ int menv_solv_load_full(struct menv_solver *s, struct filerepo *f, struct menv_e
 	bool cached = false;
 	int rc;
 
-	if (solv_path) {
-		struct cstream cs = {.fd = open(solv_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC),
-		                     .cancel = s->cancel};
-		FILE *fp = cs.fd >= 0 ? cs_open(&cs, "r") : NULL;
-		if (!fp && cs.fd >= 0)
-			close(cs.fd);
+	const char *bytes;
+	size_t len;
+	if (solv_path && menv_solv_cache_map(solv_path, &bytes, &len)) {
+		struct cstream cs = {.map = bytes, .size = len, .cancel = s->cancel};
+		FILE *fp = cs_open(&cs, "r");
 		if (fp) {
 			if (repo_add_solv(f->repo, fp, 0) == 0) {
 				const char *k = repo_lookup_str(f->repo, SOLVID_META, s->cachekey);
@@ -658,12 +636,12 @@ int menv_solv_load_full(struct menv_solver *s, struct filerepo *f, struct menv_e
 				}
 			}
 			fclose(fp);
-			close(cs.fd);
 			if (!cached)
 				repo_empty(f->repo, 1);
-			if (menv_solv_cancelled(s->cancel))
-				return interrupted(solv_path, err);
 		}
+		menv_solv_cache_unmap(bytes, len);
+		if (menv_solv_cancelled(s->cancel))
+			return interrupted(solv_path, err);
 	}
 	if (!cached) {
 		if (!f->size)

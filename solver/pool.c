@@ -346,10 +346,49 @@ static void add_deps(Pool *pool, Repo *repo, Repodata *data, Id p, json_t *arr, 
 	}
 }
 
+/* conda's ms_depends: a record's legacy "features" each ask for a record that tracks the
+ * feature (MatchSpec(track_features=F)); conda's name for such a provider is "F@", which no
+ * package name can be. Adds "F@" to the provides (track_features) or requires (features)
+ * of p for each feature of record r's `key`; requires only of features in `tracked`. */
+static void add_feature_deps(Pool *pool, Repo *repo, Id p, json_t *r, const char *key,
+                             json_t *tracked)
+{
+	json_t *own = json_object();
+	const char *f;
+	json_t *v;
+	Solvable *sv = pool_id2solvable(pool, p);
+	bool provides = !strcmp(key, "track_features");
+
+	menv_solv_add_features(json_object_get(r, key), own);
+	json_object_foreach(own, f, v)
+	{
+		if (!provides && !json_object_get(tracked, f))
+			continue;
+		char *at = menv_xasprintf("%s@", f);
+		Id dep = pool_str2id(pool, at, 1);
+		free(at);
+		if (provides)
+			sv->provides = repo_addid_dep(repo, sv->provides, dep, 0);
+		else
+		sv->requires = repo_addid_dep(repo, sv->requires, dep, 0);
+	}
+	json_decref(own);
+}
+
 void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_t n)
 {
 	Pool *pool = s->pool;
 	Repodata *data = repo_last_repodata(s->virt);
+	/* no channel read (a records-only solve: remove of a prefix without features, remove
+	 * --offline, conda's offline index of the prefix's records): the installed records are
+	 * every candidate, so conda's feature dependency is a plain requirement (a build with
+	 * features keeps its tracker: nothing could relink it). With channels, features.c's
+	 * metric does that work; a feature no installed record tracks asks for nothing (the
+	 * prefix lacks it already). */
+	json_t *tracked = s->nrepos ? NULL : json_object();
+
+	for (size_t i = 0; tracked && i < n; i++)
+		menv_solv_add_features(json_object_get(recs[i], "track_features"), tracked);
 
 	if (!data)
 		data = repo_add_repodata(s->virt, 0);
@@ -374,6 +413,10 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 		repodata_set_str(data, p, SOLVABLE_BUILDVERSION, num);
 		add_deps(pool, s->virt, data, p, json_object_get(r, "depends"), false);
 		add_deps(pool, s->virt, data, p, json_object_get(r, "constrains"), true);
+		if (tracked) {
+			add_feature_deps(pool, s->virt, p, r, "track_features", tracked);
+			add_feature_deps(pool, s->virt, p, r, "features", tracked);
+		}
 		if ((size_t)p >= s->inst_alloc) {
 			size_t m = s->inst_alloc ? s->inst_alloc : 256;
 			while (m <= (size_t)p)
@@ -385,5 +428,6 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 		}
 		s->inst_by_id[p] = r;
 	}
+	json_decref(tracked);
 	repodata_internalize(data);
 }

@@ -107,7 +107,9 @@ int menv_solver_solve(struct menv_solver *s, struct menv_matchspec *const *specs
                       const struct menv_record ***out, size_t *n_out, struct menv_error *err);
 
 /* Adds the packages installed in a prefix (PrefixRecord JSON objects, borrowed; they must
- * outlive the solver), so that a solve changes an existing environment. */
+ * outlive the solver), so that a solve changes an existing environment. Added before any
+ * channel (a records-only solve, conda's offline index of the prefix), a record's legacy
+ * "features" require an installed record that tracks them (conda's ms_depends). */
 void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_t n);
 
 /* What to change. Specs are borrowed; channels in specs resolved as for menv_solver_solve.

@@ -64,7 +64,7 @@ void menv_solv_sparse_free(struct sparse_index *x)
 	if (!x)
 		return;
 	if (x->cmap) {
-		munmap(x->cmap, x->csize);
+		menv_solv_cache_unmap(x->cmap, x->csize);
 	} else {
 		free(x->recs);
 		free(x->groups);
@@ -224,17 +224,11 @@ static void write_cache(const struct filerepo *f, const struct sparse_index *x)
 	char *path = cache_path(f);
 	if (!path)
 		return;
-	char *tmp = menv_xasprintf("%s.tmp-%d", path, (int)getpid());
-	FILE *fp = fopen(tmp, "we");
-	bool ok = fp && fwrite(&x->head, sizeof(x->head), 1, fp) == 1 &&
-	          fwrite(x->recs, sizeof(*x->recs), x->nrecs, fp) == x->nrecs &&
-	          fwrite(x->groups, sizeof(*x->groups), x->ngroups, fp) == x->ngroups &&
-	          fwrite(x->names, 1, x->nnames, fp) == x->nnames;
-	ok = fp && fclose(fp) == 0 && ok;
-	if (ok)
-		rename(tmp, path);
-	unlink(tmp);
-	free(tmp);
+	struct menv_solv_part parts[] = {{&x->head, sizeof(x->head)},
+	                                 {x->recs, x->nrecs * sizeof(*x->recs)},
+	                                 {x->groups, x->ngroups * sizeof(*x->groups)},
+	                                 {x->names, x->nnames}};
+	menv_solv_cache_write(path, parts, 4, NULL);
 	free(path);
 }
 
@@ -242,19 +236,13 @@ static void write_cache(const struct filerepo *f, const struct sparse_index *x)
 static bool read_cache(const struct filerepo *f, struct sparse_index *x)
 {
 	char *path = cache_path(f);
-	int fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
-	struct stat st;
+	const char *m = NULL;
+	size_t size = 0;
+	bool mapped = menv_solv_cache_map(path, &m, &size);
 	free(path);
-	if (fd < 0)
-		return false;
-	void *m = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct shead)
-	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
-	                  : MAP_FAILED;
-	close(fd);
-	if (m == MAP_FAILED)
-		return false;
-	const struct shead *h = m;
-	size_t size = (size_t)st.st_size;
+	if (!mapped || size < sizeof(struct shead))
+		goto no;
+	const struct shead *h = (const struct shead *)m;
 	bool ok = !memcmp(h->magic, MAGIC, sizeof(MAGIC)) && h->key[sizeof(h->key) - 1] == '\0' &&
 	          !strcmp(h->key, f->key) && h->nrecs < END && h->ngroups >= 1 &&
 	          h->ngroups <= h->nrecs + 1 &&
@@ -271,11 +259,9 @@ static bool read_cache(const struct filerepo *f, struct sparse_index *x)
 	for (size_t g = 0; ok && g < h->ngroups; g++)
 		ok = groups[g].nameoff + groups[g].namelen <= h->nnames &&
 		     (groups[g].first == END || groups[g].first < h->nrecs);
-	if (!ok) {
-		munmap(m, size);
-		return false;
-	}
-	x->cmap = m;
+	if (!ok)
+		goto no;
+	x->cmap = (void *)m;
 	x->csize = size;
 	x->head = *h;
 	x->recs = recs;
@@ -289,6 +275,10 @@ static bool read_cache(const struct filerepo *f, struct sparse_index *x)
 		cap *= 2;
 	table_build(x, cap);
 	return true;
+no:
+	if (mapped)
+		menv_solv_cache_unmap(m, size);
+	return false;
 }
 
 int menv_solv_sparse_open(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
@@ -560,29 +550,23 @@ static char *subset_path(const struct filerepo *f, const uint32_t *want, size_t 
 static bool read_subset(const char *path, const struct filerepo *f, const uint32_t *want, size_t nw,
                         const char **solv, size_t *len, void **map, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
+	const char *m;
+	size_t sz;
+	if (!menv_solv_cache_map(path, &m, &sz))
 		return false;
-	void *m = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct subhead)
-	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
-	                  : MAP_FAILED;
-	close(fd);
-	if (m == MAP_FAILED)
-		return false;
-	const struct subhead *h = m;
-	size_t sz = (size_t)st.st_size;
-	bool ok = !memcmp(h->magic, SUBMAGIC, sizeof(SUBMAGIC)) &&
+	const struct subhead *h = (const struct subhead *)m;
+	bool ok = sz >= sizeof(*h) && !memcmp(h->magic, SUBMAGIC, sizeof(SUBMAGIC)) &&
 	          h->key[sizeof(h->key) - 1] == '\0' && !strcmp(h->key, f->key) && h->nwant == nw &&
+	          sz >= sizeof(*h) + nw * sizeof(*want) &&
 	          h->solvlen == sz - sizeof(*h) - nw * sizeof(*want) &&
-	          sz >= sizeof(*h) + nw * sizeof(*want) && !memcmp(h + 1, want, nw * sizeof(*want));
+	          !memcmp(h + 1, want, nw * sizeof(*want));
 	if (!ok) {
-		munmap(m, sz);
+		menv_solv_cache_unmap(m, sz);
 		return false;
 	}
 	*solv = (const char *)(h + 1) + nw * sizeof(*want);
 	*len = (size_t)h->solvlen;
-	*map = m;
+	*map = (void *)m;
 	*size = sz;
 	return true;
 }
@@ -594,16 +578,9 @@ static void write_subset(const char *path, const struct filerepo *f, const uint3
 	struct subhead h = {.nwant = nw, .solvlen = solv->len};
 	memcpy(h.magic, SUBMAGIC, sizeof(SUBMAGIC));
 	snprintf(h.key, sizeof(h.key), "%s", f->key);
-	char *tmp = menv_xasprintf("%s.tmp-%d", path, (int)getpid());
-	FILE *fp = fopen(tmp, "we");
-	bool ok = fp && fwrite(&h, sizeof(h), 1, fp) == 1 &&
-	          fwrite(want, sizeof(*want), nw, fp) == nw &&
-	          fwrite(solv->buf, 1, solv->len, fp) == solv->len;
-	ok = fp && fclose(fp) == 0 && ok;
-	if (ok)
-		rename(tmp, path);
-	unlink(tmp);
-	free(tmp);
+	struct menv_solv_part parts[] = {
+	        {&h, sizeof(h)}, {want, nw * sizeof(*want)}, {solv->buf, solv->len}};
+	menv_solv_cache_write(path, parts, 3, NULL);
 }
 
 /* Reads the wanted records of f (state 1) into its repo: from their cached .solv bytes when
@@ -633,7 +610,7 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 	if (path && read_subset(path, f, want, nw, &solv, &len, &map, &size)) {
 		bool empty = f->repo->nsolvables == 0;
 		rc = menv_solv_add_solv(s, f, solv, len, err);
-		munmap(map, size);
+		menv_solv_cache_unmap(map, size);
 		if (rc && rc != MENV_EINTR && empty) {
 			/* bytes libsolv refuses: read the JSON again (and cache it anew) */
 			repo_empty(f->repo, 1);
@@ -772,17 +749,15 @@ static bool take_u32s(const char *m, size_t size, size_t *at, uint32_t *out, siz
  * nothing set) when it holds no current walk. */
 static bool read_walk(struct menv_solver *s, const char *path, const struct menv_buf *key)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
+	const char *m;
+	size_t size;
+	if (!menv_solv_cache_map(path, &m, &size))
 		return false;
-	void *m = fstat(fd, &st) == 0 && (size_t)st.st_size > key->len
-	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
-	                  : MAP_FAILED;
-	close(fd);
-	if (m == MAP_FAILED)
+	if (size <= key->len) {
+		menv_solv_cache_unmap(m, size);
 		return false;
-	size_t size = (size_t)st.st_size, at = key->len;
+	}
+	size_t at = key->len;
 	bool ok = !memcmp(m, key->buf, key->len);
 	/* checked whole first: each file's groups then records, a count before each list */
 	for (int pass = 0; pass < 2 && ok; pass++) {
@@ -802,7 +777,7 @@ static bool read_walk(struct menv_solver *s, const char *path, const struct menv
 		}
 		ok = ok && at == size;
 	}
-	munmap(m, size);
+	menv_solv_cache_unmap(m, size);
 	return ok;
 }
 
@@ -826,14 +801,8 @@ static void write_walk(const struct menv_solver *s, const char *path, const stru
 			memcpy(b.buf + at, &cnt, sizeof(cnt));
 		}
 	}
-	char *tmp = menv_xasprintf("%s.tmp-%d", path, (int)getpid());
-	FILE *fp = fopen(tmp, "we");
-	bool ok = fp && fwrite(b.buf, 1, b.len, fp) == b.len;
-	ok = fp && fclose(fp) == 0 && ok;
-	if (ok)
-		rename(tmp, path);
-	unlink(tmp);
-	free(tmp);
+	struct menv_solv_part part = {b.buf, b.len};
+	menv_solv_cache_write(path, &part, 1, NULL);
 	menv_buf_release(&b);
 }
 

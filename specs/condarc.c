@@ -471,6 +471,8 @@ int menv_condarc_set(struct menv_condarc *rc, const char *key, const char *value
 
 	if (!p) {
 		r = err->code;
+	} else if ((r = menv_config_check_url(name, sub, value, err)) != 0) {
+		/* refused */
 	} else if (p->kind == MENV_PARAM_MAP && sub) {
 		json_t *m = json_object_get(rc->doc, name);
 		if (!json_is_object(m)) {
@@ -546,6 +548,8 @@ int menv_condarc_add(struct menv_condarc *rc, const char *key, const char *value
 	int r = p && !sub && p->kind == MENV_PARAM_SEQUENCE
 	                ? menv_config_check_value(name, value, err)
 	                : 0;
+	if (p && r >= 0)
+		r = menv_config_check_url(name, sub, value, err);
 	json_t *l = p && r >= 0 ? rc_list(rc, p, name, sub, key, err) : NULL;
 	free(name);
 	if (!l)

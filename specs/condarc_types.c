@@ -68,6 +68,66 @@ static bool admits(const char *types, const char *t)
 	return false;
 }
 
+/* What is wrong with `val` as a value of the channel setting `key` (entry `sub` of a map, or
+ * NULL): a control character anywhere (it would reach URLs, history and plans), a space in a
+ * URL (channel_alias, a custom channel's or a proxy's location, anything with "://"; a local
+ * path of a channels list may hold one); NULL when nothing is, or key is no channel setting. */
+static const char *url_flaw(const char *key, const char *val)
+{
+	static const char *const keys[] = {"channel_alias",
+	                                   "channels",
+	                                   "default_channels",
+	                                   "custom_channels",
+	                                   "custom_multichannels",
+	                                   "migrated_channel_aliases",
+	                                   "migrated_custom_channels",
+	                                   "proxy_servers",
+	                                   "allowlist_channels",
+	                                   "denylist_channels"};
+	bool known = false;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys) && !known; i++)
+		known = !strcmp(key, keys[i]);
+	if (!known || !val)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)val; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return "a control character";
+	bool url = strstr(val, "://") || !strcmp(key, "channel_alias") ||
+	           !strcmp(key, "custom_channels") || !strcmp(key, "migrated_custom_channels") ||
+	           !strcmp(key, "proxy_servers") || !strcmp(key, "migrated_channel_aliases");
+	if (url && strchr(val, ' '))
+		return "a space";
+	return NULL;
+}
+
+int menv_config_check_url(const char *key, const char *sub, const char *val, struct menv_error *err)
+{
+	const char *why = url_flaw(key, val);
+	if (!why)
+		return 0;
+	return menv_error_set(err, MENV_EUSAGE,
+	                      "invalid value for %s%s%s: '%s' holds %s (a URL "
+	                      "holds none; write a space as %%20)",
+	                      key, sub ? "." : "", sub ? sub : "", val, why);
+}
+
+/* The same for a scalar node of a file: PATH:LINE:COL (proxy_servers' values are curl's to
+ * judge there, as before). */
+static int node_url(const char *path, const char *key, const char *sub, const yaml_node_t *v,
+                    struct menv_error *err)
+{
+	const char *val = (const char *)v->data.scalar.value;
+	const char *why = strcmp(key, "proxy_servers") ? url_flaw(key, val) : NULL;
+	if (!why)
+		return 0;
+	return menv_error_set(err, MENV_EPARSE,
+	                      "%s:%zu:%zu: %s%s%s: '%s' holds %s (a URL holds "
+	                      "none; write a space as %%20)",
+	                      path, (size_t)v->start_mark.line + 1,
+	                      (size_t)v->start_mark.column + 1, key, sub ? "." : "", sub ? sub : "",
+	                      val, why);
+}
+
 int menv_config_check_type(const char *path, const char *key, const yaml_node_t *v,
                            struct menv_error *err)
 {
@@ -77,6 +137,8 @@ int menv_config_check_type(const char *path, const char *key, const yaml_node_t 
 	if (!p || v->type != YAML_SCALAR_NODE)
 		return 0;
 	t = scalar_type(v);
+	if (!strcmp(t, "str") && node_url(path, key, NULL, v, err))
+		return err->code;
 	if (!strcmp(t, "null") || admits(p->type, t))
 		return 0;
 	if (admits(p->type, "bool"))
@@ -106,7 +168,7 @@ int menv_config_check_item(const char *path, const char *key, const yaml_node_t 
 	                                                : "null";
 
 	if (!strcmp(t, "str"))
-		return 0;
+		return node_url(path, key, NULL, v, err);
 	if (v->type != YAML_SCALAR_NODE)
 		return menv_error_set(err, MENV_EPARSE,
 		                      "%s:%zu:%zu: %s must be a list of strings, not a %s in it",
@@ -129,7 +191,9 @@ int menv_config_check_map_value(const char *path, const char *key, const char *s
 	                                                : "alias";
 	bool scalar = v->type == YAML_SCALAR_NODE;
 
-	if (!strcmp(t, "str") || (scalar && !strcmp(t, "null")))
+	if (!strcmp(t, "str"))
+		return node_url(path, key, sub, v, err);
+	if (scalar && !strcmp(t, "null"))
 		return 0; /* null: the entry is empty, as before (no proxy) */
 	return menv_error_set(err, MENV_EPARSE,
 	                      "%s:%zu:%zu: %s.%s must be a str, not %s %s%s%s%s%s", path,

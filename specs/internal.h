@@ -151,6 +151,15 @@ int menv_config_check_type(const char *path, const char *key, const yaml_node_t 
 int menv_config_check_item(const char *path, const char *key, const yaml_node_t *v,
                            struct menv_error *err);
 
+/* Checks `val` as a value of the channel setting `key` (entry `sub` of a map, or NULL) given on
+ * the command line (config --set/--add): no control character, no space in a URL
+ * (channel_alias, custom_channels.*, proxy_servers.*, migrated_*, or a value with "://").
+ * The same check runs on a file's values (proxy_servers' aside) through
+ * menv_config_check_type/_item/_map_value (errors there name PATH:LINE:COL). Errors: MENV_EUSAGE "invalid value for KEY: 'VAL' holds a
+ * space (...)"; 0 for any other key. */
+int menv_config_check_url(const char *key, const char *sub, const char *val,
+                          struct menv_error *err);
+
 /* Checks the value of entry `sub` of the map of strings `key` (custom_channels,
  * migrated_custom_channels, proxy_servers), as conda's MapParameter(str) does: a string as
  * menv_config_check_item judges one. Errors: MENV_EPARSE "PATH:LINE:COL: KEY.SUB must be a
