@@ -832,12 +832,14 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 		edit |= edits[k].n > 0;
 	/* an edit holds the file's lock from reading it to replacing it */
 	r = edit ? menv_condarc_load_locked(path, &rc, err) : menv_condarc_load(path, &rc, err);
-	/* an edit other than --remove-key (which may take a bad value out) keeps a file that
-	 * menv would refuse refused: its values are checked as menv_config_load checks them
+	/* an edit other than --remove-key and --remove (which may take a bad value out: a
+	 * channels entry refused at FILE:LINE:COL is taken out by name) keeps a file that menv
+	 * would refuse refused: its values are checked as menv_config_load checks them
 	 * (FILE:LINE:COL), and the file is left as it is */
 	bool only_remove_key = true;
 	for (int k = 0; k < MENV_CONFIG_NEDITS; k++)
-		only_remove_key &= k == MENV_CONFIG_REMOVE_KEY || !edits[k].n;
+		only_remove_key &=
+		        k == MENV_CONFIG_REMOVE_KEY || k == MENV_CONFIG_REMOVE || !edits[k].n;
 	if (!r && edit && !only_remove_key && access(path, F_OK) == 0) {
 		struct menv_config chk;
 		menv_config_defaults(&chk);

@@ -9,6 +9,11 @@
   'repodata.json': Invalid argument"); a record count whose size sum wraps (the records
   checked past the map). A `.solv.subN` whose .solv bytes are garbage under a valid checksum.
   Each now counts as no cache: the cold answer, and the file is written again.
+- config_repair: a .condarc whose channels list holds a URL with a space (refused at
+  FILE:LINE:COL since the URL check) could not be repaired by `config --remove channels
+  URL` (the edit refused the file it was meant to fix; only --remove-key channels, losing
+  every other channel, could). --remove now takes it out: the other entries kept, the
+  file then accepted; an edit that adds (--add, --set) is still refused on the bad file.
 """
 import glob
 import json
@@ -194,6 +199,23 @@ def case_cache_hostile(t):
              "%s: the warm answer is the cold one" % what)
         with open(files[0], "rb") as fh:
             t.check(fh.read() != crafted, "%s: the cache written again" % what)
+
+
+def case_config_repair(t):
+    bad = "http://c d/x"
+    good = os.path.join(t.tmp, "local chan")
+    menvtest.write_text(t.rc, 'channels:\n  - "%s"\n  - "%s"\n' % (good, bad))
+    r = t.menv_run("config", "--set", "channel_alias", "http://a/")
+    t.one_line_error(r, "--set on the bad file", (t.rc + ":3:5:", "a space"))
+    r = t.menv_run("config", "--remove", "channels", bad)
+    t.eq(r.rc, 0, "--remove of the bad entry succeeds")
+    r = t.menv_run("config", "--show", "channels", "--json")
+    t.eq(r.rc, 0, "the file is accepted then")
+    try:
+        got = json.loads(r.out).get("channels")
+    except ValueError:
+        got = None
+    t.eq(got, [good], "the other entry kept")
 
 
 def body(t, case):
