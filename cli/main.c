@@ -104,6 +104,9 @@ int main(int argc, char **argv)
 			if (strcmp(argv[1], "shell") && strcmp(argv[1], "completion"))
 				menv_tmp_sweep();
 			int rc = commands[i].fn(argc - 1, argv + 1);
+			struct menv_error out = {0};
+			if (menv_error_stream(stdout, &out) && !rc) /* output cut short */
+				rc = menv_cli_fail(&out);
 			if (!rc && menv_cli_cancel) /* past the command's last look at the flag */
 				fputs("menv: error: interrupted, but the command finished\n",
 				      stderr);

@@ -115,6 +115,17 @@ int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
 	return err->code;
 }
 
+int menv_error_stream(FILE *f, struct menv_error *err)
+{
+	errno = 0;
+	bool flushed = fflush(f) == 0;
+	if (flushed && !ferror(f))
+		return 0;
+	if (!flushed && errno)
+		return menv_error_sys(err, MENV_EIO, "cannot write standard output");
+	return menv_error_set(err, MENV_EIO, "cannot write standard output");
+}
+
 const char *menv_error_name(int code)
 {
 	switch (code) {

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -55,6 +56,11 @@ int menv_error_set(struct menv_error *err, int code, const char *fmt, ...)
 /* As menv_error_set, appending ": strerror(errno)" and keeping errno in sys_errno. */
 int menv_error_sys(struct menv_error *err, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* Flushes `f` (a command's standard output) and says whether every write to it took: 0, or
+ * MENV_EIO "cannot write standard output[: strerror]" when one failed (a file size limit, a
+ * full disk, a closed pipe with SIGPIPE ignored): with SIGXFSZ ignored (cli/main.c) such a
+ * write fails instead of killing the process, and output cut short must not exit 0. */
+int menv_error_stream(FILE *f, struct menv_error *err);
 /* Adds context in front of an existing message ("while linking 'x': <old>"). Keeps the code.
  * Returns err->code. */
 int menv_error_prefix(struct menv_error *err, const char *fmt, ...)

@@ -14,6 +14,11 @@
   URL` (the edit refused the file it was meant to fix; only --remove-key channels, losing
   every other channel, could). --remove now takes it out: the other entries kept, the
   file then accepted; an edit that adds (--add, --set) is still refused on the bad file.
+- stdout_cut: since menv ignores SIGXFSZ, a write to standard output past RLIMIT_FSIZE
+  failed quietly: `menv export > lock.yml` and `list --explicit > file` under a file size
+  limit left the first 200 bytes and exited 0 (a cut lock file taken for a whole one);
+  `list > /dev/full` exited 0 too. Each now exits 1 with one line ("cannot write standard
+  output: File too large" / "No space left on device").
 """
 import glob
 import json
@@ -216,6 +221,36 @@ def case_config_repair(t):
     except ValueError:
         got = None
     t.eq(got, [good], "the other entry kept")
+
+
+def case_stdout_cut(t):
+    import resource
+    import subprocess
+    chan = test_channel(t)
+    prefix = os.path.join(t.tmp, "env")
+    t.menv_ok("create", "-y", "-q", "-p", prefix, "-c", chan, "--override-channels",
+              "dependent")
+    full = t.menv_ok("export", "-p", prefix).out
+    t.check(len(full) > 400, "the export is longer than the limit")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+    for args, what in ((("export", "-p", prefix), "export > file"),
+                       (("list", "-p", prefix, "--explicit"), "list --explicit > file")):
+        out = os.path.join(t.tmp, "out.txt")
+        with open(out, "wb") as fh:
+            p = subprocess.run([t.menv] + list(args), stdout=fh, stderr=subprocess.PIPE,
+                               env=t.environ(None), cwd=t.tmp, timeout=60, preexec_fn=limit)
+        r = menvtest.Result(list(args), p.returncode, "", p.stderr.decode(errors="replace"))
+        t.eq(os.path.getsize(out), 200, "%s: cut at the limit" % what)
+        t.one_line_error(r, "%s past the file size limit" % what,
+                         ("cannot write standard output", "File too large"))
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "wb") as fh:
+            p = subprocess.run([t.menv, "list", "-p", prefix], stdout=fh,
+                               stderr=subprocess.PIPE, env=t.environ(None), timeout=60)
+        r = menvtest.Result(["list"], p.returncode, "", p.stderr.decode(errors="replace"))
+        t.one_line_error(r, "list > /dev/full", ("cannot write standard output",))
 
 
 def body(t, case):
