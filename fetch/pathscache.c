@@ -169,7 +169,8 @@ static struct menv_paths *read_compact(const char *file, const struct stat *st, 
 	uint64_t h[NHDR], want[7];
 	char magic[MAGIC_LEN];
 	struct stat fs;
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO there (a shared cache is anyone's) held the create in open() */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	char *body = NULL;
 
 	*present = fd >= 0 || errno != ENOENT;

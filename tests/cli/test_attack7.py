@@ -19,6 +19,12 @@
   limit left the first 200 bytes and exited 0 (a cut lock file taken for a whole one);
   `list > /dev/full` exited 0 too. Each now exits 1 with one line ("cannot write standard
   output: File too large" / "No space left on device").
+- paths_cache: the compact paths.json of an extracted package (`<pkgdir>/.menv-paths`,
+  fetch/pathscache.c) a FIFO held the next create in open() for ever (a shared package cache
+  is anyone's). It is opened without waiting: no regular file counts as none and is written
+  again. A compact file forged with paths.json's identity and checksum whose entry leaves
+  the prefix (`../../x`, a softlink: the cache check passes it) is refused as paths.json's
+  would be: one line, nothing written outside.
 """
 import glob
 import json
@@ -251,6 +257,60 @@ def case_stdout_cut(t):
                                stderr=subprocess.PIPE, env=t.environ(None), timeout=60)
         r = menvtest.Result(["list"], p.returncode, "", p.stderr.decode(errors="replace"))
         t.one_line_error(r, "list > /dev/full", ("cannot write standard output",))
+
+
+def forge_paths(pkgdir, entries):
+    """A .menv-paths of fetch/pathscache.c's layout for pkgdir's info/paths.json now:
+    entries are (path, path_type)."""
+    st = os.stat(os.path.join(pkgdir, "info", "paths.json"))
+    body = b""
+    for path, kind in entries:
+        body += bytes([1]) + path.encode() + b"\0" + kind.encode() + b"\0"
+    h = 0xcbf29ce484222325
+    for c in body:
+        h = ((h ^ c) * 0x100000001b3) & M64
+    ident = (st.st_dev, st.st_ino, st.st_size, int(st.st_mtime_ns // 10**9),
+             st.st_mtime_ns % 10**9, int(st.st_ctime_ns // 10**9), st.st_ctime_ns % 10**9)
+    head = b"MENVPATHS1\n" + struct.pack("<10Q", *ident, len(entries), len(body), h)
+    with open(os.path.join(pkgdir, ".menv-paths"), "wb") as fh:
+        fh.write(head + body)
+
+
+def case_paths_cache(t):
+    import subprocess
+    import stat
+    chan = test_channel(t)
+    c = ("-c", chan, "--override-channels", "clobber-a")
+    t.menv_ok("create", "-y", "-q", "-p", os.path.join(t.tmp, "first"), *c)
+    pkgdir = os.path.join(t.pkgs, "clobber-a-1.0-0")
+    compact = os.path.join(pkgdir, ".menv-paths")
+    if not t.check(os.path.isfile(compact), "the compact file is made"):
+        return
+    os.unlink(compact)
+    os.mkfifo(compact)
+    try:
+        r = t.menv_run("create", "-y", "-q", "-p", os.path.join(t.tmp, "fifo"), *c,
+                       timeout=20)
+        t.eq(r.rc, 0, "a FIFO as .menv-paths: the create succeeds")
+    except menvtest.Fatal as ex:
+        t.check(False, "a FIFO as .menv-paths: the create returns", ex)
+        os.unlink(compact)
+    t.check(os.path.lexists(compact) and stat.S_ISREG(os.lstat(compact).st_mode),
+            "the compact file written again")
+    t.check(os.path.isfile(os.path.join(t.tmp, "fifo", "bin", "clobber-test-file")),
+            "the package linked")
+    # forged: paths.json's identity, a valid checksum, an entry that leaves the prefix
+    forge_paths(pkgdir, [("bin/clobber-test-file", "hardlink"),
+                         ("../../escaped-by-compact", "softlink")])
+    prefix = os.path.join(t.tmp, "d1", "d2", "forged")
+    r = t.menv_run("create", "-y", "-q", "-p", prefix, *c, timeout=30)
+    if r.rc == 0:
+        t.check(not os.path.lexists(os.path.join(t.tmp, "d1", "escaped-by-compact")),
+                "the forged entry: nothing written outside the prefix")
+    else:
+        t.one_line_error(r, "the forged entry", ("leaves the prefix",))
+    t.check(not os.path.lexists(os.path.join(t.tmp, "d1", "escaped-by-compact")),
+            "nothing written outside the prefix")
 
 
 def body(t, case):
