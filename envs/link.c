@@ -29,7 +29,8 @@ struct path_entry {
 	const char *placeholder; /* NULL when none */
 	bool binary;             /* file_mode binary */
 	bool no_link;
-	json_t *src; /* the paths.json entry (borrowed), NULL for legacy */
+	json_t *src; /* the paths.json entry (borrowed), NULL for legacy and compact */
+	const struct menv_pathent *ce; /* the compact entry (borrowed), or NULL */
 	/* the package file's lstat, kept by menv_link_list_links (have_st) so that linking
 	 * does not stat it again */
 	bool have_st;
@@ -39,10 +40,11 @@ struct path_entry {
 
 /* The file list of one extracted package, read once (menv_link_list_load). */
 struct menv_link_list {
-	json_t *root;           /* info/paths.json, or NULL for a legacy package */
-	struct menv_buf legacy; /* info/files, cut into lines */
-	char **phs;             /* the legacy entries' placeholders (owned) */
-	struct path_entry *e;   /* entries, in the package's order */
+	json_t *root;             /* info/paths.json, or NULL for a legacy or compact one */
+	struct menv_paths *paths; /* its compact form (menv_paths_load), or NULL */
+	struct menv_buf legacy;   /* info/files, cut into lines */
+	char **phs;               /* the legacy entries' placeholders (owned) */
+	struct path_entry *e;     /* entries, in the package's order */
 	size_t n;
 	json_t *meta; /* info/link.json or package_metadata.json, or NULL */
 	char **eps;   /* "bin/<name>" of its python entry points, NULL-terminated */
@@ -411,6 +413,31 @@ static int make_symlink(const char *target, const struct dest *d, struct menv_er
 	return 0;
 }
 
+/* The paths_data entry of a compact entry `c` into the empty object pd, as the JSON way
+ * (a copy of the paths.json entry, completed) makes it, its keys in the order of conda's
+ * PathDataV1 that the PrefixRecord writes (prefix.c's conda_path_data keeps it as it is):
+ * `path_type` what was linked, `sha_in` the sha256 of a rewritten file or NULL. */
+static void compact_path_data(json_t *pd, const struct menv_pathent *c, const char *path_type,
+                              const char *sha_in)
+{
+	json_object_set_new(pd, "_path", json_string(c->path));
+	if (c->placeholder)
+		json_object_set_new(pd, "prefix_placeholder", json_string(c->placeholder));
+	if (c->file_mode)
+		json_object_set_new(pd, "file_mode", json_string(c->file_mode));
+	if (c->no_link >= 0)
+		json_object_set_new(pd, "no_link", json_boolean(c->no_link));
+	json_object_set_new(pd, "path_type", json_string(path_type));
+	if (c->sha256)
+		json_object_set_new(pd, "sha256", json_string(c->sha256));
+	if (c->size >= 0)
+		json_object_set_new(pd, "size_in_bytes", json_integer((json_int_t)c->size));
+	if (!sha_in && c->sha256 && !strcmp(path_type, "hardlink"))
+		sha_in = c->sha256;
+	if (sha_in)
+		json_object_set_new(pd, "sha256_in_prefix", json_string(sha_in));
+}
+
 static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json_t *files,
                     json_t *paths, struct menv_error *err)
 {
@@ -422,6 +449,8 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	struct stat sst;
 	/* a shallow copy: the entry's values are shared, never changed in place */
 	json_t *pd = pe->src ? json_copy(pe->src) : json_object();
+	const char *path_type = pe->path_type, *sha_in = NULL;
+	char hex[65];
 	bool fresh = false; /* a new inode with the package file's bytes: its times too */
 	int rc = check_path(ctx->dist, pe->path, rel, err);
 
@@ -476,7 +505,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 		}
 		target[n] = '\0';
 		rc = make_symlink(target, &d, err);
-		json_object_set_new(pd, "path_type", json_string("softlink"));
+		path_type = "softlink";
 		goto record;
 	}
 	if (pe->placeholder) {
@@ -496,9 +525,8 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 			 * record keeps the package's size_in_bytes and the package's link type */
 			fresh = outb.len == in.len && !memcmp(outb.buf, in.buf, in.len);
 			if (!fresh) {
-				char hex[65];
 				menv_sha256_hex(outb.buf, outb.len, hex);
-				json_object_set_new(pd, "sha256_in_prefix", json_string(hex));
+				sha_in = hex;
 			}
 		}
 		menv_buf_release(&in);
@@ -517,7 +545,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 			goto out;
 		st->softlinks++;
 		ctx->link_type = 2;
-		json_object_set_new(pd, "path_type", json_string("softlink"));
+		path_type = "softlink";
 		goto record;
 	}
 	/* AUTO: reflink, else hardlink, else softlink (allow_softlinks), else copy */
@@ -546,7 +574,7 @@ static int link_one(struct menv_link_ctx *ctx, const struct path_entry *pe, json
 	if (o->allow_softlinks && make_symlink(src, &d, NULL) == 0) {
 		st->softlinks++;
 		ctx->link_type = 2;
-		json_object_set_new(pd, "path_type", json_string("softlink"));
+		path_type = "softlink";
 		goto record;
 	}
 	rc = copy_file(src, &d, sst.st_mode, err);
@@ -569,6 +597,15 @@ record:
 	}
 	/* conda's PathDataV1 of a linked file: the package's path (noarch python's
 	 * `site-packages/...`; `files` has the prefix's), sha256_in_prefix on every hardlink */
+	if (pe->ce) {
+		compact_path_data(pd, pe->ce, path_type, sha_in);
+		json_array_append(paths, pd);
+		goto out;
+	}
+	if (path_type != pe->path_type)
+		json_object_set_new(pd, "path_type", json_string(path_type));
+	if (sha_in)
+		json_object_set_new(pd, "sha256_in_prefix", json_string(sha_in));
 	json_object_set_new(pd, "_path", json_string(pe->path));
 	if (!json_object_get(pd, "path_type"))
 		json_object_set_new(pd, "path_type", json_string(pe->path_type));
@@ -747,6 +784,7 @@ void menv_link_list_free(struct menv_link_list *l)
 	free(l->phs);
 	free(l->e);
 	json_decref(l->root);
+	menv_paths_unref(l->paths);
 	json_decref(l->meta);
 	menv_buf_release(&l->legacy);
 	free(l);
@@ -787,6 +825,24 @@ static int load_paths_json(struct menv_link_list *l, const char *pj, struct menv
 		list_push(l, &cap, &pe);
 	}
 	return 0;
+}
+
+/* The compact form of paths.json's entries into l (as load_paths_json reads them). */
+static void load_compact(struct menv_link_list *l, const struct menv_paths_entries *ce)
+{
+	l->e = menv_xcalloc(ce->n + 1, sizeof(*l->e));
+	for (size_t i = 0; i < ce->n; i++) {
+		const struct menv_pathent *c = &ce->e[i];
+		l->e[i] = (struct path_entry){
+		        .path = c->path,
+		        .path_type = c->path_type ? c->path_type : "hardlink",
+		        .placeholder = c->placeholder && *c->placeholder ? c->placeholder : NULL,
+		        .binary = c->file_mode && !strcmp(c->file_mode, "binary"),
+		        .no_link = c->no_link == 1,
+		        .ce = c,
+		};
+	}
+	l->n = ce->n;
 }
 
 /* The legacy file list (info/files + has_prefix) into l. A package with neither paths.json
@@ -871,9 +927,14 @@ int menv_link_list_load(const char *pkgdir, bool noarch_python, struct menv_link
 {
 	struct menv_link_list *l = menv_xcalloc(1, sizeof(*l));
 	char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
-	int rc;
+	struct menv_paths_entries ce;
+	int rc = 0;
 
-	if (access(pj, F_OK) == 0)
+	/* the compact form kept beside paths.json (pathscache.c), else paths.json itself */
+	l->paths = menv_paths_load(pkgdir, &ce);
+	if (l->paths)
+		load_compact(l, &ce);
+	else if (access(pj, F_OK) == 0)
 		rc = load_paths_json(l, pj, err);
 	else
 		rc = load_legacy(l, pkgdir, err);
@@ -1048,7 +1109,10 @@ int menv_link_list_links(struct menv_link_list *l, const char *pkgdir, const cha
 	                     .links = links,
 	                     .srcfd = -1,
 	                     .pkgdir = pkgdir};
-	if (l->root) {
+	if (l->paths) {
+		c.kept = menv_paths_stats(l->paths);
+		c.nkept = c.kept ? l->n : 0;
+	} else if (l->root) {
 		char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
 		c.kept = menv_pkgmeta_stats(pj, l->root, &c.nkept);
 		free(pj);

@@ -506,14 +506,26 @@ static json_t *conda_path_data(json_t *p)
 	static const char *const keys[] = {
 	        "_path",  "prefix_placeholder", "file_mode",   "no_link",         "path_type",
 	        "sha256", "size_in_bytes",      "inode_paths", "sha256_in_prefix"};
-	json_t *o = json_object();
-	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
-		json_t *v = json_object_get(p, keys[k]);
-		if (v && !json_is_null(v))
-			json_object_set(o, keys[k], v);
-	}
+	const size_t nkeys = sizeof(keys) / sizeof(*keys);
+	/* already so (link.c's compact entries): shared as it is */
+	size_t at = 0;
+	bool ordered = true;
 	const char *key;
 	json_t *v;
+	json_object_foreach(p, key, v)
+	{
+		while (at < nkeys && strcmp(keys[at], key))
+			at++;
+		ordered = ordered && at++ < nkeys && !json_is_null(v);
+	}
+	if (ordered)
+		return json_incref(p);
+	json_t *o = json_object();
+	for (size_t k = 0; k < nkeys; k++) {
+		json_t *kv = json_object_get(p, keys[k]);
+		if (kv && !json_is_null(kv))
+			json_object_set(o, keys[k], kv);
+	}
 	json_object_foreach(p, key, v) if (!json_object_get(o, key)) json_object_set(o, key, v);
 	return o;
 }

@@ -350,6 +350,49 @@ void menv_pkgmeta_keep_stats(const char *path, json_t *json, struct menv_pkgfile
  * when none are (another parse, or none kept). Caller frees. Thread-safe. */
 struct menv_pkgfile_st *menv_pkgmeta_stats(const char *path, json_t *json, size_t *n);
 
+/* One entry of an extracted package's info/paths.json in its compact form (pathscache.c):
+ * the strings belong to the menv_paths they came from; NULL where the key is absent. */
+struct menv_pathent {
+	const char *path;        /* "_path" */
+	const char *path_type;   /* "path_type" */
+	const char *sha256;      /* "sha256" */
+	const char *placeholder; /* "prefix_placeholder" */
+	const char *file_mode;   /* "file_mode" */
+	int64_t size;            /* "size_in_bytes", -1 when absent */
+	int no_link;             /* "no_link": -1 absent, 0 false, 1 true */
+};
+struct menv_paths;
+struct menv_paths_entries {
+	size_t n;
+	const struct menv_pathent *e;
+};
+/* The entries of `<pkgdir>/info/paths.json` (out->n, out->e, valid while the returned
+ * reference is held; menv_paths_unref), read from the compact file `<pkgdir>/.menv-paths`
+ * when it was made from paths.json as it is now (identity: device, inode, size, mtime,
+ * ctime; length and checksum whole), else parsed from paths.json (menv_pkgmeta_load) and,
+ * where a compact file is (damaged or stale), that one written again (a temporary file
+ * renamed into place; best effort: a read-only cache keeps the old). Kept per process while paths.json keeps its identity. NULL
+ * when there is no paths.json, it does not parse, or it holds a key or a value the compact
+ * layout does not (the caller reads the JSON then), and under MENV_TEST_NO_PATHS_CACHE (a
+ * test hook). Thread-safe. */
+struct menv_paths *menv_paths_load(const char *pkgdir, struct menv_paths_entries *out);
+void menv_paths_unref(struct menv_paths *p);
+/* menv_paths_load of a package menv has just extracted into `pkgdir`: its compact file is
+ * written (where paths.json fits the layout). */
+struct menv_paths *menv_paths_made(const char *pkgdir);
+/* menv_pkgmeta_keep_stats and menv_pkgmeta_stats for a compact list (one per entry;
+ * `v` taken over; the copy returned is the caller's, NULL when none was kept). */
+void menv_paths_keep_stats(struct menv_paths *p, struct menv_pkgfile_st *v);
+struct menv_pkgfile_st *menv_paths_stats(struct menv_paths *p);
+/* Drops every list menv_paths_load keeps (references handed out stay valid). */
+void menv_paths_clear(void);
+/* Whether an extracted package still holds what its info/paths.json lists: every file of
+ * path_type hardlink there, of the listed size and a regular file when a size is listed
+ * (conda's safety check reads the same fields). A file changed through a hard link in some
+ * prefix, or deleted, makes the entry damaged: it is extracted or fetched again. Packages
+ * without paths.json (old formats) are trusted. Each stat is kept for the link. */
+bool menv_pkgcache_intact(const char *dir);
+
 /* Whether `<pkgs>/<dist>/` holds the record, judged as conda and micromamba judge their own
  * cache entries (conda's pkgs_dirs layout, so their caches can be read): its
  * info/repodata_record.json and the record must agree on each of sha256, md5 and size that

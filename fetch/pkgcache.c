@@ -244,64 +244,6 @@ static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete
  * the size the record has gets them added to its repodata_record.json (keeping every other
  * key), so that the conda-meta record made from it carries them; that is best effort, as
  * another tool's cache may be read-only. */
-/* Whether an extracted package still holds what its info/paths.json lists: every file of
- * path_type hardlink there, of the listed size (conda's safety check reads the same fields). A
- * file changed through a hard link in some prefix, or deleted, makes the entry damaged: it
- * is extracted or fetched again. Packages without paths.json (old formats) are trusted. */
-static bool extracted_intact(const char *dir)
-{
-	char *path = menv_xasprintf("%s/info/paths.json", dir);
-	json_t *j = menv_pkgmeta_load(path, NULL); /* the link reads it again (link.c) */
-	bool ok = true;
-	size_t i;
-	json_t *e;
-	int dfd;
-
-	if (!j) {
-		free(path);
-		return access(dir, F_OK) == 0;
-	}
-	/* each file stat'ed relative to the package's folder: no walk from / for each */
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		free(path);
-		json_decref(j);
-		return false;
-	}
-	json_t *paths = json_object_get(j, "paths");
-	size_t n = json_array_size(paths);
-	/* what each stat saw, kept for the link (menv_pkgmeta_stats): one stat a file */
-	struct menv_pkgfile_st *seen = menv_xcalloc(n + 1, sizeof(*seen));
-	json_array_foreach(paths, i, e)
-	{
-		const char *rel = json_string_value(json_object_get(e, "_path"));
-		const char *type = json_string_value(json_object_get(e, "path_type"));
-		json_t *size = json_object_get(e, "size_in_bytes");
-		struct stat sb;
-		if (!rel || (type && strcmp(type, "hardlink")))
-			continue; /* links and directories: not checked (as conda) */
-		bool plain = *rel != '/';
-		while (*rel == '/') /* "<dir>//x" as the path was joined before */
-			rel++;
-		/* a file paths.json calls "hardlink" with a size is a regular file of that size: a
-		 * symlink there (to /etc/passwd), a folder or a FIFO is damage, not linked as it is */
-		ok = fstatat(dfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-		     (!json_is_integer(size) || (!S_ISREG(sb.st_mode) && !type) ||
-		      (S_ISREG(sb.st_mode) && (json_int_t)sb.st_size == json_integer_value(size)));
-		if (!ok)
-			break;
-		seen[i] = (struct menv_pkgfile_st){plain, sb.st_mode, sb.st_atim, sb.st_mtim};
-	}
-	close(dfd);
-	if (ok)
-		menv_pkgmeta_keep_stats(path, j, seen, n);
-	else
-		free(seen);
-	free(path);
-	json_decref(j);
-	return ok;
-}
-
 static bool extracted_matches(const char *dir, const struct menv_record *r)
 {
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
@@ -340,8 +282,8 @@ bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
 	char *dir = menv_pkgcache_dir(pkgs_dir, r);
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
 	json_t *j = menv_pkgmeta_load(path, NULL);
-	bool complete,
-	        ok = json_is_object(j) && entry_matches(j, r, &complete) && extracted_intact(dir);
+	bool complete, ok = json_is_object(j) && entry_matches(j, r, &complete) &&
+	                    menv_pkgcache_intact(dir);
 
 	json_decref(j);
 	free(path);
@@ -478,6 +420,7 @@ static int extract(const char *pkgs, const char *dist, const char *file,
 		menv_pkgmeta_forget(p);
 		free(p);
 	}
+	menv_paths_unref(menv_paths_made(dir)); /* its compact paths.json, for the link */
 out:
 	if (made)
 		menv_fetch_rmtree(tmp, NULL);
@@ -1198,7 +1141,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		free(dist);
 		if (read_only_has(o->pkgs_dirs, pkgs_dir, r, true) ||
 		    (is_dir(dir) && extracted_matches(dir, r) &&
-		     ((o->intact && o->intact[todo[k]]) || extracted_intact(dir))) ||
+		     ((o->intact && o->intact[todo[k]]) || menv_pkgcache_intact(dir))) ||
 		    read_only_has(o->pkgs_dirs, pkgs_dir, r, false)) {
 			emit(&p, MENV_FETCH_CACHED, r);
 			free(dir);

@@ -24,7 +24,7 @@ def pkg(out_dir, name, version, build="0", depends=(), files=None, noarch=None,
         entry_points=None, subdir=None, build_number=0, extra_index=None):
     """Writes <out_dir>/<subdir>/<name>-<version>-<build>.tar.bz2.
     files: {path: bytes | dict(data=bytes, mode=int, placeholder=str, file_mode='text'|'binary',
-    symlink=target)}. Returns the file path."""
+    symlink=target, no_link=True, extra={key: value} added to its paths.json entry)}. Returns the file path."""
     files = files or {}
     subdir = subdir or ("noarch" if noarch else "linux-64")
     index = {"name": name, "version": version, "build": build, "build_number": build_number,
@@ -60,6 +60,7 @@ def pkg(out_dir, name, version, build="0", depends=(), files=None, noarch=None,
             e["file_mode"] = spec.get("file_mode", "text")
         if spec.get("no_link"):
             e["no_link"] = True
+        e.update(spec.get("extra", {}))  # more keys of the paths.json entry, as given
         paths.append(e)
     info = {"info/index.json": json.dumps(index).encode(),
             "info/paths.json": json.dumps({"paths": paths, "paths_version": 1}).encode()}

@@ -575,6 +575,34 @@ static void test_metadata_parsed_once(void **state)
 	free(dir);
 }
 
+/* The compact entries `pe` are paths.json's ("paths" of `j`), key for key. */
+static void assert_entries_equal(const struct menv_paths_entries *pe, json_t *j)
+{
+	json_t *paths = json_object_get(j, "paths"), *e;
+	size_t i;
+	assert_int_equal(pe->n, json_array_size(paths));
+	json_array_foreach(paths, i, e)
+	{
+		const struct menv_pathent *c = &pe->e[i];
+		const char *s[][2] = {{"_path", c->path},
+		                      {"path_type", c->path_type},
+		                      {"sha256", c->sha256},
+		                      {"prefix_placeholder", c->placeholder},
+		                      {"file_mode", c->file_mode}};
+		for (size_t k = 0; k < 5; k++) {
+			const char *want = json_string_value(json_object_get(e, s[k][0]));
+			if (!want)
+				assert_null(s[k][1]);
+			else
+				assert_string_equal(s[k][1], want);
+		}
+		json_t *sz = json_object_get(e, "size_in_bytes"),
+		       *nl = json_object_get(e, "no_link");
+		assert_int_equal(c->size, sz ? json_integer_value(sz) : -1);
+		assert_int_equal(c->no_link, nl ? json_is_true(nl) : -1);
+	}
+}
+
 /* The cache's check keeps each hardlink file's lstat beside the paths.json parse it read, for
  * the link (one stat a file): the values are the file's, a softlink entry has none, another
  * parse or a forgotten file gets none. */
@@ -590,7 +618,9 @@ static void test_check_keeps_stats(void **state)
 
 	assert_int_equal(fetch1(f, &f->zlib, &ev, &err), 0);
 	menv_pkgmeta_forget(pj);
+	setenv("MENV_TEST_NO_PATHS_CACHE", "1", 1); /* the JSON's way: no compact form */
 	assert_true(menv_pkgcache_has(f->pkgs, &f->zlib));
+	unsetenv("MENV_TEST_NO_PATHS_CACHE");
 	json_t *j = menv_pkgmeta_load(pj, NULL);
 	assert_non_null(j);
 	struct menv_pkgfile_st *v = menv_pkgmeta_stats(pj, j, &n);
@@ -625,7 +655,111 @@ static void test_check_keeps_stats(void **state)
 	/* forgotten (menv rewrote the file): none */
 	menv_pkgmeta_forget(pj);
 	assert_null(menv_pkgmeta_stats(pj, j, &n));
+	/* the compact form: the same entries, the check's stats kept beside it */
+	menv_paths_clear();
+	assert_true(menv_pkgcache_has(f->pkgs, &f->zlib));
+	struct menv_paths_entries pe;
+	struct menv_paths *p = menv_paths_load(dir, &pe);
+	assert_non_null(p);
+	assert_entries_equal(&pe, j);
+	struct menv_pkgfile_st *w = menv_paths_stats(p);
+	assert_non_null(w);
+	for (i = 0; i < pe.n; i++)
+		assert_int_equal(w[i].have, !strcmp(pe.e[i].path_type, "hardlink"));
+	free(w);
+	menv_paths_unref(p);
 	json_decref(j);
+	free(pj);
+	free(dir);
+}
+
+/* The compact form of paths.json (fetch/pathscache.c, `<pkgdir>/.menv-paths`): written once,
+ * read back with the same entries as paths.json's; a corrupt, truncated, emptied or stale
+ * file (paths.json rewritten since) is found, ignored and written again, with the same
+ * entries; a paths.json with a key the layout does not hold gets none (read as JSON). */
+static void test_paths_compact(void **state)
+{
+	struct fx *f = *state;
+	struct events ev;
+	struct menv_error err;
+	char *dir = menv_pkgcache_dir(f->pkgs, &f->zlib);
+	char *pj = tu_path("%s/info/paths.json", dir);
+	char *cf = tu_path("%s/.menv-paths", dir);
+	struct menv_paths_entries pe;
+	struct menv_buf good = MENV_BUF_INIT, now = MENV_BUF_INIT;
+
+	assert_int_equal(fetch1(f, &f->zlib, &ev, &err), 0);
+	menv_paths_clear();
+	json_t *j = json_load_file(pj, 0, NULL);
+	assert_non_null(j);
+	struct menv_paths *p = menv_paths_load(dir, &pe);
+	assert_non_null(p);
+	assert_entries_equal(&pe, j);
+	menv_paths_unref(p);
+	assert_int_equal(menv_buf_read_file(&good, cf, NULL), 0);
+	assert_memory_equal(good.buf, "MENVPATHS1\n", 11);
+	/* read from the file (no parse kept): the same entries */
+	menv_paths_clear();
+	menv_pkgmeta_clear();
+	p = menv_paths_load(dir, &pe);
+	assert_non_null(p);
+	assert_entries_equal(&pe, j);
+	menv_paths_unref(p);
+	/* damaged: a byte of the body flipped, cut short, cut to its header, empty, garbage */
+	for (int k = 0; k < 5; k++) {
+		struct menv_buf bad = MENV_BUF_INIT;
+		menv_buf_add(&bad, good.buf, good.len);
+		if (k == 0)
+			bad.buf[bad.len - 3] ^= 0x20;
+		else if (k == 1)
+			bad.len -= 7;
+		else if (k == 2)
+			bad.len = 11 + 80;
+		else if (k == 3)
+			bad.len = 0;
+		else
+			memset(bad.buf + 11, 'x', bad.len - 11);
+		tu_write(cf, bad.buf ? bad.buf : "", bad.len);
+		menv_buf_release(&bad);
+		menv_paths_clear();
+		p = menv_paths_load(dir, &pe);
+		assert_non_null(p);
+		assert_entries_equal(&pe, j);
+		menv_paths_unref(p);
+		menv_buf_release(&now);
+		assert_int_equal(menv_buf_read_file(&now, cf, NULL), 0);
+		assert_int_equal(now.len, good.len); /* written again */
+		assert_memory_equal(now.buf, good.buf, good.len);
+	}
+	/* stale: paths.json rewritten (new inode, same bytes) since the file was made */
+	char *text = json_dumps(j, 0);
+	tu_write(pj, text, strlen(text));
+	menv_paths_clear();
+	p = menv_paths_load(dir, &pe);
+	assert_non_null(p);
+	assert_entries_equal(&pe, j);
+	menv_paths_unref(p);
+	menv_buf_release(&now);
+	assert_int_equal(menv_buf_read_file(&now, cf, NULL), 0);
+	assert_int_equal(now.len, good.len);
+	assert_memory_not_equal(now.buf, good.buf, 11 + 8 * 7); /* paths.json's identity */
+	assert_memory_equal(now.buf + 11 + 8 * 7, good.buf + 11 + 8 * 7, good.len - 11 - 8 * 7);
+	/* a key the layout does not hold: no compact form, paths.json read as JSON */
+	json_object_set_new(json_array_get(json_object_get(j, "paths"), 0), "inode_paths",
+	                    json_array());
+	free(text);
+	text = json_dumps(j, 0);
+	tu_write(pj, text, strlen(text));
+	unlink(cf);
+	menv_paths_clear();
+	assert_null(menv_paths_load(dir, &pe));
+	assert_int_equal(access(cf, F_OK), -1);
+	assert_true(menv_pkgcache_has(f->pkgs, &f->zlib));
+	free(text);
+	menv_buf_release(&good);
+	menv_buf_release(&now);
+	json_decref(j);
+	free(cf);
 	free(pj);
 	free(dir);
 }
@@ -645,6 +779,7 @@ int main(void)
 	        T(test_waits_for_lock),
 	        T(test_metadata_parsed_once),
 	        T(test_check_keeps_stats),
+	        T(test_paths_compact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
