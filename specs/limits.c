@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,11 @@ bool menv_utf8_valid(const char *s, size_t len, size_t *bad)
 {
 	size_t i = 0;
 	while (i < len) {
+		uint64_t w;
+		if (len - i >= 8 && (memcpy(&w, s + i, 8), !(w & 0x8080808080808080ull))) {
+			i += 8; /* eight ASCII bytes at once */
+			continue;
+		}
 		if ((unsigned char)s[i] < 0x80) {
 			i++; /* ASCII: no call */
 			continue;

@@ -433,6 +433,17 @@ static void test_utf8_width_cells(void **state)
 	assert_false(menv_utf8_valid("abcdefgh\xc3", 9, &bad)); /* cut after ASCII */
 	assert_int_equal(bad, 8);
 	assert_true(menv_utf8_valid("abc\xe2\x82\xac", 6, NULL));
+	assert_false(menv_utf8_valid("abc\xff"
+	                             "defghijklmnop",
+	                             17, &bad)); /* within 8 */
+	assert_int_equal(bad, 3);
+	assert_false(menv_utf8_valid("0123456789abcdef\xe2\x82"
+	                             "x",
+	                             19, &bad));
+	assert_int_equal(bad, 16);
+	assert_true(menv_utf8_valid("0123456789abcdef\xe2\x82\xac"
+	                            "0123456789",
+	                            29, NULL));
 	static const char *const cells[] = {"", "x", "1.0", "file:///nonexistent",
 	                                    "a-quite-long-cell-of-forty-one-characters!"};
 	for (size_t i = 0; i < sizeof(cells) / sizeof(*cells); i++)
