@@ -44,10 +44,10 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 	menv_txn_plan_rows(p, &t);
 	printf("\nTransaction%s\n\n  Prefix: %s\n\n",
 	       p->solved ? "" : " (from lockfile, not solved)", p->prefix);
-	for (size_t i = 0; i < t.n; i++)
+	for (size_t i = 0, w; i < t.n; i++)
 		for (int c = 0; c < MENV_PLAN_COLUMNS; c++)
-			if (menv_utf8_width(t.v[i].cols[c]) > width[c])
-				width[c] = menv_utf8_width(t.v[i].cols[c]);
+			if ((w = menv_utf8_width(t.v[i].cols[c])) > width[c])
+				width[c] = w;
 	/* fitted to the terminal: the channel column gives way, shortened in its middle */
 	size_t cols = menv_cli_term_width(),
 	       used = 4 + width[0] + width[1] + width[2] + width[4] + 8;
@@ -69,12 +69,12 @@ void menv_cli_print_plan(const struct menv_txn_plan *p)
 			printf("  %s (%zu package%s):\n\n", menv_change_kind_name(w->kind),
 			       t.counts[w->kind], MENV_CLI_S(t.counts[w->kind]));
 		menv_buf_reset(&line); /* padded by columns (menv_utf8_width), not bytes */
-		menv_buf_addf(&line, "  %c ", w->mark);
+		menv_buf_add(&line, (const char[]){' ', ' ', w->mark, ' '}, 4); /* no printf */
 		for (int c = 0; c < 4; c++) {
 			menv_buf_add_padded(&line, w->cols[c], width[c]);
-			menv_buf_adds(&line, "  ");
+			menv_buf_add(&line, "  ", 2);
 		}
-		menv_buf_addf(&line, "%*s", (int)width[4], w->cols[4]);
+		menv_buf_add_right(&line, w->cols[4], width[4]);
 		while (line.len && line.buf[line.len - 1] == ' ')
 			line.buf[--line.len] = '\0'; /* no trailing blanks on rows without a size */
 		puts(line.buf);

@@ -67,20 +67,28 @@ struct folders {
 	struct menv_strmap at; /* folder path -> index in v */
 	struct folder *v;
 	size_t n;
+	char *last;      /* the folder asked about last (owned), or NULL: the next file is */
+	size_t last_len; /* most often in it too (no copy, no lookup) */
+	size_t last_at;
 };
 
 static const struct folder *folder_of(struct folders *fs, const char *path, size_t len)
 {
-	char *dir = menv_xstrndup(path, len ? len : 1);
+	len = len ? len : 1;
+	if (fs->last && fs->last_len == len && !memcmp(fs->last, path, len))
+		return &fs->v[fs->last_at];
+	char *dir = menv_xstrndup(path, len);
 	const size_t *at = menv_strmap_get(&fs->at, dir);
 	struct folder *f;
 	DIR *d;
 	struct dirent *e;
 
-	if (at) {
-		free(dir);
-		return &fs->v[*at];
-	}
+	free(fs->last);
+	fs->last = dir;
+	fs->last_len = len;
+	if (at)
+		return &fs->v[fs->last_at = *at];
+	fs->last_at = fs->n;
 	fs->v = menv_xrealloc(fs->v, (fs->n + 1) * sizeof(*fs->v));
 	f = &fs->v[fs->n];
 	menv_strmap_put(&fs->at, dir, fs->n++);
@@ -94,7 +102,6 @@ static const struct folder *folder_of(struct folders *fs, const char *path, size
 			menv_strset_add(&f->names, e->d_name);
 		closedir(d);
 	}
-	free(dir);
 	return f;
 }
 
@@ -103,6 +110,7 @@ static void folders_release(struct folders *fs)
 	for (size_t i = 0; i < fs->n; i++)
 		menv_strset_clear(&fs->v[i].names);
 	free(fs->v);
+	free(fs->last);
 	menv_strmap_clear(&fs->at);
 }
 
@@ -145,7 +153,7 @@ void menv_fetch_sizes(const char *const *urls, int64_t *sizes, size_t n,
 	struct menv_fetch_opts one = *o;
 	struct menv_error err = {0};
 	size_t *at = menv_xcalloc(n + 1, sizeof(*at)), k = 0; /* xs[i] is urls[at[i]] */
-	struct folders fs = {MENV_STRMAP_INIT, NULL, 0};
+	struct folders fs = {MENV_STRMAP_INIT, NULL, 0, NULL, 0, 0};
 
 	one.max_retries = 0; /* a size is a nicety: the download retries what fails */
 	for (size_t i = 0; i < n; i++) {

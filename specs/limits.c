@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,15 @@ bool menv_utf8_valid(const char *s, size_t len, size_t *bad)
 {
 	size_t i = 0;
 	while (i < len) {
+		uint64_t w;
+		if (len - i >= 8 && (memcpy(&w, s + i, 8), !(w & 0x8080808080808080ull))) {
+			i += 8; /* eight ASCII bytes at once */
+			continue;
+		}
+		if ((unsigned char)s[i] < 0x80) {
+			i++; /* ASCII: no call */
+			continue;
+		}
 		size_t n = menv_utf8_seq(s + i, len - i);
 		if (!n) {
 			if (bad)
@@ -135,8 +145,13 @@ static size_t char_width(const char *s, size_t len, size_t *n)
 
 size_t menv_utf8_width(const char *s)
 {
-	size_t w = 0, len = strlen(s), n;
-	for (size_t i = 0; i < len; i += n)
+	size_t i = 0, w, len, n;
+	while ((unsigned char)s[i] - 1u < 0x7fu)
+		i++; /* ASCII, one column a byte: the usual cell, without strlen */
+	if (!s[i])
+		return i;
+	len = i + strlen(s + i);
+	for (w = i; i < len; i += n)
 		w += char_width(s + i, len - i, &n);
 	return w;
 }
@@ -163,11 +178,26 @@ char *menv_utf8_fit(const char *s, size_t w)
 	return menv_xasprintf("%.*s...%s", (int)hb, s, s + tb);
 }
 
+/* n blanks at the end of b */
+static void add_blanks(struct menv_buf *b, size_t n)
+{
+	static const char blanks[] = "                                ";
+	for (size_t k; n; n -= k)
+		menv_buf_add(b, blanks, k = n < sizeof(blanks) - 1 ? n : sizeof(blanks) - 1);
+}
+
 void menv_buf_add_padded(struct menv_buf *b, const char *s, size_t width)
 {
+	size_t w = menv_utf8_width(s);
 	menv_buf_adds(b, s);
-	for (size_t w = menv_utf8_width(s); w < width; w++)
-		menv_buf_addch(b, ' ');
+	add_blanks(b, w < width ? width - w : 0);
+}
+
+void menv_buf_add_right(struct menv_buf *b, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+	add_blanks(b, n < width ? width - n : 0);
+	menv_buf_add(b, s, n);
 }
 
 char *menv_utf8_escape(const char *s)

@@ -354,22 +354,31 @@ static bool member_deps(const struct menv_yaml_members *deps, json_t **out, bool
  * conda_lock_entry reads it (and says what is wrong with it). */
 static bool fast_entry(struct menv_lockfile *lf, const struct menv_yaml_members *m)
 {
-	static const char *const known[] = {"name",         "version",  "manager", "platform",
-	                                    "url",          "category", "build",   "hash",
-	                                    "dependencies", "optional", NULL};
-	for (size_t i = 0; i < m->n; i++)
-		if (!menv_lock_in_list(known, m->m[i].key))
+	/* the known keys, each told by its first letter (one pass, one strcmp a member; the
+	 * reader refused a key given twice) */
+	static const char *const known[26] = {
+	        ['n' - 'a'] = "name",     ['v' - 'a'] = "version", ['m' - 'a'] = "manager",
+	        ['p' - 'a'] = "platform", ['u' - 'a'] = "url",     ['c' - 'a'] = "category",
+	        ['b' - 'a'] = "build",    ['h' - 'a'] = "hash",    ['d' - 'a'] = "dependencies",
+	        ['o' - 'a'] = "optional"};
+	const struct menv_yaml_member *at[26] = {0};
+	for (size_t i = 0; i < m->n; i++) {
+		const char *k = m->m[i].key;
+		unsigned c = (unsigned char)k[0] - 'a';
+		if (c >= 26 || !known[c] || strcmp(k, known[c]))
 			return false;
-	const char *name = member_text(member(m, "name"));
-	const char *version = member_text(member(m, "version"));
-	const char *manager = member_text(member(m, "manager"));
-	const char *platform = member_text(member(m, "platform"));
-	const char *url = member_text(member(m, "url"));
-	const struct menv_yaml_member *category = member(m, "category");
-	const struct menv_yaml_member *build = member(m, "build");
-	const struct menv_yaml_member *hash = member(m, "hash");
-	const struct menv_yaml_member *deps = member(m, "dependencies");
-	const struct menv_yaml_member *optional = member(m, "optional");
+		at[c] = &m->m[i];
+	}
+	const char *name = member_text(at['n' - 'a']);
+	const char *version = member_text(at['v' - 'a']);
+	const char *manager = member_text(at['m' - 'a']);
+	const char *platform = member_text(at['p' - 'a']);
+	const char *url = member_text(at['u' - 'a']);
+	const struct menv_yaml_member *category = at['c' - 'a'];
+	const struct menv_yaml_member *build = at['b' - 'a'];
+	const struct menv_yaml_member *hash = at['h' - 'a'];
+	const struct menv_yaml_member *deps = at['d' - 'a'];
+	const struct menv_yaml_member *optional = at['o' - 'a'];
 	const char *dash[3];
 	if (!name || !version || !manager || strcmp(manager, "conda") || !platform || !url ||
 	    (category && !member_text(category)) || (build && !member_text(build)) || !hash ||

@@ -258,6 +258,9 @@ char *menv_utf8_fit(const char *s, size_t w);
 /* Appends `s` and then blanks up to `width` columns (menv_utf8_width; none past it): a table
  * cell padded as printf's "%-*s" pads ASCII. */
 void menv_buf_add_padded(struct menv_buf *b, const char *s, size_t width);
+/* Appends blanks and then `s`, `width` bytes in all (none where `s` is longer): printf's "%*s"
+ * without printf. */
+void menv_buf_add_right(struct menv_buf *b, const char *s, size_t width);
 /* A printable copy of `s` (NULL is ""): each byte that is not valid UTF-8, and each control
  * character (newline, escape, ...), becomes "\xNN"; the rest is kept. Caller frees. Every
  * menv_error message goes through it, so messages are one line of valid UTF-8. */

@@ -55,8 +55,11 @@ static json_type scalar_type(const char *v, yaml_scalar_style_t style, json_int_
 {
 	if (style != YAML_PLAIN_SCALAR_STYLE)
 		return JSON_STRING;
-	if (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
-	    !strcmp(v, "NULL"))
+	if (!*v)
+		return JSON_NULL;
+	if (!strchr("~nNtTfF", *v)) /* no null or boolean word: the usual text, no strcmp */
+		return plain_int(v, iv) ? JSON_INTEGER : JSON_STRING;
+	if (!strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL"))
 		return JSON_NULL;
 	if (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "TRUE"))
 		return JSON_TRUE;

@@ -61,7 +61,22 @@ static void test_conda_lock_fast_same(void **state)
 	        "- name: f\n  version: '6'\n  manager: pip\n  platform: linux-64\n"
 	        "  dependencies: {g: '>=1'}\n  url: https://p/f-6-py3-none-any.whl\n"
 	        "  hash: {sha256: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef}"
-	        "\n";
+	        "\n"
+	        /* keys in another order; keys sharing a known key's first letter; words that
+	         * are null or booleans in YAML, and text that starts as they do */
+	        "- url: https://h/c/linux-64/h-8-0.conda\n  hash: {md5: "
+	        "00000000000000000000000000000008}"
+	        "\n  platform: linux-64\n  manager: conda\n  version: '8'\n  name: h\n"
+	        "  dependencies: {k: null, l: Null, m: 'true', n: nullable, o: Tr, p: ~}\n"
+	        "  optional: True\n  category: fun\n"
+	        "- name: i\n  version: '9'\n  manager: conda\n  platform: linux-64\n"
+	        "  url: https://h/c/linux-64/i-9-0.conda\n  hash: {md5: "
+	        "00000000000000000000000000000009}"
+	        "\n  nameplate: x\n  Build: y\n  optional: FALSE\n"
+	        "- name: j\n  version: '10'\n  manager: conda\n  platform: linux-64\n"
+	        "  url: https://h/c/linux-64/j-10-0.conda\n"
+	        "  hash: {md5: 0000000000000000000000000000000a}\n  category: NULL\n  optional: "
+	        "tRUE\n";
 	char *plain = menv_xasprintf("version: 1\nmetadata: {platforms: [linux-64]}\n"
 	                             "package:\n%s",
 	                             entries);
@@ -72,7 +87,7 @@ static void test_conda_lock_fast_same(void **state)
 	struct menv_error err = {0};
 	assert_int_equal(menv_lockfile_parse(plain, strlen(plain), "l.yml", &a, &err), 0);
 	assert_int_equal(menv_lockfile_parse(anchored, strlen(anchored), "l.yml", &b, &err), 0);
-	assert_int_equal(a->npkgs, 7);
+	assert_int_equal(a->npkgs, 10);
 	assert_non_null(a->strs); /* the usual entries' strings held by the lockfile */
 	assert_null(b->strs);     /* none: the general reader */
 	json_t *ja = menv_lockfile_to_json(a), *jb = menv_lockfile_to_json(b);
@@ -98,6 +113,20 @@ static void test_conda_lock_fast_same(void **state)
 	assert_string_equal(a->pkgs[5].platform, "linux-64");
 	assert_string_equal(a->pkgs[5].subdir, "linux-64");
 	assert_int_equal(a->pkgs[6].manager, MENV_LOCK_PIP);
+	assert_string_equal(a->pkgs[7].name, "h");
+	assert_true(a->pkgs[7].optional);
+	assert_string_equal(a->pkgs[7].category, "fun");
+	assert_int_equal(json_array_size(a->pkgs[7].depends), 6);
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[7].depends, 0)), "k");
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[7].depends, 2)), "m true");
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[7].depends, 3)), "n nullable");
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[7].depends, 4)), "o Tr");
+	assert_string_equal(json_string_value(json_array_get(a->pkgs[7].depends, 5)), "p");
+	assert_string_equal(json_string_value(json_object_get(a->pkgs[8].extra, "nameplate")), "x");
+	assert_string_equal(json_string_value(json_object_get(a->pkgs[8].extra, "Build")), "y");
+	assert_false(a->pkgs[8].optional);
+	assert_string_equal(a->pkgs[9].category, "main"); /* a null category */
+	assert_false(a->pkgs[9].optional);                /* "tRUE" is text */
 	free(da);
 	free(db);
 	json_decref(ja);
@@ -381,6 +410,59 @@ static void test_utf8_fit(void **state)
 			assert_true(menv_utf8_width(f) <= cases[i].w);
 		free(f);
 	}
+}
+
+/* Widths and table cells (the plan's rows): ASCII, then wide, combining and bad bytes after
+ * ASCII; a cell padded to columns, one right-aligned as printf's "%*s" */
+static void test_utf8_width_cells(void **state)
+{
+	(void)state;
+	assert_int_equal(menv_utf8_width(""), 0);
+	assert_int_equal(menv_utf8_width("abc def\t~"), 9);
+	assert_int_equal(menv_utf8_width("ab\xe7\x92\xb0"
+	                                 "c"),
+	                 5); /* wide: 2 */
+	assert_int_equal(menv_utf8_width("a\xcc\x81"
+	                                 "b"),
+	                 2); /* combining: 0 */
+	assert_int_equal(menv_utf8_width("ab\xff\xfe"
+	                                 "c"),
+	                 5);                                       /* bad bytes: 1 each */
+	assert_int_equal(menv_utf8_width("\xc3\xbc\xc3\xbcx"), 3); /* not ASCII first */
+	size_t bad = 0;
+	assert_false(menv_utf8_valid("abcdefgh\xc3", 9, &bad)); /* cut after ASCII */
+	assert_int_equal(bad, 8);
+	assert_true(menv_utf8_valid("abc\xe2\x82\xac", 6, NULL));
+	assert_false(menv_utf8_valid("abc\xff"
+	                             "defghijklmnop",
+	                             17, &bad)); /* within 8 */
+	assert_int_equal(bad, 3);
+	assert_false(menv_utf8_valid("0123456789abcdef\xe2\x82"
+	                             "x",
+	                             19, &bad));
+	assert_int_equal(bad, 16);
+	assert_true(menv_utf8_valid("0123456789abcdef\xe2\x82\xac"
+	                            "0123456789",
+	                            29, NULL));
+	static const char *const cells[] = {"", "x", "1.0", "file:///nonexistent",
+	                                    "a-quite-long-cell-of-forty-one-characters!"};
+	for (size_t i = 0; i < sizeof(cells) / sizeof(*cells); i++)
+		for (size_t w = 0; w < 50; w += 7) {
+			struct menv_buf b = MENV_BUF_INIT;
+			char want[128];
+			menv_buf_add_padded(&b, cells[i], w);
+			snprintf(want, sizeof(want), "%-*s", (int)w, cells[i]);
+			assert_string_equal(b.buf, want);
+			menv_buf_reset(&b);
+			menv_buf_add_right(&b, cells[i], w);
+			snprintf(want, sizeof(want), "%*s", (int)w, cells[i]);
+			assert_string_equal(b.buf, want);
+			menv_buf_release(&b);
+		}
+	struct menv_buf b = MENV_BUF_INIT; /* 2 columns of 3 bytes: one blank */
+	menv_buf_add_padded(&b, "\xe7\x92\xb0", 3);
+	assert_string_equal(b.buf, "\xe7\x92\xb0 ");
+	menv_buf_release(&b);
 }
 
 static void test_explicit_invalid_utf8(void **state)
@@ -763,6 +845,7 @@ int main(void)
 	        cmocka_unit_test(test_large_inputs_linear),
 	        cmocka_unit_test(test_strmap_borrowing),
 	        cmocka_unit_test(test_conda_lock_fast_same),
+	        cmocka_unit_test(test_utf8_width_cells),
 	        cmocka_unit_test(test_conda_lock_streamed_same),
 	        cmocka_unit_test(test_cancel),
 	        cmocka_unit_test(test_fuzz_finds),
