@@ -24,7 +24,8 @@ def pkg(out_dir, name, version, build="0", depends=(), files=None, noarch=None,
         entry_points=None, subdir=None, build_number=0, extra_index=None):
     """Writes <out_dir>/<subdir>/<name>-<version>-<build>.tar.bz2.
     files: {path: bytes | dict(data=bytes, mode=int, placeholder=str, file_mode='text'|'binary',
-    symlink=target, no_link=True, extra={key: value} added to its paths.json entry)}. Returns the file path."""
+    symlink=target, no_link=True, extra={key: value} added to its paths.json entry,
+    drop=(key, ...) left out of it)}. Returns the file path."""
     files = files or {}
     subdir = subdir or ("noarch" if noarch else "linux-64")
     index = {"name": name, "version": version, "build": build, "build_number": build_number,
@@ -61,6 +62,8 @@ def pkg(out_dir, name, version, build="0", depends=(), files=None, noarch=None,
         if spec.get("no_link"):
             e["no_link"] = True
         e.update(spec.get("extra", {}))  # more keys of the paths.json entry, as given
+        for k in spec.get("drop", ()):  # keys left out of it (sha256, size_in_bytes)
+            e.pop(k, None)
         paths.append(e)
     info = {"info/index.json": json.dumps(index).encode(),
             "info/paths.json": json.dumps({"paths": paths, "paths_version": 1}).encode()}

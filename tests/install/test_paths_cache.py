@@ -3,8 +3,10 @@
 conda-meta record byte for byte) of a create that reads paths.json as JSON
 (MENV_TEST_NO_PATHS_CACHE=1); a compact file corrupt, cut short or stale (paths.json changed
 since) is found and written again, with the same prefix; a folder without one (conda's, a
-package menv extracted before) is not written into; a package whose paths.json holds a
-key the layout does not gets none and is linked from its JSON; creates running at once, each
+package menv extracted before) is not written into; paths of every kind of character
+(non-ASCII up to a surrogate pair, quotes, backslashes, control characters, DEL) and entries
+without sha256 or size_in_bytes are recorded as the JSON path records them; a package whose
+paths.json holds a key the layout does not gets none and is linked from its JSON; creates running at once, each
 writing the files, all give the same prefix and leave whole files and no temporary ones."""
 import glob
 import os
@@ -36,6 +38,16 @@ def channel(t):
             "lib/libpart%d.so" % i: b"\x7fELF" + bytes([i]) * 30,
             "share/doc/part%d/README" % i: "part %d\n" % i,
             "share/deep/a/b/part%d.txt" % i: "deep %d\n" % i})
+    # paths conda-meta's JSON escapes: non-ASCII (2, 3, 4 bytes), quotes, backslashes,
+    # control characters, DEL; entries without sha256, size_in_bytes or both
+    pkg(ch, "names", "1.0", files={
+        "share/names/caf\u00e9-\u20ac-\U0001f600.txt": "unicode\n",
+        "share/names/q\"uo\\te.txt": {"data": "quote %s\n" % PH, "placeholder": PH},
+        "share/names/tab\there\x01\x1f\x7f.txt": "controls\n",
+        "share/names/nosha.txt": {"data": "no sha\n", "drop": ("sha256",)},
+        "share/names/nosize.txt": {"data": "no size\n", "drop": ("size_in_bytes",)},
+        "share/names/neither.txt": {"data": "neither\n", "drop": ("sha256", "size_in_bytes")},
+        "share/names/\u00e9-link": {"symlink": "caf\u00e9-\u20ac-\U0001f600.txt"}})
     # a key the compact layout does not hold: linked from its JSON, as conda records it
     pkg(ch, "odd", "1.0", files={"share/odd.txt": {"data": "odd\n",
                                                    "extra": {"inode_paths": ["x"]}}})
@@ -44,7 +56,7 @@ def channel(t):
 
 
 def body(t):
-    c = ["-q", "-c", channel(t), "--override-channels", "core", "odd"] + \
+    c = ["-q", "-c", channel(t), "--override-channels", "core", "odd", "names"] + \
         ["part%d" % i for i in range(6)]
     p = os.path.join(t.tmp, "envs", "e")
     compact = lambda: sorted(glob.glob(os.path.join(t.pkgs, "*", ".menv-paths")))
@@ -59,7 +71,7 @@ def body(t):
     # ---- extracted (the compact files written), as JSON, then the compact files read
     first = create()
     files = compact()
-    t.eq(len(files), 7, "a compact file for each package extracted but odd")
+    t.eq(len(files), 8, "a compact file for each package extracted but odd")
     t.check(not any("odd-1.0-0" in f for f in files), "odd has none (inode_paths)")
     ref = create(env={"MENV_TEST_NO_PATHS_CACHE": "1"})
     if not ref:
@@ -70,6 +82,11 @@ def body(t):
     t.check('"sha256_in_prefix"' in core and '"prefix_placeholder": "%s"' % PH in core and
             '"no_link": true' in core and '"no_link": false' in core,
             "core's record holds placeholders, no_link and sha256_in_prefix", core[:3000])
+    with open(os.path.join(p, "conda-meta", "names-1.0-0.json"), "rb") as f:
+        names = f.read()
+    for want in (b"caf\\u00e9-\\u20ac-\\ud83d\\ude00.txt", b'q\\"uo\\\\te.txt',
+                 b"tab\\there\\u0001\\u001f\\u007f.txt"):
+        t.check(want in names, "names' record escapes %r" % want, names[:3000])
     good = {f: open(f, "rb").read() for f in files}
     got = create()
     t.check(got == ref, "the create that read them: the JSON's prefix", diff(ref, got))
@@ -133,7 +150,7 @@ def body(t):
         mine = {k: v for k, v in cr.items() if k.startswith("conda-meta/") and
                 k.endswith(".json")}
         theirs = {k: v for k, v in ref.items() if k.startswith("conda-meta/") and
-                  k.endswith(".json") and "core" not in k}
+                  k.endswith(".json") and "core" not in k and "names" not in k}
         t.check(all(mine.get(k) == v for k, v in theirs.items()),
                 "%s: the records (those without its prefix in them) are the JSON's" % q)
 

@@ -3,9 +3,13 @@
  * JSON_ENSURE_ASCII, its \u escapes in lower case and DEL escaped): control characters,
  * quotes, backslashes, DEL, two- three- and four-byte UTF-8 (a surrogate pair), an embedded
  * NUL, empty and nested containers, integers, reals, booleans and null, keys in insertion
- * order. The expected texts are Python 3's json.dumps(obj, indent=2). */
+ * order. The expected texts are Python 3's json.dumps(obj, indent=2). test_differential
+ * compares the writer with jansson's dump and the escape fix it replaced (reference_dump,
+ * pyjson.c as it was) on random values: strings of every kind of byte, nesting, integers at
+ * their limits, reals, PrefixRecord-shaped paths_data. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +18,182 @@
 #include <cmocka.h>
 
 #include "envs.h"
+
+/* pyjson.c before it wrote the text itself: jansson's dump, escapes fixed */
+static char *reference_dump(json_t *v, size_t hint)
+{
+	char *s = json_dumps(v, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
+	struct menv_buf b = MENV_BUF_INIT;
+
+	/* no DEL: the escapes' case fixed in place, no copy (a PrefixRecord of 10k files) */
+	if (s && !strchr(s, 0x7f)) {
+		for (char *p = strchr(s, '\\'); p; p = strchr(p, '\\')) {
+			p++; /* the escaped character: a `\\` never starts another escape */
+			if (*p == 'u')
+				for (int k = 1; k < 5 && p[k]; k++)
+					if (p[k] >= 'A' && p[k] <= 'F')
+						p[k] = (char)(p[k] - 'A' + 'a');
+			if (*p)
+				p++;
+		}
+		return s;
+	}
+
+	menv_buf_grow(&b, hint ? hint : s ? strlen(s) + 16 : 16);
+	for (const char *p = s ? s : "null"; *p; p++) {
+		if (*p == 0x7f) {
+			menv_buf_adds(&b, "\\u007f");
+			continue;
+		}
+		menv_buf_addch(&b, *p);
+		if (*p != '\\' || !p[1])
+			continue;
+		p++; /* the escaped character: a `\\` never starts another escape */
+		menv_buf_addch(&b, *p);
+		for (int k = *p == 'u' ? 1 : 5; k < 5 && p[1]; k++) {
+			p++;
+			menv_buf_addch(&b, *p >= 'A' && *p <= 'F' ? (char)(*p - 'A' + 'a') : *p);
+		}
+	}
+	free(s);
+	return menv_buf_detach(&b);
+}
+
+static unsigned long rnd_state = 12345;
+static unsigned rnd(unsigned n)
+{
+	rnd_state = rnd_state * 6364136223846793005UL + 1442695040888963407UL;
+	return (unsigned)((rnd_state >> 33) % n);
+}
+
+/* A random valid UTF-8 string: ASCII, controls, quotes, backslashes, slash, DEL, 2- 3- and
+ * 4-byte sequences, NUL. */
+static json_t *rnd_string(void)
+{
+	static const char *const atoms[] = {"a",
+	                                    "Z",
+	                                    "/",
+	                                    "\\",
+	                                    "\"",
+	                                    "\x7f",
+	                                    "\x01",
+	                                    "\x1f",
+	                                    "\n",
+	                                    "\t",
+	                                    "\b",
+	                                    "\f",
+	                                    "\r",
+	                                    " ",
+	                                    "~",
+	                                    "\xc3\xa9",
+	                                    "\xc2\x80",
+	                                    "\xdf\xbf",
+	                                    "\xe2\x82\xac",
+	                                    "\xef\xbf\xbf",
+	                                    "\xe0\xa0\x80",
+	                                    "\xe2\x98\x83",
+	                                    "\xf0\x9f\x98\x80",
+	                                    "\xf4\x8f\xbf\xbf",
+	                                    "\xf0\x90\x80\x80",
+	                                    "@PLACEHOLDER@",
+	                                    "lib/python3.12/site-packages/x.py",
+	                                    "\0"};
+	struct menv_buf b = MENV_BUF_INIT;
+	unsigned n = rnd(12);
+	for (unsigned i = 0; i < n; i++) {
+		const char *a = atoms[rnd(sizeof(atoms) / sizeof(*atoms))];
+		menv_buf_add(&b, a, *a ? strlen(a) : 1);
+	}
+	json_t *s = json_stringn(b.buf, b.len);
+	menv_buf_release(&b);
+	assert_non_null(s);
+	return s;
+}
+
+static json_t *rnd_value(int depth)
+{
+	static const json_int_t ints[] = {0, 1, -1, 9, 10, -10, 123456789, INT64_MAX, INT64_MIN};
+	unsigned k = rnd(depth > 4 ? 6 : 8);
+	switch (k) {
+	case 0: return rnd_string();
+	case 1: return json_integer(ints[rnd(sizeof(ints) / sizeof(*ints))]);
+	case 2: return json_real((double)rnd(100000) / 7.0 - 3000.0);
+	case 3: return json_boolean(rnd(2));
+	case 4: return json_null();
+	case 5: return json_integer((json_int_t)rnd(1u << 30) * (rnd(2) ? 1 : -1));
+	case 6: {
+		json_t *a = json_array();
+		for (unsigned i = rnd(5); i > 0; i--)
+			json_array_append_new(a, rnd_value(depth + 1));
+		return a;
+	}
+	default: {
+		json_t *o = json_object();
+		for (unsigned i = rnd(5); i > 0; i--) {
+			json_t *key = rnd_string();
+			/* keys are C strings: no NUL */
+			if (strlen(json_string_value(key)) == json_string_length(key))
+				json_object_set_new(o, json_string_value(key),
+				                    rnd_value(depth + 1));
+			json_decref(key);
+		}
+		return o;
+	}
+	}
+}
+
+static void same_as_reference(json_t *v)
+{
+	char *want = reference_dump(v, 0);
+	char *got = menv_json_python_dump(v, 0);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+}
+
+static void test_differential(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		json_t *v = rnd_value(0);
+		same_as_reference(v);
+		json_decref(v);
+	}
+	/* paths_data as a PrefixRecord holds it: every key PathDataV1 writes, present or not */
+	json_t *rec = json_object(), *pd = json_object(), *paths = json_array(),
+	       *files = json_array();
+	for (int i = 0; i < 500; i++) {
+		json_t *e = json_object(), *p = rnd_string();
+		json_array_append(files, p);
+		json_object_set_new(e, "_path", p);
+		if (rnd(3) == 0) {
+			json_object_set_new(e, "prefix_placeholder", rnd_string());
+			json_object_set_new(e, "file_mode",
+			                    json_string(rnd(2) ? "text" : "binary"));
+		}
+		if (rnd(5) == 0)
+			json_object_set_new(e, "no_link", json_boolean(rnd(2)));
+		json_object_set_new(e, "path_type", json_string(rnd(4) ? "hardlink" : "softlink"));
+		if (rnd(4)) {
+			json_object_set_new(e, "sha256",
+			                    json_string("e3b0c44298fc1c149afbf4c8996fb92427ae41e4"
+			                                "649b934ca495991b7852b855"));
+			json_object_set_new(e, "size_in_bytes", json_integer(rnd(1u << 30)));
+		}
+		json_array_append_new(paths, e);
+	}
+	json_object_set_new(pd, "paths_version", json_integer(1));
+	json_object_set_new(pd, "paths", paths);
+	json_object_set_new(rec, "files", files);
+	json_object_set_new(rec, "paths_data", pd);
+	same_as_reference(rec);
+	json_decref(rec);
+	/* a string jansson cannot dump (not UTF-8, made unchecked): "null" both ways */
+	json_t *bad = json_array();
+	json_array_append_new(bad, json_stringn_nocheck("a\xff", 2));
+	same_as_reference(bad);
+	json_decref(bad);
+}
 
 static void dumps_as(json_t *v, const char *want)
 {
@@ -117,6 +297,7 @@ int main(void)
 	        cmocka_unit_test(test_strings),
 	        cmocka_unit_test(test_shapes),
 	        cmocka_unit_test(test_deep),
+	        cmocka_unit_test(test_differential),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
