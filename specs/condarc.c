@@ -643,14 +643,22 @@ json_t *menv_condarc_get(const struct menv_condarc *rc, const char *key)
 	return v;
 }
 
+/* rc's text as menv_condarc_save writes it, into b. Errors: MENV_EPARSE. */
+static int render(const struct menv_condarc *rc, struct menv_buf *b, struct menv_error *err)
+{
+	int r = 0;
+	menv_buf_adds(b, rc->header);
+	/* values read from the file are written as they were read (30.50 stays a float) */
+	if (json_object_size(rc->doc) && (r = menv_yaml_write(b, rc->doc, 0, rc->styles, err)))
+		menv_error_prefix(err, "cannot write '%s'", rc->path);
+	return r;
+}
+
 int menv_condarc_save(const struct menv_condarc *rc, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
-	int r = 0;
-	menv_buf_adds(&b, rc->header);
-	/* values read from the file are written as they were read (30.50 stays a float) */
-	if (json_object_size(rc->doc) && (r = menv_yaml_write(&b, rc->doc, 0, rc->styles, err))) {
-		menv_error_prefix(err, "cannot write '%s'", rc->path);
+	int r = render(rc, &b, err);
+	if (r) {
 		menv_buf_release(&b);
 		return r;
 	}
@@ -832,19 +840,27 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 		edit |= edits[k].n > 0;
 	/* an edit holds the file's lock from reading it to replacing it */
 	r = edit ? menv_condarc_load_locked(path, &rc, err) : menv_condarc_load(path, &rc, err);
-	/* an edit other than --remove-key and --remove (which may take a bad value out: a
-	 * channels entry refused at FILE:LINE:COL is taken out by name) keeps a file that menv
-	 * would refuse refused: its values are checked as menv_config_load checks them
-	 * (FILE:LINE:COL), and the file is left as it is */
-	bool only_remove_key = true;
-	for (int k = 0; k < MENV_CONFIG_NEDITS; k++)
-		only_remove_key &=
+	/* an edit other than --remove-key (which may take a bad value out) keeps a file that
+	 * menv would refuse refused: its values are checked as menv_config_load checks them
+	 * (FILE:LINE:COL), and the file is left as it is. --remove (with --remove-key) may
+	 * take the refused values out (a channels entry with a space in its URL, by name): the
+	 * edited text is checked again, and the file's own error stands unless it passes. */
+	bool only_remove_key = true, only_removes = true;
+	for (int k = 0; k < MENV_CONFIG_NEDITS; k++) {
+		only_remove_key &= k == MENV_CONFIG_REMOVE_KEY || !edits[k].n;
+		only_removes &=
 		        k == MENV_CONFIG_REMOVE_KEY || k == MENV_CONFIG_REMOVE || !edits[k].n;
+	}
+	struct menv_error refused = {0};
 	if (!r && edit && !only_remove_key && access(path, F_OK) == 0) {
 		struct menv_config chk;
 		menv_config_defaults(&chk);
 		r = menv_config_apply_file(&chk, path, err);
 		menv_config_release(&chk);
+		if (r && only_removes && err) { /* checked again after the edits */
+			refused = *err;
+			r = 0;
+		}
 	}
 	if (!r && get && !get->n) {
 		const char *k;
@@ -883,6 +899,21 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 			else
 				r = menv_condarc_remove_key(&rc, key, err);
 		}
+	}
+	if (r && refused.code) { /* an edit that failed: the file's own refusal comes first */
+		*err = refused;
+		r = refused.code;
+	} else if (!r && edit && refused.code) {
+		struct menv_buf b = MENV_BUF_INIT;
+		struct menv_config chk;
+		menv_config_defaults(&chk);
+		r = render(&rc, &b, err);
+		if (!r && menv_config_apply_text(&chk, path, b.buf ? b.buf : "", b.len, err)) {
+			*err = refused;
+			r = refused.code;
+		}
+		menv_config_release(&chk);
+		menv_buf_release(&b);
 	}
 	if (!r && edit)
 		r = menv_condarc_save(&rc, err);

@@ -907,20 +907,26 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 int menv_config_apply_file(struct menv_config *cfg, const char *path, struct menv_error *err)
 {
 	struct menv_buf b = MENV_BUF_INIT;
+	int rc = menv_buf_read_file(&b, path, err);
+	if (!rc)
+		rc = menv_config_apply_text(cfg, path, b.buf, b.len, err);
+	menv_buf_release(&b);
+	return rc;
+}
+
+int menv_config_apply_text(struct menv_config *cfg, const char *path, const char *text, size_t len,
+                           struct menv_error *err)
+{
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root;
 	int rc;
 
-	rc = menv_buf_read_file(&b, path, err);
-	if (rc)
-		return rc;
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)b.buf, b.len);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	rc = menv_yaml_load_refusing(&parser, &doc, path, false, MENV_CONDARC_MERGE, err);
 	if (rc) {
 		yaml_parser_delete(&parser);
-		menv_buf_release(&b);
 		return rc;
 	}
 	root = yaml_document_get_root_node(&doc);
@@ -961,7 +967,6 @@ int menv_config_apply_file(struct menv_config *cfg, const char *path, struct men
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
-	menv_buf_release(&b);
 	return rc;
 }
 

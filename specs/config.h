@@ -115,6 +115,10 @@ struct menv_config {
 int menv_config_load(struct menv_config *cfg, struct menv_error *err);
 /* Applies one rc file (used by menv_config_load and tests). Errors: MENV_EPARSE, MENV_EIO. */
 int menv_config_apply_file(struct menv_config *cfg, const char *path, struct menv_error *err);
+/* Applies the rc text `text` (len bytes, borrowed) as menv_config_apply_file applies the file
+ * `path`, whose name its errors carry (FILE:LINE:COL). Errors: MENV_EPARSE. */
+int menv_config_apply_text(struct menv_config *cfg, const char *path, const char *text, size_t len,
+                           struct menv_error *err);
 
 /* `menv config` (conda/cli/main_config.py; condarc.c). The settings menv knows, by conda's
  * names: a primitive (one value), a sequence (a list of strings) or a map (of strings). */
