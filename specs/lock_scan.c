@@ -259,6 +259,20 @@ static ptrdiff_t quoted(const char **pp, const char *end, char *d)
 	return d - d0;
 }
 
+/* Where a plain scalar from p ends in a block: at the first ": " (or ':' ending the line) or
+ * " #", else at the line's end (memchr for each: a URL's one ':' is passed over at once). */
+static const char *block_end(const char *p, const char *end)
+{
+	const char *c = p, *h = p;
+	while ((c = memchr(c, ':', (size_t)(end - c))) && c + 1 < end && c[1] != ' ')
+		c++;
+	while ((h = memchr(h, '#', (size_t)(end - h))) && h[-1] != ' ')
+		h++;
+	if (!c)
+		c = end;
+	return h && h < c ? h : c;
+}
+
 /* Is what p starts, up to the line's end, a comment or nothing (past blanks, '#' after one)? */
 static bool rest_empty(const char *p, const char *end)
 {
@@ -316,10 +330,7 @@ static int scalar(struct scan *s, const char **pp, const char *end, int ctx, siz
 		} else {
 			/* to the end of the line (a block value) or ": " (a key); " #" starts a
 			 * comment, which no key holds; ": " in a value is no scalar */
-			for (; e < end; e++)
-				if ((cls[(unsigned char)*e] & BLOCK_STOP) &&
-				    (*e == ':' ? e + 1 == end || e[1] == ' ' : e[-1] == ' '))
-					break;
+			e = block_end(p, end);
 			if (key ? e == end || *e != ':' : e < end && *e == ':')
 				return FALLBACK;
 		}
