@@ -676,9 +676,9 @@ static int change_cmp(const void *a, const void *b)
 	return x->kind != y->kind ? (int)x->kind - (int)y->kind : strcmp(x->name, y->name);
 }
 
-/* Sorts c[0..n) by change_cmp, stably (as glibc's qsort, a merge sort, does: the order of the
- * plan does not change), with `tmp` room for n: no call through a pointer per comparison, the
- * cost of a 100,000-package plan's sort (issue 22). */
+/* Sorts c[0..n) by change_cmp, stably (equal changes keep the order given, which qsort does
+ * not promise), with `tmp` room for n: a merge sort without a call through a pointer per
+ * comparison, the cost of a 100,000-package plan's sort (issue 22). */
 static void changes_sort(struct menv_txn_change *c, struct menv_txn_change *tmp, size_t n)
 {
 	if (n < 2)
