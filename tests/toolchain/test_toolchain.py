@@ -416,7 +416,7 @@ def scan_prefix(c, prefix, label):
 def case_env(c):
     # without the smoke check: the same packages' (ops/lock.yml is this file's solve) is
     # checked by lockfile.onboard, twice (onboard.sh's create and its `menv smoke`), and by
-    # ops.smoke_toolchain; here it cost a CI slot about 35 s
+    # ops.smoke_toolchain; here it cost 47 s of CPU (user+sys, measured)
     p = c.create("-f", c.envfile, "--no-smoke-check")
     prefix = os.path.join(c.root, "envs", "ops")
     c.check(os.path.isdir(os.path.join(prefix, "conda-meta")), "environment 'ops' created")
@@ -451,7 +451,7 @@ def case_prefixes(c):
         os.makedirs(os.path.dirname(prefix), exist_ok=True)
         # the smoke check (create fails when it does) in the prefix with spaces only: the
         # long one's toolchain is checked below (nvcc, g++, an extension), and its smoke
-        # check was that of every other prefix (about 35 s of the test)
+        # check was that of every other prefix (47 s of CPU)
         c.create("-f", c.envfile, "-p", prefix,
                  *(["--no-smoke-check"] if label == "long prefix" else []))
         check_python(c, prefix, label)
@@ -872,7 +872,7 @@ def case_torch_env(c, prefix):
     # without the smoke check: its report (passed, the torch and python steps passed) is
     # checked in case_day, whose onboard creates these packages (ops/lock-torch.yml is this
     # file's solve) with it; the op is built below with setup.py and pip. It cost this test
-    # about 75 s of its CI slot
+    # 68 s of CPU (user+sys, measured)
     p = c.create("-f", c.envfile, "-p", prefix, "--no-smoke-check")
     recs = {}
     for f in os.listdir(os.path.join(prefix, "conda-meta")):
@@ -1400,7 +1400,7 @@ def case_day(c):
         t = time.monotonic()
         tree_before = None
         # without its smoke check: the same packages' ran twice above (steps 1 and 1b); it
-        # cost the test about 75 s
+        # cost the test 68 s of CPU
         q = subprocess.run([c.menv, "create", "-n", "ops-torch", "-f", lockp, "-y",
                             "--no-smoke-check"], env=other, cwd=home2, capture_output=True,
                            text=True, timeout=1200)
