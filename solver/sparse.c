@@ -1036,6 +1036,7 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 		while (s->warnings.n > nwarn)
 			free(s->warnings.v[--s->warnings.n]);
 		s->cache_off = true;
+		s->cache_suspect = false;
 		rc = 0;
 		/* last first: each repo's records were added after the one's before, at the
 		 * pool's end, which then shrinks back to where it was */
