@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""cli.attack8_<case>: the solve caches read back (issue 22: no half state, no wrong results),
-one case each (python3 test_attack8.py MENV SHARED CASE). Each crafted file carries a valid
+"""cli.solvcache_<case>: the solve caches read back (issue 22: no half state, no wrong results),
+one case each (python3 test_solvcache.py MENV SHARED CASE). Each crafted file carries a valid
 checksum (test_attack7's helper: solver/cachefile.c's), so it passes the check a flipped byte
 fails; the rule: a cache that cannot be read back consistently counts as no cache, the
 command gives exactly the cold run's answer (exit 0) and writes the cache again.
