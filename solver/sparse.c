@@ -257,28 +257,28 @@ static bool read_cache(const struct filerepo *f, struct sparse_index *x)
 	ok = ok && fixed <= size && h->nnames == size - fixed;
 	struct srec *recs = (struct srec *)(h + 1);
 	struct sgroup *groups = (struct sgroup *)(recs + (ok ? h->nrecs : 0));
+	/* each group's chain holds exactly its records in file order, as scan_file links them
+	 * (every record then lies in the chain of the group it names, once): the record of a
+	 * group before this one (last, END: none yet) links to it, or the group starts at it */
+	uint32_t *last = ok ? menv_xmalloc(h->ngroups * sizeof(*last)) : NULL;
+	if (ok)
+		memset(last, 0xff, h->ngroups * sizeof(*last));
 	for (size_t i = 0; ok && i < h->nrecs; i++) {
 		const struct srec *r = &recs[i];
 		/* in file order, apart (as the scan found them): each after the one before */
 		ok = r->off <= f->size && r->len <= f->size - r->off && r->keyoff <= r->off &&
 		     (r->keylen & ~CONDA_BIT) <= r->off - r->keyoff && r->group < h->ngroups &&
-		     (i == 0 || r->keyoff >= recs[i - 1].off + recs[i - 1].len);
+		     (i == 0 || r->keyoff >= recs[i - 1].off + recs[i - 1].len) &&
+		     (last[r->group] == END ? groups[r->group].first : recs[last[r->group]].next) ==
+		             i;
+		if (ok)
+			last[r->group] = (uint32_t)i;
 	}
 	for (size_t g = 0; ok && g < h->ngroups; g++)
 		ok = groups[g].nameoff <= h->nnames &&
 		     groups[g].namelen <= h->nnames - groups[g].nameoff &&
-		     (g == 0 ? groups[g].namelen == 0 : groups[g].namelen > 0);
-	/* each group's chain holds exactly its records in file order, as scan_file links them:
-	 * every record then lies in the chain of the group it names, once */
-	uint32_t *last = ok ? menv_xcalloc(h->ngroups, sizeof(*last)) : NULL;
-	for (size_t g = 0; ok && g < h->ngroups; g++)
-		last[g] = END;
-	for (size_t i = ok ? h->nrecs : 0; ok && i-- > 0;) {
-		ok = recs[i].next == last[recs[i].group];
-		last[recs[i].group] = (uint32_t)i;
-	}
-	for (size_t g = 0; ok && g < h->ngroups; g++)
-		ok = groups[g].first == last[g];
+		     (g == 0 ? groups[g].namelen == 0 : groups[g].namelen > 0) &&
+		     (last[g] == END ? groups[g].first : recs[last[g]].next) == END;
 	free(last);
 	if (!ok)
 		goto no;
@@ -607,45 +607,6 @@ static void write_subset(const char *path, const struct filerepo *f, const uint3
 	menv_solv_cache_write(path, parts, 3, NULL);
 }
 
-/* Whether every solvable of f's repo (read from a cached subset into an empty repo) is a
- * wanted record (state 1) of its name's group, at that record's offset, and no two are the
- * same record: what the build from the JSON gives (it may drop records, never add one). */
-static bool subset_consistent(struct menv_solver *s, struct filerepo *f)
-{
-	struct sparse_index *x = f->sparse;
-	uint32_t *seen = menv_xcalloc((size_t)f->repo->nsolvables + 1, sizeof(*seen));
-	size_t nseen = 0;
-	Solvable *sv;
-	Id p;
-	bool ok = true;
-	FOR_REPO_SOLVABLES(f->repo, p, sv)
-	{
-		unsigned long long off = solvable_lookup_num(sv, s->offkey, (unsigned long long)-1);
-		size_t lo = 0, hi = x->nrecs;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (x->recs[mid].off < off)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		const struct srec *r = lo < x->nrecs ? &x->recs[lo] : NULL;
-		const struct sgroup *g = r ? &x->groups[r->group] : NULL;
-		const char *name = pool_id2str(s->pool, sv->name);
-		ok = r && r->off == off && x->state[lo] == 1 &&
-		     (r->group == 0 || (strlen(name) == g->namelen &&
-		                        !memcmp(name, x->names + g->nameoff, g->namelen)));
-		if (!ok)
-			break;
-		x->state[lo] = 3; /* seen once */
-		seen[nseen++] = (uint32_t)lo;
-	}
-	while (nseen)
-		x->state[seen[--nseen]] = 1;
-	free(seen);
-	return ok;
-}
-
 /* Reads the wanted records of f (state 1) into its repo: from their cached .solv bytes when
  * current, else in one pass of libsolv's reader over them (then cached). */
 static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
@@ -674,7 +635,9 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 		bool empty = f->repo->nsolvables == 0;
 		rc = menv_solv_add_solv(s, f, solv, len, err);
 		menv_solv_cache_unmap(map, size);
-		if (!rc && empty && !subset_consistent(s, f))
+		/* no more records than wanted (the build from the JSON may drop some, never
+		 * add one); which ones is not checked: a lookup each costs what the load does */
+		if (!rc && empty && (size_t)f->repo->nsolvables > nw)
 			rc = MENV_EPARSE;
 		if (rc && rc != MENV_EINTR && empty) {
 			/* bytes libsolv refuses, or records that are not the ones wanted: read the
@@ -814,37 +777,13 @@ static bool take_u32s(const char *m, size_t size, size_t *at, uint32_t *out, siz
 	return true;
 }
 
-/* Whether the walk read back is one a walk from w's groups leaves: those groups visited, and
- * the records wanted exactly those of the visited groups. */
-static bool walk_consistent(const struct walk *w)
+/* Sets the visited groups and wanted records the walk cached at path under key when they are
+ * what a walk from w's groups (already visited) leaves: those groups among the visited, each
+ * group and record listed once, the records wanted exactly those of the visited groups.
+ * False (and nothing set but w's groups) otherwise. */
+static bool read_walk(const struct walk *w, const char *path, const struct menv_buf *key)
 {
 	struct menv_solver *s = w->s;
-	for (size_t k = 0; k < w->n; k += 2)
-		if (!s->files[w->todo[k]]->sparse->visited[w->todo[k + 1]])
-			return false;
-	for (size_t i = 0; i < s->nfiles; i++) {
-		const struct sparse_index *x = s->files[i]->sparse;
-		size_t nwant = 0, nchained = 0;
-		for (size_t r = 0; x && r < x->nrecs; r++)
-			if (x->state[r]) {
-				if (!x->visited[x->recs[r].group])
-					return false;
-				nwant++;
-			}
-		for (size_t g = 0; x && g < x->ngroups; g++)
-			for (uint32_t r = x->visited[g] ? x->groups[g].first : END; r != END;
-			     r = x->recs[r].next)
-				nchained++;
-		if (nwant != nchained)
-			return false;
-	}
-	return true;
-}
-
-/* Sets the visited groups and wanted records the walk cached at path under key; false (and
- * nothing set) when it holds no current walk. */
-static bool read_walk(struct menv_solver *s, const char *path, const struct menv_buf *key)
-{
 	const char *m;
 	size_t size;
 	if (!menv_solv_cache_map(path, &m, &size))
@@ -855,25 +794,57 @@ static bool read_walk(struct menv_solver *s, const char *path, const struct menv
 	}
 	size_t at = key->len;
 	bool ok = !memcmp(m, key->buf, key->len);
-	/* checked whole first: each file's groups then records, a count before each list */
-	for (int pass = 0; pass < 2 && ok; pass++) {
+	/* checked whole first: each file's groups then records, a count before each list; the
+	 * second pass marks the groups listed 2 (the third sets them back to 1) */
+	for (int pass = 0; pass < 3 && ok; pass++) {
 		at = key->len;
 		for (size_t i = 0; i < s->nfiles && ok; i++) {
 			struct sparse_index *x = s->files[i]->sparse;
+			size_t nchained = 0, nwant = 0;
 			for (int k = 0; x && k < 2 && ok; k++) {
 				uint32_t n = 0, v;
 				ok = take_u32s(m, size, &at, &n, 1);
 				for (uint32_t j = 0; ok && j < n; j++) {
 					ok = take_u32s(m, size, &at, &v, 1) &&
 					     v < (k ? x->nrecs : x->ngroups);
-					if (ok && pass)
-						(k ? x->state : x->visited)[v] = 1;
+					if (!ok || !pass)
+						continue;
+					if (pass == 2) {
+						if (!k)
+							x->visited[v] = 1;
+					} else if (!k) {
+						ok = x->visited[v] != 2;
+						x->visited[v] = 2;
+						for (uint32_t r = x->groups[v].first; r != END;
+						     r = x->recs[r].next)
+							nchained++;
+					} else {
+						ok = !x->state[v] &&
+						     x->visited[x->recs[v].group] == 2;
+						x->state[v] = 1;
+						nwant++;
+					}
 				}
 			}
+			ok = ok && (pass != 1 || nwant == nchained);
 		}
 		ok = ok && at == size;
+		for (size_t k = 0; ok && pass == 1 && k < w->n; k += 2)
+			ok = s->files[w->todo[k]]->sparse->visited[w->todo[k + 1]] == 2;
 	}
 	menv_solv_cache_unmap(m, size);
+	if (!ok) {
+		/* as before: nothing wanted, w's groups visited */
+		for (size_t i = 0; i < s->nfiles; i++) {
+			struct sparse_index *x = s->files[i]->sparse;
+			if (x) {
+				memset(x->state, 0, x->nrecs);
+				memset(x->visited, 0, x->ngroups);
+			}
+		}
+		for (size_t k = 0; k < w->n; k += 2)
+			s->files[w->todo[k]]->sparse->visited[w->todo[k + 1]] = 1;
+	}
 	return ok;
 }
 
@@ -949,22 +920,9 @@ static int load_closure(struct menv_solver *s, const struct menv_solve_request *
 	struct menv_buf key = MENV_BUF_INIT;
 	char *wpath = fresh && !w.all ? walk_key(&w, &key) : NULL;
 	fresh = wpath != NULL;
-	if (fresh && !s->cache_off && read_walk(s, wpath, &key)) {
-		if (walk_consistent(&w)) {
-			w.n = 0; /* the cached closure: its groups visited, its records wanted */
-			fresh = false;
-		} else {
-			/* not a walk from these groups: walk them (and cache that walk) */
-			for (size_t i = 0; i < s->nfiles; i++) {
-				struct sparse_index *x = s->files[i]->sparse;
-				if (x) {
-					memset(x->state, 0, x->nrecs);
-					memset(x->visited, 0, x->ngroups);
-				}
-			}
-			for (size_t k = 0; k < w.n; k += 2)
-				s->files[w.todo[k]]->sparse->visited[w.todo[k + 1]] = 1;
-		}
+	if (fresh && !s->cache_off && read_walk(&w, wpath, &key)) {
+		w.n = 0; /* the cached closure: its groups visited, its records wanted */
+		fresh = false;
 	}
 	while (w.n && !w.all) {
 		uint32_t g = w.todo[--w.n];
