@@ -6,8 +6,17 @@
  * JSON, as a missing one is. A file is written under a name of its own (mkstemp, never through
  * a link) and renamed over the old one: readers see the old file or the new one, whole, also
  * with several writers at once. Best effort: a cache that cannot be written costs only time.
+ *
+ * The checksum is no signature, and libsolv's .solv reader is not hardened against crafted
+ * bytes: the trust boundary is the folder. A cache is read only from a folder that belongs to
+ * this user (or root) and that neither group nor others can write, and only when the file
+ * belongs to this user and neither group nor others can write it (ssh's StrictModes): a file
+ * someone else could have written counts as no cache. The .solv bytes also pass the header
+ * checks below before libsolv reads them. Whoever runs as this user can still craft a file
+ * that passes (README, "Not yet").
  */
 #include <errno.h>
+#include <libgen.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -150,13 +159,27 @@ void menv_solv_cache_write(const char *path, const struct menv_solv_part *parts,
 	free(tmp);
 }
 
+/* Whether the folder that holds path belongs to this user or root and only they can write it. */
+static bool folder_trusted(const char *path)
+{
+	char *copy = menv_xstrdup(path);
+	struct stat st;
+	bool ok = stat(dirname(copy), &st) == 0 && S_ISDIR(st.st_mode) &&
+	          (st.st_uid == geteuid() || st.st_uid == 0) && !(st.st_mode & (S_IWGRP | S_IWOTH));
+	free(copy);
+	return ok;
+}
+
 bool menv_solv_cache_map(const char *path, const char **bytes, size_t *len)
 {
-	int fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
+	int fd = path && folder_trusted(path)
+	                 ? open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+	                 : -1;
 	struct stat st;
 	if (fd < 0)
 		return false;
-	void *m = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	void *m = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	                          !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
 	                          (size_t)st.st_size > sizeof(struct trailer)
 	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
 	                  : MAP_FAILED;
@@ -182,4 +205,56 @@ void menv_solv_cache_unmap(const char *bytes, size_t len)
 {
 	if (bytes)
 		munmap((void *)bytes, len + sizeof(struct trailer));
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+#define SOLV_PREFIX_POOL 4u /* libsolv's pooltypes.h: SOLV_FLAG_PREFIX_POOL */
+#define SOLV_USERDATA    16u
+
+bool menv_solv_bytes_plausible(const char *bytes, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)bytes, *end = p + len;
+	/* "SOLV", version 8 or 9, six counts and the flags (big-endian u32s) */
+	if (len < 36 || memcmp(p, "SOLV", 4) || (be32(p + 4) != 8 && be32(p + 4) != 9))
+		return false;
+	/* ids, rels, dirs, solvables, keys, schemata: each takes a byte of the file at least
+	 * (libsolv allocates by these counts before it reads what they count) */
+	for (int i = 0; i < 6; i++)
+		if (be32(p + 8 + 4 * i) > len || be32(p + 8 + 4 * i) >= 0x20000000u)
+			return false;
+	uint32_t numid = be32(p + 8), flags = be32(p + 32);
+	p += 36;
+	if (flags & SOLV_USERDATA) {
+		if (end - p < 4 || be32(p) >= 65536 || be32(p) > (size_t)(end - p - 4))
+			return false;
+		p += 4 + be32(p);
+	}
+	if (end - p < 4)
+		return false;
+	uint32_t sizeid = be32(p);
+	p += 4;
+	if (!(flags & SOLV_PREFIX_POOL))
+		return sizeid < 0xf0000000u && sizeid <= (size_t)(end - p);
+	/* the strings, prefix-compressed: numid - 1 entries of a byte (how much of the string
+	 * before to keep, at most all of it) and a NUL-terminated rest, inside the section's
+	 * size, that expand to exactly sizeid bytes (libsolv walks them without a bound) */
+	if (end - p < 4 || be32(p) > (size_t)(end - p - 4))
+		return false;
+	const unsigned char *q = p + 4, *qend = q + be32(p);
+	uint64_t total = 0;
+	size_t prev = 0;
+	for (uint32_t i = 1; i < numid; i++) {
+		const unsigned char *nul =
+		        q < qend ? memchr(q + 1, 0, (size_t)(qend - q - 1)) : NULL;
+		if (!nul || *q > prev)
+			return false;
+		prev = *q + (size_t)(nul - q - 1);
+		total += prev + 1;
+		q = nul + 1;
+	}
+	return q == qend && total == sizeid;
 }

@@ -62,6 +62,9 @@ struct menv_solver {
 	volatile int *cancel; /* non-zero stops a load: MENV_EINTR; or NULL */
 	struct menv_strvec warnings;  /* what the loads skipped, one line each */
 	struct menv_error unreadable; /* why the last record that could not be read was not */
+	/* sparse.c: a cached index, closure or subset read back inconsistent with the JSON
+	 * (cache_suspect), and a load again from the JSON that reads none of them (cache_off) */
+	bool cache_suspect, cache_off;
 	/* requested specs whose name the channels have but no package of which matches
 	 * (`pytorch>=2.0` where there is pytorch 1.13.1): each becomes a job libsolv cannot
 	 * satisfy, so the solve fails with a problem explaining it (mamba's "nothing provides
@@ -160,10 +163,17 @@ void menv_solv_cache_write(const char *path, const struct menv_solv_part *parts,
 /* Maps the cache file at path (a regular file, not followed through a symlink, opened without
  * waiting) when its trailer's checksum matches its bytes: *bytes and *len the bytes before the
  * trailer (give them to menv_solv_cache_unmap). False (nothing mapped) for a missing, short,
- * changed or foreign file. */
+ * changed or foreign file: one not this user's or writable by group or others, or in a folder
+ * not this user's (or root's) or writable by group or others. */
 bool menv_solv_cache_map(const char *path, const char **bytes, size_t *len);
 /* Unmaps what menv_solv_cache_map mapped (bytes NULL: nothing). */
 void menv_solv_cache_unmap(const char *bytes, size_t len);
+/* Whether bytes[0..len) have the header of .solv bytes libsolv's repo_add_solv (0.7.40,
+ * repo_solv.c) reads: "SOLV", version 8 or 9, counts no larger than the bytes could hold, and
+ * a string section whose prefix-compressed entries stay inside it and expand to the size it
+ * gives. Cheap checks before cached bytes reach libsolv, which trusts the strings' layout;
+ * not a proof the rest is sound. */
+bool menv_solv_bytes_plausible(const char *bytes, size_t len);
 
 /* ---- evr.c ----------------------------------------------------------------------------- */
 

@@ -195,6 +195,7 @@ struct deps_ctx {
 	void (*cb)(void *ud, const char *name);
 	void *ud;
 	bool ok;
+	struct name_ctx name;
 };
 
 /* The name of one MatchSpec string s[0..n) as libsolv's pool_conda_matchspec reads it. */
@@ -226,6 +227,8 @@ static void dep_name(struct deps_ctx *c, const char *s, size_t n)
 static size_t on_dep_key(void *ud, const char *s, size_t n, const char *key, size_t kl, size_t vi)
 {
 	struct deps_ctx *c = ud;
+	if (kl == 4 && !memcmp(key, "name", 4))
+		return on_record_key(&c->name, s, n, key, kl, vi);
 	bool deps = (kl == 7 && !memcmp(key, "depends", 7)) ||
 	            (kl == 8 && !memcmp(key, "requires", 8)) ||
 	            (kl == 10 && !memcmp(key, "constrains", 10));
@@ -253,9 +256,12 @@ static size_t on_dep_key(void *ud, const char *s, size_t n, const char *key, siz
 }
 
 bool menv_jsonscan_dep_names(const char *s, size_t n, char *buf, size_t cap,
-                             void (*cb)(void *ud, const char *name), void *ud)
+                             void (*cb)(void *ud, const char *name), void *ud, const char **name,
+                             size_t *namelen)
 {
-	struct deps_ctx c = {buf, cap, cb, ud, true};
+	struct deps_ctx c = {buf, cap, cb, ud, true, {NULL, 0}};
 	walk_object(s, n, skip_ws(s, n, 0), on_dep_key, &c);
+	*name = c.name.name;
+	*namelen = c.name.name ? c.name.namelen : 0;
 	return c.ok;
 }

@@ -42,8 +42,10 @@ int menv_jsonscan_repodata(const char *s, size_t n, menv_jsonscan_cb cb, void *u
  * conda matcher reads a MatchSpec: after the last ':', up to the first of " =<>!~",
  * lower-cased into `buf` (NUL-terminated, truncated to `cap` - 1 bytes). Returns false when
  * a string's name cannot be read that way (a JSON escape, a glob or regex, an empty name, one
- * longer than buf): the caller then cannot know the names it reaches. */
+ * longer than buf): the caller then cannot know the names it reaches. *name and *namelen:
+ * the record's "name" as menv_jsonscan_repodata reports it (NULL and 0: none readable). */
 bool menv_jsonscan_dep_names(const char *s, size_t n, char *buf, size_t cap,
-                             void (*cb)(void *ud, const char *name), void *ud);
+                             void (*cb)(void *ud, const char *name), void *ud, const char **name,
+                             size_t *namelen);
 
 #endif

@@ -623,7 +623,7 @@ int menv_solv_load_full(struct menv_solver *s, struct filerepo *f, struct menv_e
 	size_t len;
 	if (solv_path && menv_solv_cache_map(solv_path, &bytes, &len)) {
 		struct cstream cs = {.map = bytes, .size = len, .cancel = s->cancel};
-		FILE *fp = cs_open(&cs, "r");
+		FILE *fp = menv_solv_bytes_plausible(bytes, len) ? cs_open(&cs, "r") : NULL;
 		if (fp) {
 			if (repo_add_solv(f->repo, fp, 0) == 0) {
 				const char *k = repo_lookup_str(f->repo, SOLVID_META, s->cachekey);

@@ -257,17 +257,29 @@ static bool read_cache(const struct filerepo *f, struct sparse_index *x)
 	ok = ok && fixed <= size && h->nnames == size - fixed;
 	struct srec *recs = (struct srec *)(h + 1);
 	struct sgroup *groups = (struct sgroup *)(recs + (ok ? h->nrecs : 0));
+	/* each group's chain holds exactly its records in file order, as scan_file links them
+	 * (every record then lies in the chain of the group it names, once): the record of a
+	 * group before this one (last, END: none yet) links to it, or the group starts at it */
+	uint32_t *last = ok ? menv_xmalloc(h->ngroups * sizeof(*last)) : NULL;
+	if (ok)
+		memset(last, 0xff, h->ngroups * sizeof(*last));
 	for (size_t i = 0; ok && i < h->nrecs; i++) {
 		const struct srec *r = &recs[i];
-		/* a group's chain runs forward in the file, as scan_file links it */
+		/* in file order, apart (as the scan found them): each after the one before */
 		ok = r->off <= f->size && r->len <= f->size - r->off && r->keyoff <= r->off &&
 		     (r->keylen & ~CONDA_BIT) <= r->off - r->keyoff && r->group < h->ngroups &&
-		     (r->next == END || (r->next > i && r->next < h->nrecs));
+		     (i == 0 || r->keyoff >= recs[i - 1].off + recs[i - 1].len) &&
+		     (last[r->group] == END ? groups[r->group].first : recs[last[r->group]].next) ==
+		             i;
+		if (ok)
+			last[r->group] = (uint32_t)i;
 	}
 	for (size_t g = 0; ok && g < h->ngroups; g++)
 		ok = groups[g].nameoff <= h->nnames &&
 		     groups[g].namelen <= h->nnames - groups[g].nameoff &&
-		     (groups[g].first == END || groups[g].first < h->nrecs);
+		     (g == 0 ? groups[g].namelen == 0 : groups[g].namelen > 0) &&
+		     (last[g] == END ? groups[g].first : recs[last[g]].next) == END;
+	free(last);
 	if (!ok)
 		goto no;
 	x->cmap = (void *)m;
@@ -295,7 +307,7 @@ int menv_solv_sparse_open(struct menv_solver *s, struct filerepo *f, struct menv
 	struct sparse_index *x = menv_xcalloc(1, sizeof(*x));
 	int rc = 0;
 
-	if (!read_cache(f, x)) {
+	if (s->cache_off || !read_cache(f, x)) {
 		menv_solv_sparse_free(x);
 		x = menv_xcalloc(1, sizeof(*x));
 		rc = scan_file(f, x, err);
@@ -318,6 +330,7 @@ int menv_solv_sparse_open(struct menv_solver *s, struct filerepo *f, struct menv
 	x->state = menv_xcalloc(x->nrecs + 1, 1);
 	x->visited = menv_xcalloc(x->ngroups + 1, 1);
 	f->sparse = x;
+	free(f->base);
 	f->base = menv_solv_base_url(f, x->head.has_info ? f->map + x->head.info_off : NULL,
 	                             x->head.has_info ? x->head.info_end - x->head.info_off : 0);
 	return 0;
@@ -568,7 +581,9 @@ static bool read_subset(const char *path, const struct filerepo *f, const uint32
 	          h->key[sizeof(h->key) - 1] == '\0' && !strcmp(h->key, f->key) && h->nwant == nw &&
 	          sz >= sizeof(*h) + nw * sizeof(*want) &&
 	          h->solvlen == sz - sizeof(*h) - nw * sizeof(*want) &&
-	          !memcmp(h + 1, want, nw * sizeof(*want));
+	          !memcmp(h + 1, want, nw * sizeof(*want)) &&
+	          menv_solv_bytes_plausible((const char *)(h + 1) + nw * sizeof(*want),
+	                                    (size_t)h->solvlen);
 	if (!ok) {
 		menv_solv_cache_unmap(m, sz);
 		return false;
@@ -616,12 +631,17 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 	const char *solv;
 	size_t len, size;
 	void *map;
-	if (path && read_subset(path, f, want, nw, &solv, &len, &map, &size)) {
+	if (path && !s->cache_off && read_subset(path, f, want, nw, &solv, &len, &map, &size)) {
 		bool empty = f->repo->nsolvables == 0;
 		rc = menv_solv_add_solv(s, f, solv, len, err);
 		menv_solv_cache_unmap(map, size);
+		/* no more records than wanted (the build from the JSON may drop some, never
+		 * add one); which ones is not checked: a lookup each costs what the load does */
+		if (!rc && empty && (size_t)f->repo->nsolvables > nw)
+			rc = MENV_EPARSE;
 		if (rc && rc != MENV_EINTR && empty) {
-			/* bytes libsolv refuses: read the JSON again (and cache it anew) */
+			/* bytes libsolv refuses, or records that are not the ones wanted: read the
+			 * JSON again (and cache it anew) */
 			repo_empty(f->repo, 1);
 			if (err)
 				*err = (struct menv_error){0};
@@ -631,6 +651,9 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 	if (rc < 0) {
 		struct menv_buf bytes = MENV_BUF_INIT;
 		rc = build_subset(s, f, want, nw, &bytes, err);
+		if (rc && rc != MENV_EINTR && x->cmap)
+			s->cache_suspect =
+			        true; /* the cached index may have named the wrong bytes */
 		if (!rc && path && !menv_solv_cancelled(s->cancel))
 			write_subset(path, f, want, nw, &bytes);
 		if (!rc)
@@ -754,10 +777,13 @@ static bool take_u32s(const char *m, size_t size, size_t *at, uint32_t *out, siz
 	return true;
 }
 
-/* Sets the visited groups and wanted records the walk cached at path under key; false (and
- * nothing set) when it holds no current walk. */
-static bool read_walk(struct menv_solver *s, const char *path, const struct menv_buf *key)
+/* Sets the visited groups and wanted records the walk cached at path under key when they are
+ * what a walk from w's groups (already visited) leaves: those groups among the visited, each
+ * group and record listed once, the records wanted exactly those of the visited groups.
+ * False (and nothing set but w's groups) otherwise. */
+static bool read_walk(const struct walk *w, const char *path, const struct menv_buf *key)
 {
+	struct menv_solver *s = w->s;
 	const char *m;
 	size_t size;
 	if (!menv_solv_cache_map(path, &m, &size))
@@ -768,25 +794,57 @@ static bool read_walk(struct menv_solver *s, const char *path, const struct menv
 	}
 	size_t at = key->len;
 	bool ok = !memcmp(m, key->buf, key->len);
-	/* checked whole first: each file's groups then records, a count before each list */
-	for (int pass = 0; pass < 2 && ok; pass++) {
+	/* checked whole first: each file's groups then records, a count before each list; the
+	 * second pass marks the groups listed 2 (the third sets them back to 1) */
+	for (int pass = 0; pass < 3 && ok; pass++) {
 		at = key->len;
 		for (size_t i = 0; i < s->nfiles && ok; i++) {
 			struct sparse_index *x = s->files[i]->sparse;
+			size_t nchained = 0, nwant = 0;
 			for (int k = 0; x && k < 2 && ok; k++) {
 				uint32_t n = 0, v;
 				ok = take_u32s(m, size, &at, &n, 1);
 				for (uint32_t j = 0; ok && j < n; j++) {
 					ok = take_u32s(m, size, &at, &v, 1) &&
 					     v < (k ? x->nrecs : x->ngroups);
-					if (ok && pass)
-						(k ? x->state : x->visited)[v] = 1;
+					if (!ok || !pass)
+						continue;
+					if (pass == 2) {
+						if (!k)
+							x->visited[v] = 1;
+					} else if (!k) {
+						ok = x->visited[v] != 2;
+						x->visited[v] = 2;
+						for (uint32_t r = x->groups[v].first; r != END;
+						     r = x->recs[r].next)
+							nchained++;
+					} else {
+						ok = !x->state[v] &&
+						     x->visited[x->recs[v].group] == 2;
+						x->state[v] = 1;
+						nwant++;
+					}
 				}
 			}
+			ok = ok && (pass != 1 || nwant == nchained);
 		}
 		ok = ok && at == size;
+		for (size_t k = 0; ok && pass == 1 && k < w->n; k += 2)
+			ok = s->files[w->todo[k]]->sparse->visited[w->todo[k + 1]] == 2;
 	}
 	menv_solv_cache_unmap(m, size);
+	if (!ok) {
+		/* as before: nothing wanted, w's groups visited */
+		for (size_t i = 0; i < s->nfiles; i++) {
+			struct sparse_index *x = s->files[i]->sparse;
+			if (x) {
+				memset(x->state, 0, x->nrecs);
+				memset(x->visited, 0, x->ngroups);
+			}
+		}
+		for (size_t k = 0; k < w->n; k += 2)
+			s->files[w->todo[k]]->sparse->visited[w->todo[k + 1]] = 1;
+	}
 	return ok;
 }
 
@@ -815,8 +873,10 @@ static void write_walk(const struct menv_solver *s, const char *path, const stru
 	menv_buf_release(&b);
 }
 
-int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request *req,
-                          struct menv_error *err)
+/* menv_solv_sparse_load's closure and read; start_fresh: nothing was read sparsely before
+ * (an inconsistent cache then stops it early: MENV_EPARSE with s->cache_suspect). */
+static int load_closure(struct menv_solver *s, const struct menv_solve_request *req,
+                        bool start_fresh, struct menv_error *err)
 {
 	Pool *pool = s->pool;
 	struct walk w = {.s = s};
@@ -829,7 +889,7 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 		any = any || s->files[i]->sparse;
 	if (!any)
 		return 0;
-	bool fresh = walk_fresh(s);
+	bool fresh = start_fresh;
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (s->files[i]->sparse && s->files[i]->sparse->groups[0].first != END)
 			visit(&w, i, 0);
@@ -860,7 +920,7 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 	struct menv_buf key = MENV_BUF_INIT;
 	char *wpath = fresh && !w.all ? walk_key(&w, &key) : NULL;
 	fresh = wpath != NULL;
-	if (fresh && read_walk(s, wpath, &key)) {
+	if (fresh && !s->cache_off && read_walk(&w, wpath, &key)) {
 		w.n = 0; /* the cached closure: its groups visited, its records wanted */
 		fresh = false;
 	}
@@ -876,10 +936,23 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 			if (!x->state[r])
 				x->state[r] = 1;
 			bytes.len = 0;
-			if (!pread_add(f, x->recs[r].off, x->recs[r].len, &bytes) ||
+			const char *name = NULL;
+			size_t namelen = 0;
+			bool read = pread_add(f, x->recs[r].off, x->recs[r].len, &bytes);
+			if (!read ||
 			    !menv_jsonscan_dep_names(bytes.buf, bytes.len, buf, sizeof(buf), reach,
-			                             &w))
+			                             &w, &name, &namelen))
 				w.all = true; /* read everything: the whole load says what is wrong */
+			/* the record is one of its group's name (group 0: of none readable), as the
+			 * scan found it; else the index, cached, is not the JSON's */
+			const struct sgroup *gr = &x->groups[g];
+			if (x->cmap &&
+			    (!read || (g ? namelen != gr->namelen ||
+			                               memcmp(name, x->names + gr->nameoff, namelen)
+			                 : name && namelen))) {
+				s->cache_suspect = true;
+				w.all = true;
+			}
 		}
 	}
 	if (fresh && !w.all && !menv_solv_cancelled(s->cancel))
@@ -888,6 +961,8 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 	menv_buf_release(&key);
 	free(w.todo);
 	menv_buf_release(&bytes);
+	if (s->cache_suspect && start_fresh)
+		return MENV_EPARSE; /* menv_solv_sparse_load reads it all again from the JSON */
 	if (w.all)
 		return menv_solv_sparse_load_all(s, err);
 	for (size_t i = 0; i < s->nfiles && !rc; i++)
@@ -895,5 +970,50 @@ int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request
 			rc = read_wanted(s, s->files[i], err);
 	s->pip_added = false; /* python's records may be new */
 	s->prepared = false;  /* and whatprovides stale */
+	return rc;
+}
+
+int menv_solv_sparse_load(struct menv_solver *s, const struct menv_solve_request *req,
+                          struct menv_error *err)
+{
+	bool any = false;
+	for (size_t i = 0; i < s->nfiles; i++)
+		any = any || s->files[i]->sparse;
+	bool fresh = any && walk_fresh(s);
+	size_t nwarn = s->warnings.n;
+	bool *was = menv_xcalloc(s->nfiles + 1, sizeof(*was));
+	for (size_t i = 0; i < s->nfiles; i++)
+		was[i] = s->files[i]->sparse != NULL;
+	s->cache_suspect = false;
+	int rc = load_closure(s, req, fresh, err);
+	if (fresh && s->cache_suspect && rc != MENV_EINTR && !menv_solv_cancelled(s->cancel)) {
+		/* a cache read back inconsistent with the JSON counts as none: what a cold run
+		 * does, from the JSON of every file this load read sparsely (caches written anew) */
+		if (err)
+			*err = (struct menv_error){0};
+		while (s->warnings.n > nwarn)
+			free(s->warnings.v[--s->warnings.n]);
+		s->cache_off = true;
+		s->cache_suspect = false;
+		rc = 0;
+		/* last first: each repo's records were added after the one's before, at the
+		 * pool's end, which then shrinks back to where it was */
+		for (size_t i = s->nfiles; i-- > 0;)
+			if (was[i])
+				repo_empty(s->files[i]->repo, 1);
+		for (size_t i = 0; i < s->nfiles && !rc; i++) {
+			struct filerepo *f = s->files[i];
+			if (!was[i])
+				continue;
+			menv_solv_sparse_free(f->sparse);
+			f->sparse = NULL;
+			rc = menv_solv_sparse_open(s, f, err);
+		}
+		if (!rc)
+			rc = load_closure(s, req, true, err);
+		s->cache_off = false;
+	}
+	s->cache_suspect = false;
+	free(was);
 	return rc;
 }

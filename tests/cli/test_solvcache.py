@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""cli.solvcache_<case>: the solve caches read back (issue 22: no half state, no wrong results),
+one case each (python3 test_solvcache.py MENV SHARED CASE). Each crafted file carries a valid
+checksum (test_attack7's helper: solver/cachefile.c's), so it passes the check a flipped byte
+fails; the rule: a cache that cannot be read back consistently counts as no cache, the
+command gives exactly the cold run's answer (exit 0) and writes the cache again.
+
+- cache_inbounds: damage that stays inside every bound: a `.solv.names` whose two group
+  names of the same length are swapped (the index sends `dependent` to versioned's records:
+  "nothing provides" before), whose record offsets are each a byte late (a parse error
+  before), a `.solv.subN` whose .solv bytes hold records the request did not want (the whole
+  channel's: its answer from records beyond the closure), a `.solv.walkN` whose closure names
+  no record (the solve saw no package before). Each: the cold answer, the file rewritten.
+- cache_foreign: the trust boundary (ssh's StrictModes): cache files writable by group or
+  others, owned by another user (as root: chown), or in a folder writable by group or
+  others (sticky or not) are not read: the cold answer, each written again (a new file,
+  this user's, 0644); this user's 0644 files in a 0755 folder are read, none written.
+- solv_header: a `.solv` (full load) whose prefix-compressed string section says more
+  strings than its bytes hold (libsolv walks them without a bound), and one whose id count
+  is larger than the file: the cold answer, the file rewritten.
+"""
+import glob
+import os
+import struct
+import sys
+
+import menvtest
+from test_attack7 import COLD, HEAD, SGROUP, dry_run, names_fields, rec_at, seal, \
+    test_channel, unseal
+
+
+def cache_files(t, pat):
+    return sorted(glob.glob(os.path.join(t.pkgs, "cache", pat)))
+
+
+def clear_cache(t):
+    for f in glob.glob(os.path.join(t.pkgs, "cache", "*")):
+        os.unlink(f)
+
+
+def group_names(body):
+    """[(offset of the group's entry, name)] of a .solv.names body."""
+    nrecs, ngroups, nnames = names_fields(body)
+    groups = HEAD + 48 + nrecs * 32
+    names = groups + ngroups * SGROUP
+    out = []
+    for g in range(ngroups):
+        off, ln = struct.unpack_from("<QI", body, groups + g * SGROUP)
+        out.append((groups + g * SGROUP, bytes(body[names + off:names + off + ln])))
+    return out
+
+
+def swap_names(body):
+    """the name entries (offset, length) of `dependent` and `versioned` swapped."""
+    at = {n: o for o, n in group_names(body)}
+    a, b = at.get(b"dependent"), at.get(b"versioned")
+    if a is None or b is None:
+        return False
+    ea, eb = bytes(body[a:a + 12]), bytes(body[b:b + 12])
+    body[a:a + 12], body[b:b + 12] = eb, ea
+    return True
+
+
+def shift_records(body):
+    """every record's value a byte later and a byte shorter (in bounds, in file order)."""
+    for i in range(names_fields(body)[0]):
+        off, = struct.unpack_from("<Q", body, rec_at(i) + 8)
+        ln, = struct.unpack_from("<I", body, rec_at(i) + 20)
+        struct.pack_into("<Q", body, rec_at(i) + 8, off + 1)
+        struct.pack_into("<I", body, rec_at(i) + 20, ln - 1)
+    return True
+
+
+def inbounds_names(t, chan, change, what):
+    clear_cache(t)
+    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
+    files = cache_files(t, "*.solv.names")
+    if not t.eq(len(files), 1, "%s: one .solv.names" % what):
+        return
+    body = unseal(files[0])
+    if not t.check(body is not None and change(body), "%s: crafted" % what):
+        return
+    seal(files[0], body)
+    # the closure (.walkN) and records (.subN) cached would spare the index
+    for f in cache_files(t, "*.solv.walk*") + cache_files(t, "*.solv.sub*"):
+        os.unlink(f)
+    with open(files[0], "rb") as fh:
+        crafted = fh.read()
+    t.eq(dry_run(t, chan, "sparse", "%s: warm" % what, timeout=20), COLD,
+         "%s: the warm answer is the cold one" % what)
+    with open(files[0], "rb") as fh:
+        t.check(fh.read() != crafted, "%s: the index written again" % what)
+    t.eq(dry_run(t, chan, "sparse", "%s: again" % what, timeout=20), COLD,
+         "%s: and again, from the index written anew" % what)
+
+
+def case_cache_inbounds(t):
+    chan = test_channel(t)
+    inbounds_names(t, chan, swap_names, "two group names swapped")
+    inbounds_names(t, chan, shift_records, "record offsets a byte late")
+
+    # a .subN holding every record of the channel (its full .solv's bytes)
+    what = "a subset holding records not wanted"
+    clear_cache(t)
+    t.eq(dry_run(t, chan, "full", "%s: full cold" % what), COLD, "%s: the full answer" % what)
+    solv = cache_files(t, "*.solv")
+    full = unseal(solv[0]) if len(solv) == 1 else None
+    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
+    subs = cache_files(t, "*.solv.sub*")
+    if t.check(full is not None and len(subs) == 1, "%s: one .solv and one .subN" % what):
+        body = unseal(subs[0])
+        nwant, solvlen = struct.unpack_from("<2Q", body, HEAD)
+        t.check(len(full) > solvlen, "%s: the full .solv holds more" % what)
+        del body[len(body) - solvlen:]
+        body.extend(full)
+        struct.pack_into("<Q", body, HEAD + 8, len(full))
+        seal(subs[0], body)
+        with open(subs[0], "rb") as fh:
+            crafted = fh.read()
+        t.eq(dry_run(t, chan, "sparse", "%s: warm" % what), COLD,
+             "%s: the warm answer is the cold one" % what)
+        with open(subs[0], "rb") as fh:
+            t.check(fh.read() != crafted, "%s: the subset written again" % what)
+
+    # a .walkN that wants no record: every count 0 after the key
+    what = "a closure of no record"
+    clear_cache(t)
+    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
+    walks = cache_files(t, "*.solv.walk*")
+    if t.eq(len(walks), 1, "%s: one .walkN" % what):
+        body = unseal(walks[0])
+        subs = cache_files(t, "*.solv.sub*")
+        sub = unseal(subs[0]) if len(subs) == 1 else None
+        # the closure ends with the noarch file's wanted records, a count and the indexes
+        # the subset lists too: want none
+        nwant = struct.unpack_from("<Q", sub, HEAD)[0] if sub else 0
+        tail = struct.pack("<I", nwant) + bytes(sub[HEAD + 16:HEAD + 16 + 4 * nwant]) \
+            if sub else b"?"
+        if t.check(nwant > 0 and bytes(body).endswith(tail), "%s: the layout found" % what):
+            del body[len(body) - len(tail):]
+            body.extend(struct.pack("<I", 0))
+            seal(walks[0], body)
+            os.unlink(subs[0])
+            t.eq(dry_run(t, chan, "sparse", "%s: warm" % what), COLD,
+                 "%s: the warm answer is the cold one" % what)
+            t.check(unseal(walks[0]) != body, "%s: the closure written again" % what)
+
+
+def case_cache_foreign(t):
+    chan = test_channel(t)
+    cache = os.path.join(t.pkgs, "cache")
+    clear_cache(t)
+    t.eq(dry_run(t, chan, "full", "cold, full"), COLD, "the cold answer (full)")
+    t.eq(dry_run(t, chan, "sparse", "cold, sparse"), COLD, "the cold answer (sparse)")
+    files = cache_files(t, "*.solv*")
+    kinds = sorted(os.path.basename(f).split(".solv")[1] for f in files)
+    t.eq([k.rstrip("0123456789") for k in kinds], ["", ".names", ".sub", ".walk"],
+         "a .solv, an index, a subset and a closure")
+
+    def inodes():
+        return {f: os.stat(f).st_ino for f in cache_files(t, "*.solv*")}
+
+    def warm(what):
+        t.eq(dry_run(t, chan, "full", "%s, full" % what), COLD, "%s: the cold answer" % what)
+        t.eq(dry_run(t, chan, "sparse", "%s, sparse" % what), COLD,
+             "%s: the cold answer (sparse)" % what)
+
+    # this user's files, 0644, in a 0755 folder: read as they are, none written again
+    before = inodes()
+    warm("trusted")
+    t.eq(inodes(), before, "trusted caches are read, not written again")
+    cases = [("group-writable files", lambda p: os.chmod(p, 0o664), None),
+             ("world-writable files", lambda p: os.chmod(p, 0o646), None),
+             ("a group-writable folder", None, 0o775),
+             ("a world-writable sticky folder", None, 0o1777)]
+    if os.geteuid() == 0:
+        cases.append(("files of another user", lambda p: os.chown(p, 65534, 65534), None))
+    for what, on_file, dir_mode in cases:
+        for f in cache_files(t, "*.solv*"):
+            if on_file:
+                on_file(f)
+        os.chmod(cache, dir_mode or 0o755)
+        before = inodes()
+        warm(what)
+        after = inodes()
+        os.chmod(cache, 0o755)
+        t.check(all(after.get(f) != ino for f, ino in before.items()),
+                "%s: not read, every cache written again" % what, (before, after))
+        for f in cache_files(t, "*.solv*"):
+            st = os.stat(f)
+            t.check(st.st_uid == os.geteuid() and st.st_mode & 0o777 == 0o644,
+                    "%s: %s written as this user's, 0644" % (what, os.path.basename(f)))
+
+
+def craft_solv(t, chan, what, change):
+    clear_cache(t)
+    t.eq(dry_run(t, chan, "full", "%s: cold" % what), COLD, "%s: the cold answer" % what)
+    solv = cache_files(t, "*.solv")
+    if not t.eq(len(solv), 1, "%s: one .solv" % what):
+        return
+    body = unseal(solv[0])
+    t.eq(bytes(body[:4]), b"SOLV", "%s: libsolv's bytes" % what)
+    change(body)
+    seal(solv[0], body)
+    with open(solv[0], "rb") as fh:
+        crafted = fh.read()
+    t.eq(dry_run(t, chan, "full", "%s: warm" % what), COLD,
+         "%s: the warm answer is the cold one" % what)
+    with open(solv[0], "rb") as fh:
+        t.check(fh.read() != crafted, "%s: the .solv written again" % what)
+
+
+def more_strings(body):
+    # header: SOLV, version, numid, numrel, numdir, numsolv, numkeys, numschemata, flags
+    numid, = struct.unpack_from(">I", body, 8)
+    flags, = struct.unpack_from(">I", body, 32)
+    t_at = 36 + (4 + struct.unpack_from(">I", body, 36)[0] if flags & 16 else 0)
+    # the prefix section's size cut to 2 bytes: numid - 1 entries cannot fit
+    struct.pack_into(">I", body, t_at + 4, 2)
+    struct.pack_into(">I", body, 8, numid + 1000)
+
+
+def huge_ids(body):
+    struct.pack_into(">I", body, 8, len(body) + 1)
+
+
+def case_solv_header(t):
+    chan = test_channel(t)
+    craft_solv(t, chan, "a string section shorter than its entries", more_strings)
+    craft_solv(t, chan, "an id count larger than the file", huge_ids)
+
+
+def body(t, case):
+    getattr(sys.modules[__name__], "case_" + case)(t)
+
+
+if __name__ == "__main__":
+    menvtest.main(body)
