@@ -695,8 +695,8 @@ static int url_fragment_hash(struct menv_lockfile *lf, struct menv_lock_package 
  * or sha256 that is not 32 or 64 hex digits can match no file. Refused for every format,
  * naming the entry (its index in lf->pkgs in *bad). `printable`: every text is known to be
  * printable ASCII (read by menv_lock_scan), only the hashes are looked at. */
-static int check_entry_text(struct menv_lockfile *lf, const char *src, bool printable,
-                            size_t *bad, struct menv_error *err)
+static int check_entry_text(struct menv_lockfile *lf, const char *src, bool printable, size_t *bad,
+                            struct menv_error *err)
 {
 	for (size_t i = 0; i < lf->npkgs; i++) {
 		*bad = i;
