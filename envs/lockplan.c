@@ -11,6 +11,7 @@
  * PrefixRecords are the same whether the cache was cold or warm. Also the pip request of a
  * lock's pip entries.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,95 @@ out:
 	menv_strmap_clear(&seen);
 	menv_strmap_clear(&urls);
 	return rc;
+}
+
+/* A non-empty string o[k], or NULL. */
+static const char *jhash(json_t *o, const char *k)
+{
+	const char *s = jstr(o, k);
+	return s && *s ? s : NULL;
+}
+
+/* Whether the package-cache entry `j` (an info/repodata_record.json) is the package of record
+ * r, which gives both hashes, and r has one of them wrong: one hash the same, the other not
+ * (the same sha256 is the same file; the same md5 too, as good as). Then an error naming the
+ * wrong one. A cache entry with another package of the same file name (both differ) is not
+ * this one: the fetch replaces it. */
+static int hashes_disagree(const struct menv_record *r, json_t *j, const char *dir,
+                           struct menv_error *err)
+{
+	const char *hs = jhash(j, "sha256"), *hm = jhash(j, "md5");
+	if (!hs || !hm)
+		return 0;
+	bool sha = !strcasecmp(hs, r->sha256), md5 = !strcasecmp(hm, r->md5);
+	if (sha == md5)
+		return 0;
+	return menv_error_set(err, MENV_ECHECKSUM,
+	                      "lockfile entry '%s %s %s': its %s %s is not the package's (%s: "
+	                      "'%s' in the package cache has the entry's %s)",
+	                      r->name, r->version, r->build, sha ? "md5" : "sha256",
+	                      sha ? r->md5 : r->sha256, sha ? hm : hs, dir, sha ? "sha256" : "md5");
+}
+
+int menv_lockrecs_check_cache(const char *pkgs_dir, const struct menv_strvec *dirs,
+                              const struct menv_lockrecs *l, const struct menv_record *const *link,
+                              const bool *cached, size_t n, struct menv_error *err)
+{
+	size_t *todo = menv_xcalloc(n + 1, sizeof(*todo)), nt = 0, ndirs = dirs ? dirs->n : 0;
+	int rc = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct menv_record *r = link[k];
+		if (!cached[k] && r >= l->recs && r < l->recs + l->n && r->md5 && r->sha256)
+			todo[nt++] = k;
+	}
+	/* the entries of dirs, then pkgs_dir, each listed once: a lock of 100,000 packages that
+	 * no cache holds costs a readdir a cache, not 100,000 failed opens */
+	for (size_t c = 0; nt && c <= ndirs && !rc; c++) {
+		const char *dir = c < ndirs ? dirs->v[c] : pkgs_dir;
+		bool again = false;
+		for (size_t q = 0; q < c && !again; q++)
+			again = !strcmp(dirs->v[q], dir);
+		DIR *d = again ? NULL : opendir(dir);
+		if (!d)
+			continue;
+		struct menv_strset names = MENV_STRSET_INIT;
+		for (struct dirent *e; (e = readdir(d));)
+			menv_strset_add(&names, e->d_name);
+		closedir(d);
+		for (size_t q = 0; q < nt && !rc; q++) {
+			const struct menv_record *r = link[todo[q]];
+			char *path = menv_pkgcache_dir(dir, r);
+			if (menv_strset_has(&names, strrchr(path, '/') + 1)) {
+				char *rpath = menv_xasprintf("%s/info/repodata_record.json", path);
+				json_t *j = menv_pkgmeta_load(rpath, NULL); /* read-only */
+				rc = hashes_disagree(r, j, path, err);
+				if (rc)
+					entry_error(l->src, l->pkgs[r - l->recs], rc, err);
+				json_decref(j);
+				free(rpath);
+			}
+			free(path);
+		}
+		menv_strset_clear(&names);
+	}
+	free(todo);
+	return rc;
+}
+
+void menv_lockrecs_fetch_error(const struct menv_lockrecs *l, struct menv_error *err)
+{
+	/* a checksum error names the package file: the entry's line goes first */
+	for (size_t i = 0; err->code == MENV_ECHECKSUM && i < l->n; i++) {
+		char *q = menv_xasprintf("'%s'", l->recs[i].fn);
+		bool named = strstr(err->msg, q) != NULL;
+		free(q);
+		if (named) {
+			entry_error(l->src, l->pkgs[i], err->code, err);
+			return;
+		}
+	}
+	menv_error_prefix(err, "while fetching the packages of '%s'", l->src);
 }
 
 /* Each light record of l (but the skipped) given its JSON, as the fetch, the cache and

@@ -892,6 +892,10 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	menv_pkgcache_has_each(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link, t->nlink,
 	                       t->cached, t->here);
 	t->plan.cached = t->cached;
+	if (is_lock(k) &&
+	    (rc = menv_lockrecs_check_cache(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, &t->lr,
+	                                    t->link, t->cached, t->nlink, err)))
+		return rc;
 	if (is_lock(k)) /* a lock without sizes: the servers say what the fetch will download */
 		menv_lockrecs_sizes(t->o.cfg, t->link, t->cached, t->nlink);
 	classify(t);
@@ -957,6 +961,8 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	fo.lock_waiting = waiting;
 	fo.lock_waiting_ud = t;
 	fo.intact = t->here;
+	/* every hash a lock gives must be the package's (conda checks only the sha256) */
+	fo.all_hashes = is_lock(t->o.kind);
 	for (size_t i = 0; i < t->nlink; i++)
 		recs[i] = (struct menv_record *)t->link[i];
 	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);
@@ -966,7 +972,7 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	                              err);
 	free(recs);
 	if (rc && is_lock(t->o.kind))
-		menv_error_prefix(err, "while fetching the packages of '%s'", t->o.file);
+		menv_lockrecs_fetch_error(&t->lr, err);
 	/* records from a lock are completed from the packages' own info/ (the relinked noarch
 	 * records made from PrefixRecords are complete already) */
 	if (!rc && is_lock(t->o.kind))

@@ -96,6 +96,21 @@ int menv_lockrecs_build(const struct menv_config *cfg, const char *src,
  * will download; the download then verifies it. Offline: nothing is asked. */
 void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_record **link,
                          const bool *cached, size_t n);
+/* After the plan found which of the records `link` (n, those of `l` among them) the package
+ * caches hold (`cached`): each record of `l` not held there that gives both an md5 and a
+ * sha256 is compared with a cache entry of its name (<dir>/<dist>/info/repodata_record.json
+ * in `dirs`, then `pkgs_dir`; each folder listed once): one hash the same and the other not
+ * is the package with a wrong hash in the lock. MENV_ECHECKSUM "SRC:LINE: lockfile entry
+ * 'N V B': its md5 X is not the package's (Y: ...)", naming the wrong hash; nothing is
+ * written. Conda 26.7.1 checks only the sha256 of a download that has both and records the
+ * lock's md5 as it is (its explicit lines give one hash). */
+int menv_lockrecs_check_cache(const char *pkgs_dir, const struct menv_strvec *dirs,
+                              const struct menv_lockrecs *l, const struct menv_record *const *link,
+                              const bool *cached, size_t n, struct menv_error *err);
+/* The fetch of l's packages failed with `err`: "SRC:LINE: " before a checksum error that
+ * names the package file of one of them (its lock entry's line), else "while fetching the
+ * packages of 'SRC': ". */
+void menv_lockrecs_fetch_error(const struct menv_lockrecs *l, struct menv_error *err);
 /* Before the fetch: gives each record but the skipped its JSON (the lock entry's fields, as
  * a PackageRecord; the size a server reported kept), then keeps aside a
  * repodata_record.json that a solve left in the cache for the same file (it knows patched

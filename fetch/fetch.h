@@ -76,6 +76,10 @@ struct menv_fetch_opts {
 	 * (menv_pkgcache_has_each's `here`): its files are not stat'ed again there (its
 	 * info/repodata_record.json is still read and compared). Borrowed. */
 	const bool *intact;
+	/* true: a package file is checked against every hash its record gives (md5 and sha256),
+	 * not only the sha256: the records are a lockfile's, whose hashes a person may have
+	 * edited (issue 22). Costs an md5 of each download. */
+	bool all_hashes;
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
 	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
 	 * unknown), transfers finished and in all, and the transfers running now (`running`,
@@ -230,10 +234,12 @@ typedef void (*menv_fetch_cb)(void *ud, enum menv_fetch_event ev, const struct m
  *     counts as well): kept, and a hash or size the record has and its repodata_record.json
  *     lacks is added there (best effort);
  *   - else `<pkgs>/<fn>`, or `<fn>` in another entry of o->pkgs_dirs, present with the right
- *     hash: extracted into `pkgs_dir` (a stale file elsewhere is left alone);
+ *     hash: extracted into `pkgs_dir` (a stale file is left alone until a verified download
+ *     replaces it; with o->all_hashes a `<pkgs>/<fn>` that one of the record's hashes names
+ *     and the other not fails the fetch: MENV_ECHECKSUM, nothing changed);
  *   - else downloaded from r->url (with the credentials of r->channel, if any) to
  *     `<pkgs>/<fn>.partial` while hashing, verified against the record's sha256 (md5 when only
- *     md5 is known) and size, then renamed into place. A `.partial` left by an interrupted run
+ *     md5 is known; both with o->all_hashes) and size, then renamed into place. A `.partial` left by an interrupted run
  *     is continued with a Range request when the record's size or hash is known (and fetched
  *     again from byte 0 if the result does not verify).
  * All downloads run through one libcurl multi handle, `threads` at a time, with the retries

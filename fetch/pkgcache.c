@@ -291,24 +291,30 @@ bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
 	return ok;
 }
 
-/* Compares a file's hashes with the record. Returns 0 or MENV_ECHECKSUM naming both. */
+/* Compares a file's hashes with the record: its sha256 (md5 where it has no sha256, and its
+ * md5 too where `all`: a lockfile's entry, every hash of which must be the file's), then its
+ * size. Returns 0 or MENV_ECHECKSUM naming both. `h` holds an md5 where one is compared. */
 static int verify_from(const struct menv_record *r, const struct menv_hashes *h, const char *from,
-                       struct menv_error *err)
+                       bool all, struct menv_error *err)
 {
 	char src[1024] = "";
+	bool sha_ok = !r->sha256 || !strcasecmp(r->sha256, h->sha256);
 
 	if (from)
 		snprintf(src, sizeof(src), " from '%s'", from);
-	if (r->sha256 && strcasecmp(r->sha256, h->sha256))
-		return menv_error_set(err, MENV_ECHECKSUM,
-		                      "sha256 mismatch for '%s'%s: expected "
-		                      "%s, got %s",
-		                      r->fn, src, r->sha256, h->sha256);
-	if (!r->sha256 && r->md5 && strcasecmp(r->md5, h->md5))
+	if (!sha_ok)
+		return menv_error_set(
+		        err, MENV_ECHECKSUM,
+		        "sha256 mismatch for '%s'%s: expected "
+		        "%s, got %s%s",
+		        r->fn, src, r->sha256, h->sha256,
+		        all && r->md5 && !strcasecmp(r->md5, h->md5) ? " (its md5 matches)" : "");
+	if ((!r->sha256 || all) && r->md5 && strcasecmp(r->md5, h->md5))
 		return menv_error_set(err, MENV_ECHECKSUM,
 		                      "md5 mismatch for '%s'%s: expected %s, "
-		                      "got %s",
-		                      r->fn, src, r->md5, h->md5);
+		                      "got %s%s",
+		                      r->fn, src, r->md5, h->md5,
+		                      r->sha256 ? " (its sha256 matches)" : "");
 	if (r->size >= 0 && r->size != h->size)
 		return menv_error_set(err, MENV_ECHECKSUM,
 		                      "size mismatch for '%s'%s: expected "
@@ -317,9 +323,10 @@ static int verify_from(const struct menv_record *r, const struct menv_hashes *h,
 	return 0;
 }
 
-static int verify(const struct menv_record *r, const struct menv_hashes *h, struct menv_error *err)
+static int verify(const struct menv_record *r, const struct menv_hashes *h, bool all,
+                  struct menv_error *err)
 {
-	return verify_from(r, h, NULL, err);
+	return verify_from(r, h, NULL, all, err);
 }
 
 static int append_url(const char *pkgs, const char *url, struct menv_error *err)
@@ -429,24 +436,35 @@ out:
 	return rc;
 }
 
-/* Whether `<pkgs>/<fn>` is there with the record's checksums; a stale one is removed. */
-static int have_verified_file(const char *file, const struct menv_record *r, bool *ok,
+/* Whether `<pkgs>/<fn>` is there with the record's checksums (each of them where `all`). A
+ * regular file that differs stays until a verified download is renamed over it (a failed
+ * one leaves the cache as it was); anything else there is removed. With `all`, a file that
+ * one of the record's two hashes names and the other does not is the package, and the record
+ * (a lockfile's entry) is wrong: MENV_ECHECKSUM, the file kept. */
+static int have_verified_file(const char *file, const struct menv_record *r, bool all, bool *ok,
                               struct menv_hashes *h, struct menv_error *err)
 {
-	struct menv_error ignored;
+	struct menv_error ignored, v = {0};
 	struct stat st;
 	int rc = 0;
 
 	*ok = false;
 	if (lstat(file, &st) < 0)
 		return 0;
-	if (S_ISREG(st.st_mode) && (rc = menv_hash_file(file, h, &ignored)) == MENV_EINTR)
+	if (!S_ISREG(st.st_mode))
+		return menv_fetch_rmtree(file, err); /* fetched again */
+	if ((rc = menv_hash_file(file, h, &ignored)) == MENV_EINTR)
 		return menv_error_set(err, MENV_EINTR, "%s", ignored.msg); /* the file stays */
-	if (S_ISREG(st.st_mode) && rc == 0 && verify(r, h, &ignored) == 0) {
+	if (rc == 0 && verify(r, h, all, &v) == 0) {
 		*ok = true;
 		return 0;
 	}
-	return menv_fetch_rmtree(file, err); /* stale or corrupt: fetched again */
+	if (rc == 0 && all && r->sha256 && r->md5 &&
+	    !strcasecmp(r->sha256, h->sha256) != !strcasecmp(r->md5, h->md5)) {
+		*err = v; /* verify's message, naming the record's wrong hash */
+		return v.code;
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -536,7 +554,7 @@ static int partial_restart(void *ud)
 		return -1;
 	if (d->hashing)
 		menv_hasher_release(&d->h);
-	menv_hasher_init_md5(&d->h, !d->r->sha256 || !d->r->md5);
+	menv_hasher_init_md5(&d->h, !d->r->sha256 || !d->r->md5 || d->pool->o->all_hashes);
 	d->hashing = true;
 	return 0;
 }
@@ -557,7 +575,7 @@ static int open_partial(struct dl *d, int64_t *offset, struct menv_error *err)
 		return menv_error_sys(err, MENV_EIO, "cannot create '%s'", d->tmp);
 	/* md5 too only where the record lacks one of the two (0.4 s of CPU for the 180 MB of
 	 * the toolchain environment) */
-	menv_hasher_init_md5(&d->h, !r->sha256 || !r->md5);
+	menv_hasher_init_md5(&d->h, !r->sha256 || !r->md5 || d->pool->o->all_hashes);
 	d->hashing = true;
 	if (fstat(d->fd, &st) < 0)
 		return menv_error_sys(err, MENV_EIO, "cannot stat '%s'", d->tmp);
@@ -682,7 +700,7 @@ static int dl_done(void *ud, struct menv_xfer *x)
 		goto out;
 	}
 	d->fd = -1;
-	rc = verify_from(d->r, &h, x->shown, &err);
+	rc = verify_from(d->r, &h, x->shown, d->pool->o->all_hashes, &err);
 	if (!rc && d->oci_sha256 && strcmp(d->oci_sha256, h.sha256))
 		rc = menv_error_set(&err, MENV_ECHECKSUM,
 		                    "sha256 mismatch for '%s' from '%s': its oci digest is %s, got "
@@ -777,9 +795,10 @@ static bool read_only_has(const struct menv_strvec *dirs, const char *pkgs,
 }
 
 /* The first entry of `dirs` other than `pkgs` holding the record's package file with its
- * checksums (hashes into *h), or NULL. Borrowed from `dirs`. A stale file stays there. */
+ * checksums (each of them where `all`; hashes into *h), or NULL. Borrowed from `dirs`. A
+ * stale file stays there. */
 static const char *read_only_file(const struct menv_strvec *dirs, const char *pkgs,
-                                  const struct menv_record *r, struct menv_hashes *h)
+                                  const struct menv_record *r, bool all, struct menv_hashes *h)
 {
 	struct menv_error ignored;
 
@@ -789,7 +808,8 @@ static const char *read_only_file(const struct menv_strvec *dirs, const char *pk
 		char *file = menv_xasprintf("%s/%s", dirs->v[i], r->fn);
 		struct stat st;
 		bool ok = stat(file, &st) == 0 && S_ISREG(st.st_mode) &&
-		          menv_hash_file(file, h, &ignored) == 0 && verify(r, h, &ignored) == 0;
+		          menv_hash_file(file, h, &ignored) == 0 &&
+		          verify(r, h, all, &ignored) == 0;
 		free(file);
 		if (ok)
 			return dirs->v[i];
@@ -1149,7 +1169,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 			continue;
 		}
 		free(dir);
-		rc = have_verified_file(file, r, &have, &h, &e);
+		rc = have_verified_file(file, r, o->all_hashes, &have, &h, &e);
 		if (!rc && !have && !r->url)
 			rc = menv_error_set(&e, MENV_ENOTFOUND, "no URL to download '%s' from",
 			                    r->fn);
@@ -1158,7 +1178,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 			free(file);
 			break;
 		}
-		if (!have && (ro = read_only_file(o->pkgs_dirs, pkgs_dir, r, &h)))
+		if (!have && (ro = read_only_file(o->pkgs_dirs, pkgs_dir, r, o->all_hashes, &h)))
 			have = true;
 		if (have) {
 			enqueue(&p, r, &h, ro);

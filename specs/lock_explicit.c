@@ -131,6 +131,20 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 		if (!rc && !strstr(s, "://"))
 			rc = menv_error_set(err, MENV_EPARSE, "%s:%zu: '%s' is not a package URL",
 			                    src, lineno, s);
+		/* "x.conda?token=...": conda 26.7.1 refuses it ("ParseError: Could not parse
+		 * explicit URL", its pattern ends the file name at '#' or the line's end), and a
+		 * query would reach the records and exports; the query is not shown (a token) */
+		char *query = rc ? NULL : strchr(s, '?');
+		if (query) {
+			*query = '\0';
+			rc = menv_error_set(
+			        err, MENV_EPARSE,
+			        "%s:%zu: the URL '%s' has a query (not shown): an explicit "
+			        "lockfile's URL takes none (conda cannot read it either); a "
+			        "channel's token or password goes in its URL in .condarc, or in "
+			        "~/.netrc",
+			        src, lineno, s);
+		}
 		char *n = NULL, *v = NULL, *b = NULL;
 		const char *dash[3];
 		bool split = !rc && menv_lock_split_in_place(s, dash);

@@ -82,10 +82,9 @@ static int pixi_add(struct menv_lockfile *lf, json_t *e, size_t k, const char *k
 		if (!p->name && !strcmp(kind, "conda_source"))
 			p->name = menv_xstrndup(loc, strcspn(loc, "[ @"));
 	} else {
-		p->url = pixi_norm_url(loc);
-		const char *frag = strstr(loc, "#sha256=");
-		if (frag && !p->sha256)
-			menv_lock_set_hash(&p->sha256, frag + 8);
+		/* with its fragment ("#sha256=..."): menv_lockfile_parse checks it against the
+		 * entry's hashes, and gives the entry the one it lacks */
+		p->url = menv_xstrdup(loc + (strncmp(loc, "direct+", 7) ? 0 : 7));
 	}
 	if (p->manager == MENV_LOCK_CONDA && p->url) {
 		/* v6+ leaves out what the file name says */

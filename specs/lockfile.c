@@ -627,13 +627,76 @@ int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, stru
 /* ---------------------------------------------------------------------------------------- */
 /* Entry points                                                                             */
 
+/* The hash in a package URL's fragment, as conda's explicit reader takes it (conda/misc.py's
+ * url pattern: "#<md5>", "#sha256:<hex>" or "#<sha256>", CEP-23), into *kind ("md5",
+ * "sha256") and *hex (borrowed from the URL), and pixi's "#sha256=<hex>"; false for a
+ * fragment that is none of them. A pip URL's fragment ("#sha256=<hex>", PEP 503) where
+ * `pip`; its other fragments ("#egg=", "#md5=") give no sha256: true with *hex NULL. */
+static bool fragment_hash(const char *frag, bool pip, const char **kind, const char **hex)
+{
+	*kind = "sha256";
+	*hex = NULL;
+	if (pip) {
+		if (!strncmp(frag, "sha256=", 7))
+			*hex = frag + 7;
+		return true;
+	}
+	if ((!strncmp(frag, "sha256:", 7) || !strncmp(frag, "sha256=", 7)) &&
+	    menv_lock_is_hex(frag + 7, 64))
+		*hex = frag + 7;
+	else if (menv_lock_is_hex(frag, 64))
+		*hex = frag;
+	else if (menv_lock_is_hex(frag, 32))
+		*kind = "md5", *hex = frag;
+	return *hex != NULL;
+}
+
+/* Entry `p`'s URL may carry a hash of its own in its fragment ("...conda#<md5>", as conda-lock
+ * renders an explicit file, "#sha256:<hex>"; a pip URL's "#sha256=<hex>"), beside the entry's
+ * md5/sha256 (conda-lock's `hash`, pixi's and micromamba's keys). Conda's explicit reader
+ * takes the fragment as the one hash to check; menv's readers used only the entry's keys and
+ * a disagreeing fragment was dropped with the URL's fragment. Now: a fragment that disagrees
+ * with the entry's hash of its kind is refused (MENV_EPARSE naming the entry and both), one
+ * the entry lacks is its hash of that kind (checked against the package like the others), and
+ * a conda URL's fragment that is no hash is refused as conda refuses it ("Could not parse
+ * explicit URL"). An explicit file's fragment is the line's hash already (not in p->url). */
+static int url_fragment_hash(struct menv_lockfile *lf, struct menv_lock_package *p, const char *src,
+                             size_t i, struct menv_error *err)
+{
+	const char *frag = p->url ? strchr(p->url, '#') : NULL, *kind, *hex;
+	bool pip = p->manager == MENV_LOCK_PIP;
+	if (!frag)
+		return 0;
+	if (!fragment_hash(frag + 1, pip, &kind, &hex))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: package entry %zu ('%s'): its url's fragment '%s' is "
+		                      "neither an md5 nor a 'sha256:' hash",
+		                      src, i + 1, p->name ? p->name : "?", frag);
+	if (!hex)
+		return 0;
+	char **slot = kind[0] == 'm' ? &p->md5 : &p->sha256;
+	if (!*slot) {
+		char *h = menv_lock_strdup(lf, hex);
+		for (char *c = h; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		*slot = h;
+		return 0;
+	}
+	if (strcasecmp(*slot, hex))
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s: package entry %zu ('%s'): the %s in its url's fragment "
+		                      "(%s) is not its %s (%s)",
+		                      src, i + 1, p->name ? p->name : "?", kind, hex, kind, *slot);
+	return 0;
+}
+
 /* A control character (a newline, ESC) in an entry's text would reach the plan, the records
  * and the history as it is: a package "dep\e[31mendent" drawn raw on the terminal; an md5
  * or sha256 that is not 32 or 64 hex digits can match no file. Refused for every format,
  * naming the entry (its index in lf->pkgs in *bad). `printable`: every text is known to be
  * printable ASCII (read by menv_lock_scan), only the hashes are looked at. */
-static int check_entry_text(const struct menv_lockfile *lf, const char *src, bool printable,
-                            size_t *bad, struct menv_error *err)
+static int check_entry_text(struct menv_lockfile *lf, const char *src, bool printable, size_t *bad,
+                            struct menv_error *err)
 {
 	for (size_t i = 0; i < lf->npkgs; i++) {
 		*bad = i;
@@ -685,6 +748,9 @@ static int check_entry_text(const struct menv_lockfile *lf, const char *src, boo
 			                      src, i + 1, p->name ? p->name : "?", hash,
 			                      hash[0] == 'm' ? p->md5 : p->sha256,
 			                      hash[0] == 'm' ? 32 : 64);
+		int rc = url_fragment_hash(lf, &lf->pkgs[i], src, i, err);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

@@ -1,7 +1,10 @@
 /*
  * redact.c - the one place that decides what a URL looks like when it leaves the process or
  * goes to disk: conda's remove_auth (the userinfo "user:password@" of the authority removed)
- * and mask_anaconda_token ("/t/<token>" becomes "/t/<TOKEN>"). Every writer of history,
+ * and mask_anaconda_token ("/t/<token>" becomes "/t/<TOKEN>"), and a URL's query
+ * ("...x.conda?token=SECRET", a signed URL's "?sig=...") removed, as issue 22 keeps every
+ * credential where the user put it (conda 26.7.1 refuses a query in an explicit URL; a
+ * lockfile's URL is downloaded with it, and recorded without). Every writer of history,
  * conda-meta/ files, exports, plans, progress, errors and --json goes through it, and the CLI
  * passes everything it prints through menv_text_redact as a last line of defence.
  *
@@ -81,6 +84,7 @@ static const char *first_slash(const char *s, const char *e)
  * password never is). */
 static void redact_one(struct menv_buf *b, const char *s, const char *end, bool ssh)
 {
+	const char *const whole_end = end;
 	const char *auth_end = first_slash(s, end), *at = last_at(s, auth_end), *p;
 
 	if (!host_ok(at ? at + 1 : s, auth_end)) {
@@ -103,6 +107,17 @@ static void redact_one(struct menv_buf *b, const char *s, const char *end, bool 
 	}
 	if (at && !(ssh && !memchr(s, ':', (size_t)(at - s))))
 		s = at + 1;
+	/* the query ("?token=...", "?sig=..."), before the fragment, is removed; the fragment
+	 * (a package's "#<md5>") stays after what is left */
+	const char *h = at ? at + 1 : s, *tail = end;
+	const char *frag = memchr(h, '#', (size_t)(end - h));
+	const char *query = memchr(h, '?', (size_t)((frag ? frag : end) - h));
+	if (query) {
+		tail = frag ? frag : end;
+		end = query;
+		if (auth_end > end)
+			auth_end = end;
+	}
 	menv_buf_add(b, s, (size_t)(auth_end - s));
 	/* every "/t/<token>" segment of the path, not only the first as conda does */
 	p = auth_end;
@@ -126,6 +141,8 @@ static void redact_one(struct menv_buf *b, const char *s, const char *end, bool 
 			menv_buf_adds(b, "<TOKEN>");
 		p += n;
 	}
+	if (query)
+		menv_buf_add(b, tail, (size_t)(whole_end - tail));
 }
 
 /* How far past a space an unquoted URL with a cut password looks for its '@' */

@@ -372,7 +372,8 @@ int menv_home(const char **out, struct menv_error *err);
  * removed, taking the LAST '@' of the URL (so "http://a:s3cr@t-pw@host/c" and a password with
  * a raw '/', '?', '#' or space, "http://u:S3c/r#t@host/c", give "http://host/c"); only a VCS
  * URL ("git+https://host/repo@rev", a scheme with '+') with a well-formed host[:port] keeps
- * its "@rev". Every "/t/<token>" path segment becomes "/t/<TOKEN>". An ssh URL
+ * its "@rev". Every "/t/<token>" path segment becomes "/t/<TOKEN>". The query ("?..." up to
+ * the fragment or the end: a token, a signature) is removed, the fragment kept. An ssh URL
  * ("git+ssh://git@host/...") keeps a user name without a password (a login, not a secret).
  * The whole of `url` is one URL. A string without "://" comes back unchanged. Never fails;
  * caller frees. */

@@ -1428,7 +1428,8 @@ def pip_unhashed(t):
 def url_parts(t):
     """Issue 22: a conda-lock URL with a query, a "#md5" fragment or user:password@ (over
     HTTP): the record's channel is the URL's folder (it was ".../x-1-0.conda?x=1/noarch", which
-    `list` showed), its url has no fragment, and the password reaches no record, history,
+    `list` showed), its url has no fragment and no query (the download has it: issue 22
+    keeps a token where the user put it), and the password reaches no record, history,
     cache file or output. A conda entry with `hash: {}`, `md5: ""` or no `hash` is refused
     with FILE:LINE naming it, before anything is fetched, and no prefix is left."""
     chan = os.path.join(t.tmp, "chan")
@@ -1447,9 +1448,9 @@ def url_parts(t):
         base = srv.base + "/chan"
         auth = base.replace("http://", "http://user:S3cretPw@")
         for i, (url, want_url) in enumerate((
-                (base + "/noarch/" + fn + "?x=1", base + "/noarch/" + fn + "?x=1"),
+                (base + "/noarch/" + fn + "?x=1", base + "/noarch/" + fn),
                 (base + "/noarch/" + fn + "#" + md5, base + "/noarch/" + fn),
-                (auth + "/noarch/" + fn + "?x=1#" + md5, base + "/noarch/" + fn + "?x=1"))):
+                (auth + "/noarch/" + fn + "?x=1#" + md5, base + "/noarch/" + fn))):
             lock = os.path.join(t.tmp, "u%d.lock.yml" % i)
             write_text(lock, head + entry % (url, "  hash: {md5: %s}\n" % md5))
             pk = os.path.join(t.tmp, "pk-u%d" % i)

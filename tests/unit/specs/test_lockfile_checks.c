@@ -714,6 +714,112 @@ static void test_detect_file(void **state)
 	assert_int_equal(f, MENV_LOCK_NONE);
 }
 
+/* A hash in an entry's URL fragment (conda's explicit forms "#<md5>", "#sha256:<hex>",
+ * "#<sha256>"; pip's "#sha256=") is one more hash of the entry: one that disagrees with the
+ * entry's own is refused with the entry's line (it was dropped with the fragment), one the
+ * entry lacks becomes its hash, and a conda URL's fragment that is no hash is refused as
+ * conda refuses it. An explicit line's URL with a query is refused as conda 26.7.1 refuses it
+ * ("ParseError: Could not parse explicit URL"), without showing the query. */
+#define MD5A "0123456789abcdef0123456789abcdef"
+#define MD5B "fedcba9876543210fedcba9876543210"
+#define SHAA "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41"
+#define SHAB "0000000000000000000000000000000000000000000000000000000000000001"
+#define FRAG(url_tail, hash)                                                                       \
+	"version: 1\npackage:\n- name: b\n  version: '1.0'\n  manager: conda\n"                    \
+	"  platform: linux-64\n  url: https://x.invalid/c/linux-64/b-1.0-0.conda" url_tail "\n"    \
+	"  hash: " hash "\n"
+
+static void test_url_fragment_hashes(void **state)
+{
+	(void)state;
+	struct menv_error err = {0};
+	struct menv_lockfile *lf = NULL;
+	static const struct {
+		const char *text, *src, *msg;
+	} bad[] = {
+	        {FRAG("#" MD5B, "{md5: " MD5A "}"), "c.yml",
+	         "c.yml:3: package entry 1 ('b'): the md5 in its url's fragment (" MD5B
+	         ") is not its md5 (" MD5A ")"},
+	        {FRAG("?x=1#" MD5B, "{md5: " MD5A ", sha256: " SHAA "}"), "c.yml",
+	         "c.yml:3: package entry 1 ('b'): the md5 in its url's fragment (" MD5B
+	         ") is not its md5 (" MD5A ")"},
+	        {FRAG("#sha256:" SHAB, "{md5: " MD5A ", sha256: " SHAA "}"), "c.yml",
+	         "c.yml:3: package entry 1 ('b'): the sha256 in its url's fragment (" SHAB
+	         ") is not its sha256 (" SHAA ")"},
+	        {FRAG("#" SHAB, "{sha256: " SHAA "}"), "c.yml",
+	         "c.yml:3: package entry 1 ('b'): the sha256 in its url's fragment (" SHAB
+	         ") is not its sha256 (" SHAA ")"},
+	        {FRAG("#abc", "{md5: " MD5A "}"), "c.yml",
+	         "c.yml:3: package entry 1 ('b'): its url's fragment '#abc' is neither an md5 "
+	         "nor a 'sha256:' hash"},
+	        {FRAG("#sha256:" MD5A, "{md5: " MD5A "}"), "c.yml",
+	         "c.yml:3: package entry 1 ('b'): its url's fragment '#sha256:" MD5A
+	         "' is neither an md5 nor a 'sha256:' hash"},
+	        /* pixi: the entry's md5 key against the URL's */
+	        {"version: 6\nenvironments:\n  default:\n    channels: []\n    packages:\n"
+	         "      linux-64:\n      - conda: " PKG "#" MD5B "\npackages:\n- conda: " PKG
+	         "#" MD5B "\n  md5: " MD5A "\n",
+	         "pixi.lock",
+	         "pixi.lock:9: package entry 1 ('zlib'): the md5 in its url's fragment (" MD5B
+	         ") is not its md5 (" MD5A ")"},
+	        /* a pip entry's PEP 503 fragment against its sha256 */
+	        {"version: 1\npackage:\n- name: p\n  version: '1'\n  manager: pip\n"
+	         "  platform: linux-64\n  url: https://x.invalid/p-1-py3-none-any.whl#sha256=" SHAB
+	         "\n  hash: {sha256: " SHAA "}\n",
+	         "c.yml",
+	         "c.yml:3: package entry 1 ('p'): the sha256 in its url's fragment (" SHAB
+	         ") is not its sha256 (" SHAA ")"},
+	        /* explicit: a query (conda refuses the line), not shown */
+	        {"@EXPLICIT\nhttps://x.invalid/c/linux-64/b-1.0-0.conda?token=SECRET#" MD5A "\n",
+	         "e.txt",
+	         "e.txt:2: the URL 'https://x.invalid/c/linux-64/b-1.0-0.conda' has a query (not "
+	         "shown): an explicit lockfile's URL takes none (conda cannot read it either); a "
+	         "channel's token or password goes in its URL in .condarc, or in ~/.netrc"},
+	        {"@EXPLICIT\nhttps://x.invalid/c/linux-64/b-1.0-0.conda#sha256:" MD5A "\n", "e.txt",
+	         "e.txt:2: '#sha256:" MD5A "' is neither an md5 nor a 'sha256:' hash"},
+	        {"@EXPLICIT\nhttps://x.invalid/c/linux-64/b-1.0-0.conda#" MD5A "#sha256:" SHAA "\n",
+	         "e.txt",
+	         "e.txt:2: '#" MD5A "#sha256:" SHAA "' is neither an md5 nor a 'sha256:' hash"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		int rc = menv_lockfile_parse(bad[i].text, strlen(bad[i].text), bad[i].src, &lf,
+		                             &err);
+		if (rc != MENV_EPARSE)
+			fail_msg("case %zu: %d (%s)", i, rc, rc ? err.msg : "read");
+		assert_null(lf);
+		assert_string_equal(err.msg, bad[i].msg);
+	}
+	/* the same hash (any case) is read; a hash the entry lacks comes from the fragment */
+	static const struct {
+		const char *text, *md5, *sha256;
+	} ok[] = {
+	        {FRAG("#0123456789ABCDEF0123456789ABCDEF", "{md5: " MD5A ", sha256: " SHAA "}"),
+	         MD5A, SHAA},
+	        {FRAG("#" MD5B, "{sha256: " SHAA "}"), MD5B, SHAA},
+	        {FRAG("#sha256:" SHAA, "{md5: " MD5A "}"), MD5A, SHAA},
+	        {FRAG("", "{md5: " MD5A "}"), MD5A, NULL},
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(*ok); i++) {
+		if (menv_lockfile_parse(ok[i].text, strlen(ok[i].text), "c.yml", &lf, &err))
+			fail_msg("%zu: %s", i, err.msg);
+		assert_string_equal(lf->pkgs[0].md5, ok[i].md5);
+		if (ok[i].sha256)
+			assert_string_equal(lf->pkgs[0].sha256, ok[i].sha256);
+		else
+			assert_null(lf->pkgs[0].sha256);
+		menv_lockfile_free(lf);
+	}
+	/* a pip URL's other fragments name no sha256 */
+	const char *pip = "version: 1\npackage:\n- name: p\n  version: '1'\n  manager: pip\n"
+	                  "  platform: linux-64\n  url: https://x.invalid/p-1.tar.gz#egg=p\n"
+	                  "  hash: {sha256: " SHAA "}\n";
+	if (menv_lockfile_parse(pip, strlen(pip), "c.yml", &lf, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(lf->pkgs[0].sha256, SHAA);
+	menv_lockfile_free(lf);
+}
+#undef FRAG
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -728,6 +834,7 @@ int main(void)
 	        cmocka_unit_test(test_entry_line_kept),
 	        cmocka_unit_test(test_merge_keys),
 	        cmocka_unit_test(test_missing_hashes),
+	        cmocka_unit_test(test_url_fragment_hashes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
