@@ -8,6 +8,12 @@
   into the prefix, and the record named neither it (json_string() gave NULL: `files` left
   it out, its paths_data entry had no `_path`) nor, so, could a remove take it out. A string
   that is not UTF-8 now makes the compact file damaged: read from paths.json, written again.
+- record_json: a repodata record's values carried into conda-meta (keys conda does not know,
+  as menv keeps them) were not written as Python's json.dumps(indent=2) writes them, which
+  conda uses: reals came out as jansson's %.17g (0.1 as 0.10000000000000001, 1e16 as
+  10000000000000000.0, 1e-5 as 1.0000000000000001e-5, 2^-1019 with 17 digits). Now as
+  Python's repr(float); the record's bytes equal Python's dump of the record read back
+  (strings of controls, DEL, non-ASCII, a surrogate pair, nesting, int64's limits kept).
 """
 import glob
 import json
@@ -61,6 +67,39 @@ def case_paths_utf8(t):
          ["bin/clobber-test-file"], "the record's paths_data")
     with open(os.path.join(pkgdir, ".menv-paths"), "rb") as fh:
         t.check(fh.read() != forged, "the compact file written again")
+
+
+# members added to a record, as raw JSON text: Python's json.dumps of the record menv writes,
+# read back, must give menv's bytes
+RECORD_EXTRA = ('"x_reals": [0.1, 1e16, 1e-05, 0.0001, 1e15, -0.0, 123456789.125, 1e22, '
+                '5e-324, 1.7976931348623157e308, 7.120236347223045e-307, 2.5e-10], '
+                '"x_str": "b\\u001f\\u007f\\u0080\\u00ff\\ud83d\\ude00\\"\\\\/\\t", '
+                '"x_nest": {"k\\u00e9": [1, [], {}, null, true, -9223372036854775808, '
+                '9223372036854775807]}')
+
+
+def case_record_json(t):
+    chan = test_channel(t)
+    rd = os.path.join(chan, "noarch", "repodata.json")
+    data = menvtest.read_json(rd)
+    key = "clobber-a-1.0-0.conda"
+    data["packages.conda"][key]["x_mark"] = 1
+    text = json.dumps(data).replace('"x_mark": 1', RECORD_EXTRA)
+    menvtest.write_text(rd, text)
+    prefix = os.path.join(t.tmp, "e")
+    t.menv_ok("create", "-y", "-q", "-p", prefix, "-c", chan, "--override-channels",
+              "clobber-a")
+    with open(os.path.join(prefix, "conda-meta", "clobber-a-1.0-0.json"), "rb") as fh:
+        got = fh.read()
+    rec = json.loads(got)
+    t.eq(rec.get("x_reals"), json.loads(text)["packages.conda"][key]["x_reals"],
+         "the reals read back as the repodata's")
+    want = json.dumps(rec, indent=2).encode()
+    if not t.eq(got, want, "conda-meta's bytes are Python's json.dumps(indent=2)"):
+        import difflib
+        print("\n".join(difflib.unified_diff(want.decode().splitlines(),
+                                             got.decode().splitlines(), "python", "menv",
+                                             lineterm="", n=0)))
 
 
 def body(t, case):
