@@ -14,6 +14,14 @@
   10000000000000000.0, 1e-5 as 1.0000000000000001e-5, 2^-1019 with 17 digits). Now as
   Python's repr(float); the record's bytes equal Python's dump of the record read back
   (strings of controls, DEL, non-ASCII, a surrogate pair, nesting, int64's limits kept).
+- record_nul: one record of a repodata.json with `\\u0000` or a lone UTF-16 surrogate
+  (`\\ud800`) in any string, even a key no one reads (Python's json, which conda reads it
+  with, takes both) failed the whole file in libsolv's parser: "FILE: parse error line 1",
+  every other package of the channel unavailable, the record not named; a lone low surrogate
+  (`\\udc00`) was taken, as bytes that are not UTF-8. Each now reaches libsolv as `\\ufffd`:
+  the rest of the channel solves, full and sparse loads alike, and the record, read from the
+  file's own bytes when asked for, is skipped with a warning naming it, as every record menv
+  cannot read; an escaped backslash before `u0000` is left as it is.
 """
 import glob
 import json
@@ -100,6 +108,34 @@ def case_record_json(t):
         print("\n".join(difflib.unified_diff(want.decode().splitlines(),
                                              got.decode().splitlines(), "python", "menv",
                                              lineterm="", n=0)))
+
+
+def case_record_nul(t):
+    for load in ("full", "sparse"):
+        for esc in ("\\u0000", "\\ud800", "\\udc00", "\\ud800x\\udc00"):
+            what = "%s, %s in a record" % (load, esc)
+            chan = test_channel(t, "chan-%s-%d" % (load, len(esc)))
+            rd = os.path.join(chan, "noarch", "repodata.json")
+            data = menvtest.read_json(rd)
+            key = "clobber-a-1.0-0.conda"
+            data["packages.conda"][key]["description"] = "x_mark"
+            # and a string whose escaped backslash comes before u0000: not an escape
+            data["packages.conda"]["dependency-2.0-0.conda"]["x_text"] = "a\\u0000b"
+            menvtest.write_text(rd, json.dumps(data).replace("x_mark", "a%sb" % esc))
+            e = {"MENV_SOLVER_LOAD": load}
+            r = t.menv_run("create", "-y", "-q", "-p", os.path.join(t.tmp, "ok-" + load),
+                           "-c", chan, "--override-channels", "dependent", env=e)
+            if t.eq(r.rc, 0, "%s: another package of the channel installs" % what):
+                rec = menvtest.read_json(os.path.join(t.tmp, "ok-" + load, "conda-meta",
+                                                      "dependency-2.0-0.json"))
+                t.eq(rec.get("x_text"), "a\\u0000b", "%s: an escaped backslash kept" % what)
+                t.menv_ok("env", "remove", "-y", "-p", os.path.join(t.tmp, "ok-" + load))
+            r = t.menv_run("create", "-y", "-q", "-p", os.path.join(t.tmp, "bad"), "-c", chan,
+                           "--override-channels", "clobber-a", env=e)
+            t.eq(r.rc, 1, "%s: the record's package is refused" % what)
+            t.check("skipped the record 'clobber-a-1.0-0.conda'" in r.err,
+                    "%s: a warning names the record" % what, r.err)
+            t.no_prefix_left(os.path.join(t.tmp, "bad"), what)
 
 
 def body(t, case):
