@@ -334,11 +334,13 @@ static bool member_deps(const struct menv_yaml_members *deps, json_t **out, bool
 		if (!spec || !*spec || !strcmp(spec, "*")) {
 			json_array_append_new(*out, json_string_nocheck(d->key));
 		} else {
+			/* "name spec", made on the stack where it fits */
 			char buf[256];
-			int n = snprintf(buf, sizeof(buf), "%s %s", d->key, spec);
-			char *s = n >= 0 && (size_t)n < sizeof(buf)
-			                  ? buf
-			                  : menv_xasprintf("%s %s", d->key, spec);
+			size_t kl = strlen(d->key), sl = strlen(spec);
+			char *s = kl + sl + 2 <= sizeof(buf) ? buf : menv_xmalloc(kl + sl + 2);
+			memcpy(s, d->key, kl);
+			s[kl] = ' ';
+			memcpy(s + kl + 1, spec, sl + 1);
 			json_array_append_new(*out, json_string_nocheck(s));
 			if (s != buf)
 				free(s);
@@ -480,6 +482,21 @@ int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_
 		rc = 1; /* menv_lockfile_parse says what it is */
 	else
 		rc = menv_lock_parse_conda_lock(lf, root, src, at, err);
+	json_decref(root);
+	return rc;
+}
+
+int menv_lock_scan_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len, int fd,
+                              const char *src, struct menv_lock_at *at, struct menv_error *err)
+{
+	struct stream st = {lf, src, err};
+	json_t *root = NULL;
+	int rc = menv_lock_scan(bytes, len, fd, src, "package", stream_entry, &st, &root, err);
+	if (rc == 1)
+		menv_lockfile_clear_entries(lf); /* those read before it fell back */
+	if (rc)
+		return rc;
+	rc = menv_lock_parse_conda_lock(lf, root, src, at, err);
 	json_decref(root);
 	return rc;
 }

@@ -250,14 +250,8 @@ void menv_lockfile_free(struct menv_lockfile *lf)
 {
 	if (!lf)
 		return;
-	for (size_t i = 0; i < lf->npkgs; i++)
-		package_release(lf, &lf->pkgs[i]);
+	menv_lockfile_clear_entries(lf);
 	free(lf->pkgs);
-	while (lf->strs) {
-		struct menv_lock_strs *c = lf->strs;
-		lf->strs = c->prev;
-		free(c);
-	}
 	for (size_t i = 0; i < lf->nenvs; i++) {
 		free(lf->envs[i].name);
 		menv_strvec_clear(&lf->envs[i].channels);
@@ -274,6 +268,18 @@ void menv_lockfile_free(struct menv_lockfile *lf)
 	json_decref(lf->metadata_extra);
 	json_decref(lf->platforms_raw);
 	free(lf);
+}
+
+void menv_lockfile_clear_entries(struct menv_lockfile *lf)
+{
+	for (size_t i = 0; i < lf->npkgs; i++)
+		package_release(lf, &lf->pkgs[i]);
+	lf->npkgs = 0;
+	while (lf->strs) {
+		struct menv_lock_strs *c = lf->strs;
+		lf->strs = c->prev;
+		free(c);
+	}
 }
 
 void menv_lockfile_reserve(struct menv_lockfile *lf, size_t n)
@@ -530,6 +536,16 @@ static enum menv_lock_format detected(unsigned seen, const char *first, bool loc
 	return MENV_LOCK_NONE;
 }
 
+unsigned menv_lock_line_keys(const char *line, size_t len)
+{
+	return scan_lines(line, len);
+}
+
+enum menv_lock_format menv_lock_detected(unsigned seen)
+{
+	return detected(seen, "", false);
+}
+
 enum menv_lock_format menv_lockfile_detect(const char *bytes, size_t len)
 {
 	char first[256];
@@ -614,9 +630,10 @@ int menv_lockfile_detect_file(const char *path, enum menv_lock_format *out, stru
 /* A control character (a newline, ESC) in an entry's text would reach the plan, the records
  * and the history as it is: a package "dep\e[31mendent" drawn raw on the terminal; an md5
  * or sha256 that is not 32 or 64 hex digits can match no file. Refused for every format,
- * naming the entry (its index in lf->pkgs in *bad). */
-static int check_entry_text(const struct menv_lockfile *lf, const char *src, size_t *bad,
-                            struct menv_error *err)
+ * naming the entry (its index in lf->pkgs in *bad). `printable`: every text is known to be
+ * printable ASCII (read by menv_lock_scan), only the hashes are looked at. */
+static int check_entry_text(const struct menv_lockfile *lf, const char *src, bool printable,
+                            size_t *bad, struct menv_error *err)
 {
 	for (size_t i = 0; i < lf->npkgs; i++) {
 		*bad = i;
@@ -627,7 +644,7 @@ static int check_entry_text(const struct menv_lockfile *lf, const char *src, siz
 		static const char *const what[] = {"name",     "version", "build",      "platform",
 		                                   "subdir",   "url",     "md5",        "sha256",
 		                                   "category", "source",  "environment"};
-		for (size_t k = 0; k < sizeof(field) / sizeof(*field); k++) {
+		for (size_t k = 0; !printable && k < sizeof(field) / sizeof(*field); k++) {
 			const unsigned char *c = (const unsigned char *)field[k];
 			while (c && *c && *c >= 0x20 && *c != 0x7f)
 				c++;
@@ -710,13 +727,15 @@ static void entry_lines(struct menv_lockfile *lf, const char *bytes, size_t len)
 	free(lines);
 }
 
-int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
-                        struct menv_error *err)
+/* menv_lockfile_parse, a conda-lock file read by menv_lock_scan first where `scan`. */
+static int parse(const char *bytes, size_t len, const char *src, bool scan,
+                 struct menv_lockfile **out, struct menv_error *err)
 {
 	enum menv_lock_format f = menv_lockfile_detect(bytes, len);
 	struct menv_lockfile *lf = NULL;
 	json_t *root = NULL;
 	struct menv_lock_at at = {{NULL}, {0}, 0, false}; /* the node an error is about */
+	bool scanned = false; /* read by menv_lock_scan: every text printable ASCII */
 	int rc = 0;
 
 	*out = NULL;
@@ -742,8 +761,12 @@ int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct m
 		goto out;
 	}
 	if (f == MENV_LOCK_CONDA_LOCK) {
-		/* the usual file without a document model; any other the general way */
-		rc = menv_lock_read_conda_lock(lf, bytes, len, -1, src, &at, err);
+		/* the usual file without libyaml, or without a document model; any other the
+		 * general way */
+		rc = scan ? menv_lock_scan_conda_lock(lf, bytes, len, -1, src, &at, err) : 1;
+		scanned = !rc;
+		if (rc == 1)
+			rc = menv_lock_read_conda_lock(lf, bytes, len, -1, src, &at, err);
 		if (rc != 1)
 			goto out;
 		menv_lockfile_free(lf);
@@ -780,7 +803,7 @@ out:
 	if (!rc && (f == MENV_LOCK_CONDA_LOCK || f == MENV_LOCK_PIXI))
 		entry_lines(lf, bytes, len);
 	size_t i;
-	if (!rc && (rc = check_entry_text(lf, src, &i, err))) {
+	if (!rc && (rc = check_entry_text(lf, src, scanned, &i, err))) {
 		char *fn = NULL;
 		if (lf->pkgs[i].line)
 			menv_lock_error_line(err, src, lf->pkgs[i].line, 0);
@@ -798,10 +821,24 @@ out:
 	return 0;
 }
 
-/* A regular conda-lock file read as it streams (detect_fd, then menv_lock_read_conda_lock of
- * the descriptor): the file is never held whole (a 100,000-entry lock is 20 MB). 0 with the
- * lockfile in *out; MENV_EINTR; 1 where menv_lockfile_load reads it whole instead (another
- * format, not a regular file, any error: that reading says it, with its line). */
+int menv_lockfile_parse(const char *bytes, size_t len, const char *src, struct menv_lockfile **out,
+                        struct menv_error *err)
+{
+	return parse(bytes, len, src, true, out, err);
+}
+
+int menv_lockfile_parse_libyaml(const char *bytes, size_t len, const char *src,
+                                struct menv_lockfile **out, struct menv_error *err)
+{
+	return parse(bytes, len, src, false, out, err);
+}
+
+/* A regular conda-lock file read as it streams, the file never held whole (a 100,000-entry
+ * lock is 20 MB): by menv_lock_scan_conda_lock of the descriptor (which tells a conda-lock
+ * file too: one reading), else detect_fd and menv_lock_read_conda_lock of the descriptor
+ * (libyaml). 0 with the lockfile in *out; MENV_EINTR; 1 where menv_lockfile_load reads it
+ * whole instead (another format, not a regular file, any error: that reading says it, with
+ * its line). */
 static int load_streamed(const char *path, struct menv_lockfile **out, struct menv_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -813,21 +850,26 @@ static int load_streamed(const char *path, struct menv_lockfile **out, struct me
 
 	if (fd < 0)
 		return 1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || detect_fd(fd, path, &f, &managers, &e) ||
-	    f != MENV_LOCK_CONDA_LOCK || lseek(fd, 0, SEEK_SET) != 0) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		rc = e.code == MENV_EINTR ? menv_error_set(err, MENV_EINTR, "%s", e.msg) : 1;
-		return rc;
+		return 1;
 	}
-	struct menv_lockfile *lf = menv_lockfile_new(f);
+	struct menv_lockfile *lf = menv_lockfile_new(MENV_LOCK_CONDA_LOCK);
 	struct menv_lock_at at = {{NULL}, {0}, 0, false};
 	lf->path = menv_xstrdup(path);
-	menv_lockfile_reserve(lf, managers);
-	rc = menv_lock_read_conda_lock(lf, NULL, 0, fd, path, &at, &e);
+	rc = menv_lock_scan_conda_lock(lf, NULL, 0, fd, path, &at, &e);
+	bool scanned = !rc; /* every text of its entries printable ASCII (menv_lock_scan) */
+	if (rc == 1 && (lseek(fd, 0, SEEK_SET) != 0 || detect_fd(fd, path, &f, &managers, &e) ||
+	                f != MENV_LOCK_CONDA_LOCK || lseek(fd, 0, SEEK_SET) != 0))
+		rc = e.code == MENV_EINTR ? MENV_EINTR : 1;
+	else if (rc == 1) {
+		menv_lockfile_reserve(lf, managers);
+		rc = menv_lock_read_conda_lock(lf, NULL, 0, fd, path, &at, &e);
+	}
 	close(fd);
 	/* every entry has its line (the stream's); one the checks refuse is said by the whole
 	 * reading, as menv_lockfile_parse says it */
-	if (!rc && check_entry_text(lf, path, &bad, &e))
+	if (!rc && check_entry_text(lf, path, scanned, &bad, &e))
 		rc = 1;
 	if (rc) {
 		menv_lockfile_free(lf);

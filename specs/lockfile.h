@@ -17,6 +17,8 @@
 
 #include "specs.h"
 
+struct menv_yaml_members; /* internal.h */
+
 /* ---- format readers --------------------------------------------------------------------- */
 /* Each adds the entries of one parsed document to `lf` (made by menv_lockfile_new with its
  * format) and fills its environments and platforms; `src` names the file in messages. 0, or
@@ -44,6 +46,34 @@ int menv_lock_parse_conda_lock(struct menv_lockfile *lf, json_t *root, const cha
  * entries already). */
 int menv_lock_read_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len, int fd,
                               const char *src, struct menv_lock_at *at, struct menv_error *err);
+/* The same read by menv_lock_scan (no libyaml): 0, an error of menv_lock_parse_conda_lock's,
+ * MENV_EINTR, or 1 (lf's entries cleared, a descriptor read to its end) where the file is not
+ * of the shape the scanner reads: menv_lock_read_conda_lock then reads it (from the start). */
+int menv_lock_scan_conda_lock(struct menv_lockfile *lf, const char *bytes, size_t len, int fd,
+                              const char *src, struct menv_lock_at *at, struct menv_error *err);
+/* The YAML that conda-lock and menv write read line by line without libyaml (lock_scan.c):
+ * what menv_yaml_stream_json gives of the same bytes (or of what `fd` reads to its end where
+ * `bytes` is NULL, a piece at a time), the items of the root's sequence `key` handed to
+ * `item` as they end, and the root, that sequence left empty, in *out (new reference). 0; 1
+ * (*out NULL) where the text is of any other shape or its root lines are not a conda-lock
+ * file's (menv_lock_detected), or `item` returns non-zero: the caller reads it with libyaml,
+ * which gives the same value or the error; MENV_EINTR "SRC: reading interrupted" (the cancel
+ * flag, polled every 256 lines). */
+int menv_lock_scan(const char *bytes, size_t len, int fd, const char *src, const char *key,
+                   int (*item)(void *ud, json_t *json, const struct menv_yaml_members *m,
+                               size_t index, size_t line),
+                   void *ud, json_t **out, struct menv_error *err);
+/* The format menv_lockfile_detect gives where what its pass over the lines found is `seen`
+ * (menv_lock_line_keys of each line that starts at column 0) and the first content line is
+ * no JSON. */
+enum menv_lock_format menv_lock_detected(unsigned seen);
+unsigned menv_lock_line_keys(const char *line, size_t len);
+/* menv_lockfile_parse without menv_lock_scan: a conda-lock file read by libyaml (streamed,
+ * else whole), the reference the scanner is tested against (tests, fuzzing). */
+int menv_lockfile_parse_libyaml(const char *bytes, size_t len, const char *src,
+                                struct menv_lockfile **out, struct menv_error *err);
+/* Frees lf's entries (npkgs 0) and the strings its chunks hold. */
+void menv_lockfile_clear_entries(struct menv_lockfile *lf);
 /* {name: spec} from "name spec" strings (conda-lock's `dependencies` from an entry's
  * depends); the specs of a name listed twice are joined into one ("VERSION[ BUILD]": the
  * version constraints joined by ',', "*" dropped; the first build pattern that is not "*").

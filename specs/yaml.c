@@ -40,7 +40,9 @@ static bool plain_int(const char *s, json_int_t *out)
 
 	if (*p == '-')
 		p++;
-	if (!*p || (p[0] == '0' && p[1]) || strspn(p, "0123456789") != strlen(p))
+	if (*p < '0' || *p > '9') /* the usual text: no strspn */
+		return false;
+	if ((p[0] == '0' && p[1]) || strspn(p, "0123456789") != strlen(p))
 		return false;
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
