@@ -288,11 +288,10 @@ struct menv_prefix_record {
 
 /* `v` as JSON text the way Python's json.dump(v, indent=2) writes it, as conda writes
  * conda-meta/ (ASCII with lower-case `\\uxxxx` escapes, DEL escaped, objects' keys in their
- * order, 2-space indent, no final newline; reals as jansson writes them): the bytes of
- * jansson's JSON_INDENT(2) | JSON_ENSURE_ASCII dump with Python's escapes, written straight
- * into one buffer; "null" where jansson's dump fails (a string that is not UTF-8). `hint`:
- * the bytes expected (0: unknown). Returns a NUL-terminated string the caller frees; never
- * NULL. */
+ * order, 2-space indent, no final newline; reals as Python's repr(float): "0.1", "1e+16"),
+ * written straight into one buffer; "null" where jansson's dump fails (a string that is not
+ * UTF-8). `hint`: the bytes expected (0: unknown). Returns a NUL-terminated string the
+ * caller frees; never NULL. */
 char *menv_json_python_dump(json_t *v, size_t hint);
 
 /* Reads every `conda-meta/<dist>.json` of `prefix`, sorted by name. `*out` is a new array of

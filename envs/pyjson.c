@@ -6,8 +6,13 @@
  * lower case, DEL escaped): jansson's dump checks every container for a loop through a hash
  * table of their addresses (a malloc each) and wants a second pass for the escapes, which
  * was a tenth of a warm create of a large environment (one object per file of paths_data).
- * Reals are jansson's own text (its %.17g form), as before.
+ * Reals as Python's repr(float) writes them (the shortest digits that read back: "0.1",
+ * "1e+16", "1e-05"), not jansson's %.17g ("0.10000000000000001", "10000000000000000.0",
+ * "1.0000000000000001e-5"), which no conda-meta file of conda's holds.
  */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +111,103 @@ static int add_string(struct menv_buf *b, const char *s, size_t n)
 	return 0;
 }
 
+/* The p significant digits of x as printf's correctly rounded "%.*e" gives them: *m (p
+ * digits) and the decimal exponent of the first one; whether that text reads back as x. */
+static bool digits_at(double x, int p, uint64_t *m, int *e)
+{
+	char t[40], *q = t;
+	snprintf(t, sizeof(t), "%.*e", p - 1, x);
+	bool exact = strtod(t, NULL) == x;
+	*m = 0;
+	for (; *q != 'e'; q++)
+		if (*q >= '0' && *q <= '9')
+			*m = *m * 10 + (uint64_t)(*q - '0');
+	*e = atoi(q + 1);
+	return exact;
+}
+
+/* A finite x as Python's repr(float) writes it, which json.dumps uses: the shortest digits
+ * that read back as x (David Gay's mode 0: of those, the nearest to x), positional when
+ * the decimal point falls within 16 digits after the first one and no more than 3 zeros
+ * come before that ("0.0001", "1000000000000000.0", "-0.0"), else "D.DDDe+XX" with at
+ * least two exponent digits ("1e-05", "1e+16"). 0.018 ms a value (reals are rare in a
+ * record). Writes at most 24 bytes to out; returns their count. */
+static size_t py_float_repr(double x, char *out)
+{
+	char dig[20], *o = out;
+	uint64_t m = 0, pow10 = 1;
+	int e = 0, p = 1, n;
+
+	if (signbit(x))
+		*o++ = '-';
+	x = fabs(x);
+	if (x == 0) {
+		memcpy(o, "0.0", 3);
+		return (size_t)(o - out) + 3;
+	}
+	for (; p <= 17; p++, pow10 *= 10) {
+		if (digits_at(x, p, &m, &e))
+			break;
+		/* the nearest p digits do not read back as x, but the p-digit number next to them
+		 * on x's other side may: at a power of two the doubles below x are closer than
+		 * those above (2^-1019 is 7.120236347223045e-307, not ...0444e-307) */
+		char t[40];
+		snprintf(t, sizeof(t), "%.*e", p - 1, x);
+		bool below = strtod(t, NULL) < x;
+		uint64_t m2 = below ? m + 1 : m - 1;
+		int e2 = e;
+		if (m2 == pow10 * 10) { /* 99..9 + 1: 10..0, an exponent up */
+			m2 = pow10;
+			e2++;
+		} else if (m2 < pow10) { /* 10..0 - 1: 99..9, an exponent down */
+			m2 = pow10 * 10 - 1;
+			e2--;
+		}
+		snprintf(t, sizeof(t), "%llue%d", (unsigned long long)m2, e2 - (p - 1));
+		if (strtod(t, NULL) == x) {
+			m = m2;
+			e = e2;
+			break;
+		}
+	}
+	n = snprintf(dig, sizeof(dig), "%llu", (unsigned long long)m);
+	while (n > 1 && dig[n - 1] == '0')
+		n--;
+	int decpt = e + 1; /* digits before the decimal point */
+	if (decpt > -4 && decpt <= 16) {
+		if (decpt <= 0) {
+			memcpy(o, "0.", 2);
+			o += 2;
+			memset(o, '0', (size_t)-decpt);
+			o += -decpt;
+			memcpy(o, dig, (size_t)n);
+			o += n;
+		} else if (decpt >= n) {
+			memcpy(o, dig, (size_t)n);
+			o += n;
+			memset(o, '0', (size_t)(decpt - n));
+			o += decpt - n;
+			memcpy(o, ".0", 2);
+			o += 2;
+		} else {
+			memcpy(o, dig, (size_t)decpt);
+			o += decpt;
+			*o++ = '.';
+			memcpy(o, dig + decpt, (size_t)(n - decpt));
+			o += n - decpt;
+		}
+		return (size_t)(o - out);
+	}
+	*o++ = dig[0];
+	if (n > 1) {
+		*o++ = '.';
+		memcpy(o, dig + 1, (size_t)(n - 1));
+		o += n - 1;
+	}
+	o += sprintf(o, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+	return (size_t)(o - out);
+}
+
 static void add_indent(struct menv_buf *b, size_t depth)
 {
 	menv_buf_grow(b, 2 * depth + 1);
@@ -177,11 +279,8 @@ static int add_value(struct menv_buf *b, json_t *v, size_t depth)
 		return 0;
 	}
 	case JSON_REAL: {
-		char *s = json_dumps(v, JSON_ENCODE_ANY);
-		if (!s)
-			return -1;
-		menv_buf_adds(b, s);
-		free(s);
+		char d[40];
+		menv_buf_add(b, d, py_float_repr(json_real_value(v), d));
 		return 0;
 	}
 	case JSON_TRUE: menv_buf_add(b, "true", 4); return 0;

@@ -14,7 +14,8 @@
  *         NUL-terminated strings _path and, each when its flag is set, path_type, sha256,
  *         prefix_placeholder, file_mode.
  * A file whose identity fields are not those of paths.json now (rewritten, re-extracted),
- * whose length, checksum or body does not add up (truncated, corrupt), is ignored and
+ * whose length, checksum or body does not add up (truncated, corrupt, a string that is not
+ * UTF-8, which paths.json cannot hold), is ignored and
  * written again from paths.json (parsed by jansson, menv_pkgmeta_load). The file is made
  * when menv extracts the package (menv_paths_made) and only made again where one is: a
  * folder another tool extracted (conda's cache, read by menv) is never written into. A
@@ -146,7 +147,9 @@ static struct menv_paths *decode(char *body, size_t len, uint64_t n)
 			if (k && !(f & flag[k]))
 				continue;
 			const char *z = memchr(s, '\0', (size_t)(end - s));
-			if (!z)
+			/* a string paths.json could hold: UTF-8 (jansson refuses the rest), so that
+			 * the compact file never links a name the JSON's way refuses */
+			if (!z || !menv_utf8_valid(s, (size_t)(z - s), NULL))
 				goto bad;
 			*str[k] = s;
 			s = z + 1;

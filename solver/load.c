@@ -89,7 +89,96 @@ struct cstream {
 	struct menv_buf *out; /* writing to memory, or NULL */
 	int fd;               /* else reading or writing this descriptor */
 	volatile int *cancel;
+	/* reading JSON from memory (json_fix): where the scan is, whether inside a string, and
+	 * a replacement that runs past the bytes given so far */
+	bool json, in_str, rep_on;
+	size_t scan, rep_at;
 };
+
+static int hex4(const char *p, size_t n)
+{
+	int v = 0;
+	if (n < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		int c = (unsigned char)p[i];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+		        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+		                               : -1;
+		if (d < 0)
+			return -1;
+		v = v << 4 | d;
+	}
+	return v;
+}
+
+/* The bytes [at, at+n) of the JSON doc as libsolv's reader is given them: each `\u0000` and
+ * each UTF-16 surrogate escape that is not half of a pair becomes `\ufffd` (as long). Python's
+ * json, which conda reads repodata with, takes both, and libsolv's parser failed the whole
+ * file on them ("parse error line 1", every other record lost; a lone low surrogate it took,
+ * as bytes that are not UTF-8). The record itself is read from the file's own bytes when a
+ * solve picks it, and jansson refuses it there, named: skipped with a warning, as menv skips
+ * every record it cannot read. */
+static void json_fix(struct cstream *c, char *buf, size_t at, size_t n)
+{
+	static const char rep[6] = {'\\', 'u', 'f', 'f', 'f', 'd'};
+	const char *m = c->map;
+	size_t end = at + n, i = c->scan > at ? c->scan : at;
+
+	if (c->rep_on) {
+		for (size_t k = 0; k < 6; k++)
+			if (c->rep_at + k >= at && c->rep_at + k < end)
+				buf[c->rep_at + k - at] = rep[k];
+		c->rep_on = c->rep_at + 6 > end;
+	}
+	while (i < end) {
+		const char *q = m + i;
+		if (!c->in_str) {
+			q = memchr(q, '"', end - i);
+			if (!q)
+				break;
+			c->in_str = true;
+			i = (size_t)(q - m) + 1;
+			continue;
+		}
+		while (q < m + end && *q != '"' && *q != '\\')
+			q++;
+		i = (size_t)(q - m);
+		if (i >= end)
+			break;
+		if (*q == '"') {
+			c->in_str = false;
+			i++;
+			continue;
+		}
+		if (i + 1 >= c->size || m[i + 1] != 'u') {
+			i += 2;
+			continue;
+		}
+		int v = hex4(m + i + 2, c->size - i - 2);
+		bool bad = v == 0 || (v >= 0xdc00 && v < 0xe000);
+		if (v >= 0xd800 && v < 0xdc00) {
+			int lo = i + 7 < c->size && m[i + 6] == '\\' && m[i + 7] == 'u'
+			                 ? hex4(m + i + 8, c->size - i - 8)
+			                 : -1;
+			bad = !(lo >= 0xdc00 && lo < 0xe000);
+			if (!bad) {
+				i += 12;
+				continue;
+			}
+		}
+		if (bad) {
+			for (size_t k = 0; k < 6; k++)
+				if (i + k < end)
+					buf[i + k - at] = rep[k];
+			c->rep_on = i + 6 > end;
+			c->rep_at = i;
+		}
+		i += 6;
+	}
+	c->scan = i;
+}
 
 bool menv_solv_cancelled(volatile int *cancel)
 {
@@ -108,6 +197,8 @@ static ssize_t cs_read(void *ud, char *buf, size_t n)
 	if (n > c->size - c->pos)
 		n = c->size - c->pos;
 	memcpy(buf, c->map + c->pos, n);
+	if (c->json)
+		json_fix(c, buf, c->pos, n);
 	c->pos += n;
 	return (ssize_t)n;
 }
@@ -402,7 +493,7 @@ static void finish_records(struct menv_solver *s, struct filerepo *f, Id from, c
 static int read_conda(struct menv_solver *s, struct filerepo *f, const char *doc, size_t len,
                       const char *path, struct menv_error *err)
 {
-	struct cstream cs = {.map = doc, .size = len, .cancel = s->cancel};
+	struct cstream cs = {.map = doc, .size = len, .cancel = s->cancel, .json = true};
 	FILE *fp = cs_open(&cs, "r");
 	int rc = 0;
 

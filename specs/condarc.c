@@ -842,14 +842,16 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 	r = edit ? menv_condarc_load_locked(path, &rc, err) : menv_condarc_load(path, &rc, err);
 	/* an edit other than --remove-key (which may take a bad value out) keeps a file that
 	 * menv would refuse refused: its values are checked as menv_config_load checks them
-	 * (FILE:LINE:COL), and the file is left as it is. --remove (with --remove-key) may
-	 * take the refused values out (a channels entry with a space in its URL, by name): the
-	 * edited text is checked again, and the file's own error stands unless it passes. */
+	 * (FILE:LINE:COL), and the file is left as it is. --remove and --set (with
+	 * --remove-key) may take the refused values out (a channels entry with a space in its
+	 * URL, by name; `ssl_verify: 1.5` by --set ssl_verify false, as conda's --set
+	 * replaces it): the edited text is checked again, and the file's own error stands
+	 * unless it passes. --add, --append and --prepend only add: refused at once. */
 	bool only_remove_key = true, only_removes = true;
 	for (int k = 0; k < MENV_CONFIG_NEDITS; k++) {
 		only_remove_key &= k == MENV_CONFIG_REMOVE_KEY || !edits[k].n;
-		only_removes &=
-		        k == MENV_CONFIG_REMOVE_KEY || k == MENV_CONFIG_REMOVE || !edits[k].n;
+		only_removes &= k == MENV_CONFIG_REMOVE_KEY || k == MENV_CONFIG_REMOVE ||
+		                k == MENV_CONFIG_SET || !edits[k].n;
 	}
 	struct menv_error refused = {0};
 	if (!r && edit && !only_remove_key && access(path, F_OK) == 0) {

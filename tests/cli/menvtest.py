@@ -583,6 +583,37 @@ def serve_slow(directory, chunk, delay):
     return srv
 
 
+# --------------------------------------------------------------------------
+# the solve caches' dry-run (test_attack6.py, test_attack7.py, test_attack8.py)
+
+DRY_SPECS = ("dependent", "another_dependent", "buildstring")
+DRY_COLD = ["another_dependent-2.0-0", "buildstring-1.0-versioned_2", "dependency-2.0-0",
+            "dependent-2.0-0", "versioned-2.0-0"]
+
+
+def dry_run(t, chan, load, what, env=None, timeout=30, specs=DRY_SPECS):
+    """`create --dry-run --json` of specs from chan alone with MENV_SOLVER_LOAD=load (plus
+    env): the sorted dist names it would link, or None (a failed check named `what`) when it
+    hangs, fails or prints no LINK actions."""
+    e = {"MENV_SOLVER_LOAD": load}
+    e.update(env or {})
+    try:
+        r = t.menv_run("create", "-p", os.path.join(t.tmp, "e"), "-c", chan,
+                       "--override-channels", "--dry-run", "--json", "-y", *specs, env=e,
+                       timeout=timeout)
+    except Fatal as ex:
+        t.check(False, "%s: the solve returns" % what, ex)
+        return None
+    if not t.eq(r.rc, 0, "%s: the solve succeeds" % what):
+        print(r)
+        return None
+    try:
+        return sorted(x["dist_name"] for x in json.loads(r.out)["actions"]["LINK"])
+    except (ValueError, KeyError, TypeError):
+        t.check(False, "%s: JSON with LINK actions" % what, r)
+        return None
+
+
 def main(body, name=None):
     if len(sys.argv) < 3:
         print("usage: %s MENV SHARED [CASE]" % sys.argv[0])

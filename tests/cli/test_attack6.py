@@ -50,34 +50,14 @@ import time
 import menvtest
 
 TR = os.path.join("packages", "conda", "test-recipes", "noarch")
-SPECS = ("dependent", "another_dependent", "buildstring")
-COLD = ["another_dependent-2.0-0", "buildstring-1.0-versioned_2", "dependency-2.0-0",
-        "dependent-2.0-0", "versioned-2.0-0"]
+SPECS = menvtest.DRY_SPECS
+COLD = menvtest.DRY_COLD
+dry_run = menvtest.dry_run
 
 
 def test_channel(t, name="chan"):
     P = os.path.join(t.corpus, TR)
     return t.make_channel(name, {"noarch": sorted(glob.glob(os.path.join(P, "*.conda")))})
-
-
-def dry_run(t, chan, load, what, env=None, timeout=30):
-    e = {"MENV_SOLVER_LOAD": load}
-    e.update(env or {})
-    try:
-        r = t.menv_run("create", "-p", os.path.join(t.tmp, "e"), "-c", chan,
-                       "--override-channels", "--dry-run", "--json", "-y", *SPECS, env=e,
-                       timeout=timeout)
-    except menvtest.Fatal as ex:
-        t.check(False, "%s: the solve returns" % what, ex)
-        return None
-    if not t.eq(r.rc, 0, "%s: the solve succeeds" % what):
-        print(r)
-        return None
-    try:
-        return sorted(x["dist_name"] for x in json.loads(r.out)["actions"]["LINK"])
-    except (ValueError, KeyError, TypeError):
-        t.check(False, "%s: JSON with LINK actions" % what, r)
-        return None
 
 
 def flip(path, old, new):

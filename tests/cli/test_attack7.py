@@ -35,9 +35,9 @@ import sys
 import menvtest
 
 TR = os.path.join("packages", "conda", "test-recipes", "noarch")
-SPECS = ("dependent", "another_dependent", "buildstring")
-COLD = ["another_dependent-2.0-0", "buildstring-1.0-versioned_2", "dependency-2.0-0",
-        "dependent-2.0-0", "versioned-2.0-0"]
+SPECS = menvtest.DRY_SPECS
+COLD = menvtest.DRY_COLD
+dry_run = menvtest.dry_run
 
 M64 = (1 << 64) - 1
 K1 = 0x9E3779B97F4A7C15
@@ -85,24 +85,6 @@ def seal(path, body):
 def test_channel(t, name="chan"):
     P = os.path.join(t.corpus, TR)
     return t.make_channel(name, {"noarch": sorted(glob.glob(os.path.join(P, "*.conda")))})
-
-
-def dry_run(t, chan, load, what, timeout=30):
-    try:
-        r = t.menv_run("create", "-p", os.path.join(t.tmp, "e"), "-c", chan,
-                       "--override-channels", "--dry-run", "--json", "-y", *SPECS,
-                       env={"MENV_SOLVER_LOAD": load}, timeout=timeout)
-    except menvtest.Fatal as ex:
-        t.check(False, "%s: the solve returns" % what, ex)
-        return None
-    if not t.eq(r.rc, 0, "%s: the solve succeeds" % what):
-        print(r)
-        return None
-    try:
-        return sorted(x["dist_name"] for x in json.loads(r.out)["actions"]["LINK"])
-    except (ValueError, KeyError, TypeError):
-        t.check(False, "%s: JSON with LINK actions" % what, r)
-        return None
 
 
 # solver/sparse.c's layout: struct shead (16 + 128 + 6 u64), srec (2 u64, 4 u32),

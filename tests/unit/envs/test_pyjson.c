@@ -3,7 +3,8 @@
  * JSON_ENSURE_ASCII, its \u escapes in lower case and DEL escaped): control characters,
  * quotes, backslashes, DEL, two- three- and four-byte UTF-8 (a surrogate pair), an embedded
  * NUL, empty and nested containers, integers, reals, booleans and null, keys in insertion
- * order. The expected texts are Python 3's json.dumps(obj, indent=2). test_differential
+ * order, reals as repr(float) writes them. The expected texts are Python 3's
+ * json.dumps(obj, indent=2). test_differential
  * compares the writer with jansson's dump and the escape fix it replaced (reference_dump,
  * pyjson.c as it was) on random values: strings of every kind of byte, nesting, integers at
  * their limits, reals, PrefixRecord-shaped paths_data. */
@@ -117,7 +118,8 @@ static json_t *rnd_value(int depth)
 	switch (k) {
 	case 0: return rnd_string();
 	case 1: return json_integer(ints[rnd(sizeof(ints) / sizeof(*ints))]);
-	case 2: return json_real((double)rnd(100000) / 7.0 - 3000.0);
+	/* reals jansson's %.17g writes as Python's repr does (test_reals: the others) */
+	case 2: return json_real((double)rnd(100000) / 8.0 - 3000.0);
 	case 3: return json_boolean(rnd(2));
 	case 4: return json_null();
 	case 5: return json_integer((json_int_t)rnd(1u << 30) * (rnd(2) ? 1 : -1));
@@ -267,6 +269,80 @@ static void test_shapes(void **state)
 	dumps_as(json_string("x"), "\"x\"");
 }
 
+/* Reals as Python's repr(float) writes them, which json.dumps uses: the shortest digits that
+ * read back, positional from 1e-4 to below 1e16, and at powers of two (2^-1019: the nearest
+ * 16 digits do not read back, the next ones above do) where jansson's %.17g wrote
+ * 0.10000000000000001, 10000000000000000.0 and 1.0000000000000001e-5. The texts are
+ * Python 3.11's repr() of each value (zeros, extremes, subnormals, 2^k, random bits). */
+static void test_reals(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t bits;
+		const char *want;
+	} cases[] = {
+	        {0x0000000000000000ULL, "0.0"},
+	        {0x8000000000000000ULL, "-0.0"},
+	        {0x3fb999999999999aULL, "0.1"},
+	        {0xbfb999999999999aULL, "-0.1"},
+	        {0x3fe0000000000000ULL, "0.5"},
+	        {0x3ff0000000000000ULL, "1.0"},
+	        {0x4059000000000000ULL, "100.0"},
+	        {0x430c6bf526340000ULL, "1000000000000000.0"},
+	        {0x4341c37937e08000ULL, "1e+16"},
+	        {0x3ee4f8b588e368f1ULL, "1e-05"},
+	        {0x3f1a36e2eb1c432dULL, "0.0001"},
+	        {0x3f202e4b6ce5dc68ULL, "0.00012345"},
+	        {0x4480f0cf064dd592ULL, "1e+22"},
+	        {0x44b52d02c7e14af6ULL, "1e+23"},
+	        {0x0000000000000001ULL, "5e-324"},
+	        {0x0010000000000000ULL, "2.2250738585072014e-308"},
+	        {0x7fefffffffffffffULL, "1.7976931348623157e+308"},
+	        {0x419d6f3454800000ULL, "123456789.125"},
+	        {0x7e41eb2d66005835ULL, "1.5e+300"},
+	        {0x4340000000000000ULL, "9007199254740992.0"},
+	        {0x43e0000000000000ULL, "9.223372036854776e+18"},
+	        {0x43118b54f22aeb03ULL, "1234567890123456.8"},
+	        {0x4341c37937e07fffULL, "9999999999999998.0"},
+	        {0x4341c37937e07fffULL, "9999999999999998.0"},
+	        {0x4341c37937e08001ULL, "1.0000000000000002e+16"},
+	        {0x3fd5555555555555ULL, "0.3333333333333333"},
+	        {0x3fe5555555555555ULL, "0.6666666666666666"},
+	        {0xbe7ad7f29abcaf48ULL, "-1e-07"},
+	        {0x400921f9f01b866eULL, "3.14159"},
+	        {0x54b249ad2594c37dULL, "1e+100"},
+	        {0x0060000000000000ULL, "7.120236347223045e-307"},
+	        {0x0100000000000000ULL, "7.291122019556398e-304"},
+	        {0x0420000000000000ULL, "8.209073602596753e-289"},
+	        {0x0660000000000000ULL, "5.641232424577593e-278"},
+	        {0x0d70000000000000ULL, "5.858190679279809e-244"},
+	        {0x0e80000000000000ULL, "7.678447687145631e-239"},
+	        {0x0eb0000000000000ULL, "6.142758149716505e-238"},
+	        {0x0f50000000000000ULL, "6.290184345309701e-235"},
+	        {0x97b750923ceb3ffdULL, "-1.996150245444706e-194"},
+	        {0x216363698b529b4aULL, "7.581454333883296e-148"},
+	        {0xea7b5bf55eb561a4ULL, "-8.57789382212775e+204"},
+	        {0x795b929e9a9a80fdULL, "3.818526826307957e+276"},
+	        {0x94b2b8fda02f34a6ULL, "-5.694946403451123e-209"},
+	        {0x9b08923d10c67fd9ULL, "-1.8948713508859093e-178"},
+	        {0xe8a8529f035efa25ULL, "-1.4204294611674214e+196"},
+	        {0x781f9c58d6645fa9ULL, "4.1749440189827914e+270"},
+	        {0x8d0038ec42650644ULL, "-4.64031489464657e-246"},
+	        {0x311624273bfd1d33ULL, "3.132872124271458e-72"},
+	        {0xb7970386fee29476ULL, "-6.604630556388117e-41"},
+	        {0x8a7d43b578633074ULL, "-3.80666497140512e-258"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		double x;
+		memcpy(&x, &cases[i].bits, sizeof(x));
+		json_t *a = json_array();
+		json_array_append_new(a, json_real(x));
+		char *want = menv_xasprintf("[\n  %s\n]", cases[i].want);
+		dumps_as(a, want);
+		free(want);
+	}
+}
+
 /* 40 levels deep: two spaces a level, as Python indents. */
 static void test_deep(void **state)
 {
@@ -294,9 +370,8 @@ static void test_deep(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_strings),
-	        cmocka_unit_test(test_shapes),
-	        cmocka_unit_test(test_deep),
+	        cmocka_unit_test(test_strings),      cmocka_unit_test(test_shapes),
+	        cmocka_unit_test(test_deep),         cmocka_unit_test(test_reals),
 	        cmocka_unit_test(test_differential),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
