@@ -957,6 +957,7 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	fo.lock_waiting = waiting;
 	fo.lock_waiting_ud = t;
 	fo.intact = t->here;
+	fo.lock_records = is_lock(t->o.kind);
 	for (size_t i = 0; i < t->nlink; i++)
 		recs[i] = (struct menv_record *)t->link[i];
 	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);

@@ -76,6 +76,11 @@ struct menv_fetch_opts {
 	 * (menv_pkgcache_has_each's `here`): its files are not stat'ed again there (its
 	 * info/repodata_record.json is still read and compared). Borrowed. */
 	const bool *intact;
+	/* the records are a lock's (their name, version and build the lock's word, not a
+	 * channel's): a package extracted for one whose info/index.json names another package
+	 * gets no info/repodata_record.json, so that the cache never vouches for it (the
+	 * create's completion, menv_lockrecs_complete, reads index.json and refuses it). */
+	bool lock_records;
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
 	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
 	 * unknown), transfers finished and in all, and the transfers running now (`running`,
