@@ -409,6 +409,33 @@ static bool settled(const struct menv_record *r, json_t *have)
 	       (!r->sha256 && r->md5 && hm && !strcasecmp(hm, r->md5));
 }
 
+/* Whether each field of the lock's entry i that merged() sets is so in `have` already, and
+ * its url and channel are the entry's (as on disk, without credentials): merged(l, i, NULL,
+ * have) is then `have` with the entry's url and channel. */
+static bool agrees(const struct menv_lockrecs *l, size_t i, json_t *have)
+{
+	const struct menv_record *r = &l->recs[i];
+	const char *k;
+	json_t *v;
+	bool same = true;
+
+	json_object_foreach(r->json, k, v)
+	{
+		if (!strcmp(k, "depends") && !l->lock_depends[i])
+			continue;
+		if (!json_equal(json_object_get(have, k), v))
+			return false;
+	}
+	const char *urls[2][2] = {{"url", r->url}, {"channel", r->channel_url}};
+	for (int u = 0; u < 2 && same; u++) {
+		const char *is = jstr(have, urls[u][0]);
+		char *safe = urls[u][1] ? menv_url_redact(urls[u][1]) : NULL;
+		same = is && safe && !strcmp(is, safe);
+		free(safe);
+	}
+	return same;
+}
+
 /* After the fetch: each record completed from <pkgs>/<dist>/info/index.json (and a
  * repodata_record.json a solve wrote earlier), the lock's fields on top; the cache's
  * repodata_record.json rewritten when it differs. A warm cache's record that already is
@@ -432,7 +459,12 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
 		json_t *index = NULL, *m = NULL, *disk = NULL;
 
-		if (l->solved[i] && settled(r, have)) {
+		if (l->solved[i] == have && settled(r, have) && agrees(l, i, have)) {
+			/* what merged() would give, as it was left: unchanged by the completion */
+			m = json_copy(have);
+			json_object_set_new(m, "url", json_string(r->url));
+			json_object_set_new(m, "channel", json_string(r->channel_url));
+		} else if (l->solved[i] && settled(r, have)) {
 			m = merged(l, i, NULL, have);
 			disk = on_disk(m, r);
 			if (!json_equal(disk, have)) { /* the completion changes it: done in full */
