@@ -25,13 +25,13 @@ static const char *const usages[] = {
         [C_CREATE] = "usage: menv create (-n NAME | -p PREFIX) " CHANNELS COMMON " [--offline]"
                      " SPEC...\n       menv create -f environment.yml|LOCKFILE [-e ENV] " ENV
                      "[options]\n",
-        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON MODS
-                      " | --only-deps] [--force-reinstall] [--satisfied-skip-solve] SPEC...\n"
-                      "       menv install " ENV "--revision N | -f LOCKFILE\n",
+        [C_INSTALL] = "usage: menv install " ENV CHANNELS COMMON MODS " | --only-deps]"
+                      " [--force-reinstall] [--satisfied-skip-solve] [--offline] SPEC...\n"
+                      "       menv install " ENV "[--offline] --revision N | -f LOCKFILE\n",
         [C_REMOVE] = "usage: menv remove " ENV CHANNELS COMMON " [--offline] [--force]\n"
                      "         (NAME... | --all)\n",
         [C_UPDATE] = "usage: menv update " ENV CHANNELS COMMON MODS
-                     "] [--force-reinstall] (NAME... | --all)\n",
+                     "] [--force-reinstall] [--offline] (NAME... | --all)\n",
         [C_ENV_UPDATE] = "usage: menv env update -f environment.yml " ENV "[--prune] " COMMON "\n",
         [C_ENV_REMOVE] = ("usage: menv env remove [-n NAME | -p PREFIX] [--dry-run] [--json] "
                           "[-q] [-y] [--no-wait]\n"),
@@ -39,8 +39,8 @@ static const char *const usages[] = {
 
 /* The options each command takes (keys of args.c's table). */
 static const char *const accepts[] = {
-        [C_CREATE] = "npfecOSNdjqvyWoK!h",       [C_INSTALL] = "npfcOSNdjqvyWK!rh0123456789",
-        [C_REMOVE] = "npcOSNodjqvyWK!*h8",       [C_UPDATE] = "npcOSNdjqvyWK!ah0123456",
+        [C_CREATE] = "npfecOSNdjqvyWoK!h",       [C_INSTALL] = "npfcOSNdjqvyWoK!rh0123456789",
+        [C_REMOVE] = "npcOSNodjqvyWK!*h8",       [C_UPDATE] = "npcOSNdjqvyWoK!ah0123456",
         [C_ENV_UPDATE] = "npfdjqvyWPK!h0123456", [C_ENV_REMOVE] = "npdjqvyWh",
 };
 

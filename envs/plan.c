@@ -183,7 +183,35 @@ static const char *dist_of_label(const char *label)
 	return cc ? cc + 2 : label;
 }
 
-int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, size_t rev,
+/* conda's revert_actions matches MatchSpec.from_dist_str(label) against its index, so a
+ * label "channel[/subdir]::dist" takes a package cache record only of that channel (and
+ * subdir), by the record's channel URL. A label without a channel, or one naming
+ * "<unknown>" or a channel menv cannot resolve, takes any. */
+static bool label_channel_has(const struct menv_config *cfg, const char *label,
+                              const struct menv_record *r)
+{
+	const char *cc = strstr(label, "::");
+	if (!cfg || !cc || cc == label || !strncmp(label, "<unknown>", 9))
+		return true;
+	char *chan = menv_xasprintf("%.*s", (int)(cc - label), label);
+	struct menv_channel **want = NULL, *have = NULL;
+	size_t n = 0;
+	bool ok = true;
+	if (menv_channel_resolve_spec(chan, NULL, cfg, &want, &n, NULL) == 0 && n) {
+		ok = false;
+		if (r->channel_url && menv_channel_parse(r->channel_url, cfg, &have, NULL) == 0)
+			for (size_t i = 0; i < n && !ok; i++)
+				ok = !strcmp(want[i]->base_url, have->base_url) &&
+				     (!want[i]->platform ||
+				      (r->subdir && !strcmp(want[i]->platform, r->subdir)));
+	}
+	menv_channel_free(have);
+	menv_channels_free(want, n);
+	free(chan);
+	return ok;
+}
+
+int menv_plan_revision(const char *prefix, const struct menv_config *cfg, size_t rev,
                        const struct menv_channel_set *ch, struct menv_solver *solver,
                        const struct menv_prefix_record *inst, size_t ninst,
                        struct menv_owned_recs *owned, const struct menv_record ***link,
@@ -194,7 +222,7 @@ int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, 
 	struct menv_strset want_set = MENV_STRSET_INIT, have_set = MENV_STRSET_INIT;
 	struct menv_strmap chan = MENV_STRMAP_INIT; /* dist -> index in `chrecs`, made once */
 	const struct menv_record **chrecs = NULL;
-	bool chan_made = false;
+	bool chan_made = false, other = false;
 	size_t nrevs = 0;
 	int rc = menv_history_load(prefix, &revs, &nrevs, err);
 
@@ -254,16 +282,23 @@ int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, 
 			free(spec);
 		}
 		if (!found) {
-			/* the package cache still has it */
-			if (menv_record_from_cache(pkgs_dirs, want, &owned->v[owned->n]))
-				found = &owned->v[owned->n++];
+			/* the package cache still has it, from the label's channel */
+			struct menv_record *c = &owned->v[owned->n];
+			if (menv_record_from_cache(&cfg->pkgs_dirs, want, c)) {
+				other = !label_channel_has(cfg, target.v[k], c);
+				if (!other)
+					found = &owned->v[owned->n++];
+				else
+					menv_record_release(c);
+			}
 		}
 		if (!found) {
 			rc = menv_error_set(
 			        err, MENV_ENOTFOUND,
 			        "'%s' of revision %zu is in neither the channels nor the "
-			        "package cache",
-			        want, rev);
+			        "package cache%s",
+			        target.v[k], rev,
+			        other ? " (the cache's copy is of another channel)" : "");
 			goto out;
 		}
 		(*link)[(*nlink)++] = found;

@@ -411,8 +411,8 @@ static bool names_feature(json_t *v)
  * carries features or track_features is solved over its records only, no repodata read. conda
  * --offline counts a channel with no cached repodata as empty: offline, a channel load that
  * fails gives that same records-only solve, where menv_solver_add_installed keeps each
- * featured build's tracker as conda does (conda's offline index also holds the package
- * cache's extracted records, which this solve does not read).
+ * featured build's tracker as conda does (conda's solver never reads the package cache:
+ * Solver._prepare's index has use_cache=False; solver.offline_cache).
  * Online, a failed download says so and names --offline. */
 static int remove_solver(struct menv_txn *t, struct menv_error *err)
 {
@@ -506,8 +506,8 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 		/* the revision's packages from the cache, else the channels given */
 		if (t->o.channels && t->o.channels->n && (rc = load_solver(t, NULL, err)) != 0)
 			return rc;
-		return menv_plan_revision(t->o.prefix, &t->o.cfg->pkgs_dirs, (size_t)t->o.revision,
-		                          &t->ch, t->solver, t->inst, t->ninst, &t->owned, &t->link,
+		return menv_plan_revision(t->o.prefix, t->o.cfg, (size_t)t->o.revision, &t->ch,
+		                          t->solver, t->inst, t->ninst, &t->owned, &t->link,
 		                          &t->nlink, &t->unlink, &t->nunlink, err);
 	}
 	rc = k == MENV_TXN_REMOVE ? remove_solver(t, err) : load_solver(t, t->o.prefix, err);
@@ -676,9 +676,9 @@ static int change_cmp(const void *a, const void *b)
 	return x->kind != y->kind ? (int)x->kind - (int)y->kind : strcmp(x->name, y->name);
 }
 
-/* Sorts c[0..n) by change_cmp, stably (as glibc's qsort, a merge sort, does: the order of the
- * plan does not change), with `tmp` room for n: no call through a pointer per comparison, the
- * cost of a 100,000-package plan's sort (issue 22). */
+/* Sorts c[0..n) by change_cmp, stably (equal changes keep the order given, which qsort does
+ * not promise), with `tmp` room for n: a merge sort without a call through a pointer per
+ * comparison, the cost of a 100,000-package plan's sort (issue 22). */
 static void changes_sort(struct menv_txn_change *c, struct menv_txn_change *tmp, size_t n)
 {
 	if (n < 2)

@@ -33,10 +33,11 @@ void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
                      size_t *nunlink);
 /* --revision N: the records to link and unlink (new arrays) to get back to revision N's
  * packages (history from conda/history.py): from the channel set's parsed records, else the
- * channels `solver` (may be NULL) reads, else the package cache's repodata_record.json (into
- * `owned`). Errors: MENV_ENOTFOUND (rev out of range, a package in
- * neither the channels nor the cache), MENV_EIO. */
-int menv_plan_revision(const char *prefix, const struct menv_strvec *pkgs_dirs, size_t rev,
+ * channels `solver` (may be NULL) reads, else cfg->pkgs_dirs' repodata_record.json (into
+ * `owned`) where its channel is the history line's (conda's offline index: the cache's
+ * records, matched by MatchSpec.from_dist_str). Errors: MENV_ENOTFOUND (rev out of range, a
+ * package in neither the channels nor the cache, or cached from another channel), MENV_EIO. */
+int menv_plan_revision(const char *prefix, const struct menv_config *cfg, size_t rev,
                        const struct menv_channel_set *ch, struct menv_solver *solver,
                        const struct menv_prefix_record *inst, size_t ninst,
                        struct menv_owned_recs *owned, const struct menv_record ***link,

@@ -10,7 +10,7 @@ conda 26.7.1's own answers, its CLI on the same records and history (`conda remo
     and numpy relinked as the plain py27_4 (conda's fewest tracked features);
   - an unreachable channel: an HTTP error, nothing planned;
   - the same unreachable channel with --offline: no channel data, the records-only solve
-    (conda's offline index is the prefix's records and the package cache's, empty here):
+    (conda's solve reads the prefix's records, never the package cache: test_offline_cache):
     CONDA_OFFLINE_UNLINK, numpy's installed build kept and with it mkl, the tracker its
     `features: mkl` asks for (ms_depends), and what mkl needs (mkl-service, numexpr, scipy,
     scikit-learn);
