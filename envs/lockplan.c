@@ -8,8 +8,10 @@
  * each record is completed from the package's own info/index.json (build_number, license,
  * noarch, ...; depends when the lock has none, e.g. explicit files), and the cache's
  * info/repodata_record.json is rewritten to that complete record, so the conda-meta
- * PrefixRecords are the same whether the cache was cold or warm. Also the pip request of a
- * lock's pip entries.
+ * PrefixRecords are the same whether the cache was cold or warm (a warm cache's record that
+ * already is that completion is taken as it stands, without index.json: a lock's extraction
+ * writes no record for a package that is not the one the lock names). Also the pip request
+ * of a lock's pip entries.
  */
 #include <stdio.h>
 #include <stdlib.h>
