@@ -8,8 +8,10 @@
  * each record is completed from the package's own info/index.json (build_number, license,
  * noarch, ...; depends when the lock has none, e.g. explicit files), and the cache's
  * info/repodata_record.json is rewritten to that complete record, so the conda-meta
- * PrefixRecords are the same whether the cache was cold or warm. Also the pip request of a
- * lock's pip entries.
+ * PrefixRecords are the same whether the cache was cold or warm (a warm cache's record that
+ * already is that completion is taken as it stands, without index.json: a lock's extraction
+ * writes no record for a package that is not the one the lock names). Also the pip request
+ * of a lock's pip entries.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -437,9 +439,102 @@ void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs
 	}
 }
 
+/* The complete record of l's entry i: `index` (the package's info/index.json, or NULL),
+ * then the record a solve left (l->solved), the lock's fields, the hashes and size the fetch
+ * measured (from `have`, the cache's record) where the lock has none, url and channel. New
+ * reference. */
+static json_t *merged(const struct menv_lockrecs *l, size_t i, json_t *index, json_t *have)
+{
+	const struct menv_record *r = &l->recs[i];
+	json_t *m = json_object(), *v;
+	const char *k;
+
+	if (index)
+		json_object_update(m, index);
+	if (l->solved[i])
+		json_object_update(m, l->solved[i]);
+	json_object_foreach(r->json, k, v)
+	{
+		if (!strcmp(k, "depends") && !l->lock_depends[i])
+			continue;
+		json_object_set(m, k, v);
+	}
+	/* the hashes and size the fetch measured on the verified file fill what the lock did
+	 * not say (conda-lock has no size, explicit one hash) */
+	static const char *const measured[] = {"md5", "sha256", "size", NULL};
+	for (size_t k2 = 0; measured[k2]; k2++)
+		if (!json_object_get(m, measured[k2]) && json_object_get(have, measured[k2]))
+			json_object_set(m, measured[k2], json_object_get(have, measured[k2]));
+	json_object_set_new(m, "url", json_string(r->url));
+	json_object_set_new(m, "channel", json_string(r->channel_url));
+	if (!json_object_get(m, "depends"))
+		json_object_set_new(m, "depends", json_array());
+	return m;
+}
+
+/* m as the cache keeps it: without the credentials or token a lock's URLs may hold (a copy
+ * of m's top level; only its url and channel are replaced). New reference. */
+static json_t *on_disk(json_t *m, const struct menv_record *r)
+{
+	json_t *disk = json_copy(m);
+	menv_json_set_url(disk, "url", r->url);
+	menv_json_set_url(disk, "channel", r->channel_url);
+	return disk;
+}
+
+/* Whether `have` (the cache's record of the package, after the fetch) is one a solve or an
+ * earlier completion of the same file left: the lock's name, version and build, its sha256
+ * (else md5), and depends. */
+static bool settled(const struct menv_record *r, json_t *have)
+{
+	static const char *const ident[] = {"name", "version", "build"};
+	const char *hs = jstr(have, "sha256"), *hm = jstr(have, "md5");
+
+	if (!json_is_object(have) || !json_is_array(json_object_get(have, "depends")))
+		return false;
+	for (int k = 0; k < 3; k++) {
+		const char *is = jstr(have, ident[k]), *said = jstr(r->json, ident[k]);
+		if (!is || !said || strcmp(is, said))
+			return false;
+	}
+	return (r->sha256 && hs && !strcasecmp(hs, r->sha256)) ||
+	       (!r->sha256 && r->md5 && hm && !strcasecmp(hm, r->md5));
+}
+
+/* Whether each field of the lock's entry i that merged() sets is so in `have` already, and
+ * its url and channel are the entry's (as on disk, without credentials): merged(l, i, NULL,
+ * have) is then `have` with the entry's url and channel. */
+static bool agrees(const struct menv_lockrecs *l, size_t i, json_t *have)
+{
+	const struct menv_record *r = &l->recs[i];
+	const char *k;
+	json_t *v;
+	bool same = true;
+
+	json_object_foreach(r->json, k, v)
+	{
+		if (!strcmp(k, "depends") && !l->lock_depends[i])
+			continue;
+		if (!json_equal(json_object_get(have, k), v))
+			return false;
+	}
+	const char *urls[2][2] = {{"url", r->url}, {"channel", r->channel_url}};
+	for (int u = 0; u < 2 && same; u++) {
+		const char *is = jstr(have, urls[u][0]);
+		char *safe = urls[u][1] ? menv_url_redact(urls[u][1]) : NULL;
+		same = is && safe && !strcmp(is, safe);
+		free(safe);
+	}
+	return same;
+}
+
 /* After the fetch: each record completed from <pkgs>/<dist>/info/index.json (and a
  * repodata_record.json a solve wrote earlier), the lock's fields on top; the cache's
- * repodata_record.json rewritten when it differs. */
+ * repodata_record.json rewritten when it differs. A warm cache's record that already is
+ * that completion (settled and unchanged by it: a solve's of this file, or an earlier lock
+ * create's) is taken without reading index.json again: the cache wrote it only for a file of
+ * the lock's hash whose index.json names the lock's package (a lock's extraction writes no
+ * record for another package, fetch opts lock_records), as a solving create takes it. */
 int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
                            struct menv_lockrecs *l, struct menv_error *err)
 {
@@ -452,16 +547,30 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		size_t pl = strlen(pkgs_dir);
 		/* a read-only cache's record is used as it is */
 		bool writable = !strncmp(dir, pkgs_dir, pl) && dir[pl] == '/';
-		char *ipath = menv_xasprintf("%s/info/index.json", dir);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *index = menv_json_load_file(ipath, 0, NULL);
 		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
-		json_t *m = json_object();
-		const char *k;
-		json_t *v;
-		bool lock_deps = l->lock_depends[i];
+		json_t *index = NULL, *m = NULL, *disk = NULL;
 
-		if (!json_is_object(index)) {
+		if (l->solved[i] == have && settled(r, have) && agrees(l, i, have)) {
+			/* what merged() would give, as it was left: unchanged by the completion */
+			m = json_copy(have);
+			json_object_set_new(m, "url", json_string(r->url));
+			json_object_set_new(m, "channel", json_string(r->channel_url));
+		} else if (l->solved[i] && settled(r, have)) {
+			m = merged(l, i, NULL, have);
+			disk = on_disk(m, r);
+			if (!json_equal(disk, have)) { /* the completion changes it: done in full */
+				json_decref(m);
+				json_decref(disk);
+				m = disk = NULL;
+			}
+		}
+		if (!m) {
+			char *ipath = menv_xasprintf("%s/info/index.json", dir);
+			index = menv_json_load_file(ipath, 0, NULL);
+			free(ipath);
+		}
+		if (!m && !json_is_object(index)) {
 			rc = menv_error_set(err, MENV_EPARSE,
 			                    "package '%s' in the cache has no "
 			                    "readable info/index.json",
@@ -471,7 +580,7 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		/* the lock names the package the file is: a hand-edited name, version or build
 		 * would make a PrefixRecord of a package that is not there */
 		static const char *const ident[] = {"name", "version", "build"};
-		for (int k2 = 0; k2 < 3 && !rc; k2++) {
+		for (int k2 = 0; k2 < 3 && !m && !rc; k2++) {
 			const char *is = jstr(index, ident[k2]), *said = jstr(r->json, ident[k2]);
 			if (!is || !said || strcmp(is, said))
 				rc = menv_error_set(
@@ -487,38 +596,16 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 			entry_error(l->src, l->pkgs[i], rc, err);
 			goto next;
 		}
-		json_object_update(m, index);
-		if (l->solved[i])
-			json_object_update(m, l->solved[i]);
-		json_object_foreach(r->json, k, v)
-		{
-			if (!strcmp(k, "depends") && !lock_deps)
-				continue;
-			json_object_set(m, k, v);
+		if (!m) {
+			m = merged(l, i, index, have);
+			disk = on_disk(m, r);
+			if (writable && !json_equal(disk, have)) {
+				char *text = json_dumps(disk, JSON_INDENT(2) | JSON_SORT_KEYS);
+				rc = menv_write_file_atomic(rpath, text, strlen(text), err);
+				menv_pkgmeta_forget(rpath);
+				free(text);
+			}
 		}
-		/* the hashes and size the fetch measured on the verified file fill what the lock
-		 * did not say (conda-lock has no size, explicit one hash) */
-		static const char *const measured[] = {"md5", "sha256", "size", NULL};
-		for (size_t k2 = 0; measured[k2]; k2++)
-			if (!json_object_get(m, measured[k2]) &&
-			    json_object_get(have, measured[k2]))
-				json_object_set(m, measured[k2],
-				                json_object_get(have, measured[k2]));
-		json_object_set_new(m, "url", json_string(r->url));
-		json_object_set_new(m, "channel", json_string(r->channel_url));
-		if (!json_object_get(m, "depends"))
-			json_object_set_new(m, "depends", json_array());
-		/* on disk without the credentials or token a lock's URLs may hold */
-		json_t *disk = json_deep_copy(m);
-		menv_json_set_url(disk, "url", r->url);
-		menv_json_set_url(disk, "channel", r->channel_url);
-		if (writable && !json_equal(disk, have)) {
-			char *text = json_dumps(disk, JSON_INDENT(2) | JSON_SORT_KEYS);
-			rc = menv_write_file_atomic(rpath, text, strlen(text), err);
-			menv_pkgmeta_forget(rpath);
-			free(text);
-		}
-		json_decref(disk);
 		if (!rc) {
 			char *url = menv_xstrdup(r->url);
 			const struct menv_channel *ch = r->channel;
@@ -530,7 +617,7 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		json_decref(index);
 		json_decref(have);
 		json_decref(m);
-		free(ipath);
+		json_decref(disk);
 		free(rpath);
 		free(dir);
 	}

@@ -67,6 +67,8 @@ struct run {
 	struct menv_link_list **lists; /* per record of the transaction: its file list */
 	size_t nlists;
 	bool new_root; /* linking into a create's new staging directory (menv_link_ctx) */
+	struct menv_strvec conda_req; /* conda_specs of opts->requested, made once (specs) */
+	bool conda_req_made;
 };
 
 static void run_release(struct run *r)
@@ -86,6 +88,7 @@ static void run_release(struct run *r)
 	free(r->site);
 	free(r->pyver);
 	free(r->pydir);
+	menv_strvec_clear(&r->conda_req);
 	menv_journal_release(&r->txn);
 }
 
@@ -500,6 +503,16 @@ static void conda_specs(const struct menv_strvec *in, struct menv_strvec *out)
 	}
 }
 
+/* conda_specs of the run's requested specs, made on first use and kept: the records and the
+ * history both write them (a lock's every package is one). Borrowed from r. */
+static const struct menv_strvec *run_conda_specs(struct run *r)
+{
+	if (!r->conda_req_made)
+		conda_specs(r->opts->requested, &r->conda_req);
+	r->conda_req_made = true;
+	return &r->conda_req;
+}
+
 /* conda's PathDataV1 keys in its order; others after them */
 static json_t *conda_path_data(json_t *p)
 {
@@ -620,11 +633,10 @@ static json_t *conda_record(json_t *rec)
 static int write_records(struct run *r, struct menv_error *err)
 {
 	struct menv_strmap req_map = MENV_STRMAP_INIT; /* name -> index */
-	struct menv_strvec conda_req = MENV_STRVEC_INIT;
 	int rc = 0;
 
 	/* conda's requested_spec: str(MatchSpec) of the spec that asked for the package */
-	conda_specs(r->opts->requested, &conda_req);
+	const struct menv_strvec *conda_req = run_conda_specs(r);
 	requested_map(r->opts->requested, &req_map);
 	for (size_t i = 0; !rc && i < r->npk; i++) {
 		struct linked *l = &r->pk[i];
@@ -647,7 +659,7 @@ static int write_records(struct run *r, struct menv_error *err)
 		 * predate a repodata patch (conda writes conda-meta from the solver's record) */
 		json_object_update(rec, l->r->json);
 		const size_t *at = requested_at(&req_map, l->r->name);
-		const char *req = at ? conda_req.v[*at] : NULL;
+		const char *req = at ? conda_req->v[*at] : NULL;
 		/* conda's index: python depends on pip when add_pip_as_python_dependency */
 		json_t *deps = json_object_get(rec, "depends");
 		if (r->opts->add_pip && !strcmp(l->r->name, "python") && json_is_array(deps)) {
@@ -714,7 +726,6 @@ static int write_records(struct run *r, struct menv_error *err)
 		free(dump);
 		json_decref(rec);
 	}
-	menv_strvec_clear(&conda_req);
 	menv_strmap_clear(&req_map);
 	return rc;
 }
@@ -829,11 +840,9 @@ static int write_history(struct run *r, const struct menv_strvec *minus, struct 
 	menv_strvec_clear(&min);
 	menv_strvec_clear(&plus);
 	/* conda's History.write_specs: str(MatchSpec) of each, a Python list (none: no line) */
-	struct menv_strvec specs = MENV_STRVEC_INIT;
-	conda_specs(r->opts->requested, &specs);
-	if (specs.n)
-		menv_history_specs_line(&b, r->opts->remove_specs ? "remove" : "update", &specs);
-	menv_strvec_clear(&specs);
+	const struct menv_strvec *specs = run_conda_specs(r);
+	if (specs->n)
+		menv_history_specs_line(&b, r->opts->remove_specs ? "remove" : "update", specs);
 	/* no credentials or tokens on disk: channel URLs in the command, labels and specs */
 	char *block = menv_text_redact(b.buf + start);
 	b.len = start;

@@ -963,6 +963,7 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	fo.intact = t->here;
 	/* every hash a lock gives must be the package's (conda checks only the sha256) */
 	fo.all_hashes = is_lock(t->o.kind);
+	fo.lock_records = is_lock(t->o.kind);
 	for (size_t i = 0; i < t->nlink; i++)
 		recs[i] = (struct menv_record *)t->link[i];
 	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);

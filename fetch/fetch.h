@@ -80,6 +80,11 @@ struct menv_fetch_opts {
 	 * not only the sha256: the records are a lockfile's, whose hashes a person may have
 	 * edited (issue 22). Costs an md5 of each download. */
 	bool all_hashes;
+	/* the records are a lock's (their name, version and build the lock's word, not a
+	 * channel's): a package extracted for one whose info/index.json names another package
+	 * gets no info/repodata_record.json, so that the cache never vouches for it (the
+	 * create's completion, menv_lockrecs_complete, reads index.json and refuses it). */
+	bool lock_records;
 	/* Progress of a batch of transfers, about every 100 ms and once at its end, on the
 	 * calling thread (NULL: none): bytes held so far, the expected total in bytes (0 when
 	 * unknown), transfers finished and in all, and the transfers running now (`running`,

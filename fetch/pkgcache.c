@@ -390,9 +390,27 @@ out:
 	return rc;
 }
 
-/* Extracts `file` into a temporary directory and renames it to `<pkgs>/<dist>`. */
+/* Whether the package extracted in `dir` is the record's name, version and build (its
+ * info/index.json says so). */
+static bool is_record_package(const char *dir, const struct menv_record *r)
+{
+	char *path = menv_xasprintf("%s/info/index.json", dir);
+	json_t *j = menv_json_load_file(path, 0, NULL);
+	bool same = json_is_object(j) && json_str(j, "name") && json_str(j, "version") &&
+	            json_str(j, "build") && r->name && r->version && r->build &&
+	            !strcmp(json_str(j, "name"), r->name) &&
+	            !strcmp(json_str(j, "version"), r->version) &&
+	            !strcmp(json_str(j, "build"), r->build);
+	json_decref(j);
+	free(path);
+	return same;
+}
+
+/* Extracts `file` into a temporary directory and renames it to `<pkgs>/<dist>`; a lock's
+ * record (`lock_record`) is written there only when the package is the one it names. */
 static int extract(const char *pkgs, const char *dist, const char *file,
-                   const struct menv_record *r, const struct menv_hashes *h, struct menv_error *err)
+                   const struct menv_record *r, const struct menv_hashes *h, bool lock_record,
+                   struct menv_error *err)
 {
 	char *tmp = menv_xasprintf("%s/.%s.tmp-XXXXXX", pkgs, dist);
 	char *dir = menv_xasprintf("%s/%s", pkgs, dist);
@@ -409,7 +427,7 @@ static int extract(const char *pkgs, const char *dist, const char *file,
 		goto out;
 	}
 	rc = menv_archive_extract(file, tmp, err);
-	if (!rc)
+	if (!rc && (!lock_record || is_record_package(tmp, r)))
 		rc = write_record(tmp, r, h, err);
 	if (!rc)
 		rc = menv_fetch_rmtree(dir, err);
@@ -497,7 +515,7 @@ static void *worker(void *arg)
 		}
 		dist = dist_of(t.r);
 		file = menv_xasprintf("%s/%s", t.from ? t.from : p->pkgs, t.r->fn);
-		rc = extract(p->pkgs, dist, file, t.r, &t.h, &err);
+		rc = extract(p->pkgs, dist, file, t.r, &t.h, p->o && p->o->lock_records, &err);
 		free(file);
 		free(dist);
 		if (rc) {

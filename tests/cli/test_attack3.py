@@ -27,6 +27,12 @@ the commit point, threaded linking, path settings) found, one case each
 - explicit_nul: a NUL byte in an explicit lock cut its line where C reads it: a URL
   "x.conda\\0junk" was read as "x.conda", a line "\\0https://..." skipped as blank (its
   package silently not installed). Refused with FILE:LINE:COL, as in every YAML file.
+- lock_misnamed_warm: a lock create from a warm cache takes the cache's record of a package
+  (of the lock's hash, name, version and build) without reading its index.json again, as a
+  solving create does. A lock naming a package file that holds another package (its own
+  hashes, so the download verifies) is refused by the create, and again by every later
+  create from the cache that file was extracted into: a lock's extraction of it leaves no
+  info/repodata_record.json there to vouch for it.
 """
 import json
 import os
@@ -264,6 +270,34 @@ def case_explicit_nul(t):
             t.one_line_error(r, "%s %s" % (what, args),
                              ["%s:%d:%d: a NUL byte" % (f, at + 1, col)])
             t.no_prefix_left(p, "%s %s" % (what, args))
+
+
+def case_lock_misnamed_warm(t):
+    import hashlib
+    lock, _ = local_lock(t)
+    t.check(("md5: %s\n      sha256: %s\n" % (MD5, SHA)) in lock, "the lock's hashes", lock)
+    # the channel's dependency-1.0-0.conda replaced by the package `dependent`, and the lock's
+    # hashes of it made those of the new file: the download verifies, the package is another
+    chan_file = os.path.join(t.tmp, "chan", "noarch", "dependency-1.0-0.conda")
+    shutil.copyfile(os.path.join(t.corpus, *NOARCH, "dependent-1.0-0.conda"), chan_file)
+    data = open(chan_file, "rb").read()
+    md5, sha = hashlib.md5(data).hexdigest(), hashlib.sha256(data).hexdigest()
+    f = os.path.join(t.tmp, "misnamed-lock.yml")
+    write_text(f, lock.replace("md5: %s\n      sha256: %s\n" % (MD5, SHA),
+                               "md5: %s\n      sha256: %s\n" % (md5, sha)))
+    needle = ("lockfile entry 'dependency 1.0 0': the package file 'dependency-1.0-0.conda' "
+              "is dependent 1.0 0")
+    dist = os.path.join(t.pkgs, "dependency-1.0-0")
+    for attempt in ("cold", "warm", "warm again"):
+        p = os.path.join(t.tmp, "new")
+        r = t.menv_run("create", "-p", p, "-f", f, "-y", "-q")
+        t.one_line_error(r, attempt, [f + ":", needle])
+        t.no_prefix_left(p, attempt)
+        t.check(os.path.isfile(os.path.join(dist, "info", "index.json")),
+                "%s: the package was extracted into the cache" % attempt, dist)
+        t.check(not os.path.exists(os.path.join(dist, "info", "repodata_record.json")),
+                "%s: no record of the lock's entry vouches for the other package" % attempt,
+                dist)
 
 
 def body(t, case):
