@@ -154,7 +154,7 @@ out:
 		code = menv_cli_fail(&err);
 	}
 	json_decref(d.messages);
-	menv_txn_free(t);
+	menv_txn_exit(t); /* the command's last step: its memory left to exit() */
 	menv_envfile_free(ef);
 	menv_config_release(&cfg);
 	menv_cli_args_release(a);

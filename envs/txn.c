@@ -1407,6 +1407,25 @@ out:
 
 /* ---------------------------------------------------------------------------------------- */
 
+/* Sanitizer builds free everything at exit too: LeakSanitizer then reports any other leak. */
+#if defined(MENV_SANITIZED) || defined(__SANITIZE_ADDRESS__)
+#define EXIT_FREES true
+#elif defined(__has_feature)
+#define EXIT_FREES (__has_feature(address_sanitizer) || __has_feature(leak_sanitizer))
+#else
+#define EXIT_FREES false
+#endif
+
+void menv_txn_exit(struct menv_txn *t)
+{
+	if (EXIT_FREES || !t) {
+		menv_txn_free(t);
+		return;
+	}
+	menv_env_unlock(t->lock_fd);
+	menv_test_gate("MENV_TEST_GATE_TXN_FREE");
+}
+
 void menv_txn_free(struct menv_txn *t)
 {
 	if (!t)

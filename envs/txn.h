@@ -333,6 +333,10 @@ void menv_size_text(int64_t n, char *out, size_t len);
 
 /* Releases the transaction, its plan and the prefix lock. NULL is a no-op. */
 void menv_txn_free(struct menv_txn *t);
+/* menv_txn_free for a process about to exit: the prefix lock released, the memory left to the
+ * kernel (a lock of 100,000 entries: ~115M instructions of free() saved) except in sanitizer
+ * builds (MENV_SANITIZED, ASan/LSan), which free it all so LeakSanitizer sees any real leak. */
+void menv_txn_exit(struct menv_txn *t);
 
 /* Finishes or rolls back a transaction that a crash, SIGKILL or Ctrl-C interrupted in
  * `prefix`, and takes back a pip step a killed menv left half done, under the prefix lock
