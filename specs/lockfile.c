@@ -49,12 +49,11 @@ static bool has_suffix(const char *s, const char *suf)
 
 bool menv_lock_is_hex(const char *s, size_t n)
 {
-	if (strlen(s) != n)
-		return false;
+	/* no strlen first: a 64-digit test of an md5 stops at its 33rd byte, the NUL */
 	for (size_t i = 0; i < n; i++)
 		if (!isxdigit((unsigned char)s[i]))
 			return false;
-	return true;
+	return s[n] == '\0';
 }
 
 static char *lower_dup(const char *s)
@@ -501,8 +500,8 @@ static unsigned scan_lines(const char *bytes, size_t len)
 			seen |= SEEN_EXPLICIT;
 	}
 	/* the keys start a line (100,000 entries' lines start with ' ' or '-'): only each
-	 * line's first byte is looked at */
-	for (size_t i = 0; i < len;) {
+	 * line's first byte is looked at; none where "@EXPLICIT" decided it (detected()) */
+	for (size_t i = 0; i < len && !(seen & SEEN_EXPLICIT);) {
 		for (size_t k = 0; bytes[i] >= 'a' && k < sizeof(keys) / sizeof(*keys); k++) {
 			size_t kl;
 			if (bytes[i] != keys[k].key[0]) /* an explicit lock's "file:///..." lines */
@@ -566,7 +565,9 @@ static int detect_fd(int fd, const char *path, enum menv_lock_format *out, size_
 	unsigned seen = 0;
 	bool lock_version = false, at_start = true, eof = false;
 	int rc = 0;
-	while (!eof) {
+	/* "@EXPLICIT" decides it (detected()): the rest is not read (an explicit lock of 100,000
+	 * lines read once more for nothing) */
+	while (!eof && !(seen & SEEN_EXPLICIT)) {
 		if (menv_cancelled()) {
 			rc = menv_error_set(err, MENV_EINTR, "reading '%s' interrupted", path);
 			break;
