@@ -508,6 +508,14 @@ static void test_entry_line_kept(void **state)
 	         "@EXPLICIT\nhttps://x.invalid/c/linux-64/a-1.0-0.conda\n"
 	         "# pip p\x1b @ https://x.invalid/p.whl\n",
 	         "ex.txt:3: package entry 2 ('p\\x1b'): its name holds a control character"},
+	        /* a tab and a DEL inside a line, the DEL among the file's last 7 bytes (the
+	         * explicit reader's check of the whole file goes 8 bytes a step) */
+	        {"ex.txt",
+	         "@EXPLICIT\nhttps://x.invalid/c/linux-64/a-1.0-0.conda\n"
+	         "https://x.invalid/c\t/linux-64/b-1.0-0.conda\n",
+	         "ex.txt:3: package entry 2 ('b'): its url holds a control character"},
+	        {"ex.txt", "@EXPLICIT\nhttps://x.invalid/c/linux-64/a-1.0-0\x7f.conda",
+	         "ex.txt:2: package entry 1 ('a'): its build holds a control character"},
 	        {"pixi.lock",
 	         "version: 6\nenvironments:\n  default:\n    channels: []\n    packages:\n"
 	         "      linux-64:\n      - conda: https://x.invalid/c/linux-64/b-1.0-0.conda\n"
