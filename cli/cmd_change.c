@@ -90,6 +90,7 @@ static int change(enum cmd cmd, struct menv_cli_args *a)
 	char *prefix = NULL, *once = NULL, *cmdline = menv_cli_cmdline();
 	int rc, code = 0;
 
+	menv_heap_for_large_input(); /* locks, histories, plans of 100,000 entries */
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;

@@ -3,10 +3,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +18,22 @@ static void oom(size_t n)
 {
 	fprintf(stderr, "menv: out of memory allocating %zu bytes\n", n);
 	abort();
+}
+
+void menv_heap_for_large_input(void)
+{
+#if !defined(MENV_SANITIZED) /* ASan's allocator is not glibc's heap */
+	const size_t huge = 2u << 20;
+	mallopt(M_MMAP_THRESHOLD, 256 << 20); /* big buffers from the heap, kept for reuse */
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+	mallopt(M_TOP_PAD, 128 << 20); /* room reserved (not touched) at each growth */
+	void *p = malloc(huge);        /* a growth now: the heap's end moves 130 MB on */
+	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1), e = (uintptr_t)sbrk(0);
+	if (p && e > a)
+		(void)madvise((void *)a, e - a,
+		              MADV_HUGEPAGE); /* only a hint: none where refused */
+	free(p);
+#endif
 }
 
 void *menv_xmalloc(size_t n)

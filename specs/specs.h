@@ -81,6 +81,13 @@ void *menv_xrealloc(void *p, size_t n);
 char *menv_xstrdup(const char *s); /* NULL in, NULL out */
 char *menv_xstrndup(const char *s, size_t n);
 char *menv_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Readies the heap for an input that grows with the user (a lock of 100,000 entries: 60-90
+ * MB): big blocks from the heap and kept there (no mmap/munmap each), 128 MB reserved past
+ * its end at each growth, and that room marked for transparent huge pages (madvise; a hint
+ * the kernel may ignore), so its pages come 2 MB a fault instead of 4 kB: 100k explicit lock
+ * dry run 16,800 -> ~300 page faults, ~0.65 -> ~0.2 s of CPU. Process-wide: called once, by
+ * a command, before it reads such input. Nothing in sanitizer builds (MENV_SANITIZED). */
+void menv_heap_for_large_input(void);
 
 /* A growable, always NUL-terminated byte string (git's strbuf). `buf` is never NULL: an
  * empty buffer points at a shared "" (menv_buf_slop, never written) until its first growth.
