@@ -1408,22 +1408,25 @@ out:
 /* ---------------------------------------------------------------------------------------- */
 
 /* Sanitizer builds free everything at exit too: LeakSanitizer then reports any other leak. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define EXIT_FREES
+#endif
+#endif
 #if defined(MENV_SANITIZED) || defined(__SANITIZE_ADDRESS__)
-#define EXIT_FREES true
-#elif defined(__has_feature)
-#define EXIT_FREES (__has_feature(address_sanitizer) || __has_feature(leak_sanitizer))
-#else
-#define EXIT_FREES false
+#define EXIT_FREES
 #endif
 
 void menv_txn_exit(struct menv_txn *t)
 {
-	if (EXIT_FREES || !t) {
-		menv_txn_free(t);
+#ifdef EXIT_FREES
+	menv_txn_free(t);
+#else
+	if (!t)
 		return;
-	}
 	menv_env_unlock(t->lock_fd);
 	menv_test_gate("MENV_TEST_GATE_TXN_FREE");
+#endif
 }
 
 void menv_txn_free(struct menv_txn *t)

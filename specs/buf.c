@@ -22,7 +22,7 @@ static void oom(size_t n)
 
 void menv_heap_for_large_input(void)
 {
-#if !defined(MENV_SANITIZED) /* ASan's allocator is not glibc's heap */
+#if !defined(MENV_SANITIZED) && !defined(__SANITIZE_ADDRESS__) /* ASan: not glibc's heap */
 	const size_t huge = 2u << 20;
 	mallopt(M_MMAP_THRESHOLD, 256 << 20); /* big buffers from the heap, kept for reuse */
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
