@@ -11,6 +11,14 @@
   package's: such an entry is a miss for a lock (menv_fetch_opts.all_hashes), its file
   verified by every hash (or downloaded): the wrong hash refused with FILE:LINE, the cache's
   record left without it; the right lock installs, the record completed.
+- lock_channel_misnamed_warm: a lock create from a warm cache took a cached record that agreed
+  with the lock ("settled") without reading the package's info/index.json, trusting that the
+  cache writes such a record only for the package the file is. A solving create writes the
+  channel's record, which may name another package than the file is (a channel whose
+  repodata calls dependency-2.0-0's file versioned-2.0-0.conda): the cold lock create refused
+  the lock naming it ("the package file ... is dependency 2.0 0"), the same lock after that
+  solving create linked it as versioned. index.json is read for every entry again (the
+  merge of a settled record is still skipped): warm and cold give the same answer.
 """
 import os
 import shutil
@@ -19,6 +27,7 @@ import sys
 import menvtest
 from menvtest import read_json, write_json, write_text
 import test_lock_hashes as L
+from menvtest import md5_file, sha256_file
 
 
 def case_cache_lacks_hash(t):
@@ -78,6 +87,42 @@ def case_cache_lacks_hash(t):
             after = read_json(rpath)
             t.eq((after.get("md5"), after.get("sha256")), (md5, sha),
                  "right lock, cache record without %s: the record completed" % dropped)
+    finally:
+        srv.stop()
+
+
+def case_lock_channel_misnamed_warm(t):
+    src = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch",
+                       "dependency-2.0-0.conda")
+    chan = os.path.join(t.tmp, "srv", "b")
+    os.makedirs(os.path.join(chan, "noarch"))
+    dst = os.path.join(chan, "noarch", L.FN)
+    shutil.copy(src, dst)
+    sha, md5 = sha256_file(dst), md5_file(dst)
+    t.write_repodata(chan, "noarch", conda_packages={L.FN: {
+        "name": "versioned", "version": "2.0", "build": "0", "sha256": sha, "md5": md5,
+        "size": os.path.getsize(dst)}})
+    srv = t.http_server(os.path.join(t.tmp, "srv"))
+    try:
+        url = srv.base + "/b/noarch/" + L.FN
+        lock = os.path.join(t.tmp, "l.lock.yml")
+        text, line = L.conda_lock(url, md5, sha)
+        write_text(lock, text)
+        needles = ["l.lock.yml:%d: " % line, "'versioned 2.0 0'",
+                   "the package file '%s' is dependency 2.0 0" % L.FN]
+        r = t.menv_run("create", "-y", "-q", "-n", "cold", "-f", lock)
+        t.one_line_error(r, "cold cache", needles)
+        t.no_prefix_left(os.path.join(t.envs, "cold"), "cold cache")
+        shutil.rmtree(t.pkgs, ignore_errors=True)
+        # a solving create takes the channel's word, as conda's does
+        t.menv_ok("create", "-y", "-q", "-n", "solved", "-c", srv.base + "/b",
+                  "--override-channels", "versioned")
+        t.check(os.path.exists(os.path.join(t.envs, "solved", "conda-meta",
+                                            "versioned-2.0-0.json")),
+                "the solving create linked the channel's record")
+        r = t.menv_run("create", "-y", "-q", "-n", "warm", "-f", lock)
+        t.one_line_error(r, "warm cache (the solve's record)", needles)
+        t.no_prefix_left(os.path.join(t.envs, "warm"), "warm cache")
     finally:
         srv.stop()
 
