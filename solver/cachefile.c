@@ -11,13 +11,16 @@
  * bytes: the trust boundary is the folder. A cache is read only from a folder that belongs to
  * this user (or root) and that neither group nor others can write, and only when the file
  * belongs to this user and neither group nor others can write it (ssh's StrictModes): a file
- * someone else could have written counts as no cache. The .solv bytes also pass the header
+ * someone else could have written counts as no cache. A group of one, the owner's own (a user
+ * private group, the usual set-up with umask 002), writing counts as the owner's. The .solv bytes also pass the header
  * checks below before libsolv reads them. Whoever runs as this user can still craft a file
  * that passes (README, "Not yet").
  */
 #include <errno.h>
 #include <libgen.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,13 +162,37 @@ void menv_solv_cache_write(const char *path, const struct menv_solv_part *parts,
 	free(tmp);
 }
 
+/* Whether group gid has one member, the user `owner`: that user's own group (its name the
+ * user's, the user's primary group) with no other user listed in it. Debian's OpenSSH
+ * (secure_permissions, its user-group-modes patch) lets such a group write ~/.ssh. */
+static bool group_is_owners(gid_t gid, uid_t owner)
+{
+	struct group gr, *g = NULL;
+	struct passwd pw, *u = NULL;
+	char gbuf[4096], pbuf[4096];
+
+	if (getgrgid_r(gid, &gr, gbuf, sizeof(gbuf), &g) || !g ||
+	    getpwnam_r(g->gr_name, &pw, pbuf, sizeof(pbuf), &u) || !u)
+		return false;
+	if (u->pw_uid != owner || u->pw_gid != gid)
+		return false;
+	return !g->gr_mem[0] || (!strcmp(g->gr_mem[0], u->pw_name) && !g->gr_mem[1]);
+}
+
+/* Whether only st's owner can write it: neither others nor a group but the owner's own. */
+static bool owner_writes_only(const struct stat *st)
+{
+	return !(st->st_mode & S_IWOTH) &&
+	       (!(st->st_mode & S_IWGRP) || group_is_owners(st->st_gid, st->st_uid));
+}
+
 /* Whether the folder that holds path belongs to this user or root and only they can write it. */
 static bool folder_trusted(const char *path)
 {
 	char *copy = menv_xstrdup(path);
 	struct stat st;
 	bool ok = stat(dirname(copy), &st) == 0 && S_ISDIR(st.st_mode) &&
-	          (st.st_uid == geteuid() || st.st_uid == 0) && !(st.st_mode & (S_IWGRP | S_IWOTH));
+	          (st.st_uid == geteuid() || st.st_uid == 0) && owner_writes_only(&st);
 	free(copy);
 	return ok;
 }
@@ -179,7 +206,7 @@ bool menv_solv_cache_map(const char *path, const char **bytes, size_t *len)
 	if (fd < 0)
 		return false;
 	void *m = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-	                          !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	                          owner_writes_only(&st) &&
 	                          (size_t)st.st_size > sizeof(struct trailer)
 	                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
 	                  : MAP_FAILED;

@@ -14,13 +14,17 @@ command gives exactly the cold run's answer (exit 0) and writes the cache again.
 - cache_foreign: the trust boundary (ssh's StrictModes): cache files writable by group or
   others, owned by another user (as root: chown), or in a folder writable by group or
   others (sticky or not) are not read: the cold answer, each written again (a new file,
-  this user's, 0644); this user's 0644 files in a 0755 folder are read, none written.
+  this user's, 0644); this user's 0644 files in a 0755 folder are read, none written, and
+  so are 0664 files in a 0775 folder when the group is the user's own (umask 002's user
+  private group: Debian's OpenSSH lets such a group write ~/.ssh).
 - solv_header: a `.solv` (full load) whose prefix-compressed string section says more
   strings than its bytes hold (libsolv walks them without a bound), and one whose id count
   is larger than the file: the cold answer, the file rewritten.
 """
 import glob
+import grp
 import os
+import pwd
 import struct
 import sys
 
@@ -169,7 +173,15 @@ def case_cache_foreign(t):
     before = inodes()
     warm("trusted")
     t.eq(inodes(), before, "trusted caches are read, not written again")
-    cases = [("group-writable files", lambda p: os.chmod(p, 0o664), None),
+    # a group of several users ("users", gid 100 in Debian's base; else a gid no group has):
+    # its members could write
+    shared = next((g.gr_gid for g in grp.getgrall() if g.gr_name == "users"), 54321)
+    me_gid = os.stat(cache).st_gid
+
+    def group_writable(p, mode):
+        os.chown(p, -1, shared)
+        os.chmod(p, mode)
+    cases = [("group-writable files", lambda p: group_writable(p, 0o664), None),
              ("world-writable files", lambda p: os.chmod(p, 0o646), None),
              ("a group-writable folder", None, 0o775),
              ("a world-writable sticky folder", None, 0o1777)]
@@ -179,10 +191,12 @@ def case_cache_foreign(t):
         for f in cache_files(t, "*.solv*"):
             if on_file:
                 on_file(f)
-        os.chmod(cache, dir_mode or 0o755)
+        if dir_mode:
+            group_writable(cache, dir_mode)
         before = inodes()
         warm(what)
         after = inodes()
+        os.chown(cache, -1, me_gid)
         os.chmod(cache, 0o755)
         t.check(all(after.get(f) != ino for f, ino in before.items()),
                 "%s: not read, every cache written again" % what, (before, after))
@@ -190,6 +204,23 @@ def case_cache_foreign(t):
             st = os.stat(f)
             t.check(st.st_uid == os.geteuid() and st.st_mode & 0o777 == 0o644,
                     "%s: %s written as this user's, 0644" % (what, os.path.basename(f)))
+
+    # the owner's own group (a user private group: its name the user's, no other member, as
+    # root's "root" in Debian's base), umask 002's files and folders: read as this user's
+    me = pwd.getpwuid(os.geteuid())
+    own = grp.getgrgid(me.pw_gid)
+    if own.gr_name == me.pw_name and set(own.gr_mem) <= {me.pw_name}:
+        for f in cache_files(t, "*.solv*"):
+            os.chown(f, -1, me.pw_gid)
+            os.chmod(f, 0o664)
+        os.chown(cache, -1, me.pw_gid)
+        os.chmod(cache, 0o775)
+        before = inodes()
+        warm("the owner's own group")
+        t.eq(inodes(), before, "files and folder its own group can write: read, not written")
+        os.chmod(cache, 0o755)
+    else:
+        t.check(False, "this user (%s) has a group of its own" % me.pw_name, own)
 
 
 def craft_solv(t, chan, what, change):
