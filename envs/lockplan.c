@@ -9,9 +9,9 @@
  * noarch, ...; depends when the lock has none, e.g. explicit files), and the cache's
  * info/repodata_record.json is rewritten to that complete record, so the conda-meta
  * PrefixRecords are the same whether the cache was cold or warm (a warm cache's record that
- * already is that completion is taken as it stands, without index.json: a lock's extraction
- * writes no record for a package that is not the one the lock names). Also the pip request
- * of a lock's pip entries.
+ * already is that completion is taken as it stands, not merged again; index.json is read
+ * still, to check the file is the package the lock names). Also the pip request of a lock's
+ * pip entries.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -532,9 +532,10 @@ static bool agrees(const struct menv_lockrecs *l, size_t i, json_t *have)
  * repodata_record.json a solve wrote earlier), the lock's fields on top; the cache's
  * repodata_record.json rewritten when it differs. A warm cache's record that already is
  * that completion (settled and unchanged by it: a solve's of this file, or an earlier lock
- * create's) is taken without reading index.json again: the cache wrote it only for a file of
- * the lock's hash whose index.json names the lock's package (a lock's extraction writes no
- * record for another package, fetch opts lock_records), as a solving create takes it. */
+ * create's) is taken as it stands, not merged again. index.json is read for each: its name,
+ * version and build must be the lock's (a solving create wrote the channel's record, which
+ * may name another package than the file is: the cold create refuses it, so must the warm
+ * one). */
 int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
                            struct menv_lockrecs *l, struct menv_error *err)
 {
@@ -549,28 +550,11 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		bool writable = !strncmp(dir, pkgs_dir, pl) && dir[pl] == '/';
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
 		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
-		json_t *index = NULL, *m = NULL, *disk = NULL;
+		char *ipath = menv_xasprintf("%s/info/index.json", dir);
+		json_t *index = menv_json_load_file(ipath, 0, NULL), *m = NULL, *disk = NULL;
 
-		if (l->solved[i] == have && settled(r, have) && agrees(l, i, have)) {
-			/* what merged() would give, as it was left: unchanged by the completion */
-			m = json_copy(have);
-			json_object_set_new(m, "url", json_string(r->url));
-			json_object_set_new(m, "channel", json_string(r->channel_url));
-		} else if (l->solved[i] && settled(r, have)) {
-			m = merged(l, i, NULL, have);
-			disk = on_disk(m, r);
-			if (!json_equal(disk, have)) { /* the completion changes it: done in full */
-				json_decref(m);
-				json_decref(disk);
-				m = disk = NULL;
-			}
-		}
-		if (!m) {
-			char *ipath = menv_xasprintf("%s/info/index.json", dir);
-			index = menv_json_load_file(ipath, 0, NULL);
-			free(ipath);
-		}
-		if (!m && !json_is_object(index)) {
+		free(ipath);
+		if (!json_is_object(index)) {
 			rc = menv_error_set(err, MENV_EPARSE,
 			                    "package '%s' in the cache has no "
 			                    "readable info/index.json",
@@ -578,9 +562,11 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 			goto next;
 		}
 		/* the lock names the package the file is: a hand-edited name, version or build
-		 * would make a PrefixRecord of a package that is not there */
+		 * would make a PrefixRecord of a package that is not there. Read also where the
+		 * cache's record agrees with the lock: a solving create writes the channel's
+		 * record, which may name another package than the file's index.json (attack9) */
 		static const char *const ident[] = {"name", "version", "build"};
-		for (int k2 = 0; k2 < 3 && !m && !rc; k2++) {
+		for (int k2 = 0; k2 < 3 && !rc; k2++) {
 			const char *is = jstr(index, ident[k2]), *said = jstr(r->json, ident[k2]);
 			if (!is || !said || strcmp(is, said))
 				rc = menv_error_set(
@@ -595,6 +581,20 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		if (rc) {
 			entry_error(l->src, l->pkgs[i], rc, err);
 			goto next;
+		}
+		if (l->solved[i] == have && settled(r, have) && agrees(l, i, have)) {
+			/* what merged() would give, as it was left: unchanged by the completion */
+			m = json_copy(have);
+			json_object_set_new(m, "url", json_string(r->url));
+			json_object_set_new(m, "channel", json_string(r->channel_url));
+		} else if (l->solved[i] && settled(r, have)) {
+			m = merged(l, i, NULL, have);
+			disk = on_disk(m, r);
+			if (!json_equal(disk, have)) { /* the completion changes it: done in full */
+				json_decref(m);
+				json_decref(disk);
+				m = disk = NULL;
+			}
 		}
 		if (!m) {
 			m = merged(l, i, index, have);

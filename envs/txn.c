@@ -890,7 +890,7 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	t->cached = menv_xcalloc(t->nlink + 1, sizeof(*t->cached));
 	t->here = menv_xcalloc(t->nlink + 1, sizeof(*t->here));
 	menv_pkgcache_has_each(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link, t->nlink,
-	                       t->cached, t->here);
+	                       is_lock(k), t->cached, t->here);
 	t->plan.cached = t->cached;
 	if (is_lock(k) &&
 	    (rc = menv_lockrecs_check_cache(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, &t->lr,

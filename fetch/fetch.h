@@ -78,7 +78,8 @@ struct menv_fetch_opts {
 	const bool *intact;
 	/* true: a package file is checked against every hash its record gives (md5 and sha256),
 	 * not only the sha256: the records are a lockfile's, whose hashes a person may have
-	 * edited (issue 22). Costs an md5 of each download. */
+	 * edited (issue 22). Costs an md5 of each download. An extracted entry whose record
+	 * lacks one of them cannot vouch for it: its file is verified again (or downloaded). */
 	bool all_hashes;
 	/* the records are a lock's (their name, version and build the lock's word, not a
 	 * channel's): a package extracted for one whose info/index.json names another package
@@ -333,9 +334,12 @@ char *menv_pkgcache_locate(const char *pkgs_dir, const struct menv_strvec *dirs,
  * A folder that cannot be listed but may be searched (no read permission) has each record
  * checked. With `here` (n bools, may be NULL): here[i] true where `pkgs_dir` itself is the
  * folder found holding record i (for menv_fetch_opts.intact). The records of a folder are
- * checked on up to 4 threads (as many as there are CPUs). Reads only. */
+ * checked on up to 4 threads (as many as there are CPUs). `all`: every hash a record has
+ * must be in the entry's record too (a lockfile's, as menv_fetch_opts.all_hashes; an entry
+ * without one is a miss, its file verified again). Reads only. */
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
-                            const struct menv_record *const *recs, size_t n, bool *has, bool *here);
+                            const struct menv_record *const *recs, size_t n, bool all, bool *has,
+                            bool *here);
 
 /* The JSON of a package's metadata file `path` (info/paths.json, info/repodata_record.json),
  * parsed once per process and handed out again while the file keeps its identity (device,

@@ -204,14 +204,18 @@ static const char *json_hash(json_t *obj, const char *key)
  * or size, or one that cannot be checked (the record's hashes are not in it), is a miss: the
  * package is fetched and extracted again. A record without any hash trusts an entry made from
  * the same URL. `*complete` is set on a hit whose entry lacks a hash or size the record has.
+ * With `all` (a lockfile's record, every hash of which must be the package's) an entry that
+ * lacks a hash the record has cannot vouch for it: a miss (the file is verified again).
  */
-static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete)
+static bool entry_matches(json_t *j, const struct menv_record *r, bool all, bool *complete)
 {
 	const char *sha256 = json_hash(j, "sha256"), *md5 = json_hash(j, "md5");
 	json_t *size = json_object_get(j, "size");
 	bool checked = false;
 
 	*complete = false;
+	if (all && ((r->sha256 && !sha256) || (r->md5 && !md5)))
+		return false;
 	if (r->sha256 && sha256) {
 		if (strcasecmp(sha256, r->sha256))
 			return false;
@@ -244,7 +248,7 @@ static bool entry_matches(json_t *j, const struct menv_record *r, bool *complete
  * the size the record has gets them added to its repodata_record.json (keeping every other
  * key), so that the conda-meta record made from it carries them; that is best effort, as
  * another tool's cache may be read-only. */
-static bool extracted_matches(const char *dir, const struct menv_record *r)
+static bool extracted_matches(const char *dir, const struct menv_record *r, bool all)
 {
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
 	json_t *j = menv_pkgmeta_load(path, NULL), *shared;
@@ -253,7 +257,7 @@ static bool extracted_matches(const char *dir, const struct menv_record *r)
 
 	if (!json_is_object(j))
 		goto out;
-	ok = entry_matches(j, r, &complete);
+	ok = entry_matches(j, r, all, &complete);
 	if (!ok || !complete)
 		goto out;
 	shared = j; /* read-only: completed in a copy */
@@ -277,18 +281,24 @@ out:
 	return ok;
 }
 
-bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
+/* menv_pkgcache_has, every hash of r checked where `all` (entry_matches). */
+static bool has_entry(const char *pkgs_dir, const struct menv_record *r, bool all)
 {
 	char *dir = menv_pkgcache_dir(pkgs_dir, r);
 	char *path = menv_xasprintf("%s/info/repodata_record.json", dir);
 	json_t *j = menv_pkgmeta_load(path, NULL);
-	bool complete, ok = json_is_object(j) && entry_matches(j, r, &complete) &&
+	bool complete, ok = json_is_object(j) && entry_matches(j, r, all, &complete) &&
 	                    menv_pkgcache_intact(dir);
 
 	json_decref(j);
 	free(path);
 	free(dir);
 	return ok;
+}
+
+bool menv_pkgcache_has(const char *pkgs_dir, const struct menv_record *r)
+{
+	return has_entry(pkgs_dir, r, false);
 }
 
 /* Compares a file's hashes with the record: its sha256 (md5 where it has no sha256, and its
@@ -795,7 +805,7 @@ static void dl_release(struct dl *d)
 /* Whether an entry of `dirs` other than `pkgs` holds the record extracted and intact: those
  * before `pkgs` in the list (`before`), or those after it. Nothing is written there. */
 static bool read_only_has(const struct menv_strvec *dirs, const char *pkgs,
-                          const struct menv_record *r, bool before)
+                          const struct menv_record *r, bool before, bool all)
 {
 	bool seen = false;
 
@@ -806,7 +816,7 @@ static bool read_only_has(const struct menv_strvec *dirs, const char *pkgs,
 				return false;
 			continue;
 		}
-		if ((before || seen) && menv_pkgcache_has(dirs->v[i], r))
+		if ((before || seen) && has_entry(dirs->v[i], r, all))
 			return true;
 	}
 	return false;
@@ -871,7 +881,7 @@ struct has_pool {
 	const struct menv_record *const *recs;
 	const size_t *todo; /* indices into recs */
 	size_t n, next;     /* next: the next to take (atomic) */
-	bool *has;
+	bool *has, all;
 };
 
 static void *has_worker(void *arg)
@@ -881,7 +891,7 @@ static void *has_worker(void *arg)
 		size_t k = __atomic_fetch_add(&p->next, 1, __ATOMIC_SEQ_CST);
 		if (k >= p->n)
 			return NULL;
-		p->has[p->todo[k]] = menv_pkgcache_has(p->dir, p->recs[p->todo[k]]);
+		p->has[p->todo[k]] = has_entry(p->dir, p->recs[p->todo[k]], p->all);
 	}
 }
 
@@ -907,7 +917,8 @@ static void has_parallel(struct has_pool *p)
 }
 
 void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs,
-                            const struct menv_record *const *recs, size_t n, bool *has, bool *here)
+                            const struct menv_record *const *recs, size_t n, bool all, bool *has,
+                            bool *here)
 {
 	size_t *todo = menv_xcalloc(n + 1, sizeof(*todo));
 	size_t ndirs = dirs ? dirs->n : 0;
@@ -929,7 +940,8 @@ void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs
 			continue;
 		struct menv_strset names = MENV_STRSET_INIT;
 		int listed = list_names(dir, &names);
-		struct has_pool p = {.dir = dir, .recs = recs, .todo = todo, .has = has};
+		struct has_pool p = {
+		        .dir = dir, .recs = recs, .todo = todo, .has = has, .all = all};
 		for (size_t i = 0; listed && i < n; i++)
 			if (!has[i] && (listed < 0 || !dists[i][0] || strchr(dists[i], '/') ||
 			                menv_strset_has(&names, dists[i])))
@@ -1177,10 +1189,10 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		dir = menv_xasprintf("%s/%s", pkgs_dir, dist);
 		file = menv_xasprintf("%s/%s", pkgs_dir, r->fn);
 		free(dist);
-		if (read_only_has(o->pkgs_dirs, pkgs_dir, r, true) ||
-		    (is_dir(dir) && extracted_matches(dir, r) &&
+		if (read_only_has(o->pkgs_dirs, pkgs_dir, r, true, o->all_hashes) ||
+		    (is_dir(dir) && extracted_matches(dir, r, o->all_hashes) &&
 		     ((o->intact && o->intact[todo[k]]) || menv_pkgcache_intact(dir))) ||
-		    read_only_has(o->pkgs_dirs, pkgs_dir, r, false)) {
+		    read_only_has(o->pkgs_dirs, pkgs_dir, r, false, o->all_hashes)) {
 			emit(&p, MENV_FETCH_CACHED, r);
 			free(dir);
 			free(file);

@@ -31,7 +31,7 @@
 
 enum { FALLBACK = 1 };
 /* nesting deeper falls back (libyaml's reader refuses past MENV_PARSE_MAX_DEPTH); a key
- * longer is no simple key for libyaml (1,024) */
+ * written longer (quotes and escapes included) is no simple key for libyaml (1,024) */
 enum { MAX_DEPTH = 64, MAX_KEY = 1000 };
 enum { N_SCALAR, N_MAP, N_SEQ };
 /* what ends a scalar: the line (a block value), ": " (a block key), a flow indicator */
@@ -345,7 +345,9 @@ static int scalar(struct scan *s, const char **pp, const char *end, int ctx, siz
 		memcpy(d, p, len);
 		p = key ? e + 1 : e;
 	}
-	if (key && len > MAX_KEY)
+	/* libyaml's bound is on the key as written (its quotes and escapes counted): "'k''k''...'"
+	 * unquoted to 1,000 bytes but written in 1,500 is no simple key */
+	if (key && (size_t)(p - *pp) > MAX_KEY)
 		return FALLBACK;
 	d[len] = '\0';
 	s->text.len += len + 1;

@@ -352,6 +352,28 @@ static void test_scanner_hands_back(void **state)
 	menv_buf_addch(&b, '\n');
 	same(b.buf, b.len, 1, "deep", true);
 	menv_buf_release(&b);
+	/* a quoted key of 1,000 bytes written in 1,500 (each '' or \\ one byte): no simple key
+	 * for libyaml (its bound is on the text as written), read as one by the scanner (attack9)
+	 * as a block key, a flow key, a sequence entry's key; double quotes too */
+	static const char *const long_key[][3] = {
+	        {"  '", "k''", "': 1\n"},
+	        {"  \"", "k\\\\", "\": 1\n"},
+	        {"  meta: {'", "k''", "': 1}\n"},
+	        {"  list:\n  - '", "k''", "': 1\n"},
+	};
+	for (size_t i = 0; i < sizeof(long_key) / sizeof(*long_key); i++) {
+		b = (struct menv_buf)MENV_BUF_INIT;
+		menv_buf_adds(&b, head);
+		menv_buf_adds(&b, entry);
+		menv_buf_adds(&b, long_key[i][0]);
+		for (int k = 0; k < 500; k++)
+			menv_buf_adds(&b, long_key[i][1]);
+		menv_buf_adds(&b, long_key[i][2]);
+		char *what = menv_xasprintf("long quoted key %zu", i);
+		same(b.buf, b.len, 1, what, true);
+		free(what);
+		menv_buf_release(&b);
+	}
 	/* an entry the model refuses: handed back, the libyaml reader's FILE:LINE message */
 	char *t = cat(head, entry,
 	              "- name: b\n  version: '1'\n  manager: conda\n  platform: x\n"
