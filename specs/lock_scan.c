@@ -107,7 +107,8 @@ static bool fill(struct scan *s, size_t keep)
 {
 	struct menv_buf *w = &s->win;
 	ssize_t r;
-	memmove(w->buf, w->buf + keep, w->len - keep);
+	if (keep) /* the window is empty (and its buf NULL) at the first fill */
+		memmove(w->buf, w->buf + keep, w->len - keep);
 	w->len -= keep;
 	s->pos -= keep;
 	menv_buf_grow(w, 1u << 20);
