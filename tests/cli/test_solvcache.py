@@ -29,17 +29,8 @@ import struct
 import sys
 
 import menvtest
-from test_attack7 import COLD, HEAD, SGROUP, dry_run, names_fields, rec_at, seal, \
-    test_channel, unseal
-
-
-def cache_files(t, pat):
-    return sorted(glob.glob(os.path.join(t.pkgs, "cache", pat)))
-
-
-def clear_cache(t):
-    for f in glob.glob(os.path.join(t.pkgs, "cache", "*")):
-        os.unlink(f)
+from menvtest import cache_craft, cache_files, clear_cache, seal, unseal
+from test_attack7 import COLD, HEAD, SGROUP, dry_run, names_fields, rec_at, test_channel
 
 
 def group_names(body):
@@ -75,64 +66,38 @@ def shift_records(body):
     return True
 
 
-def inbounds_names(t, chan, change, what):
-    clear_cache(t)
-    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-    files = cache_files(t, "*.solv.names")
-    if not t.eq(len(files), 1, "%s: one .solv.names" % what):
-        return
-    body = unseal(files[0])
-    if not t.check(body is not None and change(body), "%s: crafted" % what):
-        return
-    seal(files[0], body)
-    # the closure (.walkN) and records (.subN) cached would spare the index
-    for f in cache_files(t, "*.solv.walk*") + cache_files(t, "*.solv.sub*"):
-        os.unlink(f)
-    with open(files[0], "rb") as fh:
-        crafted = fh.read()
-    t.eq(dry_run(t, chan, "sparse", "%s: warm" % what, timeout=20), COLD,
-         "%s: the warm answer is the cold one" % what)
-    with open(files[0], "rb") as fh:
-        t.check(fh.read() != crafted, "%s: the index written again" % what)
-    t.eq(dry_run(t, chan, "sparse", "%s: again" % what, timeout=20), COLD,
-         "%s: and again, from the index written anew" % what)
+# a closure's or a subset's cache would spare reading the index
+SPARE_INDEX = ("*.solv.walk*", "*.solv.sub*")
 
 
 def case_cache_inbounds(t):
     chan = test_channel(t)
-    inbounds_names(t, chan, swap_names, "two group names swapped")
-    inbounds_names(t, chan, shift_records, "record offsets a byte late")
+    cold = {}
+    cache_craft(t, chan, "two group names swapped", "*.solv.names", swap_names,
+                drop=SPARE_INDEX, cold=cold)
+    cache_craft(t, chan, "record offsets a byte late", "*.solv.names", shift_records,
+                drop=SPARE_INDEX, cold=cold)
 
     # a .subN holding every record of the channel (its full .solv's bytes)
-    what = "a subset holding records not wanted"
     clear_cache(t)
-    t.eq(dry_run(t, chan, "full", "%s: full cold" % what), COLD, "%s: the full answer" % what)
+    t.eq(dry_run(t, chan, "full", "the full .solv"), COLD, "the full answer")
     solv = cache_files(t, "*.solv")
     full = unseal(solv[0]) if len(solv) == 1 else None
-    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-    subs = cache_files(t, "*.solv.sub*")
-    if t.check(full is not None and len(subs) == 1, "%s: one .solv and one .subN" % what):
-        body = unseal(subs[0])
+    if not t.check(full is not None, "one .solv"):
+        return
+
+    def all_records(body):
         nwant, solvlen = struct.unpack_from("<2Q", body, HEAD)
-        t.check(len(full) > solvlen, "%s: the full .solv holds more" % what)
+        if not t.check(len(full) > solvlen, "the full .solv holds more"):
+            return False
         del body[len(body) - solvlen:]
         body.extend(full)
         struct.pack_into("<Q", body, HEAD + 8, len(full))
-        seal(subs[0], body)
-        with open(subs[0], "rb") as fh:
-            crafted = fh.read()
-        t.eq(dry_run(t, chan, "sparse", "%s: warm" % what), COLD,
-             "%s: the warm answer is the cold one" % what)
-        with open(subs[0], "rb") as fh:
-            t.check(fh.read() != crafted, "%s: the subset written again" % what)
+    cache_craft(t, chan, "a subset holding records not wanted", "*.solv.sub*", all_records,
+                cold=cold)
 
     # a .walkN that wants no record: every count 0 after the key
-    what = "a closure of no record"
-    clear_cache(t)
-    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-    walks = cache_files(t, "*.solv.walk*")
-    if t.eq(len(walks), 1, "%s: one .walkN" % what):
-        body = unseal(walks[0])
+    def no_record(body):
         subs = cache_files(t, "*.solv.sub*")
         sub = unseal(subs[0]) if len(subs) == 1 else None
         # the closure ends with the noarch file's wanted records, a count and the indexes
@@ -140,14 +105,12 @@ def case_cache_inbounds(t):
         nwant = struct.unpack_from("<Q", sub, HEAD)[0] if sub else 0
         tail = struct.pack("<I", nwant) + bytes(sub[HEAD + 16:HEAD + 16 + 4 * nwant]) \
             if sub else b"?"
-        if t.check(nwant > 0 and bytes(body).endswith(tail), "%s: the layout found" % what):
-            del body[len(body) - len(tail):]
-            body.extend(struct.pack("<I", 0))
-            seal(walks[0], body)
-            os.unlink(subs[0])
-            t.eq(dry_run(t, chan, "sparse", "%s: warm" % what), COLD,
-                 "%s: the warm answer is the cold one" % what)
-            t.check(unseal(walks[0]) != body, "%s: the closure written again" % what)
+        if not t.check(nwant > 0 and bytes(body).endswith(tail), "the closure's layout"):
+            return False
+        del body[len(body) - len(tail):]
+        body.extend(struct.pack("<I", 0))
+    cache_craft(t, chan, "a closure of no record", "*.solv.walk*", no_record,
+                drop=("*.solv.sub*",), cold=cold)
 
 
 def case_cache_foreign(t):
@@ -223,24 +186,6 @@ def case_cache_foreign(t):
         t.check(False, "this user (%s) has a group of its own" % me.pw_name, own)
 
 
-def craft_solv(t, chan, what, change):
-    clear_cache(t)
-    t.eq(dry_run(t, chan, "full", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-    solv = cache_files(t, "*.solv")
-    if not t.eq(len(solv), 1, "%s: one .solv" % what):
-        return
-    body = unseal(solv[0])
-    t.eq(bytes(body[:4]), b"SOLV", "%s: libsolv's bytes" % what)
-    change(body)
-    seal(solv[0], body)
-    with open(solv[0], "rb") as fh:
-        crafted = fh.read()
-    t.eq(dry_run(t, chan, "full", "%s: warm" % what), COLD,
-         "%s: the warm answer is the cold one" % what)
-    with open(solv[0], "rb") as fh:
-        t.check(fh.read() != crafted, "%s: the .solv written again" % what)
-
-
 def more_strings(body):
     # header: SOLV, version, numid, numrel, numdir, numsolv, numkeys, numschemata, flags
     numid, = struct.unpack_from(">I", body, 8)
@@ -257,8 +202,11 @@ def huge_ids(body):
 
 def case_solv_header(t):
     chan = test_channel(t)
-    craft_solv(t, chan, "a string section shorter than its entries", more_strings)
-    craft_solv(t, chan, "an id count larger than the file", huge_ids)
+    cold = {}
+    cache_craft(t, chan, "a string section shorter than its entries", "*.solv", more_strings,
+                load="full", cold=cold)
+    cache_craft(t, chan, "an id count larger than the file", "*.solv", huge_ids, load="full",
+                cold=cold)
 
 
 def body(t, case):
