@@ -17,6 +17,9 @@ command gives exactly the cold run's answer (exit 0) and writes the cache again.
   this user's, 0644); this user's 0644 files in a 0755 folder are read, none written, and
   so are 0664 files in a 0775 folder when the group is the user's own (umask 002's user
   private group: Debian's OpenSSH lets such a group write ~/.ssh).
+- cache_group_primary: the owner's own group is not the owner's alone when another user
+  has it as primary group (a passwd with such a user, bind-mounted over /etc/passwd in a
+  mount namespace: root only, else skipped): group-writable caches then count as none.
 - solv_header: a `.solv` (full load) whose prefix-compressed string section says more
   strings than its bytes hold (libsolv walks them without a bound), and one whose id count
   is larger than the file: the cold answer, the file rewritten.
@@ -184,6 +187,68 @@ def case_cache_foreign(t):
         os.chmod(cache, 0o755)
     else:
         t.check(False, "this user (%s) has a group of its own" % me.pw_name, own)
+
+
+def case_cache_group_primary(t):
+    """The owner's own group writing counts as the owner's only when no other user has it
+    as primary group (a member its group entry does not list): a passwd with such a user
+    (bind-mounted over /etc/passwd in a mount namespace of menv's own) makes the group's
+    files and folder another writer's."""
+    import shutil
+    import subprocess
+    me = pwd.getpwuid(os.geteuid())
+    own = grp.getgrgid(me.pw_gid)
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or not unshare or \
+            subprocess.run([unshare, "-m", "true"], capture_output=True).returncode:
+        t.skip_part("a mount namespace (unshare -m as root) to give menv another passwd")
+        return
+    if not t.check(own.gr_name == me.pw_name and set(own.gr_mem) <= {me.pw_name},
+                   "this user (%s) has a group of its own" % me.pw_name, own):
+        return
+    chan = test_channel(t)
+    cache = os.path.join(t.pkgs, "cache")
+    fake = os.path.join(t.tmp, "passwd")
+    with open("/etc/passwd") as fh:
+        entries = fh.read()
+    uid = max(p.pw_uid for p in pwd.getpwall()) + 1
+    menvtest.write_text(fake, entries.rstrip("\n") + "\nprimary:x:%d:%d::/nonexistent:"
+                        "/usr/sbin/nologin\n" % (uid, me.pw_gid))
+    wrapper = os.path.join(t.tmp, "menv-other-passwd")
+    menvtest.write_text(wrapper, '#!/bin/sh\nexec %s -m sh -c \'mount --bind "$0" /etc/passwd '
+                        '&& exec "$@"\' %s %s "$@"\n' % (unshare, fake, t.menv))
+    os.chmod(wrapper, 0o755)
+
+    def warm(what):
+        t.eq(dry_run(t, chan, "full", "%s, full" % what), COLD, "%s: the cold answer" % what)
+        t.eq(dry_run(t, chan, "sparse", "%s, sparse" % what), COLD,
+             "%s: the cold answer (sparse)" % what)
+
+    def inodes():
+        return {f: os.stat(f).st_ino for f in cache_files(t, "*.solv*")}
+    clear_cache(t)
+    warm("cold")
+    for f in cache_files(t, "*.solv*"):
+        os.chown(f, -1, me.pw_gid)
+        os.chmod(f, 0o664)
+    os.chown(cache, -1, me.pw_gid)
+    os.chmod(cache, 0o775)
+    before = inodes()
+    warm("the own group, no other user in it")
+    t.eq(inodes(), before, "files and folder the owner's own group can write: read")
+    real = t.menv
+    t.menv = wrapper
+    try:
+        r = t.menv_run("--version")
+        t.check(r.rc == 0, "menv runs under the other passwd", r)
+        warm("the own group, another user's primary group")
+    finally:
+        t.menv = real
+    after = inodes()
+    os.chmod(cache, 0o755)
+    t.check(all(after.get(f) != ino for f, ino in before.items()),
+            "another user's primary group: not read, every cache written again",
+            (before, after))
 
 
 def more_strings(body):
