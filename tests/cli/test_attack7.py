@@ -122,18 +122,24 @@ def set_sub_garbage(body):
     return True
 
 
-def case_cache_hostile(t):
+# the closure cached (.walkN) and the records read (.subN) would spare the index
+SPARE = ("*.solv.walk*", "*.solv.sub*")
+HOSTILE = {
+    "nrecs_wrap": ("*.solv.names", "a record count whose size sum wraps", set_nrecs_wrap, SPARE),
+    "name_wrap": ("*.solv.names", "a name offset that wraps", set_name_wrap, SPARE),
+    "off_wrap": ("*.solv.names", "a record offset that wraps", set_off_wrap, SPARE),
+    "keyoff_wrap": ("*.solv.names", "a key offset that wraps", set_keyoff_wrap, SPARE),
+    "chain_loop": ("*.solv.names", "a record chain that loops", set_chain_loop, SPARE),
+    "sub_garbage": ("*.solv.sub*", "garbage .solv bytes", set_sub_garbage, ()),
+}
+
+
+def case_cache_hostile(t, which=None):
+    """each crafted file of HOSTILE (or only `which`), every command that loads channels"""
     chan = test_channel(t)
     cold = {}
-    # the closure cached (.walkN) and the records read (.subN) would spare the index
-    spare = ("*.solv.walk*", "*.solv.sub*")
-    for pat, what, change, drop in (
-            ("*.solv.names", "a record count whose size sum wraps", set_nrecs_wrap, spare),
-            ("*.solv.names", "a name offset that wraps", set_name_wrap, spare),
-            ("*.solv.names", "a record offset that wraps", set_off_wrap, spare),
-            ("*.solv.names", "a key offset that wraps", set_keyoff_wrap, spare),
-            ("*.solv.names", "a record chain that loops", set_chain_loop, spare),
-            ("*.solv.sub*", "garbage .solv bytes", set_sub_garbage, ())):
+    for name in [which] if which else HOSTILE:
+        pat, what, change, drop = HOSTILE[name]
         menvtest.cache_craft(t, chan, what, pat, change, drop=drop, cold=cold, timeout=20)
 
 
@@ -238,8 +244,8 @@ def case_paths_cache(t):
             "nothing written outside the prefix")
 
 
-def body(t, case):
-    getattr(sys.modules[__name__], "case_" + case)(t)
+def body(t, case, *rest):
+    getattr(sys.modules[__name__], "case_" + case)(t, *rest)
 
 
 if __name__ == "__main__":
