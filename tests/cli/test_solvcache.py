@@ -3,7 +3,10 @@
 one case each (python3 test_solvcache.py MENV SHARED CASE). Each crafted file carries a valid
 checksum (test_attack7's helper: solver/cachefile.c's), so it passes the check a flipped byte
 fails; the rule: a cache that cannot be read back consistently counts as no cache, the
-command gives exactly the cold run's answer (exit 0) and writes the cache again.
+command gives exactly the cold run's answer and writes the cache again. Each crafted file is
+read by every command that loads channels (menvtest.channel_commands: create --dry-run, lock,
+search, repoquery depends/whoneeds), its exit code and standard output compared byte for byte
+with its cold run's (menvtest.cache_craft).
 
 - cache_inbounds: damage that stays inside every bound: a `.solv.names` whose two group
   names of the same length are swapped (the index sends `dependent` to versioned's records:
