@@ -76,15 +76,18 @@ def shift_records(body):
 SPARE_INDEX = ("*.solv.walk*", "*.solv.sub*")
 
 
-def case_cache_inbounds(t):
-    chan = test_channel(t)
-    cold = {}
+def inbounds_swap(t, chan, cold):
     cache_craft(t, chan, "two group names swapped", "*.solv.names", swap_names,
                 drop=SPARE_INDEX, cold=cold)
+
+
+def inbounds_shift(t, chan, cold):
     cache_craft(t, chan, "record offsets a byte late", "*.solv.names", shift_records,
                 drop=SPARE_INDEX, cold=cold)
 
-    # a .subN holding every record of the channel (its full .solv's bytes)
+
+def inbounds_subset(t, chan, cold):
+    """a .subN holding every record of the channel (its full .solv's bytes)"""
     clear_cache(t)
     t.eq(dry_run(t, chan, "full", "the full .solv"), COLD, "the full answer")
     solv = cache_files(t, "*.solv")
@@ -102,7 +105,9 @@ def case_cache_inbounds(t):
     cache_craft(t, chan, "a subset holding records not wanted", "*.solv.sub*", all_records,
                 cold=cold)
 
-    # a .walkN that wants no record: every count 0 after the key
+
+def inbounds_walk(t, chan, cold):
+    """a .walkN that wants no record: every count 0 after the key"""
     def no_record(body):
         subs = cache_files(t, "*.solv.sub*")
         sub = unseal(subs[0]) if len(subs) == 1 else None
@@ -117,6 +122,17 @@ def case_cache_inbounds(t):
         body.extend(struct.pack("<I", 0))
     cache_craft(t, chan, "a closure of no record", "*.solv.walk*", no_record,
                 drop=("*.solv.sub*",), cold=cold)
+
+
+INBOUNDS = {"swap": inbounds_swap, "shift": inbounds_shift, "subset": inbounds_subset,
+            "walk": inbounds_walk}
+
+
+def case_cache_inbounds(t, which=None):
+    chan = test_channel(t)
+    cold = {}
+    for name in [which] if which else INBOUNDS:
+        INBOUNDS[name](t, chan, cold)
 
 
 def case_cache_foreign(t):
@@ -277,8 +293,8 @@ def case_solv_header(t):
                 cold=cold)
 
 
-def body(t, case):
-    getattr(sys.modules[__name__], "case_" + case)(t)
+def body(t, case, *rest):
+    getattr(sys.modules[__name__], "case_" + case)(t, *rest)
 
 
 if __name__ == "__main__":
