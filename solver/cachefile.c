@@ -12,7 +12,8 @@
  * this user (or root) and that neither group nor others can write, and only when the file
  * belongs to this user and neither group nor others can write it (ssh's StrictModes): a file
  * someone else could have written counts as no cache. A group of one, the owner's own (a user
- * private group, the usual set-up with umask 002), writing counts as the owner's. The .solv bytes also pass the header
+ * private group, the usual set-up with umask 002: no other member listed, no other user's
+ * primary group), writing counts as the owner's. The .solv bytes also pass the header
  * checks below before libsolv reads them. Whoever runs as this user can still craft a file
  * that passes (README, "Not yet").
  */
@@ -163,7 +164,9 @@ void menv_solv_cache_write(const char *path, const struct menv_solv_part *parts,
 }
 
 /* Whether group gid has one member, the user `owner`: that user's own group (its name the
- * user's, the user's primary group) with no other user listed in it. Debian's OpenSSH
+ * user's, the user's primary group) with no other user listed in it, and no other user's
+ * primary group (a member the group's list does not name: every passwd entry is read, on
+ * this road only, taken by a group-writable file or folder). Debian's OpenSSH
  * (secure_permissions, its user-group-modes patch) lets such a group write ~/.ssh. */
 static bool group_is_owners(gid_t gid, uid_t owner)
 {
@@ -176,7 +179,16 @@ static bool group_is_owners(gid_t gid, uid_t owner)
 		return false;
 	if (u->pw_uid != owner || u->pw_gid != gid)
 		return false;
-	return !g->gr_mem[0] || (!strcmp(g->gr_mem[0], u->pw_name) && !g->gr_mem[1]);
+	if (g->gr_mem[0] && (strcmp(g->gr_mem[0], u->pw_name) || g->gr_mem[1]))
+		return false;
+	/* an entry that cannot be read (ERANGE, an NSS error) proves nothing: not the owner's */
+	bool alone = true;
+	int rc = 0;
+	setpwent();
+	while (alone && !(rc = getpwent_r(&pw, pbuf, sizeof(pbuf), &u)) && u)
+		alone = u->pw_gid != gid || u->pw_uid == owner;
+	endpwent();
+	return alone && (rc == 0 || rc == ENOENT);
 }
 
 /* Whether only st's owner can write it: neither others nor a group but the owner's own. */

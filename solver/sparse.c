@@ -380,6 +380,17 @@ struct walk {
 	bool all; /* some name cannot be known: read everything */
 };
 
+/* Whether a record of group g, whose bytes could be read (read) and scanned to the name
+ * name[0..namelen) (NULL: none readable), is one of its group's name (group 0: of none
+ * readable): else the index that filed it there is not its JSON's. */
+static bool named_as_group(const struct sparse_index *x, uint32_t g, bool read, const char *name,
+                           size_t namelen)
+{
+	const struct sgroup *gr = &x->groups[g];
+	return read && (g ? namelen == gr->namelen && !memcmp(name, x->names + gr->nameoff, namelen)
+	                  : !name || !namelen);
+}
+
 static void visit(struct walk *w, size_t fi, uint32_t g)
 {
 	struct sparse_index *x = w->s->files[fi]->sparse;
@@ -661,14 +672,145 @@ static int read_wanted(struct menv_solver *s, struct filerepo *f, struct menv_er
 		menv_buf_release(&bytes);
 	}
 	for (size_t k = 0; k < nw; k++)
-		x->state[want[k]] = 2;
+		x->state[want[k]] = rc ? 0 : 2; /* read, or not (nothing of them added) */
 	free(path);
 	free(want);
 	return rc;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Queries (search, whoneeds, and the searches a solve's messages make) read the records of a
+ * name or of every name through the index as a solve's closure does, and fall back the same
+ * way: a cached index whose records are not of the names it files them under, or whose
+ * offsets name bytes the JSON's reader refuses, counts as none. */
+
+static void no_name(void *ud, const char *name)
+{
+	(void)ud;
+	(void)name;
+}
+
+/* Whether each wanted record (state 1) of f's index is of the group that lists it, as its
+ * JSON bytes say (the check load_closure makes on each record it reads). */
+static bool wanted_named(struct filerepo *f)
+{
+	const struct sparse_index *x = f->sparse;
+	struct menv_buf bytes = MENV_BUF_INIT;
+	char buf[512];
+	bool ok = true;
+	for (size_t r = 0; ok && r < x->nrecs; r++) {
+		if (x->state[r] != 1)
+			continue;
+		const char *name = NULL;
+		size_t namelen = 0;
+		bytes.len = 0;
+		bool read = pread_add(f, x->recs[r].off, x->recs[r].len, &bytes);
+		if (read)
+			menv_jsonscan_dep_names(bytes.buf, bytes.len, buf, sizeof(buf), no_name,
+			                        NULL, &name, &namelen);
+		ok = named_as_group(x, x->recs[r].group, read, name, namelen);
+	}
+	menv_buf_release(&bytes);
+	return ok;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* f's index scanned again from its JSON and cached anew (what a cold run reads), the cached
+ * one having read back inconsistent: the records read through the old one (state 2, each
+ * checked as its group's when read) stay read, found by their offsets; none is wanted. */
+static int reopen_cold(struct menv_solver *s, struct filerepo *f, struct menv_error *err)
+{
+	struct sparse_index *old = f->sparse;
+	uint64_t *offs = menv_xcalloc(old->nrecs + 1, sizeof(*offs));
+	size_t n = 0;
+	for (size_t r = 0; r < old->nrecs; r++)
+		if (old->state[r] == 2)
+			offs[n++] = old->recs[r].off;
+	f->sparse = NULL;
+	menv_solv_sparse_free(old);
+	bool off = s->cache_off;
+	s->cache_off = true;
+	int rc = menv_solv_sparse_open(s, f, err);
+	s->cache_off = off;
+	struct sparse_index *x = f->sparse;
+	if (!rc && x && n) {
+		qsort(offs, n, sizeof(*offs), cmp_u64);
+		for (size_t r = 0; r < x->nrecs; r++)
+			if (bsearch(&x->recs[r].off, offs, n, sizeof(*offs), cmp_u64))
+				x->state[r] = 2;
+	}
+	free(offs);
+	return rc;
+}
+
+/* What a query wants of an index: the records of a name (as written and lower-cased) and
+ * the records of no readable name, or (name NULL) every record. */
+struct want {
+	const char *name, *low;
+};
+
+/* Marks the records w wants that are not read yet (state 1): whether there are any. */
+static bool mark(struct sparse_index *x, const struct want *w)
+{
+	bool any = false;
+	if (!w->name) {
+		for (size_t r = 0; r < x->nrecs; r++)
+			if (!x->state[r]) {
+				x->state[r] = 1;
+				any = true;
+			}
+		return any;
+	}
+	uint32_t gs[3] = {0, lookup(x, w->name, strlen(w->name)),
+	                  lookup(x, w->low, strlen(w->low))};
+	for (int k = 0; k < 3; k++)
+		for (uint32_t r = x->groups[gs[k]].first; (k == 0 || gs[k]) && r != END;
+		     r = x->recs[r].next)
+			if (!x->state[r]) {
+				x->state[r] = 1;
+				any = true;
+			}
+	return any;
+}
+
+/* Reads the records w wants of f (sparse), from a cached index only when it reads back
+ * consistent (its records of the names it files them under, its offsets bytes the JSON's
+ * reader takes); else from the index scanned again (reopen_cold): the cold answer. */
+static int query_read(struct menv_solver *s, struct filerepo *f, const struct want *w,
+                      struct menv_error *err)
+{
+	if (!mark(f->sparse, w))
+		return 0;
+	bool cached = f->sparse->cmap && !s->cache_off;
+	size_t nwarn = s->warnings.n;
+	bool named = !cached || !w->name || wanted_named(f);
+	s->cache_suspect = false;
+	int rc = named ? read_wanted(s, f, err) : 0;
+	if (cached && (!named || (rc && s->cache_suspect)) && rc != MENV_EINTR &&
+	    !menv_solv_cancelled(s->cancel)) {
+		if (err)
+			*err = (struct menv_error){0};
+		while (s->warnings.n > nwarn)
+			free(s->warnings.v[--s->warnings.n]);
+		for (size_t r = 0; r < f->sparse->nrecs; r++)
+			if (f->sparse->state[r] == 1)
+				f->sparse->state[r] = 0;
+		rc = reopen_cold(s, f, err);
+		if (!rc && f->sparse && mark(f->sparse, w))
+			rc = read_wanted(s, f, err);
+	}
+	s->cache_suspect = false;
+	return rc;
+}
+
 int menv_solv_sparse_load_all(struct menv_solver *s, struct menv_error *err)
 {
+	const struct want all = {NULL, NULL};
 	int rc = 0;
 	for (size_t i = 0; i < s->nfiles && !rc; i++) {
 		struct filerepo *f = s->files[i];
@@ -685,10 +827,8 @@ int menv_solv_sparse_load_all(struct menv_solver *s, struct menv_error *err)
 			rc = menv_solv_load_full(s, f, err);
 			continue;
 		}
-		for (size_t k = 0; k < x->nrecs; k++)
-			if (!x->state[k])
-				x->state[k] = 1;
-		rc = read_wanted(s, f, err);
+		rc = query_read(s, f, &all, err);
+		x = f->sparse;
 		f->sparse = NULL;
 		menv_solv_sparse_free(x);
 	}
@@ -706,23 +846,10 @@ int menv_solv_sparse_load_name(struct menv_solver *s, const char *name, struct m
 	for (char *p = low; *p; p++)
 		if (*p >= 'A' && *p <= 'Z')
 			*p = (char)(*p + 'a' - 'A');
-	for (size_t i = 0; i < s->nfiles && !rc; i++) {
-		struct filerepo *f = s->files[i];
-		struct sparse_index *x = f->sparse;
-		if (!x)
-			continue;
-		uint32_t gs[3] = {0, lookup(x, name, strlen(name)), lookup(x, low, strlen(low))};
-		bool any = false;
-		for (int k = 0; k < 3; k++)
-			for (uint32_t r = x->groups[gs[k]].first; (k == 0 || gs[k]) && r != END;
-			     r = x->recs[r].next)
-				if (!x->state[r]) {
-					x->state[r] = 1;
-					any = true;
-				}
-		if (any)
-			rc = read_wanted(s, f, err);
-	}
+	const struct want w = {name, low};
+	for (size_t i = 0; i < s->nfiles && !rc; i++)
+		if (s->files[i]->sparse)
+			rc = query_read(s, s->files[i], &w, err);
 	free(low);
 	s->pip_added = false;
 	s->prepared = false;
@@ -943,13 +1070,8 @@ static int load_closure(struct menv_solver *s, const struct menv_solve_request *
 			    !menv_jsonscan_dep_names(bytes.buf, bytes.len, buf, sizeof(buf), reach,
 			                             &w, &name, &namelen))
 				w.all = true; /* read everything: the whole load says what is wrong */
-			/* the record is one of its group's name (group 0: of none readable), as the
-			 * scan found it; else the index, cached, is not the JSON's */
-			const struct sgroup *gr = &x->groups[g];
-			if (x->cmap &&
-			    (!read || (g ? namelen != gr->namelen ||
-			                               memcmp(name, x->names + gr->nameoff, namelen)
-			                 : name && namelen))) {
+			/* else the index, cached, is not the JSON's */
+			if (x->cmap && !named_as_group(x, g, read, name, namelen)) {
 				s->cache_suspect = true;
 				w.all = true;
 			}

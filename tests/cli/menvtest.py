@@ -12,6 +12,7 @@ Set MENV_TEST_KEEP=1 to keep the temp dir for inspection.
 """
 
 import functools
+import glob
 import hashlib
 import http.server
 import io
@@ -21,6 +22,7 @@ import shutil
 import socket
 import socketserver
 import stat
+import struct
 import subprocess
 import sys
 import tarfile
@@ -613,6 +615,144 @@ def dry_run(t, chan, load, what, env=None, timeout=30, specs=DRY_SPECS):
         t.check(False, "%s: JSON with LINK actions" % what, r)
         return None
 
+
+
+# ---- the solve caches beside a repodata.json (solver/cachefile.c, solver/sparse.c)
+M64 = (1 << 64) - 1
+_K1 = 0x9E3779B97F4A7C15
+_K2 = 0xC2B2AE3D27D4EB4F
+
+
+def _mix(h):
+    h ^= h >> 33
+    h = (h * _K2) & M64
+    h ^= h >> 29
+    h = (h * _K1) & M64
+    return h ^ (h >> 32)
+
+
+def menvsum(data):
+    """solver/cachefile.c's checksum: Fletcher's two sums over 64-bit words in 8 lanes."""
+    n = len(data)
+    padded = data + b"\0" * (64 - n % 64)
+    words = struct.unpack("<%dQ" % (len(padded) // 8), padded)
+    a = [0] * 8
+    b = [0] * 8
+    for at in range(0, len(words), 8):
+        for j in range(8):
+            a[j] = (a[j] + words[at + j]) & M64
+            b[j] = (b[j] + a[j]) & M64
+    h = _mix(n ^ _K1)
+    for j in range(8):
+        h = _mix(h ^ _mix((a[j] + _K2 * j) & M64) ^ _mix(b[j] ^ _K1))
+    return h
+
+
+def unseal(path):
+    """A cache file's bytes before its trailer (a bytearray), None when its checksum fails."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[-16:-8] != b"menvsum1" or struct.unpack("<Q", data[-8:])[0] != menvsum(data[:-16]):
+        return None
+    return bytearray(data[:-16])
+
+
+def seal(path, body):
+    """body written to path with a valid trailer (what solver/cachefile.c writes)."""
+    with open(path, "wb") as fh:
+        fh.write(bytes(body) + b"menvsum1" + struct.pack("<Q", menvsum(bytes(body))))
+
+
+def cache_files(t, pat):
+    return sorted(glob.glob(os.path.join(t.pkgs, "cache", pat)))
+
+
+def clear_cache(t):
+    for f in glob.glob(os.path.join(t.pkgs, "cache", "*")):
+        os.unlink(f)
+
+
+def channel_commands(t, chan):
+    """{label: argv} of every command that loads chan's repodata: the solve (create --dry-run,
+    lock), and the queries (search by name, as text and JSON, and by glob; repoquery depends,
+    with --tree; repoquery whoneeds on the channels)."""
+    c = ("-c", chan, "--override-channels")
+    envfile = os.path.join(t.tmp, "cache-env.yml")
+    if not os.path.exists(envfile):
+        write_text(envfile, "channels: []\ndependencies:\n%s" %
+                   "".join("  - %s\n" % s for s in DRY_SPECS))
+    return {
+        "create --dry-run": ("create", "-p", os.path.join(t.tmp, "e"), *c, "--dry-run",
+                             "--json", "-y", *DRY_SPECS),
+        "lock": ("lock", "-f", envfile, "--lockfile", "-", "--platform", "linux-64", *c),
+        "search": ("search", *c, "dependent"),
+        "search --json": ("search", *c, "--json", "dependent"),
+        "search glob": ("search", *c, "--json", "*depend*"),
+        "repoquery depends": ("repoquery", "depends", *c, "--json", "dependent"),
+        "repoquery depends --tree": ("repoquery", "depends", "--tree", *c, "dependent"),
+        "repoquery whoneeds": ("repoquery", "whoneeds", *c, "--json", "dependency"),
+    }
+
+
+WHOLE_FILE = ("search glob", "repoquery whoneeds")
+
+
+def cache_craft(t, chan, what, pat, change, load="sparse", drop=(), commands=None,
+                cold=None, timeout=30):
+    """The solve caches' check (issue 22: a cache that cannot be read back consistently counts
+    as no cache): for each command (channel_commands' labels, default all), with
+    MENV_SOLVER_LOAD=load, from an empty cache: the command run cold writes the caches it
+    reads; the one file matching pat (else, when the command wrote none, the one a cold
+    `create --dry-run` writes) is crafted: change(body) on its bytes, sealed again with a
+    valid checksum, the files matching each pattern of drop removed (caches that would spare
+    reading it). The command run again (warm) prints exactly what it printed cold (exit code
+    and standard output, byte for byte), and a file it had written is written again.
+    change(body) returns False when it cannot craft (a failed check). cold: a dict kept
+    between calls (the cold outputs by command and load)."""
+    cmds = channel_commands(t, chan)
+    cold = {} if cold is None else cold
+    env = {"MENV_SOLVER_LOAD": load}
+    for label in commands or cmds:
+        argv = cmds[label]
+        clear_cache(t)
+        r = t.menv_run(*argv, env=env, timeout=timeout)
+        first = (r.rc, r.out)
+        if (label, load) not in cold:
+            cold[label, load] = first
+            t.check(r.rc == 0, "%s: %s cold succeeds" % (what, label), r)
+        t.eq(first, cold[label, load], "%s: %s cold, as before" % (what, label))
+        files = cache_files(t, pat)
+        # a query over every record reads the whole .solv: the index only opens the file
+        reads = len(files) == 1 and not (pat.endswith(".names") and label in WHOLE_FILE)
+        if not reads:
+            clear_cache(t)
+            t.menv_run(*cmds["create --dry-run"], env=env, timeout=timeout)
+            files = cache_files(t, pat)
+        if not t.eq(len(files), 1, "%s: %s: one %s" % (what, label, pat)):
+            continue
+        body = unseal(files[0])
+        if not t.check(body is not None and change(body) is not False,
+                       "%s: %s: crafted" % (what, label)):
+            continue
+        seal(files[0], body)
+        for d in drop:
+            for f in cache_files(t, d):
+                os.unlink(f)
+        with open(files[0], "rb") as fh:
+            crafted = fh.read()
+        try:
+            r = t.menv_run(*argv, env=env, timeout=timeout)
+        except Fatal as ex:
+            t.check(False, "%s: %s warm returns" % (what, label), ex)
+            continue
+        if not t.eq((r.rc, r.out), cold[label, load],
+                    "%s: %s warm prints the cold answer" % (what, label)):
+            print(r)
+        if reads and os.path.exists(files[0]):
+            with open(files[0], "rb") as fh:
+                t.check(fh.read() != crafted, "%s: %s writes %s again" %
+                        (what, label, os.path.basename(files[0])))
+    return cold
 
 def main(body, name=None):
     if len(sys.argv) < 3:

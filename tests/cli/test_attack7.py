@@ -39,47 +39,9 @@ SPECS = menvtest.DRY_SPECS
 COLD = menvtest.DRY_COLD
 dry_run = menvtest.dry_run
 
-M64 = (1 << 64) - 1
-K1 = 0x9E3779B97F4A7C15
-K2 = 0xC2B2AE3D27D4EB4F
-
-
-def mix(h):
-    h ^= h >> 33
-    h = (h * K2) & M64
-    h ^= h >> 29
-    h = (h * K1) & M64
-    return h ^ (h >> 32)
-
-
-def menvsum(data):
-    """solver/cachefile.c's checksum: Fletcher's two sums over 64-bit words in 8 lanes."""
-    n = len(data)
-    padded = data + b"\0" * (64 - n % 64)
-    words = struct.unpack("<%dQ" % (len(padded) // 8), padded)
-    a = [0] * 8
-    b = [0] * 8
-    for at in range(0, len(words), 8):
-        for j in range(8):
-            a[j] = (a[j] + words[at + j]) & M64
-            b[j] = (b[j] + a[j]) & M64
-    h = mix(n ^ K1)
-    for j in range(8):
-        h = mix(h ^ mix((a[j] + K2 * j) & M64) ^ mix(b[j] ^ K1))
-    return h
-
-
-def unseal(path):
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if data[-16:-8] != b"menvsum1" or struct.unpack("<Q", data[-8:])[0] != menvsum(data[:-16]):
-        return None
-    return bytearray(data[:-16])
-
-
-def seal(path, body):
-    with open(path, "wb") as fh:
-        fh.write(bytes(body) + b"menvsum1" + struct.pack("<Q", menvsum(bytes(body))))
+M64 = menvtest.M64
+seal = menvtest.seal
+unseal = menvtest.unseal
 
 
 def test_channel(t, name="chan"):
@@ -160,38 +122,25 @@ def set_sub_garbage(body):
     return True
 
 
-def case_cache_hostile(t):
+# the closure cached (.walkN) and the records read (.subN) would spare the index
+SPARE = ("*.solv.walk*", "*.solv.sub*")
+HOSTILE = {
+    "nrecs_wrap": ("*.solv.names", "a record count whose size sum wraps", set_nrecs_wrap, SPARE),
+    "name_wrap": ("*.solv.names", "a name offset that wraps", set_name_wrap, SPARE),
+    "off_wrap": ("*.solv.names", "a record offset that wraps", set_off_wrap, SPARE),
+    "keyoff_wrap": ("*.solv.names", "a key offset that wraps", set_keyoff_wrap, SPARE),
+    "chain_loop": ("*.solv.names", "a record chain that loops", set_chain_loop, SPARE),
+    "sub_garbage": ("*.solv.sub*", "garbage .solv bytes", set_sub_garbage, ()),
+}
+
+
+def case_cache_hostile(t, which=None):
+    """each crafted file of HOSTILE (or only `which`), every command that loads channels"""
     chan = test_channel(t)
-    cache = os.path.join(t.pkgs, "cache")
-    cases = (("*.solv.names", "a record count whose size sum wraps", set_nrecs_wrap),
-             ("*.solv.names", "a name offset that wraps", set_name_wrap),
-             ("*.solv.names", "a record offset that wraps", set_off_wrap),
-             ("*.solv.names", "a key offset that wraps", set_keyoff_wrap),
-             ("*.solv.names", "a record chain that loops", set_chain_loop),
-             ("*.solv.sub*", "garbage .solv bytes", set_sub_garbage))
-    for pat, what, change in cases:
-        for f in glob.glob(os.path.join(cache, "*")):
-            os.unlink(f)
-        t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-        files = glob.glob(os.path.join(cache, pat))
-        if not t.eq(len(files), 1, "%s: one %s written" % (what, pat)):
-            continue
-        body = unseal(files[0])
-        if not t.check(body is not None, "%s: the checksum is solver/cachefile.c's" % what):
-            continue
-        change(body)
-        seal(files[0], body)
-        if pat.endswith(".names"):
-            # the closure cached (.walkN) and the records read (.subN) would spare the index
-            for f in glob.glob(os.path.join(cache, "*.solv.walk*")) + \
-                    glob.glob(os.path.join(cache, "*.solv.sub*")):
-                os.unlink(f)
-        with open(files[0], "rb") as fh:
-            crafted = fh.read()
-        t.eq(dry_run(t, chan, "sparse", "%s: warm" % what, timeout=20), COLD,
-             "%s: the warm answer is the cold one" % what)
-        with open(files[0], "rb") as fh:
-            t.check(fh.read() != crafted, "%s: the cache written again" % what)
+    cold = {}
+    for name in [which] if which else HOSTILE:
+        pat, what, change, drop = HOSTILE[name]
+        menvtest.cache_craft(t, chan, what, pat, change, drop=drop, cold=cold, timeout=20)
 
 
 def case_config_repair(t):
@@ -295,8 +244,8 @@ def case_paths_cache(t):
             "nothing written outside the prefix")
 
 
-def body(t, case):
-    getattr(sys.modules[__name__], "case_" + case)(t)
+def body(t, case, *rest):
+    getattr(sys.modules[__name__], "case_" + case)(t, *rest)
 
 
 if __name__ == "__main__":

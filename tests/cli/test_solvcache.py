@@ -3,7 +3,10 @@
 one case each (python3 test_solvcache.py MENV SHARED CASE). Each crafted file carries a valid
 checksum (test_attack7's helper: solver/cachefile.c's), so it passes the check a flipped byte
 fails; the rule: a cache that cannot be read back consistently counts as no cache, the
-command gives exactly the cold run's answer (exit 0) and writes the cache again.
+command gives exactly the cold run's answer and writes the cache again. Each crafted file is
+read by every command that loads channels (menvtest.channel_commands: create --dry-run, lock,
+search, repoquery depends/whoneeds), its exit code and standard output compared byte for byte
+with its cold run's (menvtest.cache_craft).
 
 - cache_inbounds: damage that stays inside every bound: a `.solv.names` whose two group
   names of the same length are swapped (the index sends `dependent` to versioned's records:
@@ -17,6 +20,9 @@ command gives exactly the cold run's answer (exit 0) and writes the cache again.
   this user's, 0644); this user's 0644 files in a 0755 folder are read, none written, and
   so are 0664 files in a 0775 folder when the group is the user's own (umask 002's user
   private group: Debian's OpenSSH lets such a group write ~/.ssh).
+- cache_group_primary: the owner's own group is not the owner's alone when another user
+  has it as primary group (a passwd with such a user, bind-mounted over /etc/passwd in a
+  mount namespace: root only, else skipped): group-writable caches then count as none.
 - solv_header: a `.solv` (full load) whose prefix-compressed string section says more
   strings than its bytes hold (libsolv walks them without a bound), and one whose id count
   is larger than the file: the cold answer, the file rewritten.
@@ -29,17 +35,8 @@ import struct
 import sys
 
 import menvtest
-from test_attack7 import COLD, HEAD, SGROUP, dry_run, names_fields, rec_at, seal, \
-    test_channel, unseal
-
-
-def cache_files(t, pat):
-    return sorted(glob.glob(os.path.join(t.pkgs, "cache", pat)))
-
-
-def clear_cache(t):
-    for f in glob.glob(os.path.join(t.pkgs, "cache", "*")):
-        os.unlink(f)
+from menvtest import cache_craft, cache_files, clear_cache, seal, unseal
+from test_attack7 import COLD, HEAD, SGROUP, dry_run, names_fields, rec_at, test_channel
 
 
 def group_names(body):
@@ -75,64 +72,43 @@ def shift_records(body):
     return True
 
 
-def inbounds_names(t, chan, change, what):
+# a closure's or a subset's cache would spare reading the index
+SPARE_INDEX = ("*.solv.walk*", "*.solv.sub*")
+
+
+def inbounds_swap(t, chan, cold):
+    cache_craft(t, chan, "two group names swapped", "*.solv.names", swap_names,
+                drop=SPARE_INDEX, cold=cold)
+
+
+def inbounds_shift(t, chan, cold):
+    cache_craft(t, chan, "record offsets a byte late", "*.solv.names", shift_records,
+                drop=SPARE_INDEX, cold=cold)
+
+
+def inbounds_subset(t, chan, cold):
+    """a .subN holding every record of the channel (its full .solv's bytes)"""
     clear_cache(t)
-    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-    files = cache_files(t, "*.solv.names")
-    if not t.eq(len(files), 1, "%s: one .solv.names" % what):
-        return
-    body = unseal(files[0])
-    if not t.check(body is not None and change(body), "%s: crafted" % what):
-        return
-    seal(files[0], body)
-    # the closure (.walkN) and records (.subN) cached would spare the index
-    for f in cache_files(t, "*.solv.walk*") + cache_files(t, "*.solv.sub*"):
-        os.unlink(f)
-    with open(files[0], "rb") as fh:
-        crafted = fh.read()
-    t.eq(dry_run(t, chan, "sparse", "%s: warm" % what, timeout=20), COLD,
-         "%s: the warm answer is the cold one" % what)
-    with open(files[0], "rb") as fh:
-        t.check(fh.read() != crafted, "%s: the index written again" % what)
-    t.eq(dry_run(t, chan, "sparse", "%s: again" % what, timeout=20), COLD,
-         "%s: and again, from the index written anew" % what)
-
-
-def case_cache_inbounds(t):
-    chan = test_channel(t)
-    inbounds_names(t, chan, swap_names, "two group names swapped")
-    inbounds_names(t, chan, shift_records, "record offsets a byte late")
-
-    # a .subN holding every record of the channel (its full .solv's bytes)
-    what = "a subset holding records not wanted"
-    clear_cache(t)
-    t.eq(dry_run(t, chan, "full", "%s: full cold" % what), COLD, "%s: the full answer" % what)
+    t.eq(dry_run(t, chan, "full", "the full .solv"), COLD, "the full answer")
     solv = cache_files(t, "*.solv")
     full = unseal(solv[0]) if len(solv) == 1 else None
-    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-    subs = cache_files(t, "*.solv.sub*")
-    if t.check(full is not None and len(subs) == 1, "%s: one .solv and one .subN" % what):
-        body = unseal(subs[0])
+    if not t.check(full is not None, "one .solv"):
+        return
+
+    def all_records(body):
         nwant, solvlen = struct.unpack_from("<2Q", body, HEAD)
-        t.check(len(full) > solvlen, "%s: the full .solv holds more" % what)
+        if not t.check(len(full) > solvlen, "the full .solv holds more"):
+            return False
         del body[len(body) - solvlen:]
         body.extend(full)
         struct.pack_into("<Q", body, HEAD + 8, len(full))
-        seal(subs[0], body)
-        with open(subs[0], "rb") as fh:
-            crafted = fh.read()
-        t.eq(dry_run(t, chan, "sparse", "%s: warm" % what), COLD,
-             "%s: the warm answer is the cold one" % what)
-        with open(subs[0], "rb") as fh:
-            t.check(fh.read() != crafted, "%s: the subset written again" % what)
+    cache_craft(t, chan, "a subset holding records not wanted", "*.solv.sub*", all_records,
+                cold=cold)
 
-    # a .walkN that wants no record: every count 0 after the key
-    what = "a closure of no record"
-    clear_cache(t)
-    t.eq(dry_run(t, chan, "sparse", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-    walks = cache_files(t, "*.solv.walk*")
-    if t.eq(len(walks), 1, "%s: one .walkN" % what):
-        body = unseal(walks[0])
+
+def inbounds_walk(t, chan, cold):
+    """a .walkN that wants no record: every count 0 after the key"""
+    def no_record(body):
         subs = cache_files(t, "*.solv.sub*")
         sub = unseal(subs[0]) if len(subs) == 1 else None
         # the closure ends with the noarch file's wanted records, a count and the indexes
@@ -140,14 +116,23 @@ def case_cache_inbounds(t):
         nwant = struct.unpack_from("<Q", sub, HEAD)[0] if sub else 0
         tail = struct.pack("<I", nwant) + bytes(sub[HEAD + 16:HEAD + 16 + 4 * nwant]) \
             if sub else b"?"
-        if t.check(nwant > 0 and bytes(body).endswith(tail), "%s: the layout found" % what):
-            del body[len(body) - len(tail):]
-            body.extend(struct.pack("<I", 0))
-            seal(walks[0], body)
-            os.unlink(subs[0])
-            t.eq(dry_run(t, chan, "sparse", "%s: warm" % what), COLD,
-                 "%s: the warm answer is the cold one" % what)
-            t.check(unseal(walks[0]) != body, "%s: the closure written again" % what)
+        if not t.check(nwant > 0 and bytes(body).endswith(tail), "the closure's layout"):
+            return False
+        del body[len(body) - len(tail):]
+        body.extend(struct.pack("<I", 0))
+    cache_craft(t, chan, "a closure of no record", "*.solv.walk*", no_record,
+                drop=("*.solv.sub*",), cold=cold)
+
+
+INBOUNDS = {"swap": inbounds_swap, "shift": inbounds_shift, "subset": inbounds_subset,
+            "walk": inbounds_walk}
+
+
+def case_cache_inbounds(t, which=None):
+    chan = test_channel(t)
+    cold = {}
+    for name in [which] if which else INBOUNDS:
+        INBOUNDS[name](t, chan, cold)
 
 
 def case_cache_foreign(t):
@@ -223,22 +208,66 @@ def case_cache_foreign(t):
         t.check(False, "this user (%s) has a group of its own" % me.pw_name, own)
 
 
-def craft_solv(t, chan, what, change):
-    clear_cache(t)
-    t.eq(dry_run(t, chan, "full", "%s: cold" % what), COLD, "%s: the cold answer" % what)
-    solv = cache_files(t, "*.solv")
-    if not t.eq(len(solv), 1, "%s: one .solv" % what):
+def case_cache_group_primary(t):
+    """The owner's own group writing counts as the owner's only when no other user has it
+    as primary group (a member its group entry does not list): a passwd with such a user
+    (bind-mounted over /etc/passwd in a mount namespace of menv's own) makes the group's
+    files and folder another writer's."""
+    import shutil
+    import subprocess
+    me = pwd.getpwuid(os.geteuid())
+    own = grp.getgrgid(me.pw_gid)
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or not unshare or \
+            subprocess.run([unshare, "-m", "true"], capture_output=True).returncode:
+        t.skip_part("a mount namespace (unshare -m as root) to give menv another passwd")
         return
-    body = unseal(solv[0])
-    t.eq(bytes(body[:4]), b"SOLV", "%s: libsolv's bytes" % what)
-    change(body)
-    seal(solv[0], body)
-    with open(solv[0], "rb") as fh:
-        crafted = fh.read()
-    t.eq(dry_run(t, chan, "full", "%s: warm" % what), COLD,
-         "%s: the warm answer is the cold one" % what)
-    with open(solv[0], "rb") as fh:
-        t.check(fh.read() != crafted, "%s: the .solv written again" % what)
+    if not t.check(own.gr_name == me.pw_name and set(own.gr_mem) <= {me.pw_name},
+                   "this user (%s) has a group of its own" % me.pw_name, own):
+        return
+    chan = test_channel(t)
+    cache = os.path.join(t.pkgs, "cache")
+    fake = os.path.join(t.tmp, "passwd")
+    with open("/etc/passwd") as fh:
+        entries = fh.read()
+    uid = max(p.pw_uid for p in pwd.getpwall()) + 1
+    menvtest.write_text(fake, entries.rstrip("\n") + "\nprimary:x:%d:%d::/nonexistent:"
+                        "/usr/sbin/nologin\n" % (uid, me.pw_gid))
+    wrapper = os.path.join(t.tmp, "menv-other-passwd")
+    menvtest.write_text(wrapper, '#!/bin/sh\nexec %s -m sh -c \'mount --bind "$0" /etc/passwd '
+                        '&& exec "$@"\' %s %s "$@"\n' % (unshare, fake, t.menv))
+    os.chmod(wrapper, 0o755)
+
+    def warm(what):
+        t.eq(dry_run(t, chan, "full", "%s, full" % what), COLD, "%s: the cold answer" % what)
+        t.eq(dry_run(t, chan, "sparse", "%s, sparse" % what), COLD,
+             "%s: the cold answer (sparse)" % what)
+
+    def inodes():
+        return {f: os.stat(f).st_ino for f in cache_files(t, "*.solv*")}
+    clear_cache(t)
+    warm("cold")
+    for f in cache_files(t, "*.solv*"):
+        os.chown(f, -1, me.pw_gid)
+        os.chmod(f, 0o664)
+    os.chown(cache, -1, me.pw_gid)
+    os.chmod(cache, 0o775)
+    before = inodes()
+    warm("the own group, no other user in it")
+    t.eq(inodes(), before, "files and folder the owner's own group can write: read")
+    real = t.menv
+    t.menv = wrapper
+    try:
+        r = t.menv_run("--version")
+        t.check(r.rc == 0, "menv runs under the other passwd", r)
+        warm("the own group, another user's primary group")
+    finally:
+        t.menv = real
+    after = inodes()
+    os.chmod(cache, 0o755)
+    t.check(all(after.get(f) != ino for f, ino in before.items()),
+            "another user's primary group: not read, every cache written again",
+            (before, after))
 
 
 def more_strings(body):
@@ -257,12 +286,15 @@ def huge_ids(body):
 
 def case_solv_header(t):
     chan = test_channel(t)
-    craft_solv(t, chan, "a string section shorter than its entries", more_strings)
-    craft_solv(t, chan, "an id count larger than the file", huge_ids)
+    cold = {}
+    cache_craft(t, chan, "a string section shorter than its entries", "*.solv", more_strings,
+                load="full", cold=cold)
+    cache_craft(t, chan, "an id count larger than the file", "*.solv", huge_ids, load="full",
+                cold=cold)
 
 
-def body(t, case):
-    getattr(sys.modules[__name__], "case_" + case)(t)
+def body(t, case, *rest):
+    getattr(sys.modules[__name__], "case_" + case)(t, *rest)
 
 
 if __name__ == "__main__":
