@@ -13,7 +13,8 @@
  * component, so no symlink inside `dest` can make the lexical answer wrong; a symlink with
  * an empty target, which cannot exist, becomes an empty file). libarchive's
  * own SECURE_NODOTDOT and SECURE_SYMLINKS checks run as a second line. Owners are not
- * restored; permission bits (less setuid/setgid/sticky) and mtimes are.
+ * restored; permission bits (less setuid/setgid/sticky and the umask, as conda's) and mtimes
+ * are.
  *
  * A `.tar.bz2` of at least LBZIP2_MIN bytes is decoded by lbzip2 when it is on PATH (Debian's
  * `lbzip2`, which decodes bzip2 blocks on every core; one block is 900 kB, so smaller files
@@ -502,6 +503,10 @@ static int prepare_entry(struct xctx *x, struct archive_entry *e)
 		}
 	}
 
+	/* less the umask, as conda's extraction (conda-package-streaming's chmod of `mode & (0o777
+	 * - umask)`): a package's 0666 or 0777 file is no file every user may write, in the cache
+	 * and in each prefix that hardlinks it */
+	perm &= ~menv_umask();
 	if (type == AE_IFDIR)
 		perm |= 0700;
 	archive_entry_set_perm(e, perm);

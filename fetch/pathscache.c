@@ -256,7 +256,7 @@ static void write_compact(const char *file, const struct stat *st, const struct 
 	uint64_t h[NHDR];
 	char *tmp = menv_xasprintf("%s.tmp-%ld-%lu", file, (long)getpid(),
 	                           __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, menv_file_mode());
 	bool ok = fd >= 0;
 
 	identity(st, h);
