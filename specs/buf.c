@@ -293,8 +293,11 @@ int menv_open_lockfile(const char *path)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, menv_file_mode());
 	/* flock needs no write access: another user's lock file in a shared folder */
-	if (fd < 0 && errno == EACCES)
+	if (fd < 0 && errno == EACCES) {
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 && errno == ENOENT)
+			errno = EACCES; /* none there, and the folder cannot take one */
+	}
 	return fd;
 }
 

@@ -23,7 +23,14 @@ SHARED CASE):
   cannot be opened to write (flock needs no write access; menv_open_lockfile). The second
   user's create links the first one's package, a new package goes into the shared cache, and
   the cache keeps its group.
+- readonly_paths: a read-only cache (conda's rule: its urls.txt not writable) was written:
+  the compact paths.json (`.menv-paths`) of a package in it, stale once the cache was copied
+  (another inode), was written again on every link from it. It is written again only in a
+  cache menv may write (fetch/pathscache.c's cache_writable); a read-only cache's package is
+  read from its paths.json.
 """
+import hashlib
+import json
 import os
 import shutil
 import stat
@@ -51,6 +58,12 @@ def channel(t):
                  member("share/gw.txt", 0o664), member("share/own.txt", 0o640)])
     build_tar_bz2(os.path.join(chan, "noarch", "wmode2-1.0-0.tar.bz2"), dict(idx, name="wmode2"),
                   extra_members=[member("share/ww2.txt", 0o666)])
+    data = b"p\n"
+    paths = {"paths_version": 1, "paths": [{"_path": "share/p.txt", "path_type": "hardlink",
+                                            "sha256": hashlib.sha256(data).hexdigest(),
+                                            "size_in_bytes": len(data)}]}
+    build_tar_bz2(os.path.join(chan, "noarch", "wpaths-1.0-0.tar.bz2"), dict(idx, name="wpaths"),
+                  files={"info/paths.json": json.dumps(paths).encode(), "share/p.txt": data})
     t.index(chan)
     for d, dirs, files in os.walk(t.tmp):
         for n in dirs + files:
@@ -187,6 +200,52 @@ def case_shared_cache(t):
         t.check(r.rc == 0, "%s: the first user installs the second one's package" % what, r)
         r = as_user(b, "env", "remove", "-y", "-n", eb)
         t.check(r.rc == 0, "%s: the second user removes the environment" % what, r)
+
+
+def case_readonly_paths(t):
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or not setpriv:
+        raise menvtest.Skip("needs root and setpriv (a cache read-only by its urls.txt)")
+    chan = channel(t)
+    uid = 4721
+    home = os.path.join(t.tmp, "home-u")
+    os.makedirs(home)
+    os.chown(home, uid, uid)
+    made, ro, rw = (os.path.join(home, n) for n in ("made", "ro", "rw"))
+
+    def as_user(pkgs_dirs, *args):
+        env = {"HOME": home, "MENV_ROOT_PREFIX": os.path.join(home, "root"),
+               "CONDA_PKGS_DIRS": pkgs_dirs, "MENVRC": os.devnull}
+        p = subprocess.run([setpriv, "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups",
+                            t.menv] + list(args), env=t.environ(env), cwd="/",
+                           capture_output=True, timeout=120)
+        return menvtest.Result(list(args), p.returncode, p.stdout.decode(errors="replace"),
+                               p.stderr.decode(errors="replace"))
+
+    C = ["-y", "-q", "-c", t.url(chan), "--override-channels", "wpaths"]
+    r = as_user(made, "create", "-p", os.path.join(home, "e0"), *C)
+    if not t.check(r.rc == 0, "the cache made", r):
+        return
+    t.check(os.path.exists(os.path.join(made, "wpaths-1.0-0", ".menv-paths")),
+            "menv's extraction made the compact paths.json")
+    # the cache copied (another machine's, a backup put back): every paths.json a new
+    # inode, so every compact file is stale; then read-only as conda tells (urls.txt)
+    subprocess.run(["cp", "-a", made, ro], check=True)
+    os.chmod(os.path.join(ro, "urls.txt"), 0o444)
+
+    def tree(top):
+        return {rel: (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+                for rel, st in ((os.path.relpath(os.path.join(d, n), top),
+                                 os.lstat(os.path.join(d, n)))
+                                for d, ds, fs in os.walk(top) for n in ds + fs)}
+    before = tree(ro)
+    r = as_user(ro + "," + rw, "create", "-p", os.path.join(home, "e1"), *C)
+    t.check(r.rc == 0, "create from the read-only cache", r)
+    t.check(os.path.exists(os.path.join(home, "e1", "share", "p.txt")),
+            "the package linked from the read-only cache")
+    after = tree(ro)
+    t.eq(sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k)), [],
+         "the read-only cache is not written (its stale .menv-paths left as it is)")
 
 
 def body(t, case):
