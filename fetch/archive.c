@@ -525,8 +525,10 @@ static int disk_error(struct xctx *x, const char *what)
 		msg = "unknown error";
 	if (eno == ERRNO_MISC)
 		return unsafe(x, x->name.buf, msg);
-	menv_error_set(x->err, MENV_EIO, "cannot %s '%s' from '%s': %s", what, x->name.buf, x->path,
-	               msg);
+	/* libarchive's "Write failed" names no cause: the errno's text after it */
+	const char *why = eno > 0 && !strstr(msg, strerror(eno)) ? strerror(eno) : NULL;
+	menv_error_set(x->err, MENV_EIO, "cannot %s '%s' from '%s': %s%s%s", what, x->name.buf,
+	               x->path, msg, why ? ": " : "", why ? why : "");
 	x->err->sys_errno = eno > 0 ? eno : 0;
 	return MENV_EIO;
 }
@@ -552,7 +554,11 @@ static int copy_data(struct xctx *x, struct archive *a)
 			return 0;
 		if (r < ARCHIVE_WARN)
 			return read_error(a, x->path, x->member, x->err);
-		if (archive_write_data_block(x->disk, buf, size, offset) < ARCHIVE_WARN)
+		/* a failed write(2) (ENOSPC, EDQUOT, EFBIG) is only ARCHIVE_WARN to libarchive,
+		 * which then extends the file to its size at finish_entry: on a file system that
+		 * takes the truncate (tmpfs, a quota's last block) a full cache held packages of
+		 * the right sizes filled with zeros, under their final names */
+		if (archive_write_data_block(x->disk, buf, size, offset) != ARCHIVE_OK)
 			return disk_error(x, "write");
 	}
 }

@@ -28,6 +28,14 @@ SHARED CASE):
   (another inode), was written again on every link from it. It is written again only in a
   cache menv may write (fetch/pathscache.c's cache_writable); a read-only cache's package is
   read from its paths.json.
+- full_extract: a package cache that fills up during an extraction (a tmpfs; ENOSPC, EDQUOT,
+  EFBIG) kept packages of the right sizes filled with zeros: a failed write(2) is only
+  ARCHIVE_WARN to libarchive, menv went on, and libarchive's finish_entry extended each file
+  to its size. With its index.json zeros the folder even went under its final name (a lock's
+  record is not written for a package that is not the lock's), and the error said "has no
+  readable info/index.json". Every write not ARCHIVE_OK now fails the extraction, naming the
+  file and the cause ("Write failed: No space left on device"); nothing under the final
+  name; with the space back the next create links the package's bytes.
 """
 import hashlib
 import json
@@ -246,6 +254,57 @@ def case_readonly_paths(t):
     after = tree(ro)
     t.eq(sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k)), [],
          "the read-only cache is not written (its stale .menv-paths left as it is)")
+
+
+def case_full_extract(t):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "install"))
+    from insttest import pkg
+    ch = os.path.join(t.tmp, "chan")
+    pkg(ch, "fill", "1.0", files={"share/fill/a.txt": b"A" * 300000, "share/fill/b.txt": "b\n"})
+    pkg(ch, "tiny", "1.0", files={"share/tiny/t.txt": "t\n"})
+    t.index(ch)
+    ref = os.path.join(t.tmp, "ref")
+    t.menv_ok("create", "-y", "-q", "-p", ref, "-c", t.url(ch), "--override-channels", "fill")
+    lock = os.path.join(t.tmp, "l.lock.yml")
+    menvtest.write_text(lock, t.menv_ok("export", "-p", ref).out)
+    mnt = os.path.join(t.tmp, "m")
+    os.makedirs(mnt)
+    for leave in (0, 1, 3):  # pages left free once the package file is in the cache
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt],
+                          capture_output=True).returncode != 0:
+            raise menvtest.Skip("cannot mount a tmpfs here")
+        what = "a full cache, %d pages left" % leave
+        try:
+            pk = os.path.join(mnt, "pkgs")
+            env = {"CONDA_PKGS_DIRS": pk}
+            t.menv_ok("create", "-y", "-q", "-p", os.path.join(t.tmp, "t%d" % leave), "-c",
+                      t.url(ch), "--override-channels", "tiny", env=env)
+            shutil.copy(os.path.join(ch, "linux-64", "fill-1.0-0.tar.bz2"), pk)
+            filler = os.path.join(mnt, "filler")
+            fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+            try:
+                while True:
+                    os.write(fd, b"\1" * 4096)
+            except OSError:
+                pass
+            os.close(fd)
+            os.truncate(filler, max(0, os.path.getsize(filler) - 4096 * leave))
+            x = os.path.join(t.tmp, "x%d" % leave)
+            for k in (1, 2):
+                r = t.menv_run("create", "-y", "-q", "-p", x, "-f", lock, env=env)
+                t.one_line_error(r, "%s, run %d" % (what, k), ["No space left on device"])
+                t.no_prefix_left(x, "%s, run %d" % (what, k))
+                t.eq([n for n in os.listdir(pk) if n.startswith("fill-1.0-0") and
+                      n != "fill-1.0-0.tar.bz2"], [],
+                     "%s, run %d: no extracted package under its final name" % (what, k))
+            os.unlink(filler)
+            r = t.menv_run("create", "-y", "-q", "-p", x, "-f", lock, env=env)
+            t.check(r.rc == 0, "%s: with the space back, the create succeeds" % what, r)
+            a_txt = os.path.join(x, "share", "fill", "a.txt")
+            t.check(os.path.exists(a_txt) and open(a_txt, "rb").read() == b"A" * 300000,
+                    "%s: the package's bytes linked" % what)
+        finally:
+            subprocess.run(["umount", mnt])
 
 
 def body(t, case):
