@@ -233,7 +233,7 @@ int menv_beneath_subdir(int dirfd, const char *name, const char *shown, menv_ben
 		rc = cb ? cb(ud, shown, err) : 0;
 		if (rc)
 			return rc;
-		if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+		if (mkdirat(dirfd, name, menv_dir_mode()) < 0 && errno != EEXIST)
 			return menv_error_sys(err, MENV_EIO, "cannot create directory '%s'", shown);
 		fd = open_child(dirfd, name);
 	}
@@ -404,7 +404,7 @@ int menv_beneath_mkdirs(int rootfd, const char *rel, menv_beneath_mkdir_cb cb, v
 			rc = cb ? cb(ud, shown, err) : 0;
 			if (rc)
 				goto out;
-			if (mkdirat(cur, name, 0755) < 0 && errno != EEXIST) {
+			if (mkdirat(cur, name, menv_dir_mode()) < 0 && errno != EEXIST) {
 				rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'",
 				                    shown);
 				goto out;

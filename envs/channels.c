@@ -69,11 +69,11 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 	for (char *p = cache + 1; *p; p++) {
 		if (*p == '/') {
 			*p = '\0';
-			mkdir(cache, 0755);
+			mkdir(cache, menv_dir_mode());
 			*p = '/';
 		}
 	}
-	mkdir(cache, 0755);
+	mkdir(cache, menv_dir_mode());
 	fo.cancel = cancel;
 	fo.repodata_as_file = true; /* the solver reads the file itself: no copy in memory */
 	for (size_t i = 0; i < l->nchans; i++) {

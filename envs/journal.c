@@ -96,12 +96,13 @@ int menv_journal_begin(struct menv_journal *t, char kind, struct menv_error *err
 	if (rc)
 		return rc;
 	menv_beneath_remove_tree(t->rootfd, TXN_DIR);
-	rc = menv_beneath_mkdir(t->rootfd, TXN_DIR, 0755, err);
+	rc = menv_beneath_mkdir(t->rootfd, TXN_DIR, menv_dir_mode(), err);
 	if (!rc)
-		rc = menv_beneath_mkdir(t->rootfd, TXN_DIR "/backup", 0755, err);
+		rc = menv_beneath_mkdir(t->rootfd, TXN_DIR "/backup", menv_dir_mode(), err);
 	if (!rc)
 		rc = menv_beneath_open(t->rootfd, TXN_DIR "/journal",
-		                       O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644, &t->fd, err);
+		                       O_WRONLY | O_CREAT | O_EXCL | O_APPEND, menv_file_mode(),
+		                       &t->fd, err);
 	if (rc) {
 		menv_error_prefix(err, "cannot create the transaction journal in '%s'", t->root);
 		return rc;
@@ -260,7 +261,7 @@ static void undo(int rootfd, const struct menv_strvec *recs)
 			 * link script) */
 			menv_beneath_remove_tree(rootfd, rel);
 			break;
-		case 'R': menv_beneath_mkdir(rootfd, rel, 0755, NULL); break;
+		case 'R': menv_beneath_mkdir(rootfd, rel, menv_dir_mode(), NULL); break;
 		case 'M': {
 			/* "M<n>\t<path>": <path> was moved to backup/<n> */
 			const char *tab = strchr(rel, '\t');
@@ -456,7 +457,8 @@ static int lock_once(const char *prefix, bool no_wait, menv_env_cb cb, void *ud,
 	rc = menv_beneath_root(prefix, &rootfd, err);
 	if (rc)
 		goto out;
-	rc = menv_beneath_open(rootfd, "conda-meta/.menv.lock", O_RDWR | O_CREAT, 0644, &fd, err);
+	rc = menv_beneath_open(rootfd, "conda-meta/.menv.lock", O_RDWR | O_CREAT, menv_file_mode(),
+	                       &fd, err);
 	close(rootfd);
 	if (rc) {
 		menv_error_prefix(err, "cannot open the lock file '%s'", path);

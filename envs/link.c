@@ -91,13 +91,13 @@ int menv_mkdirs(const char *path, struct menv_error *err)
 		if (*s != '/')
 			continue;
 		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+		if (mkdir(p, menv_dir_mode()) < 0 && errno != EEXIST) {
 			rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'", p);
 			goto out;
 		}
 		*s = '/';
 	}
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+	if (mkdir(p, menv_dir_mode()) < 0 && errno != EEXIST)
 		rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'", p);
 out:
 	free(p);
@@ -284,7 +284,7 @@ static int dir_open(struct menv_link_dirs *d, const char *dir, size_t len, int *
 		rc = dir_open(d, key, slash ? (size_t)(slash - key) : 0, &parent, err);
 		if (!rc && ok)
 			rc = menv_journal_log_mkdir(d->txn, key, err);
-		if (!rc && ok && mkdirat(parent, leaf, 0755) < 0 && errno != EEXIST)
+		if (!rc && ok && mkdirat(parent, leaf, menv_dir_mode()) < 0 && errno != EEXIST)
 			rc = menv_error_sys(err, MENV_EIO, "cannot create directory '%s'", key);
 		if (!rc)
 			rc = menv_beneath_subdir(parent, leaf, key, NULL, NULL, &fd, err);

@@ -757,8 +757,8 @@ static void record_sources(const char *prefix, const char *tmpdir, const char *l
 		char *dump = json_dumps(e, JSON_SORT_KEYS);
 		/* a new file: one there may be a hard link (into the package cache) */
 		menv_beneath_unlink(rootfd, path, 0, NULL);
-		if (dump &&
-		    menv_beneath_write(rootfd, path, dump, strlen(dump), 0644, O_EXCL, NULL) == 0)
+		if (dump && menv_beneath_write(rootfd, path, dump, strlen(dump), menv_file_mode(),
+		                               O_EXCL, NULL) == 0)
 			add_to_record(rootfd, dir, stem);
 		free(dump);
 		free(path);

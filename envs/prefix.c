@@ -229,7 +229,8 @@ static int txn_write(struct run *r, const char *rel, const char *data, size_t le
 	if (!rc)
 		rc = menv_journal_created(&r->txn, rel, err);
 	if (!rc)
-		rc = menv_beneath_write(r->txn.rootfd, rel, data, len, 0644, O_EXCL, err);
+		rc = menv_beneath_write(r->txn.rootfd, rel, data, len, menv_file_mode(), O_EXCL,
+		                        err);
 	return rc;
 }
 
@@ -1029,12 +1030,12 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 		staging = NULL;
 		goto out;
 	}
-	chmod(staging, 0755);
+	chmod(staging, menv_dir_mode());
 	/* the staging directory is the root of every write until it is renamed */
 	menv_journal_release(&r.txn);
 	menv_journal_init(&r.txn, staging);
 	r.new_root = true;
-	rc = menv_beneath_mkdir(r.txn.rootfd, "conda-meta", 0755, err);
+	rc = menv_beneath_mkdir(r.txn.rootfd, "conda-meta", menv_dir_mode(), err);
 	if (rc)
 		goto out;
 	rc = menv_env_lock(staging, true, NULL, NULL, &lock_fd, err);
@@ -1077,7 +1078,7 @@ int menv_env_create(const char *prefix, const struct menv_record *const *recs, s
 			                    "'%s'",
 			                    prefix);
 		if (empty_dir)
-			mkdir(prefix, 0755);
+			mkdir(prefix, menv_dir_mode());
 		goto out;
 	}
 	renamed = true;
@@ -1092,7 +1093,7 @@ out:
 	if (rc && renamed) {
 		menv_remove_tree(prefix);
 		if (empty_dir)
-			mkdir(prefix, 0755);
+			mkdir(prefix, menv_dir_mode());
 		if (rc == MENV_EINTR)
 			menv_error_set(err, MENV_EINTR, "interrupted; '%s' was not created",
 			               prefix);

@@ -333,7 +333,7 @@ static bool in_cache(const char *pkgs_dir, const char *dir)
 static int base_dir(int pkgfd)
 {
 	for (int tries = 0; tries < 2; tries++) {
-		if (mkdirat(pkgfd, ".menv-pyc", 0755) < 0 && errno != EEXIST)
+		if (mkdirat(pkgfd, ".menv-pyc", menv_dir_mode()) < 0 && errno != EEXIST)
 			return -1;
 		int fd =
 		        openat(pkgfd, ".menv-pyc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -381,7 +381,7 @@ static int make_tmp(int basefd, char name[64])
 	static unsigned seq;
 	for (int tries = 0; tries < 100; tries++) {
 		snprintf(name, 64, ".tmp-%ld-%u", (long)getpid(), seq++);
-		if (mkdirat(basefd, name, 0755) == 0) {
+		if (mkdirat(basefd, name, menv_dir_mode()) == 0) {
 			int fd = openat(basefd, name,
 			                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
@@ -467,7 +467,7 @@ static void publish_one(const char *pkgdir, const char *site, int rootfd, json_t
 		char sum[65];
 		menv_sha256_hex(man.buf, man.len, sum);
 		menv_buf_addf(&man, "end %s\n", sum);
-		ok = write_new(tmpfd, "MANIFEST", man.buf, man.len, 0644);
+		ok = write_new(tmpfd, "MANIFEST", man.buf, man.len, menv_file_mode());
 	}
 	/* a kill here leaves the temporary folder, never a half one under its final name */
 	menv_crash_point();
@@ -498,7 +498,7 @@ static void note_magic(const char *pydir, const unsigned char magic[4])
 	snprintf(tmp, sizeof(tmp), ".tmp-magic-%ld", (long)getpid());
 	if (basefd >= 0) {
 		unlinkat(basefd, tmp, 0);
-		if (!write_new(basefd, tmp, line, 9, 0644) ||
+		if (!write_new(basefd, tmp, line, 9, menv_file_mode()) ||
 		    renameat(basefd, tmp, basefd, "magic") < 0)
 			unlinkat(basefd, tmp, 0);
 		close(basefd);

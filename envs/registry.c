@@ -147,12 +147,12 @@ static int update(const char *prefix, bool add, struct menv_error *err)
 	if (!add && lstat(path, &sb) < 0 && (errno == ENOENT || errno == ENOTDIR))
 		goto out; /* no registry: nothing to take out (and no lock file made for it) */
 	dir = menv_xstrndup(path, (size_t)(strrchr(path, '/') - path));
-	if (add && mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (add && mkdir(dir, menv_dir_mode()) < 0 && errno != EEXIST) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot create '%s'", dir);
 		goto out;
 	}
 	lockpath = menv_xasprintf("%s.lock", path);
-	fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, menv_file_mode());
 	if (fd < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot open '%s'", lockpath);
 		goto out;

@@ -20,25 +20,17 @@
 #include "link.h"
 #include "prefix.h"
 
-/* The umask the process started with. Libraries set it to 0 for an instant while they work
- * (libarchive does, from any thread), so children that create files (link scripts, pip,
- * compileall) get it back explicitly: what they create must not depend on timing. */
-static mode_t start_umask = 022;
-
-__attribute__((constructor)) static void save_umask(void)
-{
-	start_umask = umask(0);
-	umask(start_umask);
-}
-
+/* Children that create files (link scripts, pip, compileall) get the umask the process
+ * started with back explicitly (menv_umask: libraries set it to 0 for an instant while they
+ * work): what they create must not depend on timing. */
 void menv_child_umask(void)
 {
-	umask(start_umask);
+	umask(menv_umask());
 }
 
 mode_t menv_start_umask(void)
 {
-	return start_umask;
+	return menv_umask();
 }
 
 int menv_run_link_script(const char *prefix, const char *script, const char *action,

@@ -13,7 +13,8 @@
  * component, so no symlink inside `dest` can make the lexical answer wrong; a symlink with
  * an empty target, which cannot exist, becomes an empty file). libarchive's
  * own SECURE_NODOTDOT and SECURE_SYMLINKS checks run as a second line. Owners are not
- * restored; permission bits (less setuid/setgid/sticky) and mtimes are.
+ * restored; permission bits (less setuid/setgid/sticky and the umask, as conda's) and mtimes
+ * are.
  *
  * A `.tar.bz2` of at least LBZIP2_MIN bytes is decoded by lbzip2 when it is on PATH (Debian's
  * `lbzip2`, which decodes bzip2 blocks on every core; one block is 900 kB, so smaller files
@@ -502,6 +503,10 @@ static int prepare_entry(struct xctx *x, struct archive_entry *e)
 		}
 	}
 
+	/* less the umask, as conda's extraction (conda-package-streaming's chmod of `mode & (0o777
+	 * - umask)`): a package's 0666 or 0777 file is no file every user may write, in the cache
+	 * and in each prefix that hardlinks it */
+	perm &= ~menv_umask();
 	if (type == AE_IFDIR)
 		perm |= 0700;
 	archive_entry_set_perm(e, perm);
@@ -520,8 +525,10 @@ static int disk_error(struct xctx *x, const char *what)
 		msg = "unknown error";
 	if (eno == ERRNO_MISC)
 		return unsafe(x, x->name.buf, msg);
-	menv_error_set(x->err, MENV_EIO, "cannot %s '%s' from '%s': %s", what, x->name.buf, x->path,
-	               msg);
+	/* libarchive's "Write failed" names no cause: the errno's text after it */
+	const char *why = eno > 0 && !strstr(msg, strerror(eno)) ? strerror(eno) : NULL;
+	menv_error_set(x->err, MENV_EIO, "cannot %s '%s' from '%s': %s%s%s", what, x->name.buf,
+	               x->path, msg, why ? ": " : "", why ? why : "");
 	x->err->sys_errno = eno > 0 ? eno : 0;
 	return MENV_EIO;
 }
@@ -547,7 +554,11 @@ static int copy_data(struct xctx *x, struct archive *a)
 			return 0;
 		if (r < ARCHIVE_WARN)
 			return read_error(a, x->path, x->member, x->err);
-		if (archive_write_data_block(x->disk, buf, size, offset) < ARCHIVE_WARN)
+		/* a failed write(2) (ENOSPC, EDQUOT, EFBIG) is only ARCHIVE_WARN to libarchive,
+		 * which then extends the file to its size at finish_entry: on a file system that
+		 * takes the truncate (tmpfs, a quota's last block) a full cache held packages of
+		 * the right sizes filled with zeros, under their final names */
+		if (archive_write_data_block(x->disk, buf, size, offset) != ARCHIVE_OK)
 			return disk_error(x, "write");
 	}
 }

@@ -240,7 +240,7 @@ int menv_index_channel(const char *dir, struct menv_index_stats *stats, struct m
 		rc = index_subdir(dir, subdirs.v[i],
 		                  !(make_noarch && !strcmp(subdirs.v[i], "noarch")), stats,
 		                  &texts[i], err);
-	if (!rc && make_noarch && mkdir(noarch, 0755) < 0 && errno != EEXIST)
+	if (!rc && make_noarch && mkdir(noarch, menv_dir_mode()) < 0 && errno != EEXIST)
 		rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'", noarch);
 	for (size_t i = 0; i < subdirs.n && !rc; i++) {
 		char *out_path = menv_xasprintf("%s/%s/repodata.json", dir, subdirs.v[i]);

@@ -18,7 +18,8 @@
  * UTF-8, which paths.json cannot hold), is ignored and
  * written again from paths.json (parsed by jansson, menv_pkgmeta_load). The file is made
  * when menv extracts the package (menv_paths_made) and only made again where one is: a
- * folder another tool extracted (conda's cache, read by menv) is never written into. A
+ * folder another tool extracted (conda's cache, read by menv) is never written into, nor one
+ * in a read-only cache (conda's rule: its urls.txt, else the folder, not writable). A
  * paths.json with
  * anything the layout does not hold (a key other than those above, a value of another
  * type, a null) gets no compact file: it is read as JSON every time, as before. Writers
@@ -256,7 +257,7 @@ static void write_compact(const char *file, const struct stat *st, const struct 
 	uint64_t h[NHDR];
 	char *tmp = menv_xasprintf("%s.tmp-%ld-%lu", file, (long)getpid(),
 	                           __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, menv_file_mode());
 	bool ok = fd >= 0;
 
 	identity(st, h);
@@ -305,6 +306,23 @@ static struct menv_paths *from_json(const char *pj, const char *file, const stru
 	return p;
 }
 
+/* Whether the package cache holding `pkgdir` may be written (conda's is_writable, as
+ * specs/config.c's pick of pkgs_dir: its urls.txt writable where there is one, else the
+ * folder): a read-only cache is never written, not even a stale compact file in it. */
+static bool cache_writable(const char *pkgdir)
+{
+	const char *slash = strrchr(pkgdir, '/');
+	if (!slash || slash == pkgdir)
+		return false;
+	char *dir = menv_xstrndup(pkgdir, (size_t)(slash - pkgdir));
+	char *urls = menv_xasprintf("%s/urls.txt", dir);
+	bool ok = access(dir, W_OK | X_OK) == 0 &&
+	          (access(urls, F_OK) != 0 || access(urls, W_OK) == 0);
+	free(dir);
+	free(urls);
+	return ok;
+}
+
 static struct menv_paths *load(const char *pkgdir, struct menv_paths_entries *out, bool made)
 {
 	char *pj = menv_xasprintf("%s/info/paths.json", pkgdir);
@@ -327,7 +345,7 @@ static struct menv_paths *load(const char *pkgdir, struct menv_paths_entries *ou
 	bool present = false;
 	p = read_compact(file, &st, &present);
 	if (!p)
-		p = from_json(pj, file, &st, made || present);
+		p = from_json(pj, file, &st, made || (present && cache_writable(pkgdir)));
 	if (!p)
 		goto out;
 	p->st = st;

@@ -65,7 +65,7 @@ int menv_fetch_mkdir_p(const char *path, struct menv_error *err)
 			continue;
 		char c = *s;
 		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+		if (mkdir(p, menv_dir_mode()) < 0 && errno != EEXIST) {
 			rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'", p);
 			break;
 		}
@@ -346,7 +346,7 @@ static int append_url(const char *pkgs, const char *url, struct menv_error *err)
 	char *line = menv_xasprintf("%s\n", safe);
 	size_t len = strlen(line);
 	int rc = 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, menv_file_mode());
 
 	if (fd < 0 || write(fd, line, len) != (ssize_t)len)
 		rc = menv_error_sys(err, MENV_EIO, "cannot write '%s'", path);
@@ -387,7 +387,7 @@ static int write_record(const char *dir, const struct menv_record *r, const stru
 		rc = menv_error_set(err, MENV_EPARSE, "cannot write the record of '%s'", r->fn);
 		goto out;
 	}
-	if (mkdir(info, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(info, menv_dir_mode()) < 0 && errno != EEXIST) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot create the directory '%s'", info);
 		goto out;
 	}
@@ -432,7 +432,10 @@ static int extract(const char *pkgs, const char *dist, const char *file,
 		goto out;
 	}
 	made = true;
-	if (chmod(tmp, 0755) < 0) {
+	/* mkdtemp's 0700 opened to the umask's modes; a setgid bit the folder took from a shared
+	 * cache's folder is kept (its group then goes on to what is extracted inside) */
+	struct stat tst;
+	if (stat(tmp, &tst) < 0 || chmod(tmp, menv_dir_mode() | (tst.st_mode & S_ISGID)) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot chmod '%s'", tmp);
 		goto out;
 	}
@@ -598,7 +601,7 @@ static int open_partial(struct dl *d, int64_t *offset, struct menv_error *err)
 	ssize_t got;
 
 	*offset = 0;
-	d->fd = open(d->tmp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	d->fd = open(d->tmp, O_RDWR | O_CREAT | O_CLOEXEC, menv_file_mode());
 	if (d->fd < 0)
 		return menv_error_sys(err, MENV_EIO, "cannot create '%s'", d->tmp);
 	/* md5 too only where the record lacks one of the two (0.4 s of CPU for the 180 MB of
@@ -737,7 +740,7 @@ static int dl_done(void *ud, struct menv_xfer *x)
 	if (rc && x->resumed_at > 0 && !d->full_retry) {
 		/* the kept bytes were not the start of this file: fetch it whole */
 		d->full_retry = true;
-		d->fd = open(d->tmp, O_RDWR | O_TRUNC | O_CLOEXEC, 0644);
+		d->fd = open(d->tmp, O_RDWR | O_TRUNC | O_CLOEXEC);
 		if (d->fd >= 0)
 			return 1;
 		rc = menv_error_sys(&err, MENV_EIO, "cannot open '%s'", d->tmp);
@@ -763,7 +766,8 @@ next_mirror:
 		struct menv_error e2 = {0};
 		d->mirror++;
 		if (d->fd < 0)
-			d->fd = open(d->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			d->fd = open(d->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+			             menv_file_mode());
 		if (d->fd >= 0 && dl_target(d, p->o, &e2) == 0) {
 			d->full_retry = false;
 			return 1;
@@ -1034,7 +1038,7 @@ static int flock_file(const char *dir, const char *name, int op, bool excl_only,
 	char *path = menv_xasprintf("%s/%s", dir, name);
 	int rc = 0;
 
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	*fd = menv_open_lockfile(path);
 	if (*fd < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock '%s'", path);
 		goto out;
@@ -1102,7 +1106,7 @@ int menv_pkgcache_trylock(const char *pkgs_dir, int *fd, struct menv_error *err)
 	char *path = menv_xasprintf("%s/.menv.lock", pkgs_dir);
 	int rc = 0;
 
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	*fd = menv_open_lockfile(path);
 	if (*fd < 0)
 		rc = menv_error_sys(err, MENV_EIO, "cannot open the lock '%s'", path);
 	else if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {

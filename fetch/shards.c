@@ -439,7 +439,7 @@ static int load_indexes(struct subdir *sds, size_t n, const struct menv_fetch_op
 		} else {
 			rc = menv_fetch_url_opts(url, o, &raw, &e);
 			if (cache && (!rc || rc == MENV_ENOTFOUND))
-				mkdir(o->cache_dir, 0755);
+				mkdir(o->cache_dir, menv_dir_mode());
 			if (!rc && cache) {
 				menv_write_file_atomic(cache, raw.buf, raw.len, NULL);
 				unlink(absent);
@@ -598,8 +598,8 @@ int menv_fetch_repodata_sharded(struct menv_repodata_req *reqs, size_t n,
 				if (!jrc && o->cache_dir) {
 					char *dir = menv_xasprintf("%s/shards", o->cache_dir);
 					char *path = shard_cache_path(o, j->hex);
-					mkdir(o->cache_dir, 0755);
-					mkdir(dir, 0755);
+					mkdir(o->cache_dir, menv_dir_mode());
+					mkdir(dir, menv_dir_mode());
 					menv_write_file_atomic(path, j->raw.buf, j->raw.len, NULL);
 					free(dir);
 					free(path);

@@ -143,7 +143,8 @@ void menv_solv_cache_write(const char *path, const struct menv_solv_part *parts,
 	char *tmp = menv_xasprintf("%s.tmp-XXXXXX", path);
 	int fd = mkostemp(tmp, O_CLOEXEC);
 	struct sum s;
-	bool ok = fd >= 0 && fchmod(fd, 0644) == 0;
+	/* never writable to others (the trust rule), never more readable than the umask lets */
+	bool ok = fd >= 0 && fchmod(fd, 0644 & ~menv_umask()) == 0;
 
 	sum_init(&s);
 	for (size_t i = 0; ok && i < n; i++) {

@@ -263,9 +263,47 @@ int menv_buf_read_stream(struct menv_buf *out, const char *path, struct menv_err
 	return read_file(out, path, false, err);
 }
 
+/* The umask the process started with. Libraries set it to 0 for an instant while they work
+ * (libarchive does, from any thread), so what menv creates takes its modes from this copy, never
+ * from the kernel's at that moment. */
+static mode_t start_umask = 022;
+
+__attribute__((constructor)) static void save_umask(void)
+{
+	start_umask = umask(0);
+	umask(start_umask);
+}
+
+mode_t menv_umask(void)
+{
+	return start_umask;
+}
+
+mode_t menv_file_mode(void)
+{
+	return 0666 & ~start_umask;
+}
+
+mode_t menv_dir_mode(void)
+{
+	return 0777 & ~start_umask;
+}
+
+int menv_open_lockfile(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, menv_file_mode());
+	/* flock needs no write access: another user's lock file in a shared folder */
+	if (fd < 0 && errno == EACCES) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 && errno == ENOENT)
+			errno = EACCES; /* none there, and the folder cannot take one */
+	}
+	return fd;
+}
+
 int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err)
 {
-	return menv_write_file_atomic_mode(path, data, len, 0644, err);
+	return menv_write_file_atomic_mode(path, data, len, menv_file_mode(), err);
 }
 
 int menv_write_file_atomic_mode(const char *path, const void *data, size_t len, mode_t mode,

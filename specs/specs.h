@@ -121,11 +121,25 @@ int menv_buf_read_file(struct menv_buf *out, const char *path, struct menv_error
  * lockfile): a pipe is read too (`-f /dev/stdin`, `-f <(...)`), waiting for its writer as cat
  * does (Ctrl-C interrupts: MENV_EINTR); a directory is still refused by read(2) (MENV_EIO). */
 int menv_buf_read_stream(struct menv_buf *out, const char *path, struct menv_error *err);
+/* The modes of what menv creates, as conda's (Python's open and os.makedirs, and
+ * conda-package-streaming's extraction, mask by the umask): menv_umask() is the umask the
+ * process started with (read once, before main: libraries set it to 0 for an instant while
+ * they work), menv_file_mode() 0666 and menv_dir_mode() 0777 less it. Under umask 002 a
+ * group-shared package cache or environment stays writable to the group; under 077 nothing
+ * is readable to others. */
+mode_t menv_umask(void);
+mode_t menv_file_mode(void);
+mode_t menv_dir_mode(void);
+/* Opens (creating with menv_file_mode()) the lock file `path` for flock(2): read-write, else,
+ * when the file is another user's that this one may not write (a shared package cache),
+ * read-only (flock needs no write access; a holder's pid is then not written into it).
+ * Returns the descriptor (O_CLOEXEC), or -1 with errno set. */
+int menv_open_lockfile(const char *path);
 /* Writes `len` bytes to `path` atomically: a temporary file beside it, fsync, rename (a link
  * at `path` is replaced, not followed). Errors: MENV_EIO, also when `path` is there and is
  * neither a regular file nor a link (a device, a pipe, a folder: left as it is). */
 int menv_write_file_atomic(const char *path, const void *data, size_t len, struct menv_error *err);
-/* The same with the file's permission bits `mode` (set before the rename, so the file never
+/* (its mode: menv_file_mode()) The same with the file's permission bits `mode` (set before the rename, so the file never
  * has others). */
 int menv_write_file_atomic_mode(const char *path, const void *data, size_t len, mode_t mode,
                                 struct menv_error *err);
