@@ -428,7 +428,10 @@ void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs
 		struct menv_record *r = &l->recs[i];
 		char *dir = menv_pkgcache_locate(pkgs_dir, dirs, r);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
+		/* read-only; the parse the cache check has just made (menv_pkgcache_has_each) */
+		json_t *have = menv_pkgmeta_kept(rpath);
+		if (!have)
+			have = menv_pkgmeta_load(rpath, NULL);
 		const char *hs = jstr(have, "sha256"), *hm = jstr(have, "md5");
 		if (json_is_object(have) && json_object_get(have, "depends") &&
 		    ((r->sha256 && hs && !strcasecmp(hs, r->sha256)) ||
@@ -550,7 +553,11 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		/* a read-only cache's record is used as it is */
 		bool writable = !strncmp(dir, pkgs_dir, pl) && dir[pl] == '/';
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
+		/* read-only; the parse the fetch's check has just made under the cache's users
+		 * lock, where it did not write the file (an extraction, a completed record) */
+		json_t *have = menv_pkgmeta_kept(rpath);
+		if (!have)
+			have = menv_pkgmeta_load(rpath, NULL);
 		char *ipath = menv_xasprintf("%s/info/index.json", dir);
 		json_t *index = NULL, *m = NULL, *disk = NULL;
 		char *is[3] = {NULL, NULL, NULL};

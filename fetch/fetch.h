@@ -347,6 +347,13 @@ void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs
  * new reference that the caller must treat as read-only (json_copy before changing it), or
  * NULL with err set as menv_json_load_file sets it (err may be NULL). Thread-safe. */
 json_t *menv_pkgmeta_load(const char *path, struct menv_error *err);
+/* The parse of `path` that menv_pkgmeta_load last handed out in this process (its stat
+ * then said the file was the one parsed), without a stat now; NULL when none is kept or menv
+ * has written the file since (menv_pkgmeta_forget). For a file this process checked a moment
+ * ago under the package cache's users lock (menv_pkgcache_use): a lock create's completion
+ * of the records the cache check and the fetch have just read. New reference, read-only.
+ * Thread-safe. */
+json_t *menv_pkgmeta_kept(const char *path);
 /* Forgets what menv_pkgmeta_load parsed of `path`: called after menv writes that file. */
 void menv_pkgmeta_forget(const char *path);
 /* Drops every cached file of menv_pkgmeta_load (references handed out stay valid). */
