@@ -597,7 +597,8 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 			entry_error(l->src, l->pkgs[i], rc, err);
 			goto next;
 		}
-		if (l->solved[i] == have && settled(r, have) && agrees(l, i, have)) {
+		bool as_cached = l->solved[i] == have && settled(r, have) && agrees(l, i, have);
+		if (as_cached) {
 			/* what merged() would give, as it was left: unchanged by the completion */
 			m = json_copy(have);
 			json_object_set_new(m, "url", json_string(r->url));
@@ -632,6 +633,7 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 			const struct menv_channel *ch = r->channel;
 			menv_record_release(r);
 			rc = record_set(r, m, url, ch, err);
+			r->json_is_cached = !rc && as_cached;
 			free(url);
 		}
 	next:
