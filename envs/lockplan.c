@@ -612,7 +612,9 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 				m = disk = NULL;
 			}
 		}
-		if (!m && !index && !json_is_object(index = menv_json_load_file(ipath, 0, NULL))) {
+		if (!m && !index) /* json_is_object evaluates its argument twice */
+			index = menv_json_load_file(ipath, 0, NULL);
+		if (!m && !json_is_object(index)) {
 			rc = menv_error_set(
 			        err, MENV_EPARSE,
 			        "package '%s' in the cache has no readable info/index.json", r->fn);

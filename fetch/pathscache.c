@@ -316,8 +316,11 @@ static void index_ident(const char *pkgdir, struct menv_buf *b, uint64_t *iid)
 	const char *v[3] = {"", "", ""};
 	struct stat st, after;
 	json_t *j = NULL;
-	bool ok = stat(ip, &st) == 0 && S_ISREG(st.st_mode) &&
-	          json_is_object(j = menv_json_load_file(ip, 0, NULL));
+	bool ok = stat(ip, &st) == 0 && S_ISREG(st.st_mode);
+
+	if (ok) /* json_is_object evaluates its argument twice: loaded first */
+		j = menv_json_load_file(ip, 0, NULL);
+	ok = ok && json_is_object(j);
 
 	for (size_t k = 0; k < 3 && ok; k++) {
 		json_t *s = json_object_get(j, keys[k]);
