@@ -9,9 +9,10 @@
  * noarch, ...; depends when the lock has none, e.g. explicit files), and the cache's
  * info/repodata_record.json is rewritten to that complete record, so the conda-meta
  * PrefixRecords are the same whether the cache was cold or warm (a warm cache's record that
- * already is that completion is taken as it stands, not merged again; index.json is read
- * still, to check the file is the package the lock names). Also the pip request of a lock's
- * pip entries.
+ * already is that completion is taken as it stands, not merged again; what index.json says
+ * is checked still, to know the file is the package the lock names: from the compact
+ * paths.json where menv kept it at the extraction, while index.json is the file read then,
+ * else from index.json). Also the pip request of a lock's pip entries.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -427,7 +428,10 @@ void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs
 		struct menv_record *r = &l->recs[i];
 		char *dir = menv_pkgcache_locate(pkgs_dir, dirs, r);
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
+		/* read-only; the parse the cache check has just made (menv_pkgcache_has_each) */
+		json_t *have = menv_pkgmeta_kept(rpath);
+		if (!have)
+			have = menv_pkgmeta_load(rpath, NULL);
 		const char *hs = jstr(have, "sha256"), *hm = jstr(have, "md5");
 		if (json_is_object(have) && json_object_get(have, "depends") &&
 		    ((r->sha256 && hs && !strcasecmp(hs, r->sha256)) ||
@@ -532,10 +536,10 @@ static bool agrees(const struct menv_lockrecs *l, size_t i, json_t *have)
  * repodata_record.json a solve wrote earlier), the lock's fields on top; the cache's
  * repodata_record.json rewritten when it differs. A warm cache's record that already is
  * that completion (settled and unchanged by it: a solve's of this file, or an earlier lock
- * create's) is taken as it stands, not merged again. index.json is read for each: its name,
- * version and build must be the lock's (a solving create wrote the channel's record, which
- * may name another package than the file is: the cold create refuses it, so must the warm
- * one). */
+ * create's) is taken as it stands, not merged again. What index.json says is checked for
+ * each (menv_paths_index_ident, else index.json read): its name, version and build must be
+ * the lock's (a solving create wrote the channel's record, which may name another package
+ * than the file is: the cold create refuses it, so must the warm one). */
 int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
                            struct menv_lockrecs *l, struct menv_error *err)
 {
@@ -549,40 +553,52 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 		/* a read-only cache's record is used as it is */
 		bool writable = !strncmp(dir, pkgs_dir, pl) && dir[pl] == '/';
 		char *rpath = menv_xasprintf("%s/info/repodata_record.json", dir);
-		json_t *have = menv_pkgmeta_load(rpath, NULL); /* read-only */
+		/* read-only; the parse the fetch's check has just made under the cache's users
+		 * lock, where it did not write the file (an extraction, a completed record) */
+		json_t *have = menv_pkgmeta_kept(rpath);
+		if (!have)
+			have = menv_pkgmeta_load(rpath, NULL);
 		char *ipath = menv_xasprintf("%s/info/index.json", dir);
-		json_t *index = menv_json_load_file(ipath, 0, NULL), *m = NULL, *disk = NULL;
-
-		free(ipath);
-		if (!json_is_object(index)) {
-			rc = menv_error_set(err, MENV_EPARSE,
-			                    "package '%s' in the cache has no "
-			                    "readable info/index.json",
-			                    r->fn);
-			goto next;
-		}
-		/* the lock names the package the file is: a hand-edited name, version or build
-		 * would make a PrefixRecord of a package that is not there. Read also where the
-		 * cache's record agrees with the lock: a solving create writes the channel's
-		 * record, which may name another package than the file's index.json (attack9) */
+		json_t *index = NULL, *m = NULL, *disk = NULL;
+		char *is[3] = {NULL, NULL, NULL};
 		static const char *const ident[] = {"name", "version", "build"};
-		for (int k2 = 0; k2 < 3 && !rc; k2++) {
-			const char *is = jstr(index, ident[k2]), *said = jstr(r->json, ident[k2]);
-			if (!is || !said || strcmp(is, said))
-				rc = menv_error_set(
-				        err, MENV_EUNSAFE,
-				        "lockfile entry '%s %s %s': the package file '%s' is "
-				        "%s %s %s",
-				        r->name, r->version, r->build, r->fn,
-				        jstr(index, "name") ? jstr(index, "name") : "?",
-				        jstr(index, "version") ? jstr(index, "version") : "?",
-				        jstr(index, "build") ? jstr(index, "build") : "?");
+
+		/* the lock names the package the file is: a hand-edited name, version or build
+		 * would make a PrefixRecord of a package that is not there. Checked also where the
+		 * cache's record agrees with the lock: a solving create writes the channel's
+		 * record, which may name another package than the file's index.json (attack9).
+		 * What index.json says is taken from the compact paths.json where menv kept it
+		 * when it extracted the package, while index.json is the file it read then
+		 * (menv_paths_index_ident); else index.json is read. */
+		if (!menv_paths_index_ident(dir, is)) {
+			index = menv_json_load_file(ipath, 0, NULL);
+			if (!json_is_object(index)) {
+				rc = menv_error_set(err, MENV_EPARSE,
+				                    "package '%s' in the cache has no "
+				                    "readable info/index.json",
+				                    r->fn);
+				goto next;
+			}
+			for (int k2 = 0; k2 < 3; k2++)
+				is[k2] = menv_xstrdup(jstr(index, ident[k2]));
 		}
-		if (rc) {
+		bool same = true;
+		for (int k2 = 0; k2 < 3; k2++) {
+			const char *said = jstr(r->json, ident[k2]);
+			same = same && is[k2] && said && !strcmp(is[k2], said);
+		}
+		if (!same) {
+			rc = menv_error_set(err, MENV_EUNSAFE,
+			                    "lockfile entry '%s %s %s': the package file '%s' is "
+			                    "%s %s %s",
+			                    r->name, r->version, r->build, r->fn,
+			                    is[0] ? is[0] : "?", is[1] ? is[1] : "?",
+			                    is[2] ? is[2] : "?");
 			entry_error(l->src, l->pkgs[i], rc, err);
 			goto next;
 		}
-		if (l->solved[i] == have && settled(r, have) && agrees(l, i, have)) {
+		bool as_cached = l->solved[i] == have && settled(r, have) && agrees(l, i, have);
+		if (as_cached) {
 			/* what merged() would give, as it was left: unchanged by the completion */
 			m = json_copy(have);
 			json_object_set_new(m, "url", json_string(r->url));
@@ -595,6 +611,14 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 				json_decref(disk);
 				m = disk = NULL;
 			}
+		}
+		if (!m && !index) /* json_is_object evaluates its argument twice */
+			index = menv_json_load_file(ipath, 0, NULL);
+		if (!m && !json_is_object(index)) {
+			rc = menv_error_set(
+			        err, MENV_EPARSE,
+			        "package '%s' in the cache has no readable info/index.json", r->fn);
+			goto next;
 		}
 		if (!m) {
 			m = merged(l, i, index, have);
@@ -611,9 +635,13 @@ int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,
 			const struct menv_channel *ch = r->channel;
 			menv_record_release(r);
 			rc = record_set(r, m, url, ch, err);
+			r->json_is_cached = !rc && as_cached;
 			free(url);
 		}
 	next:
+		for (int k2 = 0; k2 < 3; k2++)
+			free(is[k2]);
+		free(ipath);
 		json_decref(index);
 		json_decref(have);
 		json_decref(m);

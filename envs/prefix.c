@@ -642,9 +642,11 @@ static int write_records(struct run *r, struct menv_error *err)
 	for (size_t i = 0; !rc && i < r->npk; i++) {
 		struct linked *l = &r->pk[i];
 		char *rrpath = menv_xasprintf("%s/info/repodata_record.json", l->pkgdir);
-		/* the cache's parse, shared (menv_pkgmeta_load): changed here in a copy of its
-		 * top level only (nested values are replaced, never changed) */
-		json_t *rec = NULL, *shared = access(rrpath, F_OK) == 0
+		/* the cache's parse, shared (menv_pkgmeta_load; the record's own where it is that
+		 * already, a lock's completed record): changed here in a copy of its top level only
+		 * (nested values are replaced, never changed) */
+		json_t *rec = NULL, *shared = l->r->json_is_cached ? json_incref(l->r->json)
+		                              : access(rrpath, F_OK) == 0
 		                                      ? menv_pkgmeta_load(rrpath, err)
 		                                      : json_deep_copy(l->r->json);
 		free(rrpath);

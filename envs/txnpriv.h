@@ -118,8 +118,9 @@ void menv_lockrecs_fetch_error(const struct menv_lockrecs *l, struct menv_error 
  * `pkgs_dir` the one written (menv_pkgcache_locate). */
 void menv_lockrecs_snapshot(const char *pkgs_dir, const struct menv_strvec *dirs,
                             struct menv_lockrecs *l);
-/* After the fetch: each record (but the skipped) completed from the cached package's
- * info/index.json and the snapshot, the lock's fields on top, the measured hashes and size
+/* After the fetch: each record (but the skipped) checked to be the package its info/index.json
+ * names (what menv_paths_index_ident kept, else index.json read) and completed from
+ * index.json and the snapshot, the lock's fields on top, the measured hashes and size
  * filling what the lock lacks; the cache's repodata_record.json rewritten to it where the
  * package is in `pkgs_dir` (a read-only cache of `dirs` is only read). Errors: MENV_EPARSE (no readable info/index.json), MENV_EIO. */
 int menv_lockrecs_complete(const char *pkgs_dir, const struct menv_strvec *dirs,

@@ -347,6 +347,13 @@ void menv_pkgcache_has_each(const char *pkgs_dir, const struct menv_strvec *dirs
  * new reference that the caller must treat as read-only (json_copy before changing it), or
  * NULL with err set as menv_json_load_file sets it (err may be NULL). Thread-safe. */
 json_t *menv_pkgmeta_load(const char *path, struct menv_error *err);
+/* The parse of `path` that menv_pkgmeta_load last handed out in this process (its stat
+ * then said the file was the one parsed), without a stat now; NULL when none is kept or menv
+ * has written the file since (menv_pkgmeta_forget). For a file this process checked a moment
+ * ago under the package cache's users lock (menv_pkgcache_use): a lock create's completion
+ * of the records the cache check and the fetch have just read. New reference, read-only.
+ * Thread-safe. */
+json_t *menv_pkgmeta_kept(const char *path);
 /* Forgets what menv_pkgmeta_load parsed of `path`: called after menv writes that file. */
 void menv_pkgmeta_forget(const char *path);
 /* Drops every cached file of menv_pkgmeta_load (references handed out stay valid). */
@@ -393,8 +400,18 @@ struct menv_paths_entries {
 struct menv_paths *menv_paths_load(const char *pkgdir, struct menv_paths_entries *out);
 void menv_paths_unref(struct menv_paths *p);
 /* menv_paths_load of a package menv has just extracted into `pkgdir`: its compact file is
- * written (where paths.json fits the layout). */
+ * written (where paths.json fits the layout), with the name, version and build of the
+ * package's info/index.json and that file's identity (device, inode, size, mtime, ctime). */
 struct menv_paths *menv_paths_made(const char *pkgdir);
+/* The name, version and build of the package extracted in `pkgdir` as its info/index.json
+ * gives them (conda's package format, index.json), from the compact file where menv read
+ * them when it wrote it: true with out[0..2] (the caller frees each) only while index.json
+ * still has the identity it had then (one stat; a file rewritten, replaced or changed in
+ * place has another, as has a compact file of another folder copied here). False, out
+ * untouched, where none is kept (a folder another tool extracted, no paths.json, one the
+ * layout cannot hold, an old compact file not yet written again) or index.json changed
+ * since: the caller reads index.json itself. Thread-safe. */
+bool menv_paths_index_ident(const char *pkgdir, char *out[3]);
 /* menv_pkgmeta_keep_stats and menv_pkgmeta_stats for a compact list (one per entry;
  * `v` taken over; the copy returned is the caller's, NULL when none was kept). */
 void menv_paths_keep_stats(struct menv_paths *p, struct menv_pkgfile_st *v);

@@ -7,12 +7,19 @@
  * layout, read with one read(2) into one buffer that the entries point into.
  *
  * Layout (this machine's byte order; a cache, never copied between machines):
- *   "MENVPATHS1\n"                                       11 bytes
+ *   "MENVPATHS2\n"                                       11 bytes
  *   uint64 dev, ino, size, mtime s, mtime ns, ctime s, ctime ns   of paths.json when read
  *   uint64 n (entries), body length, FNV-1a 64 of the body
- *   body: per entry a flags byte (F_*), int64 size_in_bytes when F_SIZE, then the
- *         NUL-terminated strings _path and, each when its flag is set, path_type, sha256,
- *         prefix_placeholder, file_mode.
+ *   uint64 dev, ino, size, mtime s, mtime ns, ctime s, ctime ns   of info/index.json when
+ *         its identity below was read (zeros: none kept)
+ *   body: the NUL-terminated strings name, version and build of info/index.json (three
+ *         empty strings: none kept), then per entry a flags byte (F_*), int64
+ *         size_in_bytes when F_SIZE, then the NUL-terminated strings _path and, each when
+ *         its flag is set, path_type, sha256, prefix_placeholder, file_mode.
+ * The identity of index.json (the package's name, version and build: a lock create checks
+ * that the file is the package its entry names, menv_paths_index_ident) is read when the
+ * file is written, with index.json's identity beside it: it stands for index.json only
+ * while index.json keeps that identity (one stat), else index.json is read again.
  * A file whose identity fields are not those of paths.json now (rewritten, re-extracted),
  * whose length, checksum or body does not add up (truncated, corrupt, a string that is not
  * UTF-8, which paths.json cannot hold), is ignored and
@@ -38,9 +45,9 @@
 
 #include "internal.h"
 
-#define MAGIC     "MENVPATHS1\n"
+#define MAGIC     "MENVPATHS2\n"
 #define MAGIC_LEN 11
-#define NHDR      10
+#define NHDR      17 /* the two identities, n, body length, checksum */
 
 enum {
 	F_TYPE = 1,
@@ -59,6 +66,8 @@ struct menv_paths {
 	struct stat st;
 	struct menv_pkgfile_st *kept; /* menv_paths_keep_stats, or NULL */
 	int refs;
+	uint64_t index_id[7]; /* index.json's identity when ident was read */
+	const char *ident[3]; /* its name, version, build (into body); NULL: none kept */
 };
 
 static pthread_mutex_t paths_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -114,8 +123,9 @@ void menv_paths_unref(struct menv_paths *p)
 		paths_free(p);
 }
 
-/* The entries of a body (taken over), or NULL when it does not hold exactly n of them. */
-static struct menv_paths *decode(char *body, size_t len, uint64_t n)
+/* The entries of a body (taken over), or NULL when it does not hold exactly n of them;
+ * iid: index.json's identity when the body's name, version and build were read. */
+static struct menv_paths *decode(char *body, size_t len, uint64_t n, const uint64_t *iid)
 {
 	struct menv_paths *p = menv_xcalloc(1, sizeof(*p));
 	const char *s = body, *end = body + len;
@@ -124,6 +134,18 @@ static struct menv_paths *decode(char *body, size_t len, uint64_t n)
 		goto bad;
 	p->e = menv_xcalloc((size_t)n + 1, sizeof(*p->e));
 	p->body = body;
+	/* index.json's name, version and build: all three, or none kept */
+	for (size_t k = 0; k < 3; k++) {
+		const char *z = memchr(s, '\0', (size_t)(end - s));
+		if (!z || !menv_utf8_valid(s, (size_t)(z - s), NULL))
+			goto bad;
+		p->ident[k] = s;
+		s = z + 1;
+	}
+	if (!*p->ident[0] || !*p->ident[1] || !*p->ident[2])
+		p->ident[0] = p->ident[1] = p->ident[2] = NULL;
+	else
+		memcpy(p->index_id, iid, sizeof(p->index_id));
 	for (; p->n < n; p->n++) {
 		struct menv_pathent *e = &p->e[p->n];
 		const char **str[] = {&e->path, &e->path_type, &e->sha256, &e->placeholder,
@@ -193,7 +215,7 @@ static struct menv_paths *read_compact(const char *file, const struct stat *st, 
 	    fnv1a((const unsigned char *)body, (size_t)h[8]) != h[9])
 		goto bad;
 	close(fd);
-	return decode(body, (size_t)h[8], h[7]);
+	return decode(body, (size_t)h[8], h[7], h + 10);
 bad:
 	free(body);
 	close(fd);
@@ -251,7 +273,7 @@ static bool encode(json_t *root, struct menv_buf *b, uint64_t *n)
 
 /* Writes the compact file: a temporary file renamed over `file`. Best effort. */
 static void write_compact(const char *file, const struct stat *st, const struct menv_buf *body,
-                          uint64_t n)
+                          uint64_t n, const uint64_t *iid)
 {
 	static unsigned long seq;
 	uint64_t h[NHDR];
@@ -264,6 +286,7 @@ static void write_compact(const char *file, const struct stat *st, const struct 
 	h[7] = n;
 	h[8] = body->len;
 	h[9] = fnv1a((const unsigned char *)body->buf, body->len);
+	memcpy(h + 10, iid, 7 * sizeof(*h));
 	struct menv_buf b = MENV_BUF_INIT;
 	menv_buf_add(&b, MAGIC, MAGIC_LEN);
 	menv_buf_add(&b, h, sizeof(h));
@@ -283,23 +306,60 @@ static void write_compact(const char *file, const struct stat *st, const struct 
 	free(tmp);
 }
 
-/* From paths.json (jansson): the entries, the compact file written beside it. */
-static struct menv_paths *from_json(const char *pj, const char *file, const struct stat *st,
-                                    bool write)
+/* The name, version and build that `<pkgdir>/info/index.json` gives, into b as three
+ * NUL-terminated strings, and the identity of the file they were read from into iid (7
+ * entries); three empty strings and zeros when it has none to keep: no such file, not a JSON
+ * object, not three non-empty strings without a NUL, or the file changed while read. */
+static void index_ident(const char *pkgdir, struct menv_buf *b, uint64_t *iid)
+{
+	static const char *const keys[] = {"name", "version", "build"};
+	char *ip = menv_xasprintf("%s/info/index.json", pkgdir);
+	const char *v[3] = {"", "", ""};
+	struct stat st, after;
+	json_t *j = NULL;
+	bool ok = stat(ip, &st) == 0 && S_ISREG(st.st_mode);
+
+	if (ok) /* json_is_object evaluates its argument twice: loaded first */
+		j = menv_json_load_file(ip, 0, NULL);
+	ok = ok && json_is_object(j);
+
+	for (size_t k = 0; k < 3 && ok; k++) {
+		json_t *s = json_object_get(j, keys[k]);
+		v[k] = json_string_value(s);
+		ok = v[k] && *v[k] && strlen(v[k]) == json_string_length(s);
+	}
+	ok = ok && stat(ip, &after) == 0 && same_file(&st, &after);
+	memset(iid, 0, 7 * sizeof(*iid));
+	if (ok)
+		identity(&st, iid);
+	for (size_t k = 0; k < 3; k++)
+		menv_buf_add(b, ok ? v[k] : "", ok ? strlen(v[k]) + 1 : 1);
+	json_decref(j);
+	free(ip);
+}
+
+/* From paths.json (jansson): the entries, the compact file written beside it (with
+ * index.json's identity: only where it is written, a folder menv extracted). */
+static struct menv_paths *from_json(const char *pkgdir, const char *pj, const char *file,
+                                    const struct stat *st, bool write)
 {
 	json_t *root = menv_pkgmeta_load(pj, NULL);
 	struct menv_buf b = MENV_BUF_INIT;
 	struct stat after;
-	uint64_t n = 0;
+	uint64_t n = 0, iid[7] = {0};
 	struct menv_paths *p = NULL;
 
+	if (write)
+		index_ident(pkgdir, &b, iid);
+	else
+		menv_buf_add(&b, "\0\0", 3);
 	/* the identity written is that of the file parsed: not kept when it changed meanwhile */
 	if (root && encode(root, &b, &n) && stat(pj, &after) == 0 && same_file(st, &after)) {
 		if (write)
-			write_compact(file, st, &b, n);
+			write_compact(file, st, &b, n, iid);
 		char *body = menv_xmalloc(b.len + 1);
-		memcpy(body, b.buf ? b.buf : "", b.len);
-		p = decode(body, b.len, n); /* the reader of the file: the same entries */
+		memcpy(body, b.buf, b.len);
+		p = decode(body, b.len, n, iid); /* the reader of the file: the same entries */
 	}
 	menv_buf_release(&b);
 	json_decref(root);
@@ -345,7 +405,7 @@ static struct menv_paths *load(const char *pkgdir, struct menv_paths_entries *ou
 	bool present = false;
 	p = read_compact(file, &st, &present);
 	if (!p)
-		p = from_json(pj, file, &st, made || (present && cache_writable(pkgdir)));
+		p = from_json(pkgdir, pj, file, &st, made || (present && cache_writable(pkgdir)));
 	if (!p)
 		goto out;
 	p->st = st;
@@ -385,6 +445,40 @@ struct menv_paths *menv_paths_made(const char *pkgdir)
 {
 	struct menv_paths_entries pe;
 	return load(pkgdir, &pe, true);
+}
+
+bool menv_paths_index_ident(const char *pkgdir, char *out[3])
+{
+	struct menv_paths *p = NULL;
+	bool ok = false;
+
+	/* the list the cache's check read (no stat of paths.json: what is kept here stands for
+	 * index.json, whose identity is checked below), else the compact file */
+	pthread_mutex_lock(&paths_lock);
+	const size_t *at = menv_strmap_get(&paths_map, pkgdir);
+	if (at) {
+		p = paths_v[*at];
+		p->refs++;
+	}
+	pthread_mutex_unlock(&paths_lock);
+	if (!p) {
+		struct menv_paths_entries pe;
+		p = menv_paths_load(pkgdir, &pe);
+	}
+	if (p && p->ident[0]) {
+		char *ip = menv_xasprintf("%s/info/index.json", pkgdir);
+		struct stat st;
+		uint64_t now[7];
+		if (stat(ip, &st) == 0) {
+			identity(&st, now);
+			ok = !memcmp(now, p->index_id, sizeof(now));
+		}
+		for (size_t k = 0; ok && k < 3; k++)
+			out[k] = menv_xstrdup(p->ident[k]);
+		free(ip);
+	}
+	menv_paths_unref(p);
+	return ok;
 }
 
 void menv_paths_keep_stats(struct menv_paths *p, struct menv_pkgfile_st *v)

@@ -22,6 +22,7 @@ struct meta_entry {
 	json_t *json;
 	struct menv_pkgfile_st *files; /* menv_pkgmeta_keep_stats, for this json; or NULL */
 	size_t nfiles;
+	bool forgotten; /* menv_pkgmeta_forget since the parse */
 };
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,15 +68,28 @@ json_t *menv_pkgmeta_load(const char *path, struct menv_error *err)
 		free(meta_v[*at].files);
 		meta_v[*at].files = NULL;
 		meta_v[*at].nfiles = 0;
+		meta_v[*at].forgotten = false;
 	} else {
 		if (meta_n == meta_cap) {
 			meta_cap = meta_cap ? 2 * meta_cap : 256;
 			meta_v = menv_xrealloc(meta_v, meta_cap * sizeof(*meta_v));
 		}
 		meta_v[meta_n] =
-		        (struct meta_entry){menv_xstrdup(path), st, json_incref(j), NULL, 0};
+		        (struct meta_entry){menv_xstrdup(path), st, json_incref(j), NULL, 0, false};
 		menv_strmap_put(&meta_map, path, meta_n++);
 	}
+	pthread_mutex_unlock(&meta_lock);
+	return j;
+}
+
+json_t *menv_pkgmeta_kept(const char *path)
+{
+	json_t *j = NULL;
+
+	pthread_mutex_lock(&meta_lock);
+	const size_t *at = menv_strmap_get(&meta_map, path);
+	if (at && !meta_v[*at].forgotten)
+		j = json_incref(meta_v[*at].json);
 	pthread_mutex_unlock(&meta_lock);
 	return j;
 }
@@ -86,6 +100,7 @@ void menv_pkgmeta_forget(const char *path)
 	const size_t *at = menv_strmap_get(&meta_map, path);
 	if (at) {
 		memset(&meta_v[*at].st, 0, sizeof(meta_v[*at].st)); /* matches no file */
+		meta_v[*at].forgotten = true;
 		free(meta_v[*at].files);
 		meta_v[*at].files = NULL;
 		meta_v[*at].nfiles = 0;

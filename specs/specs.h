@@ -526,6 +526,11 @@ struct menv_record {
 	char *channel_url;        /* channel URL with subdir, as conda writes "channel" (owned) */
 	const struct menv_channel *channel; /* borrowed from the caller's channel list */
 	bool noarch_python; /* "noarch": "python" (or legacy "noarch_python": true) */
+	/* json is the package cache's info/repodata_record.json as this process read it, every
+	 * key in its order, url and channel its own (a lock's record completed from it,
+	 * envs/lockplan.c): the link takes it for the PrefixRecord without reading the file
+	 * again */
+	bool json_is_cached;
 };
 
 /* The distribution name "name-version-build" (file name without extension). Caller frees. */

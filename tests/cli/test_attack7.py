@@ -194,7 +194,7 @@ def forge_paths(pkgdir, entries):
     """A .menv-paths of fetch/pathscache.c's layout for pkgdir's info/paths.json now:
     entries are (path, path_type)."""
     st = os.stat(os.path.join(pkgdir, "info", "paths.json"))
-    body = b""
+    body = b"\0\0\0"  # no name, version, build of index.json kept
     for path, kind in entries:
         body += bytes([1]) + path.encode() + b"\0" + kind.encode() + b"\0"
     h = 0xcbf29ce484222325
@@ -202,7 +202,8 @@ def forge_paths(pkgdir, entries):
         h = ((h ^ c) * 0x100000001b3) & M64
     ident = (st.st_dev, st.st_ino, st.st_size, int(st.st_mtime_ns // 10**9),
              st.st_mtime_ns % 10**9, int(st.st_ctime_ns // 10**9), st.st_ctime_ns % 10**9)
-    head = b"MENVPATHS1\n" + struct.pack("<10Q", *ident, len(entries), len(body), h)
+    head = b"MENVPATHS2\n" + struct.pack("<17Q", *ident, len(entries), len(body), h,
+                                          *[0] * 7)
     with open(os.path.join(pkgdir, ".menv-paths"), "wb") as fh:
         fh.write(head + body)
 

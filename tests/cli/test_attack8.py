@@ -50,13 +50,15 @@ def forge_paths(pkgdir, entries):
     """A .menv-paths of fetch/pathscache.c's layout for pkgdir's info/paths.json now, with a
     valid checksum: entries are (path bytes, path_type bytes)."""
     st = os.stat(os.path.join(pkgdir, "info", "paths.json"))
-    body = b"".join(bytes([1]) + path + b"\0" + kind + b"\0" for path, kind in entries)
+    body = b"\0\0\0" + b"".join(bytes([1]) + path + b"\0" + kind + b"\0"
+                                 for path, kind in entries)  # no index.json identity kept
     h = 0xcbf29ce484222325
     for c in body:
         h = ((h ^ c) * 0x100000001b3) & M64
     ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns // 10**9,
              st.st_mtime_ns % 10**9, st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9)
-    head = b"MENVPATHS1\n" + struct.pack("<10Q", *ident, len(entries), len(body), h)
+    head = b"MENVPATHS2\n" + struct.pack("<17Q", *ident, len(entries), len(body), h,
+                                          *[0] * 7)
     with open(os.path.join(pkgdir, ".menv-paths"), "wb") as fh:
         fh.write(head + body)
     return head + body

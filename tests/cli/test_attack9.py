@@ -19,7 +19,16 @@
   the lock naming it ("the package file ... is dependency 2.0 0"), the same lock after that
   solving create linked it as versioned. index.json is read for every entry again (the
   merge of a settled record is still skipped): warm and cold give the same answer.
+- lock_index_kept_stale: (issue 25) a lock create takes what index.json says from the compact
+  paths.json (`<pkgdir>/.menv-paths`) where menv kept it at the extraction, with index.json's
+  identity, instead of reading index.json. What is kept must never be trusted more than the
+  index.json it stands for: index.json changed in place after the extraction (same inode and
+  size, its mtime put back), replaced by another file, or a compact file whose identity is
+  not index.json's (forged, or copied from another folder) is not the file read then, so
+  index.json is read and the lock naming another package refused; index.json rewritten with
+  its own bytes is read and the lock installs.
 """
+import struct
 import os
 import shutil
 import sys
@@ -123,6 +132,67 @@ def case_lock_channel_misnamed_warm(t):
         r = t.menv_run("create", "-y", "-q", "-n", "warm", "-f", lock)
         t.one_line_error(r, "warm cache (the solve's record)", needles)
         t.no_prefix_left(os.path.join(t.envs, "warm"), "warm cache")
+    finally:
+        srv.stop()
+
+
+def case_lock_index_kept_stale(t):
+    srv, base, md5, sha = L.served(t)
+    dist = os.path.join(t.pkgs, "versioned-2.0-0")
+    index = os.path.join(dist, "info", "index.json")
+    compact = os.path.join(dist, ".menv-paths")
+    try:
+        lock = os.path.join(t.tmp, "l.lock.yml")
+        text, line = L.conda_lock(base + "/noarch/" + L.FN, md5, sha)
+        write_text(lock, text)
+        t.menv_ok("create", "-y", "-q", "-n", "first", "-f", lock)
+        kept = open(compact, "rb").read()
+        t.check(kept.startswith(b"MENVPATHS2\n") and b"versioned\x002.0\x000\x00" in kept,
+                "the extraction kept index.json's name, version and build", kept[:240])
+        orig = open(index, "rb").read()
+        other = orig.replace(b'"versioned"', b'"versionex"')
+        t.check(other != orig and len(other) == len(orig), "index.json names versioned", orig)
+        needles = ["l.lock.yml:%d: " % line, "'versioned 2.0 0'",
+                   "the package file '%s' is versionex 2.0 0" % L.FN]
+
+        def refused(what):
+            r = t.menv_run("create", "-y", "-q", "-n", "x", "-f", lock)
+            t.one_line_error(r, what, needles)
+            t.no_prefix_left(os.path.join(t.envs, "x"), what)
+
+        # 1. changed in place: the same inode and size, the old mtime put back
+        st = os.stat(index)
+        with open(index, "r+b") as fh:
+            fh.write(other)
+        os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns))
+        now = os.stat(index)
+        t.eq((now.st_ino, now.st_size, now.st_mtime_ns), (st.st_ino, st.st_size, st.st_mtime_ns),
+             "index.json changed in place keeps its inode, size and mtime")
+        refused("index.json changed in place after the extraction")
+        t.eq(open(compact, "rb").read(), kept, "the compact file is as the extraction left it")
+        # 2. replaced by another file (a new inode), the compact file the extraction's
+        tmp = index + ".new"
+        with open(tmp, "wb") as fh:
+            fh.write(other)
+        os.rename(tmp, index)
+        refused("index.json replaced after the extraction")
+        # 3. a compact file whose index.json identity is another file's (paths.json's: forged,
+        # or copied from a folder where it was right); its checksum is valid
+        pst = os.stat(os.path.join(dist, "info", "paths.json"))
+        forged = kept[:11 + 80] + struct.pack(
+            "<7Q", pst.st_dev, pst.st_ino, pst.st_size, pst.st_mtime_ns // 10**9,
+            pst.st_mtime_ns % 10**9, pst.st_ctime_ns // 10**9, pst.st_ctime_ns % 10**9) + \
+            kept[11 + 136:]
+        with open(compact, "wb") as fh:
+            fh.write(forged)
+        refused("a compact file that names the lock's package for another file")
+        # 4. index.json rewritten with its own bytes (another identity): read, the lock installs
+        with open(tmp, "wb") as fh:
+            fh.write(orig)
+        os.rename(tmp, index)
+        t.menv_ok("create", "-y", "-q", "-n", "ok", "-f", lock)
+        meta = read_json(os.path.join(t.envs, "ok", "conda-meta", "versioned-2.0-0.json"))
+        t.eq((meta["name"], meta["sha256"]), ("versioned", sha), "index.json read: installed")
     finally:
         srv.stop()
 

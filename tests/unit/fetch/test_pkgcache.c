@@ -697,7 +697,7 @@ static void test_paths_compact(void **state)
 	assert_entries_equal(&pe, j);
 	menv_paths_unref(p);
 	assert_int_equal(menv_buf_read_file(&good, cf, NULL), 0);
-	assert_memory_equal(good.buf, "MENVPATHS1\n", 11);
+	assert_memory_equal(good.buf, "MENVPATHS2\n", 11);
 	/* read from the file (no parse kept): the same entries */
 	menv_paths_clear();
 	menv_pkgmeta_clear();
