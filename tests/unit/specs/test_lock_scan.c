@@ -20,30 +20,9 @@
 
 #include <cmocka.h>
 
+#include "lock_outcome.h"
 #include "lockfile.h"
 #include "specs.h"
-
-/* The model as one text: menv_lockfile_to_json plus what it leaves out. */
-static char *model(const struct menv_lockfile *lf)
-{
-	json_t *j = menv_lockfile_to_json(lf), *lines = json_array();
-	json_object_set(j, "channels_raw", lf->channels_raw);
-	json_object_set(j, "platforms_raw", lf->platforms_raw);
-	for (size_t i = 0; i < lf->npkgs; i++)
-		json_array_append_new(lines, json_integer((json_int_t)lf->pkgs[i].line));
-	json_object_set_new(j, "lines", lines);
-	char *d = json_dumps(j, JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	json_decref(j);
-	return d ? d : strdup("(not dumped)");
-}
-
-/* What a reading gave: "rc message" or the model. */
-static char *outcome(int rc, struct menv_lockfile *lf, const struct menv_error *e)
-{
-	char *r = rc ? menv_xasprintf("%d %s", rc, e->msg) : model(lf);
-	menv_lockfile_free(lf);
-	return r;
-}
 
 static char path[] = "/tmp/menv-test-scan-XXXXXX";
 
@@ -65,11 +44,11 @@ static int same(const char *text, size_t len, int want, const char *what, bool f
 	struct menv_lockfile *lf = NULL;
 	struct menv_error e = {0};
 	int rc = menv_lockfile_parse_libyaml(text, len, path, &lf, &e);
-	char *ref = outcome(rc, lf, &e);
+	char *ref = menv_test_lock_outcome(rc, lf, &e);
 	lf = NULL;
 	e = (struct menv_error){0};
 	rc = menv_lockfile_parse(text, len, path, &lf, &e);
-	char *got = outcome(rc, lf, &e);
+	char *got = menv_test_lock_outcome(rc, lf, &e);
 	if (strcmp(ref, got))
 		fail_msg("%s: the scanner's reading differs\n  libyaml: %.2000s\n  scanner: "
 		         "%.2000s\n"
@@ -84,7 +63,7 @@ static int same(const char *text, size_t len, int want, const char *what, bool f
 		lf = NULL;
 		e = (struct menv_error){0};
 		rc = menv_lockfile_load(path, &lf, &e);
-		got = outcome(rc, lf, &e);
+		got = menv_test_lock_outcome(rc, lf, &e);
 		if (strcmp(ref, got))
 			fail_msg("%s: loaded, the scanner's reading differs\n  libyaml: %.2000s\n"
 			         "  loaded: %.2000s\n  input: %.*s",
