@@ -61,6 +61,12 @@ int menv_error_sys(struct menv_error *err, int code, const char *fmt, ...)
  * full disk, a closed pipe with SIGPIPE ignored): with SIGXFSZ ignored (cli/main.c) such a
  * write fails instead of killing the process, and output cut short must not exit 0. */
 int menv_error_stream(FILE *f, struct menv_error *err);
+/* Gives each of the standard descriptors 0, 1 and 2 that is closed (a command run as
+ * `menv ... >&-`) /dev/null opened for reading only, so that no file menv opens later gets
+ * that number (printf would write a plan into a lock or an environment's file) while a write
+ * to it still fails, with EBADF as on the closed descriptor: menv_error_stream then names the
+ * reason. Call it first in main(). */
+void menv_std_fds_open(void);
 /* Adds context in front of an existing message ("while linking 'x': <old>"). Keeps the code.
  * Returns err->code. */
 int menv_error_prefix(struct menv_error *err, const char *fmt, ...)

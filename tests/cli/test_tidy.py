@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""cli.tidy_<case>: leftovers of issue 22's re-read and issue 24's conda answers, one case each
+(python3 test_tidy.py MENV SHARED CASE):
+
+- stdout_closed: `menv create ... >&-` (standard output closed before menv started). The
+  environment is made whole (records, files, registered) or not at all, and the one failure,
+  that the plan could not be written, is one line on stderr with its reason: "menv: error:
+  cannot write standard output: Bad file descriptor", exit 1 (it said no reason); -q too
+  (it still prints the plan, as conda's --quiet). A command with nothing to print (`config
+  --add`) exits 0 and says nothing. A closed descriptor is
+  never given to a file menv opens (it is held by /dev/null, read only, from the start): no
+  file of the environment holds plan text. `list` and `export` with stdout closed: the same
+  one line. (Python, which conda runs on, makes sys.stdout None for a closed descriptor and
+  print() to it writes nothing; conda's own reporters then fail on None.write, so conda has
+  no answer to copy here; menv says what happened.)
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import menvtest
+
+TR = os.path.join("packages", "conda", "test-recipes", "noarch")
+
+
+def test_channel(t, name="chan"):
+    P = os.path.join(t.corpus, TR)
+    return t.make_channel(name, {"noarch": sorted(glob.glob(os.path.join(P, "*.conda")))})
+
+
+def closed_run(t, args):
+    """menv ARGS with file descriptor 1 closed: a Result (its out empty)."""
+    p = subprocess.run([t.menv] + list(args), stdout=None, stderr=subprocess.PIPE,
+                       env=t.environ(None), cwd=t.tmp, timeout=120,
+                       preexec_fn=lambda: os.close(1))
+    return menvtest.Result(list(args), p.returncode, "", p.stderr.decode(errors="replace"))
+
+
+def tree_text(prefix):
+    """Every regular file under prefix: {relative path: bytes}."""
+    out = {}
+    for d, _, files in os.walk(prefix):
+        for f in files:
+            p = os.path.join(d, f)
+            if os.path.isfile(p) and not os.path.islink(p):
+                with open(p, "rb") as fh:
+                    out[os.path.relpath(p, prefix)] = fh.read()
+    return out
+
+
+def case_stdout_closed(t):
+    chan = test_channel(t)
+    C = ["-c", chan, "--override-channels"]
+    ref = os.path.join(t.tmp, "ref")
+    t.menv_ok("create", "-y", "-p", ref, *C, "dependent")
+    want = sorted(os.listdir(os.path.join(ref, "conda-meta")))
+    t.check(any(f.startswith("dependent-") for f in want), "the reference has dependent")
+
+    prefix = os.path.join(t.tmp, "cls")  # as long as "ref"
+    r = closed_run(t, ["create", "-y", "-p", prefix, *C, "dependent"])
+    # progress lines first (stderr's own), then the one error, last
+    errs = [x for x in r.err_lines() if x.startswith("menv: error: ")]
+    t.check(r.rc == 1 and errs == r.err_lines()[-1:] == [
+        "menv: error: cannot write standard output: Bad file descriptor"],
+        "create >&-: exit 1, one last line naming the reason", r)
+    t.eq(sorted(os.listdir(os.path.join(prefix, "conda-meta"))) if
+         os.path.isdir(os.path.join(prefix, "conda-meta")) else None, want,
+         "create >&-: the environment is whole (the records of the reference)")
+    r2 = t.menv_run("env", "list", "--json")
+    t.check(r2.rc == 0 and prefix in json.loads(r2.out).get("envs", []),
+            "create >&-: the environment is registered", r2)
+    # every file as the reference's (its prefix, of the same length, read as the reference's):
+    # no plan text written into one through a reused descriptor 1
+    files, rfiles = tree_text(prefix), tree_text(ref)
+    t.eq(sorted(files), sorted(rfiles), "create >&-: the same files as the reference")
+    differ = [p for p, b in files.items() if not p.startswith("conda-meta" + os.sep) and
+              b.replace(prefix.encode(), ref.encode()) != rfiles.get(p)]
+    t.eq(differ, [], "create >&-: each file's bytes as the reference's")
+    t.menv_ok("doctor", "-p", prefix)
+
+    # -q keeps the plan (as conda's --quiet, which only drops progress bars): the one line
+    quiet = os.path.join(t.tmp, "quiet")
+    r = closed_run(t, ["create", "-y", "-q", "-p", quiet, *C, "dependent"])
+    t.one_line_error(r, "create -q >&-", ["cannot write standard output: Bad file descriptor"])
+    t.eq(sorted(os.listdir(os.path.join(quiet, "conda-meta"))) if
+         os.path.isdir(os.path.join(quiet, "conda-meta")) else None, want,
+         "create -q >&-: the environment is whole")
+    # a command with nothing to print: exit 0, silent, its work done
+    r = closed_run(t, ["config", "--add", "channels", "extra-chan"])
+    t.eq((r.rc, r.err), (0, ""), "config --add >&-: nothing to write, exit 0, silent")
+    t.check("extra-chan" in open(t.rc).read(), "config --add >&-: the change is made")
+
+    for args in (["list", "-p", prefix], ["export", "-p", prefix]):
+        r = closed_run(t, args)
+        t.one_line_error(r, "%s >&-" % args[0],
+                         ["cannot write standard output: Bad file descriptor"])
+
+
+def body(t, case):
+    getattr(sys.modules[__name__], "case_" + case)(t)
+
+
+if __name__ == "__main__":
+    menvtest.main(body)
