@@ -284,8 +284,10 @@ char *menv_utf8_escape(const char *s);
 json_t *menv_json_str(const char *s);
 /* Parses JSON bytes (jansson, `flags` as json_loadb's, e.g. JSON_ALLOW_NUL) into a new
  * reference in *out, refusing nesting deeper than MENV_PARSE_MAX_DEPTH and polling the cancel
- * flag every 64 KiB. `src` names the bytes in messages. Errors: MENV_EPARSE
- * "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
+ * flag every 64 KiB. `src` names the bytes in messages. A number past jansson's range (an
+ * integer past int64, a real past a double: Python's json, conda's reader, takes both) is
+ * read as the nearest one it holds, INT64_MAX/INT64_MIN or +-1e308, never refused. Errors:
+ * MENV_EPARSE "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
 int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
                     struct menv_error *err);
 /* json_load_file through menv_json_parse: the file at `path` (read whole) parsed with its

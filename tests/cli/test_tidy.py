@@ -13,6 +13,13 @@
   one line. (Python, which conda runs on, makes sys.stdout None for a closed descriptor and
   print() to it writes nothing; conda's own reporters then fail on None.write, so conda has
   no answer to copy here; menv says what happened.)
+- repodata_bignum: a repodata record with "size": 99999999999999999999 (past int64), a
+  "timestamp": 1e400 (past a double) or such a number in a field menv does not read, is
+  kept as conda 26.7.1 keeps it (Python's json: ints are unbounded, 1e400 is inf): it was
+  skipped with a warning ("too big integer", "real number overflow"). menv reads the size as
+  the largest it holds (INT64_MAX), which no file has: the download's size check refuses the
+  package, as conda's does (its ChecksumMismatchError on size); the timestamp is read as
+  none. Dry runs plan all of them, with no warning.
 """
 import glob
 import json
@@ -21,6 +28,7 @@ import subprocess
 import sys
 
 import menvtest
+from menvtest import write_json, write_text
 
 TR = os.path.join("packages", "conda", "test-recipes", "noarch")
 
@@ -96,6 +104,50 @@ def case_stdout_closed(t):
         r = closed_run(t, args)
         t.one_line_error(r, "%s >&-" % args[0],
                          ["cannot write standard output: Bad file descriptor"])
+
+
+def bignum_channel(t):
+    chan = os.path.join(t.tmp, "bigchan")
+    write_json(os.path.join(chan, "linux-64", "repodata.json"),
+               {"info": {"subdir": "linux-64"}, "packages": {}, "packages.conda": {}})
+
+    def rec(name, extra, depends="[]"):
+        return ('{"name": "%s", "version": "1.0", "build": "0", "build_number": 0, '
+                '"depends": %s, "subdir": "noarch", "md5": "%s", "sha256": "%s"%s}'
+                % (name, depends, "2" * 32, "1" * 64, extra))
+    pk = [("bigsize-1.0-0.tar.bz2", rec("bigsize", ', "size": 99999999999999999999')),
+          ("bigts-1.0-0.tar.bz2", rec("bigts", ', "size": 10, "timestamp": 1e400')),
+          ("bigother-1.0-0.tar.bz2",
+           rec("bigother", ', "size": 10, "x": [-123456789012345678901234567890, -1e999]')),
+          ("bigdep-1.0-0.tar.bz2",
+           rec("bigdep", ', "size": 99999999999999999999, "timestamp": 1e400',
+               '["bigts", "bigother"]'))]
+    write_text(os.path.join(chan, "noarch", "repodata.json"),
+               '{"info": {"subdir": "noarch"}, "packages.conda": {}, "packages": {%s}}'
+               % ", ".join('"%s": %s' % kv for kv in pk))
+    return chan
+
+
+def case_repodata_bignum(t):
+    chan = bignum_channel(t)
+    C = ["-c", t.url(chan), "--override-channels", "--dry-run", "--json"]
+    for spec, names in (("bigsize", ["bigsize"]), ("bigts", ["bigts"]),
+                        ("bigother", ["bigother"]),
+                        ("bigdep", ["bigdep", "bigother", "bigts"])):
+        r = t.menv_run("create", "-p", os.path.join(t.tmp, "envs", "q"), *C, spec)
+        t.check(r.rc == 0, "%s: planned (conda keeps the record)" % spec, r)
+        t.check("skipped" not in r.err and "too big" not in r.err and
+                "overflow" not in r.err, "%s: no warning" % spec, r.err)
+        if r.rc == 0:
+            link = json.loads(r.out)["actions"]["LINK"]
+            t.eq(sorted(x["name"] for x in link), names, "%s: the plan links %s" % (spec, names))
+    # the install: the size no file has is the download's to refuse, as conda's size check
+    r = t.menv_run("create", "-y", "-p", os.path.join(t.tmp, "envs", "s"), "-c", t.url(chan),
+                   "--override-channels", "bigsize")
+    t.check(r.rc != 0 and "size" in r.err.lower(),
+            "bigsize: the download is refused on its size", r)
+    t.check(not os.path.exists(os.path.join(t.tmp, "envs", "s", "conda-meta")),
+            "bigsize: no environment made")
 
 
 def body(t, case):
