@@ -22,6 +22,7 @@
   none. Dry runs plan all of them, with no warning.
 """
 import glob
+import hashlib
 import json
 import os
 import subprocess
@@ -111,10 +112,16 @@ def bignum_channel(t):
     write_json(os.path.join(chan, "linux-64", "repodata.json"),
                {"info": {"subdir": "linux-64"}, "packages": {}, "packages.conda": {}})
 
+    # bigsize's file is there, its hashes right: only its size can refuse it
+    blob = b"0123456789"
+    write_text(os.path.join(chan, "noarch", "bigsize-1.0-0.tar.bz2"), blob.decode())
+
     def rec(name, extra, depends="[]"):
+        md5, sha = ("2" * 32, "1" * 64) if name != "bigsize" else (
+            hashlib.md5(blob).hexdigest(), hashlib.sha256(blob).hexdigest())
         return ('{"name": "%s", "version": "1.0", "build": "0", "build_number": 0, '
                 '"depends": %s, "subdir": "noarch", "md5": "%s", "sha256": "%s"%s}'
-                % (name, depends, "2" * 32, "1" * 64, extra))
+                % (name, depends, md5, sha, extra))
     pk = [("bigsize-1.0-0.tar.bz2", rec("bigsize", ', "size": 99999999999999999999')),
           ("bigts-1.0-0.tar.bz2", rec("bigts", ', "size": 10, "timestamp": 1e400')),
           ("bigother-1.0-0.tar.bz2",
@@ -142,10 +149,11 @@ def case_repodata_bignum(t):
             link = json.loads(r.out)["actions"]["LINK"]
             t.eq(sorted(x["name"] for x in link), names, "%s: the plan links %s" % (spec, names))
     # the install: the size no file has is the download's to refuse, as conda's size check
-    r = t.menv_run("create", "-y", "-p", os.path.join(t.tmp, "envs", "s"), "-c", t.url(chan),
-                   "--override-channels", "bigsize")
-    t.check(r.rc != 0 and "size" in r.err.lower(),
-            "bigsize: the download is refused on its size", r)
+    r = t.menv_run("create", "-y", "-q", "-p", os.path.join(t.tmp, "envs", "s"),
+                   "-c", t.url(chan), "--override-channels", "bigsize")
+    t.one_line_error(r, "bigsize: the download is refused on its size",
+                     ["size mismatch for 'bigsize-1.0-0.tar.bz2'",
+                      "expected 9223372036854775807 bytes, got 10"])
     t.check(not os.path.exists(os.path.join(t.tmp, "envs", "s", "conda-meta")),
             "bigsize: no environment made")
 
