@@ -57,9 +57,12 @@ int menv_error_set(struct menv_error *err, int code, const char *fmt, ...)
 int menv_error_sys(struct menv_error *err, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 /* Flushes `f` (a command's standard output) and says whether every write to it took: 0, or
- * MENV_EIO "cannot write standard output[: strerror]" when one failed (a file size limit, a
- * full disk, a closed pipe with SIGPIPE ignored): with SIGXFSZ ignored (cli/main.c) such a
- * write fails instead of killing the process, and output cut short must not exit 0. */
+ * MENV_EIO "cannot write standard output: STRERROR" when one failed (a file size limit, a
+ * full disk, a closed pipe with SIGPIPE ignored; a descriptor closed or read-only, as
+ * menv_std_fds_open leaves a closed one: "Bad file descriptor", found from the descriptor
+ * where stdio dropped the errno), or "cannot write standard output (a write failed)" where
+ * the reason is gone: with SIGXFSZ ignored (cli/main.c) such a write fails instead of killing
+ * the process, and output cut short must not exit 0. */
 int menv_error_stream(FILE *f, struct menv_error *err);
 /* Gives each of the standard descriptors 0, 1 and 2 that is closed (a command run as
  * `menv ... >&-`) /dev/null opened for reading only, so that no file menv opens later gets
