@@ -74,6 +74,10 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa;
 
+	/* `menv ... >&-`: a closed standard descriptor is held by /dev/null (read only, so a
+	 * write to it still fails and is reported at the end with its reason) before any file
+	 * is opened, so none of them can become "standard output" */
+	menv_std_fds_open();
 	menv_cli_argc = argc;
 	menv_cli_argv = argv;
 	memset(&sa, 0, sizeof(sa));

@@ -844,7 +844,7 @@ int menv_config_get_edit(const char *path, const struct menv_strvec *get,
 	 * menv would refuse refused: its values are checked as menv_config_load checks them
 	 * (FILE:LINE:COL), and the file is left as it is. --remove and --set (with
 	 * --remove-key) may take the refused values out (a channels entry with a space in its
-	 * URL, by name; `ssl_verify: 1.5` by --set ssl_verify false, as conda's --set
+	 * URL, by name; `ssl_verify: ca.pem` by --set ssl_verify false, as conda's --set
 	 * replaces it): the edited text is checked again, and the file's own error stands
 	 * unless it passes. --add, --append and --prepend only add: refused at once. */
 	bool only_remove_key = true, only_removes = true;

@@ -652,21 +652,22 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 			return bad(err, w, "%s must be true or false", key);
 		cfg->add_pip_as_python_dependency = b;
 	} else if (!strcmp(key, "ssl_verify")) {
-		/* conda's (str, bool): true, false, "truststore" or a CA bundle; a number other
-		 * than the bools 0 and 1 is neither (`ssl_verify: 5` was read as a file "5") */
+		/* conda's PrimitiveParameter(element_type=(str, bool)): its typify boolifies the
+		 * value, quoted or not (auxlib's boolify(return_string=True)): a decimal number
+		 * ("1.0", 5, -1, 0.0, inf) is a bool, zero false and any other true, as conda
+		 * 26.7.1 reads it; then true, false, "truststore", or else the path of a CA
+		 * bundle (`ssl_verify: 5` was read as a file "5", then refused; "1.0" too) */
 		char *end;
-		(void)strtod(val, &end);
-		if (*val && !*end && parse_bool(val, &b))
-			return bad(err, w,
-			           "%s must be true, false, truststore or the path of a CA bundle, "
-			           "not a number",
-			           key);
-		if (strcmp(val, "truststore") && parse_bool(val, &b) &&
+		double num = strtod(val, &end);
+		bool number = *val && !*end && !strpbrk(val, "xX") && parse_bool(val, &b);
+		if (!number && strcmp(val, "truststore") && parse_bool(val, &b) &&
 		    check_path(key, val, w, err))
 			return err->code;
 		free(cfg->ssl_ca_bundle);
 		cfg->ssl_ca_bundle = NULL;
-		if (!strcmp(val, "truststore")) {
+		if (number) {
+			b = num != 0; /* NaN too: boolify's bool(complex("nan")) */
+		} else if (!strcmp(val, "truststore")) {
 			b = true;
 		} else if (parse_bool(val, &b)) {
 			cfg->ssl_ca_bundle =

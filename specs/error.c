@@ -3,9 +3,11 @@
  * Messages grow context as they rise ("while linking 'x': ..."); only the CLI prints them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "specs.h"
 
@@ -123,7 +125,30 @@ int menv_error_stream(FILE *f, struct menv_error *err)
 		return 0;
 	if (!flushed && errno)
 		return menv_error_sys(err, MENV_EIO, "cannot write standard output");
-	return menv_error_set(err, MENV_EIO, "cannot write standard output");
+	/* an earlier write failed and its errno is gone (stdio dropped what it held): the
+	 * descriptor says why where it can — closed (EBADF), or open for reading only, as
+	 * menv_std_fds_open leaves a closed one (EBADF too, as a write there gives) */
+	int fl = fcntl(fileno(f), F_GETFL);
+	if (fl == -1 || (fl & O_ACCMODE) == O_RDONLY) {
+		if (fl != -1)
+			errno = EBADF;
+		return menv_error_sys(err, MENV_EIO, "cannot write standard output");
+	}
+	return menv_error_set(err, MENV_EIO, "cannot write standard output (a write failed)");
+}
+
+void menv_std_fds_open(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		/* the lowest free descriptor is fd: every lower one is open by now */
+		int n = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (n == fd)
+			fcntl(fd, F_SETFD, 0); /* children find it as menv did */
+		else if (n >= 0)
+			close(n);
+	}
 }
 
 const char *menv_error_name(int code)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,6 +311,48 @@ struct jfeed {
 
 enum { JSON_CHUNK = 1 << 16 };
 
+/* The number token at t[0..n) (JSON's number characters) as jansson is given it: where it
+ * is out of jansson's range — an integer past int64 ("size": 99999999999999999999), a real
+ * past a double (1e400) — it is written over, in `out`, by the nearest value jansson holds
+ * (INT64_MAX or INT64_MIN; 1e308 or -1e308) padded with spaces to n bytes, so that lines and
+ * columns stay where they were. Python's json, which conda reads JSON with, takes both (its
+ * ints are unbounded, such a float is inf); jansson refused the whole document ("too big
+ * integer", "real number overflow"), and menv skipped the record it was in. */
+static void clamp_number(const char *t, size_t n, char *out)
+{
+	char tok[64];
+	const char *v = NULL;
+
+	if (n < 4 || n >= sizeof(tok))
+		return; /* nothing shorter overflows; longer: jansson's to judge, as before */
+	memcpy(tok, t, n);
+	tok[n] = '\0';
+	bool real = strpbrk(tok, ".eE") != NULL;
+	char *end;
+	errno = 0;
+	if (real) {
+		double d = strtod(tok, &end);
+		if (*end || errno != ERANGE || !isinf(d))
+			return;
+		v = d < 0 ? "-1e308" : "1e308";
+	} else {
+		long long l = strtoll(tok, &end, 10);
+		if (*end || errno != ERANGE)
+			return;
+		v = l < 0 ? "-9223372036854775808" : "9223372036854775807";
+	}
+	size_t k = strlen(v);
+	if (k > n)
+		return;
+	memcpy(out, v, k);
+	memset(out + k, ' ', n - k);
+}
+
+static bool number_char(char c)
+{
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
 static size_t jfeed_read(void *buf, size_t buflen, void *data)
 {
 	struct jfeed *f = data;
@@ -325,6 +368,7 @@ static size_t jfeed_read(void *buf, size_t buflen, void *data)
 		n = buflen;
 	if (n > JSON_CHUNK)
 		n = JSON_CHUNK;
+	memcpy(buf, f->p + f->off, n);
 	for (size_t i = 0; i < n && !f->past; i++) {
 		char c = f->p[f->off + i];
 		if (f->in_str) {
@@ -348,13 +392,29 @@ static size_t jfeed_read(void *buf, size_t buflen, void *data)
 		} else if (c == ']' || c == '}') {
 			if (--f->depth == 0 && f->one_value)
 				f->past = true;
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			/* a number: whole in this chunk (one cut by its end goes whole to the
+			 * next, unless it starts this one), then within jansson's range */
+			size_t e = f->off + i;
+			while (e < f->len && number_char(f->p[e]))
+				e++;
+			if (e > f->off + n && i > 0) {
+				n = i;
+				break;
+			}
+			size_t tl = e - (f->off + i);
+			if (tl > n - i)
+				tl = n - i;
+			clamp_number(f->p + f->off + i, tl, (char *)buf + i);
+			f->col += tl;
+			i += tl - 1;
+			continue;
 		}
 		if (c == '\n')
 			f->line++, f->col = 0;
 		else
 			f->col++;
 	}
-	memcpy(buf, f->p + f->off, n);
 	f->off += n;
 	if (!n && f->why)
 		return (size_t)-1;

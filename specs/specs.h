@@ -57,10 +57,19 @@ int menv_error_set(struct menv_error *err, int code, const char *fmt, ...)
 int menv_error_sys(struct menv_error *err, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 /* Flushes `f` (a command's standard output) and says whether every write to it took: 0, or
- * MENV_EIO "cannot write standard output[: strerror]" when one failed (a file size limit, a
- * full disk, a closed pipe with SIGPIPE ignored): with SIGXFSZ ignored (cli/main.c) such a
- * write fails instead of killing the process, and output cut short must not exit 0. */
+ * MENV_EIO "cannot write standard output: STRERROR" when one failed (a file size limit, a
+ * full disk, a closed pipe with SIGPIPE ignored; a descriptor closed or read-only, as
+ * menv_std_fds_open leaves a closed one: "Bad file descriptor", found from the descriptor
+ * where stdio dropped the errno), or "cannot write standard output (a write failed)" where
+ * the reason is gone: with SIGXFSZ ignored (cli/main.c) such a write fails instead of killing
+ * the process, and output cut short must not exit 0. */
 int menv_error_stream(FILE *f, struct menv_error *err);
+/* Gives each of the standard descriptors 0, 1 and 2 that is closed (a command run as
+ * `menv ... >&-`) /dev/null opened for reading only, so that no file menv opens later gets
+ * that number (printf would write a plan into a lock or an environment's file) while a write
+ * to it still fails, with EBADF as on the closed descriptor: menv_error_stream then names the
+ * reason. Call it first in main(). */
+void menv_std_fds_open(void);
 /* Adds context in front of an existing message ("while linking 'x': <old>"). Keeps the code.
  * Returns err->code. */
 int menv_error_prefix(struct menv_error *err, const char *fmt, ...)
@@ -292,8 +301,10 @@ char *menv_utf8_escape(const char *s);
 json_t *menv_json_str(const char *s);
 /* Parses JSON bytes (jansson, `flags` as json_loadb's, e.g. JSON_ALLOW_NUL) into a new
  * reference in *out, refusing nesting deeper than MENV_PARSE_MAX_DEPTH and polling the cancel
- * flag every 64 KiB. `src` names the bytes in messages. Errors: MENV_EPARSE
- * "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
+ * flag every 64 KiB. `src` names the bytes in messages. A number past jansson's range (an
+ * integer past int64, a real past a double: Python's json, conda's reader, takes both) is
+ * read as the nearest one it holds, INT64_MAX/INT64_MIN or +-1e308, never refused. Errors:
+ * MENV_EPARSE "SRC:LINE:COL: ..." (jansson's message, or the depth), MENV_EINTR. */
 int menv_json_parse(const char *bytes, size_t len, size_t flags, const char *src, json_t **out,
                     struct menv_error *err);
 /* json_load_file through menv_json_parse: the file at `path` (read whole) parsed with its

@@ -25,7 +25,12 @@ struct frame {
 	bool streamed;                     /* the sequence whose items go to the caller */
 	bool sub;     /* `members` are those of a mapping that is an item's member's value */
 	size_t items; /* items handed to the caller */
+	/* the keys of `members` (borrowed from them) once there are MEMBERS_HASHED of them, so
+	 * that a duplicate key is found in O(1) and an entry of n keys is read in O(n) */
+	struct menv_strmap keys;
 };
+
+enum { MEMBERS_HASHED = 16 };
 
 struct reader {
 	struct frame *stack;
@@ -77,12 +82,23 @@ static void member_add(struct frame *f, char *text, yaml_scalar_style_t style,
 		m->m = menv_xrealloc(m->m, m->alloc * sizeof(*m->m));
 	}
 	m->m[m->n++] = (struct menv_yaml_member){f->key, text, style, sub, v};
+	if (f->keys.cap)
+		menv_strmap_add(&f->keys, f->key, m->n - 1);
 	f->key = NULL;
 }
 
-/* Is `key` one of the members' keys already? */
-static bool member_has(const struct menv_yaml_members *m, const char *key)
+/* Is `key` one of the keys of f's members already? A look at each while they are few, a hash
+ * lookup past MEMBERS_HASHED (the map made then of the keys so far, and kept by member_add). */
+static bool member_has(struct frame *f, const char *key)
 {
+	const struct menv_yaml_members *m = f->members;
+	if (!f->keys.cap && m->n >= MEMBERS_HASHED) {
+		menv_strmap_borrowing(&f->keys, 2 * m->n);
+		for (size_t i = 0; i < m->n; i++)
+			menv_strmap_add(&f->keys, m->m[i].key, i);
+	}
+	if (f->keys.cap)
+		return menv_strmap_get(&f->keys, key) != NULL;
 	for (size_t i = 0; i < m->n; i++)
 		if (!strcmp(m->m[i].key, key))
 			return true;
@@ -159,7 +175,7 @@ static int event(struct reader *r, yaml_event_t *ev)
 		if (f && f->members) {
 			/* a streamed item's key, or its value: taken from the event as written */
 			if (!menv_utf8_valid(s, ev->data.scalar.length, &bad) ||
-			    (!f->key && member_has(f->members, s)))
+			    (!f->key && member_has(f, s)))
 				return READ_FALLBACK;
 			if (!f->key)
 				f->key = (char *)ev->data.scalar.value;
@@ -200,6 +216,7 @@ static int event(struct reader *r, yaml_event_t *ev)
 		if (top && top->sub) {
 			top->v = menv_yaml_members_json(top->members);
 			members_free(top->members);
+			menv_strmap_clear(&top->keys); /* it borrowed their keys */
 			top->members = NULL;
 			top->sub = false;
 		}
@@ -217,6 +234,7 @@ static int event(struct reader *r, yaml_event_t *ev)
 	case YAML_MAPPING_END_EVENT: {
 		struct frame f = r->stack[--r->depth];
 		free(f.key);
+		menv_strmap_clear(&f.keys);
 		if (f.sub) {
 			member_add(&r->stack[r->depth - 1], NULL, YAML_ANY_SCALAR_STYLE, f.members,
 			           NULL);
@@ -286,6 +304,7 @@ static int stream(yaml_parser_t *parser, const char *src, const char *key,
 		json_decref(r.stack[r.depth].v);
 		members_free(r.stack[r.depth].members);
 		free(r.stack[r.depth].key);
+		menv_strmap_clear(&r.stack[r.depth].keys);
 	}
 	free(r.stack);
 	yaml_parser_delete(parser);

@@ -67,9 +67,10 @@ each (python3 test_kinds.py MENV SHARED CASE):
   entry) empty is refused with FILE:LINE:COL from .condarc, $VAR from the environment, and
   one line from config --add/--append/--prepend/--set, the file left as it was (`config
   --add envs_dirs '~nouser/x'` was written and took effect as <cwd>/~nouser/x).
-- ssl_verify: `ssl_verify: 5` (a number other than the bools 0 and 1) is refused with
-  FILE:LINE:COL (it was read as the CA bundle file "5"); so are `--set ssl_verify 5` and
-  CONDA_SSL_VERIFY=5; true, false, 0, 1, truststore and a full path are taken.
+- ssl_verify: a number, quoted or not (`ssl_verify: 5`, `"1.0"`, `'0'`), is a bool as conda
+  26.7.1's typify makes it (zero false, any other true), from .condarc, CONDA_SSL_VERIFY and
+  `--set`; it was read as the CA bundle file "5", then refused as "not a number" (quoted
+  too); other text is a path, refused with FILE:LINE:COL when relative.
 - late_sigint: Ctrl-C (MENV_TEST_CRASH_SIGNAL=INT) at each crash point of create, install,
   remove, remove --all, env remove, rename and doctor --fix: before the commit point the
   command exits 130 with the environment as it was; after it the change runs to its end and
@@ -691,27 +692,38 @@ def case_path_keys(t):
 
 
 def case_ssl_verify(t):
-    for val, what in (("5", "5"), ("4.5", "4.5"), ("-1", "-1"), ("'5'", "5"), ("0x1f", "0x1f")):
-        t.set_rc("offline: false\nssl_verify: %s\n" % val)
-        for cmd in (("info",), ("config", "--show", "ssl_verify"),
-                    ("create", "-n", "x", "--dry-run", "dependency")):
-            r = t.menv_run(*cmd)
-            t.one_line_error(r, "ssl_verify: %s: %s" % (val, " ".join(cmd)),
-                             ["%s:2:13: ssl_verify must be" % t.rc, ("not a number",
-                                                                     "not an int")])
-    t.set_rc("")
-    r = t.menv_run("config", "--set", "ssl_verify", "5")
-    t.one_line_error(r, "config --set ssl_verify 5", ["invalid value '5'", "ssl_verify"],
-                     nonzero_only=True)
-    t.eq(open(t.rc).read() if os.path.exists(t.rc) else "", "", "--set 5: nothing written")
-    r = t.menv_run("info", env={"CONDA_SSL_VERIFY": "5"})
-    t.one_line_error(r, "CONDA_SSL_VERIFY=5", ["$CONDA_SSL_VERIFY: ssl_verify must be"])
-    for val, shown in (("true", True), ("false", False), ("0", False), ("1", True),
+    # conda 26.7.1 reads ssl_verify through PrimitiveParameter(element_type=(str, bool)): its
+    # typify is auxlib's boolify(value, return_string=True) on the value as YAML loads it, so
+    # a number, quoted or not, is a bool (zero false, any other true) and only other text is
+    # a CA bundle's path. The answers of its typify(value, (str, bool)), run here:
+    # '1.0' True, '0' False, '0.0' False, '5' True, '-1' True, '0x1f' '0x1f' (a path);
+    # 5 True, 4.5 True, 0.0 False. (menv refused every number but 0 and 1 as "not a number",
+    # quoted or not: `ssl_verify: "1.0"` too.)
+    for val, shown in (("5", True), ("4.5", True), ("-1", True), ("'5'", True),
+                       ('"1.0"', True), ("'0'", False), ('"0.0"', False), ("0.0", False),
+                       ("true", True), ("false", False), ("0", False), ("1", True),
                        ("truststore", True), ("/etc/ssl/certs/ca.pem", "/etc/ssl/certs/ca.pem")):
         t.set_rc("ssl_verify: %s\n" % val)
         r = t.menv_run("config", "--show", "ssl_verify", "--json")
         t.eq((r.rc, (r.try_json() or {}).get("ssl_verify")), (0, shown),
              "ssl_verify: %s is taken" % val)
+    r = t.menv_run("config", "--show", "ssl_verify", "--json",
+                   env={"CONDA_SSL_VERIFY": "5"})
+    t.eq((r.rc, (r.try_json() or {}).get("ssl_verify")), (0, True), "CONDA_SSL_VERIFY=5")
+    # text that is no number is a path: a relative one is refused (README: stricter than
+    # conda on purpose), with FILE:LINE:COL naming it
+    for val, what in (("0x1f", "0x1f"), ("'1.0.0'", "1.0.0")):
+        t.set_rc("offline: false\nssl_verify: %s\n" % val)
+        for cmd in (("info",), ("config", "--show", "ssl_verify"),
+                    ("create", "-n", "x", "--dry-run", "dependency")):
+            r = t.menv_run(*cmd)
+            t.one_line_error(r, "ssl_verify: %s: %s" % (val, " ".join(cmd)),
+                             ["%s:2:13: ssl_verify '%s' is a relative path" % (t.rc, what)])
+    t.set_rc("")
+    r = t.menv_run("config", "--set", "ssl_verify", "5")
+    t.check(r.rc == 0, "config --set ssl_verify 5", r)
+    r = t.menv_run("config", "--show", "ssl_verify", "--json")
+    t.eq((r.rc, (r.try_json() or {}).get("ssl_verify")), (0, True), "--set 5: read as true")
 
 
 def sweep_late_sigint(t, what, setup, argv, state, old, new, action, named, one_line=True,

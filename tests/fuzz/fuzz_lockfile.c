@@ -7,41 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lock_outcome.h"
 #include "lockfile.h"
 #include "specs.h"
 
-/* What a reading gave, as one text: "rc message", or the model (menv_lockfile_to_json, the raw
- * channels and platforms, each entry's line). Frees lf. */
-static char *outcome(int rc, struct menv_lockfile *lf, const struct menv_error *e)
-{
-	if (rc)
-		return menv_xasprintf("%d %s", rc, e->msg);
-	json_t *j = menv_lockfile_to_json(lf), *lines = json_array();
-	json_object_set(j, "channels_raw", lf->channels_raw);
-	json_object_set(j, "platforms_raw", lf->platforms_raw);
-	for (size_t i = 0; i < lf->npkgs; i++)
-		json_array_append_new(lines, json_integer((json_int_t)lf->pkgs[i].line));
-	json_object_set_new(j, "lines", lines);
-	char *d = json_dumps(j, JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	json_decref(j);
-	menv_lockfile_free(lf);
-	return d ? d : menv_xstrdup("(not dumped)");
-}
-
+/* The scanner and libyaml give the same model or the same error (lock_outcome.c). */
 static void scanner_agrees(const char *data, size_t size)
 {
-	struct menv_lockfile *a = NULL, *b = NULL;
-	struct menv_error ea = {0}, eb = {0};
-	int ra = menv_lockfile_parse(data, size, "fuzz.lock", &a, &ea);
-	int rb = menv_lockfile_parse_libyaml(data, size, "fuzz.lock", &b, &eb);
-	char *da = outcome(ra, a, &ea), *db = outcome(rb, b, &eb);
-	if (strcmp(da, db)) {
-		fprintf(stderr, "the scanner's reading differs\n  scanner: %s\n  libyaml: %s\n", da,
-		        db);
+	char *why = menv_test_lock_differs(data, size, "fuzz.lock");
+	if (why) {
+		fprintf(stderr, "%s\n", why);
 		abort();
 	}
-	free(da);
-	free(db);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -20,30 +20,9 @@
 
 #include <cmocka.h>
 
+#include "lock_outcome.h"
 #include "lockfile.h"
 #include "specs.h"
-
-/* The model as one text: menv_lockfile_to_json plus what it leaves out. */
-static char *model(const struct menv_lockfile *lf)
-{
-	json_t *j = menv_lockfile_to_json(lf), *lines = json_array();
-	json_object_set(j, "channels_raw", lf->channels_raw);
-	json_object_set(j, "platforms_raw", lf->platforms_raw);
-	for (size_t i = 0; i < lf->npkgs; i++)
-		json_array_append_new(lines, json_integer((json_int_t)lf->pkgs[i].line));
-	json_object_set_new(j, "lines", lines);
-	char *d = json_dumps(j, JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	json_decref(j);
-	return d ? d : strdup("(not dumped)");
-}
-
-/* What a reading gave: "rc message" or the model. */
-static char *outcome(int rc, struct menv_lockfile *lf, const struct menv_error *e)
-{
-	char *r = rc ? menv_xasprintf("%d %s", rc, e->msg) : model(lf);
-	menv_lockfile_free(lf);
-	return r;
-}
 
 static char path[] = "/tmp/menv-test-scan-XXXXXX";
 
@@ -65,11 +44,11 @@ static int same(const char *text, size_t len, int want, const char *what, bool f
 	struct menv_lockfile *lf = NULL;
 	struct menv_error e = {0};
 	int rc = menv_lockfile_parse_libyaml(text, len, path, &lf, &e);
-	char *ref = outcome(rc, lf, &e);
+	char *ref = menv_test_lock_outcome(rc, lf, &e);
 	lf = NULL;
 	e = (struct menv_error){0};
 	rc = menv_lockfile_parse(text, len, path, &lf, &e);
-	char *got = outcome(rc, lf, &e);
+	char *got = menv_test_lock_outcome(rc, lf, &e);
 	if (strcmp(ref, got))
 		fail_msg("%s: the scanner's reading differs\n  libyaml: %.2000s\n  scanner: "
 		         "%.2000s\n"
@@ -84,7 +63,7 @@ static int same(const char *text, size_t len, int want, const char *what, bool f
 		lf = NULL;
 		e = (struct menv_error){0};
 		rc = menv_lockfile_load(path, &lf, &e);
-		got = outcome(rc, lf, &e);
+		got = menv_test_lock_outcome(rc, lf, &e);
 		if (strcmp(ref, got))
 			fail_msg("%s: loaded, the scanner's reading differs\n  libyaml: %.2000s\n"
 			         "  loaded: %.2000s\n  input: %.*s",
@@ -534,6 +513,47 @@ static void test_mutations_same(void **state)
 	menv_strvec_clear(&corpus);
 }
 
+/* An entry of 100,000 keys (a lock made by a tool gone wrong, or an attacker's): read the same
+ * three ways, each key once (the streamed reader's duplicate check was a scan of the keys so
+ * far: quadratic; bench/run's linear table times it); with one key twice, refused by each
+ * reading with the second one's FILE:LINE:COL. */
+static void test_wide_entry(void **state)
+{
+	(void)state;
+	enum { KEYS = 100000 };
+	static const char hdr[] =
+	        "version: 1\nmetadata:\n  platforms: [linux-64]\n  channels: []\npackage:\n"
+	        "- name: a\n  version: '1'\n  manager: conda\n  platform: linux-64\n"
+	        "  dependencies: {}\n  url: https://x.invalid/linux-64/a-1-0.tar.bz2\n"
+	        "  hash: {md5: 0123456789abcdef0123456789abcdef}\n";
+	struct menv_buf b = MENV_BUF_INIT;
+	menv_buf_add(&b, hdr, strlen(hdr));
+	for (int i = 0; i < KEYS; i++)
+		menv_buf_addf(&b, "  k%d: v\n", i);
+	same(b.buf, b.len, -1, "an entry of 100,000 keys", true);
+	struct menv_lockfile *lf = NULL;
+	struct menv_error e = {0};
+	assert_int_equal(menv_lockfile_parse_libyaml(b.buf, b.len, "l.yml", &lf, &e), 0);
+	assert_int_equal(lf->npkgs, 1);
+	assert_string_equal(lf->pkgs[0].name, "a");
+	menv_lockfile_free(lf);
+
+	/* the key k99998 once more, on line 12 + KEYS + 1 */
+	menv_buf_addf(&b, "  k%d: w\n", KEYS - 2);
+	char *want = menv_xasprintf("l.yml:%d:3: duplicate key 'k%d'", 12 + KEYS + 1, KEYS - 2);
+	lf = NULL;
+	e = (struct menv_error){0};
+	assert_int_equal(menv_lockfile_parse_libyaml(b.buf, b.len, "l.yml", &lf, &e), MENV_EPARSE);
+	assert_non_null(strstr(e.msg, want));
+	lf = NULL;
+	e = (struct menv_error){0};
+	assert_int_equal(menv_lockfile_parse(b.buf, b.len, "l.yml", &lf, &e), MENV_EPARSE);
+	assert_non_null(strstr(e.msg, want));
+	same(b.buf, b.len, -1, "an entry of 100,000 keys, one twice", true);
+	free(want);
+	menv_buf_release(&b);
+}
+
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -541,10 +561,9 @@ int main(void)
 		return 1;
 	close(fd);
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_scanner_reads),
-	        cmocka_unit_test(test_scanner_hands_back),
-	        cmocka_unit_test(test_corpus_same),
-	        cmocka_unit_test(test_mutations_same),
+	        cmocka_unit_test(test_scanner_reads), cmocka_unit_test(test_scanner_hands_back),
+	        cmocka_unit_test(test_corpus_same),   cmocka_unit_test(test_mutations_same),
+	        cmocka_unit_test(test_wide_entry),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	unlink(path);
