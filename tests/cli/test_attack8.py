@@ -22,8 +22,8 @@
   the rest of the channel solves, full and sparse loads alike, and the record, read from the
   file's own bytes when asked for, is skipped with a warning naming it, as every record menv
   cannot read; an escaped backslash before `u0000` is left as it is.
-- config_set_repair: a .condarc value menv refuses (`ssl_verify: 1.5`, FILE:LINE:COL) could
-  not be replaced by `config --set ssl_verify false` (conda's way to fix it): only
+- config_set_repair: a .condarc value menv refuses (`ssl_verify: rel/ca.pem`, a relative CA
+  path, FILE:LINE:COL; the file said `1.5`, which conda 26.7.1 reads as true) could not be replaced by `config --set ssl_verify false` (conda's way to fix it): only
   --remove-key or --remove were let through. --set is now checked as --remove is: the
   edited text is checked again and passes when the edit took every refused value out (the
   other values kept as written, 30.50 a float); with another refused value left, the file's
@@ -147,12 +147,12 @@ def case_record_nul(t):
 
 
 def case_config_set_repair(t):
-    text = "ssl_verify: 1.5\nremote_read_timeout_secs: 30.50\nchannels:\n  - keep\n"
+    text = "ssl_verify: rel/ca.pem\nremote_read_timeout_secs: 30.50\nchannels:\n  - keep\n"
     menvtest.write_text(t.rc, text)
     t.menv_ok("config", "--set", "ssl_verify", "false")
-    t.eq(open(t.rc).read(), text.replace("1.5", "false"), "--set replaced the refused value")
+    t.eq(open(t.rc).read(), text.replace("rel/ca.pem", "false"), "--set replaced the refused value")
     t.menv_ok("config", "--show", "channels")
-    two = 'ssl_verify: 1.5\nchannels:\n  - "http://c d/x"\n'
+    two = 'ssl_verify: rel/ca.pem\nchannels:\n  - "http://c d/x"\n'
     menvtest.write_text(t.rc, two)
     r = t.menv_run("config", "--set", "ssl_verify", "false")
     t.one_line_error(r, "--set with another refused value left", (t.rc + ":1:13:",))
