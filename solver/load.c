@@ -803,9 +803,13 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 	bool sparse = mode && !strcmp(mode, "sparse") ? true
 	              : mode && !strcmp(mode, "full") ? false
 	                                              : f->size >= SPARSE_MIN_BYTES;
-	if (sparse && f->size)
+	if (sparse && f->size) {
+		s->nfilled++; /* SPARSE_MIN_BYTES of records */
 		return menv_solv_sparse_open(s, f, err);
+	}
 	close(f->fd);
 	f->fd = -1;
-	return menv_solv_load_full(s, f, err);
+	int rc = menv_solv_load_full(s, f, err);
+	s->nfilled += f->repo->nsolvables > 0;
+	return rc;
 }

@@ -99,16 +99,7 @@ CASES = {
                         ["install", "-c", "FILECHAN", "--override-channels", "--revision",
                          "0"]),
 }
-KNOWN = {
-    "revision_online": "menv links a revision's package the channels lack from the package "
-                       "cache online too (menv_plan_revision); conda's index holds the cache "
-                       "only offline (and online reads .condarc's channels, which menv's "
-                       "revision reads only with -c)",
-    "install_cache_only_http": "offline, conda reads a non-file channel with no cached "
-                               "repodata as empty (RepodataFetch.fetch_latest) and then finds "
-                               "no 'c'; menv refuses it ('offline: no cached repodata for "
-                               "URL'), one line naming the channel, not the package",
-}
+KNOWN = {}
 
 
 def small(s):
