@@ -211,6 +211,20 @@ static bool label_channel_has(const struct menv_config *cfg, const char *label,
 	return ok;
 }
 
+int menv_plan_revision_exists(const char *prefix, size_t rev, struct menv_error *err)
+{
+	struct menv_revision *revs = NULL;
+	size_t nrevs = 0;
+	int rc = menv_history_load(prefix, &revs, &nrevs, err);
+	if (!rc && rev >= nrevs)
+		rc = menv_error_set(err, MENV_ENOTFOUND,
+		                    "revision %zu does not exist (the history "
+		                    "has %zu)",
+		                    rev, nrevs);
+	menv_history_free(revs, nrevs);
+	return rc;
+}
+
 int menv_plan_revision(const char *prefix, const struct menv_config *cfg, size_t rev,
                        bool use_cache, const struct menv_channel_set *ch,
                        struct menv_solver *solver, const struct menv_prefix_record *inst,

@@ -505,8 +505,10 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 	}
 	if (k == MENV_TXN_REVISION) {
 		/* conda's install_revision: an Index over .condarc's channels and -c's (no
-		 * environment file's), with the package cache's records only offline */
-		if ((rc = load_solver(t, NULL, err)) != 0)
+		 * environment file's), with the package cache's records only offline; a revision
+		 * the history lacks is refused before any download */
+		rc = menv_plan_revision_exists(t->o.prefix, (size_t)t->o.revision, err);
+		if (rc || (rc = load_solver(t, NULL, err)) != 0)
 			return rc;
 		return menv_plan_revision(t->o.prefix, t->o.cfg, (size_t)t->o.revision,
 		                          t->o.cfg->offline, &t->ch, t->solver, t->inst, t->ninst,

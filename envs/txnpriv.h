@@ -39,6 +39,10 @@ void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
  * by MatchSpec.from_dist_str). Errors: MENV_ENOTFOUND (rev out of range, a package the
  * channels lack and, with use_cache, the cache too, or cached from another channel),
  * MENV_EIO. */
+/* Whether `prefix`'s history has revision `rev` (0-based): 0, or MENV_ENOTFOUND naming rev
+ * and the count (errors of menv_history_load too), as conda's get_state raises for one it
+ * lacks (CondaIndexError "no such revision"). */
+int menv_plan_revision_exists(const char *prefix, size_t rev, struct menv_error *err);
 int menv_plan_revision(const char *prefix, const struct menv_config *cfg, size_t rev,
                        bool use_cache, const struct menv_channel_set *ch,
                        struct menv_solver *solver, const struct menv_prefix_record *inst,
