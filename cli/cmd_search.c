@@ -33,10 +33,12 @@ int menv_cmd_search(int argc, char **argv)
 	int rc, code = 0;
 
 	const char *use =
-	        "usage: menv search [-c CHANNEL]... [--override-channels] [--json] SPEC\n";
-	if ((rc = menv_cli_parse(argc, argv, "cOjth", use, 1, 1, &o)))
+	        "usage: menv search [-c CHANNEL]... [--override-channels] [--offline] [--json] "
+	        "SPEC\n";
+	if ((rc = menv_cli_parse(argc, argv, "cOojth", use, 1, 1, &o)))
 		return MENV_CLI_EXIT(rc);
 	rc = menv_config_load(&cfg, &err);
+	cfg.offline = cfg.offline || o.offline; /* conda search --offline: cached repodata */
 	if (!rc)
 		rc = menv_matchspec_parse(o.args.v[0], &ms, &err);
 	if (!rc)
@@ -64,7 +66,8 @@ int menv_cmd_search(int argc, char **argv)
 int menv_cmd_repoquery(int argc, char **argv)
 {
 	const char *use = "usage: menv repoquery depends|whoneeds [-n NAME | -p PREFIX] "
-	                  "[-c CHANNEL]... [--override-channels] [--tree] [--json] SPEC\n"
+	                  "[-c CHANNEL]... [--override-channels] [--offline] [--tree] [--json] "
+	                  "SPEC\n"
 	                  "  whoneeds: the installed packages of -n/-p, or of the active "
 	                  "environment when no -c is given\n";
 	struct menv_cli_args o = {0};
@@ -77,7 +80,7 @@ int menv_cmd_repoquery(int argc, char **argv)
 	int rc, code = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		menv_cli_help(stdout, use, "npcOjth");
+		menv_cli_help(stdout, use, "npcOojth");
 		return 0;
 	}
 	if (argc < 2 || (strcmp(argv[1], "depends") && strcmp(argv[1], "whoneeds"))) {
@@ -85,10 +88,11 @@ int menv_cmd_repoquery(int argc, char **argv)
 		return MENV_EXIT_USAGE;
 	}
 	bool whoneeds = !strcmp(argv[1], "whoneeds");
-	if ((rc = menv_cli_parse(argc - 1, argv + 1, "npcOjth", use, 1, 1, &o)))
+	if ((rc = menv_cli_parse(argc - 1, argv + 1, "npcOojth", use, 1, 1, &o)))
 		return MENV_CLI_EXIT(rc);
 	const char *spec = o.args.v[0];
 	rc = menv_config_load(&cfg, &err);
+	cfg.offline = cfg.offline || o.offline;
 	if (!rc)
 		rc = menv_matchspec_parse(spec, &ms, &err);
 	if (rc)

@@ -75,7 +75,8 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 	}
 	mkdir(cache, menv_dir_mode());
 	fo.cancel = cancel;
-	fo.repodata_as_file = true; /* the solver reads the file itself: no copy in memory */
+	fo.repodata_as_file = true;       /* the solver reads the file itself: no copy in memory */
+	fo.offline_uncached_empty = true; /* conda's fetch_latest offline: an empty channel */
 	for (size_t i = 0; i < l->nchans; i++) {
 		/* shards are read from a channel's own URL: not for mirrors or oci:// */
 		if (l->chans[i]->mirrors.n || menv_oci_is_url(l->chans[i]->base_url))
@@ -112,7 +113,7 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 	l->path_subdirs = menv_xcalloc(n + 1, sizeof(*l->path_subdirs));
 	for (size_t i = 0; i < n; i++) {
 		struct menv_repodata_req *r = &reqs[i];
-		if (!sharded && !r->missing) {
+		if (!sharded && !r->missing && !r->offline_empty) {
 			/* the same bytes as a file: the cached copy, or a file:// channel's own
 			 * repodata.json; its .solv goes to the cache either way */
 			char *url = menv_channel_subdir_url(r->channel, r->subdir, true);
@@ -146,6 +147,21 @@ static int load_repodata(struct menv_channel_set *l, const struct menv_config *c
 		if (rc)
 			goto out;
 		l->nrds++;
+	}
+	for (size_t i = 0; cb && i < n; i++) {
+		/* conda says this at debug level only; an empty channel deserves a line */
+		const struct menv_repodata_req *r = &reqs[i], *o = &reqs[i ^ 1];
+		char *line;
+		if (!r->offline_empty || (o->offline_empty && i % 2))
+			continue;
+		line = o->offline_empty ? menv_xasprintf("offline: channel '%s' has no cached "
+		                                         "repodata: read as empty, as conda does",
+		                                         r->channel->name)
+		                        : menv_xasprintf("offline: no cached repodata for '%s': "
+		                                         "read as empty, as conda does",
+		                                         r->url);
+		cb(ud, MENV_ENV_WARNING, line);
+		free(line);
 	}
 	for (size_t i = 0; cb && i < l->nchans; i++) {
 		char *line = menv_xasprintf("  channel %s%s", l->chans[i]->name,

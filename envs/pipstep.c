@@ -28,8 +28,8 @@ int menv_txn_revert_to_revision(const struct menv_config *cfg, const char *prefi
 	int rc = menv_prefix_records_load(prefix, &inst, &ninst, err);
 
 	if (!rc)
-		rc = menv_plan_revision(prefix, cfg, rev, NULL, NULL, inst, ninst, &owned, &link,
-		                        &nlink, &unlink, &nunlink, err);
+		rc = menv_plan_revision(prefix, cfg, rev, true, NULL, NULL, inst, ninst, &owned,
+		                        &link, &nlink, &unlink, &nunlink, err);
 	if (rc)
 		goto out;
 	if (menv_plan_relink_noarch_python(NULL, inst, ninst, &link, &nlink, &unlink, &nunlink,

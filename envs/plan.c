@@ -211,11 +211,26 @@ static bool label_channel_has(const struct menv_config *cfg, const char *label,
 	return ok;
 }
 
+int menv_plan_revision_exists(const char *prefix, size_t rev, struct menv_error *err)
+{
+	struct menv_revision *revs = NULL;
+	size_t nrevs = 0;
+	int rc = menv_history_load(prefix, &revs, &nrevs, err);
+	if (!rc && rev >= nrevs)
+		rc = menv_error_set(err, MENV_ENOTFOUND,
+		                    "revision %zu does not exist (the history "
+		                    "has %zu)",
+		                    rev, nrevs);
+	menv_history_free(revs, nrevs);
+	return rc;
+}
+
 int menv_plan_revision(const char *prefix, const struct menv_config *cfg, size_t rev,
-                       const struct menv_channel_set *ch, struct menv_solver *solver,
-                       const struct menv_prefix_record *inst, size_t ninst,
-                       struct menv_owned_recs *owned, const struct menv_record ***link,
-                       size_t *nlink, json_t ***unlink, size_t *nunlink, struct menv_error *err)
+                       bool use_cache, const struct menv_channel_set *ch,
+                       struct menv_solver *solver, const struct menv_prefix_record *inst,
+                       size_t ninst, struct menv_owned_recs *owned,
+                       const struct menv_record ***link, size_t *nlink, json_t ***unlink,
+                       size_t *nunlink, struct menv_error *err)
 {
 	struct menv_revision *revs = NULL;
 	struct menv_strvec target = MENV_STRVEC_INIT;
@@ -281,7 +296,7 @@ int menv_plan_revision(const char *prefix, const struct menv_config *cfg, size_t
 			menv_matchspec_free(ms);
 			free(spec);
 		}
-		if (!found) {
+		if (!found && use_cache) {
 			/* the package cache still has it, from the label's channel */
 			struct menv_record *c = &owned->v[owned->n];
 			if (menv_record_from_cache(&cfg->pkgs_dirs, want, c)) {
@@ -295,10 +310,14 @@ int menv_plan_revision(const char *prefix, const struct menv_config *cfg, size_t
 		if (!found) {
 			rc = menv_error_set(
 			        err, MENV_ENOTFOUND,
-			        "'%s' of revision %zu is in neither the channels nor the "
-			        "package cache%s",
+			        use_cache ? "'%s' of revision %zu is in neither the channels nor "
+			                    "the package cache%s"
+			                  : "'%s' of revision %zu is not in the channels%s",
 			        target.v[k], rev,
-			        other ? " (the cache's copy is of another channel)" : "");
+			        other ? " (the cache's copy is of another channel)"
+			        : !use_cache
+			                ? " (the package cache counts only --offline, as in conda)"
+			                : "");
 			goto out;
 		}
 		(*link)[(*nlink)++] = found;

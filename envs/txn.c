@@ -409,10 +409,11 @@ static bool names_feature(json_t *v)
  * they can change there is the legacy feature metric's relinking (features.c: numpy's mkl
  * build relinked as the plain one once mkl's tracker leaves). A prefix none of whose records
  * carries features or track_features is solved over its records only, no repodata read. conda
- * --offline counts a channel with no cached repodata as empty: offline, a channel load that
- * fails gives that same records-only solve, where menv_solver_add_installed keeps each
- * featured build's tracker as conda does (conda's solver never reads the package cache:
- * Solver._prepare's index has use_cache=False; solver.offline_cache).
+ * --offline reads a channel with no cached repodata as empty (channels.c, as every command
+ * does); channels without records give that same records-only solve, where
+ * menv_solver_add_installed keeps each featured build's tracker as conda does (conda's solver
+ * never reads the package cache: Solver._prepare's index has use_cache=False;
+ * solver.offline_cache), and so does an offline load that fails otherwise.
  * Online, a failed download says so and names --offline. */
 static int remove_solver(struct menv_txn *t, struct menv_error *err)
 {
@@ -503,12 +504,16 @@ static int plan_change(struct menv_txn *t, struct menv_error *err)
 		return 0;
 	}
 	if (k == MENV_TXN_REVISION) {
-		/* the revision's packages from the cache, else the channels given */
-		if (t->o.channels && t->o.channels->n && (rc = load_solver(t, NULL, err)) != 0)
+		/* conda's install_revision: an Index over .condarc's channels and -c's (no
+		 * environment file's), with the package cache's records only offline; a revision
+		 * the history lacks is refused before any download */
+		rc = menv_plan_revision_exists(t->o.prefix, (size_t)t->o.revision, err);
+		if (rc || (rc = load_solver(t, NULL, err)) != 0)
 			return rc;
-		return menv_plan_revision(t->o.prefix, t->o.cfg, (size_t)t->o.revision, &t->ch,
-		                          t->solver, t->inst, t->ninst, &t->owned, &t->link,
-		                          &t->nlink, &t->unlink, &t->nunlink, err);
+		return menv_plan_revision(t->o.prefix, t->o.cfg, (size_t)t->o.revision,
+		                          t->o.cfg->offline, &t->ch, t->solver, t->inst, t->ninst,
+		                          &t->owned, &t->link, &t->nlink, &t->unlink, &t->nunlink,
+		                          err);
 	}
 	rc = k == MENV_TXN_REMOVE ? remove_solver(t, err) : load_solver(t, t->o.prefix, err);
 	if (rc)

@@ -33,15 +33,22 @@ void menv_plan_prune(struct menv_matchspec **specs, size_t nspecs,
                      size_t *nunlink);
 /* --revision N: the records to link and unlink (new arrays) to get back to revision N's
  * packages (history from conda/history.py): from the channel set's parsed records, else the
- * channels `solver` (may be NULL) reads, else cfg->pkgs_dirs' repodata_record.json (into
- * `owned`) where its channel is the history line's (conda's offline index: the cache's
- * records, matched by MatchSpec.from_dist_str). Errors: MENV_ENOTFOUND (rev out of range, a
- * package in neither the channels nor the cache, or cached from another channel), MENV_EIO. */
+ * channels `solver` (may be NULL) reads, else, with `use_cache`, cfg->pkgs_dirs'
+ * repodata_record.json (into `owned`) where its channel is the history line's (conda's
+ * install_revision builds Index(use_cache=None): the cache's records only offline, matched
+ * by MatchSpec.from_dist_str). Errors: MENV_ENOTFOUND (rev out of range, a package the
+ * channels lack and, with use_cache, the cache too, or cached from another channel),
+ * MENV_EIO. */
+/* Whether `prefix`'s history has revision `rev` (0-based): 0, or MENV_ENOTFOUND naming rev
+ * and the count (errors of menv_history_load too), as conda's get_state raises for one it
+ * lacks (CondaIndexError "no such revision"). */
+int menv_plan_revision_exists(const char *prefix, size_t rev, struct menv_error *err);
 int menv_plan_revision(const char *prefix, const struct menv_config *cfg, size_t rev,
-                       const struct menv_channel_set *ch, struct menv_solver *solver,
-                       const struct menv_prefix_record *inst, size_t ninst,
-                       struct menv_owned_recs *owned, const struct menv_record ***link,
-                       size_t *nlink, json_t ***unlink, size_t *nunlink, struct menv_error *err);
+                       bool use_cache, const struct menv_channel_set *ch,
+                       struct menv_solver *solver, const struct menv_prefix_record *inst,
+                       size_t ninst, struct menv_owned_recs *owned,
+                       const struct menv_record ***link, size_t *nlink, json_t ***unlink,
+                       size_t *nunlink, struct menv_error *err);
 /* The record of `dist` ("name-version-build") as the first package cache of `dirs`
  * (pkgs_dirs, in order) holding it has it (<dir>/<dist>/info/repodata_record.json: its fn, and its url less the file name as the
  * base). False when the cache lacks it or the record is incomplete. */

@@ -57,7 +57,11 @@ struct menv_fetch_opts {
 	const char *cache_dir; /* <pkgs>/cache; NULL: repodata is not cached */
 	long repodata_ttl;     /* local_repodata_ttl: 1 max-age, 0 always check, N seconds */
 	bool offline;          /* only the cache (and file:// URLs) */
-	bool use_zst;          /* try repodata.json.zst first */
+	/* with offline: a non-file subdir with no cached repodata reads as empty (`{}`, the
+	 * request's offline_empty set), as conda's RepodataFetch.fetch_latest returns {} for it;
+	 * false (default): MENV_ENOTFOUND naming its URL */
+	bool offline_uncached_empty;
+	bool use_zst; /* try repodata.json.zst first */
 	/* Largest repodata accepted, in bytes once decompressed (repodata_max_bytes); <= 0:
 	 * MENV_REPODATA_MAX_BYTES_DEFAULT (2 GiB). A .zst that inflates beyond it stops there. */
 	int64_t repodata_max_bytes;
@@ -142,6 +146,7 @@ struct menv_repodata_req {
 	bool not_modified;     /* out: the server answered 304 to a conditional request */
 	bool zst;              /* out: the bytes travelled as repodata.json.zst */
 	bool missing;          /* out: the subdir does not exist (404) */
+	bool offline_empty; /* out: offline, nothing cached: read as `{}` (o->offline_uncached_empty) */
 	char *path; /* out, with o->repodata_as_file: the file holding the bytes (owned), else NULL */
 };
 
@@ -151,7 +156,7 @@ struct menv_repodata_req {
  * refresh_ns, has_zst). A cached copy is used without a request while fresh (o->repodata_ttl:
  * 1 = Cache-Control max-age, 0 = never, N = N seconds), else revalidated with If-None-Match /
  * If-Modified-Since (304 keeps it). o->offline uses the cache alone (MENV_ENOTFOUND when
- * there is none). repodata.json.zst is tried first (o->use_zst) and decompressed while it
+ * there is none, or `{}` with offline_empty set under o->offline_uncached_empty). repodata.json.zst is tried first (o->use_zst) and decompressed while it
  * streams; any 4xx but 416 for it (conda/gateways/repodata/zstd.py: a bucket answers 403 for
  * a missing key) falls back to repodata.json and is remembered for 14 days; a subdir without
  * repodata.json is read from repodata.json.bz2 (and over file:// from its .zst, then .bz2),

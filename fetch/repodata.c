@@ -1045,7 +1045,7 @@ static int fetch_many(struct menv_repodata_req *reqs, size_t n, const struct men
 		menv_buf_init(&r->json);
 		r->path = NULL;
 		r->rc = 0, r->err.code = 0, r->err.msg[0] = '\0';
-		r->from_cache = r->not_modified = r->zst = r->missing = false;
+		r->from_cache = r->not_modified = r->zst = r->missing = r->offline_empty = false;
 		if (r->channel->mirrors.n) {
 			const char *m = r->channel->mirrors.v[mirror ? mirror[i] : 0];
 			w->cred_base = menv_xasprintf("%s/%s", m, r->subdir);
@@ -1062,23 +1062,21 @@ static int fetch_many(struct menv_repodata_req *reqs, size_t n, const struct men
 		w->cached = o->cache_dir && !is_file_url(w->cred_base);
 		if (w->cached)
 			entry_load(&w->e, o->cache_dir, w->cred_base);
-		if (w->cached && o->offline) {
-			if (!w->e.state) {
+		if (o->offline && !is_file_url(w->cred_base) && !(w->cached && w->e.state)) {
+			if (o->offline_uncached_empty) {
+				/* conda's fetch_latest: "Returning empty repodata" */
+				menv_buf_adds(&r->json, "{}");
+				r->offline_empty = true;
+			} else {
 				r->rc = menv_error_set(&r->err, MENV_ENOTFOUND,
-				                       "offline: no cached "
-				                       "repodata for '%s'",
+				                       "offline: no cached repodata for '%s'",
 				                       r->url);
-				continue;
 			}
-			r->rc = read_cached(w, &r->err);
-			r->from_cache = true;
 			continue;
 		}
-		if (!w->cached && o->offline && !is_file_url(w->cred_base)) {
-			r->rc = menv_error_set(&r->err, MENV_ENOTFOUND,
-			                       "offline: no cached repodata "
-			                       "for '%s'",
-			                       r->url);
+		if (w->cached && o->offline) {
+			r->rc = read_cached(w, &r->err);
+			r->from_cache = true;
 			continue;
 		}
 		if (o->repodata_as_file && is_file_url(w->cred_base)) {

@@ -53,6 +53,7 @@ struct menv_solver {
 	size_t inst_alloc;
 	size_t by_id_alloc;
 	int nrepos;
+	int nfilled; /* channel repos that may hold records (an empty repodata's do not) */
 	struct filerepo **files; /* repos read from repodata.json files */
 	size_t nfiles;
 	Id offkey;            /* "menv:offset": a record's byte offset in its JSON */

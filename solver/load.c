@@ -246,8 +246,8 @@ static int interrupted(const char *path, struct menv_error *err)
 #define MAX_WARNINGS 20 /* per file; the rest are counted */
 
 /* Drops the records conda cannot name (no name, version or build string: conda's
- * PackageRecord requires all three), each with a warning naming the file and its key (into
- * `all`, `*n` counting them). */
+ * PackageRecord requires all three; an empty build string "" is one, as conda takes it),
+ * each with a warning naming the file and its key (into `all`, `*n` counting them). */
 static void drop_unnamed(struct filerepo *f, Id from, const char *path, struct menv_buf *all,
                          size_t *n)
 {
@@ -261,7 +261,7 @@ static void drop_unnamed(struct filerepo *f, Id from, const char *path, struct m
 		const char *flavor = solvable_lookup_str(sv, SOLVABLE_BUILDFLAVOR);
 		const char *what = sv->name <= ID_EMPTY  ? "name"
 		                   : sv->evr <= ID_EMPTY ? "version"
-		                   : !flavor || !*flavor ? "build"
+		                   : !flavor             ? "build"
 		                                         : NULL;
 		if (!what)
 			continue;
@@ -786,7 +786,7 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 	}
 	f->fd = fd; /* a sparse load reads records with pread, the full one closes it */
 	/* conda's and micromamba's key of a local file: size, mtime (ns) and inode */
-	snprintf(key, sizeof(key), "menv-solv-3:%lld:%lld.%09ld:%llu", (long long)st.st_size,
+	snprintf(key, sizeof(key), "menv-solv-4:%lld:%lld.%09ld:%llu", (long long)st.st_size,
 	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
 	f->key = menv_xstrdup(key);
 
@@ -803,9 +803,13 @@ int menv_solver_add_repodata_file(struct menv_solver *s, const struct menv_chann
 	bool sparse = mode && !strcmp(mode, "sparse") ? true
 	              : mode && !strcmp(mode, "full") ? false
 	                                              : f->size >= SPARSE_MIN_BYTES;
-	if (sparse && f->size)
+	if (sparse && f->size) {
+		s->nfilled++; /* SPARSE_MIN_BYTES of records */
 		return menv_solv_sparse_open(s, f, err);
+	}
 	close(f->fd);
 	f->fd = -1;
-	return menv_solv_load_full(s, f, err);
+	int rc = menv_solv_load_full(s, f, err);
+	s->nfilled += f->repo->nsolvables > 0;
+	return rc;
 }

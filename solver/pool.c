@@ -139,6 +139,7 @@ void menv_solver_add_repodata(struct menv_solver *s, const struct menv_repodata 
 		repo->priority = rd->channel ? rd->channel->priority : -s->nrepos;
 	repo->subpriority = strcmp(rd->subdir, "noarch") ? 1 : 0;
 	s->nrepos++;
+	s->nfilled += rd->n > 0;
 	data = repo_add_repodata(repo, 0);
 	for (size_t i = 0; i < rd->n; i++) {
 		const struct menv_record *r = &rd->recs[i];
@@ -379,13 +380,13 @@ void menv_solver_add_installed(struct menv_solver *s, json_t *const *recs, size_
 {
 	Pool *pool = s->pool;
 	Repodata *data = repo_last_repodata(s->virt);
-	/* no channel read (a records-only solve: remove of a prefix without features, remove
-	 * --offline, conda's offline index of the prefix's records): the installed records are
-	 * every candidate, so conda's feature dependency is a plain requirement (a build with
-	 * features keeps its tracker: nothing could relink it). With channels, features.c's
-	 * metric does that work; a feature no installed record tracks asks for nothing (the
-	 * prefix lacks it already). */
-	json_t *tracked = s->nrepos ? NULL : json_object();
+	/* no channel record (a records-only solve: remove of a prefix without features, remove
+	 * --offline over channels read as empty, conda's offline index of the prefix's records):
+	 * the installed records are every candidate, so conda's feature dependency is a plain
+	 * requirement (a build with features keeps its tracker: nothing could relink it). With
+	 * channel records, features.c's metric does that work; a feature no installed record
+	 * tracks asks for nothing (the prefix lacks it already). */
+	json_t *tracked = s->nfilled ? NULL : json_object();
 
 	for (size_t i = 0; tracked && i < n; i++)
 		menv_solv_add_features(json_object_get(recs[i], "track_features"), tracked);

@@ -517,9 +517,15 @@ char *menv_matchspec_str_full(const struct menv_matchspec *ms)
 	}
 	menv_buf_adds(&b, s);
 	free(s);
-	const char *keys[] = {"build_number", "md5", "sha256", "fn", "track_features"};
-	const char *vals[] = {ms->build_number, ms->md5, ms->sha256, ms->fn, ms->track_features};
-	for (size_t i = 0; i < 5; i++) {
+	/* a subdir without a channel goes in brackets, as conda's MatchSpec writes it */
+	const char *keys[] = {"subdir", "build_number", "md5", "sha256", "fn", "track_features"};
+	const char *vals[] = {ms->channel ? NULL : ms->subdir,
+	                      ms->build_number,
+	                      ms->md5,
+	                      ms->sha256,
+	                      ms->fn,
+	                      ms->track_features};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
 		if (!vals[i])
 			continue;
 		menv_buf_adds(&b, open ? ", " : "[");

@@ -508,7 +508,9 @@ bool menv_matchspec_build_number_ok(const char *spec, long long have);
  * (e.g. "polars >=1.0.0", "zlib 1.3.* h0_1"). Caller frees. Used for history and for the
  * solver's conda dependency strings. */
 char *menv_matchspec_str(const struct menv_matchspec *ms);
-/* As menv_matchspec_str with the "channel::" prefix where there is one. Caller frees. */
+/* As menv_matchspec_str with the "channel[/subdir]::" prefix where there is one and the
+ * keys it leaves out in brackets ("numpy[subdir=noarch, md5=...]": subdir when there is no
+ * channel, build_number, md5, sha256, fn, track_features). Caller frees. */
 char *menv_matchspec_str_full(const struct menv_matchspec *ms);
 /* The spec as conda's str(MatchSpec) writes it (conda 26's MatchSpec.__str__), the form of
  * conda-meta/history's spec lists and of a PrefixRecord's requested_spec: "python=3.9" for

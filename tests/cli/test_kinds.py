@@ -886,8 +886,9 @@ def case_late_sigint_more(t):
                                        os.path.join(t.tmp, "new.yml")], None, both, "create"),
         ("env update", restore("v1"), ["env", "update", "-p", p, "-q", "-y", "-f",
                                        os.path.join(t.tmp, "up.yml")], old1, new2, "change"),
-        ("install --revision", restore("v1v2"), ["install", "-p", p, "-q", "-y", "--revision",
-                                                 "0"], new2, old1, "change"),
+        # conda's install --revision reads the channels (.condarc's, -c's), not the cache
+        ("install --revision", restore("v1v2"), ["install", "-p", p, "-q", "-y", *C,
+                                                 "--revision", "0"], new2, old1, "change"),
         ("create -f LOCK", restore(None), ["create", "-p", p, "-q", "-y", "-f", lock], None,
          both, "create"),
     ]

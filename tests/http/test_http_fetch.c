@@ -369,7 +369,22 @@ static void test_repodata_zst_etag_304(void **state)
 	assert_int_equal(fetch_subdir(p, "linux-64", &o, &r), MENV_ENOTFOUND);
 	assert_non_null(strstr(r.err.msg, "offline"));
 	assert_non_null(strstr(r.err.msg, "/conda/plain/linux-64/repodata.json"));
+	assert_false(r.offline_empty);
 	menv_repodata_req_release(&r);
+	/* offline_uncached_empty: conda's fetch_latest, an empty repodata ("{}"), no request */
+	o.offline_uncached_empty = true;
+	assert_int_equal(fetch_subdir(p, "linux-64", &o, &r), 0);
+	assert_true(r.offline_empty);
+	assert_false(r.from_cache);
+	assert_int_equal(r.json.len, 2);
+	assert_memory_equal(r.json.buf, "{}", 2);
+	menv_repodata_req_release(&r);
+	/* a cached subdir is still read from its cache */
+	assert_int_equal(fetch_subdir(c, "linux-64", &o, &r), 0);
+	assert_true(r.from_cache);
+	assert_false(r.offline_empty);
+	menv_repodata_req_release(&r);
+	o.offline_uncached_empty = false;
 	assert_int_equal(ngx_count(&F.ngx, NULL), total);
 
 	menv_channel_free(p);

@@ -27,7 +27,9 @@ plain numpy build that channel-1 would relink in the cache; the others use small
 a-1.0-0 depends on b, a-1.0-1 depends on nothing, c-1.0-0 and b-2.0-0 are only in the cache.
 
 menv differs in the cases listed in KNOWN, each with its reason; a listed case that answers
-as conda fails the test (the list is kept true).
+as conda fails the test (the list is kept true; it is empty now). every_command() then runs
+create, install, update, remove and search --offline (--dry-run, --json) over the unreachable
+channel: each answers as over an empty channel, as conda's install_cache_only_http does.
 
 Usage: test_offline_cache.py MENV SHARED_DIR
        test_offline_cache.py --oracle CONDA SHARED_DIR OUT.json   (conda's answers; not CTest)
@@ -99,16 +101,7 @@ CASES = {
                         ["install", "-c", "FILECHAN", "--override-channels", "--revision",
                          "0"]),
 }
-KNOWN = {
-    "revision_online": "menv links a revision's package the channels lack from the package "
-                       "cache online too (menv_plan_revision); conda's index holds the cache "
-                       "only offline (and online reads .condarc's channels, which menv's "
-                       "revision reads only with -c)",
-    "install_cache_only_http": "offline, conda reads a non-file channel with no cached "
-                               "repodata as empty (RepodataFetch.fetch_latest) and then finds "
-                               "no 'c'; menv refuses it ('offline: no cached repodata for "
-                               "URL'), one line naming the channel, not the package",
-}
+KNOWN = {}
 
 
 def small(s):
@@ -227,6 +220,58 @@ def run(tool, case, shared, oracle):
         return answer(p, "b" if "b>=2" in args else "c")
 
 
+def every_command(menv, shared):
+    """Offline, every command that reads channels reads the unreachable .condarc channel (no
+    repodata cached) as empty, as conda's RepodataFetch.fetch_latest does for all of them
+    (install_cache_only_http is conda's recorded answer for install): each answers as over an
+    empty channel, and says once on stderr which channel it read as empty. Returns failures."""
+    bad = []
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix, _ = build("install_cache_only_http", tmp, shared)
+        new = os.path.join(tmp, "new")
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("CONDA") and not k.startswith("MENV_")}
+        env.update(HOME=tmp, CONDA_OVERRIDE_CUDA="", MENVRC=os.path.join(tmp, "condarc"),
+                   MENV_ROOT_PREFIX=os.path.join(tmp, "root"))
+        warned = "'%s' has no cached repodata: read as empty" % UNREACHABLE
+        # (arguments, exit status, LINK and UNLINK of a --json dry run or None, warns)
+        want = [
+            (["create", "--offline", "--dry-run", "--json", "-p", new, "c"], 1, None, True),
+            (["create", "--offline", "-y", "-p", new, "c"], 1, None, True),
+            (["install", "--offline", "-y", "-p", prefix, "c"], 1, None, True),
+            (["install", "--offline", "--json", "-y", "-p", prefix, "c"], 1, None, True),
+            (["update", "--offline", "--dry-run", "--json", "-p", prefix, "b"], 0, ([], []),
+             True),
+            (["update", "--offline", "--dry-run", "--json", "-p", prefix, "--all"], 0,
+             ([], []), True),
+            # remove of a prefix without features reads no channel (conda's answer is the same)
+            (["remove", "--offline", "--dry-run", "--json", "-p", prefix, "b"], 0,
+             ([], ["b-1.0-0"]), False),
+            (["search", "--offline", "c"], 1, None, False),
+            (["search", "--offline", "--json", "c"], 1, None, False),
+        ]
+        for args, rc, acts, warns in want:
+            p = subprocess.run([menv, *args], capture_output=True, text=True, env=env,
+                               timeout=300)
+            what = "menv " + " ".join(a for a in args if a not in (prefix, new))
+            got = None
+            if p.returncode == 0 and acts is not None:
+                a = json.loads(p.stdout)["actions"]
+                got = (sorted(x["dist_name"] for x in a.get("LINK", [])),
+                       sorted(x["dist_name"] for x in a.get("UNLINK", [])))
+            err = p.stderr.strip().splitlines()
+            ok = (p.returncode == rc and got == acts and (warned in p.stderr) == warns and
+                  (rc == 0 or re.search(r"'c'", err[-1] if err else "")) and
+                  (rc == 0 or "offline: no cached repodata for" not in p.stderr) and
+                  not os.path.exists(new))
+            print("%-24s %s" % ("every_command", ("as over an empty channel: " if ok else
+                                                  "DIFFERS: ") + what))
+            if not ok:
+                bad.append("%s: exit %d, actions %r, stderr %r" % (what, p.returncode, got,
+                                                                    p.stderr[-600:]))
+    return bad
+
+
 def main():
     if sys.argv[1] == "--oracle":
         conda, shared, out = sys.argv[2:5]
@@ -251,6 +296,7 @@ def main():
             bad.append("%s: got %r, conda %r" % (c, got, w))
         print("%-24s %s" % (c, "known difference" if c in KNOWN else "as conda" if same
                             else "DIFFERS"))
+    bad += every_command(menv, shared)
     for b in bad:
         print("FAIL " + b)
     return 1 if bad else 0
