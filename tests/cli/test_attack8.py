@@ -23,7 +23,8 @@
   file's own bytes when asked for, is skipped with a warning naming it, as every record menv
   cannot read; an escaped backslash before `u0000` is left as it is.
 - config_set_repair: a .condarc value menv refuses (`ssl_verify: rel/ca.pem`, a relative CA
-  path, FILE:LINE:COL; the file said `1.5`, which conda 26.7.1 reads as true) could not be replaced by `config --set ssl_verify false` (conda's way to fix it): only
+  path, FILE:LINE:COL; the file said `1.5`, which conda 26.7.1 reads as true) could not be
+  replaced by `config --set ssl_verify false` (conda's way to fix it): only
   --remove-key or --remove were let through. --set is now checked as --remove is: the
   edited text is checked again and passes when the edit took every refused value out (the
   other values kept as written, 30.50 a float); with another refused value left, the file's
