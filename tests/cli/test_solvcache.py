@@ -195,17 +195,22 @@ def case_cache_foreign(t):
     me = pwd.getpwuid(os.geteuid())
     own = grp.getgrgid(me.pw_gid)
     if own.gr_name == me.pw_name and set(own.gr_mem) <= {me.pw_name}:
-        for f in cache_files(t, "*.solv*"):
-            os.chown(f, -1, me.pw_gid)
-            os.chmod(f, 0o664)
-        os.chown(cache, -1, me.pw_gid)
-        os.chmod(cache, 0o775)
+        own_group_writable(t, cache, me.pw_gid)
         before = inodes()
         warm("the owner's own group")
         t.eq(inodes(), before, "files and folder its own group can write: read, not written")
         os.chmod(cache, 0o755)
     else:
         t.check(False, "this user (%s) has a group of its own" % me.pw_name, own)
+
+
+def own_group_writable(t, cache, gid):
+    """Gives the solve cache's files and folder to group `gid`, writable by it (umask 002)."""
+    for f in cache_files(t, "*.solv*"):
+        os.chown(f, -1, gid)
+        os.chmod(f, 0o664)
+    os.chown(cache, -1, gid)
+    os.chmod(cache, 0o775)
 
 
 def case_cache_group_primary(t):
@@ -247,11 +252,7 @@ def case_cache_group_primary(t):
         return {f: os.stat(f).st_ino for f in cache_files(t, "*.solv*")}
     clear_cache(t)
     warm("cold")
-    for f in cache_files(t, "*.solv*"):
-        os.chown(f, -1, me.pw_gid)
-        os.chmod(f, 0o664)
-    os.chown(cache, -1, me.pw_gid)
-    os.chmod(cache, 0o775)
+    own_group_writable(t, cache, me.pw_gid)
     before = inodes()
     warm("the own group, no other user in it")
     t.eq(inodes(), before, "files and folder the owner's own group can write: read")
