@@ -815,7 +815,11 @@ def tool_versions():
     bytes, so the cache keys of built packages hold them."""
     got = {"python": sys.version}
     for tool in KEYED_TOOLS:
-        p = subprocess.run([tool, "--version"], capture_output=True, text=True)
+        try:
+            p = subprocess.run([tool, "--version"], capture_output=True, text=True)
+        except OSError as e:
+            got[tool] = "not run: %s" % e.strerror  # main() refuses to build without it
+            continue
         lines = [x.strip() for x in (p.stdout + p.stderr).splitlines() if x.strip()]
         got[tool] = lines[0] if lines else "exit %d" % p.returncode
     return got
@@ -852,7 +856,7 @@ def main():
     menv = args[1]
     if not os.access(menv, os.X_OK):
         die("menv binary not found: %s (build menv first, or pass it as the second argument)" % menv)
-    for tool in ("dpkg-deb", "apt-get", "zstd", "patchelf"):
+    for tool in ("dpkg-deb", "apt-get", "tar", "zstd", "patchelf"):
         if not shutil.which(tool):
             die("'%s' is needed" % tool)
     cache = os.path.abspath(os.environ.get("MENV_TOOLCHAIN_CACHE")
