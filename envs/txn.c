@@ -2,7 +2,7 @@
  * txn.c - the transaction engine: every change to an environment, whatever started it
  * (create from specs, an environment file or a lockfile; install, update, remove; env update
  * [--prune]; install -f LOCK; install --revision N), is one struct menv_txn going through
- * the same stages, in this order and in this file:
+ * the same stages, in this order and in this file (the last in txnsmoke.c):
  *
  *   1. request    menv_txn_new: what to change, where, from what
  *   2. plan       menv_txn_prepare: lock the prefix, recover, read the PrefixRecords, then
@@ -16,7 +16,8 @@
  *   6. records    conda-meta/.menv-request, the registry ~/.conda/environments.txt
  *   7. smoke      menv_txn_smoke: ops/ built and tested with the environment's toolchain
  *
- * Nothing here prints: events go to opts.cb, errors into struct menv_error.
+ * The state the stages share is struct menv_txn (txnpriv.h). Nothing here prints: events go
+ * to opts.cb, errors into struct menv_error.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -38,38 +39,6 @@
 #include "txn.h"
 #include "txnpriv.h"
 
-struct menv_txn {
-	struct menv_txn_opts o;
-	struct menv_txn_plan plan; /* what menv_txn_plan shows */
-	struct menv_txn_result res;
-	int lock_fd;                  /* the prefix lock, or -1 */
-	struct menv_strvec spec_strs; /* the request's specs: the file's, then the command's */
-	struct menv_matchspec **specs;
-	size_t nspecs;
-	struct menv_matchspec **hist; /* conda-meta/history's requested specs */
-	size_t nhist;
-	struct menv_prefix_record *inst; /* the installed PrefixRecords */
-	size_t ninst;
-	json_t **instj;
-	struct menv_channel_set ch;
-	struct menv_solver *solver;
-	const struct menv_record **link; /* the plan's arrays, owned */
-	size_t nlink;
-	bool *cached; /* per link: in the package cache when planned */
-	bool *here;   /* per link: extracted and intact in the cache written (fetch skips it) */
-	struct menv_txn_change *changes;
-	json_t **unlink;
-	size_t nunlink;
-	struct menv_owned_recs owned, relinked; /* records the plan made itself */
-	struct menv_strvec pip;                 /* pip requirement lines */
-	struct menv_lockfile *lf;               /* *_LOCK */
-	const struct menv_lock_package **sel, **pipsel;
-	size_t nsel, npipsel;
-	struct menv_lockrecs lr;
-	long revert_to; /* the history revision a failed pip step goes back to, or -1 */
-	bool prepared, committed;
-};
-
 static void emit(const struct menv_txn *t, enum menv_env_event ev, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 static void emit(const struct menv_txn *t, enum menv_env_event ev, const char *fmt, ...)
@@ -84,16 +53,6 @@ static void emit(const struct menv_txn *t, enum menv_env_event ev, const char *f
 	t->o.cb.event(t->o.cb.ud, ev, line);
 }
 
-static bool is_create(enum menv_txn_kind k)
-{
-	return k == MENV_TXN_CREATE || k == MENV_TXN_CREATE_LOCK;
-}
-
-static bool is_lock(enum menv_txn_kind k)
-{
-	return k == MENV_TXN_CREATE_LOCK || k == MENV_TXN_INSTALL_LOCK;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* 1. The request                                                                            */
 
@@ -103,7 +62,7 @@ int menv_txn_new(const struct menv_txn_opts *o, struct menv_txn **out, struct me
 	if (!o->cfg || !o->prefix)
 		return menv_error_set(err, MENV_EUSAGE,
 		                      "a transaction needs settings and a prefix");
-	if (is_lock(o->kind) && !o->file)
+	if (menv_txn_is_lock(o->kind) && !o->file)
 		return menv_error_set(err, MENV_EUSAGE, "a lockfile transaction needs a lockfile");
 	if (o->kind == MENV_TXN_ENV_UPDATE && !o->envfile)
 		return menv_error_set(err, MENV_EUSAGE, "env update needs -f FILE");
@@ -569,7 +528,7 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	if (!rc)
 		rc = menv_lockfile_select(t->lf, t->o.lock_env, cfg->subdir, &t->sel, &t->nsel,
 		                          err);
-	if (!rc && is_create(t->o.kind)) {
+	if (!rc && menv_txn_is_create(t->o.kind)) {
 		rc = menv_env_check_prefix(t->o.prefix, err);
 		if (!rc)
 			rc = check_not_nested(t, err);
@@ -598,7 +557,7 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	t->plan.lock_format = menv_lock_format_name(t->lf->format);
 	t->plan.lock_conda = t->lr.n;
 	/* the pip entries: those the prefix does not hold at that version */
-	if (!is_create(t->o.kind) && menv_pip_list(t->o.prefix, &pips, &npips, NULL))
+	if (!menv_txn_is_create(t->o.kind) && menv_pip_list(t->o.prefix, &pips, &npips, NULL))
 		npips = 0;
 	struct menv_strset held = MENV_STRSET_INIT; /* "name\nversion" of each installed dist */
 	for (size_t k = 0; k < npips; k++) {
@@ -641,7 +600,7 @@ static int plan_lock(struct menv_txn *t, struct menv_error *err)
 	for (size_t i = 0; i < t->lr.n; i++)
 		order[i] = &t->lr.recs[i];
 	menv_records_toposort(order, t->lr.n);
-	if (is_create(t->o.kind)) {
+	if (menv_txn_is_create(t->o.kind)) {
 		t->link = order;
 		t->nlink = t->lr.n;
 		return 0;
@@ -807,7 +766,7 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	int rc = 0;
 
 	t->plan.solved = true;
-	if (!is_create(k)) {
+	if (!menv_txn_is_create(k)) {
 		/* (the root prefix and the config's folders are refused in plan_change) */
 		struct menv_error ign = {0};
 		if (k == MENV_TXN_REMOVE && t->o.all && !removable_env(t->o.prefix) &&
@@ -868,7 +827,7 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 		for (size_t i = 0; i < t->ninst; i++)
 			t->instj[i] = t->inst[i].json;
 	}
-	if (is_lock(k))
+	if (menv_txn_is_lock(k))
 		rc = plan_lock(t, err);
 	else if (k == MENV_TXN_CREATE)
 		rc = plan_create(t, err);
@@ -877,7 +836,7 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	if (rc)
 		return rc;
 	/* python to another minor version: the noarch python packages that stay follow it */
-	if (!is_create(k) && !t->plan.remove_env &&
+	if (!menv_txn_is_create(k) && !t->plan.remove_env &&
 	    menv_plan_relink_noarch_python(t->solver, t->inst, t->ninst, &t->link, &t->nlink,
 	                                   &t->unlink, &t->nunlink, &t->relinked))
 		menv_records_toposort(t->link, t->nlink);
@@ -895,13 +854,14 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	t->cached = menv_xcalloc(t->nlink + 1, sizeof(*t->cached));
 	t->here = menv_xcalloc(t->nlink + 1, sizeof(*t->here));
 	menv_pkgcache_has_each(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, t->link, t->nlink,
-	                       is_lock(k), t->cached, t->here);
+	                       menv_txn_is_lock(k), t->cached, t->here);
 	t->plan.cached = t->cached;
-	if (is_lock(k) &&
+	if (menv_txn_is_lock(k) &&
 	    (rc = menv_lockrecs_check_cache(t->o.cfg->pkgs_dir, &t->o.cfg->pkgs_dirs, &t->lr,
 	                                    t->link, t->cached, t->nlink, err)))
 		return rc;
-	if (is_lock(k)) /* a lock without sizes: the servers say what the fetch will download */
+	if (menv_txn_is_lock(
+	            k)) /* a lock without sizes: the servers say what the fetch will download */
 		menv_lockrecs_sizes(t->o.cfg, t->link, t->cached, t->nlink);
 	classify(t);
 	t->plan.unlink = t->unlink;
@@ -967,21 +927,21 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	fo.lock_waiting_ud = t;
 	fo.intact = t->here;
 	/* every hash a lock gives must be the package's (conda checks only the sha256) */
-	fo.all_hashes = is_lock(t->o.kind);
-	fo.lock_records = is_lock(t->o.kind);
+	fo.all_hashes = menv_txn_is_lock(t->o.kind);
+	fo.lock_records = menv_txn_is_lock(t->o.kind);
 	for (size_t i = 0; i < t->nlink; i++)
 		recs[i] = (struct menv_record *)t->link[i];
 	emit(t, MENV_ENV_STATUS, "Fetching packages into %s", cfg->pkgs_dir);
-	if (is_lock(t->o.kind))
+	if (menv_txn_is_lock(t->o.kind))
 		menv_lockrecs_snapshot(cfg->pkgs_dir, &cfg->pkgs_dirs, &t->lr);
 	rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, recs, t->nlink, &fo, t->o.cb.fetch, t->o.cb.ud,
 	                              err);
 	free(recs);
-	if (rc && is_lock(t->o.kind))
+	if (rc && menv_txn_is_lock(t->o.kind))
 		menv_lockrecs_fetch_error(&t->lr, err);
 	/* records from a lock are completed from the packages' own info/ (the relinked noarch
 	 * records made from PrefixRecords are complete already) */
-	if (!rc && is_lock(t->o.kind))
+	if (!rc && menv_txn_is_lock(t->o.kind))
 		rc = menv_lockrecs_complete(cfg->pkgs_dir, &cfg->pkgs_dirs, &t->lr, err);
 	return rc;
 }
@@ -997,7 +957,7 @@ static int link_unlink(struct menv_txn *t, struct menv_error *err)
 	int rc;
 
 	/* what history records as asked for: the specs, or a lock's exact records */
-	if (is_lock(k))
+	if (menv_txn_is_lock(k))
 		for (size_t i = 0; i < t->nlink; i++)
 			menv_strvec_push_owned(
 			        &requested, menv_xasprintf("%s==%s=%s", t->link[i]->name,
@@ -1021,10 +981,10 @@ static int link_unlink(struct menv_txn *t, struct menv_error *err)
 	        .staged_ud = t->o.staged_ud,
 	        /* a create's pip step, request and registry line follow its link: until they
 	         * are done a kill removes it (a rename's clone has its own mark) */
-	        .steps_follow = is_create(k) && (t->pip.n || !t->o.staged),
+	        .steps_follow = menv_txn_is_create(k) && (t->pip.n || !t->o.staged),
 	};
 	menv_install_opts_link_settings(t->o.cfg, &io);
-	if (!is_create(k)) {
+	if (!menv_txn_is_create(k)) {
 		/* the revision a failed pip step puts the environment back to */
 		struct menv_revision *revs = NULL;
 		size_t nrevs = 0;
@@ -1033,7 +993,7 @@ static int link_unlink(struct menv_txn *t, struct menv_error *err)
 		menv_history_free(revs, nrevs);
 		t->revert_to = nrevs && (t->nlink || t->nunlink) ? (long)nrevs - 1 : -1;
 	}
-	if (is_create(k))
+	if (menv_txn_is_create(k))
 		rc = menv_env_create(t->o.prefix, t->link, t->nlink, &io, &t->res.stats, err);
 	else if (t->plan.remove_env)
 		rc = menv_env_remove(t->o.prefix, &io, &t->res.stats, err);
@@ -1075,7 +1035,7 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 
 	if (!t->pip.n)
 		return 0;
-	if (is_lock(t->o.kind)) {
+	if (menv_txn_is_lock(t->o.kind)) {
 		menv_lock_pip_request(t->lf, t->o.lock_env, t->pipsel, t->npipsel, &pr);
 		emit(t, MENV_ENV_STATUS, "Installing %zu pip package%s (--no-deps%s)", t->npipsel,
 		     t->npipsel == 1 ? "" : "s", pr.require_hashes ? ", --require-hashes" : "");
@@ -1096,7 +1056,7 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 	size_t nbefore = 0, nafter = 0;
 	if (menv_pip_list(t->o.prefix, &before, &nbefore, NULL))
 		nbefore = 0;
-	if (is_create(t->o.kind)) {
+	if (menv_txn_is_create(t->o.kind)) {
 		/* the environment appeared marked `.menv-creating` (steps_follow): a kill inside
 		 * the step leaves no environment, the next command removes it */
 		menv_crash_point();
@@ -1105,7 +1065,7 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 		if (rc) {
 			/* a new environment whose pip step failed is not left behind */
 			menv_pip_rollback_prefix(t->o.prefix);
-			if (is_lock(t->o.kind))
+			if (menv_txn_is_lock(t->o.kind))
 				menv_error_prefix(err, "the new environment was removed");
 			else
 				menv_error_prefix(err,
@@ -1115,7 +1075,7 @@ static int pip_step(struct menv_txn *t, struct menv_error *err)
 				                                 : "the environment file");
 		}
 	} else {
-		const char *src = is_lock(t->o.kind) ? t->o.file : ef ? ef->path : NULL;
+		const char *src = menv_txn_is_lock(t->o.kind) ? t->o.file : ef ? ef->path : NULL;
 		rc = menv_txn_pip_into_env(t->o.cfg, t->o.prefix, &pr, t->revert_to, err);
 		if (rc && src)
 			menv_error_prefix(err, "%s", src);
@@ -1147,7 +1107,7 @@ static void write_request(struct menv_txn *t)
 	const struct menv_envfile *ef = t->o.envfile;
 	json_t *req = json_object(), *ch = json_array(), *sp = json_array();
 
-	if (is_lock(t->o.kind)) {
+	if (menv_txn_is_lock(t->o.kind)) {
 		char *src = abs_path(t->o.file);
 		json_object_set_new(req, "source", json_string(src));
 		free(src);
@@ -1219,7 +1179,8 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 		return menv_error_set(err, MENV_EUSAGE, "commit of a transaction not prepared");
 	if (t->o.dry_run || t->committed || t->plan.finished_removal)
 		return 0;
-	bool empty = !t->nlink && !t->nunlink && !is_create(t->o.kind) && !t->plan.remove_env;
+	bool empty =
+	        !t->nlink && !t->nunlink && !menv_txn_is_create(t->o.kind) && !t->plan.remove_env;
 	if (empty && !t->pip.n)
 		return 0;
 	if (!empty && t->o.cb.confirm && !t->o.cb.confirm(t->o.cb.ud, &t->plan))
@@ -1244,7 +1205,7 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 	rc = link_unlink(t, err);
 	/* a new environment is not listed (so `clean` would not see its packages as used)
 	 * until its last step: it keeps the cache's users lock until then */
-	bool marked = is_create(t->o.kind) && (t->pip.n || !t->o.staged);
+	bool marked = menv_txn_is_create(t->o.kind) && (t->pip.n || !t->o.staged);
 	if (rc || !marked)
 		menv_pkgcache_unuse(users);
 	/* 5. pip, in the final prefix (its scripts must name it) */
@@ -1256,9 +1217,9 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 		return rc;
 	}
 	/* 6. records; a new environment is complete (its mark dropped) once they are written */
-	if (is_create(t->o.kind))
+	if (menv_txn_is_create(t->o.kind))
 		write_request(t);
-	if (is_create(t->o.kind) || t->plan.remove_env)
+	if (menv_txn_is_create(t->o.kind) || t->plan.remove_env)
 		registry(t, !t->plan.remove_env);
 	if (marked) {
 		menv_crash_point();
@@ -1273,141 +1234,15 @@ int menv_txn_commit(struct menv_txn *t, struct menv_error *err)
 	                             t->nlink && !t->nunlink   ? "its packages were linked"
 	                             : !t->nlink && t->nunlink ? "its packages were unlinked"
 	                                                       : "its packages were changed",
-	                             is_create(t->o.kind) ? "create"
-	                             : t->plan.remove_env ? "removal"
-	                                                  : "change",
+	                             menv_txn_is_create(t->o.kind) ? "create"
+	                             : t->plan.remove_env          ? "removal"
+	                                                           : "change",
 	                             t->o.prefix, err);
 }
 
 const struct menv_txn_result *menv_txn_result(const struct menv_txn *t)
 {
 	return &t->res;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* 7. The smoke check                                                                        */
-
-bool menv_env_wants_smoke(const struct menv_config *cfg, const char *prefix)
-{
-	struct menv_prefix_record *recs = NULL;
-	struct menv_error err;
-	size_t n = 0;
-	bool cuda = false;
-
-	if (!cfg->smoke_check || menv_prefix_records_load(prefix, &recs, &n, &err))
-		return false;
-	for (size_t i = 0; i < n && !cuda; i++)
-		cuda = !strcmp(recs[i].name, "cudatoolkit") || !strcmp(recs[i].name, "cuda-nvcc");
-	menv_prefix_records_free(recs, n);
-	return cuda;
-}
-
-/* so->cuda_driver, else the __cuda version menv_virtual_detect finds (in `virt`), or NULL */
-static const char *smoke_driver(const struct menv_smoke_opts *so, struct menv_virtual virt[8])
-{
-	size_t nv = so->cuda_driver ? 0 : menv_virtual_detect(virt, 8);
-
-	for (size_t i = 0; i < nv; i++)
-		if (!strcmp(virt[i].name, "__cuda"))
-			return virt[i].version;
-	return so->cuda_driver;
-}
-
-/* The check's fingerprint as it starts (the inputs then: a change while it runs makes the
- * next one run), made once per check: for the unchanged test and for the record after it. */
-struct smoke_fp {
-	struct menv_smoke_opts o; /* the caller's, with the driver as smoke_driver finds it */
-	struct menv_virtual virt[8];
-	struct menv_strvec inputs;
-	char fp[65];
-	bool have; /* false where menv_smoke_fingerprint failed */
-};
-
-static void smoke_fp_make(const char *prefix, const struct menv_smoke_opts *so, struct smoke_fp *f)
-{
-	struct menv_error e = {0};
-
-	f->o = *so;
-	f->o.cuda_driver = smoke_driver(so, f->virt);
-	f->inputs = (struct menv_strvec)MENV_STRVEC_INIT;
-	f->have = !menv_smoke_fingerprint(prefix, menv_smoke_ops_dir(f->o.ops_dir),
-	                                  f->o.cuda_driver, f->fp, &f->inputs, &e);
-}
-
-/* Whether the check can be left out: so->force is false and the fingerprint `f` equals that
- * of the last check, which passed. Then `res` says so (passed, unchanged, unchanged_since; no
- * steps) and nothing is run or written. False where `f` could not be made. */
-static bool smoke_unchanged(const char *prefix, const struct smoke_fp *f,
-                            struct menv_smoke_result *res)
-{
-	char since[32];
-
-	if (f->o.force || !f->have || !menv_smoke_fingerprint_unchanged(prefix, f->fp, since))
-		return false;
-	memset(res, 0, sizeof(*res));
-	res->passed = true;
-	res->unchanged = true;
-	snprintf(res->unchanged_since, sizeof(res->unchanged_since), "%s", since);
-	return true;
-}
-
-/* menv_env_smoke with the fingerprint made */
-static int smoke_fp_run(const char *prefix, const struct smoke_fp *f, struct menv_smoke_result *res,
-                        bool *record_failed, struct menv_error *err)
-{
-	struct menv_error e2 = {0};
-	int rc = menv_smoke_run(prefix, &f->o, res, err);
-
-	if (!rc) {
-		*record_failed = menv_smoke_write_record(prefix, res, &e2) != 0;
-		if (f->have &&
-		    menv_smoke_fingerprint_write(prefix, f->fp, &f->inputs, res->passed, &e2))
-			*record_failed = true;
-	}
-	return rc;
-}
-
-int menv_env_smoke(const char *prefix, const struct menv_smoke_opts *so,
-                   struct menv_smoke_result *res, bool *record_failed, struct menv_error *err)
-{
-	struct smoke_fp f;
-
-	smoke_fp_make(prefix, so, &f);
-	int rc = smoke_fp_run(prefix, &f, res, record_failed, err);
-	menv_strvec_clear(&f.inputs);
-	return rc;
-}
-
-int menv_txn_smoke(struct menv_txn *t, struct menv_error *err)
-{
-	const bool force = t->o.smoke_force;
-	if (!t->committed || !t->o.smoke || t->plan.remove_env ||
-	    (!force && !t->nlink && !t->pip.n && !is_create(t->o.kind)) ||
-	    (!force && !menv_env_wants_smoke(t->o.cfg, t->o.prefix)))
-		return 0;
-	menv_env_unlock(t->lock_fd); /* the smoke check only reads the environment */
-	t->lock_fd = -1;
-	struct menv_smoke_opts so = {
-	        .cb = t->o.cb.smoke,
-	        .ctx = t->o.cb.ud,
-	        .cancel = t->o.cancel,
-	        .force = force,
-	};
-	struct smoke_fp f; /* one fingerprint (one toolchain probe) for the test and the record */
-	int rc = 0;
-	smoke_fp_make(t->o.prefix, &so, &f);
-	if (smoke_unchanged(t->o.prefix, &f, &t->res.smoke)) {
-		t->res.smoke_ran = true; /* a result: unchanged since a check that passed */
-		t->res.smoke_record_failed = false;
-		goto out;
-	}
-	if (t->o.cb.event)
-		t->o.cb.event(t->o.cb.ud, MENV_ENV_SMOKE, t->o.prefix);
-	rc = smoke_fp_run(t->o.prefix, &f, &t->res.smoke, &t->res.smoke_record_failed, err);
-	t->res.smoke_ran = rc == 0;
-out:
-	menv_strvec_clear(&f.inputs);
-	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -191,4 +191,50 @@ int menv_txn_repair(const struct menv_config *cfg, const char *prefix,
  * --from-history and re-creating its pip part). Best effort. */
 void menv_env_request_write(const char *prefix, json_t *req);
 
+/* ---- txn.c, txnsmoke.c ----------------------------------------------------------------- */
+
+/* The transaction's state: read and written by txn.c (stages 1-6) and txnsmoke.c (stage 7)
+ * only; the files below take the pieces they work on. */
+struct menv_txn {
+	struct menv_txn_opts o;
+	struct menv_txn_plan plan; /* what menv_txn_plan shows */
+	struct menv_txn_result res;
+	int lock_fd;                  /* the prefix lock, or -1 */
+	struct menv_strvec spec_strs; /* the request's specs: the file's, then the command's */
+	struct menv_matchspec **specs;
+	size_t nspecs;
+	struct menv_matchspec **hist; /* conda-meta/history's requested specs */
+	size_t nhist;
+	struct menv_prefix_record *inst; /* the installed PrefixRecords */
+	size_t ninst;
+	json_t **instj;
+	struct menv_channel_set ch;
+	struct menv_solver *solver;
+	const struct menv_record **link; /* the plan's arrays, owned */
+	size_t nlink;
+	bool *cached; /* per link: in the package cache when planned */
+	bool *here;   /* per link: extracted and intact in the cache written (fetch skips it) */
+	struct menv_txn_change *changes;
+	json_t **unlink;
+	size_t nunlink;
+	struct menv_owned_recs owned, relinked; /* records the plan made itself */
+	struct menv_strvec pip;                 /* pip requirement lines */
+	struct menv_lockfile *lf;               /* *_LOCK */
+	const struct menv_lock_package **sel, **pipsel;
+	size_t nsel, npipsel;
+	struct menv_lockrecs lr;
+	long revert_to; /* the history revision a failed pip step goes back to, or -1 */
+	bool prepared, committed;
+};
+
+static inline bool menv_txn_is_create(enum menv_txn_kind k)
+{
+	return k == MENV_TXN_CREATE || k == MENV_TXN_CREATE_LOCK;
+}
+
+static inline bool menv_txn_is_lock(enum menv_txn_kind k)
+{
+	return k == MENV_TXN_CREATE_LOCK || k == MENV_TXN_INSTALL_LOCK;
+}
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * internal.h - helpers shared by the files of fetch/ and by nothing else: incremental
- * checksums (hash.c), the transfer engine (transfer.c) and helpers of repodata.c/shards.c.
+ * checksums (hash.c), the transfer engine (transfer.c), helpers of repodata.c/shards.c and
+ * the package cache's lock (pkgcache.c, pkgclean.c).
  */
 #ifndef MENV_FETCH_INTERNAL_H
 #define MENV_FETCH_INTERNAL_H
@@ -85,5 +86,14 @@ int menv_fetch_rmtree(const char *path, struct menv_error *err);
 /* mkdir -p (mode 0755 less the umask); existing directories are fine. Errors: MENV_EIO
  * "cannot create the directory 'DIR'" (err may be NULL). */
 int menv_fetch_mkdir_p(const char *path, struct menv_error *err);
+
+/* flock(LOCK_EX) on `<pkgs>/.menv.lock` (made when missing; one process at a time writes the
+ * package cache) into `*fd`, waiting for it: `waiting` (may be NULL) is told once before that,
+ * "waiting for the package cache lock held by pid N" (or the lock's path), and Ctrl-C
+ * (`*cancel`, may be NULL) ends the wait. The holder's pid is written into the file. Close
+ * `*fd` to release it. Errors: MENV_EIO, MENV_EINTR. */
+int menv_pkgcache_lock(const char *pkgs, volatile int *cancel,
+                       void (*waiting)(void *ud, const char *msg), void *ud, int *fd,
+                       struct menv_error *err);
 
 #endif

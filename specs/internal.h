@@ -82,8 +82,9 @@ json_t *menv_yaml_members_json(const struct menv_yaml_members *m);
  * NULL); the members are freed after the call. `item` returns 0, or non-zero to stop.
  * It reads the usual shape of such files only: returns 0, or 1 (*out NULL, nothing to free)
  * where the file needs menv_yaml_to_json, which then gives the same value or the error it
- * always gave — anchors and aliases, a duplicate or non-scalar key, nesting past
- * MENV_PARSE_MAX_DEPTH, an empty file, a YAML error, or `item` refusing an item (non-zero).
+ * always gave — anchors and aliases, a duplicate or non-scalar key, a merge key (`<<`
+ * anywhere, an item's mappings too: merged there), nesting past MENV_PARSE_MAX_DEPTH, an
+ * empty file, a YAML error, or `item` refusing an item (non-zero).
  * `item` gets each item of the sequence with its index and the 1-based line where it starts.
  * Errors: MENV_EINTR "SRC: reading interrupted" (the cancel flag, polled at every event);
  * MENV_EPARSE "SRC:LINE:COL: ..." where a second document (or garbage) follows the first

@@ -3,9 +3,9 @@
  * the files that grow with the user (a 100,000-entry lockfile is 20 MB of YAML): no
  * yaml_document_t between the events and the JSON, and the items of one top-level sequence
  * handed to the caller one at a time, so the file is never held whole (issue 22). It reads
- * the shape such files have; for anything else (anchors and aliases, a bad key, an error of
- * any kind) it says so and the caller reads the file with menv_yaml_to_json, which gives the
- * same value or the error with its FILE:LINE:COL as it always has.
+ * the shape such files have; for anything else (anchors and aliases, a bad key, a merge key,
+ * an error of any kind) it says so and the caller reads the file with menv_yaml_to_json,
+ * which gives the same value (merged) or the error with its FILE:LINE:COL as it always has.
  */
 #include <errno.h>
 #include <limits.h>
@@ -153,6 +153,14 @@ static void push(struct reader *r, json_t *v, struct menv_yaml_members *members)
 	r->stack[r->depth++] = (struct frame){.v = v, .members = members, .streamed = streamed};
 }
 
+/* Whether the scalar event `ev` is a merge key: `<<` written plain (a quoted '<<' is a key
+ * like any other), as yaml_merge.c tells one. */
+static bool is_merge_key(const yaml_event_t *ev)
+{
+	return ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.length == 2 &&
+	       !memcmp(ev->data.scalar.value, "<<", 2);
+}
+
 /* One event; READ_OK, READ_FALLBACK, or 2 once the document has ended. */
 static int event(struct reader *r, yaml_event_t *ev)
 {
@@ -173,9 +181,11 @@ static int event(struct reader *r, yaml_event_t *ev)
 		struct frame *f = r->depth ? &r->stack[r->depth - 1] : NULL;
 		size_t bad;
 		if (f && f->members) {
-			/* a streamed item's key, or its value: taken from the event as written */
+			/* a streamed item's key, or its value: taken from the event as written; a
+			 * merge key (`<<: {...}`, in an item or a mapping of its members): the
+			 * general reader merges, as it does everywhere else */
 			if (!menv_utf8_valid(s, ev->data.scalar.length, &bad) ||
-			    (!f->key && member_has(f, s)))
+			    (!f->key && (member_has(f, s) || is_merge_key(ev))))
 				return READ_FALLBACK;
 			if (!f->key)
 				f->key = (char *)ev->data.scalar.value;
@@ -191,7 +201,7 @@ static int event(struct reader *r, yaml_event_t *ev)
 			if (!menv_utf8_valid(s, strlen(s), &bad) || json_object_get(f->v, s))
 				return READ_FALLBACK;
 			/* a merge key (`<<: {...}`): the general reader merges */
-			if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !strcmp(s, "<<"))
+			if (is_merge_key(ev))
 				return READ_FALLBACK;
 			f->key = (char *)ev->data.scalar.value;
 			ev->data.scalar.value = NULL;

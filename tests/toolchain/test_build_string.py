@@ -7,7 +7,13 @@ naming it could not tell them apart. The build string's hash is now of every fil
 sha256 (or link target) and of the metadata: this test packs a small recipe three times with
 build.py's own make_conda and checks that the same content gives the same file name and the
 same bytes, and that one changed byte of a file, a new file, a changed link or a changed
-dependency each give another name."""
+dependency each give another name.
+
+The cache key of built packages (build.cache_key, of the cached channel and of
+toolchain.torch_reproducible's rebuild) holds the versions of the tools that write the
+packages (python, dpkg-deb, tar, patchelf, zstd): a machine with another zstd, patchelf or
+python took packages built by the first machine's; another version of any of them now gives
+another key."""
 
 import hashlib
 import os
@@ -76,6 +82,22 @@ def main():
         check(d1[0] != d2[0], "a changed link target: another file name", (d1[0], d2[0]))
         e = pack(base, depends=("libgcc-ng >=13",))
         check(e[0] != a1[0], "a changed dependency: another file name", (a1[0], e[0]))
+
+        resolved = {"python3.11": "3.11.2-6+deb12u6"}
+        tools = build.tool_versions()
+        check(set(tools) == {"python"} | set(build.KEYED_TOOLS) and all(tools.values()),
+              "tool_versions names python, dpkg-deb, tar, patchelf and zstd", tools)
+        k = build.cache_key("torch", resolved, 3)
+        check(k == build.cache_key("torch", resolved, 3), "the same inputs: the same key", k)
+        real = build.tool_versions
+        try:
+            for tool in ("python",) + build.KEYED_TOOLS:
+                other = dict(tools, **{tool: tools[tool] + " (another build)"})
+                build.tool_versions = lambda other=other: other
+                k2 = build.cache_key("torch", resolved, 3)
+                check(k2 != k, "another %s version: another cache key" % tool, (k, k2))
+        finally:
+            build.tool_versions = real
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%s" % ("%d checks failed" % len(failed) if failed else "all checks passed"))

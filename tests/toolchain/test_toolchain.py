@@ -63,8 +63,8 @@ HOME=...`: no CUDA_HOME, LIBRARY_PATH or /usr/local/cuda from the machine.
   the two onboard runs made of these packages), update, rollback with --revision.
 - reproducible (CHANNEL: the torch channel): built again from the same Debian packages, past
   the cache of built packages: every .conda, wheel, index page and repodata.json the same bytes.
-  The rebuild is cached under the builder's key of its inputs (once per builder, recipes or
-  Debian versions; see case_reproducible).
+  The rebuild is cached under the builder's key of its inputs (once per builder, recipes,
+  Debian versions or versions of the tools it runs; see case_reproducible).
 Exit 0 when every check passed, 1 otherwise, 77 when a prerequisite is missing.
 """
 
@@ -1447,11 +1447,12 @@ def case_reproducible(c):
     same bytes. The set is read from CHANNEL: `torch` when it holds pytorch.
 
     The rebuild is kept in the builder's cache as $MENV_TOOLCHAIN_CACHE/rebuilt-SET/KEY, KEY
-    being the builder's key of every input (build.py, recipes.py, the exact Debian versions,
-    the zstd level): the packages are built a second time once per KEY, by the first run that
-    finds no rebuild of it (the one after a change of the builder, its recipes or a Debian
-    version), and later runs compare the cached channel with that rebuild (a CI run's rebuild
-    cost 175 s of a slot). MENV_TOOLCHAIN_REBUILD=1 rebuilds into the test's own folder."""
+    being the builder's key of every input (build.py's cache_key: build.py, recipes.py, the
+    exact Debian versions, the zstd level, and the versions of python, dpkg-deb, tar, patchelf
+    and zstd): the packages are built a second time once per KEY, by the first run that finds
+    no rebuild of it (the one after a change of the builder, its recipes, a Debian version or
+    a tool's version: another machine's), and later runs compare the cached channel with that
+    rebuild (a CI run's rebuild cost 175 s of a slot). MENV_TOOLCHAIN_REBUILD=1 rebuilds into the test's own folder."""
     torch = any(f.startswith("pytorch-") for f in os.listdir(os.path.join(c.channel, "linux-64")))
     out = os.path.join(c.tmp, "rebuilt")
     builder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "channels",

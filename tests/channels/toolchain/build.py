@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""build.py [--set NAME] OUTDIR MENV: the toolchain channel's builder (called by
+"""build.py [--key] [--set NAME] OUTDIR MENV: the toolchain channel's builder (called by
 ../build-toolchain). NAME is a set of recipes.SETS: `toolchain` (the default: CUDA 11.8,
 g++ 11, Python 3.9 and Jupyter) or `torch` (bookworm's Python 3.11 and PyTorch 1.13.1 CPU).
 
@@ -20,8 +20,10 @@ g++ 11, Python 3.9 and Jupyter) or `torch` (bookworm's Python 3.11 and PyTorch 1
 recipes.WHEELS of the set become wheels in OUTDIR/pypi/simple (a PEP 503 index of static
 files: ninja and pybind11 for the torch set's `pip:` entries).
 Built packages are cached under a key of every input (this code, the recipes, the exact
-Debian versions), so a second run copies them and only re-indexes; the default set's in
-$CACHE/channels/, another set's in $CACHE/channels-SET/.
+Debian versions, the zstd level, and the versions of python, dpkg-deb, tar, patchelf and zstd:
+cache_key), so a second run copies them and only re-indexes; the default set's in
+$CACHE/channels/, another set's in $CACHE/channels-SET/. --key prints the key a build would
+use (the Debian versions from the cache, resolved when it lacks them) and builds nothing.
 
 Environment: MENV_TOOLCHAIN_CACHE (default ~/.cache/menv-toolchain), MENV_TOOLCHAIN_MIRROR
 (a Debian archive URI, default: the machine's), MENV_TOOLCHAIN_JOBS (default: CPU count),
@@ -801,14 +803,52 @@ def check_links(staged):
 
 # ---------------------------------------------------------------------------------------------
 
+# the external tools whose output is in the packages' bytes: the extraction (dpkg-deb, and tar
+# for a partial one), the rpaths (patchelf), the compression (zstd); apt only picks the exact
+# Debian versions, which the key holds themselves
+KEYED_TOOLS = ("dpkg-deb", "tar", "patchelf", "zstd")
+
+
+def tool_versions():
+    """{tool: the first line of `TOOL --version`} for KEYED_TOOLS, and the Python running this
+    (tarfile, zipfile and json write the rest): another version of any of them may write other
+    bytes, so the cache keys of built packages hold them."""
+    got = {"python": sys.version}
+    for tool in KEYED_TOOLS:
+        try:
+            p = subprocess.run([tool, "--version"], capture_output=True, text=True)
+        except OSError as e:
+            got[tool] = "not run: %s" % e.strerror  # main() refuses to build without it
+            continue
+        lines = [x.strip() for x in (p.stdout + p.stderr).splitlines() if x.strip()]
+        got[tool] = lines[0] if lines else "exit %d" % p.returncode
+    return got
+
+
+def cache_key(name, resolved, level):
+    """The key of the built packages of set `name`: every input (this code, the recipes, the
+    exact Debian versions `resolved`, the zstd level, FORMAT_VERSION) and the versions of the
+    tools that write them (tool_versions). The cached channel ($CACHE/channels[-SET]/KEY) and
+    toolchain.torch_reproducible's rebuild ($CACHE/rebuilt-SET/KEY) are both found by it."""
+    h = hashlib.sha256()
+    for f in (os.path.abspath(__file__), recipes.__file__):
+        h.update(open(f, "rb").read())
+    h.update(json.dumps([name, resolved, level, FORMAT_VERSION, tool_versions()],
+                        sort_keys=True).encode())
+    return h.hexdigest()[:20]
+
+
 def main():
     args = sys.argv[1:]
+    key_only = bool(args) and args[0] == "--key"
+    if key_only:
+        args = args[1:]
     name = "toolchain"
     if len(args) == 4 and args[0] == "--set":
         name = args[1]
         args = args[2:]
     if len(args) != 2 or name not in recipes.SETS:
-        print("usage: build.py [--set %s] OUTDIR MENV" % "|".join(sorted(recipes.SETS)),
+        print("usage: build.py [--key] [--set %s] OUTDIR MENV" % "|".join(sorted(recipes.SETS)),
               file=sys.stderr)
         sys.exit(2)
     debs_spec, packages = recipes.SETS[name]
@@ -816,7 +856,7 @@ def main():
     menv = args[1]
     if not os.access(menv, os.X_OK):
         die("menv binary not found: %s (build menv first, or pass it as the second argument)" % menv)
-    for tool in ("dpkg-deb", "apt-get", "zstd", "patchelf"):
+    for tool in ("dpkg-deb", "apt-get", "tar", "zstd", "patchelf"):
         if not shutil.which(tool):
             die("'%s' is needed" % tool)
     cache = os.path.abspath(os.environ.get("MENV_TOOLCHAIN_CACHE")
@@ -824,22 +864,23 @@ def main():
     jobs = int(os.environ.get("MENV_TOOLCHAIN_JOBS") or os.cpu_count() or 2)
     level = int(os.environ.get("MENV_TOOLCHAIN_ZSTD_LEVEL") or 3)
     os.makedirs(cache, exist_ok=True)
-    # one build at a time per cache (the test fixture and the main job may share it)
-    lock = open(os.path.join(cache, "lock"), "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        log("waiting for another build-toolchain using %s" % cache)
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # one build at a time per cache (the test fixture and the main job may share it); --key
+    # builds nothing
+    if not key_only:
+        lock = open(os.path.join(cache, "lock"), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            log("waiting for another build-toolchain using %s" % cache)
+            fcntl.flock(lock, fcntl.LOCK_EX)
     timer = Timer()
 
     resolved, debs = resolve_and_download(cache, timer, debs_spec)
 
-    h = hashlib.sha256()
-    for f in (os.path.abspath(__file__), recipes.__file__):
-        h.update(open(f, "rb").read())
-    h.update(json.dumps([name, resolved, level, FORMAT_VERSION], sort_keys=True).encode())
-    key = h.hexdigest()[:20]
+    key = cache_key(name, resolved, level)
+    if key_only:
+        print(key)
+        return
     # the default set's builds are channels/KEY (where lockfile tests look for the newest),
     # another set's channels-SET/KEY
     chdir = os.path.join(cache, "channels" if name == "toolchain" else "channels-" + name)

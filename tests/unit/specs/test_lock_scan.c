@@ -222,7 +222,9 @@ static const char *const fallback[] = {
         "- name: a\n   version: '1'\n", /* indentation out of place */
         "- name: a\n  meta:\n     k: 1\n    j: 2\n",
         " - name: a\n",
-        "- name: a\n  <<: {b: c}\n",            /* a merge key */
+        "- name: a\n  <<: {b: c}\n",           /* a merge key */
+        "- name: a\n  hash: {<<: {md5: b}}\n", /* ... in an entry's mapping */
+        "- name: a\n  dependencies:\n    <<: {b: c}\n",
         "- name: a\n  ? complex\n  : key\n",    /* a complex key */
         "- name: a\n  meta: {url: http://x}\n", /* ':' in a flow plain scalar */
         "- name: a\n  meta: {a: b,}\n",         /* a trailing comma */

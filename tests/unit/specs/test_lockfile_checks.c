@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "internal.h"
 #include "specs.h"
 
 #define PKG "https://x.invalid/conda-forge/linux-64/zlib-1.3.1-hb9d3cd8_2.conda"
@@ -587,6 +588,115 @@ static void test_merge_keys(void **state)
 	json_decref(m);
 }
 
+/* Issue 24: the streaming reader (yaml_stream.c) kept a merge key inside a lock entry (the
+ * entry itself, its `hash`, its `dependencies`, any mapping of its members) as a key named
+ * "<<", where the whole-file reader (menv_yaml_to_json) merges it as conda-lock's YAML 1.1
+ * loader does. The same bytes through both readers: the streaming one hands every such file
+ * to the general one (1) or gives its value; and a lock written with merges reads as the same
+ * lock written out. */
+static int keep_item(void *ud, json_t *json, const struct menv_yaml_members *m, size_t index,
+                     size_t line)
+{
+	(void)index, (void)line;
+	json_array_append_new(ud, json ? json : menv_yaml_members_json(m));
+	return 0;
+}
+
+static void test_merge_keys_both_readers(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *yaml, *merged; /* merged: menv_yaml_to_json's value, or its error */
+	} cases[] = {
+	        {"package:\n- name: a\n  <<: {x: 1}\n", "{\"package\":[{\"name\":\"a\",\"x\":1}]}"},
+	        {"package:\n- <<: {x: 1}\n  name: a\n", "{\"package\":[{\"name\":\"a\",\"x\":1}]}"},
+	        {"package:\n- {name: a, <<: {name: b, v: 1}}\n",
+	         "{\"package\":[{\"name\":\"a\",\"v\":1}]}"},
+	        {"package:\n- name: a\n  <<: [{x: 1}, {x: 2, y: 2}]\n",
+	         "{\"package\":[{\"name\":\"a\",\"x\":1,\"y\":2}]}"},
+	        {"package:\n- name: a\n  hash: {<<: {md5: m}, sha256: s}\n",
+	         "{\"package\":[{\"name\":\"a\",\"hash\":{\"sha256\":\"s\",\"md5\":\"m\"}}]}"},
+	        {"package:\n- name: a\n  dependencies:\n    <<: {b: '1'}\n    c: '2'\n",
+	         "{\"package\":[{\"name\":\"a\",\"dependencies\":{\"c\":\"2\",\"b\":\"1\"}}]}"},
+	        {"package:\n- name: a\n  extra: {k: [1], <<: {z: 2}}\n",
+	         "{\"package\":[{\"name\":\"a\",\"extra\":{\"k\":[1],\"z\":2}}]}"},
+	        {"package:\n- x: {a: {<<: {q: 1}}}\n", "{\"package\":[{\"x\":{\"a\":{\"q\":1}}}]}"},
+	        {"top: {<<: {q: 1}}\npackage: []\n", "{\"top\":{\"q\":1},\"package\":[]}"},
+	        {"package:\n- name: a\n  <<: 3\n",
+	         "m.yml:3:7: a merge key ('<<') takes a mapping or a list of mappings"},
+	        /* a quoted '<<' is a key like any other: both readers keep it */
+	        {"package:\n- name: a\n  '<<': {x: 1}\n",
+	         "{\"package\":[{\"name\":\"a\",\"<<\":{\"x\":1}}]}"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		const char *y = cases[i].yaml;
+		struct menv_error err = {0};
+		json_t *whole = NULL, *streamed = NULL, *items = json_array();
+		int rc = menv_yaml_to_json(y, strlen(y), "m.yml", &whole, &err);
+		char *got = rc ? menv_xstrdup(err.msg) : json_dumps(whole, JSON_COMPACT);
+		if (strcmp(got, cases[i].merged))
+			fail_msg("case %zu: the whole-file reader gives %s", i, got);
+		free(got);
+		err = (struct menv_error){0};
+		rc = menv_yaml_stream_json(y, strlen(y), "m.yml", "package", keep_item, items,
+		                           &streamed, &err);
+		if (rc == 0) {
+			json_object_set(streamed, "package", items);
+			if (!whole || !json_equal(streamed, whole)) {
+				char *d = json_dumps(streamed, JSON_COMPACT);
+				fail_msg("case %zu: the streaming reader gives %s, the whole-file "
+				         "reader %s",
+				         i, d, cases[i].merged);
+			}
+		} else {
+			assert_int_equal(rc, 1); /* handed to the general reader */
+		}
+		json_decref(streamed);
+		json_decref(items);
+		json_decref(whole);
+	}
+
+	/* a lock whose entry merges keys, in itself and in its hash and dependencies, is the lock
+	 * written out: a complete entry merging `category` and `optional` was read as a main,
+	 * required package with an extra key "<<" */
+	struct menv_error err = {0};
+	const char *merged = "version: 1\npackage:\n"
+	                     "- name: a\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"
+	                     "  dependencies:\n    <<: {b: '>=1'}\n    c: ''\n"
+	                     "  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n"
+	                     "  hash: {md5: 0123456789abcdef0123456789abcdef, <<: {sha256: "
+	                     "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41}}\n"
+	                     "  <<: {category: dev, optional: true}\n";
+	const char *plain = "version: 1\npackage:\n"
+	                    "- name: a\n  version: '1.0'\n  manager: conda\n  platform: linux-64\n"
+	                    "  dependencies:\n    c: ''\n    b: '>=1'\n"
+	                    "  url: https://x.invalid/c/linux-64/a-1.0-0.conda\n"
+	                    "  hash: {md5: 0123456789abcdef0123456789abcdef, sha256: "
+	                    "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41}\n"
+	                    "  category: dev\n  optional: true\n";
+	json_t *m = model(merged, "m.yml", &err);
+	if (!m)
+		fail_msg("%s", err.msg);
+	json_t *p = model(plain, "m.yml", &err);
+	if (!p)
+		fail_msg("%s", err.msg);
+	json_t *a = json_array_get(json_object_get(m, "packages"), 0);
+	assert_string_equal(json_string_value(json_object_get(a, "category")), "dev");
+	assert_true(json_is_true(json_object_get(a, "optional")));
+	assert_int_equal(json_object_size(json_object_get(a, "extra")), 0);
+	assert_string_equal(json_string_value(json_object_get(a, "sha256")),
+	                    "9653f1bf3766164d0e65fa723cabbc54f02e38a7d7e4e8fd4c6bd4e4fd1d3b41");
+	assert_int_equal(json_array_size(json_object_get(a, "depends")), 2);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(a, "depends"), 1)),
+	                    "b >=1");
+	if (!json_equal(m, p)) {
+		char *dm = json_dumps(m, JSON_SORT_KEYS), *dp = json_dumps(p, JSON_SORT_KEYS);
+		fail_msg("merged: %s\nplain: %s", dm, dp);
+	}
+	json_decref(m);
+	json_decref(p);
+}
+
 /* Issue 22: a conda package of a format that requires its hash, or whose hash is an empty
  * string, is refused with FILE:LINE naming it (it was read as "no hash" and installed
  * unchecked): conda-lock's `hash: {}`, `md5: ""`, no `hash` at all (its model requires the
@@ -841,6 +951,7 @@ int main(void)
 	        cmocka_unit_test(test_conda_lock_value_types),
 	        cmocka_unit_test(test_entry_line_kept),
 	        cmocka_unit_test(test_merge_keys),
+	        cmocka_unit_test(test_merge_keys_both_readers),
 	        cmocka_unit_test(test_missing_hashes),
 	        cmocka_unit_test(test_url_fragment_hashes),
 	};
