@@ -1008,6 +1008,19 @@ static bool has_channel_repo(const struct menv_solver *s)
 	return false;
 }
 
+/* conda's classic Solver makes the reductions menv_solv_reduce_stale replays on a change of
+ * installed records with update_modifier UPDATE_SPECS (update, install --update-specs) */
+static bool update_specs_road(const struct menv_solver *s, const struct menv_solve_request *req)
+{
+	if (!(req->update_specs || req->nupdate) || req->freeze_installed || req->no_update_deps ||
+	    req->update_all || req->nremove || req->force_remove || !has_channel_repo(s))
+		return false;
+	for (size_t i = 0; i < s->inst_alloc; i++)
+		if (s->inst_by_id[i])
+			return true;
+	return false;
+}
+
 /* The solve proper: relaxing, then update_deps' second solve and the feature metric's. On
  * success *out is the solver (free it); NEEDS_FULL (no error set) where a pruned pool's
  * answer may not be the full pool's. */
@@ -1143,6 +1156,8 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 			goto out;
 		}
 	}
+	if (update_specs_road(s, req))
+		menv_solv_reduce_stale(s, req);
 	if (!menv_solv_prune(s)) {
 		rc = solve_plan(s, req, &pl, &solv, err);
 	} else {
@@ -1204,6 +1219,7 @@ out:
 	if (solv)
 		solver_free(solv);
 	menv_solv_prune_undo(s);
+	menv_solv_reduce_undo(s);
 	map_free(&pl.unlocked);
 	queue_free(&pl.held);
 	queue_free(&pl.featjobs);
