@@ -977,6 +977,38 @@ static void prune_orphans(struct menv_solver *s, Solver *solv, const struct menv
 			out->unlink[out->nunlink++] = r;
 			changed = true;
 		}
+		/* a floating installed package (no spec in conda's specs_map) that something
+		 * needed and that leaves: its replacement stays only if something needs it (conda's
+		 * SAT holds no package that no spec reaches); the same version and build stays */
+		for (Id q = 2; q < pool->nsolvables; q++) {
+			Solvable *qs = pool_id2solvable(pool, q);
+			if (!MAPTST(&in, q) || qs->repo == s->virt || !qs->repo)
+				continue;
+			Id p = s->virt->start;
+			while (p < s->virt->end && (!installed_rec(s, p) || MAPTST(&in, p) ||
+			                            pool_id2solvable(pool, p)->name != qs->name))
+				p++;
+			json_t *r = p < s->virt->end ? installed_rec(s, p) : NULL;
+			if (!r)
+				continue;
+			const char *name = json_str(r, "name");
+			if (!floats(req, r) || has_name(&pl->explicit_names, name) ||
+			    (req->aggressive && has_name(req->aggressive, name)))
+				continue;
+			const struct menv_record *rec = menv_solv_record_of(s, q);
+			if (!rec ||
+			    (!strcmp(rec->version, json_str(r, "version")) &&
+			     !strcmp(rec->build, json_str(r, "build"))) ||
+			    !needed_by(pool, &before, p) || needed_by(pool, &in, q))
+				continue;
+			MAPCLR(&in, q);
+			size_t nl = 0;
+			for (size_t i = 0; i < out->nlink; i++)
+				if (out->link[i] != rec)
+					out->link[nl++] = out->link[i];
+			out->nlink = nl;
+			changed = true;
+		}
 	}
 	map_free(&before);
 	map_free(&in);
