@@ -10,6 +10,7 @@
  *   rank.c      channel/subdir order, strict priority, variant ranking
  *   features.c  conda's legacy features (track_features switching builds' features on)
  *   prune.c     builds no solution can hold, out of a first solve
+ *   reduce.c    conda's get_reduced_index replayed for Resolve.valid2's memo
  *   request.c   a request as libsolv jobs, relaxation, the transaction
  *   problems.c  a failed solve's problems as text and JSON
  *   query.c     search and whoneeds
@@ -49,6 +50,8 @@ struct menv_solver {
 	Map *considered;     /* strict priority: the installable solvables */
 	Map *pruned;         /* prune.c: considered less the builds no solution holds, or NULL */
 	Map *unpruned;       /* the pool's considered map before (borrowed), while pruned */
+	Map *reduced;        /* reduce.c: considered less what conda's valid2 memo leaves out */
+	Map *unreduced;      /* the pool's considered map before (borrowed), while reduced */
 	json_t **inst_by_id; /* solvable Id -> installed PrefixRecord (borrowed) */
 	size_t inst_alloc;
 	size_t by_id_alloc;
@@ -242,6 +245,15 @@ int menv_solv_feature_jobs(struct menv_solver *s, Solver *solv, const struct men
 int menv_solv_prune(struct menv_solver *s);
 /* The full pool back (no-op when not pruned); whatprovides made again. */
 void menv_solv_prune_undo(struct menv_solver *s);
+/* conda's classic Solver on the UPDATE_SPECS road of a change (installed records, update
+ * specs): replays the reduced indexes conda 26.7.1 makes (conda/core/solve.py _add_specs'
+ * explicit pool and conflict check, UPDATE_SPECS' get_conflicting_specs, _run_sat's) with
+ * Resolve.valid2's memo carried from one to the next, as conda's MatchSpec objects carry it,
+ * and takes out of the pool's considered map (whatprovides made again) the channel records a
+ * fresh final reduction holds and the replayed one lacks. Returns how many; undo with
+ * menv_solv_reduce_undo. MENV_SOLVER_VALID2_MEMO=0 (tests) replays nothing. */
+int menv_solv_reduce_stale(struct menv_solver *s, const struct menv_solve_request *req);
+void menv_solv_reduce_undo(struct menv_solver *s);
 
 /* ---- request.c ------------------------------------------------------------------------- */
 

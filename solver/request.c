@@ -977,6 +977,38 @@ static void prune_orphans(struct menv_solver *s, Solver *solv, const struct menv
 			out->unlink[out->nunlink++] = r;
 			changed = true;
 		}
+		/* a floating installed package (no spec in conda's specs_map) that something
+		 * needed and that leaves: its replacement stays only if something needs it (conda's
+		 * SAT holds no package that no spec reaches); the same version and build stays */
+		for (Id q = 2; q < pool->nsolvables; q++) {
+			Solvable *qs = pool_id2solvable(pool, q);
+			if (!MAPTST(&in, q) || qs->repo == s->virt || !qs->repo)
+				continue;
+			Id p = s->virt->start;
+			while (p < s->virt->end && (!installed_rec(s, p) || MAPTST(&in, p) ||
+			                            pool_id2solvable(pool, p)->name != qs->name))
+				p++;
+			json_t *r = p < s->virt->end ? installed_rec(s, p) : NULL;
+			if (!r)
+				continue;
+			const char *name = json_str(r, "name");
+			if (!floats(req, r) || has_name(&pl->explicit_names, name) ||
+			    (req->aggressive && has_name(req->aggressive, name)))
+				continue;
+			const struct menv_record *rec = menv_solv_record_of(s, q);
+			if (!rec ||
+			    (!strcmp(rec->version, json_str(r, "version")) &&
+			     !strcmp(rec->build, json_str(r, "build"))) ||
+			    !needed_by(pool, &before, p) || needed_by(pool, &in, q))
+				continue;
+			MAPCLR(&in, q);
+			size_t nl = 0;
+			for (size_t i = 0; i < out->nlink; i++)
+				if (out->link[i] != rec)
+					out->link[nl++] = out->link[i];
+			out->nlink = nl;
+			changed = true;
+		}
 	}
 	map_free(&before);
 	map_free(&in);
@@ -1005,6 +1037,19 @@ static bool has_channel_repo(const struct menv_solver *s)
 	FOR_REPOS(i, r)
 	if (r != pool->installed && r != s->virt && r->nsolvables)
 		return true;
+	return false;
+}
+
+/* conda's classic Solver makes the reductions menv_solv_reduce_stale replays on a change of
+ * installed records with update_modifier UPDATE_SPECS (update, install --update-specs) */
+static bool update_specs_road(const struct menv_solver *s, const struct menv_solve_request *req)
+{
+	if (!(req->update_specs || req->nupdate) || req->freeze_installed || req->no_update_deps ||
+	    req->update_all || req->nremove || req->force_remove || !has_channel_repo(s))
+		return false;
+	for (size_t i = 0; i < s->inst_alloc; i++)
+		if (s->inst_by_id[i])
+			return true;
 	return false;
 }
 
@@ -1143,6 +1188,8 @@ int menv_solver_solve_request(struct menv_solver *s, const struct menv_solve_req
 			goto out;
 		}
 	}
+	if (update_specs_road(s, req))
+		menv_solv_reduce_stale(s, req);
 	if (!menv_solv_prune(s)) {
 		rc = solve_plan(s, req, &pl, &solv, err);
 	} else {
@@ -1204,6 +1251,7 @@ out:
 	if (solv)
 		solver_free(solv);
 	menv_solv_prune_undo(s);
+	menv_solv_reduce_undo(s);
 	map_free(&pl.unlocked);
 	queue_free(&pl.held);
 	queue_free(&pl.featjobs);
