@@ -68,15 +68,16 @@ static int record_set(struct menv_record *r, json_t *obj, const char *url,
 }
 
 /* The length of a package URL's folder ("https://h/c/linux-64/x-1-0.conda" -> up to the last
- * '/'), when the URL ends in a plain package file name; else 0. */
+ * '/'), when the URL ends in a plain package file name (menv_url_basename; no query or
+ * fragment); else 0. */
 static size_t package_folder(const char *url)
 {
-	const char *b = strrchr(url, '/');
-	if (!b || b == url || strpbrk(b, "?#"))
+	size_t n;
+	const char *b = menv_url_basename(url, &n);
+	if (b <= url + 1 || b[n])
 		return 0;
-	size_t n = strlen(b);
-	if ((n > 7 && !strcmp(b + n - 6, ".conda")) || (n > 9 && !strcmp(b + n - 8, ".tar.bz2")))
-		return (size_t)(b - url);
+	if ((n > 6 && !strcmp(b + n - 6, ".conda")) || (n > 8 && !strcmp(b + n - 8, ".tar.bz2")))
+		return (size_t)(b - 1 - url);
 	return 0;
 }
 
@@ -273,8 +274,8 @@ int menv_lockrecs_build(const struct menv_config *cfg, const char *src,
 			goto out;
 		}
 		if (!fn) {
-			const char *b = strrchr(path, '/');
-			fn = b ? b + 1 : path;
+			size_t fl; /* path has no query or fragment: fn ends where it does */
+			fn = menv_url_basename(path, &fl);
 		}
 		if ((rc = entry_matches_url(p, fn, err))) {
 			entry_error(src, p, rc, err);

@@ -435,6 +435,20 @@ void menv_json_redact(json_t *j);
 /* menv_text_redact applied to the text in `b`, in place (an export before it is written). */
 void menv_buf_redact(struct menv_buf *b);
 
+/* The file name a URL names (specs/redact.c): its path's last component, without the query
+ * and the fragment ("https://h/c/noarch/x-1-0.conda?token=T#md5" gives "x-1-0.conda"), as a
+ * pointer into `url` (borrowed) and its length in *len (0 where the path ends in '/'). The one
+ * way menv names a file after a URL (a download, the package cache, a mirror, a lock entry's
+ * file and subdir): a query or a fragment (a token, a signature, a hash) never becomes part
+ * of a file name. Never fails. */
+const char *menv_url_basename(const char *url, size_t *len);
+/* menv_url_basename as a new string. Caller frees. */
+char *menv_url_filename(const char *url);
+/* The path component before that file name ("linux-64" of ".../linux-64/x.conda?q"): its
+ * offset and length in `url`; false where the path has none (no '/' before the file name,
+ * or an empty component). */
+bool menv_url_folder(const char *url, size_t *off, size_t *len);
+
 /* Expands a user channel list in order: `defaults` becomes cfg->default_channels,
  * `nodefaults` is dropped (conda: an instruction, not a channel), duplicates are dropped.
  * `out` receives owned strings. */

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""cli.attack11_<case>: what an eleventh outside attack (issue 22, "kinds, not instances")
+found, one case each (python3 test_attack11.py MENV SHARED CASE):
+
+- mirror_query: `menv mirror -f LOCK DIR` with a lock entry's URL carrying a query
+  (".../aa-1.0-0.tar.bz2?token=CANARY7x9") named the staged file after the whole URL tail,
+  exited 1 printing the token ("'/tmp/menv-mirror-N-X/pkgs/aa-1.0-0.tar.bz2?token=...' is
+  not a regular file") and left an empty DIR/noarch behind. A file name comes from a URL in
+  one place now (menv_url_basename: the path's last component, without query or fragment):
+  the query is used for the download only. The mirror (to a folder and to a file:// URL),
+  a create and an install from the lock, their export and list succeed; the canary is in no
+  output line and in no byte or file name under DIR, the root prefix (environments, package
+  cache), HOME or TMPDIR. A mirror that really fails (a wrong sha256) fails with one line
+  without the query, and leaves DIR as it was (not made where it was not there; an existing
+  folder's files as they were).
+"""
+import json
+import os
+import shutil
+import sys
+
+import menvtest
+from menvtest import build_tar_bz2, read_json, tree_snapshot, write_text
+
+CANARY = "CANARY7x9"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def walk_for(tops, needle):
+    """Paths under tops whose name or bytes hold needle."""
+    hits = []
+    for top in tops:
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in dirnames + filenames:
+                p = os.path.join(dirpath, name)
+                if needle in name:
+                    hits.append(p)
+                if name in filenames and not os.path.islink(p) and os.path.isfile(p):
+                    with open(p, "rb") as f:
+                        if needle.encode() in f.read():
+                            hits.append(p)
+    return hits
+
+
+def conda_lock(entries):
+    """A conda-lock v1 file of entries [(name, version, url, md5, sha256)] (linux-64)."""
+    text = ("version: 1\nmetadata:\n  content_hash: {}\n  channels: []\n"
+            "  platforms: [linux-64]\n  sources: []\npackage:\n")
+    for name, version, url, md5, sha in entries:
+        text += ("- name: %s\n  version: '%s'\n  manager: conda\n  platform: linux-64\n"
+                 "  dependencies: {}\n  url: %s\n  hash: {md5: %s, sha256: %s}\n"
+                 "  category: main\n  optional: false\n" % (name, version, url, md5, sha))
+    return text
+
+
+def case_mirror_query(t):
+    srv_dir = os.path.join(t.tmp, "srv")
+    chan = os.path.join(srv_dir, "chan")
+    build_tar_bz2(os.path.join(chan, "noarch", "aa-1.0-0.tar.bz2"),
+                  {"name": "aa", "version": "1.0", "build": "0", "build_number": 0,
+                   "subdir": "noarch", "depends": []}, files={"share/aa.txt": b"aa\n"})
+    build_tar_bz2(os.path.join(chan, "linux-64", "bb-1.0-0.tar.bz2"),
+                  {"name": "bb", "version": "1.0", "build": "0", "build_number": 0,
+                   "subdir": "linux-64", "depends": []}, files={"share/bb.txt": b"bb\n"})
+    fn2 = "versioned-2.0-0.conda"
+    shutil.copy(os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch", fn2),
+                os.path.join(chan, "noarch", fn2))
+    t.index(chan)
+    rd = read_json(os.path.join(chan, "noarch", "repodata.json"))
+    aa = rd["packages"]["aa-1.0-0.tar.bz2"]
+    vv = rd["packages.conda"][fn2]
+    bb = read_json(os.path.join(chan, "linux-64", "repodata.json"))["packages"]["bb-1.0-0.tar.bz2"]
+    tmpdir = os.path.join(t.tmp, "tmpdir")
+    os.makedirs(tmpdir)
+    env = {"TMPDIR": tmpdir}
+    srv = t.http_server(srv_dir)
+    outs = []
+
+    def run(*args, rc=0):
+        r = t.menv_run(*args, env=env)
+        outs.append(r)
+        if rc is not None:
+            t.check(r.rc == rc, "menv %s: exit %d" % (" ".join(args), rc), r)
+        return r
+
+    try:
+        base = srv.base + "/chan/noarch/"
+        q = "?token=" + CANARY
+        lock = os.path.join(t.tmp, "lock.yml")
+        # one entry with a query, one with a query and a "#md5" fragment
+        write_text(lock, conda_lock([
+            ("aa", "1.0", base + "aa-1.0-0.tar.bz2" + q, aa["md5"], aa["sha256"]),
+            ("versioned", "2.0", base + fn2 + q + "#" + vv["md5"], vv["md5"], vv["sha256"])]))
+        dirs = [os.path.join(t.tmp, "DIR"), os.path.join(t.tmp, "DIR2")]
+        before = len(srv.requests())
+        run("mirror", "-f", lock, dirs[0])
+        run("mirror", "-f", lock, "--platform", "linux-64", "file://" + dirs[1])
+        t.check("/chan/noarch/aa-1.0-0.tar.bz2" + q in srv.requests()[before:],
+                "the mirror downloaded with the query", srv.requests())
+        for d in dirs:
+            for sub, fn, rec in (("noarch", "aa-1.0-0.tar.bz2", aa), ("noarch", fn2, vv)):
+                p = os.path.join(d, sub, fn)
+                t.check(os.path.isfile(p) and menvtest.sha256_file(p) == rec["sha256"],
+                        "%s: %s/%s mirrored under its own name" % (d, sub, fn),
+                        sorted(os.listdir(os.path.join(d, sub)))
+                        if os.path.isdir(os.path.join(d, sub)) else None)
+            if os.path.isfile(os.path.join(d, "noarch", "repodata.json")):
+                got = read_json(os.path.join(d, "noarch", "repodata.json"))
+                t.eq((sorted(got["packages"]), sorted(got["packages.conda"])),
+                     (["aa-1.0-0.tar.bz2"], [fn2]), "%s: the mirror's index" % d)
+            run("index", d)
+        # a create and an install from the same lock, the package cache cold
+        shutil.rmtree(t.pkgs, ignore_errors=True)
+        run("create", "-y", "-n", "e", "-f", lock)
+        run("create", "-y", "-n", "e2")
+        run("install", "-y", "-n", "e2", "-f", lock)
+        for e in ("e", "e2"):
+            for dist in ("aa-1.0-0", "versioned-2.0-0"):
+                p = os.path.join(t.envs, e, "conda-meta", dist + ".json")
+                if t.check(os.path.isfile(p), "%s: %s installed" % (e, dist)):
+                    t.check(read_json(p)["url"].startswith(base),
+                            "%s: %s's record url" % (e, dist), read_json(p)["url"])
+            for args in (["export"], ["export", "--format", "explicit"], ["list"],
+                         ["list", "--json"], ["list", "--explicit", "--md5"]):
+                run(*args, "-n", e)
+        # a mirror that really fails: the sha256 of aa is wrong
+        bad = os.path.join(t.tmp, "bad.lock.yml")
+        write_text(bad, conda_lock([
+            ("versioned", "2.0", base + fn2 + q, vv["md5"], vv["sha256"]),
+            ("aa", "1.0", base + "aa-1.0-0.tar.bz2" + q, aa["md5"], "0" * 64)]))
+        fresh = os.path.join(t.tmp, "DIR3")
+        r = run("mirror", "-f", bad, fresh, rc=None)
+        t.one_line_error(r, "mirror with a wrong sha256", ["aa-1.0-0.tar.bz2"])
+        t.check(not os.path.lexists(fresh), "the failed mirror made no DIR3",
+                tree_snapshot(fresh))
+        old = os.path.join(t.tmp, "DIR4")
+        write_text(os.path.join(old, "keep.txt"), "mine\n")
+        snap = tree_snapshot(old)
+        r = run("mirror", "-f", bad, old, rc=None)
+        t.one_line_error(r, "mirror into a folder with a wrong sha256", ["aa-1.0-0.tar.bz2"])
+        t.eq(tree_snapshot(old), snap, "the failed mirror left DIR4 as it was")
+        # one that fails once a package is copied: DIR4/linux-64 is a file, the noarch
+        # package copied before it is taken away again, and the noarch folder made for it
+        write_text(os.path.join(old, "linux-64"), "not a folder\n")
+        snap = tree_snapshot(old)
+        late = os.path.join(t.tmp, "late.lock.yml")
+        write_text(late, conda_lock([
+            ("versioned", "2.0", base + fn2 + q, vv["md5"], vv["sha256"]),
+            ("bb", "1.0", srv.base + "/chan/linux-64/bb-1.0-0.tar.bz2" + q, bb["md5"],
+             bb["sha256"])]))
+        r = run("mirror", "-f", late, old, rc=None)
+        t.one_line_error(r, "mirror into a folder whose linux-64 is a file", ["linux-64"])
+        t.eq(tree_snapshot(old), snap, "the mirror that failed late left DIR4 as it was")
+        # the canary: in no output line, no byte or name menv wrote
+        leaked = [str(r) for r in outs if CANARY in r.out or CANARY in r.err]
+        t.eq(leaked[:1], [], "the query is in no output line")
+        t.eq(walk_for(dirs + [fresh, old, t.root, t.home, tmpdir], CANARY), [],
+             "the query is in no byte or file name menv wrote")
+        t.eq(os.listdir(tmpdir), [], "nothing left in TMPDIR")
+    finally:
+        srv.stop()
+
+
+CASES = {"mirror_query": case_mirror_query}
+
+
+def body(t, case=None):
+    if case not in CASES:
+        raise menvtest.Fatal("unknown case %r (one of %s)" % (case, ", ".join(CASES)))
+    CASES[case](t)
+
+
+if __name__ == "__main__":
+    menvtest.main(body, "attack11_" + (sys.argv[3] if len(sys.argv) > 3 else "?"))
