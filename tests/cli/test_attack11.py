@@ -13,6 +13,21 @@ found, one case each (python3 test_attack11.py MENV SHARED CASE):
   cache), HOME or TMPDIR. A mirror that really fails (a wrong sha256) fails with one line
   without the query, and leaves DIR as it was (not made where it was not there; an existing
   folder's files as they were).
+- yaml_null_path: an unquoted `~` in .condarc is YAML's null, but menv read it as the text "~",
+  so HOME for a path key (`root_prefix: ~` made HOME the root prefix, `client_ssl_cert: ~`
+  HOME the client certificate, `ssl_verify: ~` HOME the CA bundle), while `ssl_verify: null`
+  was refused as the relative path 'null', `pkgs_dirs: ~` as "must be a list of strings" and
+  `proxy_servers: {http: ~}` gave the proxy "~". A null is now what conda 26.7.1 makes of it
+  by the key's kind (conda/common/configuration.py: Sequence/Map/ObjectParameter's
+  get_all_matches drop a null; a PrimitiveParameter's None goes through auxlib's typify with
+  its element type), for each spelling (~, null, NULL, nothing): a list or a map is not set
+  by that file (the default or a lower file's value stays); client_ssl_cert(_key) and a
+  proxy_servers entry ((str, NoneType)) are none, also over a lower file's value; a bool is
+  false; every other key is refused with FILE:LINE:COL (conda refuses it too, or makes the
+  text 'None' of it: root_prefix a relative folder, a list entry or a custom channel a
+  location 'None'); ssl_verify, which conda reads as false, is refused rather than turning
+  certificate checks off. A quoted '~' and `~/x` are text, expanded as before. Nothing is
+  made or changed under HOME by any of them.
 """
 import json
 import os
@@ -161,7 +176,116 @@ def case_mirror_query(t):
         srv.stop()
 
 
-CASES = {"mirror_query": case_mirror_query}
+NULLS = ("~", "null", "NULL", "")
+
+
+def case_yaml_null_path(t):
+    chan = t.make_channel("chan", {"noarch": [os.path.join(
+        t.corpus, "packages", "conda", "test-recipes", "noarch", "dependency-1.0-0.conda")]})
+    low = os.path.join(t.home, ".condarc")
+    lowtext = ("pkgs_dirs: [%s/lowpk]\nenvs_dirs: [%s/lowenvs]\nchannels: [lowchan]\n"
+               "default_channels: ['http://low/d']\ncustom_channels: {lowc: 'http://low/c'}\n"
+               "migrated_custom_channels: {lowm: 'http://low/m'}\n"
+               "client_ssl_cert: %s/low.pem\nclient_ssl_cert_key: %s/low.key\n"
+               "always_copy: true\noffline: true\nsmoke_check: true\n"
+               "proxy_servers: {http: 'http://low:1', https: 'http://low:2'}\n"
+               % (t.tmp, t.tmp, t.tmp, t.tmp))
+    nulls = ("pkgs_dirs", "envs_dirs", "channels", "default_channels", "custom_channels",
+             "migrated_custom_channels", "client_ssl_cert", "client_ssl_cert_key",
+             "always_copy", "offline", "smoke_check")
+    def home():  # HOME less the environment registry (~/.conda/environments.txt, conda's)
+        return {k: v for k, v in tree_snapshot(t.home).items() if not k.startswith(".conda")}
+
+    home_before = home()
+    for null in NULLS:
+        sp = " " if null else ""
+        t.set_rc("".join("%s:%s%s\n" % (k, sp, null) for k in nulls) +
+                 "proxy_servers:\n  http:%s%s\nmirrored_channels:\n  lowm:%s%s\n"
+                 % (sp, null, sp, null))
+        # alone: each key's default (bools false: conda's boolify(None))
+        r = t.menv_run("config", "--show", "--json")
+        if t.check(r.rc == 0, "null %r: config --show" % null, r):
+            j = r.json()
+            got = {k: j.get(k) for k in nulls + ("proxy_servers",)}
+            t.eq(got, {"pkgs_dirs": [t.pkgs], "envs_dirs": [t.envs], "channels": [],
+                       "default_channels": ["https://repo.anaconda.com/pkgs/main",
+                                            "https://repo.anaconda.com/pkgs/r"],
+                       "custom_channels": {"pkgs/pro": "https://repo.anaconda.com"},
+                       "migrated_custom_channels": {}, "client_ssl_cert": None,
+                       "client_ssl_cert_key": None, "always_copy": False, "offline": False,
+                       "smoke_check": False, "proxy_servers": {}},
+                 "null %r alone: the effective values" % null)
+        r = t.menv_run("create", "-y", "-q", "-n", "e", "-c", t.url(chan),
+                       "--override-channels", "dependency")
+        t.check(r.rc == 0 and os.path.isdir(os.path.join(t.envs, "e", "conda-meta")),
+                "null %r: a create goes to the default places" % null, r)
+        shutil.rmtree(os.path.join(t.envs, "e"), ignore_errors=True)
+        # over a lower file: lists and maps keep its values, the (str, None) keys and a
+        # proxy entry are none, bools false
+        write_text(low, lowtext)
+        r = t.menv_run("config", "--show", "--json")
+        if t.check(r.rc == 0, "null %r over ~/.condarc: config --show" % null, r):
+            j = r.json()
+            got = {k: j.get(k) for k in nulls + ("proxy_servers",)}
+            t.eq(got, {"pkgs_dirs": [t.tmp + "/lowpk"], "envs_dirs": [t.tmp + "/lowenvs"],
+                       "channels": ["lowchan"], "default_channels": ["http://low/d"],
+                       "custom_channels": {"pkgs/pro": "https://repo.anaconda.com",
+                                           "lowc": "http://low/c"},
+                       "migrated_custom_channels": {"lowm": "http://low/m"},
+                       "client_ssl_cert": None, "client_ssl_cert_key": None,
+                       "always_copy": False, "offline": False, "smoke_check": False,
+                       "proxy_servers": {"https": "http://low:2"}},
+                 "null %r over ~/.condarc: the effective values" % null)
+        os.unlink(low)
+    t.eq(home(), home_before, "nothing made or changed under HOME")
+
+    # refused: FILE:LINE:COL, the key, and no HOME; with the root prefix from .condarc
+    refused = ("root_prefix", "ssl_verify", "channel_alias", "channel_priority",
+               "update_modifier", "download_threads", "remote_max_retries",
+               "remote_read_timeout_secs", "remote_connect_timeout_secs",
+               "remote_backoff_factor", "repodata_max_bytes", "local_repodata_ttl")
+    noroot = {"MENV_ROOT_PREFIX": ""}
+    for key in refused:
+        for null in NULLS:
+            t.set_rc("# nulls\n%s:%s%s\n" % (key, " " if null else "", null))
+            col = len(key) + (3 if null else 2)
+            what = ("is null ('%s' is YAML's null" % null) if null else \
+                "has no value (YAML's null)"
+            needles = ["%s:2:%d: " % (t.rc, col), "%s %s" % (key, what)]
+            if key == "ssl_verify":
+                needles.append("conda reads it as false")
+            for args in (("config", "--show", key), ("create", "-y", "-n", "e", "-c",
+                                                      t.url(chan), "--override-channels",
+                                                      "dependency")):
+                r = t.menv_run(*args, env=noroot)
+                t.one_line_error(r, "%s: %r: menv %s" % (key, null, args[0]), needles)
+    # a null list entry or custom channel location: refused (conda's text 'None')
+    for text, needle in (("pkgs_dirs: [~]\n", "pkgs_dirs must be a list of strings, not a "
+                          "null '~'"),
+                         ("envs_dirs:\n  - null\n", "envs_dirs must be a list of strings"),
+                         ("channels: [x, ~]\n", "channels must be a list of strings"),
+                         ("custom_channels: {a: ~}\n", "custom_channels.a must be a str, not "
+                          "a null '~'"),
+                         ("migrated_custom_channels:\n  a:\n", "migrated_custom_channels.a "
+                          "must be a str")):
+        t.set_rc(text)
+        t.one_line_error(t.menv_run("config", "--show", env=noroot), repr(text),
+                         [t.rc + ":", needle])
+    t.eq(home(), home_before, "nothing made under HOME by a refused null")
+
+    # text: a quoted '~' and ~/x are expanded as before (conda's expanduser)
+    t.set_rc("root_prefix: '~'\npkgs_dirs: ['~/p', ~/q]\nclient_ssl_cert: ~/c.pem\n"
+             "ssl_verify: '~/ca.pem'\n")
+    r = t.menv_run("config", "--show", "--json", env=noroot)
+    if t.check(r.rc == 0, "quoted '~': config --show", r):
+        j = r.json()
+        t.eq((j.get("root_prefix"), j.get("pkgs_dirs"), j.get("client_ssl_cert"),
+              j.get("ssl_verify")),
+             (t.home, [t.home + "/p", t.home + "/q"], t.home + "/c.pem", t.home + "/ca.pem"),
+             "'~' and ~/x: text, expanded")
+
+
+CASES = {"mirror_query": case_mirror_query, "yaml_null_path": case_yaml_null_path}
 
 
 def body(t, case=None):
