@@ -28,6 +28,14 @@ found, one case each (python3 test_attack11.py MENV SHARED CASE):
   location 'None'); ssl_verify, which conda reads as false, is refused rather than turning
   certificate checks off. A quoted '~' and `~/x` are text, expanded as before. Nothing is
   made or changed under HOME by any of them.
+- revision_range: `menv install --revision 99999999999999999999` said "revision
+  9223372036854775807 does not exist": strtol clamped the number, and the message named a
+  revision the user never typed. Every number the front end reads from the user goes through
+  one checked parser now (menv_cli_parse_count: digits only, at most its maximum; --revision
+  and $COLUMNS were the two): a number too large, a sign, a space or other text is refused
+  with exit 2 and one line quoting what was typed, the environment unchanged; the largest
+  long is a revision that does not exist, said as typed. A $COLUMNS too large or not a
+  number draws the table as having none.
 """
 import json
 import os
@@ -285,7 +293,38 @@ def case_yaml_null_path(t):
              "'~' and ~/x: text, expanded")
 
 
-CASES = {"mirror_query": case_mirror_query, "yaml_null_path": case_yaml_null_path}
+def case_revision_range(t):
+    chan = t.make_channel("chan", {"noarch": [os.path.join(
+        t.corpus, "packages", "conda", "test-recipes", "noarch", "dependency-1.0-0.conda")]})
+    t.menv_ok("create", "-y", "-q", "-n", "e", "-c", t.url(chan), "--override-channels",
+              "dependency")
+    meta = os.path.join(t.envs, "e", "conda-meta")
+    before = tree_snapshot(meta)
+    for typed, why in (("99999999999999999999", "no revision is that large"),
+                       ("9223372036854775808", "no revision is that large"),
+                       ("18446744073709551616", "no revision is that large"),
+                       ("-1", "a revision number"), ("+1", "a revision number"),
+                       (" 1", "a revision number"), ("1x", "a revision number"),
+                       ("0x10", "a revision number"), ("", "a revision number")):
+        for cmd in ("install",):  # the one command with --revision
+            r = t.menv_run(cmd, "-y", "-n", "e", "--revision", typed)
+            t.eq(r.rc, 2, "%s --revision %r: exit 2" % (cmd, typed))
+            t.one_line_error(r, "%s --revision %r" % (cmd, typed),
+                             ["invalid revision '%s' (%s" % (typed, why)], nonzero_only=True)
+            t.check("9223372036854775807" not in r.err or typed == "9223372036854775807",
+                    "%s --revision %r: no clamped number" % (cmd, typed), r.err)
+    r = t.menv_run("install", "-y", "-n", "e", "--revision", "9223372036854775807")
+    t.one_line_error(r, "the largest long", ["revision 9223372036854775807 does not exist"])
+    t.eq(tree_snapshot(meta), before, "the environment is as it was")
+    # $COLUMNS: too large or not a number, the table has no width limit
+    want = t.menv_ok("list", "-n", "e", env={"COLUMNS": ""}).out
+    for cols in ("99999999999999999999", "4294967297", "-5", "80x"):
+        r = t.menv_run("list", "-n", "e", env={"COLUMNS": cols})
+        t.eq((r.rc, r.out), (0, want), "COLUMNS=%s: list as with no width" % cols)
+
+
+CASES = {"mirror_query": case_mirror_query, "yaml_null_path": case_yaml_null_path,
+         "revision_range": case_revision_range}
 
 
 def body(t, case=None):
