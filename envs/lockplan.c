@@ -784,29 +784,37 @@ bool menv_pip_source_option(const char *s)
 	return false;
 }
 
-void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_record **link,
-                         const bool *cached, size_t n)
+void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_strvec *channels,
+                         const struct menv_record **link, const bool *cached, size_t n)
 {
-	const char **urls = menv_xcalloc(n + 1, sizeof(*urls));
+	char **urls = menv_xcalloc(n + 1, sizeof(*urls));
 	struct menv_record **recs = menv_xcalloc(n + 1, sizeof(*recs));
 	int64_t *sizes = menv_xcalloc(n + 1, sizeof(*sizes));
-	size_t k = 0;
+	size_t k = 0, ncreds = 0;
 	struct menv_fetch_opts fo;
+	struct menv_channel **creds = NULL;
 
+	menv_fetch_opts_from_config(&fo, cfg);
 	for (size_t i = 0; i < n && !cfg->offline; i++)
 		if (!cached[i] && link[i]->size <= 0 && link[i]->url) {
+			if (!k) { /* asked where the fetch will ask: with the channels' credentials */
+				menv_channel_credentials(cfg, channels, NULL, &creds, &ncreds);
+				fo.creds = (const struct menv_channel *const *)creds;
+				fo.ncreds = ncreds;
+			}
 			/* the records are the lock's own (struct menv_lockrecs), not the plan's */
 			recs[k] = (struct menv_record *)link[i];
-			urls[k] = link[i]->url;
+			urls[k] = menv_pkgcache_url(link[i], &fo);
 			sizes[k++] = -1;
 		}
-	if (k) {
-		menv_fetch_opts_from_config(&fo, cfg);
-		menv_fetch_sizes(urls, sizes, k, &fo);
-	}
-	for (size_t i = 0; i < k; i++)
+	if (k)
+		menv_fetch_sizes((const char *const *)urls, sizes, k, &fo);
+	for (size_t i = 0; i < k; i++) {
 		if (sizes[i] > 0)
 			recs[i]->size = sizes[i];
+		free(urls[i]);
+	}
+	menv_channels_free(creds, ncreds);
 	free(urls);
 	free(recs);
 	free(sizes);

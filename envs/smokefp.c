@@ -7,7 +7,8 @@
  * <date>" instead.
  *
  * The inputs are text lines, sorted, then hashed; the file keeps them too, so that a reader
- * can see what the last check was run against. Never prints.
+ * can see what the last check was run against. Never prints. Also whether an environment
+ * wants the check at all (menv_env_wants_smoke).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,8 +21,26 @@
 #include "link.h"
 #include "prefix.h"
 #include "smoke.h"
+#include "txn.h"
 
 #define FP_VERSION "menv-smoke-fingerprint 1"
+
+/* Whether the check runs after a change of `prefix` (txn.h): smoke_check set and a CUDA
+ * compiler in the environment. */
+bool menv_env_wants_smoke(const struct menv_config *cfg, const char *prefix)
+{
+	struct menv_prefix_record *recs = NULL;
+	struct menv_error err;
+	size_t n = 0;
+	bool cuda = false;
+
+	if (!cfg->smoke_check || menv_prefix_records_load(prefix, &recs, &n, &err))
+		return false;
+	for (size_t i = 0; i < n && !cuda; i++)
+		cuda = !strcmp(recs[i].name, "cudatoolkit") || !strcmp(recs[i].name, "cuda-nvcc");
+	menv_prefix_records_free(recs, n);
+	return cuda;
+}
 
 /* Packages whose change can change the check's verdict: nvcc and the CUDA toolkit, the host
  * compiler and its runtime, binutils and the sysroot, python and the modules the python and

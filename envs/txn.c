@@ -902,7 +902,7 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	                                    t->link, t->cached, t->nlink, err)))
 		return rc;
 	if (is_lock(k)) /* a lock without sizes: the servers say what the fetch will download */
-		menv_lockrecs_sizes(t->o.cfg, t->link, t->cached, t->nlink);
+		menv_lockrecs_sizes(t->o.cfg, t->o.channels, t->link, t->cached, t->nlink);
 	classify(t);
 	t->plan.unlink = t->unlink;
 	t->plan.nunlink = t->nunlink;
@@ -957,9 +957,15 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	const struct menv_config *cfg = t->o.cfg;
 	struct menv_fetch_opts fo;
 	struct menv_record **recs = menv_xcalloc(t->nlink + 1, sizeof(*recs));
+	struct menv_channel **creds = NULL; /* a lock's URLs get their channel's credentials */
+	size_t ncreds = 0;
 	int rc;
 
 	menv_fetch_opts_from_config(&fo, cfg);
+	menv_channel_credentials(cfg, t->o.channels, t->o.envfile ? &t->o.envfile->channels : NULL,
+	                         &creds, &ncreds);
+	fo.creds = (const struct menv_channel *const *)creds;
+	fo.ncreds = ncreds;
 	fo.cancel = t->o.cancel;
 	fo.progress = t->o.cb.progress;
 	fo.progress_ud = t->o.cb.ud;
@@ -977,6 +983,7 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, recs, t->nlink, &fo, t->o.cb.fetch, t->o.cb.ud,
 	                              err);
 	free(recs);
+	menv_channels_free(creds, ncreds);
 	if (rc && is_lock(t->o.kind))
 		menv_lockrecs_fetch_error(&t->lr, err);
 	/* records from a lock are completed from the packages' own info/ (the relinked noarch
@@ -1286,21 +1293,6 @@ const struct menv_txn_result *menv_txn_result(const struct menv_txn *t)
 
 /* ---------------------------------------------------------------------------------------- */
 /* 7. The smoke check                                                                        */
-
-bool menv_env_wants_smoke(const struct menv_config *cfg, const char *prefix)
-{
-	struct menv_prefix_record *recs = NULL;
-	struct menv_error err;
-	size_t n = 0;
-	bool cuda = false;
-
-	if (!cfg->smoke_check || menv_prefix_records_load(prefix, &recs, &n, &err))
-		return false;
-	for (size_t i = 0; i < n && !cuda; i++)
-		cuda = !strcmp(recs[i].name, "cudatoolkit") || !strcmp(recs[i].name, "cuda-nvcc");
-	menv_prefix_records_free(recs, n);
-	return cuda;
-}
 
 /* so->cuda_driver, else the __cuda version menv_virtual_detect finds (in `virt`), or NULL */
 static const char *smoke_driver(const struct menv_smoke_opts *so, struct menv_virtual virt[8])

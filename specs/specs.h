@@ -372,6 +372,25 @@ int menv_channel_resolve_spec(const char *channel, const char *subdir,
                               const struct menv_config *cfg, struct menv_channel ***out, size_t *n,
                               struct menv_error *err);
 void menv_channels_free(struct menv_channel **v, size_t n);
+/* The channels the user gave a token or "user:password" to (credentials live where the user
+ * put them and, for a download, in memory; issue 22): cfg's channels, default_channels,
+ * custom_channels and channel_alias, then the strings of `a` and `b` (the request's -c
+ * channels and an environment file's; either may be NULL), each resolved as
+ * menv_channel_resolve does, those without credentials left out, the others kept once.
+ * A string that does not resolve is skipped (the command that uses it reports it). For
+ * menv_channel_credentials_for. `*out` is an owned array of `*n` channels (free with
+ * menv_channels_free). Never fails. */
+void menv_channel_credentials(const struct menv_config *cfg, const struct menv_strvec *a,
+                              const struct menv_strvec *b, struct menv_channel ***out,
+                              size_t *n);
+/* The channel of `creds` (menv_channel_credentials's) a package URL without credentials lies
+ * under: same scheme and location, its base_url a prefix of the URL ending at a '/', the
+ * longest such; NULL when none does or `url` holds credentials of its own (a lock's or an
+ * explicit file's URLs never do: menv writes none, and then gets them from here). Borrowed.
+ * As conda applies a configured channel's token and user:password to its URLs. */
+const struct menv_channel *menv_channel_credentials_for(const char *url,
+                                                        const struct menv_channel *const *creds,
+                                                        size_t n);
 
 /* Resolves one channel string to exactly one channel (as menv_channel_resolve); a
  * multichannel must be expanded by the caller first (menv_channels_expand) and is an error

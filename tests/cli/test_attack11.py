@@ -36,6 +36,15 @@ found, one case each (python3 test_attack11.py MENV SHARED CASE):
   with exit 2 and one line quoting what was typed, the environment unchanged; the largest
   long is a revision that does not exist, said as typed. A $COLUMNS too large or not a
   number draws the table as having none.
+- lock_credentials: a lock made by `menv lock` or `menv export` from a channel whose URL in
+  .condarc holds a token (/t/TOKEN/) or user:password has URLs without them (secrets are
+  never written), but `menv create -f LOCK` with the same .condarc then got 404 or 401: the
+  credentials were not applied again. A package URL that, without credentials, lies under a
+  configured channel (channels, default_channels, custom_channels, channel_alias, -c) is now
+  downloaded with that channel's token or user:password, in memory. Each kind (a channels URL
+  with a token, one with user:password, a custom channel, channel_alias, a -c channel) locks,
+  exports, and creates from the lock and the export with the package cache cold; the token and
+  the password are in no output line, no lock and no byte or file name menv wrote.
 """
 import json
 import os
@@ -49,13 +58,15 @@ CANARY = "CANARY7x9"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def walk_for(tops, needle):
-    """Paths under tops whose name or bytes hold needle."""
+def walk_for(tops, needle, given=()):
+    """Paths under tops whose name or bytes hold needle (`given`: the user's files, left out)."""
     hits = []
     for top in tops:
         for dirpath, dirnames, filenames in os.walk(top):
             for name in dirnames + filenames:
                 p = os.path.join(dirpath, name)
+                if p in given:
+                    continue
                 if needle in name:
                     hits.append(p)
                 if name in filenames and not os.path.islink(p) and os.path.isfile(p):
@@ -323,7 +334,101 @@ def case_revision_range(t):
         t.eq((r.rc, r.out), (0, want), "COLUMNS=%s: list as with no width" % cols)
 
 
+TOK = "tk-Cr3dQ9"
+
+
+def case_lock_credentials(t):
+    sys.path.insert(0, HERE)
+    from test_url_userinfo import AuthServer, USER, PW  # 401 without USER / PW
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    # a token server (the channel exists only under /t/TOK/) and a user:password one
+    # (test_url_userinfo's: 401 without alice / PW)
+    srv1, srv2 = os.path.join(t.tmp, "srv1"), os.path.join(t.tmp, "srv2")
+    for sub in (os.path.join(srv1, "t", TOK, "chan2"), os.path.join(srv2, "chan"),
+                os.path.join(srv2, "cust", "chanc")):
+        os.makedirs(os.path.join(sub, "noarch"))
+        for fn in ("dependency-1.0-0.conda", "dependent-1.0-0.conda"):
+            shutil.copy(os.path.join(P, fn), os.path.join(sub, "noarch", fn))
+        t.index(sub)
+    h1 = t.http_server(srv1)
+    h2 = AuthServer(srv2)
+    # HOME/.condarc is where the user put the credentials; the rc below names it
+    given = {os.path.join(t.home, ".condarc")}
+    tmpdir = os.path.join(t.tmp, "tmpdir")
+    os.makedirs(tmpdir)
+    env = {"TMPDIR": tmpdir}
+    outs = []
+    try:
+        tok_url = "%s/t/%s/chan2" % (h1.base, TOK)
+        auth = "http://%s:%s@%s" % (USER, PW, h2.hostport)
+        kinds = [
+            ("channels token", "channels: ['%s']\n" % tok_url, []),
+            ("channels user:password", "channels: ['%s/chan']\n" % auth, []),
+            ("custom_channels", "custom_channels: {chanc: '%s/cust'}\nchannels: [chanc]\n"
+             % auth, []),
+            ("channel_alias", "channel_alias: '%s/'\nchannels: [chan]\n" % auth, []),
+            ("-c", "", ["-c", tok_url, "--override-channels"]),
+        ]
+        for i, (what, rc, cargs) in enumerate(kinds):
+            write_text(os.path.join(t.home, ".condarc"), rc)
+            envyml = os.path.join(t.tmp, "env%d.yml" % i)
+            write_text(envyml, "name: x\ndependencies:\n  - dependent\n")
+            lock = os.path.join(t.tmp, "lock%d.yml" % i)
+            r = t.menv_run("lock", "-f", envyml, "--platform", "linux-64", "--lockfile", lock,
+                           *cargs, env=env)
+            outs.append(r)
+            if not t.check(r.rc == 0, "%s: menv lock" % what, r):
+                continue
+            r = t.menv_run("create", "-y", "-q", "-n", "made%d" % i, "dependent", *cargs,
+                           env=env)
+            outs.append(r)
+            t.check(r.rc == 0, "%s: create from the channel" % what, r)
+            r = t.menv_run("export", "-n", "made%d" % i, env=env)
+            outs.append(r)
+            export = os.path.join(t.tmp, "export%d.yml" % i)
+            write_text(export, r.out)
+            for src in (lock, export):
+                text = open(src).read()
+                t.check(TOK not in text and PW not in text,
+                        "%s: %s holds no credential" % (what, os.path.basename(src)), text)
+                t.check("/noarch/dependent-1.0-0.conda" in text,
+                        "%s: %s names the package's URL" % (what, os.path.basename(src)), text)
+                shutil.rmtree(t.pkgs, ignore_errors=True)  # the cache cold: downloaded
+                name = "from-%s-%d" % (os.path.basename(src).split(".")[0], i)
+                r = t.menv_run("create", "-y", "-n", name, "-f", src, *cargs, env=env)
+                outs.append(r)
+                if t.check(r.rc == 0, "%s: create -f %s" % (what, os.path.basename(src)), r):
+                    t.check(os.path.isfile(os.path.join(t.envs, name, "conda-meta",
+                                                        "dependent-1.0-0.json")),
+                            "%s: %s: dependent installed" % (what, src))
+            # a mirror of the lock: its packages downloaded with the same credentials (from
+            # .condarc: mirror takes -f or -c, not both)
+            if cargs:
+                continue
+            mirror = os.path.join(t.tmp, "mirror%d" % i)
+            r = t.menv_run("mirror", "-f", lock, mirror, env=env)
+            outs.append(r)
+            if t.check(r.rc == 0, "%s: mirror -f %s" % (what, os.path.basename(lock)), r):
+                t.check(os.path.isfile(os.path.join(mirror, "noarch",
+                                                    "dependent-1.0-0.conda")),
+                        "%s: the mirror holds dependent" % what)
+        bad = [o.args for o in outs if any(x in o.out + o.err for x in (TOK, PW, PW[:4]))]
+        t.eq(bad, [], "no output line holds the token or the password")
+        wrote = [t.root, t.home, tmpdir] + [os.path.join(t.tmp, f) for f in os.listdir(t.tmp)
+                                             if f.startswith(("export", "lock", "mirror"))]
+        t.eq(walk_for(wrote, TOK, given) + walk_for(wrote, PW, given) +
+             walk_for(wrote, PW.replace("@", "%40"), given), [],
+             "no byte menv wrote holds the token or the password")
+        # every request to the user:password server carried them
+        t.eq(sorted(set(c for _, _, c in h2.log)), ["%s:%s" % (USER, PW)],
+             "every request to the password server had alice's credentials")
+    finally:
+        h1.stop()
+        h2.stop()
+
+
 CASES = {"mirror_query": case_mirror_query, "yaml_null_path": case_yaml_null_path,
+         "lock_credentials": case_lock_credentials,
          "revision_range": case_revision_range}
 
 
