@@ -381,16 +381,15 @@ void menv_channels_free(struct menv_channel **v, size_t n);
  * menv_channel_credentials_for. `*out` is an owned array of `*n` channels (free with
  * menv_channels_free). Never fails. */
 void menv_channel_credentials(const struct menv_config *cfg, const struct menv_strvec *a,
-                              const struct menv_strvec *b, struct menv_channel ***out,
-                              size_t *n);
+                              const struct menv_strvec *b, struct menv_channel ***out, size_t *n);
 /* The channel of `creds` (menv_channel_credentials's) a package URL without credentials lies
  * under: same scheme and location, its base_url a prefix of the URL ending at a '/', the
- * longest such; NULL when none does or `url` holds credentials of its own (a lock's or an
- * explicit file's URLs never do: menv writes none, and then gets them from here). Borrowed.
- * As conda applies a configured channel's token and user:password to its URLs. */
-const struct menv_channel *menv_channel_credentials_for(const char *url,
-                                                        const struct menv_channel *const *creds,
-                                                        size_t n);
+ * longest such; NULL when none does or `url` holds credentials or a query of its own (a
+ * lock's or an explicit file's URLs hold none: menv writes none, and then gets them from
+ * here). Borrowed. conda's Channel gives a URL under channel_alias or a custom channel their
+ * token and user:password; menv does so for every channel the user configured. */
+const struct menv_channel *
+menv_channel_credentials_for(const char *url, const struct menv_channel *const *creds, size_t n);
 
 /* Resolves one channel string to exactly one channel (as menv_channel_resolve); a
  * multichannel must be expanded by the caller first (menv_channels_expand) and is an error
