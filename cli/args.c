@@ -177,6 +177,20 @@ void menv_cli_help(FILE *f, const char *usage, const char *accepts)
 	}
 }
 
+int menv_cli_parse_count(const char *s, long max, long *out)
+{
+	long v = 0;
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+		return -1;
+	for (; *s; s++) {
+		if (v > (max - (*s - '0')) / 10)
+			return -2;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
 int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage, size_t min,
                    size_t max, struct menv_cli_args *a)
 {
@@ -208,7 +222,7 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 	struct option longopts[NOPTIONS + 1] = {{0}};
 	char shorts[2 * NOPTIONS + 2] = "+"; /* '+': options end at the first operand */
 	size_t nl = 0, ns = accepts[0] == '+' ? 1 : 0;
-	char *end, *base = (char *)a;
+	char *base = (char *)a;
 	int c;
 
 	for (size_t i = 0; i < NOPTIONS; i++) {
@@ -258,15 +272,18 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 			menv_strvec_push(at, optarg);
 			menv_strvec_push(at, argv[optind++]);
 			break;
-		case O_REV:
-			a->revision = strtol(optarg, &end, 10);
-			if (*end || a->revision < 0) {
-				fprintf(stderr, "menv: error: invalid revision '%s'\n", optarg);
+		case O_REV: {
+			int k = menv_cli_parse_count(optarg, LONG_MAX, &a->revision);
+			if (k) {
+				fprintf(stderr, "menv: error: invalid revision '%s' (%s)\n", optarg,
+				        k == -2 ? "no revision is that large"
+				                : "a revision number: 0, 1, 2, ...");
 				menv_cli_args_release(a);
 				return -1;
 			}
 			a->has_revision = true;
 			break;
+		}
 		}
 		if (a->help) {
 			menv_cli_help(stdout, usage, accepts);

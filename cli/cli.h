@@ -58,6 +58,12 @@ struct menv_cli_args {
 int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage, size_t min,
                    size_t max, struct menv_cli_args *a);
 #define MENV_CLI_ANY ((size_t)-1)
+/* The one parser of a number the user gives menv's front end (an option's value such as
+ * --revision N, $COLUMNS): decimal digits only, no sign, space or other text, at most `max`.
+ * 0 with *out set; -1 when `s` is no such number, -2 when it is one larger than `max` (strtol
+ * clamped "99999999999999999999" to LONG_MAX, which was then reported as if the user had
+ * typed it): the caller's message names `s` as typed. */
+int menv_cli_parse_count(const char *s, long max, long *out);
 /* A command's --help: `usage`, then "options:" and one line for each option whose key
  * `accepts` lists (its short and long form, its value's name, its one line of text from
  * args.c's table), in the table's order. */

@@ -18,6 +18,8 @@ int menv_cmd_mirror(int argc, char **argv)
 	struct menv_config cfg = {0};
 	struct menv_error err = {0};
 	struct menv_fetch_opts fo;
+	struct menv_channel **creds = NULL;
+	size_t ncreds = 0;
 	struct menv_mirror_stats st = {0};
 	int rc;
 
@@ -33,6 +35,10 @@ int menv_cmd_mirror(int argc, char **argv)
 		goto out;
 	menv_fetch_opts_from_config(&fo, &cfg);
 	fo.cancel = MENV_CLI_CANCEL;
+	/* a lock's URLs (without credentials) get those of the channel they lie under */
+	menv_channel_credentials(&cfg, NULL, NULL, &creds, &ncreds);
+	fo.creds = (const struct menv_channel *const *)creds;
+	fo.ncreds = ncreds;
 	if (a.file) {
 		rc = menv_mirror_lock(a.file, (const char *const *)a.platforms.v, a.platforms.n,
 		                      a.args.v[0], &fo, NULL, NULL, &st, &err);
@@ -52,6 +58,7 @@ int menv_cmd_mirror(int argc, char **argv)
 		       st.packages, MENV_CLI_S(st.packages), (double)st.bytes / 1e6, st.subdirs,
 		       st.subdirs == 1 ? "" : "es", st.dest);
 out:
+	menv_channels_free(creds, ncreds);
 	menv_config_release(&cfg);
 	menv_cli_args_release(&a);
 	return rc ? menv_cli_fail(&err) : 0;

@@ -17,8 +17,8 @@ size_t menv_cli_term_width(void)
 	struct winsize ws;
 	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
 		return ws.ws_col;
-	const char *c = getenv("COLUMNS");
-	return c && atoi(c) > 0 ? (size_t)atoi(c) : 0;
+	long c;
+	return menv_cli_parse_count(getenv("COLUMNS"), 100000, &c) == 0 ? (size_t)c : 0;
 }
 
 /* The narrowest a column is shortened to. */

@@ -68,15 +68,16 @@ static int record_set(struct menv_record *r, json_t *obj, const char *url,
 }
 
 /* The length of a package URL's folder ("https://h/c/linux-64/x-1-0.conda" -> up to the last
- * '/'), when the URL ends in a plain package file name; else 0. */
+ * '/'), when the URL ends in a plain package file name (menv_url_basename; no query or
+ * fragment); else 0. */
 static size_t package_folder(const char *url)
 {
-	const char *b = strrchr(url, '/');
-	if (!b || b == url || strpbrk(b, "?#"))
+	size_t n;
+	const char *b = menv_url_basename(url, &n);
+	if (b <= url + 1 || b[n])
 		return 0;
-	size_t n = strlen(b);
-	if ((n > 7 && !strcmp(b + n - 6, ".conda")) || (n > 9 && !strcmp(b + n - 8, ".tar.bz2")))
-		return (size_t)(b - url);
+	if ((n > 6 && !strcmp(b + n - 6, ".conda")) || (n > 8 && !strcmp(b + n - 8, ".tar.bz2")))
+		return (size_t)(b - 1 - url);
 	return 0;
 }
 
@@ -273,8 +274,8 @@ int menv_lockrecs_build(const struct menv_config *cfg, const char *src,
 			goto out;
 		}
 		if (!fn) {
-			const char *b = strrchr(path, '/');
-			fn = b ? b + 1 : path;
+			size_t fl; /* path has no query or fragment: fn ends where it does */
+			fn = menv_url_basename(path, &fl);
 		}
 		if ((rc = entry_matches_url(p, fn, err))) {
 			entry_error(src, p, rc, err);
@@ -783,29 +784,37 @@ bool menv_pip_source_option(const char *s)
 	return false;
 }
 
-void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_record **link,
-                         const bool *cached, size_t n)
+void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_strvec *channels,
+                         const struct menv_record **link, const bool *cached, size_t n)
 {
-	const char **urls = menv_xcalloc(n + 1, sizeof(*urls));
+	char **urls = menv_xcalloc(n + 1, sizeof(*urls));
 	struct menv_record **recs = menv_xcalloc(n + 1, sizeof(*recs));
 	int64_t *sizes = menv_xcalloc(n + 1, sizeof(*sizes));
-	size_t k = 0;
+	size_t k = 0, ncreds = 0;
 	struct menv_fetch_opts fo;
+	struct menv_channel **creds = NULL;
 
+	menv_fetch_opts_from_config(&fo, cfg);
 	for (size_t i = 0; i < n && !cfg->offline; i++)
 		if (!cached[i] && link[i]->size <= 0 && link[i]->url) {
+			if (!k) { /* asked where the fetch will ask: with the channels' credentials */
+				menv_channel_credentials(cfg, channels, NULL, &creds, &ncreds);
+				fo.creds = (const struct menv_channel *const *)creds;
+				fo.ncreds = ncreds;
+			}
 			/* the records are the lock's own (struct menv_lockrecs), not the plan's */
 			recs[k] = (struct menv_record *)link[i];
-			urls[k] = link[i]->url;
+			urls[k] = menv_pkgcache_url(link[i], &fo);
 			sizes[k++] = -1;
 		}
-	if (k) {
-		menv_fetch_opts_from_config(&fo, cfg);
-		menv_fetch_sizes(urls, sizes, k, &fo);
-	}
-	for (size_t i = 0; i < k; i++)
+	if (k)
+		menv_fetch_sizes((const char *const *)urls, sizes, k, &fo);
+	for (size_t i = 0; i < k; i++) {
 		if (sizes[i] > 0)
 			recs[i]->size = sizes[i];
+		free(urls[i]);
+	}
+	menv_channels_free(creds, ncreds);
 	free(urls);
 	free(recs);
 	free(sizes);

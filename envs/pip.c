@@ -637,8 +637,7 @@ static void record_sources(const char *prefix, const char *tmpdir, const char *l
 		if (!at || !h)
 			continue;
 		char *url = menv_xstrndup(at + 3, strcspn(at + 3, " "));
-		const char *base = strrchr(url, '/');
-		base = base ? base + 1 : url;
+		char *base = menv_url_filename(url); /* no query or fragment */
 		if (strlen(h + 14) >= 64 && strstr(url, "://")) {
 			json_t *e = json_object();
 			char *clean = menv_pip_url_strip_auth(url);
@@ -649,6 +648,7 @@ static void record_sources(const char *prefix, const char *tmpdir, const char *l
 			free(sha);
 			json_object_set_new(byfile, base, e);
 		}
+		free(base);
 		free(url);
 	}
 
@@ -688,8 +688,7 @@ static void record_sources(const char *prefix, const char *tmpdir, const char *l
 				sha = menv_xstrndup(frag + 8, 64);
 			*frag = '\0';
 		}
-		const char *base = strrchr(url, '/');
-		base = base ? base + 1 : url;
+		char *base = menv_url_filename(url); /* no query */
 		if (strstr(base, ".whl") || strstr(base, ".tar.gz") || strstr(base, ".zip")) {
 			json_t *e = json_object_get(byfile, base);
 			if (!e) {
@@ -706,6 +705,7 @@ static void record_sources(const char *prefix, const char *tmpdir, const char *l
 				json_object_set_new(e, "sha256", json_string(sha));
 		}
 		free(sha);
+		free(base);
 		free(url);
 	}
 	if (f)

@@ -862,7 +862,7 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 		return rc;
 	if (menv_txn_is_lock(
 	            k)) /* a lock without sizes: the servers say what the fetch will download */
-		menv_lockrecs_sizes(t->o.cfg, t->link, t->cached, t->nlink);
+		menv_lockrecs_sizes(t->o.cfg, t->o.channels, t->link, t->cached, t->nlink);
 	classify(t);
 	t->plan.unlink = t->unlink;
 	t->plan.nunlink = t->nunlink;
@@ -917,9 +917,15 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	const struct menv_config *cfg = t->o.cfg;
 	struct menv_fetch_opts fo;
 	struct menv_record **recs = menv_xcalloc(t->nlink + 1, sizeof(*recs));
+	struct menv_channel **creds = NULL; /* a lock's URLs get their channel's credentials */
+	size_t ncreds = 0;
 	int rc;
 
 	menv_fetch_opts_from_config(&fo, cfg);
+	menv_channel_credentials(cfg, t->o.channels, t->o.envfile ? &t->o.envfile->channels : NULL,
+	                         &creds, &ncreds);
+	fo.creds = (const struct menv_channel *const *)creds;
+	fo.ncreds = ncreds;
 	fo.cancel = t->o.cancel;
 	fo.progress = t->o.cb.progress;
 	fo.progress_ud = t->o.cb.ud;
@@ -937,6 +943,7 @@ static int fetch(struct menv_txn *t, struct menv_error *err)
 	rc = menv_pkgcache_fetch_opts(cfg->pkgs_dir, recs, t->nlink, &fo, t->o.cb.fetch, t->o.cb.ud,
 	                              err);
 	free(recs);
+	menv_channels_free(creds, ncreds);
 	if (rc && menv_txn_is_lock(t->o.kind))
 		menv_lockrecs_fetch_error(&t->lr, err);
 	/* records from a lock are completed from the packages' own info/ (the relinked noarch

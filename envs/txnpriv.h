@@ -100,9 +100,11 @@ int menv_lockrecs_build(const struct menv_config *cfg, const char *src,
 /* Before the plan is drawn: each record of `l` that the package cache lacks (`cached` says,
  * parallel to the records of `link`) and whose lock entry gave no size gets the size its
  * server reports (menv_fetch_sizes: HEAD, file:// stat), so the plan shows what the fetch
- * will download; the download then verifies it. Offline: nothing is asked. */
-void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_record **link,
-                         const bool *cached, size_t n);
+ * will download; the download then verifies it. Asked at the URL the fetch downloads from
+ * (menv_pkgcache_url: the credentials of cfg's channels and `channels`, -c's, which may be
+ * NULL). Offline: nothing is asked. */
+void menv_lockrecs_sizes(const struct menv_config *cfg, const struct menv_strvec *channels,
+                         const struct menv_record **link, const bool *cached, size_t n);
 /* After the plan found which of the records `link` (n, those of `l` among them) the package
  * caches hold (`cached`): each record of `l` not held there that gives both an md5 and a
  * sha256 is compared with a cache entry of its name (<dir>/<dist>/info/repodata_record.json

@@ -75,6 +75,13 @@ struct menv_fetch_opts {
 	/* packages: every package cache to look in, in order (conda's pkgs_dirs; the one
 	 * written may be among them), or NULL: only the one written. Borrowed. */
 	const struct menv_strvec *pkgs_dirs;
+	/* packages: the channels the user gave a token or user:password to
+	 * (menv_channel_credentials), or NULL. A record whose own channel has none, and whose
+	 * URL (a lock's, an explicit file's: written without credentials) lies under one of
+	 * these, is downloaded with that channel's credentials, in memory
+	 * (menv_channel_credentials_for). Borrowed. */
+	const struct menv_channel *const *creds;
+	size_t ncreds;
 	/* n bools parallel to the records of menv_pkgcache_fetch_opts, or NULL: true where this
 	 * process found the package extracted and intact in the cache written moments before
 	 * (menv_pkgcache_has_each's `here`): its files are not stat'ed again there (its
@@ -325,6 +332,11 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 
 /* The extracted directory of a record in the cache ("<pkgs>/<dist>"). Caller frees. */
 char *menv_pkgcache_dir(const char *pkgs_dir, const struct menv_record *r);
+/* The URL a record's package is downloaded from: its url with its channel's token and
+ * user:password, else (a lock's URL, written without them) those of the channel of o->creds
+ * it lies under (`o` may be NULL). Holds credentials: for the transfer only, never printed
+ * or stored. Caller frees. */
+char *menv_pkgcache_url(const struct menv_record *r, const struct menv_fetch_opts *o);
 /* Where a record is extracted among the package caches `dirs` (pkgs_dirs, in order; NULL:
  * none): "<dir>/<dist>" of the first that holds it (menv_pkgcache_has), else that path in
  * `pkgs_dir` (the cache written, taken unchecked when no entry follows it), as

@@ -34,6 +34,7 @@ struct menv_xfer {
 	/* in */
 	char *url;   /* owned; may hold credentials: never printed */
 	char *shown; /* owned; the redacted URL used in messages */
+	char *name;  /* owned; the URL's file name (menv_url_basename), shown in progress */
 	menv_fetch_sink sink;
 	void *ud;
 	/* Drops everything the sink got (a server ignored the Range, or a fresh start).

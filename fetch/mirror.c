@@ -212,11 +212,42 @@ out:
 	return rc;
 }
 
+/* mkdir -p `path`, each folder it makes (the deepest first) added to `made`. */
+static int mkdir_undoable(const char *path, struct menv_strvec *made, struct menv_error *err)
+{
+	char *p = menv_xstrdup(path);
+	for (char *slash; access(p, F_OK) != 0 && (slash = strrchr(p, '/')) && slash > p;
+	     *slash = '\0')
+		menv_strvec_push(made, p);
+	free(p);
+	return menv_fetch_mkdir_p(path, err);
+}
+
+static int longer_first(const void *a, const void *b)
+{
+	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* A failed mirror leaves its folder as it was: the package files it added are removed, then
+ * the folders it made (the longest path first, so a folder goes before its parent; one that
+ * holds something else stays). */
+static void undo(const struct menv_strvec *added, struct menv_strvec *made)
+{
+	for (size_t i = 0; i < added->n; i++)
+		unlink(added->v[i]);
+	if (made->n)
+		qsort(made->v, made->n, sizeof(*made->v), longer_first);
+	for (size_t i = 0; i < made->n; i++)
+		rmdir(made->v[i]);
+}
+
 int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *dest,
                         const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,
                         struct menv_mirror_stats *st, struct menv_error *err)
 {
 	char *stage = NULL, *pkgs = NULL, *chan = NULL;
+	struct menv_strvec added = {0}, made = {0}; /* what a failure takes away again */
 	bool oci = menv_oci_is_url(dest);
 	struct menv_index_stats is = {0};
 	int rc = 0;
@@ -246,15 +277,13 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 	so.pkgs_dirs = NULL;
 	rc = menv_pkgcache_fetch_opts(pkgs, recs, n, &so, cb, ud, err);
 	if (!rc)
-		rc = menv_fetch_mkdir_p(chan, err);
+		rc = mkdir_undoable(chan, &made, err);
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct menv_record *r = recs[i];
 		/* the subdir the file is served from (its URL's folder), as the source has it */
-		const char *slash = r->url ? strrchr(r->url, '/') : NULL, *seg = slash;
-		while (seg && seg > r->url && seg[-1] != '/')
-			seg--;
-		char *sub = seg && seg < slash
-		                    ? menv_xstrndup(seg, (size_t)(slash - seg))
+		size_t off, len;
+		char *sub = r->url && menv_url_folder(r->url, &off, &len)
+		                    ? menv_xstrndup(r->url + off, len)
 		                    : menv_xstrdup(r->subdir && *r->subdir ? r->subdir : "noarch");
 		char *dir = menv_xasprintf("%s/%s", chan, sub);
 		char *from = menv_xasprintf("%s/%s", pkgs, r->fn);
@@ -266,9 +295,11 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 			        "refusing to mirror '%s': its subdir '%s' is not a folder name",
 			        r->url ? r->url : r->fn, sub);
 		if (!rc)
-			rc = menv_fetch_mkdir_p(dir, err);
+			rc = mkdir_undoable(dir, &made, err);
 		if (!rc)
 			menv_crash_point(); /* tests: a kill between two packages */
+		if (!rc && access(to, F_OK) != 0)
+			menv_strvec_push(&added, to);
 		if (!rc)
 			rc = copy_verified(from, to, r->sha256, err);
 		if (!rc && st) {
@@ -292,6 +323,10 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 			st->subdirs = 0;
 		rc = push_channel(chan, dest, o, st, err);
 	}
+	if (rc && !oci)
+		undo(&added, &made);
+	menv_strvec_clear(&added);
+	menv_strvec_clear(&made);
 	menv_fetch_rmtree(stage, NULL);
 	free(stage);
 	free(pkgs);
@@ -299,25 +334,32 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 	return rc;
 }
 
-/* A lock package as a record (the lock's url, hashes, size, depends and extra keys). */
+/* A lock package as a record (the lock's url, hashes, size, depends and extra keys). Its file
+ * name and subdir come from the URL's path (menv_url_basename: a query or a fragment is no part
+ * of them); its url is the lock's without the fragment, the query kept for the download (the
+ * staging cache records it redacted, and goes away). */
 static int lock_record(const struct menv_lock_package *p, struct menv_record *r,
                        struct menv_error *err)
 {
-	const char *slash = p->url ? strrchr(p->url, '/') : NULL;
+	size_t fl, off, sl;
+	const char *fn = p->url ? menv_url_basename(p->url, &fl) : NULL;
 	json_t *o;
-	char *base;
+	char *base, *name;
 	int rc;
 
-	if (!slash)
+	if (!fn || fn == p->url || fn[-1] != '/' || !fl)
 		return menv_error_set(err, MENV_EPARSE, "no URL for '%s' in the lock",
 		                      p->name ? p->name : "?");
 	o = json_is_object(p->extra) ? json_deep_copy(p->extra) : json_object();
 	json_object_set_new(o, "name", json_string(p->name));
 	json_object_set_new(o, "version", json_string(p->version));
+	json_object_set_new(o, "fn", json_stringn(fn, fl));
 	if (p->build)
 		json_object_set_new(o, "build", json_string(p->build));
 	if (p->subdir)
 		json_object_set_new(o, "subdir", json_string(p->subdir));
+	else if (menv_url_folder(p->url, &off, &sl))
+		json_object_set_new(o, "subdir", json_stringn(p->url + off, sl));
 	if (p->md5)
 		json_object_set_new(o, "md5", json_string(p->md5));
 	if (p->sha256)
@@ -326,19 +368,15 @@ static int lock_record(const struct menv_lock_package *p, struct menv_record *r,
 		json_object_set_new(o, "size", json_integer((json_int_t)p->size));
 	if (p->depends)
 		json_object_set(o, "depends", p->depends);
-	base = menv_xstrndup(p->url, (size_t)(slash - p->url));
-	rc = menv_record_from_json(r, o, slash + 1, base, NULL, err);
+	base = menv_xstrndup(p->url, (size_t)(fn - 1 - p->url));
+	name = menv_xstrndup(fn, fl);
+	rc = menv_record_from_json(r, o, name, base, NULL, err);
 	json_decref(o);
 	free(base);
-	if (!rc && !r->subdir) {
-		/* the subdir from the URL: .../<subdir>/<fn> */
-		const char *prev = slash;
-		while (prev > p->url && prev[-1] != '/')
-			prev--;
-		char *sub = menv_xstrndup(prev, (size_t)(slash - prev));
-		json_object_set_new(r->json, "subdir", json_string(sub));
-		free(sub);
-		r->subdir = json_string_value(json_object_get(r->json, "subdir"));
+	free(name);
+	if (!rc) {
+		free(r->url);
+		r->url = menv_xstrndup(p->url, strcspn(p->url, "#"));
 	}
 	return rc;
 }

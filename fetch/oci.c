@@ -700,10 +700,10 @@ int menv_oci_package_blob(const char *url, const char *name, const char *version
                           const struct menv_fetch_opts *o, char **blob_url, char **auth,
                           char **digest, struct menv_error *err)
 {
-	const char *slash = strrchr(url, '/');
-	const char *fn = slash ? slash + 1 : url;
-	size_t fl = strlen(fn);
-	bool v1 = fl > 8 && !strcmp(fn + fl - 8, ".tar.bz2");
+	size_t fl;
+	const char *fn = menv_url_basename(url, &fl); /* no query or fragment */
+	const char *slash = fn > url && fn[-1] == '/' ? fn - 1 : NULL;
+	bool v1 = fl > 8 && !memcmp(fn + fl - 8, ".tar.bz2", 8);
 	struct menv_oci *s = NULL;
 	json_t *m = NULL;
 	char *dir = NULL, *prepo = NULL, *tag = NULL, *repo = NULL, *what = NULL;

@@ -630,13 +630,18 @@ static int open_partial(struct dl *d, int64_t *offset, struct menv_error *err)
 	return 0;
 }
 
-/* The URL to download from: the record's, with its channel's token and credentials. */
-static char *package_url(const struct menv_record *r)
+char *menv_pkgcache_url(const struct menv_record *r, const struct menv_fetch_opts *o)
 {
 	const struct menv_channel *c = r->channel;
 	char *prefix, *url;
 	size_t bl, pl;
 
+	if (!c || !(c->token || c->auth)) {
+		/* a lock's URL: its channel's credentials are where the user put them */
+		const struct menv_channel *k =
+		        o ? menv_channel_credentials_for(r->url, o->creds, o->ncreds) : NULL;
+		c = k ? k : c;
+	}
 	if (!c || !(c->token || c->auth) || !c->base_url || !c->location)
 		return menv_xstrdup(r->url);
 	bl = strlen(c->base_url);
@@ -654,16 +659,16 @@ static char *package_url(const struct menv_record *r)
 /* The URL of `r` at mirror `k` of its channel (mamba 2's mirrored_channels: the record's URL
  * with the channel's base replaced by the mirror), or NULL past the last one. A channel
  * without mirrors has one place, the record's own URL. */
-static char *mirror_url(const struct menv_record *r, size_t k)
+static char *mirror_url(const struct menv_record *r, size_t k, const struct menv_fetch_opts *o)
 {
 	const struct menv_channel *c = r->channel;
 	size_t bl;
 
 	if (!c || !c->mirrors.n || !c->base_url)
-		return k == 0 ? package_url(r) : NULL;
+		return k == 0 ? menv_pkgcache_url(r, o) : NULL;
 	bl = strlen(c->base_url);
 	if (strncmp(r->url, c->base_url, bl) || r->url[bl] != '/')
-		return k == 0 ? package_url(r) : NULL;
+		return k == 0 ? menv_pkgcache_url(r, o) : NULL;
 	if (k >= c->mirrors.n)
 		return NULL;
 	return menv_xasprintf("%s%s", c->mirrors.v[k], r->url + bl);
@@ -678,7 +683,7 @@ static int dl_target(struct dl *d, const struct menv_fetch_opts *o, struct menv_
 	int rc = 0;
 
 	for (;; d->mirror++) {
-		char *url = mirror_url(r, d->mirror);
+		char *url = mirror_url(r, d->mirror, o);
 		char *blob = NULL;
 
 		if (!url)
@@ -1225,7 +1230,7 @@ int menv_pkgcache_fetch_opts(const char *pkgs_dir, struct menv_record *const *re
 		d->fd = -1;
 		d->file = file;
 		d->tmp = menv_xasprintf("%s.partial", file);
-		url = package_url(r);
+		url = menv_pkgcache_url(r, o);
 		menv_xfer_init(&d->x, url);
 		free(url);
 		rc = dl_target(d, o, &e);

@@ -75,6 +75,7 @@ void menv_xfer_init(struct menv_xfer *x, const char *url)
 	memset(x, 0, sizeof(*x));
 	x->url = menv_xstrdup(url);
 	x->shown = menv_url_redact(url);
+	x->name = menv_url_filename(x->shown);
 	x->content_length = -1;
 }
 
@@ -82,6 +83,7 @@ void menv_xfer_release(struct menv_xfer *x)
 {
 	free(x->url);
 	free(x->shown);
+	free(x->name);
 	free(x->etag);
 	free(x->last_modified);
 	free(x->cache_control);
@@ -500,10 +502,8 @@ static void report_progress(const struct menv_fetch_opts *o, const struct job *j
 		done += jobs[i].x->offset;
 		total += size;
 		if (jobs[i].state == RUNNING) {
-			const char *shown = jobs[i].x->shown ? jobs[i].x->shown : "";
-			const char *slash = strrchr(shown, '/');
 			items[nitems++] = (struct menv_fetch_item){
-			        .name = slash ? slash + 1 : shown,
+			        .name = jobs[i].x->name ? jobs[i].x->name : "",
 			        .done = jobs[i].x->offset,
 			        .total = size,
 			};

@@ -324,6 +324,63 @@ void menv_channels_free(struct menv_channel **v, size_t n)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Credentials for URLs that lost them                                                       */
+
+static void add_credentials(const char *s, const struct menv_config *cfg, struct menv_strset *seen,
+                            struct menv_channel ***out, size_t *n)
+{
+	struct menv_channel **v = NULL;
+	size_t nv = 0;
+
+	if (!s || !*s || menv_channel_resolve(s, cfg, &v, &nv, NULL))
+		return;
+	for (size_t i = 0; i < nv; i++) {
+		struct menv_channel *c = v[i];
+		char *key = c->base_url ? menv_channel_subdir_url(c, NULL, true) : NULL;
+		if (key && (c->token || c->auth) && menv_strset_add(seen, key)) {
+			*out = menv_xrealloc(*out, (*n + 2) * sizeof(**out));
+			(*out)[(*n)++] = c;
+			v[i] = NULL;
+		}
+		free(key);
+	}
+	menv_channels_free(v, nv);
+}
+
+void menv_channel_credentials(const struct menv_config *cfg, const struct menv_strvec *a,
+                              const struct menv_strvec *b, struct menv_channel ***out, size_t *n)
+{
+	const struct menv_strvec *lists[] = {&cfg->channels, &cfg->default_channels,
+	                                     &cfg->custom_channel_names, a, b};
+	struct menv_strset seen = MENV_STRSET_INIT;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t l = 0; l < sizeof(lists) / sizeof(*lists); l++)
+		for (size_t i = 0; lists[l] && i < lists[l]->n; i++)
+			add_credentials(lists[l]->v[i], cfg, &seen, out, n);
+	add_credentials(cfg->channel_alias, cfg, &seen, out, n);
+	menv_strset_clear(&seen);
+}
+
+const struct menv_channel *
+menv_channel_credentials_for(const char *url, const struct menv_channel *const *creds, size_t n)
+{
+	const struct menv_channel *best = NULL;
+	size_t bestlen = 0;
+
+	if (!url || !n || menv_text_needs_redaction(url))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct menv_channel *c = creds[i];
+		size_t bl = c->base_url ? strlen(c->base_url) : 0;
+		if (bl > bestlen && !strncmp(url, c->base_url, bl) && url[bl] == '/')
+			best = c, bestlen = bl;
+	}
+	return best;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* The configuration as conda's context sees it                                              */
 
 struct ctx {

@@ -128,6 +128,11 @@ static int node_url(const char *path, const char *key, const char *sub, const ya
 	                      val, why);
 }
 
+bool menv_config_node_null(const yaml_node_t *v)
+{
+	return v->type == YAML_SCALAR_NODE && !strcmp(scalar_type(v), "null");
+}
+
 int menv_config_check_type(const char *path, const char *key, const yaml_node_t *v,
                            struct menv_error *err)
 {
@@ -193,8 +198,16 @@ int menv_config_check_map_value(const char *path, const char *key, const char *s
 
 	if (!strcmp(t, "str"))
 		return node_url(path, key, sub, v, err);
+	if (scalar && !strcmp(t, "null") && !strcmp(key, "proxy_servers"))
+		return 0; /* conda's (str, NoneType): None, no proxy for that scheme */
 	if (scalar && !strcmp(t, "null"))
-		return 0; /* null: the entry is empty, as before (no proxy) */
+		/* conda's str: typify makes the text "None" of it, no location */
+		return menv_error_set(err, MENV_EPARSE,
+		                      "%s:%zu:%zu: %s.%s must be a str, not a null '%s' (YAML's "
+		                      "null, no location: quote it to mean the text)",
+		                      path, (size_t)v->start_mark.line + 1,
+		                      (size_t)v->start_mark.column + 1, key, sub,
+		                      (const char *)v->data.scalar.value);
 	return menv_error_set(err, MENV_EPARSE,
 	                      "%s:%zu:%zu: %s.%s must be a str, not %s %s%s%s%s%s", path,
 	                      (size_t)v->start_mark.line + 1, (size_t)v->start_mark.column + 1, key,

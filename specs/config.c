@@ -736,7 +736,7 @@ static int set_map(struct menv_config *cfg, const char *key, const char *k, cons
 		                                   : NULL;
 		if (dst) {
 			free(*dst);
-			*dst = *v ? menv_xstrdup(v) : NULL;
+			*dst = v && *v ? menv_xstrdup(v) : NULL;
 		}
 	} else
 		return 1;
@@ -760,8 +760,8 @@ static int node_error(struct menv_error *err, const char *path, yaml_node_t *n, 
 static int scalar_list(yaml_document_t *doc, yaml_node_t *n, const char *path, const char *key,
                        struct menv_strvec *out, struct menv_error *err)
 {
-	if (n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0)
-		return 0; /* `key:` with nothing: an empty list */
+	if (menv_config_node_null(n))
+		return 0; /* conda's SequenceParameter.load of None: an empty list */
 	if (n->type != YAML_SEQUENCE_NODE)
 		return menv_error_set(err, MENV_EPARSE, "%s:%zu:%zu: %s must be a list of strings",
 		                      path, n->start_mark.line + 1, n->start_mark.column + 1, key);
@@ -788,8 +788,6 @@ static bool is_list_key(const char *key)
 static int mirrored_channels(struct menv_config *cfg, yaml_document_t *doc, const char *path,
                              yaml_node_t *v, struct menv_error *err)
 {
-	if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0)
-		return 0;
 	if (v->type != YAML_MAPPING_NODE)
 		return node_error(err, path, v, "expected a mapping of channel names to lists");
 	for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
@@ -805,7 +803,7 @@ static int mirrored_channels(struct menv_config *cfg, yaml_document_t *doc, cons
 
 		if (!mk || !mv || mk->type != YAML_SCALAR_NODE)
 			return node_error(err, path, mv ? mv : v, "expected a channel name");
-		if (mv->type == YAML_SCALAR_NODE && mv->data.scalar.length)
+		if (mv->type == YAML_SCALAR_NODE && !menv_config_node_null(mv))
 			return node_error(err, path, mv, "expected a list of mirror URLs");
 		rc = scalar_list(doc, mv, path, "mirrored_channels", &urls, err);
 		if (rc) {
@@ -842,6 +840,68 @@ static bool is_map_key(const char *key)
 	       !strcmp(key, "proxy_servers");
 }
 
+/* A bool setting menv reads (set_scalar's). */
+static bool is_bool_key(const char *key)
+{
+	const struct menv_param *p = menv_config_param(key);
+	return (p && p->kind == MENV_PARAM_PRIMITIVE && !strcmp(p->type, "bool")) ||
+	       !strcmp(key, "changeps1") || !strcmp(key, "use_sharded_repodata");
+}
+
+/* What a YAML null (a plain ~, null, Null, NULL, or no value at all) is for `key` (`canon`
+ * its name without alias). A null is no text: never a path ("~" alone is not HOME: `~/x`,
+ * a string, is), a name or a URL. conda 26.7.1 gives it no value of its own
+ * (conda/common/configuration.py: SequenceParameter, MapParameter and ObjectParameter's
+ * get_all_matches drop a match whose raw value is None; a PrimitiveParameter's None goes
+ * through conda/auxlib/type_coercion.py's typify with the parameter's element type), and
+ * menv reads it the same way:
+ * - a list or a map (channels, pkgs_dirs, envs_dirs, custom_channels, proxy_servers,
+ *   mirrored_channels, ...): this file does not set it; the default or another file's value
+ *   stays;
+ * - client_ssl_cert, client_ssl_cert_key ((str, NoneType): typify gives None): none, the
+ *   default;
+ * - a bool (typify's boolify(None)): false;
+ * - any other key menv reads is refused with FILE:LINE:COL. conda refuses it too (int() or
+ *   float() of None for a number; local_repodata_ttl's None is no bool or int;
+ *   channel_alias 'None' has no scheme; channel_priority and update_modifier: 'None' is no
+ *   choice), or makes the text "None" of it (root_prefix: a relative folder "None" wherever
+ *   the command runs, which menv refuses as any relative path). ssl_verify, which conda's
+ *   boolify reads as false (certificate checks off), is refused rather than turned off by a
+ *   '~'.
+ * Unknown keys pass. Returns 0 or MENV_EPARSE. */
+static int null_value(struct menv_config *cfg, const char *key, const char *canon,
+                      const struct where *w, const yaml_node_t *v, struct menv_error *err)
+{
+	bool scalar = false;
+	for (size_t i = 0; i < sizeof(scalar_keys) / sizeof(*scalar_keys) && !scalar; i++)
+		scalar = !strcmp(canon, scalar_keys[i]);
+	if (is_list_key(canon) || is_map_key(canon) || !strcmp(canon, "mirrored_channels") ||
+	    (!scalar && !is_bool_key(canon)))
+		return 0;
+	if (is_bool_key(canon))
+		return set_scalar(cfg, canon, "false", w, err) < 0 ? err->code : 0;
+	if (!strcmp(canon, "client_ssl_cert") || !strcmp(canon, "client_ssl_cert_key"))
+		return set_scalar(cfg, canon, "", w, err) < 0 ? err->code : 0;
+	const char *text = (const char *)v->data.scalar.value;
+	const char *give = "give a value", *dflt = "";
+	char is[64], what[512];
+	if (!*text)
+		snprintf(is, sizeof(is), "has no value (YAML's null)");
+	else
+		snprintf(is, sizeof(is), "is null ('%.8s' is YAML's null%s)", text,
+		         !strcmp(text, "~") ? ", not the home folder" : "");
+	if (!strcmp(canon, "ssl_verify")) {
+		give = "conda reads it as false, no certificate checks; write true, false or a CA "
+		       "bundle's path";
+		dflt = " (true)";
+	} else if (!strcmp(canon, "root_prefix")) {
+		give = "give the full path";
+	}
+	snprintf(what, sizeof(what), "%s %s: %s, or remove the line for the default%s", key, is,
+	         give, dflt);
+	return bad(err, w, "%s", what);
+}
+
 static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char *path,
                       yaml_node_t *k, yaml_node_t *v, struct menv_error *err)
 {
@@ -852,6 +912,8 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 	/* conda's alias of envs_dirs (its ParameterLoader's aliases); errors name the key as
 	 * written */
 	const char *canon = !strcmp(key, "envs_path") ? "envs_dirs" : key;
+	if (menv_config_node_null(v))
+		return null_value(cfg, key, canon, &w, v, err);
 	if (is_list_key(canon)) {
 		struct menv_strvec items = MENV_STRVEC_INIT;
 		rc = scalar_list(doc, v, path, key, &items, err);
@@ -870,8 +932,6 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 	if (!strcmp(key, "mirrored_channels"))
 		return mirrored_channels(cfg, doc, path, v, err);
 	if (is_map_key(key)) {
-		if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0)
-			return 0;
 		if (v->type != YAML_MAPPING_NODE)
 			return node_error(err, path, v, "expected a mapping");
 		for (yaml_node_pair_t *p = v->data.mapping.pairs.start;
@@ -887,7 +947,8 @@ static int apply_pair(struct menv_config *cfg, yaml_document_t *doc, const char 
 			if (rc)
 				return rc;
 			set_map(cfg, key, (const char *)mk->data.scalar.value,
-			        (const char *)mv->data.scalar.value);
+			        menv_config_node_null(mv) ? NULL
+			                                  : (const char *)mv->data.scalar.value);
 		}
 		return 0;
 	}

@@ -147,6 +147,10 @@ int menv_yaml_write_key(struct menv_buf *out, const char *k, int indent, struct 
  * path)? 0, 1 when `key` is neither, MENV_EUSAGE naming the key and what it must be. */
 int menv_config_check_value(const char *key, const char *val, struct menv_error *err);
 
+/* Whether a .condarc value node is YAML's null: a plain "~", "null", "Null", "NULL" or no
+ * value at all (a quoted '~' is the text). */
+bool menv_config_node_null(const yaml_node_t *v);
+
 /* Checks a .condarc value node against the type of setting `key` (menv_config_param's
  * "str", "bool", "int", "float" list; YAML 1.2 core schema typing of plain scalars; null is
  * always allowed). 0 for unknown keys and non-scalars. Errors: MENV_EPARSE
@@ -173,7 +177,8 @@ int menv_config_check_url(const char *key, const char *sub, const char *val,
 
 /* Checks the value of entry `sub` of the map of strings `key` (custom_channels,
  * migrated_custom_channels, proxy_servers), as conda's MapParameter(str) does: a string as
- * menv_config_check_item judges one. Errors: MENV_EPARSE "PATH:LINE:COL: KEY.SUB must be a
+ * menv_config_check_item judges one; a null only in proxy_servers (conda's (str, NoneType):
+ * no proxy), elsewhere it is no location. Errors: MENV_EPARSE "PATH:LINE:COL: KEY.SUB must be a
  * str, not an int '42' (quote it to mean the text)" (or "not a list"). */
 int menv_config_check_map_value(const char *path, const char *key, const char *sub,
                                 const yaml_node_t *v, struct menv_error *err);

@@ -423,7 +423,7 @@ static bool fast_entry(struct menv_lockfile *lf, const struct menv_yaml_members 
 	p->build = build ? menv_lock_strdup(lf, build->text)
 	                 : menv_lock_strndup(lf, dash[1] + 1, (size_t)(dash[2] - dash[1] - 1));
 	size_t off, sl;
-	if (menv_lock_url_subdir_at(url, &off, &sl))
+	if (menv_url_folder(url, &off, &sl))
 		p->subdir =
 		        prev && strlen(prev->subdir) == sl && !memcmp(prev->subdir, url + off, sl)
 		                ? prev->subdir

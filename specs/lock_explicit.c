@@ -150,7 +150,7 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 		bool split = !rc && menv_lock_split_in_place(s, dash);
 		if (!rc && !split) {
 			/* anything else as menv_dist_split takes it, with its message */
-			char *fn = menv_lock_url_basename(s);
+			char *fn = menv_url_filename(s);
 			rc = menv_dist_split(fn, &n, &v, &b, err);
 			if (rc)
 				menv_error_prefix(err, "%s:%zu", src, lineno);
@@ -180,7 +180,7 @@ int menv_lock_parse_explicit(struct menv_lockfile *lf, const char *bytes, size_t
 			/* the folder before the file name ("linux-64"), the entry before's copy
 			 * where it is the same */
 			size_t off, sl;
-			if (menv_lock_url_subdir_at(s, &off, &sl)) {
+			if (menv_url_folder(s, &off, &sl)) {
 				const char *prev = lf->npkgs > 1 ? p[-1].subdir : NULL;
 				if (!menv_lock_holds(lf, prev))
 					prev = NULL;

@@ -64,16 +64,6 @@ static char *lower_dup(const char *s)
 	return d;
 }
 
-/* The last path component of a URL (without query or fragment). Caller frees. */
-char *menv_lock_url_basename(const char *url)
-{
-	size_t n = strcspn(url, "?#");
-	const char *end = url + n, *p = end;
-	while (p > url && p[-1] != '/')
-		p--;
-	return menv_xstrndup(p, (size_t)(end - p));
-}
-
 bool menv_lock_in_list(const char *const *list, const char *k)
 {
 	for (size_t i = 0; list[i]; i++)
@@ -85,31 +75,6 @@ bool menv_lock_in_list(const char *const *list, const char *k)
 json_t *menv_lock_jstr_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
-}
-
-/* The path component before the file name ("linux-64" of ".../linux-64/x.conda"), or NULL. */
-bool menv_lock_url_subdir_at(const char *url, size_t *off, size_t *len)
-{
-	size_t n = strcspn(url, "?#");
-	const char *end = url + n, *p = end;
-	while (p > url && p[-1] != '/')
-		p--;
-	if (p <= url + 1)
-		return false;
-	const char *q = p - 1;
-	while (q > url && q[-1] != '/')
-		q--;
-	if (q >= p - 1)
-		return false;
-	*off = (size_t)(q - url);
-	*len = (size_t)(p - 1 - q);
-	return true;
-}
-
-char *menv_lock_url_subdir(const char *url)
-{
-	size_t off, len;
-	return menv_lock_url_subdir_at(url, &off, &len) ? menv_xstrndup(url + off, len) : NULL;
 }
 
 int menv_dist_split(const char *fn, char **name, char **version, char **build,
@@ -409,7 +374,7 @@ bool menv_lock_split_in_place(const char *url, const char *dash[3])
 
 int menv_lock_fill_from_url(struct menv_lock_package *p, bool names, struct menv_error *err)
 {
-	char *fn = menv_lock_url_basename(p->url), *n = NULL, *ver = NULL, *b = NULL;
+	char *fn = menv_url_filename(p->url), *n = NULL, *ver = NULL, *b = NULL;
 	int rc = menv_dist_split(fn, &n, &ver, &b, err);
 
 	free(fn);
@@ -421,8 +386,9 @@ int menv_lock_fill_from_url(struct menv_lock_package *p, bool names, struct menv
 		p->version = ver, ver = NULL;
 	if (!p->build)
 		p->build = b, b = NULL;
-	if (!p->subdir)
-		p->subdir = menv_lock_url_subdir(p->url);
+	size_t off, len;
+	if (!p->subdir && menv_url_folder(p->url, &off, &len))
+		p->subdir = menv_xstrndup(p->url + off, len);
 	free(n);
 	free(ver);
 	free(b);
@@ -762,7 +728,7 @@ static bool entry_at(const struct menv_lockfile *lf, size_t i, char **fn, struct
 {
 	const struct menv_lock_package *p = &lf->pkgs[i];
 	if (lf->format == MENV_LOCK_MAMBA_JSON && p->manager == MENV_LOCK_CONDA && p->url) {
-		*fn = menv_lock_url_basename(p->url);
+		*fn = menv_url_filename(p->url);
 		*at = (struct menv_lock_at){{"packages", *fn}, {0, 0}, 2, false};
 		return true;
 	}

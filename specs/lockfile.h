@@ -105,13 +105,6 @@ const char *menv_lock_jstr(json_t *o, const char *k);
 json_t *menv_lock_jstr_or_null(const char *s);
 /* Is s exactly n hexadecimal digits long? */
 bool menv_lock_is_hex(const char *s, size_t n);
-/* The last path component of a URL (without query or fragment). Caller frees. */
-char *menv_lock_url_basename(const char *url);
-/* The path component before the file name ("linux-64" of ".../linux-64/x.conda"), or NULL.
- * Caller frees. */
-char *menv_lock_url_subdir(const char *url);
-/* Where that component is in `url` (its offset and length); false where there is none. */
-bool menv_lock_url_subdir_at(const char *url, size_t *off, size_t *len);
 /* A copy of s[0..n) (and a NUL) held by `lf` (its chunks of entry strings, freed with it):
  * what a reader puts in an entry's fields instead of a malloc'd string each. A field holding
  * one is never freed or replaced on its own. menv_lock_strdup: of a NUL-terminated s, NULL
@@ -153,7 +146,7 @@ void menv_lock_entry_common(struct menv_lock_package *p, json_t *e, json_t *hash
 bool menv_lock_split_in_place(const char *url, const char *dash[3]);
 /* For a conda entry with p->url: the build that the URL's file name says (menv_dist_split),
  * and with `names` its name and version, each where `p` has none; the subdir before the file
- * name (menv_lock_url_subdir) where `p` has none. Errors: those of menv_dist_split
+ * name (menv_url_folder) where `p` has none. Errors: those of menv_dist_split
  * (MENV_EPARSE: not NAME-VERSION-BUILD.conda or .tar.bz2), `p` then unchanged. */
 int menv_lock_fill_from_url(struct menv_lock_package *p, bool names, struct menv_error *err);
 /* Does entry `p` belong to `platform` (a platform name, or for pixi v7 its subdir)? */

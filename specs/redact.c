@@ -22,6 +22,9 @@
  *
  * A proxy setting may have no scheme ("user:password@host:port", which curl and requests take
  * as http://): menv_proxy_redact removes its userinfo the same way.
+ *
+ * And the one place a file name comes from a URL (menv_url_basename): the path's last
+ * component without the query and the fragment, so that neither reaches a file's name.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -304,4 +307,39 @@ void menv_buf_redact(struct menv_buf *b)
 	menv_buf_reset(b);
 	menv_buf_adds(b, r);
 	free(r);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* File names from URLs                                                                      */
+
+const char *menv_url_basename(const char *url, size_t *len)
+{
+	const char *end = url + strcspn(url, "?#"), *p = end;
+	while (p > url && p[-1] != '/')
+		p--;
+	*len = (size_t)(end - p);
+	return p;
+}
+
+char *menv_url_filename(const char *url)
+{
+	size_t n;
+	const char *p = menv_url_basename(url, &n);
+	return menv_xstrndup(p, n);
+}
+
+bool menv_url_folder(const char *url, size_t *off, size_t *len)
+{
+	size_t n;
+	const char *p = menv_url_basename(url, &n);
+	if (p <= url + 1)
+		return false;
+	const char *q = p - 1;
+	while (q > url && q[-1] != '/')
+		q--;
+	if (q >= p - 1)
+		return false;
+	*off = (size_t)(q - url);
+	*len = (size_t)(p - 1 - q);
+	return true;
 }

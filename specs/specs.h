@@ -372,6 +372,24 @@ int menv_channel_resolve_spec(const char *channel, const char *subdir,
                               const struct menv_config *cfg, struct menv_channel ***out, size_t *n,
                               struct menv_error *err);
 void menv_channels_free(struct menv_channel **v, size_t n);
+/* The channels the user gave a token or "user:password" to (credentials live where the user
+ * put them and, for a download, in memory; issue 22): cfg's channels, default_channels,
+ * custom_channels and channel_alias, then the strings of `a` and `b` (the request's -c
+ * channels and an environment file's; either may be NULL), each resolved as
+ * menv_channel_resolve does, those without credentials left out, the others kept once.
+ * A string that does not resolve is skipped (the command that uses it reports it). For
+ * menv_channel_credentials_for. `*out` is an owned array of `*n` channels (free with
+ * menv_channels_free). Never fails. */
+void menv_channel_credentials(const struct menv_config *cfg, const struct menv_strvec *a,
+                              const struct menv_strvec *b, struct menv_channel ***out, size_t *n);
+/* The channel of `creds` (menv_channel_credentials's) a package URL without credentials lies
+ * under: same scheme and location, its base_url a prefix of the URL ending at a '/', the
+ * longest such; NULL when none does or `url` holds credentials or a query of its own (a
+ * lock's or an explicit file's URLs hold none: menv writes none, and then gets them from
+ * here). Borrowed. conda's Channel gives a URL under channel_alias or a custom channel their
+ * token and user:password; menv does so for every channel the user configured. */
+const struct menv_channel *
+menv_channel_credentials_for(const char *url, const struct menv_channel *const *creds, size_t n);
 
 /* Resolves one channel string to exactly one channel (as menv_channel_resolve); a
  * multichannel must be expanded by the caller first (menv_channels_expand) and is an error
@@ -434,6 +452,20 @@ bool menv_text_needs_redaction(const char *text);
 void menv_json_redact(json_t *j);
 /* menv_text_redact applied to the text in `b`, in place (an export before it is written). */
 void menv_buf_redact(struct menv_buf *b);
+
+/* The file name a URL names (specs/redact.c): its path's last component, without the query
+ * and the fragment ("https://h/c/noarch/x-1-0.conda?token=T#md5" gives "x-1-0.conda"), as a
+ * pointer into `url` (borrowed) and its length in *len (0 where the path ends in '/'). The one
+ * way menv names a file after a URL (a download, the package cache, a mirror, a lock entry's
+ * file and subdir): a query or a fragment (a token, a signature, a hash) never becomes part
+ * of a file name. Never fails. */
+const char *menv_url_basename(const char *url, size_t *len);
+/* menv_url_basename as a new string. Caller frees. */
+char *menv_url_filename(const char *url);
+/* The path component before that file name ("linux-64" of ".../linux-64/x.conda?q"): its
+ * offset and length in `url`; false where the path has none (no '/' before the file name,
+ * or an empty component). */
+bool menv_url_folder(const char *url, size_t *off, size_t *len);
 
 /* Expands a user channel list in order: `defaults` becomes cfg->default_channels,
  * `nodefaults` is dropped (conda: an instruction, not a channel), duplicates are dropped.

@@ -216,13 +216,45 @@ static void test_proxy(void **state)
 	json_decref(j);
 }
 
+/* menv_url_basename / menv_url_folder: the file name and folder of a URL's path, never its
+ * query or fragment (a lock's "?token=", a signed URL's "?sig=", a "#md5") */
+static void test_url_basename(void **state)
+{
+	static const struct {
+		const char *url, *name, *folder;
+	} u[] = {
+	        {"https://h/c/noarch/aa-1.0-0.tar.bz2?token=CANARY7x9", "aa-1.0-0.tar.bz2",
+	         "noarch"},
+	        {"https://h/c/linux-64/x-1-0.conda?sig=a/b#md5", "x-1-0.conda", "linux-64"},
+	        {"https://h/c/linux-64/x-1-0.conda#sha256:ab/cd", "x-1-0.conda", "linux-64"},
+	        {"file:///srv/c/noarch/x-1-0.conda", "x-1-0.conda", "noarch"},
+	        {"https://h/c/noarch/", "", "noarch"},
+	        {"x-1-0.conda?t=1", "x-1-0.conda", NULL},
+	        {"/x-1-0.conda", "x-1-0.conda", NULL},
+	        {"https://h//x.conda", "x.conda", NULL},
+	        {"", "", NULL},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(u) / sizeof(*u); i++) {
+		char *got = menv_url_filename(u[i].url);
+		assert_string_equal(got, u[i].name);
+		free(got);
+		size_t off = 0, len = 0;
+		bool has = menv_url_folder(u[i].url, &off, &len);
+		assert_int_equal(has, u[i].folder != NULL);
+		if (has) {
+			assert_int_equal(len, strlen(u[i].folder));
+			assert_memory_equal(u[i].url + off, u[i].folder, len);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_url_rows),
-	        cmocka_unit_test(test_text),
-	        cmocka_unit_test(test_text_linear),
-	        cmocka_unit_test(test_proxy),
+	        cmocka_unit_test(test_url_rows),     cmocka_unit_test(test_text),
+	        cmocka_unit_test(test_text_linear),  cmocka_unit_test(test_proxy),
+	        cmocka_unit_test(test_url_basename),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
