@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""cli.attack13_<case>: what a thirteenth outside attack (on fix11's credentials for lock URLs)
+found, one case each (python3 test_attack13.py MENV SHARED CASE):
+
+- lock_credentials_climb: a lock's (or an explicit file's) URL that lies under a configured
+  channel gets that channel's /t/TOKEN/ or user:password for its download (fix11). The test
+  was a text prefix at a '/', made before the URL reached libcurl, which removes dot segments
+  ("/chan/../other" is "/other") and servers that decode '%2e%2e', '%2F' or '..;' then do the
+  same: `http://H/chan/../other/noarch/x.conda` was fetched from H/other with chan's
+  password, and with a token channel as H/t/TOKEN/other/... Credentials go with a URL only
+  when its path past the channel's base has no dot segment (".", "..", literal or
+  percent-encoded, also before a ';') and no encoded '/' or '\\': such a URL is fetched as
+  written, without them. Each spelling is tried against a server that logs every request's
+  path and Authorization header, for a user:password channel and a token one: no request
+  outside the channel carries the password or the token, and a plain URL under the channel
+  still gets them (the lock installs). A redirect from the channel's server to another port
+  carries neither (libcurl's rule, kept), and no output line or byte menv wrote holds them.
+"""
+import base64
+import http.server
+import os
+import shutil
+import sys
+import threading
+
+import menvtest
+from menvtest import md5_file, write_text
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOK = "tk-At13Q7"
+USER, PW = "alice", "pw-At13Zx9"
+
+
+class LogServer:
+    """Serves `directory` on 127.0.0.1; logs (method, path, Basic credentials or None);
+    `redirects` maps a path prefix to a function of the path giving a Location (302)."""
+
+    def __init__(self, directory, redirects=None):
+        self.log = []
+        self.redirects = redirects or {}
+        srv = self
+
+        class H(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *a, **kw):
+                super().__init__(*a, directory=directory, **kw)
+
+            def log_message(self, *a):
+                pass
+
+            def record(self):
+                h = self.headers.get("Authorization") or ""
+                cred = (base64.b64decode(h[6:]).decode("utf-8", "replace")
+                        if h.startswith("Basic ") else (h or None))
+                srv.log.append((self.command, self.path, cred))
+                for pre, to in srv.redirects.items():
+                    if self.path.startswith(pre):
+                        self.send_response(302)
+                        self.send_header("Location", to(self.path))
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return False
+                return True
+
+            def do_GET(self):
+                if self.record():
+                    super().do_GET()
+
+            def do_HEAD(self):
+                if self.record():
+                    super().do_HEAD()
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.port = self.httpd.server_address[1]
+        self.base = "http://127.0.0.1:%d" % self.port
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def walk_for(tops, needle, given=()):
+    hits = []
+    for top in tops:
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in dirnames + filenames:
+                p = os.path.join(dirpath, name)
+                if p in given:
+                    continue
+                if needle in name:
+                    hits.append(p)
+                if name in filenames and not os.path.islink(p) and os.path.isfile(p):
+                    with open(p, "rb") as f:
+                        if needle.encode() in f.read():
+                            hits.append(p)
+    return hits
+
+
+def case_lock_credentials_climb(t):
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    fn = "dependency-1.0-0.conda"
+    srv = os.path.join(t.tmp, "srv")
+    for sub in ("chan", "other", "t/%s/chan" % TOK, "t/%s/other" % TOK):
+        os.makedirs(os.path.join(srv, sub, "noarch"))
+        shutil.copy(os.path.join(P, fn), os.path.join(srv, sub, "noarch", fn))
+    md5 = md5_file(os.path.join(P, fn))
+    other = LogServer(srv)
+    chan = LogServer(srv, {"/chan/redir/": lambda p: "%s/other/%s" % (
+        other.base, p.split("/redir/", 1)[1]), "/t/%s/chan/redir/" % TOK: lambda p: (
+        "%s/other/%s" % (other.base, p.split("/redir/", 1)[1]))})
+    given = {os.path.join(t.home, ".condarc")}
+    tmpdir = os.path.join(t.tmp, "tmpdir")
+    os.makedirs(tmpdir)
+    env = {"TMPDIR": tmpdir}
+    outs = []
+    # spellings of a path that leaves /chan once a client or a server normalizes it
+    climbs = ["chan/../other", "chan/./../other", "chan/%2e%2e/other", "chan/%2E%2e/other",
+              "chan/.%2e/other", "chan/..;/other", "chan/%2F..%2Fother", "chan/%2f..%2fother",
+              "chan/..%5Cother", "chan/x/../../other", "chan/noarch/..%2F..%2Fother",
+              "chan/%2e%2e%2fother"]
+    try:
+        for kind, rc in (("user:password", "channels: ['http://%s:%s@127.0.0.1:%d/chan']\n"
+                          % (USER, PW, chan.port)),
+                         ("token", "channels: ['http://127.0.0.1:%d/t/%s/chan']\n"
+                          % (chan.port, TOK))):
+            write_text(os.path.join(t.home, ".condarc"), rc)
+            for i, path in enumerate(climbs + ["chan/redir"]):
+                chan.log.clear()
+                other.log.clear()
+                shutil.rmtree(t.pkgs, ignore_errors=True)
+                ex = os.path.join(t.tmp, "climb-%s-%d.txt" % (kind[0], i))
+                write_text(ex, "@EXPLICIT\n%s/%s/noarch/%s#%s\n" % (chan.base, path, fn, md5))
+                r = t.menv_run("create", "-y", "-q", "-n", "c%s%d" % (kind[0], i), "--file",
+                               ex, env=env)
+                outs.append(r)
+                # a redirect: the channel's server is asked with them, the other port not
+                seen = other.log if path == "chan/redir" else chan.log + other.log
+                sent = [(m, p, c) for m, p, c in seen if c is not None or TOK in p]
+                t.eq(sent, [], "%s channel, %s: no request outside it carries the credential"
+                     % (kind, path))
+                if path == "chan/redir":
+                    t.check(r.rc == 0 and other.log, "%s channel: redirected" % kind, r)
+            # a plain URL under the channel still gets them
+            chan.log.clear()
+            shutil.rmtree(t.pkgs, ignore_errors=True)
+            ex = os.path.join(t.tmp, "plain-%s.txt" % kind[0])
+            write_text(ex, "@EXPLICIT\n%s/chan/noarch/%s#%s\n" % (chan.base, fn, md5))
+            r = t.menv_run("create", "-y", "-q", "-n", "plain%s" % kind[0], "--file", ex,
+                           env=env)
+            outs.append(r)
+            t.check(r.rc == 0, "%s channel: create from a plain URL under it" % kind, r)
+            if kind == "token":
+                t.eq(sorted(set(p for _, p, _ in chan.log)),
+                     ["/t/%s/chan/noarch/%s" % (TOK, fn)], "token channel: asked with it")
+            else:
+                t.eq(sorted(set((c, p) for _, p, c in chan.log)),
+                     [("%s:%s" % (USER, PW), "/chan/noarch/" + fn)],
+                     "user:password channel: asked with them")
+        bad = [o.args for o in outs if any(x in o.out + o.err for x in (TOK, PW))]
+        t.eq(bad, [], "no output line holds the token or the password")
+        wrote = [t.root, t.home, tmpdir]
+        t.eq(walk_for(wrote, TOK, given) + walk_for(wrote, PW, given), [],
+             "no byte menv wrote holds the token or the password")
+    finally:
+        chan.stop()
+        other.stop()
+
+
+CASES = {"lock_credentials_climb": case_lock_credentials_climb}
+
+
+def body(t, case=None):
+    if case not in CASES:
+        raise menvtest.Fatal("unknown case %r (one of %s)" % (case, ", ".join(CASES)))
+    CASES[case](t)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    menvtest.main(body, "attack13_" + (sys.argv[3] if len(sys.argv) > 3 else "?"))
