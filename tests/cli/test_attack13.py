@@ -15,6 +15,15 @@ found, one case each (python3 test_attack13.py MENV SHARED CASE):
   outside the channel carries the password or the token, and a plain URL under the channel
   still gets them (the lock installs). A redirect from the channel's server to another port
   carries neither (libcurl's rule, kept), and no output line or byte menv wrote holds them.
+- mirror_same_name: `menv mirror -f LOCK --platform linux-64 --platform osx-64 DEST` (and
+  `mirror -c CHANNEL` with both platforms) of packages whose file name is the same in two
+  subdirs (conda-forge's python_abi-3.12-5_cp312.conda is in linux-64 and osx-64, other
+  bytes) failed "sha256 mismatch for '/tmp/menv-mirror-N/pkgs/aa-1.0-0.tar.bz2'": the
+  staging package cache held one file per name (the URL's basename), so the second download
+  overwrote the first. Each subdir is staged apart now: DEST holds both files, each with its
+  own bytes and repodata. Two different files for one <subdir>/<fn> (two channels' noarch
+  aa-1.0-0.tar.bz2) cannot both be in DEST: refused in one line naming both URLs, before
+  any download, DEST not made; the same file listed twice is copied once.
 """
 import base64
 import http.server
@@ -24,7 +33,7 @@ import sys
 import threading
 
 import menvtest
-from menvtest import md5_file, write_text
+from menvtest import build_tar_bz2, md5_file, read_json, sha256_file, write_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOK = "tk-At13Q7"
@@ -166,7 +175,72 @@ def case_lock_credentials_climb(t):
         other.stop()
 
 
-CASES = {"lock_credentials_climb": case_lock_credentials_climb}
+def lock_text(entries, platforms):
+    """A conda-lock v1 file of entries [(platform, name, url, path of the file)]."""
+    text = ("version: 1\nmetadata:\n  content_hash: {}\n  channels: []\n  platforms: [%s]\n"
+            "  sources: []\npackage:\n" % ", ".join(platforms))
+    for plat, name, url, f in entries:
+        text += ("- name: %s\n  version: '1.0'\n  manager: conda\n  platform: %s\n"
+                 "  dependencies: {}\n  url: %s\n  hash: {md5: %s, sha256: %s}\n"
+                 "  category: main\n  optional: false\n"
+                 % (name, plat, url, md5_file(f), sha256_file(f)))
+    return text
+
+
+def case_mirror_same_name(t):
+    srv = os.path.join(t.tmp, "srv")
+    fn = "aa-1.0-0.tar.bz2"
+    files = {}
+    for sub, data in (("linux-64", b"one\n"), ("osx-64", b"two\n")):
+        files[sub] = os.path.join(srv, "chan", sub, fn)
+        build_tar_bz2(files[sub], {"name": "aa", "version": "1.0", "build": "0",
+                                   "build_number": 0, "subdir": sub, "depends": []},
+                      files={"share/aa.txt": data})
+    for c, data in (("c1", b"one\n"), ("c2", b"two\n")):
+        files[c] = os.path.join(srv, c, "noarch", fn)
+        build_tar_bz2(files[c], {"name": "aa", "version": "1.0", "build": "0",
+                                 "build_number": 0, "subdir": "noarch", "depends": []},
+                      files={"share/aa.txt": data})
+    t.index(os.path.join(srv, "chan"))
+    h = t.http_server(srv)
+    try:
+        both = ["--platform", "linux-64", "--platform", "osx-64"]
+        lock = os.path.join(t.tmp, "lock.yml")
+        write_text(lock, lock_text([(p, "aa", "%s/chan/%s/%s" % (h.base, p, fn), files[p])
+                                    for p in ("linux-64", "osx-64")] +
+                                   [("linux-64", "aa", "%s/chan/linux-64/%s" % (h.base, fn),
+                                     files["linux-64"])], ["linux-64", "osx-64"]))
+        for what, args in (("mirror -f", ["-f", lock]), ("mirror -f, both platforms",
+                                                         ["-f", lock] + both),
+                           ("mirror -c", ["-c", "%s/chan" % h.base] + both)):
+            dest = os.path.join(t.tmp, "dest-%d" % len(args))
+            r = t.menv_run("mirror", *args, dest)
+            if not t.check(r.rc == 0, "%s: the same name in two subdirs mirrors" % what, r):
+                continue
+            for sub in ("linux-64", "osx-64"):
+                got = os.path.join(dest, sub, fn)
+                t.eq(sha256_file(got) if os.path.isfile(got) else None,
+                     sha256_file(files[sub]), "%s: %s/%s is %s's file" % (what, sub, fn, sub))
+                rd = read_json(os.path.join(dest, sub, "repodata.json"))
+                t.eq(rd["packages"].get(fn, {}).get("sha256"), sha256_file(files[sub]),
+                     "%s: %s's repodata names its file" % (what, sub))
+        # two files for one <subdir>/<fn>: refused before any download, DEST not made
+        lock2 = os.path.join(t.tmp, "lock2.yml")
+        write_text(lock2, lock_text([("linux-64", "aa", "%s/%s/noarch/%s" % (h.base, c, fn),
+                                      files[c]) for c in ("c1", "c2")], ["linux-64"]))
+        dest = os.path.join(t.tmp, "dest-two")
+        before = len(h.requests(("GET",)))
+        r = t.menv_run("mirror", "-f", lock2, dest)
+        t.one_line_error(r, "two files for noarch/" + fn,
+                         ["noarch/" + fn, "/c1/noarch/" + fn, "/c2/noarch/" + fn])
+        t.eq(len(h.requests(("GET",))), before, "two files for one name: nothing downloaded")
+        t.check(not os.path.exists(dest), "two files for one name: DEST not made")
+    finally:
+        h.stop()
+
+
+CASES = {"lock_credentials_climb": case_lock_credentials_climb,
+         "mirror_same_name": case_mirror_same_name}
 
 
 def body(t, case=None):
