@@ -296,34 +296,39 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 	 * once) or refused; the same name in two subdirs (python_abi-3.12-5_cp312.conda of
 	 * linux-64 and of osx-64) are two files, staged apart */
 	bool *skip = menv_xcalloc(n + 1, sizeof(*skip));
-	for (size_t i = 0; i < n && !rc; i++)
-		for (size_t k = 0; k < i && !rc && !skip[i]; k++) {
-			if (skip[k] || strcmp(subs[i], subs[k]) || strcmp(recs[i]->fn, recs[k]->fn))
-				continue;
-			const char *a = recs[i]->sha256, *b = recs[k]->sha256;
-			const char *x = recs[i]->md5, *y = recs[k]->md5;
-			if ((a && b && !strcmp(a, b)) || (!(a && b) && x && y && !strcmp(x, y))) {
-				skip[i] = true;
-				continue;
-			}
-			char *u1 = menv_url_redact(recs[k]->url ? recs[k]->url : recs[k]->fn);
-			char *u2 = menv_url_redact(recs[i]->url ? recs[i]->url : recs[i]->fn);
-			rc = menv_error_set(
-			        err, MENV_EPARSE,
-			        "cannot mirror two different files as '%s/%s': '%s' and "
-			        "'%s' differ in their hashes",
-			        subs[i], recs[i]->fn, u1, u2);
-			free(u1);
-			free(u2);
+	struct menv_strmap names = MENV_STRMAP_INIT; /* "<subdir>/<fn>" -> the first record */
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *key = menv_xasprintf("%s/%s", subs[i], recs[i]->fn);
+		const size_t *at = menv_strmap_get(&names, key);
+		if (!at) {
+			menv_strmap_put(&names, key, i);
+			free(key);
+			continue;
 		}
+		free(key);
+		size_t k = *at;
+		const char *a = recs[i]->sha256, *b = recs[k]->sha256;
+		const char *x = recs[i]->md5, *y = recs[k]->md5;
+		if ((a && b && !strcmp(a, b)) || (!(a && b) && x && y && !strcmp(x, y))) {
+			skip[i] = true;
+			continue;
+		}
+		char *u1 = menv_url_redact(recs[k]->url ? recs[k]->url : recs[k]->fn);
+		char *u2 = menv_url_redact(recs[i]->url ? recs[i]->url : recs[i]->fn);
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "cannot mirror two different files as '%s/%s': '%s' and '%s' "
+		                    "differ in their hashes",
+		                    subs[i], recs[i]->fn, u1, u2);
+		free(u1);
+		free(u2);
+	}
+	menv_strmap_clear(&names);
 	/* staged by subdir: one package cache folder per subdir */
 	struct menv_record **group = menv_xcalloc(n + 1, sizeof(*group));
+	struct menv_strmap staged = MENV_STRMAP_INIT; /* the subdirs fetched */
 	for (size_t i = 0; i < n && !rc; i++) {
 		size_t k = 0;
-		bool first = true;
-		for (size_t j = 0; j < i && first; j++)
-			first = strcmp(subs[j], subs[i]) != 0;
-		if (!first)
+		if (!menv_strmap_add(&staged, subs[i], i))
 			continue;
 		for (size_t j = i; j < n; j++)
 			if (!skip[j] && !strcmp(subs[j], subs[i]))
@@ -333,6 +338,7 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 		free(gp);
 	}
 	free(group);
+	menv_strmap_clear(&staged);
 	if (!rc)
 		rc = mkdir_undoable(chan, &made, err);
 	for (size_t i = 0; !rc && i < n; i++) {
