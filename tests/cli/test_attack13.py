@@ -24,6 +24,12 @@ found, one case each (python3 test_attack13.py MENV SHARED CASE):
   own bytes and repodata. Two different files for one <subdir>/<fn> (two channels' noarch
   aa-1.0-0.tar.bz2) cannot both be in DEST: refused in one line naming both URLs, before
   any download, DEST not made; the same file listed twice is copied once.
+- ssl_verify_empty: fix11 refuses `ssl_verify: ~` (YAML's null, which conda reads as false)
+  rather than turn certificate checks off, but an empty text did just that: `ssl_verify: ''`,
+  `ssl_verify: ""`, CONDA_SSL_VERIFY= or MENV_SSL_VERIFY= (a variable "unset" by emptying it)
+  gave ssl_verify False, and `menv config --set ssl_verify ''` wrote it. An empty ssl_verify
+  is no value, refused as the null is: one line naming FILE:LINE:COL or the variable, exit
+  1; `config --set` leaves the file as it was. `ssl_verify: false` still turns checks off.
 """
 import base64
 import http.server
@@ -239,8 +245,28 @@ def case_mirror_same_name(t):
         h.stop()
 
 
+def case_ssl_verify_empty(t):
+    rc = os.path.join(t.home, ".condarc")
+    for text in ("ssl_verify: ''\n", 'ssl_verify: ""\n', "channels: [a]\nssl_verify: ''\n"):
+        write_text(rc, text)
+        r = t.menv_run("config", "--show", "ssl_verify", "--json")
+        line = text.count("\n")
+        t.one_line_error(r, repr(text), ["%s:%d:" % (rc, line), "ssl_verify", "no value"])
+    os.remove(rc)
+    for var in ("CONDA_SSL_VERIFY", "MENV_SSL_VERIFY"):
+        r = t.menv_run("config", "--show", "ssl_verify", "--json", env={var: ""})
+        t.one_line_error(r, var + "=", ["$" + var, "ssl_verify", "no value"])
+    write_text(rc, "channels: [a]\n")
+    r = t.menv_run("config", "--file", rc, "--set", "ssl_verify", "")
+    t.check(r.rc != 0, "config --set ssl_verify '': refused", r)
+    t.eq(open(rc).read(), "channels: [a]\n", "config --set ssl_verify '': the file as it was")
+    write_text(rc, "ssl_verify: false\n")
+    r = t.menv_run("config", "--show", "ssl_verify", "--json")
+    t.eq((r.rc, (r.try_json() or {}).get("ssl_verify")), (0, False), "ssl_verify: false")
+
+
 CASES = {"lock_credentials_climb": case_lock_credentials_climb,
-         "mirror_same_name": case_mirror_same_name}
+         "mirror_same_name": case_mirror_same_name, "ssl_verify_empty": case_ssl_verify_empty}
 
 
 def body(t, case=None):
