@@ -667,8 +667,7 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 			        err, w,
 			        "%s has no value (empty): conda reads it as false, no certificate "
 			        "checks; write true, false or a CA bundle's path, or remove it for "
-			        "the "
-			        "default (true)",
+			        "the default (true)",
 			        key);
 		if (!number && strcmp(val, "truststore") && parse_bool(val, &b) &&
 		    check_path(key, val, w, err))
