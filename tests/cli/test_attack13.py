@@ -30,6 +30,12 @@ found, one case each (python3 test_attack13.py MENV SHARED CASE):
   gave ssl_verify False, and `menv config --set ssl_verify ''` wrote it. An empty ssl_verify
   is no value, refused as the null is: one line naming FILE:LINE:COL or the variable, exit
   1; `config --set` leaves the file as it was. `ssl_verify: false` still turns checks off.
+- url_folder_host: a lock's package URL at a server's root ("http://127.0.0.1:PORT/x.conda")
+  had the host for its folder (menv_url_folder walked back past the "//"): `create -f` wrote
+  subdir "127.0.0.1:PORT" into conda-meta, and `mirror -f` made a channel subdir named
+  "127.0.0.1:PORT" holding the package, noarch's repodata without it. The authority is no
+  folder of the path now: the record's subdir is the package's own (noarch), and the mirror
+  puts it in noarch/, listed in noarch/repodata.json; a conda-lock and an explicit file alike.
 """
 import base64
 import http.server
@@ -265,8 +271,42 @@ def case_ssl_verify_empty(t):
     t.eq((r.rc, (r.try_json() or {}).get("ssl_verify")), (0, False), "ssl_verify: false")
 
 
+def case_url_folder_host(t):
+    P = os.path.join(t.corpus, "packages", "conda", "test-recipes", "noarch")
+    fn = "dependency-1.0-0.conda"
+    srv = os.path.join(t.tmp, "srv")
+    os.makedirs(srv)
+    shutil.copy(os.path.join(P, fn), os.path.join(srv, fn))
+    h = t.http_server(srv)
+    try:
+        url = "%s/%s" % (h.base, fn)
+        hostport = h.base.split("//", 1)[1]
+        cl = os.path.join(t.tmp, "lock.yml")
+        write_text(cl, lock_text([("linux-64", "dependency", url, os.path.join(srv, fn))],
+                                 ["linux-64"]))
+        ex = os.path.join(t.tmp, "explicit.txt")
+        write_text(ex, "@EXPLICIT\n%s#%s\n" % (url, md5_file(os.path.join(srv, fn))))
+        for what, lock in (("conda-lock", cl), ("explicit", ex)):
+            name = "e-" + what
+            r = t.menv_run("create", "-y", "-q", "-n", name, "-f", lock)
+            if t.check(r.rc == 0, "%s: create -f" % what, r):
+                rec = read_json(os.path.join(t.envs, name, "conda-meta",
+                                             "dependency-1.0-0.json"))
+                t.eq(rec.get("subdir"), "noarch", "%s: the record's subdir" % what)
+        dest = os.path.join(t.tmp, "dest")
+        r = t.menv_run("mirror", "-f", cl, dest)
+        if t.check(r.rc == 0, "mirror -f", r):
+            t.eq(sorted(os.listdir(dest)), ["noarch"], "mirror: no subdir named after the host")
+            t.check(not os.path.exists(os.path.join(dest, hostport)), "mirror: no %s" % hostport)
+            rd = read_json(os.path.join(dest, "noarch", "repodata.json"))
+            t.eq(sorted(rd.get("packages.conda", {})), [fn], "mirror: noarch lists it")
+    finally:
+        h.stop()
+
+
 CASES = {"lock_credentials_climb": case_lock_credentials_climb,
-         "mirror_same_name": case_mirror_same_name, "ssl_verify_empty": case_ssl_verify_empty}
+         "mirror_same_name": case_mirror_same_name, "ssl_verify_empty": case_ssl_verify_empty,
+         "url_folder_host": case_url_folder_host}
 
 
 def body(t, case=None):
