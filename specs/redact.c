@@ -338,6 +338,10 @@ bool menv_url_folder(const char *url, size_t *off, size_t *len)
 	const char *q = p - 1;
 	while (q > url && q[-1] != '/')
 		q--;
+	/* the authority ("h" of "https://h/x.conda") is no folder of the path */
+	const char *auth = strstr(url, "://");
+	if (auth && auth < q && q <= auth + 3 + strcspn(auth + 3, "/"))
+		return false;
 	if (q >= p - 1)
 		return false;
 	*off = (size_t)(q - url);

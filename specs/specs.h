@@ -465,7 +465,7 @@ const char *menv_url_basename(const char *url, size_t *len);
 char *menv_url_filename(const char *url);
 /* The path component before that file name ("linux-64" of ".../linux-64/x.conda?q"): its
  * offset and length in `url`; false where the path has none (no '/' before the file name,
- * or an empty component). */
+ * or an empty component; the host of "https://h/x.conda" is no folder). */
 bool menv_url_folder(const char *url, size_t *off, size_t *len);
 /* Whether a URL path (what follows a channel's base in a package URL; the query and the
  * fragment are not looked at) may lead elsewhere once normalized: a dot segment ("." or "..",

@@ -232,6 +232,11 @@ static void test_url_basename(void **state)
 	        {"x-1-0.conda?t=1", "x-1-0.conda", NULL},
 	        {"/x-1-0.conda", "x-1-0.conda", NULL},
 	        {"https://h//x.conda", "x.conda", NULL},
+	        {"https://h/x.conda", "x.conda", NULL},
+	        {"http://127.0.0.1:8080/x-1-0.conda?t=/a/b", "x-1-0.conda", NULL},
+	        {"https://user:pw@h/x.conda", "x.conda", NULL},
+	        {"file:///x.conda", "x.conda", NULL},
+	        {"https://h/noarch/x.conda", "x.conda", "noarch"},
 	        {"", "", NULL},
 	};
 	(void)state;
