@@ -557,11 +557,14 @@ struct menv_mirror_stats {
  * a folder (a path or file:// URL) laid out as a channel, `<subdir>/<fn>` and
  * `<subdir>/repodata.json` (conda-index's records: each package's info/index.json with md5,
  * sha256 and size; noarch always), or an `oci://HOST/PATH` channel (see the OCI section). The
- * files are downloaded into a staging package cache under $TMPDIR (verified as
- * menv_pkgcache_fetch does; `cb` sees them), hashed again while copied, and the index comes
- * last: a folder's repodata.json is written (atomically) after all its packages, a registry
- * gets every package manifest before `<subdir>/mrepodata.json:latest`, so a half copy never
- * looks complete. Errors: those of menv_pkgcache_fetch_opts, MENV_ECHECKSUM, MENV_EIO, and
+ * files are downloaded into a staging package cache under $TMPDIR, one per subdir (a file name
+ * may be in two subdirs with other bytes), verified as menv_pkgcache_fetch does (`cb` sees
+ * them), hashed again while copied, and the index comes last: a folder's repodata.json is
+ * written (atomically) after all its packages, a registry gets every package manifest before
+ * `<subdir>/mrepodata.json:latest`, so a half copy never looks complete. A record whose
+ * <subdir>/<fn> another has with the same hash is copied once; with another hash the two are
+ * refused (MENV_EPARSE naming both URLs, before any download), as is a subdir that is no
+ * folder name. Errors: those of menv_pkgcache_fetch_opts, MENV_ECHECKSUM, MENV_EIO, and
  * MENV_ENET naming the registry and what it answered. */
 int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *dest,
                         const struct menv_fetch_opts *o, menv_fetch_cb cb, void *ud,

@@ -275,27 +275,80 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 	else
 		menv_fetch_opts_init(&so);
 	so.pkgs_dirs = NULL;
-	rc = menv_pkgcache_fetch_opts(pkgs, recs, n, &so, cb, ud, err);
+	/* each record's subdir (its URL's folder, as the source has it), checked first: it names
+	 * a folder of the stage and of dest */
+	char **subs = menv_xcalloc(n + 1, sizeof(*subs));
+	for (size_t i = 0; i < n; i++) {
+		const struct menv_record *r = recs[i];
+		size_t off, len;
+		subs[i] = r->url && menv_url_folder(r->url, &off, &len)
+		                  ? menv_xstrndup(r->url + off, len)
+		                  : menv_xstrdup(r->subdir && *r->subdir ? r->subdir : "noarch");
+		/* a URL's "x/../fn" (or a base_url of "..") must not place the file outside dest */
+		if (!rc && (!subs[i][0] || subs[i][0] == '.' || strchr(subs[i], '/') ||
+		            strchr(subs[i], '\\')))
+			rc = menv_error_set(
+			        err, MENV_EPARSE,
+			        "refusing to mirror '%s': its subdir '%s' is not a folder name",
+			        r->url ? r->url : r->fn, subs[i]);
+	}
+	/* one file per <subdir>/<fn> in dest: two records of one name are one file (copied
+	 * once) or refused; the same name in two subdirs (python_abi-3.12-5_cp312.conda of
+	 * linux-64 and of osx-64) are two files, staged apart */
+	bool *skip = menv_xcalloc(n + 1, sizeof(*skip));
+	struct menv_strmap names = MENV_STRMAP_INIT; /* "<subdir>/<fn>" -> the first record */
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *key = menv_xasprintf("%s/%s", subs[i], recs[i]->fn);
+		const size_t *at = menv_strmap_get(&names, key);
+		if (!at) {
+			menv_strmap_put(&names, key, i);
+			free(key);
+			continue;
+		}
+		free(key);
+		size_t k = *at;
+		const char *a = recs[i]->sha256, *b = recs[k]->sha256;
+		const char *x = recs[i]->md5, *y = recs[k]->md5;
+		if ((a && b && !strcmp(a, b)) || (!(a && b) && x && y && !strcmp(x, y))) {
+			skip[i] = true;
+			continue;
+		}
+		char *u1 = menv_url_redact(recs[k]->url ? recs[k]->url : recs[k]->fn);
+		char *u2 = menv_url_redact(recs[i]->url ? recs[i]->url : recs[i]->fn);
+		rc = menv_error_set(err, MENV_EPARSE,
+		                    "cannot mirror two different files as '%s/%s': '%s' and '%s' "
+		                    "differ in their hashes",
+		                    subs[i], recs[i]->fn, u1, u2);
+		free(u1);
+		free(u2);
+	}
+	menv_strmap_clear(&names);
+	/* staged by subdir: one package cache folder per subdir */
+	struct menv_record **group = menv_xcalloc(n + 1, sizeof(*group));
+	struct menv_strmap staged = MENV_STRMAP_INIT; /* the subdirs fetched */
+	for (size_t i = 0; i < n && !rc; i++) {
+		size_t k = 0;
+		if (!menv_strmap_add(&staged, subs[i], i))
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (!skip[j] && !strcmp(subs[j], subs[i]))
+				group[k++] = recs[j];
+		char *gp = menv_xasprintf("%s/%s", pkgs, subs[i]);
+		rc = menv_pkgcache_fetch_opts(gp, group, k, &so, cb, ud, err);
+		free(gp);
+	}
+	free(group);
+	menv_strmap_clear(&staged);
 	if (!rc)
 		rc = mkdir_undoable(chan, &made, err);
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct menv_record *r = recs[i];
-		/* the subdir the file is served from (its URL's folder), as the source has it */
-		size_t off, len;
-		char *sub = r->url && menv_url_folder(r->url, &off, &len)
-		                    ? menv_xstrndup(r->url + off, len)
-		                    : menv_xstrdup(r->subdir && *r->subdir ? r->subdir : "noarch");
-		char *dir = menv_xasprintf("%s/%s", chan, sub);
-		char *from = menv_xasprintf("%s/%s", pkgs, r->fn);
+		if (skip[i])
+			continue;
+		char *dir = menv_xasprintf("%s/%s", chan, subs[i]);
+		char *from = menv_xasprintf("%s/%s/%s", pkgs, subs[i], r->fn);
 		char *to = menv_xasprintf("%s/%s", dir, r->fn);
-		/* a URL's "x/../fn" (or a base_url of "..") must not place the file outside dest */
-		if (!sub[0] || sub[0] == '.' || strchr(sub, '/') || strchr(sub, '\\'))
-			rc = menv_error_set(
-			        err, MENV_EPARSE,
-			        "refusing to mirror '%s': its subdir '%s' is not a folder name",
-			        r->url ? r->url : r->fn, sub);
-		if (!rc)
-			rc = mkdir_undoable(dir, &made, err);
+		rc = mkdir_undoable(dir, &made, err);
 		if (!rc)
 			menv_crash_point(); /* tests: a kill between two packages */
 		if (!rc && access(to, F_OK) != 0)
@@ -308,11 +361,14 @@ int menv_mirror_records(struct menv_record *const *recs, size_t n, const char *d
 			if (stat(to, &sb) == 0)
 				st->bytes += (int64_t)sb.st_size;
 		}
-		free(sub);
 		free(dir);
 		free(from);
 		free(to);
 	}
+	for (size_t i = 0; i < n; i++)
+		free(subs[i]);
+	free(subs);
+	free(skip);
 	/* the index last: repodata.json is written once every package is in place */
 	if (!rc)
 		rc = menv_index_channel(chan, &is, err);

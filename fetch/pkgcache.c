@@ -645,7 +645,9 @@ char *menv_pkgcache_url(const struct menv_record *r, const struct menv_fetch_opt
 	if (!c || !(c->token || c->auth) || !c->base_url || !c->location)
 		return menv_xstrdup(r->url);
 	bl = strlen(c->base_url);
-	if (strncmp(r->url, c->base_url, bl) || (r->url[bl] != '/' && r->url[bl]))
+	/* a tail that leaves the channel once normalized ("/../other") goes without them */
+	if (strncmp(r->url, c->base_url, bl) || (r->url[bl] != '/' && r->url[bl]) ||
+	    menv_url_path_climbs(r->url + bl))
 		return menv_xstrdup(r->url);
 	prefix = menv_channel_subdir_url(c, NULL, true);
 	pl = strlen(prefix);

@@ -374,7 +374,8 @@ menv_channel_credentials_for(const char *url, const struct menv_channel *const *
 	for (size_t i = 0; i < n; i++) {
 		const struct menv_channel *c = creds[i];
 		size_t bl = c->base_url ? strlen(c->base_url) : 0;
-		if (bl > bestlen && !strncmp(url, c->base_url, bl) && url[bl] == '/')
+		if (bl > bestlen && !strncmp(url, c->base_url, bl) && url[bl] == '/' &&
+		    !menv_url_path_climbs(url + bl))
 			best = c, bestlen = bl;
 	}
 	return best;

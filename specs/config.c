@@ -660,6 +660,15 @@ static int set_scalar(struct menv_config *cfg, const char *key, const char *val,
 		char *end;
 		double num = strtod(val, &end);
 		bool number = *val && !*end && !strpbrk(val, "xX") && parse_bool(val, &b);
+		/* no text is no value, as YAML's null (null_value): conda's boolify reads both as
+		 * false; a variable emptied to unset it must not turn certificate checks off */
+		if (!*val)
+			return bad(
+			        err, w,
+			        "%s has no value (empty): conda reads it as false, no certificate "
+			        "checks; write true, false or a CA bundle's path, or remove it for "
+			        "the default (true)",
+			        key);
 		if (!number && strcmp(val, "truststore") && parse_bool(val, &b) &&
 		    check_path(key, val, w, err))
 			return err->code;

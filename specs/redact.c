@@ -26,6 +26,7 @@
  * And the one place a file name comes from a URL (menv_url_basename): the path's last
  * component without the query and the fragment, so that neither reaches a file's name.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -337,9 +338,53 @@ bool menv_url_folder(const char *url, size_t *off, size_t *len)
 	const char *q = p - 1;
 	while (q > url && q[-1] != '/')
 		q--;
+	/* the authority ("h" of "https://h/x.conda") is no folder of the path */
+	const char *auth = strstr(url, "://");
+	if (auth && auth < q && q <= auth + 3 + strcspn(auth + 3, "/"))
+		return false;
 	if (q >= p - 1)
 		return false;
 	*off = (size_t)(q - url);
 	*len = (size_t)(p - 1 - q);
 	return true;
+}
+
+/* "%XY" at s (XY case-insensitive) */
+static bool pct(const char *s, const char *xy)
+{
+	return s[0] == '%' && s[1] && s[2] && tolower((unsigned char)s[1]) == xy[0] &&
+	       tolower((unsigned char)s[2]) == xy[1];
+}
+
+bool menv_url_path_climbs(const char *path)
+{
+	const char *end = path + strcspn(path, "?#");
+
+	for (const char *p = path; p < end;) {
+		const char *stop = p + strcspn(p, "/");
+		size_t dots = 0, len;
+
+		if (stop > end)
+			stop = end;
+		for (const char *q = p; q < stop; q++)
+			if (*q == '\\' || pct(q, "2f") || pct(q, "5c"))
+				return true; /* a '/' once decoded, or one to some servers */
+		/* the segment up to its parameters (";x": "..;" is ".." to some servers) */
+		len = strcspn(p, ";/");
+		if (p + len > stop)
+			len = (size_t)(stop - p);
+		for (size_t k = 0; k < len;) {
+			if (p[k] == '.')
+				k++;
+			else if (pct(p + k, "2e"))
+				k += 3;
+			else
+				break;
+			dots++;
+			if (k == len && dots <= 2)
+				return true;
+		}
+		p = stop < end ? stop + 1 : end;
+	}
+	return false;
 }

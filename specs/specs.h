@@ -384,7 +384,8 @@ void menv_channel_credentials(const struct menv_config *cfg, const struct menv_s
                               const struct menv_strvec *b, struct menv_channel ***out, size_t *n);
 /* The channel of `creds` (menv_channel_credentials's) a package URL without credentials lies
  * under: same scheme and location, its base_url a prefix of the URL ending at a '/', the
- * longest such; NULL when none does or `url` holds credentials or a query of its own (a
+ * longest such, the rest of its path not climbing out of it (menv_url_path_climbs: no
+ * "/../", "%2e%2e", "%2F"); NULL when none does or `url` holds credentials or a query of its own (a
  * lock's or an explicit file's URLs hold none: menv writes none, and then gets them from
  * here). Borrowed. conda's Channel gives a URL under channel_alias or a custom channel their
  * token and user:password; menv does so for every channel the user configured. */
@@ -464,8 +465,16 @@ const char *menv_url_basename(const char *url, size_t *len);
 char *menv_url_filename(const char *url);
 /* The path component before that file name ("linux-64" of ".../linux-64/x.conda?q"): its
  * offset and length in `url`; false where the path has none (no '/' before the file name,
- * or an empty component). */
+ * or an empty component; the host of "https://h/x.conda" is no folder). */
 bool menv_url_folder(const char *url, size_t *off, size_t *len);
+/* Whether a URL path (what follows a channel's base in a package URL; the query and the
+ * fragment are not looked at) may lead elsewhere once normalized: a dot segment ("." or "..",
+ * also spelled with %2e, also before a ";" parameter) or a '/' or '\\' that some server reads
+ * as one ('\\', %2f, %5c). libcurl removes dot segments before it sends a path, and servers
+ * that decode do the same: "chan/../other/x.conda" is "other/x.conda". A URL whose tail
+ * climbs is not under the channel it seems to be under (menv_channel_credentials_for,
+ * menv_pkgcache_url). Never fails. */
+bool menv_url_path_climbs(const char *path);
 
 /* Expands a user channel list in order: `defaults` becomes cfg->default_channels,
  * `nodefaults` is dropped (conda: an instruction, not a channel), duplicates are dropped.

@@ -232,6 +232,11 @@ static void test_url_basename(void **state)
 	        {"x-1-0.conda?t=1", "x-1-0.conda", NULL},
 	        {"/x-1-0.conda", "x-1-0.conda", NULL},
 	        {"https://h//x.conda", "x.conda", NULL},
+	        {"https://h/x.conda", "x.conda", NULL},
+	        {"http://127.0.0.1:8080/x-1-0.conda?t=/a/b", "x-1-0.conda", NULL},
+	        {"https://user:pw@h/x.conda", "x.conda", NULL},
+	        {"file:///x.conda", "x.conda", NULL},
+	        {"https://h/noarch/x.conda", "x.conda", "noarch"},
 	        {"", "", NULL},
 	};
 	(void)state;
@@ -249,12 +254,58 @@ static void test_url_basename(void **state)
 	}
 }
 
+/* menv_url_path_climbs: a path that leaves where it seems to lie once a client or a server
+ * normalizes or decodes it (cli.attack13_lock_credentials_climb) */
+static void test_url_path_climbs(void **state)
+{
+	static const char *climbs[] = {
+	        "/../other/x.conda",
+	        "/./x.conda",
+	        "/%2e%2e/o/x.conda",
+	        "/%2E%2e/o/x.conda",
+	        "/.%2e/o/x.conda",
+	        "/..;/o/x.conda",
+	        "/..;a=b/o/x",
+	        "/a%2F..%2Fo/x.conda",
+	        "/a%2f..%2fo/x",
+	        "/..%5Co/x.conda",
+	        "/a\\..\\o/x",
+	        "/x/../../o/x.conda",
+	        "/noarch/..",
+	        "/noarch/.",
+	        "..",
+	        "/%2e",
+	};
+	static const char *plain[] = {
+	        "/noarch/x-1.0-0.conda",
+	        "",
+	        "/",
+	        "//noarch/x.conda",
+	        "/.../x.conda",
+	        "/..x/y",
+	        "/x../y",
+	        "/noarch/x-1.0-0.conda?p=/../a",
+	        "/noarch/x.conda#/../a",
+	        "/a;b/x",
+	        "/%2e%2e%2e/x",
+	        "/%2",
+	        "/%",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(climbs) / sizeof(*climbs); i++)
+		if (!menv_url_path_climbs(climbs[i]))
+			fail_msg("'%s' climbs", climbs[i]);
+	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++)
+		if (menv_url_path_climbs(plain[i]))
+			fail_msg("'%s' does not climb", plain[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_url_rows),     cmocka_unit_test(test_text),
 	        cmocka_unit_test(test_text_linear),  cmocka_unit_test(test_proxy),
-	        cmocka_unit_test(test_url_basename),
+	        cmocka_unit_test(test_url_basename), cmocka_unit_test(test_url_path_climbs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
