@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""cli.attack12_<case>: what a twelfth outside attack (issue 22, on what changed since 0ce8a3f;
+run as root and as an unprivileged user) found, one case each (python3 test_attack12.py MENV
+SHARED CASE):
+
+- merge_budget: YAML merge keys (`<<`) copy a mapping's pairs into another, and the reader
+  scanned every source's pairs whole each time: a source of n keys merged n times
+  (`<<: [*a, *a, ...]`), or a chain of n anchors each merging the one before, is n^2 work
+  and, for the chain, n^2 pairs kept in memory (a 288 KB lock: 17 s and 660 MB, 1 MB:
+  minutes and gigabytes) from a file that a lockfile read hands to the whole-file reader.
+  The pairs merges read now count against a budget of the file's own size (as aliases
+  expanded do: 32 a node of the file, plus a million), past it the file is refused with its
+  FILE:LINE:COL; a lock of many entries each merging a common mapping reads as before.
+- revision_empty: `install --revision ''` (an unset variable in a script) was revision 0,
+  reverting the environment to its first state, and a revision past a long was read as
+  LONG_MAX ("revision 9223372036854775807 does not exist"): strtol's empty input and ERANGE
+  were not checked. conda's int() refuses both (the empty text, and no history holds such a
+  revision); menv refuses them in one line naming what was given, the prefix unchanged.
+"""
+import os
+import sys
+
+import menvtest
+from menvtest import build_tar_bz2, write_text
+
+
+def case_merge_budget(t):
+    lock_head = "version: 1\nmetadata:\n"
+    n = 3000
+    many = os.path.join(t.tmp, "many.conda-lock.yml")
+    write_text(many, lock_head + "  x: &a {%s}\npackage:\n- name: a\n  <<: [%s]\n" % (
+        ", ".join("k%d: 1" % i for i in range(n)), ", ".join(["*a"] * n)))
+    chain = os.path.join(t.tmp, "chain.conda-lock.yml")
+    m = 2000
+    rows = ["  a0: &a0 {%s}" % ", ".join("k%d: 1" % i for i in range(m))]
+    rows += ["  a%d: &a%d {<<: *a%d, x%d: 1}" % (i, i, i - 1, i) for i in range(1, m)]
+    write_text(chain, lock_head + "\n".join(rows) + "\npackage: []\n")
+    for f, line, what in ((many, 5, "one mapping merged 3,000 times"),
+                          (chain, None, "a chain of 2,000 anchors, each merging the one before")):
+        r = t.menv_run("create", "--dry-run", "-p", os.path.join(t.tmp, "x"), "-f", f)
+        pos = "%s:%d:" % (f, line) if line else "%s:" % f
+        t.one_line_error(r, what, (pos, "merge keys read more pairs than the file holds"))
+    t.check(not os.path.exists(os.path.join(t.tmp, "x")), "nothing created")
+    # a lock of many entries each merging one common mapping: read as before (its error is
+    # the one each entry's missing hash gives, past the reading)
+    entries = 20000
+    legit = os.path.join(t.tmp, "legit.conda-lock.yml")
+    write_text(legit, lock_head + "  common: &c {manager: conda, platform: linux-64, "
+               "dependencies: {}, category: main, optional: false, build: '0'}\npackage:\n" +
+               "".join("- {<<: *c, name: p%d, version: '1.0', url: 'file:///nowhere/noarch/"
+                       "p%d-1.0-0.tar.bz2'}\n" % (i, i) for i in range(entries)))
+    r = t.menv_run("create", "--dry-run", "-p", os.path.join(t.tmp, "x"), "-f", legit)
+    t.one_line_error(r, "the lock of merging entries is read (its first entry lacks a hash)",
+                     ("%s:5" % legit, "p0", "hash"))
+
+
+def case_revision_empty(t):
+    chan = os.path.join(t.tmp, "chan")
+    for n in ("a", "b"):
+        build_tar_bz2(os.path.join(chan, "noarch", "%s-1.0-0.tar.bz2" % n),
+                      {"name": n, "version": "1.0", "build": "0", "build_number": 0,
+                       "subdir": "noarch", "depends": []}, files={"share/%s.txt" % n: b"x\n"})
+    t.index(chan)
+    C = ["-c", t.url(chan), "--override-channels"]
+    prefix = os.path.join(t.tmp, "e")
+    t.menv_ok("create", "-y", "-q", "-p", prefix, *C, "a")
+    t.menv_ok("install", "-y", "-q", "-p", prefix, *C, "b")  # revision 1: a revert removes b
+    before = menvtest.tree_snapshot(prefix)
+    for rev, needle in (("", "invalid revision ''"),
+                        ("99999999999999999999", "invalid revision '99999999999999999999'")):
+        r = t.menv_run("install", "-y", "-p", prefix, "--revision", rev, *C)
+        t.one_line_error(r, "--revision %r refused" % rev, (needle,), nonzero_only=True)
+        t.eq(menvtest.tree_snapshot(prefix), before, "--revision %r: prefix unchanged" % rev)
+
+
+def body(t, case):
+    getattr(sys.modules[__name__], "case_" + case)(t)
+
+
+if __name__ == "__main__":
+    menvtest.main(body)
