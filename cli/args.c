@@ -3,6 +3,7 @@
  * parse-options in one place), the command line for conda-meta/history, and errors as one
  * line and an exit code. Calls no command.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stddef.h>
@@ -259,8 +260,11 @@ int menv_cli_parse(int argc, char **argv, const char *accepts, const char *usage
 			menv_strvec_push(at, argv[optind++]);
 			break;
 		case O_REV:
+			/* conda's int(): no empty text (strtol reads it as 0, a revert to the
+			 * first revision) and no number past a long (no history holds one) */
+			errno = 0;
 			a->revision = strtol(optarg, &end, 10);
-			if (*end || a->revision < 0) {
+			if (end == optarg || *end || errno || a->revision < 0) {
 				fprintf(stderr, "menv: error: invalid revision '%s'\n", optarg);
 				menv_cli_args_release(a);
 				return -1;
