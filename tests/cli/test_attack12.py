@@ -35,10 +35,10 @@ def case_merge_budget(t):
     rows = ["  a0: &a0 {%s}" % ", ".join("k%d: 1" % i for i in range(m))]
     rows += ["  a%d: &a%d {<<: *a%d, x%d: 1}" % (i, i, i - 1, i) for i in range(1, m)]
     write_text(chain, lock_head + "\n".join(rows) + "\npackage: []\n")
-    for f, line, what in ((many, 5, "one mapping merged 3,000 times"),
+    for f, line, what in ((many, "6:3", "one mapping merged 3,000 times"),
                           (chain, None, "a chain of 2,000 anchors, each merging the one before")):
         r = t.menv_run("create", "--dry-run", "-p", os.path.join(t.tmp, "x"), "-f", f)
-        pos = "%s:%d:" % (f, line) if line else "%s:" % f
+        pos = "%s:%s:" % (f, line) if line else "%s:" % f
         t.one_line_error(r, what, (pos, "merge keys read more pairs than the file holds"))
     t.check(not os.path.exists(os.path.join(t.tmp, "x")), "nothing created")
     # a lock of many entries each merging one common mapping: read as before (its error is
