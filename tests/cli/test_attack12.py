@@ -22,10 +22,19 @@ SHARED CASE):
   nothing said of the rename), `env list` lists no e2, and a `create -n e2` made then is
   kept when the rename is rolled back later: the old e2 stays hidden as the aside folder,
   the rollback saying only "rolled back". Neither the old state nor the new one.
+- script_setsid: a link script's program that left its process group (`setsid`, a daemon's
+  double fork) outlived the interrupted create, and a finished one: the supervisor killed the
+  script's group only, the escaped program went on running (a `sleep 300` writing into the
+  prefix later), and a finished script's create waited for it, its output pipe held open
+  by the escaped program (300 s). The supervisor is now the subreaper of what the script starts
+  (PR_SET_CHILD_SUBREAPER): whatever is left of it, in the group or out of it, is killed when
+  the script ends or is stopped.
 """
 import os
 import shutil
+import signal
 import sys
+import time
 
 import menvtest
 from menvtest import build_tar_bz2, write_text
@@ -115,6 +124,55 @@ def case_rename_force_dest(t):
     t.menv_run("list", "-n", "e1")
     left = [n for n in os.listdir(t.envs) if n.startswith(".e2.menv-replaced-")]
     t.eq(left, [], "no old e2 left hidden beside the envs")
+
+
+def case_script_setsid(t):
+    chan = os.path.join(t.tmp, "chan")
+    marks = os.path.join(t.tmp, "marks")
+    os.makedirs(marks)
+    for name, rest in (("stuck", "sleep 300\n"), ("quick", "")):
+        script = ("#!/bin/sh\n"
+                  "setsid sh -c 'echo $$ > %s/%s.pid; sleep 300; echo late > %s/%s.late' &\n"
+                  "while [ ! -s %s/%s.pid ]; do sleep 0.05; done\n"
+                  "echo started > %s/%s.started\n%s" % ((marks, name) * 4 + (rest,)))
+        build_tar_bz2(os.path.join(chan, "noarch", "%s-1.0-0.tar.bz2" % name),
+                      {"name": name, "version": "1.0", "build": "0", "build_number": 0,
+                       "subdir": "noarch", "depends": []},
+                      files={"bin/.%s-post-link.sh" % name: script.encode(),
+                             "share/%s.txt" % name: b"x\n"})
+    t.index(chan)
+    C = ["-c", t.url(chan), "--override-channels"]
+
+    def gone(name):
+        pid = int(open(os.path.join(marks, name + ".pid")).read())
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":
+                        return True
+            except OSError:
+                return True
+            time.sleep(0.05)
+        os.kill(pid, signal.SIGKILL)
+        return False
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        for n in os.listdir(marks):
+            os.unlink(os.path.join(marks, n))
+        prefix = os.path.join(t.tmp, "e-%d" % sig)
+        rc, _, err = t.signal_when("create, %s in the link script" % sig.name,
+                                   ["create", "-y", "-q", "-p", prefix, *C, "stuck"],
+                                   os.path.join(marks, "stuck.started"), sig)
+        t.eq(rc, 130, "%s: exit 130" % sig.name)
+        t.check(gone("stuck"), "%s: the program the script moved out of its group (setsid) "
+                "is stopped with it" % sig.name)
+    # the escaped program holds the script's output pipe: the create waited for it (300 s)
+    r = t.menv_run("create", "-y", "-q", "-p", os.path.join(t.tmp, "q"), *C, "quick",
+                   timeout=60)
+    t.check(r.rc == 0, "a create whose script leaves a setsid program running", r)
+    t.check(gone("quick"), "what the finished script left running out of its group is "
+            "stopped, as what it leaves in its group is")
 
 
 def body(t, case):
