@@ -154,7 +154,7 @@ def case_script_setsid(t):
             except OSError:
                 return True
             time.sleep(0.05)
-        os.kill(pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)  # a session of its own: its group is its pid
         return False
 
     for sig in (signal.SIGINT, signal.SIGTERM):
