@@ -29,10 +29,17 @@ SHARED CASE):
   by the escaped program (300 s). The supervisor is now the subreaper of what the script starts
   (PR_SET_CHILD_SUBREAPER): whatever is left of it, in the group or out of it, is killed when
   the script ends or is stopped.
+- registry_linear: `env list` (and `clean`, which lists every environment) was quadratic in
+  the lines of environments.txt: each line was looked up in a list of those read before (and
+  each listed prefix in a list of those listed before): 100,000 lines cost 19 s of CPU, 25,000
+  1.3 s. Both lookups are hashed now; the listing (its order, its duplicates dropped, the
+  prefixes gone skipped) is as before. Growth asserted as cli.linear does (CPU seconds of N
+  against N/10).
 """
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
@@ -173,6 +180,40 @@ def case_script_setsid(t):
     t.check(r.rc == 0, "a create whose script leaves a setsid program running", r)
     t.check(gone("quick"), "what the finished script left running out of its group is "
             "stopped, as what it leaves in its group is")
+
+
+def registry_cpu(t, n):
+    """CPU seconds of `env list` with a registry of n real prefixes (each named twice, once
+    spelled with a slash more) and n gone; checks the listing."""
+    top = os.path.join(t.tmp, "reg%d" % n)
+    real = [os.path.join(top, "p%06d" % i) for i in range(n)]
+    for p in real:
+        os.makedirs(os.path.join(p, "conda-meta"))
+        write_text(os.path.join(p, "conda-meta", "history"), "")
+    lines = []
+    for i, p in enumerate(real):
+        lines += [p, os.path.join(top, "gone%d" % i), p.replace("/p", "//p") + "/"]
+    os.makedirs(os.path.join(t.home, ".conda"), exist_ok=True)
+    write_text(os.path.join(t.home, ".conda", "environments.txt"), "\n".join(lines) + "\n")
+    r = t.menv_run("env", "list", "--json")
+    listed = r.json()["envs"] if r.rc == 0 else None
+    t.eq(listed, [t.root] + real, "env list of %d registered prefixes: each once, in order" % n)
+    p = subprocess.Popen([t.menv, "env", "list"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=t.environ(), cwd=t.tmp)
+    _, status, ru = os.wait4(p.pid, 0)
+    t.eq(os.waitstatus_to_exitcode(status), 0, "env list of %d: exit 0" % n)
+    shutil.rmtree(top)
+    return ru.ru_utime + ru.ru_stime
+
+
+def case_registry_linear(t):
+    os.makedirs(os.path.join(t.root, "conda-meta"))
+    write_text(os.path.join(t.root, "conda-meta", "history"), "")
+    n = 40000
+    small, big = registry_cpu(t, n // 10), registry_cpu(t, n)
+    ratio = big / max(small, 0.01)
+    t.check(ratio <= 30, "env list: %d registered prefixes cost %.1f times the CPU of %d "
+            "(at most 30: linear)" % (n, ratio, n // 10))
 
 
 def body(t, case):
