@@ -510,7 +510,11 @@ int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *ke
                            struct menv_error *err)
 {
 	struct menv_strvec envs = MENV_STRVEC_INIT, norm = MENV_STRVEC_INIT;
+	struct menv_strset kept = MENV_STRSET_INIT; /* keep, hashed: linear in the records */
 	int rc = menv_env_list(cfg, &envs, &norm, err);
+
+	for (size_t i = 0; i < keep->n; i++)
+		menv_strset_add(&kept, keep->v[i]);
 
 	for (size_t i = 0; i < envs.n; i++) {
 		struct menv_prefix_record *recs = NULL;
@@ -525,14 +529,14 @@ int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *ke
 			char *dist = base ? menv_xstrdup(base + 1)
 			                  : menv_xasprintf("%s-%s-%s", recs[k].name,
 			                                   recs[k].version, recs[k].build);
-			if (!menv_strvec_contains(keep, dist))
-				menv_strvec_push(keep, dist);
+			menv_strvec_push_unique(keep, &kept, dist);
 			free(dist);
 		}
 		menv_prefix_records_free(recs, n);
 	}
 	menv_strvec_clear(&envs);
 	menv_strvec_clear(&norm);
+	menv_strset_clear(&kept);
 	return rc;
 }
 
