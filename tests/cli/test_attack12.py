@@ -39,6 +39,10 @@ SHARED CASE):
   of those the environments use, and built that list looking each record up in it: quadratic
   in the packages (20,000 in a prefix and the cache: 1.9 s of CPU, 5,000: 0.25 s). Both are
   hashed now; what is removed (the packages no environment uses) is as before.
+- tree_deep: `repoquery depends --tree` of a package at the top of a chain of 5,000
+  (each needing the next) died of SIGSEGV: menv_query_tree recursed once a level, past the
+  stack. The tree is drawn 1,000 levels deep; below, one line says what is not shown (its
+  text is quadratic in the depth, its indentation 2 columns a level).
 """
 import json
 import os
@@ -258,6 +262,23 @@ def case_clean_linear(t):
     ratio = big / max(small, 0.01)
     t.check(ratio <= 30, "clean --packages: %d packages cost %.1f times the CPU of %d "
             "(at most 30: linear)" % (n, ratio, n // 10))
+
+
+def case_tree_deep(t):
+    n = 5000
+    chan = os.path.join(t.tmp, "chain")
+    t.write_repodata(chan, "noarch", {
+        "c%d-1.0-0.tar.bz2" % i: {"name": "c%d" % i, "version": "1.0", "build": "0",
+                                  "depends": ["c%d" % (i + 1)] if i + 1 < n else []}
+        for i in range(n)})
+    r = t.menv_run("repoquery", "depends", "--tree", "-c", t.url(chan), "--override-channels",
+                   "c0")
+    t.eq(r.rc, 0, "repoquery depends --tree of a chain of %d: exit 0 (was SIGSEGV)" % n)
+    lines = r.out.splitlines()
+    t.eq(lines[:2], ["c0 1.0 0", "  └─ c1 1.0 0"], "the tree's first levels")
+    t.eq(lines[1000:], ["%s└─ c1000 1.0 0" % ("  " * 1000),
+                        "%s└─ c1001 ... (deeper than 1000 levels: not shown)" % ("  " * 1001)],
+         "1,000 levels drawn, then one line for what is deeper")
 
 
 def body(t, case):
