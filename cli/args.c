@@ -3,6 +3,7 @@
  * parse-options in one place), the command line for conda-meta/history, and errors as one
  * line and an exit code. Calls no command.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stddef.h>

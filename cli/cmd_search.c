@@ -132,12 +132,13 @@ int menv_cmd_repoquery(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (o.tree && !o.json) {
-		struct menv_strvec lines = MENV_STRVEC_INIT, seen = MENV_STRVEC_INIT;
+		struct menv_strvec lines = MENV_STRVEC_INIT;
+		struct menv_strset seen = MENV_STRSET_INIT;
 		menv_query_tree(q, recs[0], 0, &seen, &lines);
 		for (size_t i = 0; i < lines.n; i++)
 			puts(lines.v[i]);
 		menv_strvec_clear(&lines);
-		menv_strvec_clear(&seen);
+		menv_strset_clear(&seen);
 		goto out;
 	}
 	/* the dependencies of the newest matching record */

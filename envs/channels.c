@@ -390,15 +390,14 @@ int menv_env_whoneeds(const char *prefix, const char *name, json_t **out, struct
 
 /* depends --tree: each dependency's newest matching record, recursively, each name once. */
 void menv_query_tree(struct menv_query *s, const struct menv_record *r, int depth,
-                     struct menv_strvec *seen, struct menv_strvec *lines)
+                     struct menv_strset *seen, struct menv_strvec *lines)
 {
-	menv_strvec_push_owned(
-	        lines, menv_xasprintf("%*s%s%s %s %s%s", depth * 2, "", depth ? "└─ " : "", r->name,
-	                              r->version, r->build,
-	                              menv_strvec_contains(seen, r->name) ? " (shown above)" : ""));
-	if (menv_strvec_contains(seen, r->name))
+	bool first = menv_strset_add(seen, r->name);
+	menv_strvec_push_owned(lines, menv_xasprintf("%*s%s%s %s %s%s", depth * 2, "",
+	                                             depth ? "└─ " : "", r->name, r->version,
+	                                             r->build, first ? "" : " (shown above)"));
+	if (!first)
 		return;
-	menv_strvec_push(seen, r->name);
 	json_t *deps = menv_record_depends(r), *d;
 	size_t i;
 	json_array_foreach(deps, i, d)
@@ -409,7 +408,15 @@ void menv_query_tree(struct menv_query *s, const struct menv_record *r, int dept
 		size_t n = 0;
 		if (!json_is_string(d) || menv_matchspec_parse(json_string_value(d), &ms, &err))
 			continue;
-		if (!menv_query_search(s, ms, &m, &n, &err) && n)
+		bool found = !menv_query_search(s, ms, &m, &n, &err) && n;
+		if (found && depth + 1 > MENV_QUERY_TREE_DEPTH)
+			/* a recursion a level: a chain of thousands ran past the stack (SIGSEGV) */
+			menv_strvec_push_owned(
+			        lines, menv_xasprintf("%*s└─ %s ... (deeper than %d levels: "
+			                              "not shown)",
+			                              (depth + 1) * 2, "", m[0]->name,
+			                              MENV_QUERY_TREE_DEPTH));
+		else if (found)
 			menv_query_tree(s, m[0], depth + 1, seen, lines);
 		else
 			menv_strvec_push_owned(

@@ -5,12 +5,17 @@
  * alone reaches only the direct child: a link script's `sleep 60` is bash's child and would
  * outlive a killed menv. So each program gets a supervisor: a forked copy of menv (it never
  * execs) that holds PDEATHSIG, puts the program into a process group of its own and kills
- * that whole group when menv dies, asks it to stop, or the program exits.
+ * that whole group when menv dies, asks it to stop, or the program exits. What the program
+ * started outside its group (`setsid`, a daemon's double fork) reaches the supervisor when
+ * its parent exits (PR_SET_CHILD_SUBREAPER) and is killed too: it outlived an interrupted
+ * transaction, and held the program's output pipe open after the program had finished.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +42,50 @@ static void set_handler(int sig, void (*fn)(int))
 	sigaction(sig, &sa, NULL);
 }
 
+/* Kills every process left to the supervisor (its subreaper's orphans, out of the
+ * program's group), and what each leaves when it dies, until none is: each one listed in
+ * /proc/self/task/TID/children is killed (and its group) and one is reaped a turn; an
+ * orphan is handed to the supervisor before its parent can be reaped, so none is missed.
+ * Async-signal-safe calls only. */
+static void kill_left(void)
+{
+	char path[64] = "/proc/self/task/", buf[4096];
+	size_t n = strlen(path);
+	char digits[24];
+	size_t nd = 0;
+
+	for (long tid = getpid(); tid > 0 && nd < sizeof(digits); tid /= 10)
+		digits[nd++] = (char)('0' + tid % 10);
+	while (nd && n < sizeof(path) - 16)
+		path[n++] = digits[--nd];
+	memcpy(path + n, "/children", sizeof("/children"));
+	for (;;) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return; /* no such file (a kernel without it): no wait for what lives on */
+		ssize_t got = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		long pid = 0;
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				pid = pid * 10 + (buf[i] - '0');
+				continue;
+			}
+			if (pid > 0) {
+				kill((pid_t)pid, SIGKILL);
+				kill((pid_t)-pid, SIGKILL);
+			}
+			pid = 0;
+		}
+		if (pid > 0) {
+			kill((pid_t)pid, SIGKILL);
+			kill((pid_t)-pid, SIGKILL);
+		}
+		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+			return; /* ECHILD: nothing left */
+	}
+}
+
 static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
 #define NSTOP (sizeof(stop_signals) / sizeof(*stop_signals))
 
@@ -61,6 +110,7 @@ pid_t menv_child_fork(void)
 	set_handler(SIGXFSZ, SIG_DFL); /* menv ignores it (EFBIG instead); its children do not */
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (getppid() != parent) /* menv died before PDEATHSIG was set */
 		_exit(128 + SIGTERM);
 	pid_t pid = fork();
@@ -84,8 +134,10 @@ pid_t menv_child_fork(void)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			_exit(127);
-	/* what the program left running in its group (a `sleep 60 &`) goes with it */
+	/* what the program left running in its group (a `sleep 60 &`) goes with it, and what
+	 * it started out of its group (handed to the supervisor as it ended) */
 	kill(-pid, SIGKILL);
+	kill_left();
 	if (WIFEXITED(st))
 		_exit(WEXITSTATUS(st));
 	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;

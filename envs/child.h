@@ -22,7 +22,8 @@
  * supervisor, not the program); the supervisor stays in menv's group, gets SIGTERM when menv
  * dies (PR_SET_PDEATHSIG: also after a SIGKILL of menv), and on SIGTERM, SIGINT or SIGHUP
  * kills the program's whole group (SIGKILL). When the program exits, whatever it left
- * running in its group is killed too, and the supervisor exits with the program's status
+ * running is killed too, in its group or moved out of it (setsid, a double fork: the
+ * supervisor is their subreaper, PR_SET_CHILD_SUBREAPER), and the supervisor exits with the program's status
  * (a signal re-raised), so waitpid() on the returned pid reads as the program's. */
 pid_t menv_child_fork(void);
 

@@ -276,10 +276,14 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 		/* set aside and relinked as one change: a kill before the relink's commit puts
 		 * the records back (intent.c), never leaves files no record owns */
 		struct menv_strvec relinked = MENV_STRVEC_INIT;
-		for (size_t i = 0; i < n; i++)
+		struct menv_strset relinked_set =
+		        MENV_STRSET_INIT; /* hashed: one lookup a finding */
+		for (size_t i = 0; i < n; i++) {
 			menv_strvec_push_owned(&relinked,
 			                       menv_xasprintf("%s-%s-%s", link[i]->name,
 			                                      link[i]->version, link[i]->build));
+			menv_strset_add(&relinked_set, relinked.v[relinked.n - 1]);
+		}
 		rc = menv_intent_doctor_begin(prefix, &relinked, err);
 		for (size_t i = 0; !rc && i < relinked.n; i++) {
 			char *path = menv_xasprintf("%s/conda-meta/%s.json", prefix, relinked.v[i]);
@@ -305,11 +309,12 @@ static int relink_from_cache(const struct menv_config *cfg, const char *prefix,
 			size_t pl = strlen(f->package);
 			char *dist = pl > 5 ? menv_xstrndup(f->package, pl - 5) : NULL;
 			if (f->kind == MENV_DOCTOR_CORRUPT_RECORD && dist &&
-			    menv_strvec_contains(&relinked, dist))
+			    menv_strset_has(&relinked_set, dist))
 				f->fixed = true;
 			free(dist);
 		}
 		menv_strvec_clear(&relinked);
+		menv_strset_clear(&relinked_set);
 		/* a Ctrl-C while the packages were linked again: the repair settled, and says so */
 		if (!rc)
 			rc = menv_intent_late_cancel("its packages were linked again", "repair",
@@ -346,7 +351,8 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 {
 	char *meta = menv_xasprintf("%s/conda-meta", prefix);
 	struct menv_strvec damaged = MENV_STRVEC_INIT, reg = MENV_STRVEC_INIT;
-	struct menv_strvec setaside = MENV_STRVEC_INIT; /* dists of the records set aside */
+	struct menv_strset damaged_set = MENV_STRSET_INIT; /* damaged, hashed: linear */
+	struct menv_strvec setaside = MENV_STRVEC_INIT;    /* dists of the records set aside */
 	DIR *d = opendir(meta);
 	struct dirent *de;
 	int rc = 0, fd = -1, users = -1;
@@ -392,9 +398,9 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 			                            jstr(j, "build"));
 			check_files(prefix, j, dist, r);
 			for (size_t i = before; i < r->n; i++)
-				if (r->findings[i].kind != MENV_DOCTOR_LINK_OUT &&
-				    !menv_strvec_contains(&damaged, jstr(j, "name")))
-					menv_strvec_push(&damaged, jstr(j, "name"));
+				if (r->findings[i].kind != MENV_DOCTOR_LINK_OUT && jstr(j, "name"))
+					menv_strvec_push_unique(&damaged, &damaged_set,
+					                        jstr(j, "name"));
 			free(dist);
 		}
 		json_decref(j);
@@ -454,6 +460,7 @@ int menv_env_doctor(const struct menv_config *cfg, const char *prefix, bool fix,
 out:
 	menv_env_unlock(fd);
 	menv_strvec_clear(&damaged);
+	menv_strset_clear(&damaged_set);
 	menv_strvec_clear(&reg);
 	menv_strvec_clear(&setaside);
 	free(meta);

@@ -103,16 +103,21 @@ int menv_envreg_load(struct menv_strvec *out, struct menv_error *err)
 		*err = rerr;
 		goto out;
 	}
+	/* the prefixes read so far, hashed: a list scan each line was quadratic in the lines */
+	struct menv_strset seen = MENV_STRSET_INIT;
+	for (size_t i = 0; i < out->n; i++)
+		menv_strset_add(&seen, out->v[i]);
 	for (const char *l = b.buf; *l;) {
 		const char *e = strchr(l, '\n');
 		size_t n = e ? (size_t)(e - l) : strlen(l);
 		char *p = line_prefix(l, n);
-		if (p && !menv_strvec_contains(out, p))
+		if (p && menv_strset_add(&seen, p))
 			menv_strvec_push_owned(out, p);
 		else
 			free(p);
 		l += n + (e ? 1 : 0);
 	}
+	menv_strset_clear(&seen);
 out:
 	menv_buf_release(&b);
 	free(path);
@@ -431,11 +436,14 @@ static bool has_meta(const char *prefix)
 	return ok;
 }
 
-/* Lists `p` unless it is listed already (compared normalized: "/a//b/" is "/a/b"). */
-static void add_env(struct menv_strvec *envs, struct menv_strvec *seen, const char *p)
+/* Lists `p` unless it is listed already (compared normalized: "/a//b/" is "/a/b"); `seen`
+ * the normalized prefixes listed, `set` the same hashed (a scan of `seen` was quadratic in a
+ * registry's lines). */
+static void add_env(struct menv_strvec *envs, struct menv_strvec *seen, struct menv_strset *set,
+                    const char *p)
 {
 	char *norm = p[0] == '/' ? menv_envreg_normalize(p) : menv_xstrdup(p);
-	if (menv_strvec_contains(seen, norm)) {
+	if (!menv_strset_add(set, norm)) {
 		free(norm);
 		return;
 	}
@@ -447,9 +455,12 @@ int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
                   struct menv_strvec *normalized, struct menv_error *err)
 {
 	struct menv_strvec named = MENV_STRVEC_INIT, registered = MENV_STRVEC_INIT;
+	struct menv_strset set = MENV_STRSET_INIT;
 	int rc;
 
-	add_env(envs, normalized, cfg->root_prefix);
+	for (size_t i = 0; i < normalized->n; i++)
+		menv_strset_add(&set, normalized->v[i]);
+	add_env(envs, normalized, &set, cfg->root_prefix);
 	/* the named environments of every envs dir, in order (conda's
 	 * list_all_known_prefixes), each dir sorted; what killed creates, renames and removals
 	 * left there removed first */
@@ -474,23 +485,24 @@ int menv_env_list(const struct menv_config *cfg, struct menv_strvec *envs,
 			qsort(named.v + from, named.n - from, sizeof(*named.v), strcmp_p);
 	}
 	for (size_t i = 0; i < named.n; i++)
-		add_env(envs, normalized, named.v[i]);
+		add_env(envs, normalized, &set, named.v[i]);
 	/* registered prefixes (created with -p, or by conda), in the order they were made;
 	 * those removed by hand are skipped, as conda skips them */
 	rc = menv_envreg_load(&registered, err);
 	for (size_t i = 0; i < registered.n; i++)
 		if (has_meta(registered.v[i]))
-			add_env(envs, normalized, registered.v[i]);
+			add_env(envs, normalized, &set, registered.v[i]);
 	/* active prefixes outside the envs directory (created with -p) */
 	for (int lvl = 0; lvl <= 64; lvl++) {
 		char var[32];
 		snprintf(var, sizeof(var), "CONDA_PREFIX_%d", lvl);
 		const char *p = getenv(lvl == 0 ? "CONDA_PREFIX" : var);
 		if (p && *p && has_meta(p))
-			add_env(envs, normalized, p);
+			add_env(envs, normalized, &set, p);
 	}
 	menv_strvec_clear(&named);
 	menv_strvec_clear(&registered);
+	menv_strset_clear(&set);
 	return rc;
 }
 
@@ -498,7 +510,11 @@ int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *ke
                            struct menv_error *err)
 {
 	struct menv_strvec envs = MENV_STRVEC_INIT, norm = MENV_STRVEC_INIT;
+	struct menv_strset kept = MENV_STRSET_INIT; /* keep, hashed: linear in the records */
 	int rc = menv_env_list(cfg, &envs, &norm, err);
+
+	for (size_t i = 0; i < keep->n; i++)
+		menv_strset_add(&kept, keep->v[i]);
 
 	for (size_t i = 0; i < envs.n; i++) {
 		struct menv_prefix_record *recs = NULL;
@@ -513,14 +529,14 @@ int menv_env_used_packages(const struct menv_config *cfg, struct menv_strvec *ke
 			char *dist = base ? menv_xstrdup(base + 1)
 			                  : menv_xasprintf("%s-%s-%s", recs[k].name,
 			                                   recs[k].version, recs[k].build);
-			if (!menv_strvec_contains(keep, dist))
-				menv_strvec_push(keep, dist);
+			menv_strvec_push_unique(keep, &kept, dist);
 			free(dist);
 		}
 		menv_prefix_records_free(recs, n);
 	}
 	menv_strvec_clear(&envs);
 	menv_strvec_clear(&norm);
+	menv_strset_clear(&kept);
 	return rc;
 }
 

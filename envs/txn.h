@@ -438,9 +438,12 @@ void menv_query_free(struct menv_query *q);
 /* `repoquery depends --tree`: `r` and, indented two blanks a level under "└─ ", the newest
  * record matching each of its dependencies, recursively, each name expanded once (later
  * ones say "(shown above)"; a dependency no channel has says so). One line each appended to
- * `lines`; `seen` holds the names expanded (start empty). */
+ * `lines`; `seen` holds the names expanded (start empty). Drawn MENV_QUERY_TREE_DEPTH levels
+ * deep: a dependency below says "NAME ... (deeper than N levels: not shown)" (it recursed
+ * once a level: a chain of thousands of packages ran past the stack). */
+#define MENV_QUERY_TREE_DEPTH 1000
 void menv_query_tree(struct menv_query *s, const struct menv_record *r, int depth,
-                     struct menv_strvec *seen, struct menv_strvec *lines);
+                     struct menv_strset *seen, struct menv_strvec *lines);
 /* The installed packages of `prefix` with a dependency on `name` (repoquery whoneeds -n):
  * `*out` a new JSON array of {name, version, build, depends: the dependency string};
  * `text` (may be NULL) gets them as a table appended, under "# Name Version Build Depends

@@ -106,6 +106,7 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
                         struct menv_error *err)
 {
 	struct menv_strvec victims = MENV_STRVEC_INIT;
+	struct menv_strset kept = MENV_STRSET_INIT; /* keep, hashed: one lookup an entry */
 	struct dirent *de;
 	int lockfd = -1, rc = 0;
 	DIR *d;
@@ -116,6 +117,8 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 	rc = menv_pkgcache_lock(pkgs_dir, NULL, NULL, NULL, &lockfd, err);
 	if (rc)
 		return rc;
+	for (size_t i = 0; keep && i < keep->n; i++)
+		menv_strset_add(&kept, keep->v[i]);
 	d = opendir(pkgs_dir);
 	if (!d) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot read '%s'", pkgs_dir);
@@ -142,8 +145,8 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 		else if (is_temp(n, &sb))
 			take = what & MENV_CLEAN_TEMP; /* interrupted downloads and extractions */
 		else if (S_ISDIR(sb.st_mode))
-			take = (what & MENV_CLEAN_PACKAGES) &&
-			       !(keep && menv_strvec_contains(keep, n)) && is_extracted(path);
+			take = (what & MENV_CLEAN_PACKAGES) && !menv_strset_has(&kept, n) &&
+			       is_extracted(path);
 		if (take)
 			menv_strvec_push_owned(&victims, path);
 		else if (S_ISDIR(sb.st_mode) && (what & MENV_CLEAN_TEMP) && is_extracted(path))
@@ -178,6 +181,7 @@ int menv_pkgcache_clean(const char *pkgs_dir, unsigned what, const struct menv_s
 	}
 out:
 	menv_strvec_clear(&victims);
+	menv_strset_clear(&kept);
 	if (lockfd >= 0)
 		close(lockfd);
 	return rc;

@@ -29,8 +29,11 @@ int menv_yaml_load_refusing(yaml_parser_t *parser, yaml_document_t *doc, const c
  * earlier source gives) winning; the `<<` pairs go. A quoted '<<' is a key. 0, or MENV_EPARSE
  * "SRC:LINE:COL: a merge key ('<<') takes a mapping or a list of mappings". `refuse` (NULL:
  * resolve): any merge key is MENV_EPARSE "SRC:LINE:COL: a merge key ('<<'): REFUSE; write the
- * keys out". */
-int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, const char *refuse,
+ * keys out". `*read` counts the pairs of sources read in the whole document (0 at its
+ * start): past 32 a node of it plus a million (a mapping merged n times, a chain of n anchors
+ * each merging the last: n^2 from a file of n), MENV_EPARSE "SRC:LINE:COL: merge keys read
+ * more pairs than the file holds" at the merge key. */
+int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, const char *refuse, size_t *read,
                     struct menv_error *err);
 /* After the first document of `parser` (menv_yaml_load's, or a reader's own events up to
  * its document end): 0 where the stream ends there; MENV_EPARSE "SRC:LINE:COL: a second YAML

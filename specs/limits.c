@@ -517,6 +517,7 @@ static int yaml_load_doc(yaml_parser_t *parser, yaml_document_t *doc, const char
 	struct yframe *stack = NULL;
 	size_t depth = 0, alloc = 0;
 	json_t *anchors = json_object(); /* name -> node id */
+	size_t merged = 0;               /* pairs merge keys have read (menv_yaml_merge) */
 	yaml_event_t ev;
 	bool have_doc = false, done = false;
 	int rc = 0;
@@ -632,7 +633,7 @@ static int yaml_load_doc(yaml_parser_t *parser, yaml_document_t *doc, const char
 			if (ev.type == YAML_MAPPING_END_EVENT)
 				rc = menv_yaml_merge(doc, id, src,
 				                     refuse == 2 || (refuse && !depth) ? why : NULL,
-				                     err);
+				                     &merged, err);
 			if (f.anchor)
 				json_object_set_new(anchors, f.anchor, json_integer(id));
 			free(f.anchor);

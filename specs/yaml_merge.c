@@ -48,7 +48,19 @@ static void take(yaml_document_t *doc, yaml_node_t *from, struct menv_strset *ha
 	}
 }
 
-int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, const char *refuse,
+/* Whether the pairs of mapping `from` can be read within the budget: the pairs merges have
+ * read in this document (*read, counted here) stay under 32 a node of the document plus a
+ * million. A source merged n times, or a chain of anchors each merging the one before, reads
+ * n^2 pairs from a file of size n (and keeps them, for the chain): past the budget the file
+ * is refused, as aliases expanded past the file's size are (yaml.c). */
+static bool within_budget(yaml_document_t *doc, const yaml_node_t *from, size_t *read)
+{
+	size_t nodes = (size_t)(doc->nodes.top - doc->nodes.start);
+	*read += (size_t)(from->data.mapping.pairs.top - from->data.mapping.pairs.start);
+	return *read <= 32 * nodes + 1000000;
+}
+
+int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, const char *refuse, size_t *read,
                     struct menv_error *err)
 {
 	yaml_node_t *m = yaml_document_get_node(doc, id);
@@ -89,21 +101,33 @@ int menv_yaml_merge(yaml_document_t *doc, int id, const char *src, const char *r
 		yaml_node_t *k = yaml_document_get_node(doc, p->key);
 		if (!is_merge_key(k))
 			continue;
-		yaml_node_t *val = yaml_document_get_node(doc, p->value), *bad = NULL;
-		if (val && val->type == YAML_MAPPING_NODE)
-			take(doc, val, &have, &v, &n, &cap);
-		else if (val && val->type == YAML_SEQUENCE_NODE)
+		yaml_node_t *val = yaml_document_get_node(doc, p->value), *bad = NULL, *big = NULL;
+		if (val && val->type == YAML_MAPPING_NODE) {
+			if (within_budget(doc, val, read))
+				take(doc, val, &have, &v, &n, &cap);
+			else
+				big = k;
+		} else if (val && val->type == YAML_SEQUENCE_NODE)
 			for (yaml_node_item_t *it = val->data.sequence.items.start;
-			     it < val->data.sequence.items.top && !bad; it++) {
+			     it < val->data.sequence.items.top && !bad && !big; it++) {
 				yaml_node_t *s = yaml_document_get_node(doc, *it);
-				if (s && s->type == YAML_MAPPING_NODE)
+				if (s && s->type == YAML_MAPPING_NODE &&
+				    !within_budget(doc, s, read))
+					big = k;
+				else if (s && s->type == YAML_MAPPING_NODE)
 					take(doc, s, &have, &v, &n, &cap);
 				else
 					bad = s ? s : val;
 			}
 		else
 			bad = val ? val : k;
-		if (bad)
+		if (big)
+			rc = menv_error_set(err, MENV_EPARSE,
+			                    "%s:%zu:%zu: merge keys read more pairs than the file "
+			                    "holds",
+			                    src, big->start_mark.line + 1,
+			                    big->start_mark.column + 1);
+		else if (bad)
 			rc = menv_error_set(
 			        err, MENV_EPARSE,
 			        "%s:%zu:%zu: a merge key ('<<') takes a mapping or a list "
