@@ -43,12 +43,13 @@ SHARED CASE):
   (each needing the next) died of SIGSEGV: menv_query_tree recursed once a level, past the
   stack. The tree is drawn 1,000 levels deep; below, one line says what is not shown (its
   text is quadratic in the depth, its indentation 2 columns a level).
-- shared_hardlink (KNOWN, not fixed: a design question): a `.condarc` or environments.txt
-  hardlinked to another name (a dotfiles checkout linked in) is replaced by a new file on
-  every change (the atomic rename), so the other name keeps the old text and the two
-  differ from then on; conda writes them in place (open 'w'), and the link stays. Writing
-  in place under the lock when st_nlink > 1 keeps the link but gives up the atomic replace
-  (a kill mid-write leaves a cut file) for such files; the lead decides.
+- shared_hardlink: a `.condarc` or environments.txt hardlinked to another name (a dotfiles
+  checkout linked in) is replaced by a new file on every change (DESIGN's invariant: shared
+  files are replaced atomically), so the other name keeps the old text; conda writes them in
+  place (open 'w'), keeping the link but leaving a cut file to a kill mid-write and to a
+  reader meanwhile. Decided: the atomic replace stays (a symbolic link is written through,
+  a hard link is not); the test asserts the change is whole in the file menv reads, the
+  twin untouched (menv never writes through a second name), and the README says so.
 - doctor_linear: `doctor` looked each damaged package up in the list of those found before
   (and `--fix` each finding in the list of packages relinked): quadratic in the packages
   (20,000 with a file missing each: 1.2 s of CPU, 5,000: 0.11 s). Hashed now.
@@ -302,11 +303,17 @@ def case_shared_hardlink(t):
     env = {"MENVRC": ""}
     t.menv_ok("config", "--append", "channels", "b", env=env)
     t.menv_ok("create", "-y", "-q", "-p", os.path.join(t.tmp, "e"), *C, "a", env=env)
-    for f, twin in ((rc, "condarc-twin"), (reg, "envs-twin")):
+    for f, twin, before in ((rc, "condarc-twin", "channels: [a]\n"), (reg, "envs-twin", "")):
         st, tw = os.stat(f), os.stat(os.path.join(t.tmp, twin))
-        t.check(st.st_ino == tw.st_ino and st.st_nlink == 2,
-                "%s stays hardlinked to its twin after a change" % os.path.basename(f),
-                (st.st_ino, tw.st_ino, st.st_nlink))
+        t.check(st.st_ino != tw.st_ino and st.st_nlink == 1 and tw.st_nlink == 1,
+                "%s replaced whole (a new inode), not written through its twin" %
+                os.path.basename(f), (st.st_ino, tw.st_ino, st.st_nlink))
+        with open(os.path.join(t.tmp, twin)) as fh:
+            t.eq(fh.read(), before, "%s: its twin keeps the text it had" % twin)
+    with open(rc) as fh:
+        t.eq(fh.read(), "channels:\n  - a\n  - b\n", ".condarc holds the change")
+    with open(reg) as fh:
+        t.eq(fh.read(), os.path.join(t.tmp, "e") + "\n", "environments.txt holds the create")
 
 
 def doctor_cpu(t, n):
