@@ -979,7 +979,10 @@ static void prune_orphans(struct menv_solver *s, Solver *solv, const struct menv
 		}
 		/* a floating installed package (no spec in conda's specs_map) that something
 		 * needed and that leaves: its replacement stays only if something needs it (conda's
-		 * SAT holds no package that no spec reaches); the same version and build stays */
+		 * SAT holds no package that no spec reaches). A copy of the same version and build
+		 * is no exception (pyasn1 after cryptography 1.7.1 -> 1.8.1 on index2); an
+		 * update_deps closure name has a spec (_post_sat_handling's UPDATE_DEPS specs_map:
+		 * the ancestors of the requested names) and stays */
 		for (Id q = 2; q < pool->nsolvables; q++) {
 			Solvable *qs = pool_id2solvable(pool, q);
 			if (!MAPTST(&in, q) || qs->repo == s->virt || !qs->repo)
@@ -993,13 +996,11 @@ static void prune_orphans(struct menv_solver *s, Solver *solv, const struct menv
 				continue;
 			const char *name = json_str(r, "name");
 			if (!floats(req, r) || has_name(&pl->explicit_names, name) ||
+			    has_name(&pl->closure, name) ||
 			    (req->aggressive && has_name(req->aggressive, name)))
 				continue;
 			const struct menv_record *rec = menv_solv_record_of(s, q);
-			if (!rec ||
-			    (!strcmp(rec->version, json_str(r, "version")) &&
-			     !strcmp(rec->build, json_str(r, "build"))) ||
-			    !needed_by(pool, &before, p) || needed_by(pool, &in, q))
+			if (!rec || !needed_by(pool, &before, p) || needed_by(pool, &in, q))
 				continue;
 			MAPCLR(&in, q);
 			size_t nl = 0;

@@ -58,6 +58,13 @@ def run_case(c):
         if "update_modifier" in st:
             kw["update_modifier"] = UpdateModifier[st["update_modifier"]]
         h = [MatchSpec(s) for s in st.get("history", hist)] if state else []
+        # conda's History.get_requested_specs_map leaves out the names that are not
+        # installed (conda/history.py: "If the package isn't installed in the current
+        # environment, then we shouldn't try to force it here"); the helpers patch it to
+        # return the history as given, so the filter is applied here (the history file
+        # run_conda_solve.py writes still names them)
+        inst = {x.name for x in state}
+        hsolve = [x for x in h if x.name in inst]
         out = {"line": i + 1, "helper": helper, "channels": [[channel, c["index"]]],
                "noarch": c["index"] != "index.json", "add": st.get("add", []),
                "remove": st.get("remove", []), "installed": [dist(x) for x in state],
@@ -68,7 +75,7 @@ def run_case(c):
         tmp = py.path.local(tempfile.mkdtemp())
         try:
             with getattr(helpers, helper)(tmp, add, rem, prefix_records=state,
-                                          history_specs=h) as solver:
+                                          history_specs=hsolve) as solver:
                 if st.get("cli") == "env_update":
                     # conda/env/installers/conda.py install(): frozen, no retry flag
                     try:
