@@ -291,6 +291,17 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	int lockfd = -1, rc;
 
 	memset(res, 0, sizeof(*res));
+	/* a rename --force killed after it set `dest` aside: settled first, so that the check
+	 * sees the destination that stands */
+	if (!o->dry_run && menv_env_replaced_pending(dest)) {
+		rc = menv_env_replaced_recover(dest, o->cb.event, o->cb.ud, &said, err);
+		if (said && o->cb.event)
+			o->cb.event(o->cb.ud, MENV_ENV_RECOVERED, said);
+		free(said);
+		said = NULL;
+		if (rc)
+			goto out;
+	}
 	rc = menv_env_rename_check(o->cfg, src, dest, o->active, o->force, err);
 	if (rc || o->dry_run)
 		goto out;
@@ -339,6 +350,12 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	rc = menv_intent_rename_begin(src, dest, aside, token, err);
 	if (rc)
 		goto out;
+	/* the old destination names the rename before it is set aside: a command naming it
+	 * then finds the rename through the aside folder */
+	if (aside)
+		rc = menv_intent_replaced_mark(dest, src, token, err);
+	if (rc)
+		goto undo;
 	menv_crash_point();
 	if (aside && rename(dest, aside) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot move '%s' aside", dest);
