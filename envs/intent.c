@@ -398,7 +398,9 @@ int menv_env_replaced_recover(const char *prefix, menv_env_cb cb, void *ud, char
 	int fd = -1, rc = 0;
 
 	*said = NULL;
-	if (!aside || !read_lines(aside, ".menv-replaced", l, 2))
+	/* (this process's own rename, making its clone, is no interrupted one) */
+	if (!aside || !read_lines(aside, ".menv-replaced", l, 2) ||
+	    strtol(l[1], NULL, 10) == (long)getpid())
 		goto out;
 	/* the source decides, as for a clone (a live rename holds its lock to its end) */
 	if (!menv_env_lock(l[0], false, cb, ud, &fd, &e)) {

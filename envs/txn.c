@@ -776,6 +776,10 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	int rc = 0;
 
 	t->plan.solved = true;
+	/* a rename --force killed after it set this prefix aside: put back (or finished) first */
+	if (!menv_txn_is_create(k) && !t->o.dry_run && menv_env_replaced_pending(t->o.prefix) &&
+	    (rc = menv_txn_recover(t->o.prefix, &t->o.cb, err)))
+		return rc;
 	if (!menv_txn_is_create(k)) {
 		/* (the root prefix and the config's folders are refused in plan_change) */
 		struct menv_error ign = {0};
