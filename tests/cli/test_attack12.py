@@ -153,11 +153,14 @@ def case_rename_force_dest(t):
     left = [n for n in os.listdir(t.envs) if n.startswith(".e2.menv-replaced-")]
     t.eq(left, [], "no old e2 left hidden beside the envs")
     # the same window, the first command a create of e2 (told nothing yet): the old e2 comes
-    # back and the create refuses to replace it; by -p, a rename onto e2, an install, a remove
-    # and an env remove (which then removes the old e2), the same
+    # back and the create refuses to replace it; by -p, a rename onto e2, an install, a remove,
+    # an env remove (which then removes the old e2), list --revisions, env export and doctor,
+    # the same
     for first in (["create", "-y", "-q", "-n", "e2", *C, "a"], ["list", "-p", e2],
                   ["rename", "-n", "e1", "e2"], ["install", "-y", "-q", "-n", "e2", *C, "a"],
-                  ["remove", "-y", "-q", "-n", "e2", "b"], ["env", "remove", "-y", "-n", "e2"]):
+                  ["remove", "-y", "-q", "-n", "e2", "b"], ["env", "remove", "-y", "-n", "e2"],
+                  ["list", "--revisions", "-n", "e2"], ["env", "export", "-n", "e2"],
+                  ["doctor", "-n", "e2"]):
         shutil.rmtree(t.root, ignore_errors=True)
         t.menv_ok("create", "-y", "-q", "-n", "e1", *C, "a")
         t.menv_ok("create", "-y", "-q", "-n", "e2", *C, "b")
