@@ -291,10 +291,13 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	int lockfd = -1, rc;
 
 	memset(res, 0, sizeof(*res));
-	/* a rename --force killed after it set `dest` aside: settled first, so that the check
-	 * sees the destination that stands */
-	if (!o->dry_run && menv_env_replaced_pending(dest)) {
-		rc = menv_env_replaced_recover(dest, o->cb.event, o->cb.ud, &said, err);
+	/* a rename --force killed after it set `dest` (or `src`) aside: settled first, so that
+	 * the check sees what stands */
+	for (int i = 0; i < 2 && !o->dry_run; i++) {
+		const char *p = i ? src : dest;
+		if (!menv_env_replaced_pending(p))
+			continue;
+		rc = menv_env_replaced_recover(p, o->cb.event, o->cb.ud, &said, err);
 		if (said && o->cb.event)
 			o->cb.event(o->cb.ud, MENV_ENV_RECOVERED, said);
 		free(said);
