@@ -90,6 +90,9 @@ int menv_cli_fail(const struct menv_error *err);
 
 /* menv_txn_recover drawn on stderr (every command that reads an environment calls it). */
 int menv_cli_recover(const char *prefix, struct menv_error *err);
+/* menv_cli_recover for a prefix an interrupted `rename --force` set aside
+ * (menv_env_replaced_pending), for the commands that read one without it; else 0. */
+int menv_cli_recover_replaced(const char *prefix, struct menv_error *err);
 /* Prints each line as "menv: warning: ..." on stderr and clears the vector. */
 void menv_cli_warnings(struct menv_strvec *warnings);
 

@@ -91,7 +91,7 @@ static int config_vars(int argc, char **argv)
 	if (rc)
 		goto out;
 	prefix = menv_env_prefix_find(&cfg, name, path, &err);
-	if (!prefix) {
+	if (!prefix || menv_cli_recover_replaced(prefix, &err)) {
 		rc = err.code;
 		goto out;
 	}

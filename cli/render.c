@@ -306,6 +306,11 @@ int menv_cli_recover(const char *prefix, struct menv_error *err)
 	return menv_txn_recover(prefix, &cb, err);
 }
 
+int menv_cli_recover_replaced(const char *prefix, struct menv_error *err)
+{
+	return menv_env_replaced_pending(prefix) ? menv_cli_recover(prefix, err) : 0;
+}
+
 void menv_cli_warnings(struct menv_strvec *warnings)
 {
 	for (size_t i = 0; i < warnings->n; i++)

@@ -9,6 +9,9 @@
  *   <dest>/conda-meta/.menv-clone    "SRC\nTOKEN\n": this environment is the clone of that
  *                                    rename (written in the staging directory, so it appears
  *                                    with the clone)
+ *   <dest>/conda-meta/.menv-replaced "SRC\nTOKEN\n": written before `rename --force` sets the
+ *                                    old DEST aside (`.NAME.menv-replaced-TOKEN`): a command
+ *                                    naming DEST while only the aside stands finds the rename
  *   <prefix>/conda-meta/.menv-removing  the commit point: prefix is being removed
  *   <prefix>/conda-meta/.menv-creating  a new environment whose last steps run (pip, its
  *                                    request, its registry line): a kill removes it, as a
@@ -23,6 +26,7 @@
  * sends the recovery to its source (locked in turn), then the mark goes. Every step checks
  * the disk first, so an interrupted recovery can run again.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -88,6 +92,15 @@ int menv_intent_rename_begin(const char *src, const char *dest, const char *asid
 {
 	char *text = menv_xasprintf("%s\n%s\n%s\n", dest, aside ? aside : "", token);
 	int rc = write_meta(src, ".menv-rename", text, err);
+	free(text);
+	return rc;
+}
+
+int menv_intent_replaced_mark(const char *dest, const char *src, const char *token,
+                              struct menv_error *err)
+{
+	char *text = menv_xasprintf("%s\n%s\n", src, token);
+	int rc = write_meta(dest, ".menv-replaced", text, err);
 	free(text);
 	return rc;
 }
@@ -279,9 +292,18 @@ static int recover_source(const char *src, char **said, struct menv_error *err)
 		rc = menv_error_sys(err, MENV_EIO, "cannot move '%s' back to '%s'", aside, dest);
 		goto out;
 	}
+	/* the old destination's mark: a stale one in a standing prefix means nothing */
+	bool kept = *aside && lstat(aside, &sb) == 0;
+	if (*aside && !kept)
+		drop_meta(dest, ".menv-replaced");
 	drop_meta(src, ".menv-rename");
 	clean_beside(dest);
-	*said = menv_xasprintf("rolled back the interrupted rename of '%s' to '%s'", src, dest);
+	*said = kept ? menv_xasprintf("rolled back the interrupted rename of '%s' to '%s'; "
+	                              "another '%s' stands there now, the old one is kept as "
+	                              "'%s'",
+	                              src, dest, dest, aside)
+	             : menv_xasprintf("rolled back the interrupted rename of '%s' to '%s'", src,
+	                              dest);
 out:
 	for (size_t i = 0; i < 3; i++)
 		free(l[i]);
@@ -328,6 +350,89 @@ int menv_env_intent_recover(const char *prefix, menv_env_cb cb, void *ud, char *
 out:
 	free(l[0]);
 	free(l[1]);
+	return rc;
+}
+
+/* The aside folder an interrupted `rename --force` left for the missing `prefix`, or NULL
+ * (caller frees). */
+static char *replaced_aside(const char *prefix)
+{
+	struct stat sb;
+	if (prefix[0] != '/' || lstat(prefix, &sb) == 0)
+		return NULL;
+	char *pc = menv_xstrdup(prefix), *bc = menv_xstrdup(prefix), *found = NULL;
+	const char *dir = dirname(pc), *base = basename(bc);
+	char *head = menv_xasprintf(".%.200s.menv-replaced-", base);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && !found && (de = readdir(d))) {
+		if (strncmp(de->d_name, head, strlen(head)))
+			continue;
+		char *a = menv_xasprintf("%s/%s", dir, de->d_name);
+		if (has(a, ".menv-replaced"))
+			found = a;
+		else
+			free(a);
+	}
+	if (d)
+		closedir(d);
+	free(head);
+	free(pc);
+	free(bc);
+	return found;
+}
+
+bool menv_env_replaced_pending(const char *prefix)
+{
+	char *a = replaced_aside(prefix);
+	free(a);
+	return a != NULL;
+}
+
+int menv_env_replaced_recover(const char *prefix, menv_env_cb cb, void *ud, char **said,
+                              struct menv_error *err)
+{
+	char *aside = replaced_aside(prefix), *l[2] = {0}, *r[3] = {0};
+	struct menv_error e = {0};
+	struct stat sb;
+	int fd = -1, rc = 0;
+
+	*said = NULL;
+	/* (this process's own rename, making its clone, is no interrupted one) */
+	if (!aside || !read_lines(aside, ".menv-replaced", l, 2) ||
+	    strtol(l[1], NULL, 10) == (long)getpid())
+		goto out;
+	/* the source decides, as for a clone (a live rename holds its lock to its end) */
+	if (!menv_env_lock(l[0], false, cb, ud, &fd, &e)) {
+		if (read_lines(l[0], ".menv-rename", r, 3) && !strcmp(r[2], l[1]))
+			rc = recover_source(l[0], said, &e);
+		menv_env_unlock(fd);
+		if (rc == MENV_ENOTFOUND) /* finished: the source went, the clone stands */
+			rc = 0;
+		if (rc) {
+			*err = e;
+			goto out;
+		}
+	}
+	/* a source that no longer knows of the rename (removed by hand): the old one goes back */
+	if (lstat(aside, &sb) == 0 && lstat(prefix, &sb) < 0) {
+		if (rename(aside, prefix) < 0) {
+			rc = menv_error_sys(err, MENV_EIO, "cannot move '%s' back to '%s'", aside,
+			                    prefix);
+			goto out;
+		}
+		drop_meta(prefix, ".menv-replaced");
+		free(*said);
+		*said = menv_xasprintf("moved '%s' back to '%s': an interrupted rename of '%s' "
+		                       "had set it aside",
+		                       aside, prefix, l[0]);
+	}
+out:
+	for (size_t i = 0; i < 3; i++)
+		free(r[i]);
+	free(l[0]);
+	free(l[1]);
+	free(aside);
 	return rc;
 }
 

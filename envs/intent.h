@@ -11,6 +11,11 @@
  * destination moved to `aside` (NULL: none), the clone marked with `token`. Errors: MENV_EIO. */
 int menv_intent_rename_begin(const char *src, const char *dest, const char *aside,
                              const char *token, struct menv_error *err);
+/* Writes `<dest>/conda-meta/.menv-replaced` ("SRC\nTOKEN\n"): `dest` is about to be set
+ * aside by the `rename --force` of `src` marked `token`, so that a command naming `dest` while
+ * only the aside folder stands finds the rename (menv_env_replaced_recover). Errors: MENV_EIO. */
+int menv_intent_replaced_mark(const char *dest, const char *src, const char *token,
+                              struct menv_error *err);
 /* Writes `<staging>/conda-meta/.menv-clone`: the clone of `src` marked `token`. */
 int menv_intent_clone_mark(const char *staging, const char *src, const char *token,
                            struct menv_error *err);

@@ -716,7 +716,7 @@ int menv_env_export(const struct menv_export_request *req, struct menv_buf *out,
 		rc = err->code;
 		goto out;
 	}
-	if (access(prefix, F_OK) != 0) {
+	if (access(prefix, F_OK) != 0 && !menv_env_replaced_pending(prefix)) {
 		rc = menv_error_set(err, MENV_ENOTFOUND, "environment '%s' does not exist", prefix);
 		goto out;
 	}

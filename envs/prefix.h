@@ -197,6 +197,16 @@ bool menv_env_leaving(const char *prefix);
  * (removed, renamed away), MENV_EIO. */
 int menv_env_intent_recover(const char *prefix, menv_env_cb cb, void *ud, char **said,
                             struct menv_error *err);
+/* Whether `prefix` (absolute) is missing and an interrupted `rename --force` set it aside
+ * beside it (`.NAME.menv-replaced-TOKEN` holding conda-meta/.menv-replaced): then
+ * menv_env_replaced_recover must run before `prefix` is used or made anew. No lock. */
+bool menv_env_replaced_pending(const char *prefix);
+/* For a menv_env_replaced_pending `prefix`: the rename's source (locked in turn, cb: its wait)
+ * recovers it (rolled back: the old environment moved back to `prefix`; committed: the clone
+ * stands); a source that no longer knows of the rename (gone) leaves the aside folder moved
+ * back. `*said` (caller frees; NULL when nothing was done) says which. Errors: MENV_EIO. */
+int menv_env_replaced_recover(const char *prefix, menv_env_cb cb, void *ud, char **said,
+                              struct menv_error *err);
 
 /* Locks `prefix` for a change (flock on conda-meta/.menv.lock, into which it writes its pid):
  * waits for another menv process, calling cb(MENV_ENV_LOCK_WAIT) once (naming the holder's

@@ -411,8 +411,32 @@ char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, cons
 			return NULL;
 		}
 	}
-	if (menv_env_locate(cfg->root_prefix, &cfg->envs_dirs, name ? name : path, &out, err))
+	if (menv_env_locate(cfg->root_prefix, &cfg->envs_dirs, name ? name : path, &out, err)) {
 		out = NULL;
+		/* a rename --force killed after it set this one aside: the prefix is named, and
+		 * the caller's menv_txn_recover finds the rename through the aside folder */
+		char cwd[PATH_MAX];
+		for (size_t i = 0; !out && name && i < cfg->envs_dirs.n; i++) {
+			char *p = menv_xasprintf("%s/%s", cfg->envs_dirs.v[i], name);
+			if (menv_env_replaced_pending(p))
+				out = p;
+			else
+				free(p);
+		}
+		if (!out && path && (path[0] == '/' || getcwd(cwd, sizeof(cwd)))) {
+			char *p = path[0] == '/' ? menv_xstrdup(path)
+			                         : menv_xasprintf("%s/%s", cwd, path);
+			size_t n = strlen(p);
+			while (n > 1 && p[n - 1] == '/')
+				p[--n] = '\0';
+			if (menv_env_replaced_pending(p))
+				out = p;
+			else
+				free(p);
+		}
+		if (out)
+			*err = (struct menv_error){0};
+	}
 	free(rel);
 	return out;
 }

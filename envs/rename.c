@@ -291,6 +291,20 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	int lockfd = -1, rc;
 
 	memset(res, 0, sizeof(*res));
+	/* a rename --force killed after it set `dest` (or `src`) aside: settled first, so that
+	 * the check sees what stands */
+	for (int i = 0; i < 2 && !o->dry_run; i++) {
+		const char *p = i ? src : dest;
+		if (!menv_env_replaced_pending(p))
+			continue;
+		rc = menv_env_replaced_recover(p, o->cb.event, o->cb.ud, &said, err);
+		if (said && o->cb.event)
+			o->cb.event(o->cb.ud, MENV_ENV_RECOVERED, said);
+		free(said);
+		said = NULL;
+		if (rc)
+			goto out;
+	}
 	rc = menv_env_rename_check(o->cfg, src, dest, o->active, o->force, err);
 	if (rc || o->dry_run)
 		goto out;
@@ -339,6 +353,12 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	rc = menv_intent_rename_begin(src, dest, aside, token, err);
 	if (rc)
 		goto out;
+	/* the old destination names the rename before it is set aside: a command naming it
+	 * then finds the rename through the aside folder */
+	if (aside)
+		rc = menv_intent_replaced_mark(dest, src, token, err);
+	if (rc)
+		goto undo;
 	menv_crash_point();
 	if (aside && rename(dest, aside) < 0) {
 		rc = menv_error_sys(err, MENV_EIO, "cannot move '%s' aside", dest);

@@ -135,6 +135,15 @@ int menv_txn_recover(const char *prefix, const struct menv_txn_callbacks *cb,
 	free(pending);
 	if (!cb)
 		cb = &none;
+	if (menv_env_replaced_pending(prefix)) { /* a rename --force killed in its window */
+		char *said = NULL;
+		rc = menv_env_replaced_recover(prefix, cb->event, cb->ud, &said, err);
+		if (said && cb->event)
+			cb->event(cb->ud, MENV_ENV_RECOVERED, said);
+		free(said);
+		if (rc)
+			return rc;
+	}
 	if (!menv_env_needs_recovery(prefix) && !pip_pending && !menv_env_intent_pending(prefix))
 		return 0;
 	rc = menv_env_lock(prefix, false, cb->event, cb->ud, &fd, err);
@@ -323,7 +332,8 @@ static int plan_create(struct menv_txn *t, struct menv_error *err)
 		return rc;
 	/* an interrupted removal (or create) of this prefix: finished first, then the create
 	 * goes on where the prefix was */
-	if (!t->o.dry_run && menv_env_leaving(t->o.prefix)) {
+	if (!t->o.dry_run && (menv_env_leaving(t->o.prefix) ||
+	                      (!t->o.staged && menv_env_replaced_pending(t->o.prefix)))) {
 		rc = menv_txn_recover(t->o.prefix, &t->o.cb, err);
 		if (rc == MENV_ENOTFOUND && access(t->o.prefix, F_OK) < 0) {
 			*err = (struct menv_error){0};
@@ -766,6 +776,10 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	int rc = 0;
 
 	t->plan.solved = true;
+	/* a rename --force killed after it set this prefix aside: put back (or finished) first */
+	if (!menv_txn_is_create(k) && !t->o.dry_run && menv_env_replaced_pending(t->o.prefix) &&
+	    (rc = menv_txn_recover(t->o.prefix, &t->o.cb, err)))
+		return rc;
 	if (!menv_txn_is_create(k)) {
 		/* (the root prefix and the config's folders are refused in plan_change) */
 		struct menv_error ign = {0};

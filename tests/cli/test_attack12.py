@@ -16,12 +16,15 @@ SHARED CASE):
   LONG_MAX ("revision 9223372036854775807 does not exist"): strtol's empty input and ERANGE
   were not checked. conda's int() refuses both (the empty text, and no history holds such a
   revision); menv refuses them in one line naming what was given, the prefix unchanged.
-- rename_force_dest (KNOWN, not fixed): `rename -n e1 e2 --force` killed after it moved the
-  old e2 aside (`.e2.menv-replaced-TOKEN`) and before its clone of e1 stands as e2: the
-  intent lives in e1 only, so a command naming e2 finds no e2 ("environment 'e2' not found",
-  nothing said of the rename), `env list` lists no e2, and a `create -n e2` made then is
-  kept when the rename is rolled back later: the old e2 stays hidden as the aside folder,
-  the rollback saying only "rolled back". Neither the old state nor the new one.
+- rename_force_dest: `rename -n e1 e2 --force` killed after it moved the old e2 aside
+  (`.e2.menv-replaced-TOKEN`) and before its clone of e1 stands as e2: the intent lived in e1
+  only, so a command naming e2 found no e2 ("environment 'e2' not found", nothing said of the
+  rename), `env list` listed no e2, and a `create -n e2` made then was kept when the rename
+  was rolled back later: the old e2 stayed hidden as the aside folder. The old e2 now names
+  the rename (conda-meta/.menv-replaced: source and token) before it is set aside; a command
+  naming e2 (-n or -p, a create of it included) finds the aside folder, has e1's recovery run
+  (or, the source gone, moves the folder back) and says which; a rollback that finds another
+  e2 standing says where the old one is kept.
 - script_setsid: a link script's program that left its process group (`setsid`, a daemon's
   double fork) outlived the interrupted create, and a finished one: the supervisor killed the
   script's group only, the escaped program went on running (a `sleep 300` writing into the
@@ -150,6 +153,31 @@ def case_rename_force_dest(t):
     t.menv_run("list", "-n", "e1")
     left = [n for n in os.listdir(t.envs) if n.startswith(".e2.menv-replaced-")]
     t.eq(left, [], "no old e2 left hidden beside the envs")
+    # the same window, the first command a create of e2 (told nothing yet): the old e2 comes
+    # back and the create refuses to replace it; by -p, a rename onto e2, an install, a remove,
+    # an env remove (which then removes the old e2), list --revisions, env export, doctor and
+    # a rename of e2 (which then renames the old e2), the same
+    for first in (["create", "-y", "-q", "-n", "e2", *C, "a"], ["list", "-p", e2],
+                  ["rename", "-n", "e1", "e2"], ["install", "-y", "-q", "-n", "e2", *C, "a"],
+                  ["remove", "-y", "-q", "-n", "e2", "b"], ["env", "remove", "-y", "-n", "e2"],
+                  ["list", "--revisions", "-n", "e2"], ["env", "export", "-n", "e2"],
+                  ["doctor", "-n", "e2"], ["rename", "-n", "e2", "e3"]):
+        shutil.rmtree(t.root, ignore_errors=True)
+        t.menv_ok("create", "-y", "-q", "-n", "e1", *C, "a")
+        t.menv_ok("create", "-y", "-q", "-n", "e2", *C, "b")
+        write_text(os.path.join(e2, "old-e2"), "mine\n")
+        t.menv_run("rename", "-n", "e1", "e2", "--force",
+                   env={"MENV_TEST_CRASH_AFTER": str(window)})
+        r = t.menv_run(*first)
+        t.check("rolled back the interrupted rename" in r.err, "%s: says it" % first[0], r)
+        t.check(os.path.exists(os.path.join(e2, "old-e2")) or first[:2] == ["env", "remove"] or
+                os.path.exists(os.path.join(t.envs, "e3", "old-e2")),
+                "%s: the old e2 is back" % first[0])
+        t.eq([n for n in os.listdir(t.envs) if n.startswith(".e2.menv-replaced-")], [],
+             "%s: no aside left" % first[0])
+        t.check(not os.path.exists(os.path.join(e2, "conda-meta", ".menv-replaced")),
+                "%s: its mark dropped" % first[0])
+    t.menv_ok("list", "-n", "e1")
 
 
 def case_script_setsid(t):
