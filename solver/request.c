@@ -553,10 +553,12 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 			/* conda's aggressive spec is the bare name with no target: Resolve.solve
 			 * counts it with the requested specs (specr), whose versions it maximizes
 			 * before it minimizes the targets' changes, so it moves a targeted
-			 * package (python of the history) rather than stay old; frozen solves
-			 * keep their locks (no relaxation frees them) */
+			 * package (python of the history) rather than stay old. That is
+			 * update_specs only: a frozen solve (a bare install's first) pins the
+			 * other installed records exactly, so it stays within what they allow */
 			bool best = aggressive(req, name) && !pl->no_best &&
-			            !req->freeze_installed && !req->no_update_deps;
+			            (req->update_specs || req->nupdate) && !req->freeze_installed &&
+			            !req->no_update_deps;
 			queue_push2(job,
 			            SOLVER_UPDATE | SOLVER_SOLVABLE | (best ? SOLVER_FORCEBEST : 0),
 			            p);
