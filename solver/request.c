@@ -550,7 +550,18 @@ static int request_jobs(struct menv_solver *s, const struct menv_solve_request *
 		if (has_name(&pl->explicit_names, name) || has_name(&pl->removed, name) || removing)
 			continue;
 		if (has_name(&pl->closure, name) || aggressive(req, name)) {
-			queue_push2(job, SOLVER_UPDATE | SOLVER_SOLVABLE, p);
+			/* conda's aggressive spec is the bare name with no target: Resolve.solve
+			 * counts it with the requested specs (specr), whose versions it maximizes
+			 * before it minimizes the targets' changes, so it moves a targeted
+			 * package (python of the history) rather than stay old. That is
+			 * update_specs only: a frozen solve (a bare install's first) pins the
+			 * other installed records exactly, so it stays within what they allow */
+			bool best = aggressive(req, name) && !pl->no_best &&
+			            (req->update_specs || req->nupdate) && !req->freeze_installed &&
+			            !req->no_update_deps;
+			queue_push2(job,
+			            SOLVER_UPDATE | SOLVER_SOLVABLE | (best ? SOLVER_FORCEBEST : 0),
+			            p);
 			continue;
 		}
 		if (req->update_all)
