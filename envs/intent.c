@@ -353,8 +353,19 @@ out:
 	return rc;
 }
 
+/* The token of the rename --force this process runs (NULL: none): its own aside folder is
+ * no interrupted one while it makes its clone. */
+static char *running_token;
+
+void menv_intent_rename_running(const char *token)
+{
+	free(running_token);
+	running_token = token ? menv_xstrdup(token) : NULL;
+}
+
 /* The aside folder an interrupted `rename --force` left for the missing `prefix`, or NULL
- * (caller frees). */
+ * (caller frees): exactly `.NAME.menv-replaced-TOKEN`, TOKEN its marker's (another name's
+ * aside folder, or a folder its marker does not name, is none). */
 static char *replaced_aside(const char *prefix)
 {
 	struct stat sb;
@@ -362,17 +373,21 @@ static char *replaced_aside(const char *prefix)
 		return NULL;
 	char *pc = menv_xstrdup(prefix), *bc = menv_xstrdup(prefix), *found = NULL;
 	const char *dir = dirname(pc), *base = basename(bc);
-	char *head = menv_xasprintf(".%.200s.menv-replaced-", base);
+	char *head = menv_xasprintf(".%s.menv-replaced-", base);
+	size_t hn = strlen(head);
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	while (d && !found && (de = readdir(d))) {
-		if (strncmp(de->d_name, head, strlen(head)))
+		if (strncmp(de->d_name, head, hn))
 			continue;
-		char *a = menv_xasprintf("%s/%s", dir, de->d_name);
-		if (has(a, ".menv-replaced"))
+		char *a = menv_xasprintf("%s/%s", dir, de->d_name), *l[2] = {0};
+		if (read_lines(a, ".menv-replaced", l, 2) && !strcmp(l[1], de->d_name + hn) &&
+		    lstat(a, &sb) == 0 && S_ISDIR(sb.st_mode))
 			found = a;
 		else
 			free(a);
+		free(l[0]);
+		free(l[1]);
 	}
 	if (d)
 		closedir(d);
@@ -400,7 +415,7 @@ int menv_env_replaced_recover(const char *prefix, menv_env_cb cb, void *ud, char
 	*said = NULL;
 	/* (this process's own rename, making its clone, is no interrupted one) */
 	if (!aside || !read_lines(aside, ".menv-replaced", l, 2) ||
-	    strtol(l[1], NULL, 10) == (long)getpid())
+	    (running_token && !strcmp(running_token, l[1])))
 		goto out;
 	/* the source decides, as for a clone (a live rename holds its lock to its end) */
 	if (!menv_env_lock(l[0], false, cb, ud, &fd, &e)) {

@@ -16,6 +16,9 @@ int menv_intent_rename_begin(const char *src, const char *dest, const char *asid
  * only the aside folder stands finds the rename (menv_env_replaced_recover). Errors: MENV_EIO. */
 int menv_intent_replaced_mark(const char *dest, const char *src, const char *token,
                               struct menv_error *err);
+/* Names the `rename --force` this process runs (`token`; NULL: it ended): its aside folder is
+ * left alone by menv_env_replaced_recover while it makes its clone. Not thread-safe. */
+void menv_intent_rename_running(const char *token);
 /* Writes `<staging>/conda-meta/.menv-clone`: the clone of `src` marked `token`. */
 int menv_intent_clone_mark(const char *staging, const char *src, const char *token,
                            struct menv_error *err);

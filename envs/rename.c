@@ -342,10 +342,10 @@ int menv_env_rename(const struct menv_rename_opts *o, const char *src, const cha
 	/* the intent first: from here a kill is rolled back (clone removed, an old destination
 	 * moved back) until the original is marked as removed, then finished */
 	token = menv_xasprintf("%ld-%ld", (long)getpid(), (long)time(NULL));
+	menv_intent_rename_running(token);
 	if (menv_path_in_use(dest)) {
 		char *pc = menv_xstrdup(dest), *bc = menv_xstrdup(dest);
-		aside = menv_xasprintf("%s/.%.200s.menv-replaced-%s", dirname(pc), basename(bc),
-		                       token);
+		aside = menv_xasprintf("%s/.%s.menv-replaced-%s", dirname(pc), basename(bc), token);
 		free(pc);
 		free(bc);
 	}
@@ -405,6 +405,7 @@ undo : {
 	menv_cancel_block(false);
 }
 out:
+	menv_intent_rename_running(NULL);
 	menv_env_unlock(lockfd);
 	if (tmp)
 		unlink(tmp);
