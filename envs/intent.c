@@ -381,8 +381,11 @@ static char *replaced_aside(const char *prefix)
 		if (strncmp(de->d_name, head, hn))
 			continue;
 		char *a = menv_xasprintf("%s/%s", dir, de->d_name), *l[2] = {0};
+		struct menv_error e = {0};
+		/* the source a prefix menv made (a forged one, control characters in it, is none) */
 		if (read_lines(a, ".menv-replaced", l, 2) && !strcmp(l[1], de->d_name + hn) &&
-		    lstat(a, &sb) == 0 && S_ISDIR(sb.st_mode))
+		    l[0][0] == '/' && !menv_env_check_prefix(l[0], &e) && lstat(a, &sb) == 0 &&
+		    S_ISDIR(sb.st_mode))
 			found = a;
 		else
 			free(a);
@@ -432,6 +435,10 @@ int menv_env_replaced_recover(const char *prefix, menv_env_cb cb, void *ud, char
 	/* a source that no longer knows of the rename (removed by hand): the old one goes back */
 	if (lstat(aside, &sb) == 0 && lstat(prefix, &sb) < 0) {
 		if (rename(aside, prefix) < 0) {
+			int saved = errno;
+			if (lstat(aside, &sb) < 0) /* another command settled it meanwhile */
+				goto out;
+			errno = saved;
 			rc = menv_error_sys(err, MENV_EIO, "cannot move '%s' back to '%s'", aside,
 			                    prefix);
 			goto out;

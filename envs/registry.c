@@ -386,6 +386,18 @@ char *menv_env_prefix_new(const struct menv_config *cfg, const char *name, const
 	return NULL;
 }
 
+/* Whether `p` is missing with an interrupted rename --force's aside folder beside it, or
+ * stands as an environment now that another command settled that rename meanwhile (after
+ * menv_env_locate looked). */
+static bool replaced_or_settled(const char *p)
+{
+	char *m = menv_xasprintf("%s/conda-meta", p);
+	struct stat sb;
+	bool r = menv_env_replaced_pending(p) || (stat(m, &sb) == 0 && S_ISDIR(sb.st_mode));
+	free(m);
+	return r;
+}
+
 char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, const char *path,
                            struct menv_error *err)
 {
@@ -418,7 +430,7 @@ char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, cons
 		char cwd[PATH_MAX];
 		for (size_t i = 0; !out && name && i < cfg->envs_dirs.n; i++) {
 			char *p = menv_xasprintf("%s/%s", cfg->envs_dirs.v[i], name);
-			if (menv_env_replaced_pending(p))
+			if (replaced_or_settled(p))
 				out = p;
 			else
 				free(p);
@@ -429,7 +441,7 @@ char *menv_env_prefix_find(const struct menv_config *cfg, const char *name, cons
 			size_t n = strlen(p);
 			while (n > 1 && p[n - 1] == '/')
 				p[--n] = '\0';
-			if (menv_env_replaced_pending(p))
+			if (replaced_or_settled(p))
 				out = p;
 			else
 				free(p);

@@ -97,6 +97,41 @@ exec "$MENV" create -y -q -n e2 "$@"
     t.eq([n for n in os.listdir(t.envs) if ".menv-replaced-" in n], [], "no aside left")
 
 
+def forge(t, name, src, token):
+    a = os.path.join(t.envs, ".%s.menv-replaced-%s" % (name, token))
+    os.makedirs(os.path.join(a, "conda-meta"), exist_ok=True)
+    with open(os.path.join(a, "conda-meta", ".menv-replaced"), "wb") as f:
+        f.write(src + b"\n" + token.encode() + b"\n")
+    return a
+
+
+def case_marker_control(t):
+    t.menv_ok("create", "-y", "-q", "-n", "e1")
+    a = forge(t, "e9", b"/x/\x1b[31mEVIL\x1b]0;title\x07", "1-1")
+    r = t.menv_run("list", "-n", "e9")
+    t.check("\x1b" not in r.err and "\x07" not in r.err, "no control character printed", r)
+    t.check(os.path.isdir(a) and not os.path.exists(os.path.join(t.envs, "e9")),
+            "a marker naming no prefix menv makes is no rename: the folder left alone", r)
+
+
+def case_concurrent_settle(t):
+    t.menv_ok("create", "-y", "-q", "-n", "e1")
+    fails = []
+    for i in range(20):
+        shutil.rmtree(os.path.join(t.envs, "e9"), ignore_errors=True)
+        forge(t, "e9", os.path.join(t.tmp, "gone").encode(), "1-1")
+        ps = [subprocess.Popen([t.menv, "list", "-n", "e9"], env=t.environ(), cwd=t.tmp,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for _ in range(2)]
+        for p in ps:
+            out, err = p.communicate()
+            if p.returncode:
+                fails.append(err.decode("utf-8", "replace"))
+        if not os.path.isdir(os.path.join(t.envs, "e9", "conda-meta")):
+            fails.append("run %d: no e9 after it" % i)
+    t.eq(fails, [], "two commands settling e9 at once both succeed")
+
+
 def body(t, case):
     getattr(sys.modules[__name__], "case_" + case)(t)
 
