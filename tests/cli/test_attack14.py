@@ -132,6 +132,25 @@ def case_concurrent_settle(t):
     t.eq(fails, [], "two commands settling e9 at once both succeed")
 
 
+def case_crash_settle(t):
+    # the settle has no kill points of its own: its steps' states are made by hand (the old
+    # e2 moved back, marks not yet dropped; a clone's staging folder left too)
+    C = small_channel(t)
+    aside = interrupted(t, C, "e2")
+    if not t.check(aside, "a kill point with the old e2 aside"):
+        return
+    e2 = os.path.join(t.envs, "e2")
+    os.rename(os.path.join(t.envs, aside), e2)
+    for first in ("e1", "e2"):
+        r = t.menv_run("list", "-n", first)
+        t.check(r.rc == 0, "list -n %s after a settle killed midway" % first, r)
+    t.check(os.path.exists(os.path.join(e2, "old")), "the old e2 stands")
+    t.check(os.path.exists(os.path.join(t.envs, "e1", "share", "a.txt")), "e1 stands")
+    t.eq(sorted(n for n in os.listdir(t.envs) if ".menv-" in n), [], "nothing left beside")
+    for p, m in ((e2, ".menv-replaced"), (os.path.join(t.envs, "e1"), ".menv-rename")):
+        t.check(not os.path.exists(os.path.join(p, "conda-meta", m)), "%s dropped" % m)
+
+
 def body(t, case):
     getattr(sys.modules[__name__], "case_" + case)(t)
 
