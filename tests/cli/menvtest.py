@@ -246,6 +246,37 @@ def build_tar_bz2(path, index, files=(), extra_members=(), file_list=True):
     return path
 
 
+
+def walk_for(tops, needle, given=()):
+    """Paths under the folders `tops` whose name or bytes hold the text `needle` (`given`: the
+    user's own files, left out): where a secret went that must be nowhere."""
+    hits = []
+    for top in tops:
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in dirnames + filenames:
+                p = os.path.join(dirpath, name)
+                if p in given:
+                    continue
+                if needle in name:
+                    hits.append(p)
+                if name in filenames and not os.path.islink(p) and os.path.isfile(p):
+                    with open(p, "rb") as f:
+                        if needle.encode() in f.read():
+                            hits.append(p)
+    return hits
+
+
+def two_package_channel(t):
+    """A noarch channel of packages a-1.0-0 and b-1.0-0 (no dependencies, one file each)
+    under t.tmp/chan, indexed; returns the channel options that use it alone."""
+    chan = os.path.join(t.tmp, "chan")
+    for n in ("a", "b"):
+        build_tar_bz2(os.path.join(chan, "noarch", "%s-1.0-0.tar.bz2" % n),
+                      {"name": n, "version": "1.0", "build": "0", "build_number": 0,
+                       "subdir": "noarch", "depends": []}, files={"share/%s.txt" % n: b"x\n"})
+    t.index(chan)
+    return ["-c", t.url(chan), "--override-channels"]
+
 def build_conda(path, index, pkg_members):
     """Write a .conda package (stored ZIP: metadata.json, info-*.tar.zst, pkg-*.tar.zst) with
     info/index.json from `index` and raw tarfile members [(TarInfo, bytes or None)] in pkg."""

@@ -52,28 +52,10 @@ import shutil
 import sys
 
 import menvtest
-from menvtest import build_tar_bz2, read_json, tree_snapshot, write_text
+from menvtest import build_tar_bz2, read_json, tree_snapshot, walk_for, write_text
 
 CANARY = "CANARY7x9"
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def walk_for(tops, needle, given=()):
-    """Paths under tops whose name or bytes hold needle (`given`: the user's files, left out)."""
-    hits = []
-    for top in tops:
-        for dirpath, dirnames, filenames in os.walk(top):
-            for name in dirnames + filenames:
-                p = os.path.join(dirpath, name)
-                if p in given:
-                    continue
-                if needle in name:
-                    hits.append(p)
-                if name in filenames and not os.path.islink(p) and os.path.isfile(p):
-                    with open(p, "rb") as f:
-                        if needle.encode() in f.read():
-                            hits.append(p)
-    return hits
 
 
 def conda_lock(entries):

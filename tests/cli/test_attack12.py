@@ -66,17 +66,7 @@ import sys
 import time
 
 import menvtest
-from menvtest import build_tar_bz2, write_text
-
-
-def small_channel(t):
-    chan = os.path.join(t.tmp, "chan")
-    for n in ("a", "b"):
-        build_tar_bz2(os.path.join(chan, "noarch", "%s-1.0-0.tar.bz2" % n),
-                      {"name": n, "version": "1.0", "build": "0", "build_number": 0,
-                       "subdir": "noarch", "depends": []}, files={"share/%s.txt" % n: b"x\n"})
-    t.index(chan)
-    return ["-c", t.url(chan), "--override-channels"]
+from menvtest import build_tar_bz2, two_package_channel, write_text
 
 
 def case_merge_budget(t):
@@ -110,7 +100,7 @@ def case_merge_budget(t):
 
 
 def case_revision_empty(t):
-    C = small_channel(t)
+    C = two_package_channel(t)
     prefix = os.path.join(t.tmp, "e")
     t.menv_ok("create", "-y", "-q", "-p", prefix, *C, "a")
     t.menv_ok("install", "-y", "-q", "-p", prefix, *C, "b")  # revision 1: a revert removes b
@@ -123,7 +113,7 @@ def case_revision_empty(t):
 
 
 def case_rename_force_dest(t):
-    C = small_channel(t)
+    C = two_package_channel(t)
     e2 = os.path.join(t.envs, "e2")
     window = None
     for k in range(1, 60):
@@ -320,7 +310,7 @@ def case_tree_deep(t):
 
 
 def case_shared_hardlink(t):
-    C = small_channel(t)
+    C = two_package_channel(t)
     rc = os.path.join(t.home, ".condarc")
     write_text(rc, "channels: [a]\n")
     os.link(rc, os.path.join(t.tmp, "condarc-twin"))

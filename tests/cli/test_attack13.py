@@ -45,7 +45,7 @@ import sys
 import threading
 
 import menvtest
-from menvtest import build_tar_bz2, md5_file, read_json, sha256_file, write_text
+from menvtest import build_tar_bz2, md5_file, read_json, sha256_file, walk_for, write_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOK = "tk-At13Q7"
@@ -98,23 +98,6 @@ class LogServer:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
-
-
-def walk_for(tops, needle, given=()):
-    hits = []
-    for top in tops:
-        for dirpath, dirnames, filenames in os.walk(top):
-            for name in dirnames + filenames:
-                p = os.path.join(dirpath, name)
-                if p in given:
-                    continue
-                if needle in name:
-                    hits.append(p)
-                if name in filenames and not os.path.islink(p) and os.path.isfile(p):
-                    with open(p, "rb") as f:
-                        if needle.encode() in f.read():
-                            hits.append(p)
-    return hits
 
 
 def case_lock_credentials_climb(t):

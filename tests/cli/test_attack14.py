@@ -19,17 +19,7 @@ import subprocess
 import sys
 
 import menvtest
-from menvtest import build_tar_bz2, write_text
-
-
-def small_channel(t):
-    chan = os.path.join(t.tmp, "chan")
-    for n in ("a", "b"):
-        build_tar_bz2(os.path.join(chan, "noarch", "%s-1.0-0.tar.bz2" % n),
-                      {"name": n, "version": "1.0", "build": "0", "build_number": 0,
-                       "subdir": "noarch", "depends": []}, files={"share/%s.txt" % n: b"x\n"})
-    t.index(chan)
-    return ["-c", t.url(chan), "--override-channels"]
+from menvtest import two_package_channel, write_text
 
 
 def interrupted(t, C, dest):
@@ -51,7 +41,7 @@ def interrupted(t, C, dest):
 
 
 def case_aside_other_name(t):
-    C = small_channel(t)
+    C = two_package_channel(t)
     for dest, other in (("e2.menv-replaced-x", "e2"),):
         aside = interrupted(t, C, dest)
         if not t.check(aside, "%s: a kill point with the old one aside" % dest[:8]):
@@ -72,7 +62,7 @@ def case_aside_other_name(t):
 
 
 def case_pid_reuse(t):
-    C = small_channel(t)
+    C = two_package_channel(t)
     aside = interrupted(t, C, "e2")
     if not t.check(aside, "a kill point with the old e2 aside"):
         return
@@ -135,7 +125,7 @@ def case_concurrent_settle(t):
 def case_crash_settle(t):
     # the settle has no kill points of its own: its steps' states are made by hand (the old
     # e2 moved back, marks not yet dropped; a clone's staging folder left too)
-    C = small_channel(t)
+    C = two_package_channel(t)
     aside = interrupted(t, C, "e2")
     if not t.check(aside, "a kill point with the old e2 aside"):
         return
