@@ -40,7 +40,11 @@
 static void add(struct menv_doctor_report *r, enum menv_doctor_kind kind, const char *package,
                 const char *path, char *text)
 {
-	r->findings = menv_xrealloc(r->findings, (r->n + 1) * sizeof(*r->findings));
+	/* doubled at 8, 16, 32, ... findings: a copy per finding is quadratic (ASan's realloc
+	 * always copies; cli.attack12_doctor_linear) */
+	if (r->n == 0 || (r->n >= 8 && !(r->n & (r->n - 1))))
+		r->findings =
+		        menv_xrealloc(r->findings, (r->n ? 2 * r->n : 8) * sizeof(*r->findings));
 	r->findings[r->n++] = (struct menv_doctor_finding){kind, menv_xstrdup(package),
 	                                                   menv_xstrdup(path), text, false};
 }

@@ -192,10 +192,27 @@ static int by_rank(const void *a, const void *b, void *data)
 	return x < y ? -1 : x > y;
 }
 
-/* The dependency's entry: its name, strictness, str and find_matches */
+/* The slot of `dep` in the table: its entry, or the free slot it would take; NULL before
+ * the table exists */
+static struct depinfo *dep_find(struct reducer *R, Id dep)
+{
+	if (!R->tabsize)
+		return NULL;
+	size_t h = (size_t)dep * 2654435761u & (R->tabsize - 1);
+	while (R->tab[h].dep && R->tab[h].dep != dep)
+		h = (h + 1) & (R->tabsize - 1);
+	return &R->tab[h];
+}
+
+/* The dependency's entry: its name, strictness, str and find_matches. Only a dependency
+ * seen for the first time grows the table (and moves every entry): an entry found stays
+ * where it is. */
 static struct depinfo *dep_info(struct reducer *R, Id dep)
 {
 	Pool *pool = R->pool;
+	struct depinfo *d = dep_find(R, dep);
+	if (d && d->dep)
+		return d;
 	if (R->tabused * 2 >= R->tabsize) {
 		size_t n = R->tabsize ? R->tabsize * 2 : 1024;
 		struct depinfo *t = menv_xcalloc(n, sizeof(*t));
@@ -211,12 +228,7 @@ static struct depinfo *dep_info(struct reducer *R, Id dep)
 		R->tab = t;
 		R->tabsize = n;
 	}
-	size_t h = (size_t)dep * 2654435761u & (R->tabsize - 1);
-	while (R->tab[h].dep && R->tab[h].dep != dep)
-		h = (h + 1) & (R->tabsize - 1);
-	struct depinfo *d = &R->tab[h];
-	if (d->dep)
-		return d;
+	d = dep_find(R, dep);
 	R->tabused++;
 	d->dep = dep;
 	d->name = dep_name(pool, dep);
@@ -234,7 +246,8 @@ static struct depinfo *dep_info(struct reducer *R, Id dep)
 		queue_push(&R->mq, p);
 	}
 	d->mcount = R->mq.count - d->mstart;
-	solv_sort(R->mq.elements + d->mstart, (size_t)d->mcount, sizeof(Id), by_rank, R);
+	if (d->mcount > 1)
+		solv_sort(R->mq.elements + d->mstart, (size_t)d->mcount, sizeof(Id), by_rank, R);
 	return d;
 }
 
