@@ -100,7 +100,13 @@ void menv_records_toposort(const struct menv_record **recs, size_t n)
 					memcpy(buf, d, dl);
 					buf[dl] = '\0';
 				}
-				const size_t *at = menv_strmap_get(&first, dn);
+				/* conda's toposort() drops pip from python's dependencies (python
+				 * depends on pip under add_pip_as_python_dependency, pip on python):
+				 * python is linked before pip and the noarch packages pip needs */
+				const size_t *at = strcmp(dn, "pip") == 0 && strcmp(recs[cur]->name,
+				                                                    "python") == 0
+				                           ? NULL
+				                           : menv_strmap_get(&first, dn);
 				for (size_t j = at ? *at : n; j < n; j = same[j]) {
 					if (state[j])
 						continue;

@@ -850,15 +850,20 @@ int menv_txn_prepare(struct menv_txn *t, struct menv_error *err)
 	if (rc)
 		return rc;
 	/* python to another minor version: the noarch python packages that stay follow it */
-	if (!menv_txn_is_create(k) && !t->plan.remove_env &&
-	    menv_plan_relink_noarch_python(t->solver, t->inst, t->ninst, &t->link, &t->nlink,
-	                                   &t->unlink, &t->nunlink, &t->relinked))
-		menv_records_toposort(t->link, t->nlink);
+	if (!menv_txn_is_create(k) && !t->plan.remove_env)
+		menv_plan_relink_noarch_python(t->solver, t->inst, t->ninst, &t->link, &t->nlink,
+		                               &t->unlink, &t->nunlink, &t->relinked);
 	/* the pip step of an environment file */
 	const struct menv_envfile *ef = t->o.envfile;
 	for (size_t i = 0;
 	     ef && (k == MENV_TXN_CREATE || k == MENV_TXN_ENV_UPDATE) && i < ef->pip.n; i++)
 		menv_strvec_push(&t->pip, ef->pip.v[i]);
+	/* conda's link and unlink order; a lock's: dependencies first, then the lock's order
+	 * (plan_lock) */
+	if (!menv_txn_is_lock(k) && !menv_txn_is_create(k))
+		menv_plan_conda_order(t->inst, t->ninst, t->link, t->nlink, t->unlink, t->nunlink);
+	else if (!menv_txn_is_lock(k))
+		menv_records_conda_order(t->link, t->nlink);
 	t->plan.kind = k;
 	t->plan.prefix = t->o.prefix;
 	t->plan.pkgs_dir = t->o.cfg->pkgs_dir;

@@ -22,8 +22,41 @@ void menv_owned_recs_release(struct menv_owned_recs *o);
 char *menv_dep_name(const char *dep);
 /* Orders `recs` in place so that each comes after the records of the set it depends on (by
  * name; names outside the set, like virtual packages, are ignored); otherwise the given
- * order. A cycle keeps its members in their order. */
+ * order; a cycle keeps its members in their order, pip in python's dependencies left out (as
+ * conda's toposort does). The order of a lockfile's records: conda links an explicit file's
+ * packages in the file's order (conda/misc.py install_explicit_packages, CEP-23), menv
+ * dependencies first, then in the file's order. */
 void menv_records_toposort(const struct menv_record **recs, size_t n);
+
+/* ---- linkorder.c ----------------------------------------------------------------------- */
+
+/* One package of a set to order: its name, its depends (a JSON array of MatchSpec strings;
+ * NULL: none) and its dist_str, given (`key`) or made from channel (the URL with its subdir,
+ * as a record's "channel"), version and build when key is NULL. All borrowed. */
+struct menv_order_node {
+	const char *name;
+	json_t *depends;
+	const char *key; /* conda's dist_str, "<channel URL/subdir>::<name>-<version>-<build>" */
+	const char *channel, *version, *build;
+};
+/* The order conda 26.7.1 links the n packages of `nd` in (conda/models/prefix_graph.py
+ * PrefixGraph._toposort, allow_cycles as by default): a node's parents are the nodes its
+ * depends name, itself and pip as python's parent left out (_toposort_prepare_graph; menuinst
+ * made a parent of what python is a parent of); the nodes with neither parents nor children
+ * first, by name; then Kahn's levels, each by name (ties: the given order); in a cycle, the
+ * node with the fewest parents left, then the least dist_str. Writes the n node indices to
+ * `out` (caller's array of n). Dependencies are matched by name, not whole MatchSpec: the
+ * same in a consistent environment. O((n + edges) log n). */
+void menv_conda_order(const struct menv_order_node *nd, size_t n, size_t *out);
+/* Orders `recs` in place as menv_conda_order orders them (a new environment's links). */
+void menv_records_conda_order(const struct menv_record **recs, size_t n);
+/* A change's order, as conda's diff_for_unlink_link_precs (conda/core/solve.py) gives it:
+ * `unlink` (records of `inst`, by address) in the reverse of the installed environment's
+ * order, `link` in the order of the final environment (the installed records not unlinked,
+ * and the links). Both reordered in place; an unlink not among `inst` goes last. */
+void menv_plan_conda_order(const struct menv_prefix_record *inst, size_t ninst,
+                           const struct menv_record **link, size_t nlink, json_t **unlink,
+                           size_t nunlink);
 /* --prune: keeps only what `specs` need (their closure over depends of the records that
  * stay and those linked); appends the installed records no longer needed to `unlink`
  * (realloc'd array of *nunlink) and drops unneeded links from `link`. */

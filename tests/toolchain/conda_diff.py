@@ -18,7 +18,8 @@ the prefix is compared with conda's snapshot of the same step:
 - conda-meta/history block by block, normalized only where menv must differ: the date, the
   `# cmd:` line, `# conda version:` (menv writes `# menv version:`) and the order of the
   `# update specs:` list (conda writes a frozenset: its order changes with the hash seed);
-- conda-meta/created_at: present (its value is the time).
+- conda-meta/created_at: present (its value is the time);
+- the order packages are unlinked and linked in (`-v`'s lines) against link_order.json.
 Prints every difference and a count of differing files and records; exit 0 when none, 1
 otherwise, 77 when a prerequisite is missing.
 """
@@ -224,6 +225,8 @@ def check(menv, channel, datadir):
     env.update(HOME=ROOT + "/home", CONDA_PKGS_DIRS=ROOT + "/pkgs", TMPDIR=ROOT + "/home")
     with open(os.path.join(datadir, "answers.json")) as f:
         answers = json.load(f)
+    with open(os.path.join(datadir, "link_order.json")) as f:
+        orders = json.load(f)["steps"]
     total_files = total_recs = 0
     for step, args in STEPS:
         cmd = [menv] + args
@@ -231,13 +234,21 @@ def check(menv, channel, datadir):
             cmd += ["--override-channels", "-c", "file://" + ROOT + "/chan"]
         if step in ("create", "install", "update"):
             cmd.append("--no-smoke-check")
-        r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cmd.append("-v")  # the link and unlink order: "  linking DIST" lines on stderr
+        r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if r.returncode:
-            print("%s: %s failed (%d):\n%s" % (step, " ".join(cmd), r.returncode, r.stdout))
+            print("%s: %s failed (%d):\n%s%s" % (step, " ".join(cmd), r.returncode, r.stdout, r.stderr))
             return 1
         want = unpack(answers, step)
         nf, nr = compare(step, want, snapshot(ROOT + "/env"))
         print("%s: %d differing files, %d differing records" % (step, nf, nr))
+        for what in ("unlink", "link"):
+            got = re.findall(r"(?m)^  %sing (\S+)$" % what, r.stderr)
+            if got != orders[step][what]:
+                print("%s: %s order %s, conda %s" % (step, what, got, orders[step][what]))
+                nr += 1
+            else:
+                print("%s: %d packages %sed in conda's order" % (step, len(got), what))
         total_files += nf
         total_recs += nr
     print("total: %d differing files, %d differing records against conda 26.7.1" % (total_files, total_recs))
