@@ -142,8 +142,10 @@ void menv_conda_order(const struct menv_order_node *nd, size_t n, size_t *out)
 	/* the graph: a node's parents are the nodes its depends name (conda matches the whole
 	 * MatchSpec; in one environment's records a dependency's name is its match), no node
 	 * its own parent, pip not python's parent (prepare_graph's first special case) */
+	size_t mi = first_named(&first, "menuinst", n), py = first_named(&first, "python", n);
+	bool py_self = false; /* python among its own parents, as conda's menuinst case sees it */
 	for (size_t i = 0; i < n; i++) {
-		bool py = strcmp(nd[i].name, "python") == 0;
+		bool is_py = strcmp(nd[i].name, "python") == 0;
 		size_t k;
 		json_t *d;
 		json_array_foreach(nd[i].depends, k, d)
@@ -162,8 +164,10 @@ void menv_conda_order(const struct menv_order_node *nd, size_t n, size_t *out)
 				memcpy(buf, s, dl);
 				buf[dl] = '\0';
 			}
-			if (!(py && strcmp(dn, "pip") == 0))
+			if (!(is_py && strcmp(dn, "pip") == 0))
 				for (size_t j = first_named(&first, dn, n); j < n; j = same[j]) {
+					if (j == i)
+						py_self |= i == py;
 					if (j == i || stamp[j] == i + 1)
 						continue;
 					stamp[j] = i + 1;
@@ -178,12 +182,13 @@ void menv_conda_order(const struct menv_order_node *nd, size_t n, size_t *out)
 		}
 	}
 	/* the second: menuinst becomes a parent of every node python is a parent of, unless
-	 * that node is a parent of menuinst (conda raises without a python; menv orders on) */
-	size_t mi = first_named(&first, "menuinst", n), py = first_named(&first, "python", n);
+	 * that node is a parent of menuinst (conda raises without a python; menv orders on).
+	 * conda takes self edges out after this: a python that depends on itself is one */
 	if (mi < n && py < n) {
 		unsigned char *pyp = menv_xcalloc(n + 1, 1), *mip = menv_xcalloc(n + 1, 1),
 		              *has = menv_xcalloc(n + 1, 1);
 		size_t ne0 = ne;
+		pyp[py] = py_self;
 		for (size_t k = 0; k < ne0; k++) {
 			if (e[k].parent == py)
 				pyp[e[k].child] = 1;
