@@ -153,17 +153,7 @@ void menv_conda_order(const struct menv_order_node *nd, size_t n, size_t *out)
 			const char *s = json_string_value(d);
 			if (!s)
 				continue;
-			/* its name (menv_dep_name), in a buffer of the stack where it fits */
-			const char *cn = strstr(s, "::");
-			s = cn ? cn + 2 : s;
-			while (*s == ' ')
-				s++;
-			size_t dl = strcspn(s, " =<>!~[;");
-			char buf[128], *dn = dl < sizeof(buf) ? buf : menv_xstrndup(s, dl);
-			if (dn == buf) {
-				memcpy(buf, s, dl);
-				buf[dl] = '\0';
-			}
+			char buf[MENV_DEP_NAME_BUF], *dn = menv_dep_name_in(s, buf);
 			if (!(is_py && strcmp(dn, "pip") == 0))
 				for (size_t j = first_named(&first, dn, n); j < n; j = same[j]) {
 					if (j == i)

@@ -46,14 +46,24 @@ static bool in_sorted(json_t *const *sorted, size_t n, json_t *rec)
 	return n && bsearch(&rec, sorted, n, sizeof(*sorted), by_address);
 }
 
-/* The name a dependency spec names ("python >=3.8" -> "python"). Caller frees. */
-char *menv_dep_name(const char *dep)
+char *menv_dep_name_in(const char *dep, char buf[MENV_DEP_NAME_BUF])
 {
 	const char *s = strstr(dep, "::");
 	s = s ? s + 2 : dep;
 	while (*s == ' ')
 		s++;
-	return menv_xstrndup(s, strcspn(s, " =<>!~[;"));
+	size_t len = strcspn(s, " =<>!~[;");
+	if (len >= MENV_DEP_NAME_BUF)
+		return menv_xstrndup(s, len);
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+char *menv_dep_name(const char *dep)
+{
+	char buf[MENV_DEP_NAME_BUF], *n = menv_dep_name_in(dep, buf);
+	return n == buf ? menv_xstrdup(buf) : n;
 }
 
 void menv_records_toposort(const struct menv_record **recs, size_t n)
@@ -89,17 +99,7 @@ void menv_records_toposort(const struct menv_record **recs, size_t n)
 				        json_string_value(json_array_get(deps, next[cur]++));
 				if (!d)
 					continue;
-				/* its name (menv_dep_name), in a buffer of the stack where it fits */
-				const char *cn = strstr(d, "::");
-				d = cn ? cn + 2 : d;
-				while (*d == ' ')
-					d++;
-				size_t dl = strcspn(d, " =<>!~[;");
-				char buf[128], *dn = dl < sizeof(buf) ? buf : menv_xstrndup(d, dl);
-				if (dn == buf) {
-					memcpy(buf, d, dl);
-					buf[dl] = '\0';
-				}
+				char buf[MENV_DEP_NAME_BUF], *dn = menv_dep_name_in(d, buf);
 				/* conda's toposort() drops pip from python's dependencies (python
 				 * depends on pip under add_pip_as_python_dependency, pip on python):
 				 * python is linked before pip and the noarch packages pip needs */

@@ -20,6 +20,10 @@ void menv_owned_recs_release(struct menv_owned_recs *o);
 
 /* The name a dependency spec names ("python >=3.8" -> "python"). Caller frees. */
 char *menv_dep_name(const char *dep);
+/* The same without an allocation where it fits: written to `buf` and `buf` returned, else a
+ * new string the caller frees (when the result is not `buf`). */
+#define MENV_DEP_NAME_BUF 128
+char *menv_dep_name_in(const char *dep, char buf[MENV_DEP_NAME_BUF]);
 /* Orders `recs` in place so that each comes after the records of the set it depends on (by
  * name; names outside the set, like virtual packages, are ignored); otherwise the given
  * order; a cycle keeps its members in their order, pip in python's dependencies left out (as
