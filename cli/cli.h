@@ -90,9 +90,11 @@ int menv_cli_fail(const struct menv_error *err);
 
 /* menv_txn_recover drawn on stderr (every command that reads an environment calls it). */
 int menv_cli_recover(const char *prefix, struct menv_error *err);
-/* menv_cli_recover for a prefix an interrupted `rename --force` set aside
- * (menv_env_replaced_pending), for the commands that read one without it; else 0. */
-int menv_cli_recover_replaced(const char *prefix, struct menv_error *err);
+/* menv_env_prefix_find, and menv_cli_recover of the prefix found when an interrupted
+ * `rename --force` set it aside (menv_env_replaced_pending): for the commands that read an
+ * environment without a transaction. A new string, or NULL with `err` set. */
+char *menv_cli_prefix(const struct menv_config *cfg, const char *name, const char *path,
+                      struct menv_error *err);
 /* Prints each line as "menv: warning: ..." on stderr and clears the vector. */
 void menv_cli_warnings(struct menv_strvec *warnings);
 

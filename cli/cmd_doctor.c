@@ -24,8 +24,7 @@ int menv_cmd_doctor(int argc, char **argv)
 	if ((rc = menv_cli_parse(argc, argv, "npjZh", use, 0, 0, &a)))
 		return MENV_CLI_EXIT(rc);
 	if (!(rc = menv_config_load(&cfg, &err)) &&
-	    !(rc = (prefix = menv_env_prefix_find(&cfg, a.name, a.prefix, &err)) ? 0 : err.code) &&
-	    !(rc = menv_cli_recover_replaced(prefix, &err)))
+	    !(rc = (prefix = menv_cli_prefix(&cfg, a.name, a.prefix, &err)) ? 0 : err.code))
 		rc = menv_env_doctor(&cfg, prefix, a.fix, !a.name && !a.prefix, &r, &err);
 	if (!rc) {
 		json_t *j = menv_doctor_report_json(&r, prefix, &faults, a.json ? NULL : &text);

@@ -90,8 +90,8 @@ static int config_vars(int argc, char **argv)
 	rc = menv_config_load(&cfg, &err);
 	if (rc)
 		goto out;
-	prefix = menv_env_prefix_find(&cfg, name, path, &err);
-	if (!prefix || menv_cli_recover_replaced(prefix, &err)) {
+	prefix = menv_cli_prefix(&cfg, name, path, &err);
+	if (!prefix) {
 		rc = err.code;
 		goto out;
 	}

@@ -45,8 +45,8 @@ int menv_cmd_list(int argc, char **argv)
 		struct menv_config cfg = {0};
 		rc = menv_config_load(&cfg, &err);
 		if (!rc) {
-			prefix = menv_env_prefix_find(&cfg, o.name, o.prefix, &err);
-			rc = prefix ? menv_cli_recover_replaced(prefix, &err) : err.code;
+			prefix = menv_cli_prefix(&cfg, o.name, o.prefix, &err);
+			rc = prefix ? 0 : err.code;
 		}
 		menv_config_release(&cfg);
 		code = rc ? menv_cli_fail(&err) : list_revisions(prefix, o.json);

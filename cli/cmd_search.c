@@ -45,12 +45,7 @@ int menv_cmd_search(int argc, char **argv)
 		rc = menv_query_open(&cfg, &o.channels, o.override_channels, ms, MENV_CLI_CANCEL,
 		                     &q, &err);
 	if (!rc)
-		rc = menv_query_search(q, ms, &recs, &n, &err);
-	if (!rc && !n)
-		rc = menv_error_set(&err, MENV_ENOTFOUND,
-		                    "no package matches '%s' in the current "
-		                    "channels",
-		                    o.args.v[0]);
+		rc = menv_query_find(q, ms, o.args.v[0], &recs, &n, &err);
 	if (rc)
 		code = menv_cli_fail(&err);
 	else
@@ -123,12 +118,7 @@ int menv_cmd_repoquery(int argc, char **argv)
 			print_records(recs, n, o.json);
 		goto out;
 	}
-	rc = menv_query_search(q, ms, &recs, &n, &err);
-	if (!rc && !n)
-		rc = menv_error_set(&err, MENV_ENOTFOUND,
-		                    "no package matches '%s' in the current "
-		                    "channels",
-		                    spec);
+	rc = menv_query_find(q, ms, spec, &recs, &n, &err);
 	if (rc)
 		goto out;
 	if (o.tree && !o.json) {

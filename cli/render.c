@@ -306,9 +306,15 @@ int menv_cli_recover(const char *prefix, struct menv_error *err)
 	return menv_txn_recover(prefix, &cb, err);
 }
 
-int menv_cli_recover_replaced(const char *prefix, struct menv_error *err)
+char *menv_cli_prefix(const struct menv_config *cfg, const char *name, const char *path,
+                      struct menv_error *err)
 {
-	return menv_env_replaced_pending(prefix) ? menv_cli_recover(prefix, err) : 0;
+	char *prefix = menv_env_prefix_find(cfg, name, path, err);
+	if (prefix && menv_env_replaced_pending(prefix) && menv_cli_recover(prefix, err)) {
+		free(prefix);
+		return NULL;
+	}
+	return prefix;
 }
 
 void menv_cli_warnings(struct menv_strvec *warnings)

@@ -339,6 +339,16 @@ int menv_query_search(struct menv_query *q, const struct menv_matchspec *ms,
 	return menv_solver_search(q->solver, ms, out, n, err);
 }
 
+int menv_query_find(struct menv_query *q, const struct menv_matchspec *ms, const char *spec,
+                    const struct menv_record ***out, size_t *n, struct menv_error *err)
+{
+	int rc = menv_solver_search(q->solver, ms, out, n, err);
+	if (!rc && !*n)
+		rc = menv_error_set(err, MENV_ENOTFOUND,
+		                    "no package matches '%s' in the current channels", spec);
+	return rc;
+}
+
 int menv_query_whoneeds(struct menv_query *q, const char *name, const struct menv_record ***out,
                         size_t *n, struct menv_error *err)
 {

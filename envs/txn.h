@@ -432,6 +432,10 @@ int menv_query_open(const struct menv_config *cfg, const struct menv_strvec *cha
  * query (free the array only). Errors: none today. */
 int menv_query_search(struct menv_query *q, const struct menv_matchspec *ms,
                       const struct menv_record ***out, size_t *n, struct menv_error *err);
+/* menv_query_search for `search` and `repoquery depends`: none found is MENV_ENOTFOUND,
+ * "no package matches 'SPEC' in the current channels" (SPEC: `spec`, as the user typed it). */
+int menv_query_find(struct menv_query *q, const struct menv_matchspec *ms, const char *spec,
+                    const struct menv_record ***out, size_t *n, struct menv_error *err);
 int menv_query_whoneeds(struct menv_query *q, const char *name, const struct menv_record ***out,
                         size_t *n, struct menv_error *err);
 void menv_query_free(struct menv_query *q);
